@@ -1,0 +1,114 @@
+"""Kafka's LZ4 framing, including the magic-0 header-checksum bug.
+
+Kafka's LZ4 is the standard LZ4 frame format with independent 64 KiB blocks and
+no content size. The frame descriptor ends with a one-byte header checksum
+(HC): the second byte of xxHash32 (seed 0) over the descriptor (FLG, BD and any
+optional fields). Kafka 0.8/0.9 hashed the 4-byte frame magic too; to stay
+compatible, Kafka still *writes* that wrong HC for magic-0 message sets and
+expects it there (KAFKA-3160). We write exactly that for magic 0. When reading
+magic 0 we accept either HC (as kafka-python and librdkafka do: they simply
+replace the HC with the right one before decoding), for magic >= 1 the frame
+must be standard.
+
+The tiny pure-Python xxHash32 below is only ever run on these <= 18-byte
+headers, so it needs no speed.
+"""
+
+from __future__ import annotations
+
+import lz4.frame
+
+from ..errors import CorruptRecordError
+
+_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+_M32 = 0xFFFFFFFF
+FRAME_MAGIC = b"\x04\x22\x4d\x18"
+_FLG_CONTENT_SIZE = 0x08
+_FLG_DICT_ID = 0x01
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def _round(acc: int, lane: int) -> int:
+    return (_rotl((acc + lane * _P2) & _M32, 13) * _P1) & _M32
+
+
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """xxHash32 of ``data`` (reference algorithm)."""
+    n = len(data)
+    pos = 0
+    if n >= 16:
+        v = [(seed + _P1 + _P2) & _M32, (seed + _P2) & _M32, seed & _M32, (seed - _P1) & _M32]
+        while pos + 16 <= n:
+            for i in range(4):
+                v[i] = _round(v[i], int.from_bytes(data[pos : pos + 4], "little"))
+                pos += 4
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M32
+    else:
+        h = (seed + _P5) & _M32
+    h = (h + n) & _M32
+    while pos + 4 <= n:
+        h = (_rotl((h + int.from_bytes(data[pos : pos + 4], "little") * _P3) & _M32, 17) * _P4) & _M32
+        pos += 4
+    while pos < n:
+        h = (_rotl((h + data[pos] * _P5) & _M32, 11) * _P1) & _M32
+        pos += 1
+    h = ((h ^ (h >> 15)) * _P2) & _M32
+    h = ((h ^ (h >> 13)) * _P3) & _M32
+    return h ^ (h >> 16)
+
+
+def _header_length(frame: bytes) -> int:
+    """Bytes from the start of the frame through the HC byte."""
+    if len(frame) < 7 or frame[:4] != FRAME_MAGIC:
+        raise CorruptRecordError("not an LZ4 frame")
+    flg = frame[4]
+    length = 7 + (8 if flg & _FLG_CONTENT_SIZE else 0) + (4 if flg & _FLG_DICT_ID else 0)
+    if len(frame) < length:
+        raise CorruptRecordError("LZ4 frame header truncated")
+    return length
+
+
+def correct_hc(frame: bytes, header_length: int) -> int:
+    return (xxh32(frame[4 : header_length - 1]) >> 8) & 0xFF
+
+
+def broken_hc(frame: bytes, header_length: int) -> int:
+    """Kafka's pre-0.10 HC: xxHash32 over the magic bytes too."""
+    return (xxh32(frame[0 : header_length - 1]) >> 8) & 0xFF
+
+
+def compress_lz4(data: bytes, *, magic: int, level: int | None) -> bytes:
+    frame = lz4.frame.compress(
+        data,
+        compression_level=level or 0,
+        block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+        block_linked=False,
+        content_checksum=False,
+        store_size=False,
+    )
+    if magic == 0:
+        hl = _header_length(frame)
+        frame = frame[: hl - 1] + bytes([broken_hc(frame, hl)]) + frame[hl:]
+    return frame
+
+
+def decompress_lz4(data: bytes, *, magic: int, max_size: int) -> bytes:
+    data = bytes(data)
+    if magic == 0:
+        hl = _header_length(data)
+        data = data[: hl - 1] + bytes([correct_hc(data, hl)]) + data[hl:]
+    decoder = lz4.frame.LZ4FrameDecompressor()
+    try:
+        out = decoder.decompress(data, max_length=max_size + 1)
+    except RuntimeError as exc:
+        raise CorruptRecordError(f"invalid LZ4 data: {exc}") from None
+    if len(out) > max_size:
+        raise CorruptRecordError(f"LZ4 data decompresses to more than {max_size} bytes")
+    if not decoder.eof:
+        raise CorruptRecordError("LZ4 frame truncated")
+    if decoder.unused_data:
+        raise CorruptRecordError("trailing bytes after the LZ4 frame")
+    return out

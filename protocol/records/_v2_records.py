@@ -1,0 +1,204 @@
+"""Records inside a v2 batch: the tight decode loop and the encoder.
+
+Decoding works on ``bytes`` (one copy of the records region, or the
+decompressed stream) because indexing and slicing ``bytes`` is the fastest
+thing pure Python has, and slices are already the ``bytes`` keys/values we hand
+out. The loop inlines the one-byte varint case and only calls the general
+reader for longer varints. Bounds are checked cheaply: each record's body must
+end exactly at ``start + length`` (so an over-read into the next record is
+caught by one comparison), and ``IndexError`` from running off the end is
+turned into ``InvalidRecordError`` like Kafka's ``InvalidRecordException``.
+
+``decode_record_tuples`` yields ``(offset, timestamp, key, value, headers,
+attributes)`` tuples, the cheap fast path; ``Record`` objects are built from
+those by the batch view.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ..errors import InvalidRecordError
+from .varint import read_varint_slow, read_varlong_slow, write_varint, write_varlong
+
+RecordTuple = tuple[int, int, "bytes | None", "bytes | None", tuple, int]
+
+
+def _decode_headers(data: bytes, pos: int, count: int) -> tuple[tuple, int]:
+    headers = []
+    for _ in range(count):
+        b = data[pos]
+        if b < 0x80:
+            klen = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            klen, pos = read_varint_slow(data, pos)
+        if klen < 0:
+            raise InvalidRecordError("Invalid negative header key size")
+        key = str(data[pos : pos + klen], "utf-8", "surrogateescape")
+        pos += klen
+        b = data[pos]
+        if b < 0x80:
+            vlen = (b >> 1) ^ -(b & 1)
+            pos += 1
+        else:
+            vlen, pos = read_varint_slow(data, pos)
+        if vlen >= 0:
+            headers.append((key, data[pos : pos + vlen]))
+            pos += vlen
+        else:
+            headers.append((key, None))
+    return tuple(headers), pos
+
+
+def decode_record_tuples(
+    data: bytes, count: int, base_offset: int, base_timestamp: int, append_time: int | None
+) -> Iterator[RecordTuple]:
+    """Yield ``count`` records from ``data``; ``append_time`` overrides timestamps (LogAppendTime)."""
+    if count < 0:
+        raise InvalidRecordError(f"Found invalid record count {count}")
+    try:
+        yield from _decode_loop(data, count, base_offset, base_timestamp, append_time)
+    except IndexError:
+        raise InvalidRecordError("buffer underflow while reading a record") from None
+
+
+# Zigzag decode of every 1- and 2-byte varint payload (14 bits): a tuple index is
+# cheaper in CPython than the shift/xor/negate arithmetic.
+_ZIGZAG14 = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
+
+
+def _decode_loop(data, count, base_offset, base_timestamp, append_time):  # noqa: C901 - one hot loop
+    # Varints are decoded inline for 1 and 2 bytes (values -8192..8191), and deltas also
+    # for 3 bytes; that covers lengths, deltas and key/value sizes of typical records.
+    # Anything longer goes through the general, length-checked reader.
+    pos = 0
+    end = len(data)
+    zz = _ZIGZAG14
+    slow_int = read_varint_slow
+    for _ in range(count):
+        b = data[pos]
+        if b < 0x80:
+            length = zz[b]
+            pos += 1
+        elif (c := data[pos + 1]) < 0x80:
+            length = zz[(b & 0x7F) | (c << 7)]
+            pos += 2
+        else:
+            length, pos = slow_int(data, pos)
+        stop = pos + length
+        if length < 1 or stop > end:
+            raise InvalidRecordError(f"Invalid record size {length}: only {end - pos} bytes remaining")
+        attributes = data[pos]
+        b = data[pos + 1]
+        if b < 0x80:
+            ts_delta = zz[b]
+            pos += 2
+        elif (c := data[pos + 2]) < 0x80:
+            ts_delta = zz[(b & 0x7F) | (c << 7)]
+            pos += 3
+        elif (d := data[pos + 3]) < 0x80:
+            u = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
+            ts_delta = (u >> 1) ^ -(u & 1)
+            pos += 4
+        else:
+            ts_delta, pos = read_varlong_slow(data, pos + 1)
+        b = data[pos]
+        if b < 0x80:
+            offset_delta = zz[b]
+            pos += 1
+        elif (c := data[pos + 1]) < 0x80:
+            offset_delta = zz[(b & 0x7F) | (c << 7)]
+            pos += 2
+        elif (d := data[pos + 2]) < 0x80:
+            u = (b & 0x7F) | ((c & 0x7F) << 7) | (d << 14)
+            offset_delta = (u >> 1) ^ -(u & 1)
+            pos += 3
+        else:
+            offset_delta, pos = slow_int(data, pos)
+        b = data[pos]
+        if b < 0x80:
+            n = zz[b]
+            pos += 1
+        elif (c := data[pos + 1]) < 0x80:
+            n = zz[(b & 0x7F) | (c << 7)]
+            pos += 2
+        else:
+            n, pos = slow_int(data, pos)
+        if n >= 0:
+            key = data[pos : pos + n]
+            pos += n
+        else:
+            key = None
+        b = data[pos]
+        if b < 0x80:
+            n = zz[b]
+            pos += 1
+        elif (c := data[pos + 1]) < 0x80:
+            n = zz[(b & 0x7F) | (c << 7)]
+            pos += 2
+        else:
+            n, pos = slow_int(data, pos)
+        if n >= 0:
+            value = data[pos : pos + n]
+            pos += n
+        else:
+            value = None
+        if data[pos] == 0:
+            headers = ()
+            pos += 1
+        else:
+            n, pos = slow_int(data, pos)
+            if n < 0 or n > stop - pos:
+                raise InvalidRecordError(f"Found invalid number of record headers {n}")
+            headers, pos = _decode_headers(data, pos, n)
+        if pos != stop:
+            raise InvalidRecordError(f"Invalid record size: expected {length} bytes, read {length + pos - stop}")
+        yield (
+            base_offset + offset_delta,
+            base_timestamp + ts_delta if append_time is None else append_time,
+            key,
+            value,
+            headers,
+            attributes,
+        )
+    if pos != end:
+        raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
+
+
+def _write_bytes(out: bytearray, data: bytes | None) -> None:
+    if data is None:
+        out.append(1)  # zigzag(-1)
+    else:
+        write_varint(out, len(data))
+        out += data
+
+
+def encode_record(
+    out: bytearray,
+    offset_delta: int,
+    timestamp_delta: int,
+    key: bytes | None,
+    value: bytes | None,
+    headers: Sequence[tuple[str, bytes | None]],
+    attributes: int,
+) -> None:
+    """Append one record (length-prefixed) to ``out``."""
+    body = bytearray()
+    body.append(attributes & 0xFF)
+    write_varlong(body, timestamp_delta)
+    write_varint(body, offset_delta)
+    _write_bytes(body, key)
+    _write_bytes(body, value)
+    write_varint(body, len(headers))
+    for hkey, hvalue in headers:
+        if hkey is None:
+            raise InvalidRecordError("header key must not be null")
+        try:
+            raw = hkey.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as exc:
+            raise InvalidRecordError(f"header key is not encodable: {exc}") from None
+        _write_bytes(body, raw)
+        _write_bytes(body, hvalue)
+    write_varint(out, len(body))
+    out += body
