@@ -14,7 +14,9 @@ Layout rules applied here (Kafka's):
   length + 1) encodings and every struct ends with a tagged-field buffer:
   ``count``, then ``tag, size, data`` for each tag in ascending order;
 * tagged fields are written only when their value differs from the default;
-  unknown tags read from the wire are kept in ``unknown_tagged_fields``.
+  unknown tags read from the wire are kept in ``unknown_tagged_fields`` (so
+  are known tags a peer sent at their default value, which Kafka itself never
+  does), so a decoded message re-encodes to the bytes it came from.
 
 Records fields decode to a ``memoryview`` into the caller's buffer (zero copy;
 writable when the caller's buffer is), and encode from any object that has
@@ -123,13 +125,13 @@ def _field_reader(field: Field, version: int, flexible: bool) -> ReadFn:
 @functools.cache
 def _compile_reader(struct: Struct, cls: type, version: int, flexible: bool) -> ReadFn:
     plain: list[tuple[str, ReadFn]] = []
-    tagged: dict[int, tuple[str, ReadFn]] = {}
+    tagged: dict[int, tuple[str, ReadFn, Any]] = {}
     for f in struct.fields:
         if version not in f.versions:
             continue
         if f.tag is not None:
             if flexible:
-                tagged[f.tag] = (f.name, _field_reader(f, version, flexible))
+                tagged[f.tag] = (f.name, _field_reader(f, version, flexible), default_value(f))
             continue
         plain.append((f.name, _field_reader(f, version, flexible)))
 
@@ -142,7 +144,7 @@ def _compile_reader(struct: Struct, cls: type, version: int, flexible: bool) -> 
     return read_struct
 
 
-def _read_tags(r: Reader, known: dict[int, tuple[str, ReadFn]], values: dict) -> dict[int, bytes]:
+def _read_tags(r: Reader, known: dict[int, tuple[str, ReadFn, Any]], values: dict) -> dict[int, bytes]:
     unknown: dict[int, bytes] = {}
     last = -1
     for _ in range(r.uvarint()):
@@ -153,11 +155,15 @@ def _read_tags(r: Reader, known: dict[int, tuple[str, ReadFn]], values: dict) ->
         size = r.uvarint()
         data = r.view(size)
         if tag in known:
-            name, fn = known[tag]
+            name, fn, default = known[tag]
             sub = Reader(data)
             values[name] = fn(sub)
             if sub.remaining:
                 raise InvalidRequestError(f"tagged field {tag}: {sub.remaining} bytes left over")
+            if values[name] == default:
+                # Kafka never writes a tag at its default, but some peers do; keep the
+                # raw bytes so a re-encode reproduces exactly what was received.
+                unknown[tag] = bytes(data)
         else:
             unknown[tag] = bytes(data)
     return unknown
