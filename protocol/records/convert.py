@@ -1,0 +1,251 @@
+"""Format conversion between v2 batches and legacy (magic 0/1) message sets (sans-IO).
+
+Down-conversion (``down_convert``) serves Fetch v0-v3 from a v2 log, as Kafka
+3.x does (``RecordsUtil.downConvert`` and ``LazyDownConversionRecords``). The
+input is a raw log slice starting at the batch that holds ``fetch_offset``; a
+partial trailing batch is ignored. Each complete source batch is handled on
+its own:
+
+* control batches (transaction markers) and empty v2 batches produce nothing;
+* a zstd batch raises ``UnsupportedCompressionError`` (batches past the
+  ``max_bytes`` stop are never read, so one there does not);
+* a batch already at or below the target magic is copied unchanged (legacy
+  entries on disk); a v1 entry for a magic-0 target is converted too;
+* an *uncompressed* batch becomes one legacy message per record, and records
+  below ``fetch_offset`` are dropped (librdkafka relies on this);
+* a *compressed* batch becomes one wrapper with the same codec holding all its
+  records, even those below ``fetch_offset``. Inner offsets are relative
+  (``offset - first offset``) for v1 and absolute for v0; the wrapper offset
+  is the last absolute offset.
+
+Every record loses its headers, and every batch loses its producer fields, its
+transactional flag and its leader epoch. Magic 0 output has no timestamps. A
+LogAppendTime batch stays LogAppendTime in v1: the messages, the wrapper and
+its inner messages all get the attribute bit and the batch ``max_timestamp``.
+KIP-87 (our product rule): a record that ``is_tombstone`` (null value *or* the
+attributes flag) is written with a null value, so an old client sees a delete
+even when the v2 record carried a payload.
+
+Sizing (KIP-283): the output of the first source batch that yields anything
+is always included whole, even past ``max_bytes``, so the client makes
+progress. After that, whole legacy entries are added while the total stays
+within ``max_bytes``; the first entry that does not fit ends the output
+(``truncated``). Unlike Kafka, which declares a size up front and cuts the last
+message in the middle (or pads with an "overflow" entry), the output always
+ends on an entry boundary. When the input is non-empty but nothing survives
+(only markers, say, or only a partial batch), the result is empty with
+``nothing_survived`` set; the caller may send Kafka's 12-byte overflow stub.
+Source CRCs are verified before conversion (``CorruptRecordError``) so that
+converting never re-signs corrupt data with a fresh CRC; Kafka skips this check.
+
+Up-conversion for KIP-724 (the cleaner and the startup upgrade):
+``legacy_to_v2_batch`` turns one legacy entry into one v2 batch. An
+uncompressed message becomes a single-record batch, and a compressed wrapper
+becomes one batch with the same codec and all inner records at their original
+offsets (``base_offset`` = first inner offset). v0 records become CreateTime
+with timestamp -1; LogAppendTime is kept with the entry's timestamp.
+``legacy_to_v2_batches`` and ``upgrade_to_v2`` apply that to every legacy entry
+of a buffer and copy v2 batches unchanged.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Iterable, Iterator
+
+import attrs
+
+from ..errors import UnsupportedCompressionError
+from ._model import TOMBSTONE_FLAG, Codec, TimestampType
+from .batches import Batch, iter_batches
+from .builder import RecordBatchBuilder
+from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE, compress
+from .legacy import TIMESTAMP_TYPE_FLAG, LegacyBatchView
+from .v2 import LOG_OVERHEAD
+
+_PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
+_HEAD_V0 = struct.Struct(">bbi")  # magic, attributes, key length
+_HEAD_V1 = struct.Struct(">bbqi")  # magic, attributes, timestamp, key length
+_INT32 = struct.Struct(">i")
+_NULL = b"\xff\xff\xff\xff"
+_SMALLEST_ENTRY = LOG_OVERHEAD + 14  # the smallest v0 message
+_NO_FETCH_OFFSET = -(1 << 63)
+
+# A decoded record as ``iter_tuples`` gives it: (offset, timestamp, key, value, headers, attributes).
+Row = tuple[int, int, "bytes | None", "bytes | None", tuple, int]
+
+
+@attrs.frozen(slots=True)
+class DownConverted:
+    """The result of ``down_convert``."""
+
+    records: bytes  # the legacy message set to put in the Fetch response
+    converted_count: int  # records written in converted form (FetchMessageConversionsPerSec)
+    truncated: bool  # stopped at max_bytes with complete source batches (or entries) left over
+    nothing_survived: bool  # input was non-empty but the output is empty
+
+
+# -- legacy message encoding -------------------------------------------------------
+
+
+def _encode_messages(
+    out: bytearray,
+    magic: int,
+    attributes: int,
+    rows: Iterable[Row],
+    *,
+    fetch_offset: int = _NO_FETCH_OFFSET,
+    shift: int = 0,
+) -> int:
+    """Append one legacy entry per row (at ``offset - shift``) to ``out``; return how many.
+
+    Rows with offsets below ``fetch_offset`` are skipped, headers are dropped and a row with the
+    tombstone flag gets a null value. This is the hot loop of down-conversion: the CRC-32 is
+    chained over the parts, and the parts go straight into ``out``.
+    """
+    pack_prefix, pack_i32, crc32 = _PREFIX_CRC.pack, _INT32.pack, zlib.crc32
+    pack_head = _HEAD_V1.pack if magic == 1 else _HEAD_V0.pack
+    v1 = magic == 1
+    count = 0
+    for offset, timestamp, key, value, _headers, record_attributes in rows:
+        if offset < fetch_offset:
+            continue
+        count += 1
+        klen = -1 if key is None else len(key)
+        head = pack_head(1, attributes, timestamp, klen) if v1 else pack_head(0, attributes, klen)
+        if key is not None:
+            head += key
+        if value is None or record_attributes & TOMBSTONE_FLAG:
+            head += _NULL
+            out += pack_prefix(offset - shift, len(head) + 4, crc32(head))
+            out += head
+        else:
+            head += pack_i32(len(value))
+            out += pack_prefix(offset - shift, len(head) + len(value) + 4, crc32(value, crc32(head)))
+            out += head
+            out += value
+    return count
+
+
+def _encode_wrapper(out: bytearray, magic: int, codec: Codec, log_append_time: int | None, rows: list[Row]) -> None:
+    """Append one compressed wrapper holding ``rows`` (offsets relative for v1, absolute for v0)."""
+    ts_flag = TIMESTAMP_TYPE_FLAG if magic == 1 and log_append_time is not None else 0
+    inner = bytearray()
+    _encode_messages(inner, magic, ts_flag, rows, shift=rows[0][0] if magic == 1 else 0)
+    wrapper_ts = log_append_time if log_append_time is not None else max(r[1] for r in rows)
+    value = compress(codec, inner, magic=magic)
+    _encode_messages(out, magic, int(codec) | ts_flag, [(rows[-1][0], wrapper_ts, None, value, (), 0)])
+
+
+# -- down-conversion -------------------------------------------------------------
+
+
+def _convert_batch(
+    out: bytearray, batch: Batch, target_magic: int, fetch_offset: int, max_size: int
+) -> tuple[int, int]:
+    """Append the entries for one source batch to ``out``; return (entries, records converted per entry).
+
+    Per entry: 0 for a batch copied unchanged, 1 for messages, the record count for a wrapper.
+    Under LogAppendTime the views already give every record the batch timestamp.
+    """
+    if batch.is_control:
+        return 0, 0
+    codec = batch.compression
+    if codec is Codec.ZSTD:
+        raise UnsupportedCompressionError(
+            f"batch at offset {batch.last_offset} is zstd-compressed, which magic {target_magic} cannot carry"
+        )
+    if batch.magic <= target_magic:
+        out += batch.buffer
+        return 1, 0
+    batch.ensure_valid()
+    rows = batch.iter_tuples(max_decompressed_size=max_size)
+    lat = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
+    if codec is not Codec.NONE:  # one wrapper with every record, even those before fetch_offset
+        rows = list(rows)
+        if not rows:
+            return 0, 0
+        _encode_wrapper(out, target_magic, codec, lat, rows)
+        return 1, len(rows)
+    ts_flag = TIMESTAMP_TYPE_FLAG if lat is not None and target_magic == 1 else 0
+    return _encode_messages(out, target_magic, ts_flag, rows, fetch_offset=fetch_offset), 1
+
+
+def down_convert(
+    data,
+    *,
+    target_magic: int,
+    fetch_offset: int,
+    max_bytes: int | None = None,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> DownConverted:
+    """Convert a log slice for a Fetch v0-v1 (``target_magic`` 0) or v2-v3 (1) client."""
+    if target_magic not in (0, 1):
+        raise ValueError(f"down-conversion targets magic 0 or 1, not {target_magic}")
+    out = bytearray()
+    converted = 0
+    for batch in iter_batches(data):
+        if out and max_bytes is not None and max_bytes - len(out) < _SMALLEST_ENTRY:
+            return DownConverted(bytes(out), converted, True, False)
+        start = len(out)
+        entries, per_entry = _convert_batch(out, batch, target_magic, fetch_offset, max_decompressed_size)
+        if start and max_bytes is not None and len(out) > max_bytes:  # the first batch's output stays whole
+            end, entries = _entries_within(out, start, max_bytes)
+            del out[end:]
+            return DownConverted(bytes(out), converted + per_entry * entries, True, False)
+        converted += per_entry * entries
+    return DownConverted(bytes(out), converted, False, len(data) > 0 and not out)
+
+
+def _entries_within(out: bytearray, pos: int, limit: int) -> tuple[int, int]:
+    """From ``pos``, the end of the last whole entry ending within ``limit`` and how many entries."""
+    count = 0
+    while pos < len(out):
+        end = pos + LOG_OVERHEAD + _INT32.unpack_from(out, pos + 8)[0]
+        if end > limit:
+            break
+        pos = end
+        count += 1
+    return pos, count
+
+
+# -- up-conversion (KIP-724) -----------------------------------------------------
+
+
+def legacy_to_v2_batch(entry, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
+    """One legacy entry (a ``LegacyBatchView`` or its bytes) as one v2 batch with the same records."""
+    view = entry if isinstance(entry, LegacyBatchView) else LegacyBatchView(entry)
+    view.ensure_valid()
+    records = list(view.iter_records(max_decompressed_size=max_decompressed_size))
+    lat = view.timestamp_type == TimestampType.LOG_APPEND_TIME
+    builder = RecordBatchBuilder(
+        magic=2,
+        compression=view.compression,
+        timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
+        base_offset=records[0].offset,
+    )  # under LogAppendTime every record already carries the entry's timestamp, so max_timestamp is it
+    for r in records:
+        builder.append(r.key, r.value, timestamp=r.timestamp, offset=r.offset)
+    return builder.build()
+
+
+def legacy_to_v2_batches(data, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> list[bytes]:
+    """Every complete entry of ``data`` as v2: legacy ones rewritten, v2 batches copied unchanged.
+
+    A partial trailing entry is left out (``valid_bytes(data)`` tells where it starts).
+    """
+    return list(_upgraded(data, max_decompressed_size))
+
+
+def upgrade_to_v2(data, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
+    """``legacy_to_v2_batches`` joined into one buffer (the startup upgrade of a segment)."""
+    return b"".join(_upgraded(data, max_decompressed_size))
+
+
+def _upgraded(data, max_size: int) -> Iterator[bytes]:
+    for batch in iter_batches(data):
+        if batch.magic == 2:
+            yield bytes(batch.buffer)
+        else:
+            yield legacy_to_v2_batch(batch, max_decompressed_size=max_size)
