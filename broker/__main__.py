@@ -1,0 +1,69 @@
+"""Command line: ``minibroker serve config/server.properties --override key=value ...``.
+
+Also runnable as ``python -m broker serve ...``. Mirrors Kafka's
+``kafka-server-start.sh server.properties --override k=v``: the file gives the
+configuration, each ``--override`` replaces one key. A bad or unknown key stops
+startup with a message naming it (exit status 2). SIGTERM and SIGINT shut the
+broker down gracefully: connections are closed, logs flushed and the
+clean-shutdown marker written, so the next start skips recovery.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+
+import trio
+
+from .config import BrokerConfig, ConfigError
+
+
+def _parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="minibroker", description="A Kafka-compatible broker on trio.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the broker")
+    serve.add_argument("config", help="path to server.properties")
+    serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE")
+    serve.add_argument("--log-level", default="INFO")
+    return parser.parse_args(argv)
+
+
+def _overrides(pairs: list[str]) -> dict[str, str]:
+    result = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--override {pair!r}: expected key=value")
+        result[key.strip()] = value.strip()
+    return result
+
+
+async def _run(config) -> None:
+    from .server import serve_broker
+
+    async with trio.open_nursery() as nursery:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            broker = await nursery.start(serve_broker, config)
+            logging.getLogger("minibroker").info("broker %d serving on %s", config.node_id, broker.bound)
+            async for signum in signals:
+                logging.getLogger("minibroker").info("signal %d: shutting down", signum)
+                nursery.cancel_scope.cancel()
+                break
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        config = BrokerConfig.load(args.config, _overrides(args.override))
+    except (ConfigError, OSError) as exc:
+        print(f"minibroker: configuration error: {exc}", file=sys.stderr)
+        return 2
+    trio.run(_run, config)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+"""Broker configuration: Kafka's ``server.properties`` keys, typed and checked.
+
+``BrokerConfig.load(path, overrides)`` reads a Java-style properties file,
+applies ``--override key=value`` pairs (the ``kafka-server-start.sh``
+convention), and checks every key: an unknown key or a bad value raises
+``ConfigError`` naming the key, so the broker refuses to start rather than
+silently ignoring a typo.
+
+Broker keys are declared in ``BROKER_KEYS`` (Kafka name, type, default,
+check). Keys that are broker-level defaults of topic configs
+(``log.segment.bytes`` for ``segment.bytes``, ``log.cleaner.*`` ...) belong to
+the storage layer's config model and are handed to it as ``log_props``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Callable
+
+import attrs
+
+log = logging.getLogger(__name__)
+
+
+class ConfigError(ValueError):
+    """A bad or unknown configuration key; the message names the key."""
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered not in ("true", "false"):
+        raise ValueError("expected true or false")
+    return lowered == "true"
+
+
+def _positive(v: int) -> bool:
+    return v > 0
+
+
+def _non_negative(v: int) -> bool:
+    return v >= 0
+
+
+@attrs.frozen
+class Key:
+    name: str
+    attr: str
+    parse: Callable[[str], Any]
+    default: Any
+    check: Callable[[Any], bool] | None = None
+    doc: str = ""
+
+
+BROKER_KEYS: tuple[Key, ...] = (
+    Key("node.id", "node_id", int, 1, _non_negative, "id of this broker in Metadata"),
+    Key("listeners", "listeners", str, "PLAINTEXT://:9092", None, "where the broker accepts connections"),
+    Key("advertised.listeners", "advertised_listeners", str, "", None, "what Metadata tells clients"),
+    Key("log.dirs", "log_dirs", str, "./data", None, "comma-separated data directories"),
+    Key("num.partitions", "num_partitions", int, 1, _positive, "partitions of auto-created topics"),
+    Key("default.replication.factor", "default_replication_factor", int, 1, _positive, "accepted; single node"),
+    Key("auto.create.topics.enable", "auto_create_topics_enable", _bool, True, None, "Metadata creates topics"),
+    Key("delete.topic.enable", "delete_topic_enable", _bool, True, None, "DeleteTopics allowed"),
+    Key("socket.request.max.bytes", "socket_request_max_bytes", int, 104_857_600, _positive, "largest frame"),
+    Key("prometheus.host", "prometheus_host", str, "0.0.0.0", None, "metrics endpoint host"),
+    Key("prometheus.port", "prometheus_port", int, 9404, _non_negative, "metrics endpoint port; 0 disables"),
+    Key(
+        "legacy.protocol.versions.enable",
+        "legacy_protocol_versions_enable",
+        _bool,
+        True,
+        None,
+        "serve Produce v0-2 and Fetch v0-3 (false = Kafka 4.0 behaviour)",
+    ),
+    Key("log.retention.check.interval.ms", "log_retention_check_interval_ms", int, 300_000, _positive, ""),
+    Key("log.flush.offset.checkpoint.interval.ms", "log_flush_offset_checkpoint_interval_ms", int, 60_000, _positive, ""),
+    Key("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", int, 3000, _non_negative, ""),
+    Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", int, 6000, _non_negative, ""),
+    Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", int, 1_800_000, _positive, ""),
+    Key("offsets.topic.num.partitions", "offsets_topic_num_partitions", int, 50, _positive, ""),
+    Key("offsets.topic.replication.factor", "offsets_topic_replication_factor", int, 1, _positive, "accepted"),
+    Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
+)
+_BY_NAME = {k.name: k for k in BROKER_KEYS}
+_ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
+
+
+def read_properties(text: str) -> dict[str, str]:
+    """Parse Java properties: ``key=value`` or ``key: value``, ``#``/``!`` comments."""
+    props: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        for sep in ("=", ":"):
+            if sep in line:
+                key, value = line.split(sep, 1)
+                props[key.strip()] = value.strip()
+                break
+        else:
+            raise ConfigError(f"line {number}: expected key=value, got {raw!r}")
+    return props
+
+
+def _parse_key(key: Key, text: str) -> Any:
+    try:
+        value = key.parse(text)
+    except ValueError as exc:
+        raise ConfigError(f"{key.name}: invalid value {text!r} ({exc})") from None
+    if key.check is not None and not key.check(value):
+        raise ConfigError(f"{key.name}: value {text!r} is out of range")
+    return value
+
+
+def split_broker_props(props: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Parse broker keys; return (broker values by attr, remaining props for storage)."""
+    values = {k.attr: k.default for k in BROKER_KEYS}
+    rest: dict[str, str] = {}
+    for name, text in props.items():
+        key = _BY_NAME.get(_ALIASES.get(name, name))
+        if key is None:
+            rest[name] = text
+        else:
+            values[key.attr] = _parse_key(key, text)
+    return values, rest
+
+
+class BrokerConfig:
+    """Broker settings as attributes (``config.node_id``), plus log/topic defaults for storage."""
+
+    def __init__(self, values: dict[str, Any], log_props: dict[str, str]) -> None:
+        self.__dict__.update(values)
+        self.log_props = log_props
+
+    @classmethod
+    def from_props(cls, props: dict[str, str]) -> "BrokerConfig":
+        values, rest = split_broker_props(props)
+        return cls(values, rest)
+
+    @classmethod
+    def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None) -> "BrokerConfig":
+        props = read_properties(Path(path).read_text()) if path else {}
+        props.update(overrides or {})
+        return cls.from_props(props)
+
+    def log_dir_list(self) -> list[str]:
+        return [d.strip() for d in self.log_dirs.split(",") if d.strip()]

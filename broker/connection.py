@@ -1,0 +1,112 @@
+"""One client connection: read frames, process them in order, write answers.
+
+Kafka handles one request per connection at a time (it mutes the channel
+while a request is in flight), so answers always come back in request order;
+we get the same by processing frames sequentially in the connection's task.
+A frame that Kafka would refuse closes the connection (``CloseConnection``).
+
+Responses are lists of chunks. ``bytes`` chunks are coalesced and written with
+``send_all``; a ``FileRegion`` chunk (a slice of a segment file) is written
+with ``os.sendfile`` straight from the page cache, waiting for the socket to
+become writable whenever the kernel's buffer is full.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from typing import Any
+
+import attrs
+import trio
+
+from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError
+
+from .dispatch import NO_RESPONSE, CloseConnection, dispatch
+
+log = logging.getLogger(__name__)
+RECEIVE_SIZE = 256 * 1024
+
+
+@attrs.define(eq=False)
+class FileRegion:
+    """``count`` bytes of an open file from ``position``, sent with sendfile."""
+
+    fileno: int
+    position: int
+    count: int
+    keepalive: Any = None  # holds the file object open until the send is done
+
+    def __len__(self) -> int:
+        return self.count
+
+    def read(self) -> bytes:
+        return os.pread(self.fileno, self.count, self.position)
+
+
+@attrs.define(eq=False)
+class Connection:
+    broker: Any
+    stream: trio.SocketStream
+    peer: str = ""
+    requests: int = 0
+
+    async def serve(self) -> None:
+        frames = FrameBuffer(self.broker.config.socket_request_max_bytes)
+        try:
+            while True:
+                data = await self.stream.receive_some(RECEIVE_SIZE)
+                if not data:
+                    return
+                frames.receive_data(data)
+                await self._drain(frames)
+        except (CloseConnection, FrameTooLargeError) as exc:
+            log.info("closing connection from %s: %s", self.peer, exc)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
+            pass
+        finally:
+            with trio.CancelScope(shield=True):
+                await self.stream.aclose()
+
+    async def _drain(self, frames: FrameBuffer) -> None:
+        while (frame := frames.next_frame()) is not NEED_DATA:
+            self.requests += 1
+            response = await dispatch(self.broker, self, frame)
+            if response is not NO_RESPONSE:
+                await self.send_chunks(response)
+
+    async def send_chunks(self, chunks: list) -> None:
+        pending: list = []
+        for chunk in chunks:
+            if isinstance(chunk, FileRegion):
+                if pending:
+                    await self.stream.send_all(b"".join(pending))
+                    pending = []
+                await self._sendfile(chunk)
+            else:
+                pending.append(chunk)
+        if pending:
+            await self.stream.send_all(b"".join(pending))
+        self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))
+
+    async def _sendfile(self, region: FileRegion) -> None:
+        sock = self.stream.socket
+        sent, total = 0, region.count
+        while sent < total:
+            try:
+                n = os.sendfile(sock.fileno(), region.fileno, region.position + sent, total - sent)
+            except BlockingIOError:
+                n = -1
+            except OSError as exc:
+                if exc.errno in (errno.EINVAL, errno.ENOSYS):  # no sendfile here: copy instead
+                    await self.stream.send_all(os.pread(region.fileno, total - sent, region.position + sent))
+                    return
+                raise trio.BrokenResourceError(str(exc)) from exc
+            if n == 0:  # the file shrank under us: pad so the frame length stays right
+                await self.stream.send_all(bytes(total - sent))
+                return
+            if n < 0:
+                await sock.wait_writable()
+            else:
+                sent += n

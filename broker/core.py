@@ -1,0 +1,132 @@
+"""The broker's shared state: storage, topics, append wake-ups, metrics, duties.
+
+One ``Broker`` per server. Handlers reach everything through it:
+
+* ``topics`` (``TopicRegistry``) for names, ids and ``Partition`` objects;
+* ``append(partition, validated)`` writes validated records to the log, maps
+  storage failures to KAFKA_STORAGE_ERROR and wakes every waiting Fetch;
+* ``wait_for_append()`` parks a long-polling Fetch until the next append;
+* ``wait_durable()`` returns once everything appended so far is fsynced when
+  the durable flush mode is on (one group commit serves all waiters);
+* ``tick()`` runs the timed duties (retention, idle rolls, checkpoints).
+
+All of this runs in the trio thread; storage calls are short and synchronous,
+except fsync, which goes to a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import trio
+
+from protocol import ErrorCode
+
+from .listeners import advertised_endpoint, parse_listeners
+from .log_validator import ValidatedRecords
+from .metrics import BrokerMetrics
+from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
+
+log = logging.getLogger("minibroker")
+
+
+def wall_clock_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Broker:
+    tick_interval_s = 1.0
+
+    def __init__(self, config: Any, topics: TopicRegistry, clock=wall_clock_ms) -> None:
+        self.config = config
+        self.topics = topics
+        self.clock = clock
+        self.metrics = BrokerMetrics()
+        self.bound: list[tuple[str, int]] = []
+        self.advertised: tuple[str, int] = ("localhost", 0)
+        self.cluster_id = topics.cluster_id
+        self._append_lot = trio.lowlevel.ParkingLot()
+        self._metrics_server: Any = None
+        self._durable = topics.durable
+        self._flush_lock = trio.Lock()
+        self._last_duties: dict[str, int] = {}
+        self.metrics.add_state_collector(self._state_metrics)
+
+    @classmethod
+    def open(cls, config: Any) -> "Broker":
+        return cls(config, TopicRegistry.open(config, wall_clock_ms))
+
+    def set_bound(self, bound: list[tuple[str, int]]) -> None:
+        self.bound = bound
+        advertised = parse_listeners(self.config.advertised_listeners, "advertised.listeners")
+        self.advertised = advertised_endpoint(advertised, bound)
+
+    def start_metrics(self) -> None:
+        if self.config.prometheus_port:
+            self._metrics_server = self.metrics.serve_http(self.config.prometheus_host, self.config.prometheus_port)
+
+    # -- partitions -----------------------------------------------------------
+
+    def partition_for_produce(self, topic: str, index: int) -> Partition | ErrorCode:
+        if topic in INTERNAL_TOPICS:
+            return ErrorCode.INVALID_TOPIC_EXCEPTION
+        return self.topics.partition(topic, index) or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+    def partition_for_fetch(self, topic: str, index: int) -> Partition | ErrorCode:
+        return self.topics.partition(topic, index) or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+    def append(self, partition: Partition, validated: ValidatedRecords) -> ErrorCode | None:
+        try:
+            partition.log.append(
+                validated.data, validated.first_offset, validated.last_offset, validated.max_timestamp
+            )
+        except OSError as exc:
+            log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        self._append_lot.unpark_all()
+        return None
+
+    async def wait_for_append(self) -> None:
+        await self._append_lot.park()
+
+    async def wait_durable(self) -> None:
+        """In durable mode, return once all appends so far are on disk (group commit)."""
+        if not self._durable:
+            return
+        target = self.topics.flush_generation()
+        async with self._flush_lock:
+            if self.topics.flushed_generation() >= target:
+                return  # someone else's fsync already covered our append
+            await trio.to_thread.run_sync(self.topics.flush_dirty)
+
+    # -- duties ------------------------------------------------------------------
+
+    def tick(self) -> None:
+        now = self.clock()
+        self.topics.roll_idle_segments(now)
+        if self._due("retention", now, self.config.log_retention_check_interval_ms):
+            self.topics.run_retention(now)
+        if self._due("checkpoint", now, self.config.log_flush_offset_checkpoint_interval_ms):
+            self.topics.write_checkpoints()
+        self.topics.delete_expired_files(now)
+
+    def _due(self, name: str, now: int, interval_ms: int) -> bool:
+        last = self._last_duties.setdefault(name, now)
+        if now - last >= interval_ms:
+            self._last_duties[name] = now
+            return True
+        return False
+
+    def _state_metrics(self):
+        samples = [([t, str(i)], float(size)) for t, i, size in self.topics.partition_sizes()]
+        yield "kafka_log_log_size", "Partition size in bytes", ["topic", "partition"], samples
+
+    def close(self) -> None:
+        if self._metrics_server is not None:
+            server, _thread = self._metrics_server
+            server.shutdown()
+            server.server_close()
+        self.topics.close()
+

@@ -1,0 +1,145 @@
+"""The handler registry and the bytes-in/bytes-out entry point of the broker.
+
+Each module in ``broker.handlers`` registers one API with ``@handler(key,
+min_version, max_version)``; ``ApiVersions`` is answered from this registry,
+never from a hand-kept list (franz-go kfake's habit). ``dispatch`` turns one
+request frame into the chunks of one response frame, or into a decision to
+answer nothing (``acks=0``) or to close the connection, exactly where Kafka
+closes it (reference §6.3):
+
+* unknown api key, unparsable header or body, a version no handler serves,
+  or a legacy version switched off (KIP-724/KIP-896) -> close, no answer;
+* ApiVersions at a version above ours -> a v0 answer with UNSUPPORTED_VERSION
+  listing only ApiVersions' own range, so the client can retry lower.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+import time
+from typing import Any, Awaitable, Callable
+
+import attrs
+
+from protocol import (
+    API_BY_KEY,
+    ErrorCode,
+    InvalidRequestError,
+    Request,
+    UnsupportedVersionError,
+    decode_request,
+    message_class,
+    response_chunks,
+)
+
+log = logging.getLogger(__name__)
+
+API_VERSIONS = 18
+HandlerFn = Callable[["RequestContext", Any], Awaitable[Any]]
+
+
+@attrs.frozen
+class Handler:
+    api_key: int
+    min_version: int
+    max_version: int
+    fn: HandlerFn
+
+    @property
+    def name(self) -> str:
+        return API_BY_KEY[self.api_key].name
+
+
+REGISTRY: dict[int, Handler] = {}
+
+
+def handler(api_key: int, min_version: int, max_version: int) -> Callable[[HandlerFn], HandlerFn]:
+    """Register ``fn`` as the handler of ``api_key`` for the given versions."""
+    api = API_BY_KEY[api_key]
+    if not api.min_version <= min_version <= max_version <= api.max_version:
+        raise ValueError(f"{api.name}: handler range {min_version}-{max_version} outside the schema's")
+
+    def register(fn: HandlerFn) -> HandlerFn:
+        if api_key in REGISTRY:
+            raise RuntimeError(f"{api.name} registered twice")
+        REGISTRY[api_key] = Handler(api_key, min_version, max_version, fn)
+        return fn
+
+    return register
+
+
+def load_handlers() -> dict[int, Handler]:
+    """Import every module of ``broker.handlers`` (each registers itself)."""
+    from . import handlers
+
+    for info in pkgutil.iter_modules(handlers.__path__):
+        importlib.import_module(f"{handlers.__name__}.{info.name}")
+    return REGISTRY
+
+
+@attrs.define
+class RequestContext:
+    """What a handler may use: the broker, the connection and the request."""
+
+    broker: Any
+    connection: Any
+    request: Request
+
+    @property
+    def version(self) -> int:
+        return self.request.version
+
+    def response(self, **fields: Any) -> Any:
+        return message_class(self.request.api, False)(**fields)
+
+
+class CloseConnection(Exception):
+    """Raised by dispatch (or a handler) when Kafka would close the connection."""
+
+
+NO_RESPONSE = object()
+
+
+def enabled_range(broker: Any, h: Handler) -> tuple[int, int]:
+    """The versions served now: legacy Produce/Fetch may be switched off (KIP-724)."""
+    low = h.min_version
+    if not broker.config.legacy_protocol_versions_enable:
+        low = max(low, {0: 3, 1: 4}.get(h.api_key, low))
+    return low, h.max_version
+
+
+async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | object:
+    """Handle one request frame; returns response chunks or ``NO_RESPONSE``."""
+    try:
+        request = decode_request(frame)
+    except UnsupportedVersionError as exc:
+        if exc.header.api_key == API_VERSIONS:
+            return _api_versions_fallback(exc.header.correlation_id)
+        raise CloseConnection(str(exc)) from None
+    except InvalidRequestError as exc:
+        raise CloseConnection(f"unparsable request: {exc}") from None
+    h = REGISTRY.get(request.header.api_key)
+    if h is None:
+        raise CloseConnection(f"no handler for {request.api.name}")
+    low, high = enabled_range(broker, h)
+    if not low <= request.version <= high:
+        if request.header.api_key == API_VERSIONS:
+            return _api_versions_fallback(request.header.correlation_id)
+        raise CloseConnection(f"{request.api.name} v{request.version} is not enabled")
+    started = time.perf_counter()
+    body = await h.fn(RequestContext(broker, connection, request), request.body)
+    broker.metrics.observe_request(request.api.name, request.version, time.perf_counter() - started)
+    if body is NO_RESPONSE:
+        return NO_RESPONSE
+    return response_chunks(request.api, request.version, request.header.correlation_id, body)
+
+
+def _api_versions_fallback(correlation_id: int) -> list:
+    api = API_BY_KEY[API_VERSIONS]
+    cls = message_class(api, False)
+    h = REGISTRY[API_VERSIONS]
+    key = cls.ApiVersion(api_key=API_VERSIONS, min_version=h.min_version, max_version=h.max_version)
+    body = cls(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[key])
+    return response_chunks(api, 0, correlation_id, body)

@@ -1,0 +1,1 @@
+"""One module per Kafka API; each registers itself with ``broker.dispatch.handler``."""

@@ -1,0 +1,45 @@
+"""ApiVersions (key 18): v0-4, built from the handler registry.
+
+Behaviour: lists every API a handler serves with the versions enabled now
+(``legacy.protocol.versions.enable=false`` raises Produce's and Fetch's
+minimum as Kafka 4.0 does; like Kafka 4.0 we keep advertising Produce from v0
+then, since librdkafka picks its compression support from that minimum).
+v3+ requests carry ``client_software_name``/``version``, which must match
+Kafka's pattern or the answer is INVALID_REQUEST. A too-high version never
+reaches this handler: dispatch answers it in v0 form.
+
+Version notes: v1 adds throttle_time_ms; v3 is flexible and adds the client
+software fields; v4 is identical to v3 on the wire.
+"""
+
+from __future__ import annotations
+
+import re
+
+from protocol import ErrorCode
+
+from ..dispatch import REGISTRY, RequestContext, enabled_range, handler
+
+API_KEY = 18
+_SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
+
+
+def _advertised(ctx: RequestContext) -> list:
+    cls = ctx.response().__class__.ApiVersion
+    keys = []
+    for key in sorted(REGISTRY):
+        low, high = enabled_range(ctx.broker, REGISTRY[key])
+        if key == 0:  # KAFKA-18659: Produce stays advertised from v0
+            low = REGISTRY[key].min_version
+        keys.append(cls(api_key=key, min_version=low, max_version=high))
+    return keys
+
+
+@handler(API_KEY, 0, 4)
+async def handle(ctx: RequestContext, request) -> object:
+    if ctx.version >= 3:
+        name, version = request.client_software_name, request.client_software_version
+        if not (_SOFTWARE.fullmatch(name or "") and _SOFTWARE.fullmatch(version or "")):
+            return ctx.response(error_code=ErrorCode.INVALID_REQUEST)
+        ctx.connection.client_software = (name, version)
+    return ctx.response(error_code=ErrorCode.NONE, api_keys=_advertised(ctx))

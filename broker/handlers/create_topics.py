@@ -1,0 +1,188 @@
+"""CreateTopics (key 19): v0-7, creating topics on this single node.
+
+Behaviour, per topic, in Kafka's (KRaft controller's) order of checks:
+
+* a name given twice in one request: INVALID_REQUEST "Duplicate topic name.";
+* an illegal name: INVALID_TOPIC_EXCEPTION; an existing one: TOPIC_ALREADY_EXISTS;
+* manual ``assignments``: allowed only with ``num_partitions`` and
+  ``replication_factor`` both -1 (else INVALID_REQUEST); partition indexes must
+  be 0..n-1 and every replica list exactly ``[node.id]`` (this is the only
+  broker), else INVALID_REPLICA_ASSIGNMENT with Kafka's message;
+* otherwise ``num_partitions`` -1 means the broker's ``num.partitions`` and
+  other values below 1 are INVALID_PARTITIONS; ``replication_factor`` -1 means
+  ``default.replication.factor``, values below 1 and above 1 (one broker) are
+  INVALID_REPLICATION_FACTOR;
+* ``configs``: a null value or a value the storage layer refuses is
+  INVALID_CONFIG, with the message naming the key.
+
+``validate_only`` (v1+) runs every check and creates nothing. From v5 a
+success carries the topic's ``num_partitions``, ``replication_factor`` and
+its effective configs (sorted by name, as the controller sends them), from v7
+its ``topic_id``.
+
+Version notes: v1 validate_only and error_message; v2 throttle_time_ms; v4
+num_partitions/replication_factor may be -1 (brokers answer the same for all
+versions); v5 flexible, results carry configs; v7 topic_id. Kafka 4.0 dropped
+v0-1; we keep them for old clients.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ..topics import TopicError, check_topic_name
+from ._admin import null_config_error, source_id
+
+API_KEY = 19
+
+
+class _Refused(Exception):
+    def __init__(self, error_code: ErrorCode, message: str | None) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+        self.message = message
+
+
+@handler(API_KEY, 0, 7)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    Result = type(resp).CreatableTopicResult
+    counts: dict[str, int] = {}
+    for topic in request.topics:
+        counts[topic.name] = counts.get(topic.name, 0) + 1
+    answered: set[str] = set()
+    for topic in request.topics:
+        if topic.name in answered:
+            continue
+        answered.add(topic.name)
+        if counts[topic.name] > 1:
+            resp.topics.append(_error(Result, topic.name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+            continue
+        try:
+            resp.topics.append(_create(ctx, Result, topic, request.validate_only))
+        except _Refused as exc:
+            resp.topics.append(_error(Result, topic.name, exc.error_code, exc.message))
+    return resp
+
+
+def _error(Result: type, name: str, code: ErrorCode, message: str | None) -> Any:
+    return Result(name=name, error_code=code, error_message=message)
+
+
+def _create(ctx: RequestContext, Result: type, topic, validate_only: bool) -> Any:
+    topics = ctx.broker.topics
+    try:
+        check_topic_name(topic.name)
+    except TopicError as exc:
+        raise _Refused(exc.error_code, str(exc)) from None
+    if topics.get(topic.name) is not None:
+        raise _Refused(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
+    if topic.assignments:
+        num_partitions = _check_assignments(ctx, topic)
+    else:
+        num_partitions = _check_counts(ctx, topic)
+    configs = {c.name: c.value for c in topic.configs}
+    message = null_config_error(name for name, value in configs.items() if value is None)
+    if message:
+        raise _Refused(ErrorCode.INVALID_CONFIG, message)
+    try:
+        created = topics.create(topic.name, num_partitions, configs, validate_only=validate_only)
+    except TopicError as exc:
+        raise _Refused(exc.error_code, str(exc)) from None
+    result = Result(name=topic.name, topic_id=created.topic_id, error_code=ErrorCode.NONE, error_message=None)
+    if ctx.version >= 5:
+        result.num_partitions = num_partitions
+        result.replication_factor = 1
+        result.configs = _configs(ctx, Result, topic.name, configs, validate_only)
+    return result
+
+
+def _check_counts(ctx: RequestContext, topic) -> int:
+    config = ctx.broker.config
+    num_partitions = config.num_partitions if topic.num_partitions == -1 else topic.num_partitions
+    if num_partitions < 1:
+        raise _Refused(ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+    factor = config.default_replication_factor if topic.replication_factor == -1 else topic.replication_factor
+    if factor < 1:
+        raise _Refused(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            "Replication factor must be larger than 0, or -1 to use the default value.",
+        )
+    if factor > 1:
+        raise _Refused(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"Unable to replicate the partition {factor} time(s): The target replication factor of {factor} "
+            "cannot be reached because only 1 broker(s) are registered.",
+        )
+    return num_partitions
+
+
+def _check_assignments(ctx: RequestContext, topic) -> int:
+    """Manual assignments: every partition 0..n-1 once, each on this node only."""
+    if topic.replication_factor != -1:
+        raise _Refused(
+            ErrorCode.INVALID_REQUEST,
+            "A manual partition assignment was specified, but replication factor was not set to -1.",
+        )
+    if topic.num_partitions != -1:
+        raise _Refused(
+            ErrorCode.INVALID_REQUEST,
+            "A manual partition assignment was specified, but numPartitions was not set to -1.",
+        )
+    node = ctx.broker.config.node_id
+    seen: set[int] = set()
+    for a in topic.assignments:
+        if a.partition_index in seen:
+            raise _Refused(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Found multiple manual partition assignments for partition {a.partition_index}",
+            )
+        seen.add(a.partition_index)
+        _check_replicas(a.broker_ids, node)
+    if seen != set(range(len(seen))):
+        raise _Refused(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence"
+        )
+    return len(seen)
+
+
+def _check_replicas(broker_ids: list[int], node: int) -> None:
+    if not broker_ids:
+        raise _Refused(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list."
+        )
+    for broker_id in broker_ids:
+        if broker_id != node:
+            raise _Refused(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"The manual partition assignment includes broker {broker_id}, but no such broker is registered.",
+            )
+    if len(broker_ids) > 1:
+        raise _Refused(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            f"The manual partition assignment includes the broker {node} more than once.",
+        )
+
+
+def _configs(ctx: RequestContext, Result: type, name: str, overrides: dict[str, str], validate_only: bool) -> list:
+    """The topic's effective configs for a v5+ result (sensitive values hidden)."""
+    entries = describe_topic(ctx, name, overrides, validate_only)
+    Config = Result.CreatableTopicConfigs
+    return [
+        Config(
+            name=e.name, value=None if e.sensitive else e.value, read_only=e.read_only,
+            config_source=source_id(e.source), is_sensitive=e.sensitive,
+        )  # fmt: skip
+        for e in sorted(entries, key=lambda e: e.name)
+    ]
+
+
+def describe_topic(ctx: RequestContext, name: str, overrides: dict[str, str], validate_only: bool) -> list:
+    """``describe_config`` of a topic; for validate_only, of the topic it would be."""
+    topics = ctx.broker.topics
+    if not validate_only:
+        return topics.describe_config(name)
+    return topics.describe_config_for(overrides)

@@ -1,0 +1,94 @@
+"""DeleteTopics (key 20): v0-6, deleting topics by name or (v6) by topic id.
+
+Behaviour: with ``delete.topic.enable=false`` nothing is deleted and every
+topic gets TOPIC_DELETION_DISABLED (v3+) or INVALID_REQUEST (v0-2, which
+predate that error code), as Kafka answers. Otherwise, per topic:
+
+* a name or id listed twice: INVALID_REQUEST ("Duplicate topic name." /
+  "Duplicate topic id.");
+* v6 entries must name a topic by exactly one of name and id, else
+  INVALID_REQUEST;
+* an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
+  UNKNOWN_TOPIC_ID;
+* else the topic is removed from storage (the registry forgets its cached
+  partitions) and answered with its name and, v6, its id.
+
+Version notes: v1 throttle_time_ms; v3 TOPIC_DELETION_DISABLED; v4 flexible;
+v5 error_message; v6 topics by name or id (``topics`` replaces
+``topic_names``). Kafka 4.0 dropped v0.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ..topics import TopicError
+
+API_KEY = 20
+ZERO_ID = uuid.UUID(int=0)
+
+_MESSAGES = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
+    ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
+}
+
+
+@handler(API_KEY, 0, 6)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    Result = type(resp).DeletableTopicResult
+    wanted = _wanted(ctx, request)
+    if not ctx.broker.config.delete_topic_enable:
+        code = ErrorCode.TOPIC_DELETION_DISABLED if ctx.version >= 3 else ErrorCode.INVALID_REQUEST
+        for name, topic_id in wanted:
+            resp.responses.append(_result(ctx, Result, name, topic_id, code, None))
+        return resp
+    names = [n for n, _ in wanted if n is not None]
+    ids = [i for n, i in wanted if n is None and i != ZERO_ID]
+    for name, topic_id in wanted:
+        resp.responses.append(_delete_one(ctx, Result, name, topic_id, names, ids))
+    return resp
+
+
+def _wanted(ctx: RequestContext, request) -> list[tuple[str | None, uuid.UUID]]:
+    if ctx.version < 6:
+        return [(name, ZERO_ID) for name in request.topic_names]
+    return [(t.name, t.topic_id) for t in request.topics]
+
+
+def _delete_one(ctx: RequestContext, Result: type, name, topic_id, names: list, ids: list) -> Any:
+    if name is not None and topic_id != ZERO_ID:
+        message = "You may not specify both topic name and topic id."
+        return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, message)
+    if name is None and topic_id == ZERO_ID:
+        message = "Neither topic name nor id were specified."
+        return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, message)
+    if name is not None and names.count(name) > 1:
+        return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+    if name is None and ids.count(topic_id) > 1:
+        return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
+    topics = ctx.broker.topics
+    if name is None:
+        name = topics.name_for_id(topic_id)
+        if name is None:
+            return _result(ctx, Result, None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, None)
+    topic = topics.get(name)
+    if topic is not None:
+        topic_id = topic.topic_id
+    try:
+        topics.delete(name)
+    except TopicError as exc:
+        return _result(ctx, Result, name, topic_id, exc.error_code, None)
+    return _result(ctx, Result, name, topic_id, ErrorCode.NONE, None)
+
+
+def _result(ctx: RequestContext, Result: type, name, topic_id, code: ErrorCode, message: str | None) -> Any:
+    if message is None and code != ErrorCode.NONE:
+        message = _MESSAGES.get(code)
+    if ctx.version < 6 and name is None:
+        name = ""
+    return Result(name=name, topic_id=topic_id, error_code=code, error_message=message)

@@ -1,0 +1,87 @@
+"""Fetch (key 1): v0-12, long poll, byte limits, zero-copy sends, down-conversion.
+
+Behaviour:
+
+* Each partition is read from the batch that contains ``fetch_offset``; the
+  slice may end in a partial batch, which clients ignore. Offsets below the
+  log start or above the log end give OFFSET_OUT_OF_RANGE; offset == high
+  watermark gives empty data.
+* Limits: ``partition_max_bytes`` per partition and (v3+) ``max_bytes`` for the
+  response. From v3 the first batch of the first non-empty partition is sent
+  whole even when it is larger (KIP-74); v0-2 cut it hard, as Kafka does.
+* Long poll: while fewer than ``min_bytes`` are available the request waits,
+  up to ``max_wait_ms``, and is woken by every append (``Broker.wait_for_append``).
+* v4+ slices go out with ``os.sendfile`` (``FileRegion`` chunks). v0-3 need
+  message format 0 (v0-1) or 1 (v2-3): the slice is read and down-converted
+  (KIP-724), tombstones included (KIP-87: a flagged tombstone becomes a null
+  value). ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION
+  and a zstd topic UNSUPPORTED_COMPRESSION_TYPE for that partition.
+* Fetch sessions (v7+) are not kept: the answer's ``session_id`` is 0, which
+  tells clients to keep sending full fetch requests.
+
+Version notes: v1 throttle_time_ms; v3 max_bytes; v4 isolation_level,
+last_stable_offset, aborted_transactions; v5 log_start_offset; v7 sessions;
+v9 current_leader_epoch; v11 rack_id, preferred_read_replica; v12 flexible.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from ..dispatch import RequestContext, handler
+from ..fetch_reader import PartitionRead, read_partition
+
+API_KEY = 1
+
+
+@handler(API_KEY, 0, 12)
+async def handle(ctx: RequestContext, request) -> object:
+    deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000.0
+    while True:
+        reads = _read_all(ctx, request)
+        available = sum(r.size for r in reads)
+        if available >= request.min_bytes or any(r.error for r in reads):
+            break
+        with trio.move_on_at(deadline) as scope:
+            await ctx.broker.wait_for_append()
+        if scope.cancelled_caught:
+            reads = _read_all(ctx, request)
+            break
+    return _response(ctx, request, reads)
+
+
+def _read_all(ctx: RequestContext, request) -> list[PartitionRead]:
+    budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
+    min_one = ctx.version >= 3
+    reads = []
+    for topic in request.topics:
+        for p in topic.partitions:
+            r = read_partition(ctx, topic.topic, p, budget, min_one)
+            if r.size:
+                budget = max(budget - r.size, 0)
+                min_one = False
+            reads.append(r)
+    return reads
+
+
+def _response(ctx: RequestContext, request, reads: list[PartitionRead]) -> object:
+    resp = ctx.response(session_id=0)
+    Topic = type(resp).FetchableTopicResponse
+    Part = Topic.PartitionData
+    it = iter(reads)
+    for topic in request.topics:
+        parts = []
+        for _ in topic.partitions:
+            r = next(it)
+            parts.append(
+                Part(
+                    partition_index=r.partition, error_code=r.error, high_watermark=r.high_watermark,
+                    last_stable_offset=r.high_watermark, log_start_offset=r.log_start_offset,
+                    aborted_transactions=[] if ctx.version >= 4 else None, records=r.records,
+                )  # fmt: skip
+            )
+            if r.size:
+                ctx.broker.metrics.bytes_out.labels(topic.topic).inc(r.size)
+        resp.responses.append(Topic(topic=topic.topic, partitions=parts))
+    return resp
+

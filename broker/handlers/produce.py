@@ -1,0 +1,106 @@
+"""Produce (key 0): v0-11.
+
+Behaviour: per partition, the records are validated and given offsets by
+``log_validator`` (in place for v2 batches whose codec is kept; rebuilt as one
+v2 batch for magic 0/1 (Produce v0-2, KIP-724 up-conversion) or when the
+topic's ``compression.type`` differs) and appended at the log end offset.
+The whole request fails with INVALID_REQUIRED_ACKS when acks is not -1, 0 or
+1. Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION (Produce never creates
+topics), internal topics INVALID_TOPIC_EXCEPTION, disk failures
+KAFKA_STORAGE_ERROR. With ``acks=0`` nothing is answered, and when any
+partition failed the connection is closed so the producer notices (Kafka's
+rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
+fsync.
+
+Version notes: v1 throttle_time_ms; v2 log_append_time_ms (message format
+v1); v3 transactional_id and magic 2 only; v5 log_start_offset; v7 zstd; v8
+record_errors and error_message; v9 flexible.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from protocol import ErrorCode
+
+from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, handler
+from ..log_validator import ValidationError, validate_and_assign
+
+log = logging.getLogger(__name__)
+API_KEY = 0
+
+
+@handler(API_KEY, 0, 11)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
+    acks_ok = request.acks in (-1, 0, 1)
+    failed = appended = False
+    for topic in request.topic_data:
+        parts = []
+        for pd in topic.partition_data:
+            part = Part(index=pd.index, base_offset=-1)
+            if not acks_ok:
+                part.error_code = ErrorCode.INVALID_REQUIRED_ACKS
+            else:
+                appended |= _produce_one(ctx, topic.name, pd, part)
+            failed |= part.error_code != ErrorCode.NONE
+            parts.append(part)
+        resp.responses.append(Topic(name=topic.name, partition_responses=parts))
+    if request.acks == 0:
+        if failed:
+            raise CloseConnection("acks=0 produce failed")
+        return NO_RESPONSE
+    if request.acks == -1 and appended:
+        await ctx.broker.wait_durable()
+    return resp
+
+
+def _produce_one(ctx: RequestContext, topic: str, pd, part) -> bool:
+    """Validate and append one partition's records; fills ``part``; True if appended."""
+    broker = ctx.broker
+    partition = broker.partition_for_produce(topic, pd.index)
+    if isinstance(partition, ErrorCode):
+        part.error_code = partition
+        return False
+    if pd.records is None:
+        part.error_code = ErrorCode.INVALID_RECORD
+        return False
+    started = time.perf_counter()
+    try:
+        validated = validate_and_assign(
+            pd.records,
+            produce_version=ctx.version,
+            next_offset=partition.log.log_end_offset,
+            now_ms=broker.clock(),
+            config=partition.validation_config,
+        )
+    except ValidationError as exc:
+        _fail(ctx, topic, part, exc, len(pd.records))
+        return False
+    if validated.converted_count:
+        broker.metrics.produce_conversions.labels(topic).inc(validated.converted_count)
+        broker.metrics.conversion_time.labels("Produce").observe((time.perf_counter() - started) * 1000)
+    error = broker.append(partition, validated)
+    if error is not None:
+        part.error_code = error
+        return False
+    part.base_offset = validated.first_offset
+    part.log_append_time_ms = validated.log_append_time
+    part.log_start_offset = partition.log.log_start_offset
+    broker.metrics.messages_in.labels(topic).inc(validated.records_count)
+    broker.metrics.bytes_in.labels(topic).inc(len(validated.data))
+    return True
+
+
+def _fail(ctx: RequestContext, topic: str, part, exc: ValidationError, size: int) -> None:
+    part.error_code = exc.error_code
+    if ctx.version >= 8:
+        part.error_message = str(exc)
+        Err = type(part).BatchIndexAndErrorMessage
+        part.record_errors = [Err(batch_index=i, batch_index_error_message=m) for i, m in exc.record_errors]
+    ctx.broker.metrics.failed_produce.labels(topic).inc()
+    if exc.error_code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
+        ctx.broker.metrics.bytes_rejected.labels(topic).inc(size)
+    log.debug("produce to %s-%d refused: %s", topic, part.index, exc)

@@ -1,0 +1,30 @@
+"""SaslHandshake (key 17): v0-1 and SaslAuthenticate (key 36): v0-2.
+
+Behaviour: minibroker only has PLAINTEXT listeners, where Kafka considers the
+connection already authenticated; Kafka answers both requests there with
+ILLEGAL_SASL_STATE, and so do we (SaslHandshake also lists no mechanisms).
+A client configured for SASL therefore gets a clear error instead of a hang.
+
+Version notes: SaslHandshake v1 means SaslAuthenticate carries the tokens;
+SaslAuthenticate v1 adds session_lifetime_ms, v2 is flexible.
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+
+@handler(17, 0, 1)
+async def handle_handshake(ctx: RequestContext, request) -> object:
+    return ctx.response(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
+
+
+@handler(36, 0, 2)
+async def handle_authenticate(ctx: RequestContext, request) -> object:
+    return ctx.response(
+        error_code=ErrorCode.ILLEGAL_SASL_STATE,
+        error_message="SASL is not enabled on this PLAINTEXT listener",
+        auth_bytes=b"",
+    )

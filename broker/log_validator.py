@@ -1,0 +1,231 @@
+"""Produce-side validation and offset assignment (Kafka's LogValidator), sync and pure.
+
+``validate_and_assign(records, ...)`` takes one partition's records from a
+Produce request and returns the bytes to append, with offsets starting at
+the log end offset, or raises ``ValidationError`` carrying the partition's
+error code (reference §3). The three paths:
+
+* **in place** - magic 2 with the producer's codec kept (uncompressed, or the
+  same codec as the topic wants): every record is read to check structure,
+  keys and timestamps, then ``baseOffset``, the leader epoch and
+  ``maxTimestamp`` are patched into the request buffer itself; the
+  (compressed) payload is never rewritten;
+* **rebuild** - anything else (legacy magic 0/1 up-converted to v2, topic codec
+  differs, records needing the KIP-87 flag set inside a compressed batch,
+  non-sequential inner offsets): records are decoded and written again as
+  *one* v2 batch with the target codec, keeping producer fields of the first
+  batch; this is counted as a conversion;
+* then size checks: every output batch <= ``max.message.bytes``
+  (MESSAGE_TOO_LARGE) and the whole set <= ``segment.bytes``
+  (RECORD_LIST_TOO_LARGE).
+
+KIP-87: a record carrying the topic's ``tombstone.header`` is stored with
+record attributes bit 0 set (an explicit tombstone keeping its value). In an
+uncompressed v2 batch that is a one-byte patch per record plus a new CRC; in a
+compressed one it forces a rebuild.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from protocol import ErrorCode, KafkaProtocolError
+from protocol.records import (
+    TOMBSTONE_FLAG,
+    Codec,
+    RecordBatchBuilder,
+    RecordBatchView,
+    TimestampType,
+    iter_batches,
+)
+
+from .record_checks import RecordChecks, ValidationError, check_records, mark_tombstones_in_place
+
+_TOPIC_CODECS = {"gzip": Codec.GZIP, "snappy": Codec.SNAPPY, "lz4": Codec.LZ4, "zstd": Codec.ZSTD,
+                 "uncompressed": Codec.NONE}  # fmt: skip
+
+
+@attrs.frozen
+class ValidationConfig:
+    """The topic settings validation depends on (from the effective topic config)."""
+
+    compression_type: str = "producer"
+    compacted: bool = False
+    log_append_time: bool = False
+    timestamp_before_max_ms: int = 2**63 - 1
+    timestamp_after_max_ms: int = 2**63 - 1
+    max_message_bytes: int = 1_048_588
+    segment_bytes: int = 1 << 30
+    tombstone_header: str = ""
+
+
+@attrs.frozen
+class ValidatedRecords:
+    """What to append and what to tell the producer."""
+
+    data: bytes | memoryview
+    first_offset: int
+    last_offset: int
+    max_timestamp: int
+    log_append_time: int  # -1 unless the topic uses LogAppendTime
+    records_count: int
+    converted_count: int
+
+
+def target_codec(config: ValidationConfig, source: Codec) -> Codec:
+    if config.compression_type == "producer":
+        return source
+    return _TOPIC_CODECS[config.compression_type]
+
+
+def validate_and_assign(
+    records: memoryview, *, produce_version: int, next_offset: int, now_ms: int,
+    config: ValidationConfig, leader_epoch: int = 0,
+) -> ValidatedRecords:  # fmt: skip
+    """Validate one partition's records and assign offsets from ``next_offset``."""
+    try:
+        batches = _framed_batches(records, produce_version, config)
+        source = _source_codec(batches, produce_version)
+        target = target_codec(config, source)
+        checks = RecordChecks.for_config(config, now_ms)
+        if batches[0].magic == 2 and source == target:
+            result = _in_place(records, batches, next_offset, now_ms, config, checks, leader_epoch)
+            if result is not None:
+                return result
+        return _rebuild(batches, target, next_offset, now_ms, config, checks, leader_epoch)
+    except ValidationError:
+        raise
+    except KafkaProtocolError as exc:
+        raise ValidationError(exc.error_code, str(exc)) from None
+
+
+def _framed_batches(records: memoryview, produce_version: int, config: ValidationConfig) -> list:
+    batches = list(iter_batches(records))
+    if not batches:
+        raise ValidationError(ErrorCode.INVALID_RECORD, "no complete record batch in the request")
+    magic = batches[0].magic
+    if produce_version >= 3 and (magic != 2 or len(batches) != 1):
+        raise ValidationError(ErrorCode.INVALID_RECORD, "Produce v3+ needs exactly one magic-2 batch")
+    for batch in batches:
+        _check_batch(batch, magic, config)
+    return batches
+
+
+def _check_batch(batch, magic: int, config: ValidationConfig) -> None:
+    if batch.size_in_bytes > config.max_message_bytes:
+        raise ValidationError(
+            ErrorCode.MESSAGE_TOO_LARGE,
+            f"batch of {batch.size_in_bytes} bytes exceeds max.message.bytes {config.max_message_bytes}",
+        )
+    if not batch.is_valid():
+        raise ValidationError(ErrorCode.CORRUPT_MESSAGE, "record batch fails its CRC check")
+    if batch.magic != magic:
+        raise ValidationError(ErrorCode.INVALID_RECORD, "batches of different magic in one request")
+    if batch.magic == 2:
+        _check_v2_header(batch)
+    elif batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        raise ValidationError(ErrorCode.INVALID_TIMESTAMP, "producer set LogAppendTime")
+
+
+def _check_v2_header(batch: RecordBatchView) -> None:
+    if batch.base_offset != 0:
+        raise ValidationError(ErrorCode.INVALID_RECORD, f"baseOffset must be 0, got {batch.base_offset}")
+    count = batch.last_offset_delta + 1
+    if count <= 0 or batch.records_count <= 0 or count != batch.records_count:
+        raise ValidationError(
+            ErrorCode.INVALID_RECORD,
+            f"lastOffsetDelta {batch.last_offset_delta} does not match {batch.records_count} records",
+        )
+    if batch.is_control:
+        raise ValidationError(ErrorCode.INVALID_RECORD, "clients may not send control batches")
+    if batch.producer_id >= 0 and batch.base_sequence < 0:
+        raise ValidationError(ErrorCode.INVALID_RECORD, "idempotent batch without a base sequence")
+    if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        raise ValidationError(ErrorCode.INVALID_TIMESTAMP, "producer set LogAppendTime")
+    batch.compression  # raises UnsupportedCompressionError for codec ids 5-7
+
+
+def _source_codec(batches: list, produce_version: int) -> Codec:
+    source = Codec.NONE
+    for batch in batches:
+        if batch.compression is not Codec.NONE:
+            source = batch.compression
+    if source is Codec.ZSTD and produce_version < 7:
+        raise ValidationError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
+    return source
+
+
+def _in_place(records, batches, next_offset, now_ms, config, checks, leader_epoch) -> ValidatedRecords | None:
+    batch: RecordBatchView = batches[0]
+    tuples = list(batch.iter_tuples(max_decompressed_size=max(config.max_message_bytes, 1) * 64))
+    if any(t[0] != i for i, t in enumerate(tuples)):
+        return None  # non-sequential offset deltas: Kafka rewrites the batch
+    flagged = check_records(tuples, checks)
+    if flagged and batch.compression is not Codec.NONE:
+        return None  # the flag lives inside the compressed payload
+    writable = _writable(records, batch)
+    view = RecordBatchView(writable)
+    if flagged:
+        mark_tombstones_in_place(view, flagged)
+    view.set_base_offset(next_offset)
+    view.set_partition_leader_epoch(leader_epoch)
+    max_ts = max(t[1] for t in tuples)
+    if config.log_append_time:
+        view.set_max_timestamp(now_ms, TimestampType.LOG_APPEND_TIME)
+    elif max_ts != view.max_timestamp or flagged:
+        view.set_max_timestamp(max_ts, TimestampType.CREATE_TIME)
+    _check_total(view.size_in_bytes, config)
+    return ValidatedRecords(
+        data=writable, first_offset=next_offset, last_offset=next_offset + len(tuples) - 1,
+        max_timestamp=view.max_timestamp, log_append_time=now_ms if config.log_append_time else -1,
+        records_count=len(tuples), converted_count=0,
+    )  # fmt: skip
+
+
+def _writable(records: memoryview, batch: RecordBatchView) -> memoryview:
+    """The batch's bytes in a writable buffer (the request's own when it is writable)."""
+    size = batch.size_in_bytes
+    if not records.readonly:
+        return records[:size]
+    return memoryview(bytearray(records[:size]))
+
+
+def _rebuild(batches, target, next_offset, now_ms, config, checks, leader_epoch) -> ValidatedRecords:
+    first = batches[0]
+    builder = RecordBatchBuilder(
+        magic=2, compression=target,
+        timestamp_type=TimestampType.LOG_APPEND_TIME if config.log_append_time else TimestampType.CREATE_TIME,
+        base_offset=next_offset, producer_id=first.producer_id, producer_epoch=first.producer_epoch,
+        base_sequence=first.base_sequence, is_transactional=first.is_transactional,
+        partition_leader_epoch=leader_epoch, log_append_time=now_ms if config.log_append_time else None,
+    )  # fmt: skip
+    limit = max(config.max_message_bytes, 1) * 64
+    tuples = [t for batch in batches for t in _tuples(batch, limit)]
+    flagged = set(check_records(tuples, checks, legacy=first.magic < 2))
+    for i, (_, ts, key, value, headers, attributes) in enumerate(tuples):
+        if i in flagged:
+            attributes |= TOMBSTONE_FLAG
+        stamp = now_ms if config.log_append_time else ts
+        builder.append(key, value, timestamp=stamp, headers=headers, attributes=attributes)
+    data = builder.build()
+    if len(data) > config.max_message_bytes:
+        raise ValidationError(ErrorCode.MESSAGE_TOO_LARGE, f"rebuilt batch of {len(data)} bytes is too large")
+    _check_total(len(data), config)
+    return ValidatedRecords(
+        data=data, first_offset=next_offset, last_offset=next_offset + len(tuples) - 1,
+        max_timestamp=builder.max_timestamp, log_append_time=now_ms if config.log_append_time else -1,
+        records_count=len(tuples), converted_count=len(tuples),
+    )  # fmt: skip
+
+
+def _tuples(batch, limit: int) -> list[tuple]:
+    if isinstance(batch, RecordBatchView):
+        return list(batch.iter_tuples(max_decompressed_size=limit))
+    return [(r.offset, r.timestamp, r.key, r.value, (), 0) for r in batch]
+
+
+def _check_total(size: int, config: ValidationConfig) -> None:
+    if size > config.segment_bytes:
+        raise ValidationError(
+            ErrorCode.RECORD_LIST_TOO_LARGE, f"record set of {size} bytes exceeds segment.bytes {config.segment_bytes}"
+        )

@@ -1,0 +1,97 @@
+"""Prometheus metrics named the way the JMX exporter names Kafka's MBeans.
+
+Dashboards built for Kafka behind the Prometheus JMX exporter (Strimzi's
+rules) query names such as ``kafka_server_brokertopicmetrics_messagesin_total
+{topic="..."}``; we export the same names from the same events, so those
+dashboards work unchanged. Each broker has its own ``CollectorRegistry`` (tests
+run several brokers in one process). Gauges that reflect state (partition
+sizes, cleaner figures) are computed at scrape time by ``StateCollector``,
+which asks the broker for fresh values instead of caching them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+_LATENCY_BUCKETS_MS = (0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+
+
+class StateCollector(Collector):
+    """Scrape-time gauges: ``fn()`` returns (name, doc, labels, [(values, number)])."""
+
+    def __init__(self, fn: Callable[[], Iterable[tuple[str, str, list[str], list[tuple[list[str], float]]]]]) -> None:
+        self._fn = fn
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        for name, doc, labels, samples in self._fn():
+            family = GaugeMetricFamily(name, doc, labels=labels)
+            for values, number in samples:
+                family.add_metric(values, number)
+            yield family
+
+
+class BrokerMetrics:
+    """The broker's counters and histograms, registered in a private registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter(
+            "kafka_network_requestmetrics_requests", "Requests handled", ["request", "version"], registry=r
+        )
+        self.total_time = Histogram(
+            "kafka_network_requestmetrics_totaltimems",
+            "Request handling time in milliseconds",
+            ["request", "version"],
+            buckets=_LATENCY_BUCKETS_MS,
+            registry=r,
+        )
+        topic = ["topic"]
+        self.messages_in = Counter("kafka_server_brokertopicmetrics_messagesin", "Records appended", topic, registry=r)
+        self.bytes_in = Counter("kafka_server_brokertopicmetrics_bytesin", "Bytes appended", topic, registry=r)
+        self.bytes_out = Counter("kafka_server_brokertopicmetrics_bytesout", "Bytes fetched", topic, registry=r)
+        self.bytes_rejected = Counter(
+            "kafka_server_brokertopicmetrics_bytesrejected", "Bytes rejected", topic, registry=r
+        )
+        self.failed_produce = Counter(
+            "kafka_server_brokertopicmetrics_failedproducerequests", "Failed produce requests", topic, registry=r
+        )
+        self.produce_conversions = Counter(
+            "kafka_server_brokertopicmetrics_producemessageconversions", "Records up-converted", topic, registry=r
+        )
+        self.fetch_conversions = Counter(
+            "kafka_server_brokertopicmetrics_fetchmessageconversions", "Records down-converted", topic, registry=r
+        )
+        self.conversion_time = Histogram(
+            "kafka_network_requestmetrics_messageconversionstimems",
+            "Time spent converting message formats, ms",
+            ["request"],
+            buckets=_LATENCY_BUCKETS_MS,
+            registry=r,
+        )
+        self.connections = Gauge(
+            "kafka_server_socketservermetrics_connection_count", "Open connections", ["listener"], registry=r
+        )
+        self.network_bytes_out = Counter(
+            "kafka_server_socketservermetrics_outgoing_byte", "Bytes sent", registry=r
+        )
+
+    def observe_request(self, api_name: str, version: int, seconds: float) -> None:
+        labels = (api_name, str(version))
+        self.requests.labels(*labels).inc()
+        self.total_time.labels(*labels).observe(seconds * 1000.0)
+
+    def bytes_sent(self, n: int) -> None:
+        self.network_bytes_out.inc(n)
+
+    def add_state_collector(self, fn: Callable[[], Any]) -> None:
+        self.registry.register(StateCollector(fn))
+
+    def serve_http(self, host: str, port: int) -> Any:
+        """Start the /metrics endpoint in prometheus-client's own thread."""
+        server, thread = start_http_server(port, addr=host, registry=self.registry)
+        return server, thread

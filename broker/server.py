@@ -1,0 +1,73 @@
+"""The trio server: listeners, one task per connection, background duties, shutdown.
+
+``serve_broker(config, task_status=...)`` follows trio's ``nursery.start``
+protocol: it opens the storage (recovering after an unclean stop), binds every
+listener (port 0 picks a free port; ``broker.bound`` tells which), starts the
+metrics endpoint and the periodic tasks, then reports the ``Broker`` as
+started. Cancelling it is a graceful shutdown: listeners close, connections
+end, and the storage writes its checkpoints and clean-shutdown marker.
+
+Periodic duties, all driven from here so storage stays free of timers:
+retention every ``log.retention.check.interval.ms``, the idle-segment roll
+check (KIP-354: a compacted log with ``max.compaction.lag.ms`` must roll its
+active segment on time even with no appends) every second, checkpoint
+writes every ``log.flush.offset.checkpoint.interval.ms``, and removal of
+``.deleted`` files whose delay has passed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import trio
+
+from .connection import Connection
+from .core import Broker
+from .listeners import parse_listeners
+
+log = logging.getLogger("minibroker")
+
+
+async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    broker = Broker.open(config)
+    try:
+        async with trio.open_nursery() as nursery:
+            listeners = []
+            for listener in parse_listeners(config.listeners, "listeners"):
+                listeners += await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+            broker.set_bound([tuple(lst.socket.getsockname()[:2]) for lst in listeners])
+            nursery.start_soon(_accept_loop, broker, listeners)
+            nursery.start_soon(_periodic, broker)
+            broker.start_metrics()
+            task_status.started(broker)
+    finally:
+        with trio.CancelScope(shield=True):
+            broker.close()
+
+
+async def _accept_loop(broker: Broker, listeners: list) -> None:
+    await trio.serve_listeners(lambda stream: _serve_connection(broker, stream), listeners)
+
+
+async def _serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
+    try:
+        peer = "%s:%d" % stream.socket.getpeername()[:2]
+    except OSError:
+        peer = "?"
+    connection = Connection(broker, stream, peer)
+    broker.metrics.connections.labels("PLAINTEXT").inc()
+    try:
+        await connection.serve()
+    finally:
+        broker.metrics.connections.labels("PLAINTEXT").dec()
+
+
+async def _periodic(broker: Broker) -> None:
+    """Run the broker's timed duties; each runs when its interval has passed."""
+    while True:
+        await trio.sleep(broker.tick_interval_s)
+        try:
+            broker.tick()
+        except Exception:  # a duty failing must not take the broker down
+            log.exception("periodic broker duty failed")

@@ -1,0 +1,164 @@
+"""Topic names, ids and partitions: the broker's view of the storage layer's topics.
+
+``TopicRegistry`` wraps the storage ``LogManager``: it applies Kafka's rules
+for topic names (1-249 characters of ``[a-zA-Z0-9._-]``, not ``.`` or
+``..``), refuses duplicates with TOPIC_ALREADY_EXISTS and bad counts with
+INVALID_PARTITIONS, and hands out ``Partition`` objects that bundle a log
+with its effective config and the settings produce validation needs.
+Failures are ``TopicError`` carrying the Kafka error code to answer with.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+import attrs
+
+from protocol import ErrorCode
+
+from .log_validator import ValidationConfig
+
+_LEGAL = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+
+
+class TopicError(Exception):
+    def __init__(self, error_code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.error_code = error_code
+
+
+def check_topic_name(name: str) -> None:
+    if name in (".", "..") or not _LEGAL.match(name or ""):
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic name {name!r} is illegal")
+
+
+@attrs.define(eq=False)
+class Topic:
+    name: str
+    topic_id: uuid.UUID
+    num_partitions: int
+    internal: bool
+
+
+@attrs.define(eq=False)
+class Partition:
+    """One partition's log, effective config and produce-validation settings."""
+
+    topic: str
+    index: int
+    log: Any
+    config: Any
+    validation_config: ValidationConfig
+
+
+def validation_config(config: Any) -> ValidationConfig:
+    """The settings ``log_validator`` needs, from an effective topic config."""
+    return ValidationConfig(
+        compression_type=config.compression_type,
+        compacted="compact" in config.cleanup_policy,
+        log_append_time=config.message_timestamp_type == "LogAppendTime",
+        timestamp_before_max_ms=config.message_timestamp_before_max_ms,
+        timestamp_after_max_ms=config.message_timestamp_after_max_ms,
+        max_message_bytes=config.max_message_bytes,
+        segment_bytes=config.segment_bytes,
+        tombstone_header=config.tombstone_header,
+    )
+
+
+class TopicRegistry:
+    """Topics and partitions over the storage ``LogManager``; see the module docstring."""
+
+    def __init__(self, manager: Any) -> None:
+        self.manager = manager
+        self._partitions: dict[tuple[str, int], Partition] = {}
+
+    @classmethod
+    def open(cls, config: Any, clock: Any) -> "TopicRegistry":
+        from storage import ConfigError as StorageConfigError
+        from storage import LogManager
+
+        from .config import ConfigError
+
+        try:
+            manager = LogManager.open(config.log_dir_list(), config.log_props, clock)
+        except StorageConfigError as exc:
+            raise ConfigError(str(exc)) from None
+        return cls(manager)
+
+    @property
+    def cluster_id(self) -> str:
+        return self.manager.cluster_id
+
+    @property
+    def durable(self) -> bool:
+        return self.manager.durable
+
+    def names(self) -> list[str]:
+        return list(self.manager.topics())
+
+    def get(self, name: str) -> Topic | None:
+        meta = self.manager.topics().get(name)
+        if meta is None:
+            return None
+        return Topic(meta.name, meta.topic_id, meta.num_partitions, name in INTERNAL_TOPICS)
+
+    def name_for_id(self, topic_id: uuid.UUID) -> str | None:
+        for meta in self.manager.topics().values():
+            if meta.topic_id == topic_id:
+                return meta.name
+        return None
+
+    def create(self, name: str, num_partitions: int, configs: dict[str, str], validate_only: bool = False) -> Topic:
+        from storage import ConfigError as StorageConfigError
+
+        check_topic_name(name)
+        if name in self.manager.topics():
+            raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        if num_partitions < 1:
+            raise TopicError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+        try:
+            meta = self.manager.create_topic(name, num_partitions, configs, validate_only=validate_only)
+        except StorageConfigError as exc:
+            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        return Topic(meta.name, meta.topic_id, meta.num_partitions, name in INTERNAL_TOPICS)
+
+    def delete(self, name: str) -> None:
+        if name not in self.manager.topics():
+            raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
+        self.invalidate(name)
+        self.manager.delete_topic(name)
+
+    def invalidate(self, name: str) -> None:
+        """Forget cached partitions of ``name`` (after a config change, deletion or growth)."""
+        for key in [k for k in self._partitions if k[0] == name]:
+            del self._partitions[key]
+
+    def partition(self, topic: str, index: int) -> Partition | None:
+        cached = self._partitions.get((topic, index))
+        if cached is not None:
+            return cached
+        log = self.manager.get_log(topic, index)
+        if log is None:
+            return None
+        config = self.manager.effective_config(topic)
+        partition = Partition(topic, index, log, config, validation_config(config))
+        self._partitions[(topic, index)] = partition
+        return partition
+
+    def __getattr__(self, name: str) -> Any:
+        # Storage duties and group commit pass straight through to the LogManager.
+        if name in _PASS_THROUGH:
+            return getattr(self.manager, name)
+        raise AttributeError(name)
+
+
+_PASS_THROUGH = frozenset(
+    {
+        "roll_idle_segments", "run_retention", "write_checkpoints", "delete_expired_files", "flush_generation",
+        "flushed_generation", "flush_dirty", "partition_sizes", "close", "describe_config", "effective_config",
+        "add_partitions", "set_topic_overrides", "topics",
+    }
+)  # fmt: skip

@@ -1,0 +1,158 @@
+"""LogValidator paths: in-place assignment, rebuild/up-conversion, and every error it can give."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.log_validator import ValidationConfig, ValidationError, validate_and_assign
+from protocol import ErrorCode
+from protocol.records import TOMBSTONE_FLAG, Codec, RecordBatchBuilder, RecordBatchView, TimestampType, iter_batches
+
+NOW = 1_700_000_000_000
+
+
+def _batch(records, *, magic=2, codec=Codec.NONE, **kw) -> bytearray:
+    b = RecordBatchBuilder(magic=magic, compression=codec, **kw)
+    for key, value, ts, *headers in records:
+        b.append(key, value, timestamp=ts, headers=headers[0] if headers else ())
+    return bytearray(b.build())
+
+
+def _validate(data, version=9, next_offset=100, config=ValidationConfig(), now=NOW):
+    return validate_and_assign(memoryview(data), produce_version=version, next_offset=next_offset,
+                               now_ms=now, config=config)  # fmt: skip
+
+
+def _records(result):
+    return [r for batch in iter_batches(memoryview(bytes(result.data))) for r in batch]
+
+
+RECS = [(b"k1", b"v1", NOW - 5), (b"k2", None, NOW - 1), (None, b"v3", NOW - 3)]
+
+
+def test_uncompressed_v2_is_patched_in_place():
+    data = _batch(RECS)
+    result = _validate(data)
+    assert result.converted_count == 0
+    assert result.data.obj is data  # the request's own buffer, not a copy
+    view = RecordBatchView(result.data)
+    assert view.is_valid() and view.base_offset == 100 and view.last_offset == 102
+    assert view.max_timestamp == NOW - 1
+    assert [(r.offset, r.key, r.value) for r in _records(result)] == [
+        (100, b"k1", b"v1"), (101, b"k2", None), (102, None, b"v3")]  # fmt: skip
+
+
+def test_log_append_time_overwrites_timestamps():
+    result = _validate(_batch(RECS), config=ValidationConfig(log_append_time=True))
+    view = RecordBatchView(result.data)
+    assert view.timestamp_type == TimestampType.LOG_APPEND_TIME and view.is_valid()
+    assert {r.timestamp for r in _records(result)} == {NOW}
+    assert result.log_append_time == NOW
+
+
+@pytest.mark.parametrize("codec", [Codec.GZIP, Codec.LZ4, Codec.SNAPPY, Codec.ZSTD])
+def test_same_codec_keeps_compressed_payload(codec):
+    data = _batch(RECS, codec=codec)
+    payload = bytes(data[61:])
+    result = _validate(data)
+    assert result.converted_count == 0 and bytes(result.data[61:]) == payload
+    assert [r.offset for r in _records(result)] == [100, 101, 102]
+
+
+def test_topic_codec_recompresses():
+    result = _validate(_batch(RECS, codec=Codec.GZIP), config=ValidationConfig(compression_type="lz4"))
+    assert RecordBatchView(memoryview(bytes(result.data))).compression is Codec.LZ4
+    assert result.converted_count == 3
+    assert [(r.offset, r.value) for r in _records(result)] == [(100, b"v1"), (101, None), (102, b"v3")]
+
+
+@pytest.mark.parametrize("magic,codec", [(0, Codec.NONE), (1, Codec.NONE), (0, Codec.GZIP), (1, Codec.SNAPPY), (1, Codec.LZ4)])
+def test_legacy_is_up_converted_to_one_v2_batch(magic, codec):
+    result = _validate(_batch(RECS, magic=magic, codec=codec), version=2)
+    batches = list(iter_batches(memoryview(bytes(result.data))))
+    assert len(batches) == 1 and batches[0].magic == 2 and batches[0].compression is codec
+    got = _records(result)
+    assert [(r.offset, r.key, r.value) for r in got] == [(100, b"k1", b"v1"), (101, b"k2", None), (102, None, b"v3")]
+    expected_ts = [-1, -1, -1] if magic == 0 else [NOW - 5, NOW - 1, NOW - 3]
+    assert [r.timestamp for r in got] == expected_ts
+    assert result.converted_count == 3
+
+
+def test_tombstone_header_sets_the_flag_in_place():
+    recs = [(b"k", b"payload", NOW, [("kafka.tombstone", b"1")]), (b"j", b"x", NOW)]
+    result = _validate(_batch(recs), config=ValidationConfig(tombstone_header="kafka.tombstone"))
+    got = _records(result)
+    assert got[0].attributes & TOMBSTONE_FLAG and got[0].value == b"payload"
+    assert got[0].headers == (("kafka.tombstone", b"1"),)
+    assert not got[1].attributes & TOMBSTONE_FLAG
+    assert RecordBatchView(result.data).is_valid()
+
+
+def test_tombstone_header_in_compressed_batch_rebuilds():
+    recs = [(b"k", b"payload", NOW, [("kafka.tombstone", b"")])]
+    result = _validate(_batch(recs, codec=Codec.GZIP), config=ValidationConfig(tombstone_header="kafka.tombstone"))
+    assert _records(result)[0].attributes & TOMBSTONE_FLAG
+
+
+def _error(data, **kw) -> ValidationError:
+    with pytest.raises(ValidationError) as info:
+        _validate(data, **kw)
+    return info.value
+
+
+def test_bad_crc_is_corrupt_message():
+    data = _batch(RECS)
+    data[-1] ^= 0xFF
+    assert _error(data).error_code == ErrorCode.CORRUPT_MESSAGE
+
+
+def test_null_key_on_compacted_topic_is_invalid_record_with_record_errors():
+    err = _error(_batch(RECS), config=ValidationConfig(compacted=True))
+    assert err.error_code == ErrorCode.INVALID_RECORD
+    assert [i for i, _ in err.record_errors] == [2]
+
+
+def test_timestamp_out_of_window_is_invalid_timestamp():
+    err = _error(_batch(RECS), config=ValidationConfig(timestamp_before_max_ms=2, compacted=True))
+    assert err.error_code == ErrorCode.INVALID_TIMESTAMP  # wins over the null-key error
+
+
+def test_too_large_batch_is_message_too_large():
+    data = _batch([(b"k", b"x" * 2000, NOW)])
+    assert _error(data, config=ValidationConfig(max_message_bytes=1000)).error_code == ErrorCode.MESSAGE_TOO_LARGE
+
+
+def test_whole_set_over_segment_bytes_is_record_list_too_large():
+    data = _batch([(b"k", b"x" * 2000, NOW)])
+    assert _error(data, config=ValidationConfig(segment_bytes=1000)).error_code == ErrorCode.RECORD_LIST_TOO_LARGE
+
+
+def test_v3_needs_magic_2_and_one_batch():
+    assert _error(_batch(RECS, magic=1), version=3).error_code == ErrorCode.INVALID_RECORD
+    two = _batch(RECS) + _batch(RECS)
+    assert _error(two, version=3).error_code == ErrorCode.INVALID_RECORD
+
+
+def test_non_zero_base_offset_and_count_mismatch_are_invalid_record():
+    assert _error(_batch(RECS, base_offset=5)).error_code == ErrorCode.INVALID_RECORD
+
+
+def test_zstd_before_produce_v7_is_unsupported():
+    err = _error(_batch(RECS, codec=Codec.ZSTD), version=6)
+    assert err.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+
+
+def test_only_a_truncated_batch_is_invalid_record_and_junk_after_a_batch_is_dropped():
+    data = _batch(RECS)
+    assert _error(data[:-3]).error_code == ErrorCode.INVALID_RECORD
+    result = _validate(data + b"\x00\x00\x00")
+    assert len(result.data) == len(data) - 0 and result.last_offset == 102
+
+
+def test_framing_error_is_corrupt_message():
+    assert _error(bytearray(b"\x00" * 8 + b"\x00\x00\x00\x05" + b"\x02" * 10)).error_code == ErrorCode.CORRUPT_MESSAGE
+
+
+def test_producer_set_log_append_time_is_invalid_timestamp():
+    data = _batch(RECS, timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=NOW)
+    assert _error(data).error_code == ErrorCode.INVALID_TIMESTAMP
