@@ -85,6 +85,7 @@ class Broker:
         except OSError as exc:
             log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR
+        self.topics.manager.note_append()
         self._append_lot.unpark_all()
         return None
 

@@ -1,0 +1,27 @@
+"""minibroker's storage: partition logs in Kafka's on-disk layout (synchronous, no trio).
+
+* ``LogManager`` — every log of the broker, topic metadata, checkpoints,
+  recovery on open, timed duties and durable group commit;
+* ``Log`` — one partition: segments, offsets, rolls, reads, retention;
+* ``Segment`` — one ``.log`` with its ``.index`` and ``.timeindex``;
+* ``config`` — topic configs with Kafka's names, broker synonyms and checks.
+"""
+
+from .config import TOPIC_CONFIGS, ConfigEntry, ConfigModel, LogConfig
+from .errors import ConfigError, OffsetOutOfRangeError, StorageError
+from .log import Log, LogSlice
+from .log_manager import LogManager, TopicMeta
+
+__all__ = [
+    "TOPIC_CONFIGS",
+    "ConfigEntry",
+    "ConfigError",
+    "ConfigModel",
+    "Log",
+    "LogConfig",
+    "LogManager",
+    "LogSlice",
+    "OffsetOutOfRangeError",
+    "StorageError",
+    "TopicMeta",
+]

@@ -1,0 +1,259 @@
+"""Topic configs with Kafka's names, defaults, broker synonyms and validation.
+
+Each topic config is a ``ConfigSpec``: its Kafka name (``segment.bytes``), the
+broker key that sets its default for all topics (``log.segment.bytes``), its
+Kafka type, default and check. ``ConfigModel.from_broker_props`` validates the
+broker-level keys (refusing unknown ones, naming the key), and
+``effective(overrides)`` resolves a topic's ``LogConfig``: topic override,
+else broker setting, else Kafka's default (``describe`` reports which, with
+the synonyms in Kafka's order, for DescribeConfigs).
+
+Kafka's precedence for time keys is kept: ``log.retention.ms`` over
+``log.retention.minutes`` over ``log.retention.hours`` (and the same for
+``log.roll.*``). ``message.format.version`` is accepted but deprecated
+(KIP-724): the log is always written in format v2, and its effective value
+is reported as ``3.0-IV1``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable
+
+import attrs
+
+from .errors import ConfigError
+
+log = logging.getLogger(__name__)
+LONG_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+V2_FORMAT = "3.0-IV1"
+
+
+def _bool(text: str) -> bool:
+    if text.strip().lower() not in ("true", "false"):
+        raise ValueError("expected true or false")
+    return text.strip().lower() == "true"
+
+
+def _policy(text: str) -> tuple[str, ...]:
+    items = tuple(sorted({p.strip() for p in text.split(",") if p.strip()}))
+    if not items or not set(items) <= {"compact", "delete"}:
+        raise ValueError("expected a list of compact and/or delete")
+    return items
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}")
+        return text
+
+    return parse
+
+
+@attrs.frozen
+class ConfigSpec:
+    name: str
+    broker_key: str | None
+    type: str
+    default_text: str
+    parse: Callable[[str], Any]
+    low: float | None = None
+    high: float | None = None
+    doc: str = ""
+
+    @property
+    def attr(self) -> str:
+        return self.name.replace(".", "_")
+
+    def convert(self, text: str, key: str) -> Any:
+        try:
+            value = self.parse(str(text).strip())
+        except ValueError as exc:
+            raise ConfigError(f"{key}: invalid value {text!r} ({exc})") from None
+        if self.low is not None and value < self.low or self.high is not None and value > self.high:
+            raise ConfigError(f"{key}: value {text!r} is out of range [{self.low}, {self.high}]")
+        return value
+
+
+def _spec(name, broker, type_, default, parse, low=None, high=None, doc=""):
+    return ConfigSpec(name, broker, type_, str(default), parse, low, high, doc)
+
+
+TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
+    _spec("cleanup.policy", "log.cleanup.policy", "LIST", "delete", _policy, doc="delete, compact or both"),
+    _spec("compression.type", "compression.type", "STRING", "producer",
+          _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), doc="codec the log is stored in"),
+    _spec("delete.retention.ms", "log.cleaner.delete.retention.ms", "LONG", 86_400_000, int, 0,
+          doc="how long tombstones are kept after the cleaner first sees them"),
+    _spec("file.delete.delay.ms", "log.segment.delete.delay.ms", "LONG", 60_000, int, 0,
+          doc="delay before a replaced or deleted segment file is removed"),
+    _spec("flush.messages", "log.flush.interval.messages", "LONG", LONG_MAX, int, 1, doc="fsync every N records"),
+    _spec("flush.ms", "log.flush.interval.ms", "LONG", LONG_MAX, int, 0, doc="fsync at least this often"),
+    _spec("index.interval.bytes", "log.index.interval.bytes", "INT", 4096, int, 0, INT_MAX,
+          doc="bytes between offset-index entries"),
+    _spec("max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", "LONG", LONG_MAX, int, 1,
+          doc="longest a record may stay uncompacted (KIP-354)"),
+    _spec("max.message.bytes", "message.max.bytes", "INT", 1_048_588, int, 0, INT_MAX,
+          doc="largest record batch accepted"),
+    _spec("message.downconversion.enable", "log.message.downconversion.enable", "BOOLEAN", "true", _bool,
+          doc="serve Fetch v0-3 by down-converting"),
+    _spec("message.format.version", "log.message.format.version", "STRING", V2_FORMAT, str,
+          doc="deprecated (KIP-724): always stored as v2"),
+    _spec("message.timestamp.type", "log.message.timestamp.type", "STRING", "CreateTime",
+          _one_of("CreateTime", "LogAppendTime"), doc="CreateTime or LogAppendTime"),
+    _spec("message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", "LONG", LONG_MAX, int, 0,
+          doc="how far in the past a CreateTime timestamp may be"),
+    _spec("message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", "LONG", LONG_MAX, int, 0,
+          doc="how far in the future a CreateTime timestamp may be"),
+    _spec("message.timestamp.difference.max.ms", "log.message.timestamp.difference.max.ms", "LONG", LONG_MAX,
+          int, 0, doc="deprecated: default of the before/after bounds"),
+    _spec("min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", "DOUBLE", 0.5, float, 0, 1,
+          doc="dirty ratio above which the cleaner picks the log"),
+    _spec("min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", "LONG", 0, int, 0,
+          doc="youngest a record may be to be compacted"),
+    _spec("min.insync.replicas", "min.insync.replicas", "INT", 1, int, 1, INT_MAX, doc="accepted; single node"),
+    _spec("preallocate", "log.preallocate", "BOOLEAN", "false", _bool, doc="accepted"),
+    _spec("retention.bytes", "log.retention.bytes", "LONG", -1, int, -1, doc="size limit per partition (-1: none)"),
+    _spec("retention.ms", "log.retention.ms", "LONG", 604_800_000, int, -1, doc="time limit (-1: none)"),
+    _spec("segment.bytes", "log.segment.bytes", "INT", 1_073_741_824, int, 14, INT_MAX, doc="segment size"),
+    _spec("segment.index.bytes", "log.index.size.max.bytes", "INT", 10_485_760, int, 4, INT_MAX,
+          doc="offset/time index size"),
+    _spec("segment.jitter.ms", "log.roll.jitter.ms", "LONG", 0, int, 0, doc="random jitter on segment.ms"),
+    _spec("segment.ms", "log.roll.ms", "LONG", 604_800_000, int, 1, doc="roll the active segment after this"),
+    _spec("tombstone.header", "log.tombstone.header", "STRING", "kafka.tombstone", str,
+          doc="records with this header are explicit tombstones (KIP-87); empty disables"),
+    _spec("unclean.leader.election.enable", "unclean.leader.election.enable", "BOOLEAN", "false", _bool,
+          doc="accepted; single node"),
+)  # fmt: skip
+SPECS = {s.name: s for s in TOPIC_CONFIGS}
+_BY_BROKER_KEY = {s.broker_key: s for s in TOPIC_CONFIGS if s.broker_key}
+# Broker keys in a coarser unit that feed a topic config's broker default, lowest priority last.
+_UNIT_KEYS = {
+    "retention.ms": (("log.retention.ms", 1), ("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
+    "segment.ms": (("log.roll.ms", 1), ("log.roll.hours", 3_600_000)),
+    "segment.jitter.ms": (("log.roll.jitter.ms", 1), ("log.roll.jitter.hours", 3_600_000)),
+}
+# Broker keys that are not topic defaults but belong to the storage layer or the cleaner.
+OTHER_BROKER_KEYS: dict[str, Callable[[str], Any]] = {
+    "log.flush.durable.enable": _bool,
+    "log.record.version.force.upgrade": int,
+    "log.cleaner.enable": _bool,
+    "log.cleaner.threads": int,
+    "log.cleaner.backoff.ms": int,
+    "log.cleaner.dedupe.buffer.size": int,
+    "log.cleaner.io.max.bytes.per.second": float,
+    "log.cleaner.io.buffer.size": int,
+    "log.cleaner.io.buffer.load.factor": float,
+    "num.recovery.threads.per.data.dir": int,
+    "log.flush.scheduler.interval.ms": int,
+    "log.flush.start.offset.checkpoint.interval.ms": int,
+}
+
+
+@attrs.frozen
+class ConfigEntry:
+    """One row of DescribeConfigs."""
+
+    name: str
+    value: str | None
+    source: str
+    read_only: bool = False
+    sensitive: bool = False
+    type: str = "STRING"
+    doc: str = ""
+    synonyms: tuple[tuple[str, str, str], ...] = ()
+
+
+LogConfig = attrs.make_class(
+    "LogConfig", {s.attr: attrs.field() for s in TOPIC_CONFIGS}, frozen=True, slots=True
+)
+LogConfig.__doc__ = "A topic's effective configuration; attribute names are Kafka's with dots as underscores."
+
+
+class ConfigModel:
+    """Broker-level defaults plus the rules to resolve and describe topic configs."""
+
+    def __init__(self, broker_values: dict[str, tuple[str, str]], other: dict[str, Any]) -> None:
+        self._broker = broker_values  # topic config name -> (broker key, text)
+        self.other = other  # non-topic storage/cleaner keys by name
+
+    @classmethod
+    def from_broker_props(cls, props: dict[str, str]) -> "ConfigModel":
+        broker: dict[str, tuple[str, str]] = {}
+        other: dict[str, Any] = {}
+        for key, text in props.items():
+            if key in _BY_BROKER_KEY:
+                spec = _BY_BROKER_KEY[key]
+                spec.convert(text, key)
+                if key == "log.message.format.version":
+                    log.warning("%s is deprecated (KIP-724) and ignored: logs are always format v2", key)
+                broker.setdefault(spec.name, (key, text))
+            elif key in OTHER_BROKER_KEYS:
+                try:
+                    other[key] = OTHER_BROKER_KEYS[key](text.strip())
+                except ValueError as exc:
+                    raise ConfigError(f"{key}: invalid value {text!r} ({exc})") from None
+            elif not _unit_key(key):
+                raise ConfigError(f"{key}: unknown configuration key")
+        for name, units in _UNIT_KEYS.items():
+            for key, factor in units:
+                if key in props:
+                    value = SPECS[name].convert(props[key], key) * factor
+                    broker[name] = (key, str(value))
+                    break
+        model = cls(broker, other)
+        model.effective({})  # cross-key checks on the broker defaults
+        return model
+
+    def effective(self, overrides: dict[str, str]) -> Any:
+        values = {}
+        for spec in TOPIC_CONFIGS:
+            text, key = self._text(spec, overrides)
+            values[spec.attr] = spec.convert(text, key)
+        for bound in ("before", "after"):
+            attr = f"message_timestamp_{bound}_max_ms"
+            if values[attr] == LONG_MAX:
+                values[attr] = values["message_timestamp_difference_max_ms"]
+        values["message_format_version"] = V2_FORMAT
+        if values["max_compaction_lag_ms"] < values["min_compaction_lag_ms"]:
+            raise ConfigError("max.compaction.lag.ms must be at least min.compaction.lag.ms")
+        return LogConfig(**values)
+
+    def validate_overrides(self, overrides: dict[str, str]) -> None:
+        for key in overrides:
+            if key not in SPECS:
+                raise ConfigError(f"{key}: unknown topic configuration")
+        if "message.format.version" in overrides:
+            log.warning("message.format.version is deprecated (KIP-724) and ignored: topics are stored as v2")
+        self.effective(overrides)
+
+    def _text(self, spec: ConfigSpec, overrides: dict[str, str]) -> tuple[str, str]:
+        if spec.name in overrides:
+            return overrides[spec.name], spec.name
+        if spec.name in self._broker:
+            key, text = self._broker[spec.name]
+            return text, key
+        return spec.default_text, spec.name
+
+    def describe(self, overrides: dict[str, str]) -> list[ConfigEntry]:
+        effective = self.effective(overrides)
+        entries = []
+        for spec in TOPIC_CONFIGS:
+            synonyms = []
+            if spec.name in overrides:
+                synonyms.append((spec.name, overrides[spec.name], "DYNAMIC_TOPIC_CONFIG"))
+            if spec.name in self._broker:
+                key, text = self._broker[spec.name]
+                synonyms.append((key, text, "STATIC_BROKER_CONFIG"))
+            synonyms.append((spec.broker_key or spec.name, spec.default_text, "DEFAULT_CONFIG"))
+            value = getattr(effective, spec.attr)
+            text = ",".join(value) if isinstance(value, tuple) else str(value).lower() if isinstance(value, bool) else str(value)
+            entries.append(ConfigEntry(spec.name, text, synonyms[0][2], type=spec.type, doc=spec.doc,
+                                       synonyms=tuple(synonyms)))  # fmt: skip
+        return entries
+
+
+def _unit_key(key: str) -> bool:
+    return any(key == k for units in _UNIT_KEYS.values() for k, _ in units)

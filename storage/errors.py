@@ -1,0 +1,21 @@
+"""Storage errors, each mapping to what the broker answers.
+
+``StorageError`` is an ``OSError`` (disk full, read-only directory, I/O
+failure): the broker answers KAFKA_STORAGE_ERROR and nothing already written
+is damaged. ``ConfigError`` names the bad key. ``OffsetOutOfRangeError`` is
+for reads and deletions outside ``[log_start_offset, log_end_offset]``.
+"""
+
+from __future__ import annotations
+
+
+class StorageError(OSError):
+    """A failed disk operation on a log."""
+
+
+class ConfigError(ValueError):
+    """An unknown config key or an invalid value; the message names the key."""
+
+
+class OffsetOutOfRangeError(ValueError):
+    """An offset outside the log's ``[log_start_offset, log_end_offset]``."""

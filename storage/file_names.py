@@ -1,0 +1,46 @@
+"""Kafka's file names: segments named by base offset, zero-padded to 20 digits.
+
+``00000000000000000000.log`` / ``.index`` / ``.timeindex``; temporary suffixes
+``.cleaned`` (cleaner output being written), ``.swap`` (ready to replace) and
+``.deleted`` (waiting for ``file.delete.delay.ms``). Partition directories
+are ``<topic>-<partition>``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+LOG, INDEX, TIME_INDEX = ".log", ".index", ".timeindex"
+CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
+
+
+def file_stem(offset: int) -> str:
+    return f"{offset:020d}"
+
+
+def log_path(directory: Path, offset: int) -> Path:
+    return directory / (file_stem(offset) + LOG)
+
+
+def index_path(directory: Path, offset: int) -> Path:
+    return directory / (file_stem(offset) + INDEX)
+
+
+def time_index_path(directory: Path, offset: int) -> Path:
+    return directory / (file_stem(offset) + TIME_INDEX)
+
+
+def partition_dir(root: Path, topic: str, partition: int) -> Path:
+    return root / f"{topic}-{partition}"
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    topic, sep, number = name.rpartition("-")
+    if not sep or not topic or not number.isdigit():
+        return None
+    return topic, int(number)
+
+
+def offset_of(path: Path) -> int | None:
+    stem = path.name.split(".", 1)[0]
+    return int(stem) if len(stem) == 20 and stem.isdigit() else None

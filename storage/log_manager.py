@@ -1,0 +1,265 @@
+"""All logs of a broker: directories, topic metadata, checkpoints, recovery, duties.
+
+Layout under each of ``log.dirs`` (Kafka's): ``<topic>-<partition>/``
+directories with segments and a ``partition.metadata`` file (``version: 0`` /
+``topic_id: <uuid>``), plus the checkpoint files
+``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``, and
+``.kafka_cleanshutdown`` after a clean stop. Topic metadata that Kafka keeps
+in its controller (partition count, per-topic config overrides, topic id) is
+kept in ``__topics.json`` in the first log dir, written atomically, and
+``meta.properties`` holds the cluster id.
+
+Opening: with the clean-shutdown marker present, logs open without scanning
+and the marker is removed (so a crash from now on is detected); without it,
+every log rescans from its checkpointed recovery point.
+
+Durable mode (``log.flush.durable.enable=true``) is group commit: appends bump
+``flush_generation``; ``flush_dirty`` (called from a worker thread) records
+the generation it covers, fsyncs each log appended since the last flush once,
+and then publishes ``flushed_generation``, so every producer waiting at that
+moment is acknowledged by one fsync per log.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import uuid
+from pathlib import Path
+from typing import Callable, Iterable
+
+import attrs
+
+from .checkpoint import fsync_dir, read_checkpoint, write_checkpoint
+from .config import ConfigModel
+from .errors import ConfigError
+from .file_names import parse_partition_dir, partition_dir
+from .log import Log
+
+log = logging.getLogger(__name__)
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+RECOVERY_POINTS = "recovery-point-offset-checkpoint"
+LOG_STARTS = "log-start-offset-checkpoint"
+TOPICS_FILE = "__topics.json"
+
+
+@attrs.define
+class TopicMeta:
+    name: str
+    topic_id: uuid.UUID
+    num_partitions: int
+    overrides: dict[str, str]
+
+
+class LogManager:
+    def __init__(self, dirs: list[Path], model: ConfigModel, clock: Callable[[], int]) -> None:
+        self.dirs = dirs
+        self.model = model
+        self.clock = clock
+        self.durable = bool(model.other.get("log.flush.durable.enable", False))
+        self._topics: dict[str, TopicMeta] = {}
+        self._logs: dict[tuple[str, int], Log] = {}
+        self._lock = threading.Lock()
+        self._generation = 0
+        self._flushed = 0
+        self.cluster_id = ""
+
+    @classmethod
+    def open(cls, log_dirs: list, broker_props: dict[str, str], clock: Callable[[], int]) -> "LogManager":
+        if not log_dirs:
+            raise ConfigError("log.dirs: at least one directory is required")
+        self = cls([Path(d) for d in log_dirs], ConfigModel.from_broker_props(broker_props), clock)
+        for d in self.dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        self.cluster_id = self._load_cluster_id()
+        self._topics = self._load_topics()
+        self._open_logs()
+        return self
+
+    def _load_cluster_id(self) -> str:
+        path = self.dirs[0] / "meta.properties"
+        if path.exists():
+            for line in path.read_text().splitlines():
+                if line.startswith("cluster.id="):
+                    return line.split("=", 1)[1].strip()
+        cluster_id = uuid.uuid4().hex[:22]
+        _atomic_write(path, f"version=1\ncluster.id={cluster_id}\n")
+        return cluster_id
+
+    def _load_topics(self) -> dict[str, TopicMeta]:
+        path = self.dirs[0] / TOPICS_FILE
+        if not path.exists():
+            return {}
+        raw = json.loads(path.read_text())
+        return {
+            name: TopicMeta(name, uuid.UUID(t["topic_id"]), t["num_partitions"], dict(t["overrides"]))
+            for name, t in raw.items()
+        }
+
+    def _save_topics(self) -> None:
+        raw = {
+            t.name: {"topic_id": str(t.topic_id), "num_partitions": t.num_partitions, "overrides": t.overrides}
+            for t in self._topics.values()
+        }
+        _atomic_write(self.dirs[0] / TOPICS_FILE, json.dumps(raw, indent=1, sort_keys=True))
+
+    def _open_logs(self) -> None:
+        for root in self.dirs:
+            clean = (root / CLEAN_SHUTDOWN).exists()
+            points = read_checkpoint(root / RECOVERY_POINTS)
+            starts = read_checkpoint(root / LOG_STARTS)
+            for sub in sorted(p for p in root.iterdir() if p.is_dir()):
+                parsed = parse_partition_dir(sub.name)
+                if parsed is None or parsed[0] not in self._topics:
+                    continue
+                self._logs[parsed] = Log.open(
+                    sub, parsed[0], parsed[1], self.effective_config(parsed[0]), self.clock,
+                    log_start_offset=starts.get(parsed, 0), recovery_point=points.get(parsed, 0), clean=clean,
+                )  # fmt: skip
+            (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
+        for meta in self._topics.values():
+            for p in range(meta.num_partitions):
+                if (meta.name, p) not in self._logs:
+                    self._create_log(meta, p)
+
+    # -- topics -------------------------------------------------------------------
+
+    def topics(self) -> dict[str, TopicMeta]:
+        return dict(self._topics)
+
+    def effective_config(self, name: str):
+        return self.model.effective(self._topics[name].overrides)
+
+    def describe_config(self, name: str):
+        return self.model.describe(self._topics[name].overrides)
+
+    def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str], *, validate_only: bool = False) -> TopicMeta:
+        overrides = {k: str(v) for k, v in overrides.items()}
+        self.model.validate_overrides(overrides)
+        meta = TopicMeta(name, uuid.uuid4(), num_partitions, overrides)
+        if validate_only:
+            return meta
+        self._topics[name] = meta
+        self._save_topics()
+        for p in range(num_partitions):
+            self._create_log(meta, p)
+        return meta
+
+    def _create_log(self, meta: TopicMeta, partition: int) -> Log:
+        root = min(self.dirs, key=lambda d: sum(1 for _ in d.iterdir()))
+        directory = partition_dir(root, meta.name, partition)
+        directory.mkdir(parents=True, exist_ok=True)
+        _atomic_write(directory / "partition.metadata", f"version: 0\ntopic_id: {meta.topic_id}\n")
+        log_ = Log.open(directory, meta.name, partition, self.model.effective(meta.overrides), self.clock)
+        self._logs[(meta.name, partition)] = log_
+        return log_
+
+    def delete_topic(self, name: str) -> None:
+        meta = self._topics.pop(name)
+        self._save_topics()
+        for p in range(meta.num_partitions):
+            log_ = self._logs.pop((name, p), None)
+            if log_ is not None:
+                log_.delete()
+                _remove_dir(log_.dir)
+
+    def add_partitions(self, name: str, new_total: int) -> None:
+        meta = self._topics[name]
+        if new_total <= meta.num_partitions:
+            raise ValueError(f"{name} already has {meta.num_partitions} partitions")
+        for p in range(meta.num_partitions, new_total):
+            self._create_log(meta, p)
+        meta.num_partitions = new_total
+        self._save_topics()
+
+    def set_topic_overrides(self, name: str, overrides: dict[str, str]) -> None:
+        overrides = {k: str(v) for k, v in overrides.items()}
+        self.model.validate_overrides(overrides)
+        self._topics[name].overrides = overrides
+        self._save_topics()
+        config = self.model.effective(overrides)
+        for (topic, _), log_ in self._logs.items():
+            if topic == name:
+                log_.config = config
+
+    def get_log(self, topic: str, partition: int) -> Log | None:
+        return self._logs.get((topic, partition))
+
+    def logs(self) -> Iterable[Log]:
+        return list(self._logs.values())
+
+    # -- duties ---------------------------------------------------------------------
+
+    def roll_idle_segments(self, now_ms: int) -> None:
+        for log_ in self.logs():
+            log_.roll_if_idle(now_ms)
+
+    def run_retention(self, now_ms: int) -> None:
+        for log_ in self.logs():
+            log_.run_retention(now_ms)
+
+    def delete_expired_files(self, now_ms: int) -> None:
+        for log_ in self.logs():
+            log_.delete_expired_files(now_ms)
+
+    def write_checkpoints(self) -> None:
+        for root in self.dirs:
+            mine = [l for l in self.logs() if l.dir.parent == root]
+            write_checkpoint(root / RECOVERY_POINTS, {(l.topic, l.partition): l.recovery_point for l in mine})
+            starts = {(l.topic, l.partition): l.log_start_offset for l in mine
+                      if l.log_start_offset > l.segments[0].base_offset}  # fmt: skip
+            write_checkpoint(root / LOG_STARTS, starts)
+
+    def partition_sizes(self) -> Iterable[tuple[str, int, int]]:
+        return [(l.topic, l.partition, l.size_in_bytes) for l in self.logs()]
+
+    # -- group commit -----------------------------------------------------------------
+
+    def note_append(self) -> None:
+        with self._lock:
+            self._generation += 1
+
+    def flush_generation(self) -> int:
+        return self._generation
+
+    def flushed_generation(self) -> int:
+        return self._flushed
+
+    def flush_dirty(self) -> None:
+        """fsync every log appended since the last flush; safe from a worker thread."""
+        with self._lock:
+            target = self._generation
+            dirty = [l for l in self._logs.values() if l.dirty]
+            for l in dirty:
+                l.dirty = False
+        for l in dirty:
+            for seg in l.segments[-2:]:
+                seg.flush()
+        self._flushed = max(self._flushed, target)
+
+    def close(self) -> None:
+        for log_ in self.logs():
+            log_.flush()
+        self.write_checkpoints()
+        for log_ in self.logs():
+            log_.close()
+        for root in self.dirs:
+            _atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def _remove_dir(directory: Path) -> None:
+    for p in directory.iterdir():
+        p.unlink(missing_ok=True)
+    directory.rmdir()
