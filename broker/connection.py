@@ -51,6 +51,7 @@ class Connection:
     stream: trio.SocketStream
     peer: str = ""
     requests: int = 0
+    client_software: tuple[str, str] | None = None
 
     async def serve(self) -> None:
         frames = FrameBuffer(self.broker.config.socket_request_max_bytes)
@@ -65,6 +66,8 @@ class Connection:
             log.info("closing connection from %s: %s", self.peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             pass
+        except Exception:  # a bug in one request must not take the broker down
+            log.exception("closing connection from %s after an unexpected error", self.peer)
         finally:
             with trio.CancelScope(shield=True):
                 await self.stream.aclose()

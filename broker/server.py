@@ -24,12 +24,14 @@ import trio
 
 from .connection import Connection
 from .core import Broker
+from .dispatch import load_handlers
 from .listeners import parse_listeners
 
 log = logging.getLogger("minibroker")
 
 
 async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    load_handlers()
     broker = Broker.open(config)
     try:
         async with trio.open_nursery() as nursery:

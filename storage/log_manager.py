@@ -43,6 +43,8 @@ CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 RECOVERY_POINTS = "recovery-point-offset-checkpoint"
 LOG_STARTS = "log-start-offset-checkpoint"
 TOPICS_FILE = "__topics.json"
+PRODUCER_IDS = "producer-id-block"
+PRODUCER_ID_BLOCK = 1000
 
 
 @attrs.define
@@ -65,6 +67,8 @@ class LogManager:
         self._generation = 0
         self._flushed = 0
         self.cluster_id = ""
+        self._next_producer_id = 0
+        self._producer_id_limit = 0
 
     @classmethod
     def open(cls, log_dirs: list, broker_props: dict[str, str], clock: Callable[[], int]) -> "LogManager":
@@ -214,6 +218,19 @@ class LogManager:
 
     def partition_sizes(self) -> Iterable[tuple[str, int, int]]:
         return [(l.topic, l.partition, l.size_in_bytes) for l in self.logs()]
+
+    # -- producer ids -----------------------------------------------------------------
+
+    def allocate_producer_id(self) -> int:
+        """A producer id never handed out before, even across restarts (blocks persisted ahead)."""
+        if self._next_producer_id >= self._producer_id_limit:
+            path = self.dirs[0] / PRODUCER_IDS
+            start = int(path.read_text().strip() or 0) if path.exists() else 0
+            _atomic_write(path, f"{start + PRODUCER_ID_BLOCK}\n")
+            self._next_producer_id, self._producer_id_limit = start, start + PRODUCER_ID_BLOCK
+        pid = self._next_producer_id
+        self._next_producer_id += 1
+        return pid
 
     # -- group commit -----------------------------------------------------------------
 

@@ -4,6 +4,10 @@ Behaviour, per topic, in Kafka's (KRaft controller's) order of checks:
 
 * a name given twice in one request: INVALID_REQUEST "Duplicate topic name.";
 * an illegal name: INVALID_TOPIC_EXCEPTION; an existing one: TOPIC_ALREADY_EXISTS;
+  one that differs from an existing name only by '.' versus '_' (they share
+  metric names): INVALID_TOPIC_EXCEPTION "... collides with existing topic";
+* ``configs``: a null value or a value the storage layer refuses is
+  INVALID_CONFIG, with the message naming the key (checked before counts);
 * manual ``assignments``: allowed only with ``num_partitions`` and
   ``replication_factor`` both -1 (else INVALID_REQUEST); partition indexes must
   be 0..n-1 and every replica list exactly ``[node.id]`` (this is the only
@@ -11,9 +15,7 @@ Behaviour, per topic, in Kafka's (KRaft controller's) order of checks:
 * otherwise ``num_partitions`` -1 means the broker's ``num.partitions`` and
   other values below 1 are INVALID_PARTITIONS; ``replication_factor`` -1 means
   ``default.replication.factor``, values below 1 and above 1 (one broker) are
-  INVALID_REPLICATION_FACTOR;
-* ``configs``: a null value or a value the storage layer refuses is
-  INVALID_CONFIG, with the message naming the key.
+  INVALID_REPLICATION_FACTOR.
 
 ``validate_only`` (v1+) runs every check and creates nothing. From v5 a
 success carries the topic's ``num_partitions``, ``replication_factor`` and
@@ -34,7 +36,8 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..topics import TopicError, check_topic_name
-from ._admin import null_config_error, source_id
+from ._admin import INVALID_REPLICA_ASSIGNMENT, null_config_error, source_id
+from ._alter import validate_overrides
 
 API_KEY = 19
 
@@ -80,14 +83,13 @@ def _create(ctx: RequestContext, Result: type, topic, validate_only: bool) -> An
         raise _Refused(exc.error_code, str(exc)) from None
     if topics.get(topic.name) is not None:
         raise _Refused(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
+    _check_collision(ctx, topic.name)
+    configs = {c.name: c.value for c in topic.configs}
+    _check_configs(ctx, configs)
     if topic.assignments:
         num_partitions = _check_assignments(ctx, topic)
     else:
         num_partitions = _check_counts(ctx, topic)
-    configs = {c.name: c.value for c in topic.configs}
-    message = null_config_error(name for name, value in configs.items() if value is None)
-    if message:
-        raise _Refused(ErrorCode.INVALID_CONFIG, message)
     try:
         created = topics.create(topic.name, num_partitions, configs, validate_only=validate_only)
     except TopicError as exc:
@@ -98,6 +100,27 @@ def _create(ctx: RequestContext, Result: type, topic, validate_only: bool) -> An
         result.replication_factor = 1
         result.configs = _configs(ctx, Result, topic.name, configs, validate_only)
     return result
+
+
+def _check_collision(ctx: RequestContext, name: str) -> None:
+    """'.' and '_' map to the same metric names, so Kafka refuses names differing only there."""
+    folded = name.replace(".", "_")
+    for existing in ctx.broker.topics.names():
+        if existing.replace(".", "_") == folded:
+            raise _Refused(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {existing}")
+
+
+def _check_configs(ctx: RequestContext, configs: dict[str, str | None]) -> None:
+    """Configs are checked before partitions and replicas, as Kafka's controller does."""
+    from storage import ConfigError
+
+    message = null_config_error(name for name, value in configs.items() if value is None)
+    if message:
+        raise _Refused(ErrorCode.INVALID_CONFIG, message)
+    try:
+        validate_overrides(ctx, configs)  # type: ignore[arg-type]
+    except ConfigError as exc:
+        raise _Refused(ErrorCode.INVALID_CONFIG, str(exc)) from None
 
 
 def _check_counts(ctx: RequestContext, topic) -> int:
@@ -137,14 +160,14 @@ def _check_assignments(ctx: RequestContext, topic) -> int:
     for a in topic.assignments:
         if a.partition_index in seen:
             raise _Refused(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                INVALID_REPLICA_ASSIGNMENT,
                 f"Found multiple manual partition assignments for partition {a.partition_index}",
             )
         seen.add(a.partition_index)
         _check_replicas(a.broker_ids, node)
     if seen != set(range(len(seen))):
         raise _Refused(
-            ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence"
+            INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence"
         )
     return len(seen)
 
@@ -152,17 +175,17 @@ def _check_assignments(ctx: RequestContext, topic) -> int:
 def _check_replicas(broker_ids: list[int], node: int) -> None:
     if not broker_ids:
         raise _Refused(
-            ErrorCode.INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list."
+            INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list."
         )
     for broker_id in broker_ids:
         if broker_id != node:
             raise _Refused(
-                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                INVALID_REPLICA_ASSIGNMENT,
                 f"The manual partition assignment includes broker {broker_id}, but no such broker is registered.",
             )
     if len(broker_ids) > 1:
         raise _Refused(
-            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            INVALID_REPLICA_ASSIGNMENT,
             f"The manual partition assignment includes the broker {node} more than once.",
         )
 
@@ -185,4 +208,4 @@ def describe_topic(ctx: RequestContext, name: str, overrides: dict[str, str], va
     topics = ctx.broker.topics
     if not validate_only:
         return topics.describe_config(name)
-    return topics.describe_config_for(overrides)
+    return topics.manager.model.describe(overrides)

@@ -1,0 +1,119 @@
+"""What AlterConfigs and IncrementalAlterConfigs share: targets, checks, applying.
+
+Both APIs end in the same step: a topic's complete new set of overrides is
+checked and (unless ``validate_only``) stored with ``set_topic_overrides``,
+after which the registry forgets the topic's cached partitions so produce and
+fetch see the new effective config. The checks, in Kafka's order:
+
+1. the resource: a TOPIC with an empty name is INVALID_REQUEST ("Default
+   topic resources are not allowed."), an illegal name INVALID_TOPIC_EXCEPTION,
+   an unknown topic UNKNOWN_TOPIC_OR_PARTITION; a BROKER must be this node or
+   empty, and since this broker has no dynamic broker configs any change to
+   one is INVALID_REQUEST; other resource types are INVALID_REQUEST;
+2. the same resource twice in one request: INVALID_REQUEST "Duplicate
+   resource." for it;
+3. the new overrides: null values and values the storage layer refuses are
+   INVALID_CONFIG, with the message naming the key.
+
+``Outcome`` is an (error code, message) pair; ``OK`` is success.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext
+from ..topics import TopicError, check_topic_name
+from ._admin import RESOURCE_BROKER, RESOURCE_TOPIC, broker_resource_error, null_config_error
+
+Outcome = tuple[ErrorCode, str | None]
+OK: Outcome = (ErrorCode.NONE, None)
+
+
+class Refused(Exception):
+    def __init__(self, error_code: ErrorCode, message: str | None) -> None:
+        super().__init__(message)
+        self.outcome: Outcome = (error_code, message)
+
+
+def alter_all(ctx: RequestContext, request, change: Callable[[Any], Outcome]) -> object:
+    """Answer every resource of an alter request; ``change`` handles one resource."""
+    resp = ctx.response()
+    Result = type(resp).AlterConfigsResourceResponse
+    keys = [(r.resource_type, r.resource_name) for r in request.resources]
+    answered: set = set()
+    for resource in request.resources:
+        key = (resource.resource_type, resource.resource_name)
+        if key in answered:
+            continue
+        answered.add(key)
+        if keys.count(key) > 1:
+            code, message = ErrorCode.INVALID_REQUEST, "Duplicate resource."
+        else:
+            try:
+                code, message = change(resource)
+            except Refused as exc:
+                code, message = exc.outcome
+        resp.responses.append(
+            Result(error_code=code, error_message=message, resource_type=key[0], resource_name=key[1])
+        )
+    return resp
+
+
+def check_target(ctx: RequestContext, resource) -> None:
+    """Raise ``Refused`` unless the resource is an existing topic (or an empty broker change)."""
+    if resource.resource_type == RESOURCE_TOPIC:
+        name = resource.resource_name
+        if not name:
+            raise Refused(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+        try:
+            check_topic_name(name)
+        except TopicError as exc:
+            raise Refused(exc.error_code, str(exc)) from None
+        if ctx.broker.topics.get(name) is None:
+            raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        return
+    if resource.resource_type == RESOURCE_BROKER:
+        message = broker_resource_error(ctx.broker.config.node_id, resource.resource_name)
+        if message:
+            raise Refused(ErrorCode.INVALID_REQUEST, message)
+        if resource.configs:
+            names = ",".join(c.name for c in resource.configs)
+            raise Refused(
+                ErrorCode.INVALID_REQUEST,
+                f"Dynamic broker configs are not supported by this broker ({names}); set them in server.properties.",
+            )
+        return
+    raise Refused(ErrorCode.INVALID_REQUEST, f"Unexpected resource type {resource.resource_type}.")
+
+
+def current_overrides(ctx: RequestContext, topic: str) -> dict[str, str]:
+    meta = ctx.broker.topics.topics()[topic]
+    return dict(meta.overrides)
+
+
+def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str | None], validate_only: bool) -> Outcome:
+    """Check the topic's complete new overrides and, unless validate_only, store them."""
+    message = null_config_error(k for k, v in overrides.items() if v is None)
+    if message:
+        return ErrorCode.INVALID_CONFIG, message
+    from storage import ConfigError
+
+    topics = ctx.broker.topics
+    try:
+        if validate_only:
+            validate_overrides(ctx, overrides)
+        else:
+            topics.set_topic_overrides(topic, overrides)
+    except ConfigError as exc:
+        return ErrorCode.INVALID_CONFIG, str(exc)
+    if not validate_only:
+        topics.invalidate(topic)
+    return OK
+
+
+def validate_overrides(ctx: RequestContext, overrides: dict[str, str]) -> None:
+    """Raise the storage layer's ``ConfigError`` if these overrides are not valid."""
+    ctx.broker.topics.manager.model.validate_overrides(overrides)

@@ -1,0 +1,85 @@
+"""CreatePartitions (key 37): v0-3, growing a topic's partition count.
+
+Behaviour, per topic (Kafka's controller checks and messages):
+
+* a topic listed twice: INVALID_REQUEST "Duplicate topic name.";
+* an unknown topic: UNKNOWN_TOPIC_OR_PARTITION;
+* ``count`` below the current count, or equal to it: INVALID_PARTITIONS
+  (partitions are never removed);
+* ``assignments``, when given, must list one replica list per new partition,
+  each exactly ``[node.id]``, else INVALID_REPLICA_ASSIGNMENT;
+* otherwise the storage layer creates the new partitions (empty logs) and
+  the registry forgets its cached view of the topic. ``validate_only`` runs
+  the checks and changes nothing.
+
+Version notes: v1 answers before throttling; v2 flexible; v3 same as v2.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ._admin import INVALID_REPLICA_ASSIGNMENT
+
+API_KEY = 37
+
+
+@handler(API_KEY, 0, 3)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    Result = type(resp).CreatePartitionsTopicResult
+    names = [t.name for t in request.topics]
+    answered: set[str] = set()
+    for topic in request.topics:
+        if topic.name in answered:
+            continue
+        answered.add(topic.name)
+        if names.count(topic.name) > 1:
+            code, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
+        else:
+            code, message = _grow(ctx, topic, request.validate_only)
+        resp.results.append(Result(name=topic.name, error_code=code, error_message=message))
+    return resp
+
+
+def _grow(ctx: RequestContext, topic, validate_only: bool) -> tuple[ErrorCode, str | None]:
+    topics = ctx.broker.topics
+    current = topics.get(topic.name)
+    if current is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+    have, want = current.num_partitions, topic.count
+    if want < have:
+        message = f"The topic {topic.name} currently has {have} partition(s); {want} would not be an increase."
+        return ErrorCode.INVALID_PARTITIONS, message
+    if want == have:
+        return ErrorCode.INVALID_PARTITIONS, f"Topic already has {have} partition(s)."
+    if topic.assignments is not None:
+        message = _assignment_error(ctx, topic.assignments, want - have)
+        if message:
+            return INVALID_REPLICA_ASSIGNMENT, message
+    if validate_only:
+        return ErrorCode.NONE, None
+    topics.add_partitions(topic.name, want)
+    topics.invalidate(topic.name)
+    return ErrorCode.NONE, None
+
+
+def _assignment_error(ctx: RequestContext, assignments: list[Any], added: int) -> str | None:
+    if len(assignments) != added:
+        return (
+            f"Attempted to add {added} additional partition(s), but only {len(assignments)} assignment(s) "
+            "were specified."
+        )
+    node = ctx.broker.config.node_id
+    for a in assignments:
+        if not a.broker_ids:
+            return "The manual partition assignment includes an empty replica list."
+        for broker_id in a.broker_ids:
+            if broker_id != node:
+                return f"The manual partition assignment includes broker {broker_id}, but no such broker is registered."
+        if len(a.broker_ids) > 1:
+            return f"The manual partition assignment includes the broker {node} more than once."
+    return None

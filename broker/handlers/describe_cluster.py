@@ -1,0 +1,47 @@
+"""DescribeCluster (key 60): v0-1, the one-node cluster as the Admin client sees it.
+
+Behaviour: this broker (``node.id``, advertised host and port, no rack) is
+the only broker; the cluster id is the storage layer's; the controller id is
+this node (a broker endpoint reports some live broker there, and there is
+only one). With ``include_cluster_authorized_operations`` the answer lists
+every operation a CLUSTER resource supports (there is no authorizer, so all
+are allowed), as the bit field Kafka sends; otherwise INT32_MIN.
+
+Version notes: v1 ``endpoint_type``: 1 (brokers) is what a broker serves; 2
+(controllers) gets MISMATCHED_ENDPOINT_TYPE with Kafka's message.
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+API_KEY = 60
+ENDPOINT_BROKERS = 1
+_ENDPOINT_NAMES = {1: "BROKER", 2: "CONTROLLER"}
+
+# AclOperation codes a CLUSTER resource supports: CREATE 5, ALTER 7, DESCRIBE 8,
+# CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+NO_OPERATIONS = -(2**31)
+
+
+@handler(API_KEY, 0, 1)
+async def handle(ctx: RequestContext, request) -> object:
+    broker = ctx.broker
+    if ctx.version >= 1 and request.endpoint_type != ENDPOINT_BROKERS:
+        wanted = _ENDPOINT_NAMES.get(request.endpoint_type, "UNKNOWN")
+        return ctx.response(
+            error_code=ErrorCode.MISMATCHED_ENDPOINT_TYPE,
+            error_message=f"The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type {wanted}",
+        )
+    resp = ctx.response(cluster_id=broker.cluster_id, controller_id=broker.config.node_id)
+    host, port = broker.advertised
+    resp.brokers.append(type(resp).DescribeClusterBroker(broker_id=broker.config.node_id, host=host, port=port))
+    resp.endpoint_type = ENDPOINT_BROKERS
+    if request.include_cluster_authorized_operations:
+        resp.cluster_authorized_operations = CLUSTER_OPERATIONS
+    else:
+        resp.cluster_authorized_operations = NO_OPERATIONS
+    return resp

@@ -1,0 +1,102 @@
+"""DescribeConfigs (key 32): v0-4, topic and broker configs with their sources.
+
+Behaviour, per resource (Kafka's ``ConfigHelper``):
+
+* TOPIC (2): an illegal name is INVALID_TOPIC_EXCEPTION, an unknown topic
+  UNKNOWN_TOPIC_OR_PARTITION with no configs; otherwise every topic config
+  from the storage layer's ``describe_config``: its effective value, source
+  (1 topic override, 4 ``server.properties``, 5 default) and synonyms, the
+  chain of places the value could come from, most specific first.
+* BROKER (4): the resource name must be this ``node.id`` (every broker key,
+  ``broker_configs``) or empty (the cluster-wide dynamic defaults, of which a
+  single node without dynamic configs has none); anything else is
+  INVALID_REQUEST with Kafka's message. Broker keys are read-only here.
+* any other type: INVALID_REQUEST "Unsupported resource type".
+
+``configuration_keys`` null or empty means every key, else only those named.
+Synonyms are sent only when ``include_synonyms`` (v1+) is set, documentation
+only when ``include_documentation`` (v3+) is set.
+
+Version notes: v0 has ``is_default`` instead of ``config_source``: true
+exactly when the source is DEFAULT_CONFIG (how Kafka's broker filled it); v1
+config_source, synonyms and include_synonyms; v2 answers before throttling;
+v3 config_type, documentation; v4 flexible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ..topics import TopicError, check_topic_name
+from ._admin import (
+    DEFAULT_CONFIG,
+    RESOURCE_BROKER,
+    RESOURCE_TOPIC,
+    broker_resource_error,
+    source_id,
+    synonym_parts,
+    type_id,
+)
+from ._broker_configs import broker_configs
+
+API_KEY = 32
+
+
+@handler(API_KEY, 0, 4)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    Result = type(resp).DescribeConfigsResult
+    for resource in request.resources:
+        result = Result(resource_type=resource.resource_type, resource_name=resource.resource_name)
+        try:
+            entries = _entries(ctx, resource)
+        except TopicError as exc:
+            result.error_code, result.error_message = exc.error_code, str(exc)
+        else:
+            result.error_message = None
+            if entries is None:
+                result.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                keys = resource.configuration_keys
+                wanted = [e for e in entries if not keys or e.name in keys]
+                result.configs = [_entry(ctx, request, Result, e) for e in wanted]
+        resp.results.append(result)
+    return resp
+
+
+def _entries(ctx: RequestContext, resource) -> list | None:
+    """The config entries of a resource; None for an unknown topic; raises TopicError."""
+    if resource.resource_type == RESOURCE_TOPIC:
+        check_topic_name(resource.resource_name)
+        if ctx.broker.topics.get(resource.resource_name) is None:
+            return None
+        return list(ctx.broker.topics.describe_config(resource.resource_name))
+    if resource.resource_type == RESOURCE_BROKER:
+        message = broker_resource_error(ctx.broker.config.node_id, resource.resource_name)
+        if message:
+            raise TopicError(ErrorCode.INVALID_REQUEST, message)
+        if not resource.resource_name:
+            return []  # no dynamic cluster-wide defaults on this broker
+        return broker_configs(ctx.broker)
+    raise TopicError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {resource.resource_type}")
+
+
+def _entry(ctx: RequestContext, request, Result: type, e: Any) -> Any:
+    Entry = Result.DescribeConfigsResourceResult
+    source = source_id(e.source)
+    out = Entry(
+        name=e.name, value=None if e.sensitive else e.value, read_only=e.read_only,
+        config_source=source, is_default=source == DEFAULT_CONFIG, is_sensitive=e.sensitive,
+    )  # fmt: skip
+    if ctx.version >= 1 and request.include_synonyms:
+        Synonym = Entry.DescribeConfigsSynonym
+        for synonym in e.synonyms:
+            name, value, synonym_source = synonym_parts(synonym)
+            out.synonyms.append(Synonym(name=name, value=None if e.sensitive else value, source=synonym_source))
+    if ctx.version >= 3:
+        out.config_type = type_id(e.type)
+        out.documentation = e.doc if request.include_documentation else None
+    return out

@@ -1,0 +1,103 @@
+"""ListOffsets (key 2): v0-8, offsets by time and the log's boundaries.
+
+Behaviour, per partition (v1+, Kafka's ``Partition.fetchOffsetForTimestamp``):
+
+* the limit of what may be returned: for a consumer (``replica_id`` -1) the
+  high watermark (``isolation_level`` 1, read committed, would use the last
+  stable offset, which equals it here: there are no transactions); for a
+  debug tool (-2) or a follower, the log end offset;
+* ``timestamp`` -1 (latest): that limit, timestamp -1;
+* -2 (earliest) and -4 (earliest local, v8; there is no tiered storage): the
+  log start offset, timestamp -1;
+* -3 (max timestamp, v7+): the first record with the largest timestamp, its
+  offset and timestamp (-1/-1 on an empty log);
+* anything else: the first record whose timestamp is >= ``timestamp``
+  (``Log.offset_for_timestamp``), if it lies below the limit; otherwise
+  offset -1, timestamp -1.
+
+A found offset carries leader epoch 0 (v4+), a not-found one -1. A partition
+listed twice is INVALID_REQUEST, an unknown one UNKNOWN_TOPIC_OR_PARTITION,
+and a given ``current_leader_epoch`` other than 0 FENCED/UNKNOWN_LEADER_EPOCH.
+
+v0 answers ``old_style_offsets`` instead (``_legacy_offsets``): up to
+``max_num_offsets`` segment boundary offsets older than the timestamp,
+newest first, as Kafka's ``legacyFetchOffsetsBefore`` does.
+
+Version notes: v1 single offset and timestamp; v2 isolation_level and
+throttle_time_ms; v4 current_leader_epoch and leader_epoch; v6 flexible;
+v7 max timestamp (-3); v8 earliest local (-4). Kafka 4.0 dropped v0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ._admin import LEADER_EPOCH, NO_EPOCH, leader_epoch_error
+from ._legacy_offsets import legacy_offsets
+
+API_KEY = 2
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -1, -2, -3, -4
+CONSUMER, DEBUGGING = -1, -2
+NOT_FOUND = (-1, -1, NO_EPOCH)
+
+
+@handler(API_KEY, 0, 8)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    Topic = type(resp).ListOffsetsTopicResponse
+    Part = Topic.ListOffsetsPartitionResponse
+    seen = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    for topic in request.topics:
+        parts = []
+        for p in topic.partitions:
+            part = Part(partition_index=p.partition_index)
+            if ctx.version >= 1 and seen.count((topic.name, p.partition_index)) > 1:
+                part.error_code = ErrorCode.INVALID_REQUEST
+            else:
+                _answer(ctx, request, topic.name, p, part)
+            parts.append(part)
+        resp.topics.append(Topic(name=topic.name, partitions=parts))
+    return resp
+
+
+def _answer(ctx: RequestContext, request, topic: str, p: Any, part: Any) -> None:
+    partition = ctx.broker.topics.partition(topic, p.partition_index)
+    if partition is None:
+        part.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return
+    if ctx.version == 0:
+        from_consumer = request.replica_id == CONSUMER
+        part.old_style_offsets = legacy_offsets(partition.log, p.timestamp, p.max_num_offsets, from_consumer)
+        return
+    error = leader_epoch_error(p.current_leader_epoch)
+    if error is not None:
+        part.error_code = error
+        return
+    part.timestamp, part.offset, part.leader_epoch = _lookup(partition.log, p.timestamp, request.replica_id)
+
+
+def _lookup(log: Any, timestamp: int, replica_id: int) -> tuple[int, int, int]:
+    """``(timestamp, offset, leader_epoch)`` for one v1+ request."""
+    limit = log.high_watermark if replica_id == CONSUMER else log.log_end_offset
+    if timestamp == LATEST:
+        return -1, limit, LEADER_EPOCH
+    if timestamp in (EARLIEST, EARLIEST_LOCAL):
+        return -1, log.log_start_offset, LEADER_EPOCH
+    if timestamp == MAX_TIMESTAMP:
+        found = log.max_timestamp_offset()
+        if found is None:
+            return -1, -1, LEADER_EPOCH
+        # Storage knows the batch holding the max timestamp; Kafka (since KAFKA-16310)
+        # answers the first record carrying it, which is the first record >= it.
+        max_timestamp = found[1]
+        exact = log.offset_for_timestamp(max_timestamp)
+        offset = exact[0] if exact is not None else found[0]
+        return (max_timestamp, offset, LEADER_EPOCH) if offset < limit else NOT_FOUND
+    found = log.offset_for_timestamp(timestamp)
+    if found is None:
+        return NOT_FOUND
+    offset, record_timestamp = found
+    return (record_timestamp, offset, LEADER_EPOCH) if offset < limit else NOT_FOUND

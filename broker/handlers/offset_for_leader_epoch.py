@@ -1,0 +1,61 @@
+"""OffsetForLeaderEpoch (key 23): v0-4, the end offset of a leader epoch.
+
+Behaviour: this node has led every partition since it was created, in one
+leader epoch, 0, whose start offset is the log start offset. So the leader
+epoch cache Kafka would consult holds the single entry (0, log_start_offset),
+and Kafka's lookup (``LeaderEpochFileCache.endOffsetFor``) gives:
+
+* requested epoch 0 (the latest): ``end_offset`` = log end offset, epoch 0;
+* requested epoch -1 (undefined), or above 0 (newer than any known): -1, -1;
+* requested epoch below -1 (older than every entry): the first entry's start,
+  ``end_offset`` = log start offset, with the requested epoch echoed.
+
+Unknown partitions are UNKNOWN_TOPIC_OR_PARTITION. From v2 a given
+``current_leader_epoch`` (not -1) is checked against 0: lower is
+FENCED_LEADER_EPOCH, higher UNKNOWN_LEADER_EPOCH. ``replica_id`` (v3+)
+changes nothing on a single node: consumers (-1), debug tools (-2) and
+followers get the same answer.
+
+Version notes: v1 leader_epoch in the answer; v2 current_leader_epoch and
+throttle_time_ms; v3 replica_id; v4 flexible.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ._admin import LEADER_EPOCH, NO_EPOCH, leader_epoch_error
+
+API_KEY = 23
+
+
+@handler(API_KEY, 0, 4)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    Topic = type(resp).OffsetForLeaderTopicResult
+    Part = Topic.EpochEndOffset
+    for topic in request.topics:
+        parts = []
+        for p in topic.partitions:
+            code, epoch, end_offset = _end_offset(ctx, topic.topic, p)
+            parts.append(Part(error_code=code, partition=p.partition, leader_epoch=epoch, end_offset=end_offset))
+        resp.topics.append(Topic(topic=topic.topic, partitions=parts))
+    return resp
+
+
+def _end_offset(ctx: RequestContext, topic: str, p: Any) -> tuple[ErrorCode, int, int]:
+    partition = ctx.broker.topics.partition(topic, p.partition)
+    if partition is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NO_EPOCH, -1
+    error = leader_epoch_error(p.current_leader_epoch)
+    if error is not None:
+        return error, NO_EPOCH, -1
+    log = partition.log
+    if p.leader_epoch == LEADER_EPOCH:
+        return ErrorCode.NONE, LEADER_EPOCH, log.log_end_offset
+    if p.leader_epoch < NO_EPOCH:
+        return ErrorCode.NONE, p.leader_epoch, log.log_start_offset
+    return ErrorCode.NONE, NO_EPOCH, -1

@@ -1,0 +1,26 @@
+"""Fixtures for end-to-end tests: a real broker process per test, on port 0."""
+
+from __future__ import annotations
+
+import pytest
+
+from .harness import BrokerProcess
+
+
+@pytest.fixture
+def broker_factory(tmp_path):
+    started: list[BrokerProcess] = []
+
+    def make(**overrides: str) -> BrokerProcess:
+        proc = BrokerProcess(tmp_path / f"data{len(started)}", {k.replace("_", "."): v for k, v in overrides.items()})
+        started.append(proc)
+        return proc.start()
+
+    yield make
+    for proc in started:
+        proc.kill()
+
+
+@pytest.fixture
+def broker(broker_factory) -> BrokerProcess:
+    return broker_factory()

@@ -1,0 +1,127 @@
+"""Bad input over real sockets: Kafka's answer for each, and the broker keeps serving.
+
+Each case opens its own connection to a real broker process and sends bytes
+a broken or hostile client might send. Frames Kafka refuses at the socket
+layer close the connection with no answer; record problems get the
+partition-level error code Kafka gives. After every case, a second
+connection still gets an ApiVersions answer and earlier data is unchanged.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+import pytest
+
+from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request, message_class
+from protocol.records import Codec, RecordBatchBuilder
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+
+def _connect(broker) -> socket.socket:
+    s = socket.create_connection(("127.0.0.1", broker.port), timeout=10)
+    return s
+
+
+def _recv_exact(s: socket.socket, n: int) -> bytes:
+    out = b""
+    while len(out) < n:
+        chunk = s.recv(n - len(out))
+        if not chunk:
+            raise ConnectionError("closed")
+        out += chunk
+    return out
+
+
+def _roundtrip(s: socket.socket, api_key: int, version: int, body, correlation_id: int = 7):
+    s.sendall(encode_request(RequestHeader(api_key, version, correlation_id, "bad-input-test"), body))
+    size = struct.unpack(">i", _recv_exact(s, 4))[0]
+    return decode_response(_recv_exact(s, size), API_BY_KEY[api_key], version)
+
+
+def _is_closed(s: socket.socket) -> bool:
+    try:
+        return s.recv(1) == b""
+    except (ConnectionResetError, socket.timeout):
+        return True
+
+
+def _still_serving(broker) -> None:
+    with _connect(broker) as s:
+        _, body = _roundtrip(s, 18, 0, message_class(API_BY_KEY[18], True)())
+        assert body.error_code == 0 and body.api_keys
+
+
+def _create(broker, name: str, **configs: str) -> None:
+    api = API_BY_KEY[19]
+    req = message_class(api, True)
+    topic = req.CreatableTopic(name=name, num_partitions=1, replication_factor=1,
+                               configs=[req.CreatableTopic.CreatableTopicConfig(name=k.replace("_", "."), value=v)
+                                        for k, v in configs.items()])  # fmt: skip
+    with _connect(broker) as s:
+        _, body = _roundtrip(s, 19, 5, req(topics=[topic], timeout_ms=5000))
+        assert body.topics[0].error_code == 0, body
+
+
+def _produce(broker, topic: str, records: bytes, acks: int = 1, version: int = 9):
+    api = API_BY_KEY[0]
+    req = message_class(api, True)
+    part = req.TopicProduceData.PartitionProduceData(index=0, records=records)
+    body = req(acks=acks, timeout_ms=5000, topic_data=[req.TopicProduceData(name=topic, partition_data=[part])])
+    with _connect(broker) as s:
+        _, resp = _roundtrip(s, 0, version, body)
+    return resp.responses[0].partition_responses[0]
+
+
+def _batch(n: int = 3, key: bytes | None = b"k", value_size: int = 10, codec=Codec.NONE) -> bytearray:
+    b = RecordBatchBuilder(compression=codec)
+    for i in range(n):
+        b.append(key, b"v" * value_size, timestamp=1_700_000_000_000 + i)
+    return bytearray(b.build())
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        struct.pack(">i", 104_857_601),  # over socket.request.max.bytes
+        struct.pack(">i", -5),  # negative length
+        struct.pack(">ihhih", 30, 3, 1, 1, -1) + b"\x7f\xee" * 10,  # a valid Metadata v1 header, garbage body
+        struct.pack(">i", 40) + struct.pack(">hhih", 3, 5, 1, -1) + b"\x00",  # truncated body
+        struct.pack(">i", 10) + struct.pack(">hhih", 999, 0, 1, -1),  # unknown api key
+        struct.pack(">i", 10) + struct.pack(">hhih", 0, 99, 1, -1),  # unsupported produce version
+    ],
+    ids=["too-large", "negative", "garbage", "truncated", "unknown-key", "bad-version"],
+)
+def test_refused_frames_close_the_connection(broker, frame):
+    with _connect(broker) as s:
+        s.sendall(frame)
+        assert _is_closed(s)
+    _still_serving(broker)
+
+
+def test_api_versions_too_new_gets_v0_unsupported_version(broker):
+    with _connect(broker) as s:
+        s.sendall(encode_request(RequestHeader(18, 99, 5, "x"), message_class(API_BY_KEY[18], True)()))
+        size = struct.unpack(">i", _recv_exact(s, 4))[0]
+        corr, body = decode_response(_recv_exact(s, size), API_BY_KEY[18], 0)
+    assert corr == 5 and body.error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert [(k.api_key, k.min_version) for k in body.api_keys] == [(18, 0)]
+
+
+def test_record_errors_get_kafka_codes_and_leave_data_alone(broker):
+    _create(broker, "plain")
+    _create(broker, "compacted", cleanup_policy="compact")
+    _create(broker, "small", max_message_bytes="200")
+    good = _produce(broker, "plain", bytes(_batch()))
+    assert good.error_code == 0 and good.base_offset == 0
+    corrupt = _batch()
+    corrupt[-1] ^= 0x55
+    assert _produce(broker, "plain", bytes(corrupt)).error_code == ErrorCode.CORRUPT_MESSAGE
+    assert _produce(broker, "compacted", bytes(_batch(key=None))).error_code == ErrorCode.INVALID_RECORD
+    assert _produce(broker, "plain", bytes(_batch()), acks=2).error_code == ErrorCode.INVALID_REQUIRED_ACKS
+    assert _produce(broker, "small", bytes(_batch(value_size=500))).error_code == ErrorCode.MESSAGE_TOO_LARGE
+    again = _produce(broker, "plain", bytes(_batch()))
+    assert again.error_code == 0 and again.base_offset == 3  # nothing was appended by the failures
+    _still_serving(broker)

@@ -1,0 +1,128 @@
+"""Old and new clients on one log (KIP-724 conversions, KIP-87 tombstones for old readers).
+
+kafka-python's ``api_version`` setting drives the request versions and so the
+message format: ``(0, 9)`` sends Produce v1 / Fetch v1 (magic 0), ``(0, 10,
+0)`` Produce v2 / Fetch v2 (magic 1), ``(0, 10, 1)`` Produce v2 / Fetch v3
+(magic 1) — checked against the captured frames in tests/fixtures/frames.
+librdkafka's ``api.version.request=false`` + ``broker.version.fallback=0.9.0``
+sends Produce v1 / Fetch v1. Every combination must see every key, value,
+timestamp and offset, and an old consumer must see a null value for every
+tombstone, including flagged ones that carry a payload.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from kafka import KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KPTopicPartition
+    from kafka.errors import UnsupportedCompressionTypeError
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
+OLD = {"0.9": (0, 9), "0.10.0": (0, 10, 0), "0.10.1": (0, 10, 1)}
+CODECS_OLD = [None, "gzip", "snappy", "lz4"]
+BASE_TS = 1_770_000_000_000
+
+
+def _kp_produce(bootstrap, topic, records, api_version=None, codec=None):
+    kw = {"api_version": api_version} if api_version else {}
+    producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type=codec, linger_ms=5, **kw)
+    futures = []
+    for key, value, headers, ts in records:
+        extra = {"headers": headers} if headers and not api_version else {}
+        futures.append(producer.send(topic, key=key, value=value, timestamp_ms=ts, partition=0, **extra))
+    producer.flush(30)
+    offsets = [f.get(30).offset for f in futures]
+    producer.close(5)
+    return offsets
+
+
+def _kp_consume(bootstrap, topic, count, api_version=None):
+    kw = {"api_version": api_version} if api_version else {}
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=15000, **kw)
+    try:
+        consumer.assign([KPTopicPartition(topic, 0)])
+        consumer.seek_to_beginning()
+        got = []
+        for message in consumer:
+            got.append(message)
+            if len(got) >= count:
+                break
+        return got
+    finally:
+        consumer.close()
+
+
+def _records(n, tag):
+    return [(f"k-{tag}-{i}".encode(), f"v-{tag}-{i}".encode(), [], BASE_TS + i) for i in range(n)]
+
+
+@pytest.mark.parametrize("old", list(OLD))
+@pytest.mark.parametrize("codec", CODECS_OLD)
+def test_old_producer_new_consumer(broker, old, codec):
+    topic = f"old-new-{old}-{codec}"
+    records = _records(30, old)
+    assert _kp_produce(broker.bootstrap, topic, records, OLD[old], codec) == list(range(30))
+    got = _kp_consume(broker.bootstrap, topic, 30)
+    expected_ts = [-1] * 30 if old == "0.9" else [ts for *_, ts in records]  # magic 0 has no timestamps
+    assert [(m.offset, m.key, m.value) for m in got] == [(i, k, v) for i, (k, v, _, _) in enumerate(records)]
+    assert [m.timestamp for m in got] == expected_ts
+
+
+@pytest.mark.parametrize("old", list(OLD))
+@pytest.mark.parametrize("codec", CODECS_OLD + ["zstd"])
+def test_new_producer_old_consumer_sees_null_for_every_tombstone(broker, old, codec):
+    topic = f"new-old-{old}-{codec}"
+    records = _records(10, old) + [
+        (b"del-null", None, [], BASE_TS + 10),
+        (b"del-flag", b"who deleted it", [("kafka.tombstone", b"gdpr")], BASE_TS + 11),
+        (b"kept", b"", [("other", b"x")], BASE_TS + 12),
+    ]
+    _kp_produce(broker.bootstrap, topic, records, None, codec)
+    if codec == "zstd":
+        with pytest.raises(UnsupportedCompressionTypeError):  # error 76: an old client cannot read zstd
+            _kp_consume(broker.bootstrap, topic, 1, OLD[old])
+        return
+    got = _kp_consume(broker.bootstrap, topic, len(records), OLD[old])
+    assert [(m.offset, m.key) for m in got] == [(i, r[0]) for i, r in enumerate(records)]
+    values = [m.value for m in got]
+    assert values[:10] == [r[1] for r in records[:10]]
+    assert values[10:] == [None, None, b""]  # both tombstones read as deletes; empty is not a tombstone
+    new = _kp_consume(broker.bootstrap, topic, len(records))
+    assert new[11].value == b"who deleted it" and list(new[11].headers) == [("kafka.tombstone", b"gdpr")]
+
+
+@pytest.mark.parametrize("old", list(OLD))
+def test_old_producer_old_consumer(broker, old):
+    topic = f"old-old-{old}"
+    records = _records(25, old)
+    _kp_produce(broker.bootstrap, topic, records, OLD[old], "gzip")
+    got = _kp_consume(broker.bootstrap, topic, 25, OLD[old])
+    assert [(m.offset, m.key, m.value) for m in got] == [(i, k, v) for i, (k, v, _, _) in enumerate(records)]
+
+
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4"])
+def test_librdkafka_fallback_0_9_both_ways(broker, codec):
+    topic = f"rdk-old-{codec}"
+    old = {"bootstrap.servers": broker.bootstrap, "api.version.request": False, "broker.version.fallback": "0.9.0"}
+    producer = Producer({**old, "compression.codec": codec})
+    for i in range(20):
+        producer.produce(topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=0)
+    assert producer.flush(30) == 0
+    consumer = Consumer({**old, "group.id": "unused", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got = []
+    for _ in range(150):
+        if len(got) >= 20:
+            break
+        msg = consumer.poll(0.2)
+        if msg is not None and msg.error() is None:
+            got.append((msg.offset(), msg.key(), msg.value()))
+    consumer.close()
+    assert got == [(i, f"k{i}".encode(), f"v{i}".encode()) for i in range(20)]
