@@ -40,8 +40,8 @@ def config_table() -> str:
 
 def render(text: str) -> str:
     for name, fn in (("api-table", api_table), ("config-table", config_table)):
-        pattern = re.compile(rf"(<!-- BEGIN {name} -->\n).*?(\n<!-- END {name} -->)", re.S)
-        text = pattern.sub(lambda m, fn=fn: m.group(1) + fn() + m.group(2), text)
+        pattern = re.compile(rf"(<!-- BEGIN {name} -->\n)(?:.*?\n)?(<!-- END {name} -->)", re.S)
+        text = pattern.sub(lambda m, fn=fn: m.group(1) + fn() + "\n" + m.group(2), text)
     return text
 
 

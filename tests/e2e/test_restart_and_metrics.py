@@ -1,0 +1,93 @@
+"""Durability across restarts and crashes, and the Prometheus endpoint.
+
+* produce, SIGTERM (clean shutdown: marker written), restart, consume all;
+* produce with acks=all, SIGKILL (no shutdown at all), restart: every
+  acknowledged record is there, with the same offsets;
+* the metrics endpoint is scraped over HTTP and parsed with prometheus-client's
+  own parser; names follow the JMX exporter's form of Kafka's MBeans.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+
+import pytest
+from confluent_kafka import Consumer, Producer, TopicPartition
+from prometheus_client.parser import text_string_to_metric_families
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+
+
+def _produce(bootstrap: str, topic: str, n: int, start: int = 0) -> list[int]:
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 2, "batch.size": 16384})
+    offsets: list[int] = []
+    errors: list = []
+
+    def delivered(err, msg) -> None:
+        (errors.append(err) if err is not None else offsets.append(msg.offset()))
+
+    for i in range(start, start + n):
+        producer.produce(topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=0, on_delivery=delivered)
+    assert producer.flush(30) == 0
+    assert errors == []
+    return offsets
+
+
+def _consume_all(bootstrap: str, topic: str, expected: int) -> list[tuple[int, bytes, bytes]]:
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    got = []
+    deadline = time.monotonic() + 30
+    while len(got) < expected and time.monotonic() < deadline:
+        msg = consumer.poll(0.1)
+        if msg is not None and msg.error() is None:
+            got.append((msg.offset(), msg.key(), msg.value()))
+    consumer.close()
+    return got
+
+
+def _expected(n: int) -> list[tuple[int, bytes, bytes]]:
+    return [(i, f"k{i}".encode(), f"v{i}".encode()) for i in range(n)]
+
+
+def test_clean_restart_keeps_everything(broker):
+    _produce(broker.bootstrap, "restart", 500)
+    assert broker.stop() == 0
+    assert (broker.data_dir / ".kafka_cleanshutdown").exists()
+    broker.restart()
+    _produce(broker.bootstrap, "restart", 100, start=500)
+    assert _consume_all(broker.bootstrap, "restart", 600) == _expected(600)
+
+
+def test_sigkill_loses_no_acknowledged_record(broker_factory):
+    broker = broker_factory(log_segment_bytes="40000")  # many segments, so recovery crosses several
+    acknowledged = _produce(broker.bootstrap, "crash", 2000)
+    assert sorted(acknowledged) == list(range(2000))
+    broker.kill()
+    assert not (broker.data_dir / ".kafka_cleanshutdown").exists()
+    broker.restart()
+    assert _consume_all(broker.bootstrap, "crash", 2000) == _expected(2000)
+    assert _produce(broker.bootstrap, "crash", 1, start=2000) == [2000]
+
+
+def _scrape(url: str) -> dict[str, list]:
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    return {family.name: family.samples for family in text_string_to_metric_families(text)}
+
+
+def test_metrics_endpoint_uses_kafka_jmx_exporter_names(broker):
+    _produce(broker.bootstrap, "metered", 25)
+    _consume_all(broker.bootstrap, "metered", 25)
+    families = _scrape(broker.metrics_url)
+    messages_in = {s.labels["topic"]: s.value for s in families["kafka_server_brokertopicmetrics_messagesin"]
+                   if s.name.endswith("_total")}  # fmt: skip
+    assert messages_in["metered"] == 25
+    requests = {(s.labels["request"], s.labels["version"]) for s in families["kafka_network_requestmetrics_requests"]}
+    assert any(name == "Produce" for name, _ in requests) and any(name == "Fetch" for name, _ in requests)
+    sizes = {(s.labels["topic"], s.labels["partition"]): s.value for s in families["kafka_log_log_size"]}
+    assert sizes[("metered", "0")] > 0
+    assert "kafka_network_requestmetrics_totaltimems" in families
+    bytes_out = {s.labels["topic"]: s.value for s in families["kafka_server_brokertopicmetrics_bytesout"]
+                 if s.name.endswith("_total")}  # fmt: skip
+    assert bytes_out["metered"] > 0
