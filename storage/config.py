@@ -175,13 +175,13 @@ LogConfig.__doc__ = "A topic's effective configuration; attribute names are Kafk
 class ConfigModel:
     """Broker-level defaults plus the rules to resolve and describe topic configs."""
 
-    def __init__(self, broker_values: dict[str, tuple[str, str]], other: dict[str, Any]) -> None:
-        self._broker = broker_values  # topic config name -> (broker key, text)
+    def __init__(self, broker_values: dict[str, tuple[str, str, str]], other: dict[str, Any]) -> None:
+        self._broker = broker_values  # topic config name -> (broker key, text as set[, text in the topic unit])
         self.other = other  # non-topic storage/cleaner keys by name
 
     @classmethod
     def from_broker_props(cls, props: dict[str, str]) -> "ConfigModel":
-        broker: dict[str, tuple[str, str]] = {}
+        broker: dict[str, tuple[str, str, str]] = {}
         other: dict[str, Any] = {}
         for key, text in props.items():
             if key in _BY_BROKER_KEY:
@@ -189,7 +189,7 @@ class ConfigModel:
                 spec.convert(text, key)
                 if key == "log.message.format.version":
                     log.warning("%s is deprecated (KIP-724) and ignored: logs are always format v2", key)
-                broker.setdefault(spec.name, (key, text))
+                broker.setdefault(spec.name, (key, text, text))
             elif key in OTHER_BROKER_KEYS:
                 try:
                     other[key] = OTHER_BROKER_KEYS[key](text.strip())
@@ -201,7 +201,7 @@ class ConfigModel:
             for key, factor in units:
                 if key in props:
                     value = SPECS[name].convert(props[key], key) * factor
-                    broker[name] = (key, str(value))
+                    broker[name] = (key, props[key].strip(), str(value))
                     break
         model = cls(broker, other)
         model.effective({})  # cross-key checks on the broker defaults
@@ -233,7 +233,7 @@ class ConfigModel:
         if spec.name in overrides:
             return overrides[spec.name], spec.name
         if spec.name in self._broker:
-            key, text = self._broker[spec.name]
+            key, _, text = self._broker[spec.name]
             return text, key
         return spec.default_text, spec.name
 
@@ -245,7 +245,7 @@ class ConfigModel:
             if spec.name in overrides:
                 synonyms.append((spec.name, overrides[spec.name], "DYNAMIC_TOPIC_CONFIG"))
             if spec.name in self._broker:
-                key, text = self._broker[spec.name]
+                key, text, _ = self._broker[spec.name]
                 synonyms.append((key, text, "STATIC_BROKER_CONFIG"))
             synonyms.append((spec.broker_key or spec.name, spec.default_text, "DEFAULT_CONFIG"))
             value = getattr(effective, spec.attr)

@@ -139,6 +139,14 @@ class LogManager:
     def describe_config(self, name: str):
         return self.model.describe(self._topics[name].overrides)
 
+    def describe_overrides(self, overrides: dict[str, str]):
+        """DescribeConfigs rows for a topic that would have ``overrides`` (CreateTopics v5+ results)."""
+        return self.model.describe(overrides)
+
+    def validate_overrides(self, overrides: dict[str, str]) -> None:
+        """Raise ``ConfigError`` naming the key if ``overrides`` are not valid topic configs."""
+        self.model.validate_overrides({k: str(v) for k, v in overrides.items()})
+
     def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str], *, validate_only: bool = False) -> TopicMeta:
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)

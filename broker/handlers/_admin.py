@@ -27,7 +27,7 @@ RESOURCE_BROKER_LOGGER = 8
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 # Kafka calls code 39 INVALID_REPLICA_ASSIGNMENT; protocol.errors spells it differently.
-INVALID_REPLICA_ASSIGNMENT = ErrorCode(39)
+INVALID_REPLICA_ASSIGNMENT = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 LEADER_EPOCH = 0  # every partition's only epoch on this single node
 NO_EPOCH = -1
 

@@ -116,4 +116,4 @@ def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str | 
 
 def validate_overrides(ctx: RequestContext, overrides: dict[str, str]) -> None:
     """Raise the storage layer's ``ConfigError`` if these overrides are not valid."""
-    ctx.broker.topics.manager.model.validate_overrides(overrides)
+    ctx.broker.topics.manager.validate_overrides(overrides)

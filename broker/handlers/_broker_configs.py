@@ -89,7 +89,7 @@ def _log_entries(broker: Any) -> list[BrokerConfigEntry]:
     from storage import TOPIC_CONFIGS
 
     entries = []
-    for spec, described in zip(TOPIC_CONFIGS, broker.topics.manager.model.describe({})):
+    for spec, described in zip(TOPIC_CONFIGS, broker.topics.manager.describe_overrides({})):
         if not spec.broker_key or described.name != spec.name:
             continue
         default = (spec.broker_key, spec.default_text, DEFAULT_CONFIG)

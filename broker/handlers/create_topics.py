@@ -208,4 +208,4 @@ def describe_topic(ctx: RequestContext, name: str, overrides: dict[str, str], va
     topics = ctx.broker.topics
     if not validate_only:
         return topics.describe_config(name)
-    return topics.manager.model.describe(overrides)
+    return topics.manager.describe_overrides(overrides)
