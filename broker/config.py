@@ -141,7 +141,23 @@ class BrokerConfig:
     def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None) -> "BrokerConfig":
         props = read_properties(Path(path).read_text()) if path else {}
         props.update(overrides or {})
-        return cls.from_props(props)
+        config = cls.from_props(props)
+        config.validate()
+        return config
+
+    def validate(self) -> None:
+        """Check everything startup needs, so errors come before any port is bound."""
+        from storage import ConfigError as StorageConfigError
+        from storage.config import ConfigModel
+
+        from .listeners import parse_listeners
+
+        parse_listeners(self.listeners, "listeners")
+        parse_listeners(self.advertised_listeners, "advertised.listeners")
+        try:
+            ConfigModel.from_broker_props(self.log_props)
+        except StorageConfigError as exc:
+            raise ConfigError(str(exc)) from None
 
     def log_dir_list(self) -> list[str]:
         return [d.strip() for d in self.log_dirs.split(",") if d.strip()]
