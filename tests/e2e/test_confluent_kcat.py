@@ -6,8 +6,10 @@ import shutil
 import subprocess
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
+
+from .clients import ck_consume
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 BASE_TS = 1_760_000_000_000
@@ -23,21 +25,6 @@ def _produce(bootstrap: str, topic: str, records: list[tuple], **conf) -> list:
     return delivered
 
 
-def _consume(bootstrap: str, topic: str, count: int) -> list:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused-assign-only",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})  # fmt: skip
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    got: list = []
-    for _ in range(200):
-        if len(got) >= count:
-            break
-        msg = consumer.poll(0.2)
-        if msg is not None and msg.error() is None:
-            got.append(msg)
-    consumer.close()
-    return got
-
-
 def _records(n: int) -> list[tuple]:
     return [(f"k{i}".encode(), f"v{i}".encode() * 7, [("hdr", f"{i}".encode())], BASE_TS + i) for i in range(n)]
 
@@ -51,7 +38,7 @@ def test_producer_acks_and_codecs_round_trip(broker, acks, codec):
     records = _records(40)
     delivered = _produce(broker.bootstrap, topic, records, acks=acks, **{"compression.codec": codec})
     assert all(err is None for err, _ in delivered)
-    got = _consume(broker.bootstrap, topic, len(records))
+    got = ck_consume(broker.bootstrap, topic, len(records))
     assert [(m.offset(), m.key(), m.value(), m.headers(), m.timestamp()[1]) for m in got] == [
         (i, k, v, h, ts) for i, (k, v, h, ts) in enumerate(records)
     ]

@@ -12,8 +12,10 @@ import pytest
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+    from kafka import KafkaAdminClient, KafkaProducer
     from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+
+from .clients import kp_consume
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -31,20 +33,6 @@ def produce(bootstrap: str, topic: str, records: list[tuple], **config) -> list:
     return metadata
 
 
-def consume(bootstrap: str, topic: str, count: int, **config) -> list:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=15000,
-                             **config)  # fmt: skip
-    consumer.assign([TopicPartition(topic, 0)])
-    consumer.seek_to_beginning()
-    got = []
-    for message in consumer:
-        got.append(message)
-        if len(got) >= count:
-            break
-    consumer.close()
-    return got
-
-
 def _records(n: int, tag: str) -> list[tuple]:
     return [
         (f"key-{tag}-{i}".encode(), f"value-{tag}-{i}".encode() * (i % 4 + 1), [("h", str(i).encode())], BASE_TS + i)
@@ -58,7 +46,7 @@ def test_produce_and_consume_every_codec(broker, codec):
     records = _records(50, str(codec))
     meta = produce(broker.bootstrap, topic, records, compression_type=codec)
     assert [m.offset for m in meta] == list(range(len(records)))
-    got = consume(broker.bootstrap, topic, len(records))
+    got = kp_consume(broker.bootstrap, topic, len(records))
     assert [(m.offset, m.key, m.value, list(m.headers), m.timestamp) for m in got] == [
         (i, k, v, [(hk, hv) for hk, hv in h], ts) for i, (k, v, h, ts) in enumerate(records)
     ]

@@ -15,13 +15,14 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
-    from kafka import KafkaConsumer, KafkaProducer
-    from kafka import TopicPartition as KPTopicPartition
+    from kafka import KafkaProducer
     from kafka.errors import UnsupportedCompressionTypeError
+
+from .clients import ck_consume, kp_consume
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -44,19 +45,7 @@ def _kp_produce(bootstrap, topic, records, api_version=None, codec=None):
 
 
 def _kp_consume(bootstrap, topic, count, api_version=None):
-    kw = {"api_version": api_version} if api_version else {}
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=15000, **kw)
-    try:
-        consumer.assign([KPTopicPartition(topic, 0)])
-        consumer.seek_to_beginning()
-        got = []
-        for message in consumer:
-            got.append(message)
-            if len(got) >= count:
-                break
-        return got
-    finally:
-        consumer.close()
+    return kp_consume(bootstrap, topic, count, **({"api_version": api_version} if api_version else {}))
 
 
 def _records(n, tag):
@@ -115,14 +104,5 @@ def test_librdkafka_fallback_0_9_both_ways(broker, codec):
     for i in range(20):
         producer.produce(topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=0)
     assert producer.flush(30) == 0
-    consumer = Consumer({**old, "group.id": "unused", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    got = []
-    for _ in range(150):
-        if len(got) >= 20:
-            break
-        msg = consumer.poll(0.2)
-        if msg is not None and msg.error() is None:
-            got.append((msg.offset(), msg.key(), msg.value()))
-    consumer.close()
+    got = [(m.offset(), m.key(), m.value()) for m in ck_consume(broker.bootstrap, topic, 20, **{k: v for k, v in old.items() if k != "bootstrap.servers"})]
     assert got == [(i, f"k{i}".encode(), f"v{i}".encode()) for i in range(20)]

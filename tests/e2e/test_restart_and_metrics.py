@@ -9,12 +9,13 @@
 
 from __future__ import annotations
 
-import time
 import urllib.request
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Producer
 from prometheus_client.parser import text_string_to_metric_families
+
+from .clients import ck_consume
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -35,16 +36,7 @@ def _produce(bootstrap: str, topic: str, n: int, start: int = 0) -> list[int]:
 
 
 def _consume_all(bootstrap: str, topic: str, expected: int) -> list[tuple[int, bytes, bytes]]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    got = []
-    deadline = time.monotonic() + 30
-    while len(got) < expected and time.monotonic() < deadline:
-        msg = consumer.poll(0.1)
-        if msg is not None and msg.error() is None:
-            got.append((msg.offset(), msg.key(), msg.value()))
-    consumer.close()
-    return got
+    return [(m.offset(), m.key(), m.value()) for m in ck_consume(bootstrap, topic, expected)]
 
 
 def _expected(n: int) -> list[tuple[int, bytes, bytes]]:
