@@ -12,6 +12,8 @@ tombstone, including flagged ones that carry a payload.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import warnings
 
 import pytest
@@ -106,3 +108,19 @@ def test_librdkafka_fallback_0_9_both_ways(broker, codec):
     assert producer.flush(30) == 0
     got = [(m.offset(), m.key(), m.value()) for m in ck_consume(broker.bootstrap, topic, 20, **{k: v for k, v in old.items() if k != "bootstrap.servers"})]
     assert got == [(i, f"k{i}".encode(), f"v{i}".encode()) for i in range(20)]
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is installed by scripts/setup --with-e2e-tools")
+@pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4"])
+def test_kcat_with_0_9_fallback_both_ways(broker, codec):
+    old = ["-X", "api.version.request=false", "-X", "broker.version.fallback=0.9.0"]
+    base = ["kcat", "-b", broker.bootstrap, *old, "-t", f"kcat-old-{codec}"]
+    lines = "".join(f"key{i}:value{i}\n" for i in range(15))
+    produced = subprocess.run(base + ["-P", "-K:", "-z", codec], input=lines, capture_output=True, text=True,
+                              timeout=30)  # fmt: skip
+    assert produced.returncode == 0, produced.stderr
+    consumed = subprocess.run(base + ["-C", "-e", "-o", "beginning", "-f", "%o %k %s\\n"], capture_output=True,
+                              text=True, timeout=30)  # fmt: skip
+    assert consumed.stdout.splitlines() == [f"{i} key{i} value{i}" for i in range(15)], consumed.stderr
+    got = kp_consume(broker.bootstrap, f"kcat-old-{codec}", 15)  # a new client reads the up-converted log
+    assert [(m.offset, m.key, m.timestamp) for m in got] == [(i, f"key{i}".encode(), -1) for i in range(15)]
