@@ -1,0 +1,127 @@
+"""Broker-side cost of format conversion (KIP-724), run by hand: ``python bench/bench_conversion.py``.
+
+Starts the real broker process and drives it over raw sockets with our own
+protocol encoder, so the client costs the same for every row and only the
+broker's work differs:
+
+* produce 1 KiB records as Produce v9 (magic 2, stored in place) vs Produce v2
+  (magic 1, up-converted to v2 by the broker);
+* consume the same topic with Fetch v11 (sendfile, no conversion) vs Fetch v3
+  (down-converted to magic 1);
+
+each uncompressed and lz4. Prints records/s and MB/s and the ratio converted
+/ native (goal >= 0.5).
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request, message_class  # noqa: E402
+from protocol.records import Codec, RecordBatchBuilder, iter_batches  # noqa: E402
+from tests.e2e.harness import BrokerProcess  # noqa: E402
+
+RECORD = 1024
+PER_BATCH = 100
+BATCHES = 300
+PRODUCE, FETCH, CREATE = API_BY_KEY[0], API_BY_KEY[1], API_BY_KEY[19]
+
+
+class Client:
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.corr = 0
+
+    def call(self, api, version: int, body):
+        self.corr += 1
+        self.sock.sendall(encode_request(RequestHeader(api.key, version, self.corr, "bench"), body))
+        size = struct.unpack(">i", self._exact(4))[0]
+        return decode_response(self._exact(size), api, version)[1]
+
+    def _exact(self, n: int) -> bytes:
+        buf = bytearray()
+        while len(buf) < n:
+            chunk = self.sock.recv(min(n - len(buf), 1 << 20))
+            if not chunk:
+                raise ConnectionError("broker closed the connection")
+            buf += chunk
+        return bytes(buf)
+
+
+def _batch(magic: int, codec: Codec, seed: int) -> bytes:
+    b = RecordBatchBuilder(magic=magic, compression=codec)
+    rng = random.Random(seed)
+    for i in range(PER_BATCH):
+        payload = rng.randbytes(RECORD // 2) + bytes(RECORD // 2)  # half random: lz4 saves about half
+        b.append(f"key-{seed}-{i}".encode(), payload, timestamp=1_700_000_000_000 + i)
+    return b.build()
+
+
+def produce(client: Client, topic: str, version: int, magic: int, codec: Codec) -> float:
+    req = message_class(PRODUCE, True)
+    batches = [_batch(magic, codec, i) for i in range(BATCHES)]
+    started = time.perf_counter()
+    for data in batches:
+        part = req.TopicProduceData.PartitionProduceData(index=0, records=data)
+        body = req(acks=1, timeout_ms=30000, topic_data=[req.TopicProduceData(name=topic, partition_data=[part])])
+        resp = client.call(PRODUCE, version, body)
+        assert resp.responses[0].partition_responses[0].error_code == 0, resp
+    return time.perf_counter() - started
+
+
+def consume(client: Client, topic: str, version: int, total: int) -> float:
+    req = message_class(FETCH, True)
+    offset, started = 0, time.perf_counter()
+    while offset < total:
+        part = req.FetchTopic.FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=4 << 20)
+        body = req(replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=8 << 20,
+                   topics=[req.FetchTopic(topic=topic, partitions=[part])])  # fmt: skip
+        data = bytes(client.call(FETCH, version, body).responses[0].partitions[0].records or b"")
+        batches = list(iter_batches(memoryview(data)))
+        offset = batches[-1].next_offset if batches else offset
+    return time.perf_counter() - started
+
+
+def _create(client: Client, name: str, codec: str) -> None:
+    req = message_class(CREATE, True)
+    cfg = [req.CreatableTopic.CreatableTopicConfig(name="compression.type", value=codec)]
+    client.call(CREATE, 5, req(topics=[req.CreatableTopic(name=name, num_partitions=1, replication_factor=1,
+                                                          configs=cfg)], timeout_ms=5000))  # fmt: skip
+
+
+def main() -> None:
+    total = PER_BATCH * BATCHES
+    mb = total * RECORD / 1e6
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        broker = BrokerProcess(Path(tmp), {"prometheus.port": "0"}).start()
+        try:
+            client = Client(broker.port)
+            for codec in (Codec.NONE, Codec.LZ4):
+                name = "uncompressed" if codec is Codec.NONE else "lz4"
+                for label, version, magic in (("v9", 9, 2), ("v2 (up-convert)", 2, 1)):
+                    topic = f"bench-{name}-{version}"
+                    _create(client, topic, "producer")
+                    rows.append((f"produce {name}", label, produce(client, topic, version, magic, codec)))
+                topic = f"bench-{name}-9"
+                for label, version in (("v11", 11), ("v3 (down-convert)", 3)):
+                    rows.append((f"consume {name}", label, consume(client, topic, version, total)))
+        finally:
+            broker.kill()
+    print(f"{'path':<22}{'version':<20}{'records/s':>12}{'MB/s':>9}{'ratio':>8}")
+    for i, (path, label, seconds) in enumerate(rows):
+        ratio = "" if i % 2 == 0 else f"{rows[i - 1][2] / seconds:.2f}"
+        print(f"{path:<22}{label:<20}{total / seconds:>12,.0f}{mb / seconds:>9.1f}{ratio:>8}")
+    print("ratio = converted / native throughput (goal >= 0.5)")
+
+
+if __name__ == "__main__":
+    main()
