@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 
 import pytest
 from confluent_kafka import KafkaError, Producer
@@ -72,9 +73,15 @@ def test_kcat_metadata_produce_consume(broker):
     listing = subprocess.run(base + ["-L"], capture_output=True, text=True, timeout=30)
     assert listing.returncode == 0 and "1 brokers" in listing.stdout, listing.stderr
     lines = "".join(f"key{i}:value{i}\n" for i in range(20))
-    produced = subprocess.run(base + ["-t", "kc", "-P", "-K:"], input=lines, capture_output=True, text=True,
-                              timeout=30)  # fmt: skip
-    assert produced.returncode == 0, produced.stderr
-    consumed = subprocess.run(base + ["-t", "kc", "-C", "-e", "-o", "beginning", "-f", "%o %k %s\\n"],
+    produced = subprocess.run(base + ["-t", "kc", "-P", "-K:", "-H", "origin=kcat", "-H", "n=1"], input=lines,
                               capture_output=True, text=True, timeout=30)  # fmt: skip
-    assert consumed.stdout.splitlines() == [f"{i} key{i} value{i}" for i in range(20)], consumed.stderr
+    assert produced.returncode == 0, produced.stderr
+    fmt = "%o|%k|%s|%h|%T\\n"
+    consumed = subprocess.run(base + ["-t", "kc", "-C", "-e", "-o", "beginning", "-f", fmt],
+                              capture_output=True, text=True, timeout=30)  # fmt: skip
+    rows = [line.split("|") for line in consumed.stdout.splitlines()]
+    assert [r[:4] for r in rows] == [[str(i), f"key{i}", f"value{i}", "origin=kcat,n=1"] for i in range(20)]
+    stamps = [int(r[4]) for r in rows]
+    assert all(abs(ts - time.time() * 1000) < 120_000 for ts in stamps)  # producer CreateTime, kept as sent
+    again = ck_consume(broker.bootstrap, "kc", 20)
+    assert [m.timestamp()[1] for m in again] == stamps
