@@ -85,7 +85,6 @@ class Broker:
         except OSError as exc:
             log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR
-        self.topics.manager.note_append()
         self._append_lot.unpark_all()
         return None
 
@@ -104,14 +103,14 @@ class Broker:
 
     # -- duties ------------------------------------------------------------------
 
-    def tick(self) -> None:
+    def tick(self) -> bool:
+        """Run the quick timed duties; True when a checkpoint write (which may fsync) is due."""
         now = self.clock()
         self.topics.roll_idle_segments(now)
         if self._due("retention", now, self.config.log_retention_check_interval_ms):
             self.topics.run_retention(now)
-        if self._due("checkpoint", now, self.config.log_flush_offset_checkpoint_interval_ms):
-            self.topics.write_checkpoints()
         self.topics.delete_expired_files(now)
+        return self._due("checkpoint", now, self.config.log_flush_offset_checkpoint_interval_ms)
 
     def _due(self, name: str, now: int, interval_ms: int) -> bool:
         last = self._last_duties.setdefault(name, now)

@@ -66,10 +66,11 @@ async def _serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
 
 
 async def _periodic(broker: Broker) -> None:
-    """Run the broker's timed duties; each runs when its interval has passed."""
+    """Run the broker's timed duties; checkpoint writes (fsyncs) go to a worker thread."""
     while True:
         await trio.sleep(broker.tick_interval_s)
         try:
-            broker.tick()
+            if broker.tick():
+                await trio.to_thread.run_sync(broker.topics.write_checkpoints)
         except Exception:  # a duty failing must not take the broker down
             log.exception("periodic broker duty failed")

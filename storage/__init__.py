@@ -3,8 +3,13 @@
 * ``LogManager`` — every log of the broker, topic metadata, checkpoints,
   recovery on open, timed duties and durable group commit;
 * ``Log`` — one partition: segments, offsets, rolls, reads, retention;
-* ``Segment`` — one ``.log`` with its ``.index`` and ``.timeindex``;
-* ``config`` — topic configs with Kafka's names, broker synonyms and checks.
+* ``retention`` — DeleteRecords, retention.ms/bytes, delayed file removal;
+* ``log_loader`` — opening a partition directory after a crash;
+* ``Segment`` — one ``.log`` with its ``.index`` and ``.timeindex`` (``index``);
+* ``config`` — topic configs with Kafka's names, broker synonyms and checks;
+* ``checkpoint`` — Kafka's checkpoint text files; ``fileops`` — the fault-injection seam.
+
+See ``storage/README.md`` for the files on disk and the flush modes.
 """
 
 from .config import TOPIC_CONFIGS, ConfigEntry, ConfigModel, LogConfig

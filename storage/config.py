@@ -175,9 +175,11 @@ LogConfig.__doc__ = "A topic's effective configuration; attribute names are Kafk
 class ConfigModel:
     """Broker-level defaults plus the rules to resolve and describe topic configs."""
 
-    def __init__(self, broker_values: dict[str, tuple[str, str, str]], other: dict[str, Any]) -> None:
+    def __init__(self, broker_values: dict[str, tuple[str, str, str]], other: dict[str, Any],
+                 cleaner_props: dict[str, str] | None = None) -> None:  # fmt: skip
         self._broker = broker_values  # topic config name -> (broker key, text as set[, text in the topic unit])
-        self.other = other  # non-topic storage/cleaner keys by name
+        self.other = other  # non-topic storage/cleaner keys by name, parsed
+        self.cleaner_props = cleaner_props or {}  # every log.cleaner.* key as given, for the cleaner
 
     @classmethod
     def from_broker_props(cls, props: dict[str, str]) -> "ConfigModel":
@@ -203,7 +205,8 @@ class ConfigModel:
                     value = SPECS[name].convert(props[key], key) * factor
                     broker[name] = (key, props[key].strip(), str(value))
                     break
-        model = cls(broker, other)
+        cleaner = {k: str(v) for k, v in props.items() if k.startswith("log.cleaner.")}
+        model = cls(broker, other, cleaner)
         model.effective({})  # cross-key checks on the broker defaults
         return model
 

@@ -41,6 +41,8 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
     return topic, int(number)
 
 
-def offset_of(path: Path) -> int | None:
-    stem = path.name.split(".", 1)[0]
+def offset_of(path: Path | str) -> int | None:
+    """The base offset a file name starts with, or None if it is not a segment file."""
+    name = path if isinstance(path, str) else path.name
+    stem = name.split(".", 1)[0]
     return int(stem) if len(stem) == 20 and stem.isdigit() else None

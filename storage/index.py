@@ -41,6 +41,7 @@ class _Index:
         self.values: list[int] = []
         self._fd = -1
         self._preallocated = False
+        self.beyond_end = False  # the file pointed past the end of the .log (it was cut)
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -49,7 +50,7 @@ class _Index:
 
     def load(self, log_size: int) -> bool:
         """Read the entries from the file; False when it is missing or corrupt (then empty)."""
-        self.keys, self.values = [], []
+        self.keys, self.values, self.beyond_end = [], [], False
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -86,6 +87,14 @@ class _Index:
         except OSError as exc:
             raise StorageError(exc.errno, f"writing {self.path} failed: {exc.strerror}") from exc
         self._remember(a, b)
+
+    def preallocate(self) -> None:
+        """Create the file at its full size (sparse), as Kafka does for a new segment."""
+        try:
+            fileops.ftruncate(self._open(), self.max_entries * self.ENTRY.size)
+        except OSError as exc:
+            raise StorageError(exc.errno, f"creating {self.path} failed: {exc.strerror}") from exc
+        self._preallocated = True
 
     def _open(self) -> int:
         if self._fd < 0:
@@ -138,6 +147,8 @@ class OffsetIndex(_Index):
     def _acceptable(self, rel: int, position: int, log_size: int) -> bool:
         last_rel = self.keys[-1] if self.keys else 0
         last_pos = self.values[-1] if self.values else 0
+        if rel > last_rel and position >= log_size:
+            self.beyond_end = True
         return rel > last_rel and last_pos < position < log_size
 
     def _remember(self, rel: int, position: int) -> None:

@@ -1,4 +1,4 @@
-"""A partition log: ordered segments, offsets, rolls, reads, retention (Kafka's UnifiedLog/LocalLog).
+"""A partition log: ordered segments, offsets, rolls, reads, flushes (Kafka's UnifiedLog/LocalLog).
 
 ``Log`` owns the segments of one ``<topic>-<partition>`` directory. The last
 segment is the active one; appends go there after ``_maybe_roll`` decides, as
@@ -12,14 +12,21 @@ Kafka's ``shouldRoll`` does, whether a new segment must start first:
 * an index is full, or the offsets would not fit an int32 relative offset.
 
 ``roll_if_idle(now)`` applies the same time rule from a timer, so an idle
-compacted log still rolls its active segment in time for the cleaner
-(KIP-354; Kafka itself only checks on append).
+compacted log still rolls its active segment in time for the cleaner.
 
 Offsets: ``log_start_offset`` (raised by DeleteRecords and retention),
-``log_end_offset`` (next offset to assign) and ``high_watermark`` (equal to
-the log end offset on a single node). ``read`` returns a ``LogSlice`` holding
-its own duplicate file descriptor, so a segment deleted or swapped while the
-broker is still sending it with ``sendfile`` stays readable.
+``log_end_offset`` (next offset to assign), ``high_watermark`` (the log end
+offset on a single node) and ``recovery_point`` (everything below it is on
+disk). A roll does not fsync the old segment on the spot (Kafka schedules it
+asynchronously): it is queued and synced by the next ``flush`` (flush policy,
+group commit or checkpoint), which is what advances the recovery point.
+
+``flush`` may run on a worker thread (group commit) while the owner thread
+appends: it only fsyncs file handles and moves ``recovery_point`` forward,
+under ``_flush_lock``. Retention and deletion live in ``retention.py``.
+``replace_segments`` swaps the cleaner's output in with Kafka's
+``.cleaned`` -> ``.swap`` -> rename protocol, which ``log_loader`` completes
+or rolls back after a crash.
 """
 
 from __future__ import annotations
@@ -27,30 +34,32 @@ from __future__ import annotations
 import logging
 import os
 import random
-import weakref
+import threading
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import attrs
 
+from . import fileops, retention
+from .batch_files import FileHandle
 from .errors import OffsetOutOfRangeError
-from .file_names import CLEANED, DELETED, LOG, SWAP, offset_of
+from .file_names import CLEANED, LOG, SWAP, log_path
+from .log_loader import clean_directory, recover_from
 from .segment import Segment
 
 log = logging.getLogger(__name__)
 INT_MAX = 2**31 - 1
+LONG_MAX = 2**63 - 1
 
 
 @attrs.define(eq=False)
 class LogSlice:
-    """Bytes [position, position + size) of a segment file, on a private fd."""
+    """Bytes [position, position + size) of a segment file; holds the file open while alive."""
 
     fileno: int
     position: int
     size: int
-
-    def __attrs_post_init__(self) -> None:
-        weakref.finalize(self, os.close, self.fileno)
+    _handle: FileHandle = attrs.field(repr=False)
 
     def read_bytes(self) -> bytes:
         return os.pread(self.fileno, self.size, self.position)
@@ -65,66 +74,72 @@ class SegmentInfo:
     path: Path
 
 
+def _no_hook(_log: "Log") -> None:
+    return None
+
+
 class Log:
     """One partition's log; see the module docstring."""
 
-    def __init__(self, directory: Path, topic: str, partition: int, config, clock: Callable[[], int]) -> None:
+    def __init__(self, directory: Path, topic: str, partition: int, config: Any, clock: Callable[[], int]) -> None:
         self.dir = directory
         self.topic = topic
         self.partition = partition
-        self.config = config
+        self._config = config
         self.clock = clock
         self.segments: list[Segment] = []
         self._log_start_offset = 0
-        self.recovery_point = 0
-        self.dirty = False
+        self._recovery_point: int | None = 0
+        self.on_append: Callable[[Log], None] = _no_hook
+        self._flush_lock = threading.Lock()
+        self._unflushed: list[Segment] = []  # rolled segments waiting for their fsync
+        self._unflushed_messages = 0
         self.last_flush_ms = clock()
+        self._pending_deletes: list[tuple[int, list[Path]]] = []
 
     # -- opening ----------------------------------------------------------------
 
     @classmethod
-    def open(cls, directory: Path, topic: str, partition: int, config, clock, *, log_start_offset: int = 0,
-             recovery_point: int = 0, clean: bool = False) -> "Log":  # fmt: skip
+    def open(cls, directory: Path, topic: str, partition: int, config: Any, clock: Callable[[], int], *,
+             log_start_offset: int = 0, recovery_point: int = 0, clean: bool = False) -> "Log":  # fmt: skip
         directory.mkdir(parents=True, exist_ok=True)
         self = cls(directory, topic, partition, config, clock)
-        _finish_interrupted_swaps(directory)
-        bases = sorted(o for p in directory.glob("*" + LOG) if (o := offset_of(p)) is not None)
-        for base in bases:
-            self.segments.append(self._new_segment(base))
+        now = clock()
+        self.segments = [Segment(directory, base, config, now, size=size) for base, size in clean_directory(directory)]
+        if self.segments and not clean:
+            contiguous = "compact" not in config.cleanup_policy
+            self.segments = recover_from(self.segments, recovery_point, self.name, contiguous=contiguous)
         if not self.segments:
-            self.segments.append(self._new_segment(log_start_offset))
-        self._load(clean, recovery_point)
+            self.segments = [Segment.create(directory, log_start_offset, config, now)]
+        self._set_jitter(self.active)
         self._log_start_offset = max(log_start_offset, self.segments[0].base_offset)
-        if self._log_start_offset > self.log_end_offset:
+        if self._log_start_offset > self.segments[0].base_offset and self.log_end_offset < self._log_start_offset:
+            log.warning("%s: every segment is below the log start offset %d", self.name, self._log_start_offset)
             self._reset_to(self._log_start_offset)
-        self.recovery_point = self.log_end_offset if clean else min(recovery_point, self.log_end_offset)
+        # After a clean stop everything is on disk: the recovery point is the log end offset,
+        # found when first needed so that opening reads no segment.
+        self._recovery_point = None if clean else min(recovery_point, self.log_end_offset)
         return self
 
+    @property
+    def recovery_point(self) -> int:
+        """Offset below which every batch is known to be on disk."""
+        if self._recovery_point is None:
+            self._recovery_point = self.log_end_offset
+        return self._recovery_point
+
+    @recovery_point.setter
+    def recovery_point(self, offset: int) -> None:
+        self._recovery_point = offset
+
     def _new_segment(self, base: int) -> Segment:
-        seg = Segment(self.dir, base, self.config.index_interval_bytes, self.clock())
-        jitter = min(self.config.segment_jitter_ms, self._max_segment_ms())
-        seg.roll_jitter_ms = random.randrange(jitter) if jitter > 0 else 0
+        seg = Segment.create(self.dir, base, self._config, self.clock())
+        self._set_jitter(seg)
         return seg
 
-    def _load(self, clean: bool, recovery_point: int) -> None:
-        for i, seg in enumerate(self.segments):
-            needs_scan = not clean and (i + 1 == len(self.segments) or self.segments[i + 1].base_offset > recovery_point)
-            if not needs_scan and seg.size > 0:
-                seg.load_clean()
-                if not seg.offsets and seg.size > 2 * seg.index_interval + 64:
-                    needs_scan = True  # index missing: rebuild it
-            if needs_scan:
-                dropped = seg.load(self.config.max_message_bytes + 1024)
-                if dropped:
-                    log.warning("%s: dropped %d bytes of torn or corrupt data from %s", self.name, dropped, seg.path)
-                    self._delete_segments_after(i)
-                    return
-
-    def _delete_segments_after(self, index: int) -> None:
-        for seg in self.segments[index + 1 :]:
-            log.warning("%s: deleting segment %s after a truncation", self.name, seg.path)
-            seg.delete_files()
-        del self.segments[index + 1 :]
+    def _set_jitter(self, seg: Segment) -> None:
+        jitter = min(self._config.segment_jitter_ms, self._max_segment_ms())
+        seg.roll_jitter_ms = random.randrange(jitter) if jitter > 0 else 0
 
     def _reset_to(self, offset: int) -> None:
         for seg in self.segments:
@@ -134,6 +149,16 @@ class Log:
     @property
     def name(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+    @property
+    def config(self) -> Any:
+        return self._config
+
+    @config.setter
+    def config(self, config: Any) -> None:
+        self._config = config
+        for seg in self.segments:
+            seg.config = config
 
     # -- offsets ------------------------------------------------------------------
 
@@ -164,182 +189,199 @@ class Log:
 
     # -- appending ----------------------------------------------------------------
 
-    def append(self, data, first_offset: int, last_offset: int, max_timestamp: int) -> None:
-        if first_offset != self.log_end_offset:
-            raise ValueError(f"{self.name}: append at {first_offset}, log end offset is {self.log_end_offset}")
+    def append(self, data: Any, first_offset: int, last_offset: int, max_timestamp: int) -> None:
+        """Append validated batches whose offsets are already assigned (first == log end offset)."""
+        if first_offset != self.log_end_offset or last_offset < first_offset:
+            raise ValueError(f"{self.name}: append of [{first_offset}, {last_offset}] at log end "
+                             f"offset {self.log_end_offset}")  # fmt: skip
+        if self._recovery_point is None:
+            self._recovery_point = first_offset
         self._maybe_roll(len(data), first_offset, last_offset, max_timestamp)
         self.active.append(data, first_offset, last_offset, max_timestamp)
-        self.dirty = True
-        if self.active.unflushed_messages >= self.config.flush_messages:
+        self._unflushed_messages += last_offset - first_offset + 1
+        self.on_append(self)
+        if self._unflushed_messages >= self._config.flush_messages:
             self.flush()
-        elif self.clock() - self.last_flush_ms >= self.config.flush_ms:
-            self.flush()
+        elif self._config.flush_ms != LONG_MAX:
+            self.flush_if_due(self.clock())
 
     def _max_segment_ms(self) -> int:
-        c = self.config
+        c = self._config
         if "compact" in c.cleanup_policy and c.max_compaction_lag_ms > 0:
             return min(c.segment_ms, c.max_compaction_lag_ms)
         return c.segment_ms
 
-    def _time_to_roll(self, seg: Segment, incoming_ts: int) -> bool:
+    def _time_to_roll(self, seg: Segment, incoming_ts: int, now: int | None) -> bool:
         if seg.size == 0:
             return False
         limit = self._max_segment_ms() - seg.roll_jitter_ms
-        if seg.first_batch_timestamp is not None and seg.first_batch_timestamp >= 0 and incoming_ts >= 0:
-            return incoming_ts - seg.first_batch_timestamp > limit
-        return self.clock() - seg.created_ms > limit
+        first = seg.first_batch_timestamp
+        if first is not None and first >= 0 and (now is not None or incoming_ts >= 0):
+            return (incoming_ts if now is None else now) - first > limit
+        return (self.clock() if now is None else now) - seg.created_ms > limit
 
     def _maybe_roll(self, size: int, first: int, last: int, max_ts: int) -> None:
-        seg, c = self.active, self.config
-        if (
+        seg, c = self.active, self._config
+        if seg.size > 0 and (
             seg.size > c.segment_bytes - size
-            or self._time_to_roll(seg, max_ts)
-            or seg.index_full(c.segment_index_bytes)
+            or self._time_to_roll(seg, max_ts, None)
+            or seg.index_full()
             or last - seg.base_offset > INT_MAX
-        ) and seg.size > 0:
+        ):
             self.roll(max(first, self.log_end_offset))
 
     def roll(self, new_base: int | None = None) -> Segment:
+        """Start a new active segment; the old one's fsync is queued for the next flush."""
         old = self.active
-        old.on_become_inactive()
         base = self.log_end_offset if new_base is None else new_base
-        self.segments.append(self._new_segment(base))
-        old.flush()
-        self.recovery_point = max(self.recovery_point, base)
-        return self.active
+        if old.size == 0 and old.base_offset == base:
+            return old
+        old.on_become_inactive()
+        new = self._new_segment(base)
+        with self._flush_lock:
+            self._unflushed.append(old)
+        self.segments.append(new)
+        return new
 
     def roll_if_idle(self, now_ms: int) -> bool:
-        """The timer-driven roll (KIP-354): roll an active segment that is too old."""
-        seg = self.active
-        if seg.size == 0:
-            return False
-        started = seg.first_batch_timestamp if (seg.first_batch_timestamp or -1) >= 0 else seg.created_ms
-        if now_ms - started > self._max_segment_ms() - seg.roll_jitter_ms:
+        """The timer-driven roll (KIP-354): roll an active segment whose time is up."""
+        if self._time_to_roll(self.active, -1, now_ms):
             self.roll()
             return True
         return False
 
+    # -- flushing -------------------------------------------------------------------
+
     def flush(self) -> None:
-        for seg in self.segments:
-            if seg.unflushed_messages or seg is self.active:
+        """fsync every segment written since the last flush; advance the recovery point."""
+        log_end_offset = self.log_end_offset
+        with self._flush_lock:
+            pending = self._unflushed + [self.active]
+            for seg in pending:
                 seg.flush()
-        self.recovery_point = self.log_end_offset
+            del self._unflushed[: len(pending) - 1]
+            self.recovery_point = max(self.recovery_point, log_end_offset)
+        self._unflushed_messages = 0
         self.last_flush_ms = self.clock()
-        self.dirty = False
+
+    def flush_if_due(self, now_ms: int) -> None:
+        if self._unflushed_messages and now_ms - self.last_flush_ms >= self._config.flush_ms:
+            self.flush()
+
+    def flush_rolled(self) -> None:
+        """fsync the rolled segments only (before checkpoints), advancing the recovery point to the active base."""
+        with self._flush_lock:
+            pending, base = list(self._unflushed), self.active.base_offset
+            for seg in pending:
+                seg.flush()
+            del self._unflushed[: len(pending)]
+            if pending:
+                self.recovery_point = max(self.recovery_point, base)
 
     # -- reading ------------------------------------------------------------------
 
-    def read(self, offset: int, max_bytes: int, *, min_one_message: bool, max_offset: int | None = None) -> LogSlice | None:
-        """The slice from the batch containing ``offset``, cut at ``max_bytes`` (Kafka may cut mid-batch)."""
+    def read(self, offset: int, max_bytes: int, *, min_one_message: bool,
+             max_offset: int | None = None) -> LogSlice | None:  # fmt: skip
+        """The slice from the batch holding ``offset``: at most ``max_bytes`` (the first batch whole
+        with ``min_one_message``; Kafka may cut the last batch short), below ``max_offset``."""
         if offset < self.log_start_offset or offset > self.log_end_offset:
             raise OffsetOutOfRangeError(f"{self.name}: offset {offset} outside [{self.log_start_offset}, "
                                         f"{self.log_end_offset}]")  # fmt: skip
+        limit = self.high_watermark if max_offset is None else min(max_offset, self.high_watermark)
+        if offset >= limit:
+            return None
         for seg in self._segments_from(offset):
+            if seg.base_offset >= limit:
+                return None
             start = seg.find_position(offset)
             if start is None:
                 continue
-            end = min(seg.size, start + max(max_bytes, 0))
-            if min_one_message:
-                end = max(end, seg.batch_end(start))
-            if end <= start:
-                return None
-            return LogSlice(os.dup(seg.fileno()), start, end - start)
+            return self._slice(seg, start, limit, max_bytes, min_one_message)
         return None
+
+    def _slice(self, seg: Segment, start: int, limit: int, max_bytes: int, min_one: bool) -> LogSlice | None:
+        end = seg.size
+        if limit < seg.next_offset:
+            cut = seg.find_position(limit)
+            end = seg.size if cut is None else cut
+        wanted = max(max_bytes, 0)
+        if min_one:
+            wanted = max(wanted, seg.batch_end(start) - start)
+        size = min(end - start, wanted)
+        if size <= 0:
+            return None
+        handle = seg.handle
+        return LogSlice(handle.fd, start, size, handle)
 
     def _segments_from(self, offset: int) -> list[Segment]:
         i = 0
         for j, seg in enumerate(self.segments):
-            if seg.base_offset <= offset:
-                i = j
+            if seg.base_offset > offset:
+                break
+            i = j
         return self.segments[i:]
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """First (offset, timestamp) with timestamp >= ``timestamp`` (ListOffsets by time)."""
         for seg in self.segments:
-            if seg.largest_timestamp < timestamp:
-                continue
-            for view in seg.read_views(0, seg.size):
-                if view.max_timestamp < timestamp:
-                    continue
-                for record in view:
-                    if record.timestamp >= timestamp and record.offset >= self.log_start_offset:
-                        return record.offset, record.timestamp
+            found = seg.find_timestamp(timestamp, self.log_start_offset)
+            if found is not None:
+                return found
         return None
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
-        """(offset, timestamp) of the record with the largest timestamp (ListOffsets -3)."""
+        """(offset, timestamp) of the batch with the largest timestamp (ListOffsets -3)."""
         best: tuple[int, int] | None = None
         for seg in self.segments:
             if seg.largest_timestamp >= 0 and (best is None or seg.largest_timestamp > best[1]):
-                best = (seg.offset_of_largest, seg.largest_timestamp)
+                best = (seg.offset_of_largest_timestamp, seg.largest_timestamp)
         return best
 
-    # -- deleting -------------------------------------------------------------------
+    # -- cleaner output ------------------------------------------------------------
 
-    def delete_records_before(self, offset: int) -> int:
-        if offset > self.high_watermark:
-            raise OffsetOutOfRangeError(f"{self.name}: {offset} is above the high watermark {self.high_watermark}")
-        if offset > self._log_start_offset:
-            self._log_start_offset = offset
-            self._delete_segments_below_start()
-        return self._log_start_offset
+    def cleaned_path(self, base_offset: int) -> Path:
+        """Where the cleaner writes a new segment: ``<base>.log.cleaned`` (deleted if we crash)."""
+        return log_path(self.dir, base_offset).with_name(f"{base_offset:020d}{LOG}{CLEANED}")
 
-    def _delete_segments_below_start(self) -> None:
-        while len(self.segments) > 1 and self.segments[1].base_offset <= self._log_start_offset:
-            self._schedule_delete(self.segments.pop(0))
+    def replace_segments(self, cleaned: Path, old: list[Segment]) -> Segment:
+        """Swap a cleaner's ``.cleaned`` file in for the inactive segments ``old`` (Kafka's replaceSegments).
 
-    def _schedule_delete(self, seg: Segment) -> None:
-        """Rename a segment's files to ``.deleted``; ``delete_expired_files`` removes them later."""
-        seg.close()
-        for path in seg.dir.glob(f"{seg.path.stem}.*"):
-            if not path.name.endswith(DELETED):
-                path.rename(path.with_name(path.name + DELETED))
+        Order, so that a crash at any point is finished by the loader: fsync the
+        new file, rename it ``.swap``, rename the old segments ``.deleted``, then
+        strip ``.swap``. The new segment's indexes are rebuilt from its batches.
+        """
+        if not old or any(seg not in self.segments[:-1] for seg in old):
+            raise ValueError(f"{self.name}: only inactive segments of this log can be replaced")
+        base = old[0].base_offset
+        with open(cleaned, "rb+") as f:
+            fileops.fsync(f.fileno())
+        swap = cleaned.with_name(f"{base:020d}{LOG}{SWAP}")
+        cleaned.rename(swap)
+        at = self.segments.index(old[0])
+        for seg in old:
+            self.segments.remove(seg)
+            retention.schedule_delete(self, seg)
+        swap.rename(log_path(self.dir, base))
+        new = Segment(self.dir, base, self._config, self.clock(), size=os.stat(log_path(self.dir, base)).st_size)
+        new.recover()
+        new.on_become_inactive()
+        self.segments.insert(at, new)
+        return new
 
-    def delete_expired_files(self, now_ms: int) -> None:
-        delay = self.config.file_delete_delay_ms
-        for path in self.dir.glob("*" + DELETED):
-            try:
-                if now_ms - int(path.stat().st_mtime * 1000) >= delay:
-                    path.unlink()
-            except FileNotFoundError:
-                pass
-
-    def run_retention(self, now_ms: int) -> int:
-        """Kafka's deleteOldSegments for cleanup.policy=delete: returns segments deleted."""
-        if "delete" not in self.config.cleanup_policy:
-            return 0
-        deleted = 0
-        size_left = self.size_in_bytes - self.config.retention_bytes
-        while len(self.segments) > 1 or self.active.size > 0:
-            seg = self.segments[0]
-            upper = self.segments[1].base_offset if len(self.segments) > 1 else self.log_end_offset
-            if upper > self.high_watermark or not self._expired(seg, now_ms, size_left):
-                break
-            size_left -= seg.size
-            if len(self.segments) == 1:
-                self.roll()
-            self.segments.pop(0)
-            self._schedule_delete(seg)
-            self._log_start_offset = max(self._log_start_offset, self.segments[0].base_offset)
-            deleted += 1
-        return deleted
-
-    def _expired(self, seg: Segment, now_ms: int, size_left: int) -> bool:
-        c = self.config
-        if c.retention_bytes >= 0 and size_left - seg.size >= 0:
-            return True
-        if c.retention_ms < 0:
-            return False
-        largest = seg.largest_timestamp if seg.largest_timestamp >= 0 else int(seg.path.stat().st_mtime * 1000)
-        return now_ms - largest > c.retention_ms
+    # -- truncation and closing ----------------------------------------------------
 
     def truncate_to(self, offset: int) -> None:
-        while len(self.segments) > 1 and self.active.base_offset >= offset:
-            self.segments.pop().delete_files()
-        seg = self.active
-        pos = seg.find_position(offset)
-        if pos is not None:
-            seg.truncate_to_position(pos)
+        """Remove every batch at or above the one holding ``offset``."""
+        if offset <= self.segments[0].base_offset:
+            self._reset_to(offset)
+            self._log_start_offset = offset
+        else:
+            while len(self.segments) > 1 and self.active.base_offset >= offset:
+                self.segments.pop().delete_files()
+            self.active.truncate_to(offset)
+        with self._flush_lock:
+            self._unflushed = [s for s in self._unflushed if s in self.segments]
+            self.recovery_point = min(self.recovery_point, self.log_end_offset)
 
     def close(self) -> None:
         for seg in self.segments:
@@ -348,22 +390,17 @@ class Log:
     def delete(self) -> None:
         for seg in self.segments:
             seg.delete_files()
+        self.segments = []
 
+    # -- deleting from the front (retention.py) ---------------------------------------
 
-def _finish_interrupted_swaps(directory: Path) -> None:
-    """Kafka's load steps 1-2: drop .cleaned/.deleted files, complete .swap replacements."""
-    for path in list(directory.glob("*" + DELETED)) + list(directory.glob("*" + CLEANED)):
-        log.warning("removing leftover %s", path)
-        path.unlink(missing_ok=True)
-    swaps = sorted(directory.glob("*" + SWAP))
-    if not swaps:
-        return
-    low = min(offset_of(p) or 0 for p in swaps)
-    for path in directory.iterdir():
-        off = offset_of(path)
-        if off is not None and off >= low and not path.name.endswith(SWAP) and path.suffix in (LOG, ".index", ".timeindex"):
-            path.unlink()
-    for path in swaps:
-        path.rename(path.with_name(path.name[: -len(SWAP)]))
-        log.warning("completed interrupted swap of %s", path)
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: raise the log start offset; returns the new log start offset."""
+        return retention.delete_records_before(self, offset)
 
+    def run_retention(self, now_ms: int) -> int:
+        """Kafka's deleteOldSegments; returns the number of segments deleted."""
+        return retention.run_retention(self, now_ms)
+
+    def delete_expired_files(self, now_ms: int) -> None:
+        retention.delete_expired_files(self, now_ms)

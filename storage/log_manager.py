@@ -2,7 +2,7 @@
 
 Layout under each of ``log.dirs`` (Kafka's): ``<topic>-<partition>/``
 directories with segments and a ``partition.metadata`` file (``version: 0`` /
-``topic_id: <uuid>``), plus the checkpoint files
+``topic_id: <uuid>``, the id in Kafka's base64 form), plus the checkpoint files
 ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``, and
 ``.kafka_cleanshutdown`` after a clean stop. Topic metadata that Kafka keeps
 in its controller (partition count, per-topic config overrides, topic id) is
@@ -17,18 +17,25 @@ Durable mode (``log.flush.durable.enable=true``) is group commit: appends bump
 ``flush_generation``; ``flush_dirty`` (called from a worker thread) records
 the generation it covers, fsyncs each log appended since the last flush once,
 and then publishes ``flushed_generation``, so every producer waiting at that
-moment is acknowledged by one fsync per log.
+moment is acknowledged by one fsync per log. ``sync_to`` is the same for
+plain threads (tests, benchmarks): one waiter flushes, the rest wait on a
+condition and are woken together.
+
+A deleted topic's directories are renamed ``<topic>-<p>.<id>-delete`` first
+and then removed; leftovers of a deletion cut short are removed on open.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
+import shutil
 import threading
 import uuid
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import attrs
 
@@ -45,6 +52,8 @@ LOG_STARTS = "log-start-offset-checkpoint"
 TOPICS_FILE = "__topics.json"
 PRODUCER_IDS = "producer-id-block"
 PRODUCER_ID_BLOCK = 1000
+DELETE_SUFFIX = "-delete"
+LONG_MAX = 2**63 - 1
 
 
 @attrs.define
@@ -66,6 +75,10 @@ class LogManager:
         self._lock = threading.Lock()
         self._generation = 0
         self._flushed = 0
+        self._dirty: set[Log] = set()
+        self._sync = threading.Condition()
+        self._syncing = False
+        self.fsync_count = 0  # logs fsynced by group commit (tests and metrics)
         self.cluster_id = ""
         self._next_producer_id = 0
         self._producer_id_limit = 0
@@ -88,7 +101,7 @@ class LogManager:
             for line in path.read_text().splitlines():
                 if line.startswith("cluster.id="):
                     return line.split("=", 1)[1].strip()
-        cluster_id = uuid.uuid4().hex[:22]
+        cluster_id = kafka_uuid(uuid.uuid4())
         _atomic_write(path, f"version=1\ncluster.id={cluster_id}\n")
         return cluster_id
 
@@ -114,19 +127,38 @@ class LogManager:
             clean = (root / CLEAN_SHUTDOWN).exists()
             points = read_checkpoint(root / RECOVERY_POINTS)
             starts = read_checkpoint(root / LOG_STARTS)
-            for sub in sorted(p for p in root.iterdir() if p.is_dir()):
-                parsed = parse_partition_dir(sub.name)
+            warned = clean
+            configs: dict[str, Any] = {}
+            for entry in sorted(os.scandir(root), key=lambda e: e.name):
+                if not entry.is_dir():
+                    continue
+                if entry.name.endswith(DELETE_SUFFIX):
+                    _remove_dir(Path(entry.path))
+                    continue
+                parsed = parse_partition_dir(entry.name)
                 if parsed is None or parsed[0] not in self._topics:
                     continue
-                self._logs[parsed] = Log.open(
-                    sub, parsed[0], parsed[1], self.effective_config(parsed[0]), self.clock,
+                if not warned:
+                    log.warning("%s: no clean-shutdown marker, recovering logs from their recovery points", root)
+                    warned = True
+                if parsed[0] not in configs:
+                    configs[parsed[0]] = self.effective_config(parsed[0])
+                self._register(Log.open(
+                    Path(entry.path), parsed[0], parsed[1], configs[parsed[0]], self.clock,
                     log_start_offset=starts.get(parsed, 0), recovery_point=points.get(parsed, 0), clean=clean,
-                )  # fmt: skip
-            (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
+                ))  # fmt: skip
+            if clean:  # from now on a crash must be noticed: make the removal durable
+                (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
+                fsync_dir(root)
         for meta in self._topics.values():
             for p in range(meta.num_partitions):
                 if (meta.name, p) not in self._logs:
                     self._create_log(meta, p)
+
+    def _register(self, log_: Log) -> Log:
+        log_.on_append = self._note_dirty
+        self._logs[(log_.topic, log_.partition)] = log_
+        return log_
 
     # -- topics -------------------------------------------------------------------
 
@@ -163,10 +195,8 @@ class LogManager:
         root = min(self.dirs, key=lambda d: sum(1 for _ in d.iterdir()))
         directory = partition_dir(root, meta.name, partition)
         directory.mkdir(parents=True, exist_ok=True)
-        _atomic_write(directory / "partition.metadata", f"version: 0\ntopic_id: {meta.topic_id}\n")
-        log_ = Log.open(directory, meta.name, partition, self.model.effective(meta.overrides), self.clock)
-        self._logs[(meta.name, partition)] = log_
-        return log_
+        _atomic_write(directory / "partition.metadata", f"version: 0\ntopic_id: {kafka_uuid(meta.topic_id)}\n")
+        return self._register(Log.open(directory, meta.name, partition, self.model.effective(meta.overrides), self.clock))
 
     def delete_topic(self, name: str) -> None:
         meta = self._topics.pop(name)
@@ -174,8 +204,12 @@ class LogManager:
         for p in range(meta.num_partitions):
             log_ = self._logs.pop((name, p), None)
             if log_ is not None:
-                log_.delete()
-                _remove_dir(log_.dir)
+                log_.close()
+                doomed = log_.dir.with_name(f"{log_.dir.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+                log_.dir.rename(doomed)
+                _remove_dir(doomed)
+        with self._lock:
+            self._dirty = {l for l in self._dirty if l.topic != name}
 
     def add_partitions(self, name: str, new_total: int) -> None:
         meta = self._topics[name]
@@ -205,8 +239,11 @@ class LogManager:
     # -- duties ---------------------------------------------------------------------
 
     def roll_idle_segments(self, now_ms: int) -> None:
+        """Timer duty: KIP-354 roll of idle active segments, and the flush.ms policy."""
         for log_ in self.logs():
             log_.roll_if_idle(now_ms)
+            if log_.config.flush_ms != LONG_MAX:
+                log_.flush_if_due(now_ms)
 
     def run_retention(self, now_ms: int) -> None:
         for log_ in self.logs():
@@ -217,6 +254,9 @@ class LogManager:
             log_.delete_expired_files(now_ms)
 
     def write_checkpoints(self) -> None:
+        """Kafka's recovery-point and log-start-offset checkpoints, one pair per log dir."""
+        for log_ in self.logs():
+            log_.flush_rolled()
         for root in self.dirs:
             mine = [l for l in self.logs() if l.dir.parent == root]
             write_checkpoint(root / RECOVERY_POINTS, {(l.topic, l.partition): l.recovery_point for l in mine})
@@ -242,9 +282,35 @@ class LogManager:
 
     # -- group commit -----------------------------------------------------------------
 
-    def note_append(self) -> None:
+    def _note_dirty(self, log_: Log) -> None:
         with self._lock:
             self._generation += 1
+            self._dirty.add(log_)
+
+    def note_append(self) -> None:
+        """Nothing to do (kept for callers of the first cut): ``Log.append`` bumps the generation."""
+
+    def sync_to(self, generation: int) -> None:
+        """Block until every append up to ``generation`` is on disk (for threads; the broker uses trio).
+
+        One waiting thread runs ``flush_dirty`` while the others wait on a condition;
+        all of them are woken together when it ends, so one fsync round answers
+        every append that arrived before it started.
+        """
+        with self._sync:
+            while self._flushed < generation:
+                if not self._syncing:
+                    self._syncing = True
+                    break
+                self._sync.wait()
+            else:
+                return
+        try:
+            self.flush_dirty()
+        finally:
+            with self._sync:
+                self._syncing = False
+                self._sync.notify_all()
 
     def flush_generation(self) -> int:
         return self._generation
@@ -253,18 +319,27 @@ class LogManager:
         return self._flushed
 
     def flush_dirty(self) -> None:
-        """fsync every log appended since the last flush; safe from a worker thread."""
+        """Group commit: fsync each log appended since the last call once; safe from a worker thread.
+
+        The generation is read together with the set of dirty logs, so when this
+        returns every append counted in it is on disk.
+        """
         with self._lock:
             target = self._generation
-            dirty = [l for l in self._logs.values() if l.dirty]
-            for l in dirty:
-                l.dirty = False
-        for l in dirty:
-            for seg in l.segments[-2:]:
-                seg.flush()
-        self._flushed = max(self._flushed, target)
+            dirty, self._dirty = self._dirty, set()
+        try:
+            for log_ in dirty:
+                log_.flush()
+        except BaseException:
+            with self._lock:
+                self._dirty |= dirty
+            raise
+        self.fsync_count += len(dirty)
+        with self._lock:
+            self._flushed = max(self._flushed, target)
 
     def close(self) -> None:
+        """Flush everything, write the checkpoints, close the logs and leave the clean-shutdown marker."""
         for log_ in self.logs():
             log_.flush()
         self.write_checkpoints()
@@ -272,6 +347,12 @@ class LogManager:
             log_.close()
         for root in self.dirs:
             _atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
+        self._logs.clear()
+
+
+def kafka_uuid(value: uuid.UUID) -> str:
+    """Kafka's text form of a UUID (``Uuid.toString``): URL-safe base64 without padding, 22 characters."""
+    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -285,6 +366,4 @@ def _atomic_write(path: Path, text: str) -> None:
 
 
 def _remove_dir(directory: Path) -> None:
-    for p in directory.iterdir():
-        p.unlink(missing_ok=True)
-    directory.rmdir()
+    shutil.rmtree(directory, ignore_errors=True)

@@ -1,169 +1,241 @@
 """One log segment: ``<base>.log`` with its ``.index`` and ``.timeindex`` (Kafka's LogSegment).
 
-The ``.log`` file holds whole batches back to back. The offset index holds
-8-byte entries ``relative offset int32, position int32``; the time index
-12-byte entries ``timestamp int64, relative offset int32``. Both are sparse: an
-entry is written when more than ``index.interval.bytes`` were appended since
-the last one, mapping the *last* offset of the records being appended to the
-position where they start (so the first append never makes one), and a time
-entry only when the max timestamp so far grew. Both are also kept in memory
-as sorted lists, so lookups never touch the index files.
+The ``.log`` file holds whole batches back to back; every append is written at
+the segment's known size with ``pwrite``, so a failed write (disk full,
+read-only file system) is cut back off and never leaves a torn batch behind a
+later one. Index entries are written as Kafka's ``LogSegment.append`` does:
+when more than ``index.interval.bytes`` were appended since the last entry,
+one entry maps the *last* offset of the records being appended to the
+position where they start (so the first append never makes one), and the
+time index gets the largest timestamp so far if it grew.
 
-A read finds the greatest index entry at or below the wanted offset and then
-walks batch headers forward (offset, size and, for v2, lastOffsetDelta) to
-the first batch whose last offset reaches the wanted one.
+Lazy by design, so that a clean open of thousands of segments costs one
+``stat`` each: the file is opened, and the indexes read (tail walked from the
+last index entry to find the next offset), on first use. A missing or corrupt
+index found then is rebuilt by ``recover``, which walks every batch, checks
+its size and CRC, rebuilds both indexes and truncates the file at the first
+invalid batch.
 
-Not thread-safe; the owning ``Log`` serialises access (group-commit fsyncs
-from another thread only call ``flush``).
+The file descriptor lives in a ``FileHandle`` (``batch_files.py``) shared with ``LogSlice`` objects
+and closed when the last holder drops it, so a segment that is deleted or
+closed while a slice of it is being sent (``sendfile``) or fsynced from the
+group-commit thread stays readable. Not otherwise thread-safe: the owning
+``Log`` serialises appends, reads and rolls.
 """
 
 from __future__ import annotations
 
-import bisect
+import logging
 import os
 import struct
 from pathlib import Path
+from typing import Any, Iterator
 
 from protocol.errors import KafkaProtocolError
 from protocol.records import RecordBatchView, iter_batches
 
+from . import fileops
 from .errors import StorageError
-from .file_names import index_path, log_path, time_index_path
+from .batch_files import LOG_OVERHEAD, FileHandle, first_batch_max_timestamp, peek_batch
+from .file_names import DELETED, index_path, log_path, time_index_path
+from .index import OffsetIndex, TimeIndex
 
+log = logging.getLogger(__name__)
 _PREFIX = struct.Struct(">qi")  # offset, size
-_V2_LAST_DELTA = struct.Struct(">i")
-_V2_MAX_TS = struct.Struct(">q")
-_INDEX = struct.Struct(">ii")
-_TIME = struct.Struct(">qi")
-LOG_OVERHEAD = 12
 SCAN_CHUNK = 1 << 20
+INT_MAX = 2**31 - 1
+_UNKNOWN = object()
 
 
 class Segment:
     """A segment of a partition log; see the module docstring."""
 
-    def __init__(self, directory: Path, base_offset: int, index_interval: int, created_ms: int) -> None:
+    def __init__(self, directory: Path, base_offset: int, config: Any, created_ms: int, *, size: int) -> None:
         self.dir = directory
         self.base_offset = base_offset
-        self.index_interval = index_interval
+        self.config = config
         self.created_ms = created_ms
-        self.path = log_path(directory, base_offset)
-        self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        self.size = os.fstat(self._fd).st_size
-        self.offsets: list[int] = []  # relative offsets of index entries
-        self.positions: list[int] = []
-        self.times: list[tuple[int, int]] = []  # (timestamp, relative offset)
+        self.size = size
+        self._path: Path | None = None
+        self._offset_index: OffsetIndex | None = None
+        self._time_index: TimeIndex | None = None
+        self._handle: FileHandle | None = None
+        self._loaded = False
+        self._next_offset = base_offset
+        self._max_ts = -1
+        self._offset_of_max_ts = base_offset
+        self._first_ts: Any = _UNKNOWN
         self.bytes_since_index = 0
-        self.next_offset = base_offset
-        self.largest_timestamp = -1
-        self.offset_of_largest = base_offset
-        self.first_batch_timestamp: int | None = None
-        self.unflushed_messages = 0
         self.roll_jitter_ms = 0
+        self.damaged = False  # bytes were found missing or invalid when it was loaded
+
+    @classmethod
+    def create(cls, directory: Path, base_offset: int, config: Any, created_ms: int) -> "Segment":
+        """A new empty segment (stale files of the same name are replaced)."""
+        seg = cls(directory, base_offset, config, created_ms, size=0)
+        seg.offset_index.delete()
+        seg.time_index.delete()
+        seg.offset_index.preallocate()
+        seg.time_index.preallocate()
+        seg._handle = FileHandle(seg.path, create=True)
+        fileops.ftruncate(seg._handle.fd, 0)
+        seg._loaded = True
+        seg._first_ts = None
+        return seg
+
+    # -- lazy state ------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        if self._path is None:
+            self._path = log_path(self.dir, self.base_offset)
+        return self._path
+
+    @property
+    def offset_index(self) -> OffsetIndex:
+        if self._offset_index is None:
+            path = index_path(self.dir, self.base_offset)
+            self._offset_index = OffsetIndex(path, self.base_offset, self.config.segment_index_bytes)
+        return self._offset_index
+
+    @property
+    def time_index(self) -> TimeIndex:
+        if self._time_index is None:
+            path = time_index_path(self.dir, self.base_offset)
+            self._time_index = TimeIndex(path, self.base_offset, self.config.segment_index_bytes)
+        return self._time_index
+
+    @property
+    def handle(self) -> FileHandle:
+        if self._handle is None:
+            self._handle = FileHandle(self.path)
+        return self._handle
+
+    def fileno(self) -> int:
+        return self.handle.fd
+
+    def _ensure_loaded(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True
+        if not (self.offset_index.load(self.size) and self.time_index.load(self.size)):
+            self.damaged = self.offset_index.beyond_end
+            log.warning("%s: missing or corrupt index, rebuilding it", self.path)
+            self._recover_on_load()
+            return
+        _, position = self.offset_index.last_entry()
+        end = position
+        for pos, last, size in self.iter_batch_headers(position):
+            self._next_offset, end = last + 1, pos + size
+        if end != self.size:  # a torn or cut tail: the file is not what was written
+            log.warning("%s: the batches end at %d, the file at %d; recovering it", self.path, end, self.size)
+            self.damaged = True
+            self._recover_on_load()
+            return
+        last_time = self.time_index.last_entry()
+        if last_time is not None:
+            self._max_ts, self._offset_of_max_ts = last_time
+
+    def _recover_on_load(self) -> None:
+        dropped = self.recover()
+        if dropped:
+            self.damaged = True
+            log.warning("%s: dropped %d invalid bytes", self.path, dropped)
+
+    @property
+    def next_offset(self) -> int:
+        self._ensure_loaded()
+        return self._next_offset
+
+    @property
+    def largest_timestamp(self) -> int:
+        self._ensure_loaded()
+        return self._max_ts
+
+    @property
+    def offset_of_largest_timestamp(self) -> int:
+        self._ensure_loaded()
+        return self._offset_of_max_ts
+
+    @property
+    def first_batch_timestamp(self) -> int | None:
+        """Max timestamp of the first batch (drives time-based rolls); None while empty."""
+        if self._first_ts is _UNKNOWN:
+            self._first_ts = first_batch_max_timestamp(os.pread(self.fileno(), 43, 0)) if self.size else None
+        return self._first_ts
 
     # -- writing ---------------------------------------------------------------
 
     def append(self, data, first_offset: int, last_offset: int, max_timestamp: int) -> None:
-        if self.bytes_since_index > self.index_interval:
-            self._add_index_entry(last_offset, self.size)
-        start = self.size
+        self._ensure_loaded()
+        start, size = self.size, len(data)
+        saved = (self._max_ts, self._offset_of_max_ts, self._first_ts)
         try:
-            view = memoryview(data)
-            written = 0
-            while written < len(view):
-                written += os.pwrite(self._fd, view[written:], start + written)
+            fileops.write_all(self.fileno(), data, start)
         except OSError as exc:
-            self._undo(start)
+            self._cut_back(start)
             raise StorageError(exc.errno, f"append to {self.path} failed: {exc.strerror}") from exc
-        self.size = start + len(view)
-        self.bytes_since_index += len(view)
-        self._note_batch(first_offset, last_offset, max_timestamp)
-        self.unflushed_messages += last_offset - first_offset + 1
+        if start == 0:
+            self._first_ts = first_batch_max_timestamp(bytes(memoryview(data)[:43]))
+        if max_timestamp > self._max_ts:
+            self._max_ts, self._offset_of_max_ts = max_timestamp, last_offset
+        if self.bytes_since_index > self.config.index_interval_bytes:
+            try:
+                self._add_index_entries(last_offset, start)
+            except StorageError:
+                self._cut_back(start)
+                self._max_ts, self._offset_of_max_ts, self._first_ts = saved
+                raise
+            self.bytes_since_index = 0
+        self.bytes_since_index += size
+        self.size = start + size
+        self._next_offset = last_offset + 1
 
-    def _undo(self, size: int) -> None:
+    def _add_index_entries(self, last_offset: int, position: int) -> None:
+        added = self.offset_index.append(last_offset, position)
         try:
-            os.ftruncate(self._fd, size)
-        except OSError:
-            pass
+            self.time_index.maybe_append(self._max_ts, self._offset_of_max_ts)
+        except StorageError:
+            if added:
+                self.offset_index.forget_last()
+            raise
 
-    def _note_batch(self, first_offset: int, last_offset: int, max_timestamp: int) -> None:
-        if self.first_batch_timestamp is None:
-            self.first_batch_timestamp = max_timestamp
-        if max_timestamp > self.largest_timestamp:
-            self.largest_timestamp = max_timestamp
-            self.offset_of_largest = last_offset
-        self.next_offset = last_offset + 1
+    def _cut_back(self, size: int) -> None:
+        try:
+            fileops.ftruncate(self.fileno(), size)
+        except OSError as exc:  # the next append overwrites from ``size`` anyway
+            log.error("%s: could not cut back a failed append: %s", self.path, exc)
 
-    def _add_index_entry(self, offset: int, position: int) -> None:
-        rel = offset - self.base_offset
-        if not self.offsets or rel > self.offsets[-1]:
-            self.offsets.append(rel)
-            self.positions.append(position)
-            with open(index_path(self.dir, self.base_offset), "ab") as f:
-                f.write(_INDEX.pack(rel, position))
-        if self.largest_timestamp >= 0 and (not self.times or self.largest_timestamp > self.times[-1][0]):
-            entry = (self.largest_timestamp, self.offset_of_largest - self.base_offset)
-            self.times.append(entry)
-            with open(time_index_path(self.dir, self.base_offset), "ab") as f:
-                f.write(_TIME.pack(*entry))
-        self.bytes_since_index = 0
-
-    def index_full(self, index_bytes: int) -> bool:
-        return (len(self.offsets) + 1) * _INDEX.size >= index_bytes or (len(self.times) + 2) * _TIME.size >= index_bytes
+    def index_full(self) -> bool:
+        self._ensure_loaded()
+        return self.offset_index.is_full() or self.time_index.is_full()
 
     def flush(self) -> None:
+        handle = self._handle
+        if handle is None:
+            return
         try:
-            os.fsync(self._fd)
+            fileops.fsync(handle.fd)
         except OSError as exc:
             raise StorageError(exc.errno, f"fsync of {self.path} failed: {exc.strerror}") from exc
-        self.unflushed_messages = 0
 
     def on_become_inactive(self) -> None:
-        """Write the final time-index entry (the segment's largest timestamp), as Kafka does at a roll."""
-        if self.largest_timestamp >= 0 and (not self.times or self.largest_timestamp > self.times[-1][0]):
-            entry = (self.largest_timestamp, self.offset_of_largest - self.base_offset)
-            self.times.append(entry)
-            with open(time_index_path(self.dir, self.base_offset), "ab") as f:
-                f.write(_TIME.pack(*entry))
+        """At a roll: the final time-index entry (the segment's largest timestamp), then trim."""
+        self._ensure_loaded()
+        try:
+            self.time_index.maybe_append(self._max_ts, self._offset_of_max_ts, skip_full_check=True)
+            self.offset_index.trim()
+            self.time_index.trim()
+        except (OSError, StorageError) as exc:  # indexes are rebuilt on the next load
+            log.error("%s: could not finish its indexes: %s", self.path, exc)
 
     # -- reading ---------------------------------------------------------------
 
-    def fileno(self) -> int:
-        return self._fd
-
-    def pread(self, n: int, position: int) -> bytes:
-        return os.pread(self._fd, n, position)
-
     def batch_at(self, position: int) -> tuple[int, int] | None:
         """(last offset, total size) of the batch at ``position``, or None past the end."""
-        if position + 17 > self.size:
-            return None
-        head = os.pread(self._fd, 27, position)
-        offset, size = _PREFIX.unpack_from(head, 0)
-        if size < 14 or len(head) < 17:
-            return None
-        if head[16] == 2 and len(head) >= 27:
-            offset += _V2_LAST_DELTA.unpack_from(head, 23)[0]
-        return offset, size + LOG_OVERHEAD
+        return peek_batch(self.fileno(), position, self.size)
 
-    def find_position(self, offset: int) -> int | None:
-        """Position of the first batch whose last offset >= ``offset``; None if none here."""
-        i = bisect.bisect_right(self.offsets, offset - self.base_offset) - 1
-        pos = self.positions[i] if i >= 0 else 0
-        while pos < self.size:
-            batch = self.batch_at(pos)
-            if batch is None:
-                return None
-            if batch[0] >= offset:
-                return pos
-            pos += batch[1]
-        return None
-
-    def batch_end(self, position: int) -> int:
-        batch = self.batch_at(position)
-        return self.size if batch is None else min(position + batch[1], self.size)
-
-    def iter_batch_headers(self, start: int = 0):
+    def iter_batch_headers(self, start: int = 0) -> Iterator[tuple[int, int, int]]:
         """Yield (position, last offset, size) for each batch from ``start``."""
         pos = start
         while pos < self.size:
@@ -173,127 +245,155 @@ class Segment:
             yield pos, batch[0], batch[1]
             pos += batch[1]
 
-    def read_views(self, start: int, end: int):
-        """Batch views over [start, end) read into memory (for timestamp lookups and the cleaner)."""
-        return iter_batches(memoryview(os.pread(self._fd, end - start, start)))
+    def find_position(self, offset: int) -> int | None:
+        """Position of the first batch whose last offset >= ``offset``; None if none here."""
+        self._ensure_loaded()
+        _, start = self.offset_index.lookup(offset)
+        for pos, last, _ in self.iter_batch_headers(start):
+            if last >= offset:
+                return pos
+        return None
 
-    # -- loading and recovery -------------------------------------------------
+    def batch_end(self, position: int) -> int:
+        batch = self.batch_at(position)
+        return self.size if batch is None else min(position + batch[1], self.size)
 
-    def load(self, max_batch_size: int | None = None) -> int:
-        """Rebuild indexes and offsets by scanning; truncate at the first invalid batch.
+    def read_views(self, start: int, end: int) -> Iterator[Any]:
+        """Batch views over [start, end), read into memory."""
+        return iter_batches(memoryview(os.pread(self.fileno(), end - start, start)))
+
+    def find_timestamp(self, timestamp: int, start_offset: int) -> tuple[int, int] | None:
+        """First (offset, timestamp) here with timestamp >= ``timestamp`` and offset >= ``start_offset``."""
+        if self.largest_timestamp < timestamp:
+            return None
+        _, position = self.offset_index.lookup(max(self.time_index.lookup(timestamp), start_offset))
+        for pos, last, size in self.iter_batch_headers(position):
+            if last < start_offset:
+                continue
+            for view in self.read_views(pos, pos + size):
+                if view.max_timestamp < timestamp:
+                    continue
+                for record in view:
+                    if record.timestamp >= timestamp and record.offset >= start_offset:
+                        return record.offset, record.timestamp
+        return None
+
+    # -- recovery --------------------------------------------------------------
+
+    def recover(self, max_batch_size: int | None = None) -> int:
+        """Rebuild indexes and offsets by walking every batch; truncate at the first invalid one.
 
         Returns the number of bytes truncated (0 when the file was whole).
         """
-        self.offsets, self.positions, self.times = [], [], []
-        for p in (index_path(self.dir, self.base_offset), time_index_path(self.dir, self.base_offset)):
-            p.unlink(missing_ok=True)
-        self.bytes_since_index, self.next_offset, self.largest_timestamp = 0, self.base_offset, -1
-        self.first_batch_timestamp = None
+        self._loaded = True
+        self.offset_index.reset()
+        self.time_index.reset()
+        self._next_offset, self._max_ts, self._offset_of_max_ts = self.base_offset, -1, self.base_offset
+        self._first_ts, self.bytes_since_index = _UNKNOWN, 0
+        self.size = os.fstat(self.fileno()).st_size
         valid = self._scan_valid(max_batch_size)
         truncated = self.size - valid
         if truncated:
-            os.ftruncate(self._fd, valid)
+            fileops.ftruncate(self.fileno(), valid)
             self.size = valid
+        self.time_index.maybe_append(self._max_ts, self._offset_of_max_ts, skip_full_check=True)
+        _, last_position = self.offset_index.last_entry()
+        self.bytes_since_index = self.size - last_position
+        self._first_ts = _UNKNOWN
         return truncated
 
     def _scan_valid(self, max_batch_size: int | None) -> int:
         pos = 0
+        last_index_position = 0
         while pos < self.size:
-            chunk = os.pread(self._fd, min(max(SCAN_CHUNK, 0), self.size - pos), pos)
+            chunk = os.pread(self.fileno(), min(SCAN_CHUNK, self.size - pos), pos)
             used = 0
             try:
                 for batch in iter_batches(memoryview(chunk), max_batch_size=max_batch_size):
-                    if not batch.is_valid() or batch.last_offset < self.next_offset:
+                    if not self._acceptable(batch):
                         return pos + used
-                    self._recover_batch(batch, pos + used)
+                    last_index_position = self._recover_batch(batch, pos + used, last_index_position)
                     used += batch.size_in_bytes
             except KafkaProtocolError:  # corrupt framing: everything from here is dropped
                 return pos + used
-            if used == 0:
-                big = self._read_whole_batch(pos)
-                if big is None:
+            if used == 0:  # a batch larger than the chunk
+                big = self._read_whole_batch(pos, max_batch_size)
+                if big is None or not self._acceptable(big):
                     return pos
-                self._recover_batch(big, pos)
+                last_index_position = self._recover_batch(big, pos, last_index_position)
                 used = big.size_in_bytes
             pos += used
         return pos
 
-    def _read_whole_batch(self, pos: int):
-        head = os.pread(self._fd, LOG_OVERHEAD, pos)
+    def _acceptable(self, batch: Any) -> bool:
+        first = batch.base_offset if isinstance(batch, RecordBatchView) else batch.last_offset
+        return (
+            batch.is_valid()
+            and first >= self._next_offset
+            and batch.last_offset >= first
+            and batch.last_offset - self.base_offset <= INT_MAX
+        )
+
+    def _read_whole_batch(self, pos: int, max_batch_size: int | None) -> Any:
+        head = os.pread(self.fileno(), LOG_OVERHEAD, pos)
         if len(head) < LOG_OVERHEAD:
             return None
         size = _PREFIX.unpack(head)[1] + LOG_OVERHEAD
         if size < 26 or pos + size > self.size:
             return None
         try:
-            batch = next(iter_batches(memoryview(os.pread(self._fd, size, pos))), None)
+            return next(iter_batches(memoryview(os.pread(self.fileno(), size, pos)), max_batch_size=max_batch_size), None)
         except KafkaProtocolError:
             return None
-        return batch if batch is not None and batch.is_valid() else None
 
-    def _recover_batch(self, batch, position: int) -> None:
-        if self.bytes_since_index > self.index_interval:
-            self._add_index_entry(batch.last_offset, position)
-        self.bytes_since_index += batch.size_in_bytes
-        first = batch.base_offset if isinstance(batch, RecordBatchView) else batch.last_offset
-        self._note_batch(first, batch.last_offset, batch.max_timestamp)
-
-    def load_clean(self) -> None:
-        """Open after a clean shutdown: read the index files and the tail, no full scan."""
-        self.offsets, self.positions = _read_index(index_path(self.dir, self.base_offset), self.base_offset)
-        self.times = _read_time_index(time_index_path(self.dir, self.base_offset))
-        start = self.positions[-1] if self.positions else 0
-        first = self.batch_at(0)
-        if first is not None:
-            head = os.pread(self._fd, 43, 0)
-            self.first_batch_timestamp = _V2_MAX_TS.unpack_from(head, 35)[0] if head[16] == 2 else -1
-        for pos, last, size in self.iter_batch_headers(start):
-            self.next_offset = last + 1
-        if self.times:
-            self.largest_timestamp, rel = self.times[-1]
-            self.offset_of_largest = self.base_offset + rel
-        self.bytes_since_index = self.size - start
+    def _recover_batch(self, batch: Any, position: int, last_index_position: int) -> int:
+        if batch.max_timestamp > self._max_ts:
+            self._max_ts, self._offset_of_max_ts = batch.max_timestamp, batch.last_offset
+        if position - last_index_position > self.config.index_interval_bytes:
+            self.offset_index.append(batch.last_offset, position)
+            self.time_index.maybe_append(self._max_ts, self._offset_of_max_ts)
+            last_index_position = position
+        self._next_offset = batch.last_offset + 1
+        return last_index_position
 
     # -- file management -------------------------------------------------------
 
-    def truncate_to_position(self, position: int) -> None:
-        os.ftruncate(self._fd, position)
-        self.size = position
-        self.load()
+    def truncate_to(self, offset: int) -> int:
+        """Cut the segment at the batch holding ``offset``; returns the bytes removed."""
+        position = self.find_position(offset)
+        if position is None:
+            return 0
+        removed = self.size - position
+        fileops.ftruncate(self.fileno(), position)
+        self.recover()
+        return removed
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        if self._loaded:
+            self.on_become_inactive()
+        if self._offset_index is not None:
+            self._offset_index.close()
+        if self._time_index is not None:
+            self._time_index.close()
+        self._handle = None
+
+    def rename_to_deleted(self) -> list[Path]:
+        """Give the segment's files the ``.deleted`` suffix; open slices keep reading."""
+        self.offset_index.close()
+        self.time_index.close()
+        self._handle = None
+        renamed = []
+        for path in (self.path, self.offset_index.path, self.time_index.path):
+            target = path.with_name(path.name + DELETED)
+            try:
+                path.rename(target)
+                renamed.append(target)
+            except FileNotFoundError:
+                pass
+        return renamed
 
     def delete_files(self) -> None:
-        self.close()
-        for p in (self.path, index_path(self.dir, self.base_offset), time_index_path(self.dir, self.base_offset)):
-            p.unlink(missing_ok=True)
-
-
-def _read_index(path: Path, base: int) -> tuple[list[int], list[int]]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return [], []
-    offsets, positions = [], []
-    for rel, pos in _INDEX.iter_unpack(data[: len(data) - len(data) % _INDEX.size]):
-        if (offsets and rel <= offsets[-1]) or rel < 0 or pos < 0:
-            break
-        offsets.append(rel)
-        positions.append(pos)
-    return offsets, positions
-
-
-def _read_time_index(path: Path) -> list[tuple[int, int]]:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    entries: list[tuple[int, int]] = []
-    for ts, rel in _TIME.iter_unpack(data[: len(data) - len(data) % _TIME.size]):
-        if entries and ts <= entries[-1][0]:
-            break
-        entries.append((ts, rel))
-    return entries
+        self._handle = None
+        self.offset_index.delete()
+        self.time_index.delete()
+        self.path.unlink(missing_ok=True)

@@ -1,0 +1,115 @@
+"""Loading a partition directory, after Kafka's LogLoader (steps of §4.6).
+
+``clean_directory`` runs the file-level steps, in Kafka's order:
+
+1. delete ``*.deleted`` and ``*.cleaned`` files, and any ``*.swap`` whose
+   base offset is >= the smallest ``.cleaned`` offset (an unfinished split);
+2. for the remaining ``.swap`` files, delete the ordinary segment files whose
+   base offsets fall inside the range the swaps cover (smallest swap base
+   offset up to the largest swap next offset), then strip ``.swap`` from the
+   names: the interrupted replacement is finished;
+3. delete orphan index files (an ``.index``/``.timeindex`` without ``.log``)
+
+and returns (base offset, size) of the ``.log`` files that remain.
+
+``recover_from`` then rescans, after an unclean stop, every segment from the
+one holding the recovery point to the end; the first segment that loses bytes
+ends the walk and every later segment is deleted, as Kafka does. Segments
+below the recovery point, which Kafka trusts, get a cheap check as well (see
+the function), so a file cut behind our back loses nothing before the cut.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from .batch_files import peek_batch
+from .file_names import CLEANED, DELETED, INDEX, LOG, SWAP, TIME_INDEX, offset_of
+
+log = logging.getLogger(__name__)
+
+
+def clean_directory(directory: Path) -> list[tuple[int, int]]:
+    names = [entry.name for entry in os.scandir(directory) if entry.is_file()]
+    cleaned = [o for n in names if n.endswith(CLEANED) and (o := offset_of(n)) is not None]
+    low_cleaned = min(cleaned, default=None)
+    swaps: list[str] = []
+    for name in names:
+        if name.endswith((DELETED, CLEANED)) or name.endswith(".tmp"):
+            _remove(directory / name, "leftover temporary file")
+        elif name.endswith(SWAP):
+            base = offset_of(name)
+            if base is None or (low_cleaned is not None and base >= low_cleaned):
+                _remove(directory / name, "swap file of an unfinished split")
+            else:
+                swaps.append(name)
+    if swaps:
+        _finish_swaps(directory, swaps)
+    return _remaining_logs(directory)
+
+
+def _finish_swaps(directory: Path, swaps: list[str]) -> None:
+    log_swaps = [n for n in swaps if n.endswith(LOG + SWAP)]
+    low = min((offset_of(n) or 0) for n in swaps)
+    high = max((_next_offset_of(directory / n) for n in log_swaps), default=low)
+    for entry in os.scandir(directory):
+        base = offset_of(entry.name)
+        if base is not None and low <= base < max(high, low + 1) and entry.name.endswith((LOG, INDEX, TIME_INDEX)):
+            _remove(Path(entry.path), f"segment replaced by an interrupted swap [{low}, {high})")
+    for name in swaps:
+        (directory / name).rename(directory / name[: -len(SWAP)])
+        log.warning("%s: finished the interrupted swap of %s", directory.name, name)
+
+
+def _next_offset_of(path: Path) -> int:
+    """Offset after the last whole batch of a ``.log`` file, read from batch headers only."""
+    next_offset = offset_of(path) or 0
+    with open(path, "rb") as f:
+        size, pos = os.fstat(f.fileno()).st_size, 0
+        while (batch := peek_batch(f.fileno(), pos, size)) is not None and pos + batch[1] <= size:
+            next_offset = max(next_offset, batch[0] + 1)
+            pos += batch[1]
+    return next_offset
+
+
+def _remaining_logs(directory: Path) -> list[tuple[int, int]]:
+    entries = list(os.scandir(directory))
+    logs = {o: e for e in entries if e.name.endswith(LOG) and (o := offset_of(e.name)) is not None}
+    for entry in entries:
+        if entry.name.endswith((INDEX, TIME_INDEX)) and offset_of(entry.name) not in logs:
+            _remove(directory / entry.name, "orphan index file")
+    return [(base, logs[base].stat().st_size) for base in sorted(logs)]
+
+
+def _remove(path: Path, why: str) -> None:
+    log.warning("%s: deleting %s (%s)", path.parent.name, path.name, why)
+    path.unlink(missing_ok=True)
+
+
+def recover_from(segments: list[Any], recovery_point: int, name: str, *, contiguous: bool) -> list[Any]:
+    """Rescan segments from the one holding ``recovery_point``; returns the segments kept.
+
+    Segments below the recovery point are only checked cheaply (index, tail
+    walk, and for logs that are never compacted, that each segment ends where
+    the next one begins); damage found there ends the log as a rescan would.
+    """
+    start = 0
+    for i, seg in enumerate(segments):
+        if seg.base_offset <= recovery_point:
+            start = i
+    for i, seg in enumerate(segments):
+        dropped = seg.recover() if i >= start else 0
+        seg_end = seg.next_offset  # below the recovery point: loads the index and walks the tail
+        following = segments[i + 1] if i + 1 < len(segments) else None
+        gap = contiguous and following is not None and seg_end != following.base_offset
+        if dropped or seg.damaged or gap:
+            why = f"truncated {dropped} bytes" if dropped else "found it damaged"
+            log.warning("%s: %s in %s", name, why, seg.path.name)
+            for later in segments[i + 1 :]:
+                log.warning("%s: deleting %s, which followed the damage", name, later.path.name)
+                later.delete_files()
+            return segments[: i + 1]
+    return segments

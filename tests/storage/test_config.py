@@ -1,0 +1,115 @@
+"""Topic configuration: Kafka's names, defaults, broker synonyms, precedence and validation."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage import ConfigError
+from storage.config import TOPIC_CONFIGS, ConfigModel
+
+from .lead_helpers import Clock, manager
+
+
+def test_defaults_are_kafkas():
+    c = ConfigModel.from_broker_props({}).effective({})
+    assert c.segment_bytes == 1_073_741_824 and c.segment_ms == 604_800_000 and c.retention_ms == 604_800_000
+    assert c.retention_bytes == -1 and c.cleanup_policy == ("delete",) and c.index_interval_bytes == 4096
+    assert c.segment_index_bytes == 10_485_760 and c.max_message_bytes == 1_048_588
+    assert c.min_cleanable_dirty_ratio == 0.5 and c.delete_retention_ms == 86_400_000
+    assert c.file_delete_delay_ms == 60_000 and c.flush_messages == c.flush_ms == 2**63 - 1
+    assert c.message_timestamp_type == "CreateTime" and c.tombstone_header == "kafka.tombstone"
+    assert c.message_format_version == "3.0-IV1"
+
+
+@pytest.mark.parametrize(
+    "props, expected",
+    [
+        ({"log.retention.hours": "2"}, 7_200_000),
+        ({"log.retention.hours": "2", "log.retention.minutes": "3"}, 180_000),
+        ({"log.retention.hours": "2", "log.retention.minutes": "3", "log.retention.ms": "42"}, 42),
+    ],
+)
+def test_broker_time_keys_follow_kafkas_precedence(props, expected):
+    assert ConfigModel.from_broker_props(props).effective({}).retention_ms == expected
+
+
+def test_roll_hours_feed_segment_ms():
+    assert ConfigModel.from_broker_props({"log.roll.hours": "1"}).effective({}).segment_ms == 3_600_000
+    assert ConfigModel.from_broker_props({"log.roll.hours": "1", "log.roll.ms": "5"}).effective({}).segment_ms == 5
+
+
+def test_topic_override_beats_broker_key_beats_default():
+    model = ConfigModel.from_broker_props({"log.segment.bytes": "5000"})
+    assert model.effective({}).segment_bytes == 5000
+    assert model.effective({"segment.bytes": "7000"}).segment_bytes == 7000
+
+
+@pytest.mark.parametrize(
+    "props, key",
+    [
+        ({"log.segment.bytes": "abc"}, "log.segment.bytes"),
+        ({"log.segment.bytes": "13"}, "log.segment.bytes"),  # below Kafka's minimum of 14
+        ({"log.cleanup.policy": "shred"}, "log.cleanup.policy"),
+        ({"log.no.such.key": "1"}, "log.no.such.key"),
+        ({"log.flush.durable.enable": "maybe"}, "log.flush.durable.enable"),
+        ({"log.retention.hours": "x"}, "log.retention.hours"),
+    ],
+)
+def test_bad_broker_keys_name_the_key(props, key):
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        ConfigModel.from_broker_props(props)
+
+
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        ({"segment.bytes": "-5"}, "segment.bytes"),
+        ({"no.such.config": "1"}, "no.such.config"),
+        ({"min.cleanable.dirty.ratio": "1.5"}, "min.cleanable.dirty.ratio"),
+        ({"message.timestamp.type": "WallTime"}, "message.timestamp.type"),
+        ({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, "max.compaction.lag.ms"),
+        ({"retention.ms": "-2"}, "retention.ms"),
+    ],
+)
+def test_bad_topic_overrides_name_the_key(tmp_path, overrides, key):
+    lm = manager(tmp_path, Clock())
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        lm.create_topic("t", 1, overrides)
+    assert "t" not in lm.topics()
+    lm.create_topic("t", 1, {})
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        lm.set_topic_overrides("t", overrides)
+    assert lm.topics()["t"].overrides == {}
+
+
+def test_deprecated_and_cleaner_keys_are_accepted():
+    model = ConfigModel.from_broker_props(
+        {"log.message.format.version": "0.10.2", "log.cleaner.threads": "2", "num.recovery.threads.per.data.dir": "4"}
+    )
+    assert model.effective({"message.format.version": "0.11.0"}).message_format_version == "3.0-IV1"
+    assert model.cleaner_props == {"log.cleaner.threads": "2"}
+
+
+def test_describe_reports_source_and_synonyms_in_kafkas_order(tmp_path):
+    lm = manager(tmp_path, Clock(), **{"log.retention.minutes": "5", "log.segment.bytes": "9000"})
+    lm.create_topic("t", 1, {"retention.ms": "100"})
+    rows = {e.name: e for e in lm.describe_config("t")}
+    assert {s.name for s in TOPIC_CONFIGS} == set(rows)
+    retention = rows["retention.ms"]
+    assert (retention.value, retention.source) == ("100", "DYNAMIC_TOPIC_CONFIG")
+    assert [s[2] for s in retention.synonyms] == ["DYNAMIC_TOPIC_CONFIG", "STATIC_BROKER_CONFIG", "DEFAULT_CONFIG"]
+    assert retention.synonyms[1][0] == "log.retention.minutes"
+    assert (rows["segment.bytes"].value, rows["segment.bytes"].source) == ("9000", "STATIC_BROKER_CONFIG")
+    assert (rows["cleanup.policy"].value, rows["cleanup.policy"].source) == ("delete", "DEFAULT_CONFIG")
+    assert rows["segment.bytes"].type == "INT" and rows["cleanup.policy"].type == "LIST"
+
+
+def test_overrides_change_live_logs(tmp_path):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 2, {})
+    lm.set_topic_overrides("t", {"segment.bytes": "1000"})
+    assert lm.get_log("t", 1).config.segment_bytes == 1000 == lm.effective_config("t").segment_bytes
+    lm.close()
+    lm2 = manager(tmp_path, Clock())
+    assert lm2.topics()["t"].overrides == {"segment.bytes": "1000"}
+    assert lm2.get_log("t", 0).config.segment_bytes == 1000

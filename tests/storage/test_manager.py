@@ -1,0 +1,203 @@
+"""LogManager: topic metadata, checkpoints, clean-shutdown marker, flush policies, group commit."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+
+import pytest
+
+from storage import fileops
+from storage.checkpoint import read_checkpoint
+from storage.log_manager import CLEAN_SHUTDOWN, LOG_STARTS, RECOVERY_POINTS
+
+from .lead_helpers import Clock, append, manager, read_all
+
+
+def test_topics_persist_with_ids_partitions_and_overrides(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    meta = lm.create_topic("orders", 2, {"cleanup.policy": "compact"})
+    lm.add_partitions("orders", 4)
+    cluster_id = lm.cluster_id
+    lm.close()
+    lm2 = manager(tmp_path, clock)
+    again = lm2.topics()["orders"]
+    assert (again.topic_id, again.num_partitions, again.overrides) == (meta.topic_id, 4, {"cleanup.policy": "compact"})
+    assert lm2.cluster_id == cluster_id and all(lm2.get_log("orders", p) is not None for p in range(4))
+    text = (tmp_path / "orders-3" / "partition.metadata").read_text().splitlines()
+    assert text[0] == "version: 0"
+    encoded = text[1].removeprefix("topic_id: ")
+    assert base64.urlsafe_b64decode(encoded + "==") == meta.topic_id.bytes and len(encoded) == 22
+
+
+def test_validate_only_creates_nothing(tmp_path):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 3, {}, validate_only=True)
+    assert "t" not in lm.topics() and not (tmp_path / "t-0").exists()
+
+
+def test_delete_topic_removes_its_directories(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("gone", 2, {})
+    lm.create_topic("kept", 1, {})
+    append(lm.get_log("gone", 0))
+    lm.delete_topic("gone")
+    assert "gone" not in lm.topics() and lm.get_log("gone", 0) is None
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("gone")]
+    (tmp_path / "kept-0.0123abcd-delete").mkdir()  # a deletion interrupted by a crash
+    (tmp_path / "kept-0.0123abcd-delete" / "00000000000000000000.log").write_bytes(b"x")
+    lm.close()
+    lm2 = manager(tmp_path, clock)
+    assert list(lm2.topics()) == ["kept"] and not (tmp_path / "kept-0.0123abcd-delete").exists()
+
+
+def test_checkpoints_and_marker_after_close(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 2, {"segment.bytes": "400"})
+    for _ in range(10):
+        append(lm.get_log("t", 0))
+    lm.get_log("t", 0).delete_records_before(7)
+    lm.close()
+    assert (tmp_path / CLEAN_SHUTDOWN).exists()
+    assert read_checkpoint(tmp_path / RECOVERY_POINTS) == {("t", 0): 10, ("t", 1): 0}
+    lines = (tmp_path / LOG_STARTS).read_text().splitlines()
+    assert lines[:2] == ["0", "1"] and lines[2].split() == ["t", "0", "7"]  # only where above the first base
+    lm2 = manager(tmp_path, clock)
+    log = lm2.get_log("t", 0)
+    assert log.log_start_offset == 7 and read_all(log)[0][0] == 7
+
+
+def test_recovery_point_moves_only_with_fsync(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {"segment.bytes": "400"})
+    log = lm.get_log("t", 0)
+    for _ in range(3):
+        append(log)
+    assert log.recovery_point == 0
+    while len(log.segments) < 3:
+        append(log)
+    assert log.recovery_point == 0  # a roll queues the old segment's fsync
+    lm.write_checkpoints()
+    assert log.recovery_point == log.active.base_offset
+    assert read_checkpoint(tmp_path / RECOVERY_POINTS) == {("t", 0): log.active.base_offset}
+
+
+def _count_fsyncs(monkeypatch, delay: float = 0.0):
+    calls = []
+    real = fileops.fsync
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        time.sleep(delay)  # a disk's fsync latency, during which other appends queue up
+        real(fd)
+
+    monkeypatch.setattr(fileops, "fsync", fsync)
+    return calls
+
+
+def test_flush_messages_policy(tmp_path, monkeypatch):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 1, {"flush.messages": "3"})
+    log = lm.get_log("t", 0)
+    calls = _count_fsyncs(monkeypatch)
+    for _ in range(7):
+        append(log)
+    assert len(calls) == 2 and log.recovery_point == 6
+
+
+def test_flush_ms_policy_on_the_timer(tmp_path, monkeypatch):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {"flush.ms": "1000"})
+    log = lm.get_log("t", 0)
+    calls = _count_fsyncs(monkeypatch)
+    append(log)
+    lm.roll_idle_segments(clock.now + 999)
+    assert not calls
+    lm.roll_idle_segments(clock.now + 1000)
+    assert len(calls) == 1 and log.recovery_point == 1
+    lm.roll_idle_segments(clock.now + 5000)
+    assert len(calls) == 1  # nothing new to flush
+
+
+def test_default_policy_never_fsyncs_on_append(tmp_path, monkeypatch):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 1, {})
+    calls = _count_fsyncs(monkeypatch)
+    for _ in range(50):
+        append(lm.get_log("t", 0))
+    assert not calls
+
+
+def test_group_commit_covers_every_append_with_few_fsyncs(tmp_path, monkeypatch):
+    lm = manager(tmp_path, Clock(), **{"log.flush.durable.enable": "true"})
+    assert lm.durable
+    lm.create_topic("t", 4, {})
+    calls = _count_fsyncs(monkeypatch, delay=0.001)
+    rounds = []
+    real_flush = lm.flush_dirty
+    monkeypatch.setattr(lm, "flush_dirty", lambda: (rounds.append(1), real_flush()))
+    lock = threading.Lock()
+    acked: list[tuple[int, int]] = []
+
+    def producer(partition: int) -> None:
+        log = lm.get_log("t", partition)
+        for _ in range(100):
+            with lock:
+                first, _ = append(log)
+                target = lm.flush_generation()
+            lm.sync_to(target)
+            assert lm.flushed_generation() >= target and log.recovery_point > first
+            acked.append((partition, first))
+
+    threads = [threading.Thread(target=producer, args=(i % 4,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(acked) == 800 and lm.flushed_generation() == lm.flush_generation() == 800
+    assert len(rounds) < 400  # flush rounds: far fewer than appends
+    assert len(calls) <= 4 * len(rounds)  # one fsync per dirty partition per round
+
+
+def test_partition_sizes(tmp_path):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 2, {})
+    append(lm.get_log("t", 1))
+    sizes = {(t, p): size for t, p, size in lm.partition_sizes()}
+    assert sizes[("t", 0)] == 0 and sizes[("t", 1)] == (tmp_path / "t-1" / f"{0:020d}.log").stat().st_size > 0
+
+
+def test_manager_timer_rolls_idle_compacted_logs_and_runs_retention(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("c", 1, {"cleanup.policy": "compact", "max.compaction.lag.ms": "60000"})
+    lm.create_topic("d", 1, {"retention.ms": "1000", "file.delete.delay.ms": "0"})
+    append(lm.get_log("c", 0), ts=clock.now)
+    append(lm.get_log("d", 0), ts=clock.now)
+    lm.roll_idle_segments(clock.now + 60_001)
+    assert len(lm.get_log("c", 0).segments) == 2
+    lm.run_retention(clock.now + 1001)
+    d = lm.get_log("d", 0)
+    assert d.log_start_offset == 1 == d.log_end_offset and len(d.segments) == 1
+    lm.delete_expired_files(clock.now + 1001)
+    assert not list((tmp_path / "d-0").glob("*.deleted"))
+
+
+@pytest.mark.parametrize("bad", ["0\n2\nt 0 5\n", "0\nx\n", "", "0\n1\nt 0\n"])
+def test_bad_checkpoint_files_only_cost_a_rescan(tmp_path, bad):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {"segment.bytes": "400"})
+    for _ in range(10):
+        append(lm.get_log("t", 0))
+    expected = read_all(lm.get_log("t", 0))
+    del lm  # unclean
+    (tmp_path / RECOVERY_POINTS).write_text(bad)
+    lm2 = manager(tmp_path, clock)
+    assert read_all(lm2.get_log("t", 0)) == expected
