@@ -50,7 +50,6 @@ class Broker:
         self._append_lot = trio.lowlevel.ParkingLot()
         self._metrics_server: Any = None
         self._durable = topics.durable
-        self._flush_lock = trio.Lock()
         self._last_duties: dict[str, int] = {}
         self.metrics.add_state_collector(self._state_metrics)
 
@@ -92,14 +91,16 @@ class Broker:
         await self._append_lot.park()
 
     async def wait_durable(self) -> None:
-        """In durable mode, return once all appends so far are on disk (group commit)."""
+        """In durable mode, return once all appends so far are on disk.
+
+        ``LogManager.sync_to`` is the group commit: waiters queue on one lock in
+        worker threads and one fsync round covers everybody appended before it.
+        """
         if not self._durable:
             return
         target = self.topics.flush_generation()
-        async with self._flush_lock:
-            if self.topics.flushed_generation() >= target:
-                return  # someone else's fsync already covered our append
-            await trio.to_thread.run_sync(self.topics.flush_dirty)
+        if self.topics.flushed_generation() < target:
+            await trio.to_thread.run_sync(self.topics.manager.sync_to, target)
 
     # -- duties ------------------------------------------------------------------
 

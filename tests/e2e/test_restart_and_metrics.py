@@ -83,3 +83,11 @@ def test_metrics_endpoint_uses_kafka_jmx_exporter_names(broker):
     bytes_out = {s.labels["topic"]: s.value for s in families["kafka_server_brokertopicmetrics_bytesout"]
                  if s.name.endswith("_total")}  # fmt: skip
     assert bytes_out["metered"] > 0
+
+
+def test_durable_mode_acks_after_fsync_and_survives_kill(broker_factory):
+    broker = broker_factory(log_flush_durable_enable="true")
+    assert sorted(_produce(broker.bootstrap, "durable", 300)) == list(range(300))
+    broker.kill()
+    broker.restart()
+    assert _consume_all(broker.bootstrap, "durable", 300) == _expected(300)
