@@ -1,0 +1,86 @@
+// End-to-end check with the Kafka Java client (kafka-clients from a PyPI wheel).
+// Usage: java ClientCheck <bootstrap> <topic> <codec> <count>
+// Creates the topic with AdminClient, produces <count> records with keys, values, headers and
+// explicit timestamps (acks=all, the given compression), then reads them back with assign() and
+// prints one tab-separated line per record: offset, key, value, headers (k=v;...), timestamp.
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.Future;
+import org.apache.kafka.clients.admin.AdminClient;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+public class ClientCheck {
+    static final long BASE_TS = 1_780_000_000_000L;
+
+    public static void main(String[] args) throws Exception {
+        String bootstrap = args[0], topic = args[1], codec = args[2];
+        int count = Integer.parseInt(args[3]);
+        Properties common = new Properties();
+        common.put("bootstrap.servers", bootstrap);
+        try (AdminClient admin = AdminClient.create(common)) {
+            admin.createTopics(Collections.singleton(new NewTopic(topic, 1, (short) 1))).all().get();
+        }
+        Properties p = new Properties();
+        p.putAll(common);
+        p.put("acks", "all");
+        p.put("compression.type", codec);
+        p.put("key.serializer", ByteArraySerializer.class.getName());
+        p.put("value.serializer", ByteArraySerializer.class.getName());
+        List<Future<RecordMetadata>> sent = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(p)) {
+            for (int i = 0; i < count; i++) {
+                ProducerRecord<byte[], byte[]> r = new ProducerRecord<>(topic, 0, BASE_TS + i,
+                        bytes("key-" + i), bytes("value-" + i + "-" + codec));
+                r.headers().add("n", bytes(Integer.toString(i))).add("src", bytes("java"));
+                sent.add(producer.send(r));
+            }
+            producer.flush();
+            for (Future<RecordMetadata> f : sent) f.get();
+        }
+        Properties c = new Properties();
+        c.putAll(common);
+        c.put("enable.auto.commit", "false");
+        c.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        c.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(Collections.singleton(tp));
+            consumer.seekToBeginning(Collections.singleton(tp));
+            int seen = 0;
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (seen < count && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    StringBuilder h = new StringBuilder();
+                    for (Header header : r.headers()) {
+                        if (h.length() > 0) h.append(';');
+                        h.append(header.key()).append('=').append(new String(header.value(), StandardCharsets.UTF_8));
+                    }
+                    System.out.println(r.offset() + "\t" + str(r.key()) + "\t" + str(r.value()) + "\t" + h + "\t"
+                            + r.timestamp());
+                    seen++;
+                }
+            }
+        }
+    }
+
+    static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static String str(byte[] b) {
+        return b == null ? "<null>" : new String(b, StandardCharsets.UTF_8);
+    }
+}
