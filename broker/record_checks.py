@@ -25,6 +25,7 @@ from protocol.records import TOMBSTONE_FLAG, RecordBatchView, TimestampType
 from protocol.records.v2 import RECORD_BATCH_OVERHEAD
 from protocol.records.varint import decode_varint
 
+_LONG_MAX = 2**63 - 1
 _MAX_LISTED = 3  # Kafka's error_message lists the first three problems
 
 
@@ -48,10 +49,12 @@ class RecordChecks:
 
     @classmethod
     def for_config(cls, config, now_ms: int) -> "RecordChecks":
+        # With both bounds at Long.MAX (the default) no timestamp can fail Kafka's check.
+        unbounded = min(config.timestamp_before_max_ms, config.timestamp_after_max_ms) >= _LONG_MAX
         return cls(
             now_ms=now_ms,
             compacted=config.compacted,
-            check_timestamps=not config.log_append_time,
+            check_timestamps=not config.log_append_time and not unbounded,
             before_max_ms=config.timestamp_before_max_ms,
             after_max_ms=config.timestamp_after_max_ms,
             tombstone_header=config.tombstone_header,
@@ -59,7 +62,7 @@ class RecordChecks:
 
 
 def _timestamp_error(ts: int, checks: RecordChecks) -> str | None:
-    if ts == -1 or not checks.check_timestamps:
+    if ts == -1:
         return None
     if checks.now_ms - ts > checks.before_max_ms or ts - checks.now_ms > checks.after_max_ms:
         return f"Timestamp {ts} of message with offset is out of range"
@@ -72,14 +75,16 @@ def check_records(tuples: list[tuple], checks: RecordChecks, *, legacy: bool = F
     timestamp_failed = False
     flag: list[int] = []
     header = checks.tombstone_header
+    compacted, check_ts = checks.compacted, checks.check_timestamps
     for i, (_, ts, key, _value, headers, attributes) in enumerate(tuples):
-        if key is None and checks.compacted:
+        if key is None and compacted:
             errors.append((i, "Compacted topic cannot accept message without key in topic partition"))
-        problem = _timestamp_error(ts, checks)
-        if problem:
-            timestamp_failed = True
-            errors.append((i, problem))
-        if header and headers and not attributes & TOMBSTONE_FLAG and any(h[0] == header for h in headers):
+        if check_ts:
+            problem = _timestamp_error(ts, checks)
+            if problem:
+                timestamp_failed = True
+                errors.append((i, problem))
+        if headers and header and not attributes & TOMBSTONE_FLAG and any(h[0] == header for h in headers):
             flag.append(i)
     if errors:
         code = ErrorCode.INVALID_TIMESTAMP if timestamp_failed else ErrorCode.INVALID_RECORD
