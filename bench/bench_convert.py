@@ -22,19 +22,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocol.records import Codec, RecordBatchBuilder, down_convert, iter_batches  # noqa: E402
+from bench.timing import best_time  # noqa: E402
 
 RECORDS_PER_BATCH = 100
 BATCHES = 40
 GOAL = 0.5
-
-
-def _best(fn, repeat: int = 7) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def _slice(codec: Codec) -> bytes:
@@ -58,12 +50,12 @@ def main() -> None:
     rows = []
     for codec in (Codec.NONE, Codec.LZ4):
         data = _slice(codec)
-        native = _best(lambda: _native(data))
+        native = best_time(lambda: _native(data))
         rows.append((codec.name.lower(), "native iterate", native, len(data), None))
         for magic in (1, 0):
             result = down_convert(data, target_magic=magic, fetch_offset=0)
             assert result.converted_count == n
-            t = _best(lambda m=magic: down_convert(data, target_magic=m, fetch_offset=0))
+            t = best_time(lambda m=magic: down_convert(data, target_magic=m, fetch_offset=0))
             rows.append((codec.name.lower(), f"down_convert -> v{magic}", t, len(data), native / t))
     print(f"{n} records of 1 KiB per run, {RECORDS_PER_BATCH} per batch; goal: converted/native >= {GOAL}")
     print(f"{'codec':<6} {'path':<20} {'records/s':>12} {'src MB/s':>9} {'ratio':>7} {'goal?':>6}")

@@ -21,18 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, iter_batches  # noqa: E402
+from bench.timing import best_time  # noqa: E402
 
 MIB = 1 << 20
-
-
-def _best(fn, repeat: int = 5) -> float:
-    """Best wall time of ``repeat`` runs of ``fn``."""
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
 def _batch(n_records: int, value_size: int, codec: Codec = Codec.NONE) -> bytes:
@@ -55,7 +46,7 @@ def bench_header_crc(small: bool = False) -> float:
         for v in iter_batches(buf):
             v.ensure_valid()
 
-    return len(buf) / _best(run) / 1e6
+    return len(buf) / best_time(run) / 1e6
 
 
 def bench_iteration(codec: Codec, *, tuples: bool) -> tuple[float, int]:
@@ -68,7 +59,7 @@ def bench_iteration(codec: Codec, *, tuples: bool) -> tuple[float, int]:
         for _ in view.iter_tuples() if tuples else view.iter_records():
             pass
 
-    return view.records_count / _best(run), round(len(data) / view.records_count)
+    return view.records_count / best_time(run), round(len(data) / view.records_count)
 
 
 def bench_build() -> float:
@@ -81,7 +72,7 @@ def bench_build() -> float:
             b.append(b"key-%06d" % i, value, timestamp=i)
         b.build()
 
-    return n / _best(run, 3)
+    return n / best_time(run, 3)
 
 
 def bench_kafka_python_peer() -> float | None:
@@ -97,7 +88,7 @@ def bench_kafka_python_peer() -> float | None:
         for _ in DefaultRecordBatch(memoryview(data)):
             pass
 
-    return 10_000 / _best(run, 3)
+    return 10_000 / best_time(run, 3)
 
 
 def main() -> None:

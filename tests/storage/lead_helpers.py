@@ -58,3 +58,9 @@ def read_all(log: Log) -> list[tuple[int, bytes | None]]:
 
 def manager(path: Path, clock: Clock, **props: str) -> LogManager:
     return LogManager.open([path], {k: str(v) for k, v in props.items()}, clock)
+
+
+def reopen(path: Path, clock: Clock) -> tuple[LogManager, Log]:
+    """Open the log directory again (after a close, or after dropping the objects: a crash)."""
+    lm = manager(path, clock)
+    return lm, lm.get_log("t", 0)

@@ -18,7 +18,7 @@ from storage import StorageError
 from storage.checkpoint import read_checkpoint, write_checkpoint
 from storage.log_manager import CLEAN_SHUTDOWN
 
-from .lead_helpers import Clock, append, manager, read_all
+from .lead_helpers import Clock, append, manager, read_all, reopen
 
 
 def _fill(path, clock, n=40, **props):
@@ -28,11 +28,6 @@ def _fill(path, clock, n=40, **props):
     for _ in range(n):
         append(log)
     return lm, log
-
-
-def _reopen(path, clock):
-    lm = manager(path, clock)
-    return lm, lm.get_log("t", 0)
 
 
 def _segment_files(path, suffix=".log"):
@@ -45,7 +40,7 @@ def test_clean_restart_opens_without_rescanning(tmp_path):
     expected = read_all(log)
     lm.close()
     assert (tmp_path / CLEAN_SHUTDOWN).exists()
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     assert not (tmp_path / CLEAN_SHUTDOWN).exists()  # a crash from now on will be noticed
     assert read_all(log2) == expected and log2.log_end_offset == 40
     assert log2.recovery_point == 40
@@ -68,7 +63,7 @@ def test_torn_or_corrupt_tail_is_truncated(tmp_path, damage):
         with open(last, "ab") as f:
             f.write(random.Random(1).randbytes(300))
     del lm, log  # unclean: no close, no marker
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     assert read_all(log2) == expected
     assert log2.log_end_offset == len(expected)
     first, _ = append(log2)
@@ -85,7 +80,7 @@ def test_corrupt_batch_in_an_older_segment_drops_it_and_everything_after(tmp_pat
     data[70] ^= 0xFF  # inside the first batch's CRC-covered bytes
     victim.write_bytes(bytes(data))
     del lm, log
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     survivors = read_all(log2)
     first_lost = int(victim.name.split(".")[0])
     assert survivors == [(i, b"v" * 50) for i in range(first_lost)]
@@ -102,7 +97,7 @@ def test_missing_or_corrupt_index_is_rebuilt(tmp_path):
     indexes[0].unlink()
     if len(indexes) > 1:
         indexes[1].write_bytes(b"\xff" * 13)
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     assert read_all(log2) == expected
 
 
@@ -114,7 +109,7 @@ def test_stray_cleaner_files_are_removed_and_swaps_completed(tmp_path):
     d = tmp_path / "t-0"
     (d / "00000000000000000099.log.cleaned").write_bytes(b"partial cleaner output")
     (d / "00000000000000000003.log.deleted").write_bytes(b"old")
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     assert not list(d.glob("*.cleaned")) and not list(d.glob("*.deleted"))
     assert read_all(log2) == expected
 
@@ -147,7 +142,7 @@ def test_disk_errors_fail_the_append_and_keep_earlier_data(tmp_path, monkeypatch
     assert read_all(log) == before and log.log_end_offset == 5
     append(log)
     del lm, log
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     assert read_all(log2) == before + [(5, b"v" * 50)]
 
 
@@ -168,7 +163,7 @@ def test_randomized_kill_keeps_every_batch_before_the_damage(tmp_path, seed):
     cut = rng.randint(0, victim.stat().st_size)
     os.truncate(victim, cut)
     del lm, log
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     got = read_all(log2)
     assert got == expected[: len(got)]  # a prefix: nothing reordered or invented
     victim_base = int(victim.name.split(".")[0])

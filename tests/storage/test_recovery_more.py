@@ -11,7 +11,7 @@ import pytest
 from storage import StorageError, fileops
 from storage.checkpoint import write_checkpoint
 
-from .lead_helpers import Clock, append, manager, read_all
+from .lead_helpers import Clock, append, manager, read_all, reopen
 
 
 def _filled(path, clock, n=30, **overrides):
@@ -21,11 +21,6 @@ def _filled(path, clock, n=30, **overrides):
     for _ in range(n):
         append(log)
     return lm, log
-
-
-def _reopen(path, clock):
-    lm = manager(path, clock)
-    return lm, lm.get_log("t", 0)
 
 
 def test_interrupted_swap_is_finished(tmp_path):
@@ -41,7 +36,7 @@ def test_interrupted_swap_is_finished(tmp_path):
     merged = (d / f"{bases[0]:020d}.log").read_bytes() + (d / f"{bases[1]:020d}.log").read_bytes()
     (d / f"{bases[0]:020d}.log.swap").write_bytes(merged)
     (tmp_path / ".kafka_cleanshutdown").unlink()
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     assert [s.base_offset for s in log2.segments] == [bases[0]] + bases[2:]
     assert not list(d.glob("*.swap")) and read_all(log2) == expected
 
@@ -55,7 +50,7 @@ def test_swap_of_an_unfinished_split_is_dropped(tmp_path):
     d = tmp_path / "t-0"
     (d / f"{bases[1]:020d}.log.cleaned").write_bytes(b"half written")
     (d / f"{bases[1]:020d}.log.swap").write_bytes(b"never finished")
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     assert [s.base_offset for s in log2.segments] == bases
     assert not list(d.glob("*.swap")) and not list(d.glob("*.cleaned")) and read_all(log2) == expected
 
@@ -67,7 +62,7 @@ def test_orphan_index_files_are_deleted(tmp_path):
     d = tmp_path / "t-0"
     (d / f"{999:020d}.index").write_bytes(bytes(16))
     (d / f"{999:020d}.timeindex").write_bytes(bytes(24))
-    _reopen(tmp_path, clock)
+    reopen(tmp_path, clock)
     assert not (d / f"{999:020d}.index").exists() and not (d / f"{999:020d}.timeindex").exists()
 
 
@@ -85,7 +80,7 @@ def test_damage_below_the_recovery_point_ends_the_log_there(tmp_path, where):
     cut = size - 5 if where == "middle" else headers[-1][0]  # mid-batch, or exactly before the last batch
     del lm, log
     os.truncate(victim, cut)
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     got = read_all(log2)
     assert got == expected[: len(got)] and len(got) == headers[-1][1]
     assert [s.base_offset for s in log2.segments] == bases[:2]
@@ -168,7 +163,7 @@ def test_randomized_damage_to_many_files(tmp_path, seed):
         _damage(path, rng, rescan)
     if rescan:
         write_checkpoint(tmp_path / "recovery-point-offset-checkpoint", {("t", 0): 0})
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     got = read_all(log2)
     assert got == expected[: len(got)]
     first, _ = append(log2)
@@ -203,7 +198,7 @@ def test_replace_segments_swaps_cleaner_output_in(tmp_path):
     d = tmp_path / "t-0"
     assert not list(d.glob("*.swap")) and not list(d.glob("*.cleaned")) and list(d.glob("*.deleted"))
     lm.close()
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     assert {o for o, _ in read_all(log2)} == kept | later and not list(d.glob("*.deleted"))
 
 
@@ -217,6 +212,6 @@ def test_crash_after_swap_rename_keeps_the_cleaned_data(tmp_path):
     d = tmp_path / "t-0"
     (d / f"{old[0].base_offset:020d}.log.swap").write_bytes(output)  # crashed right after .cleaned -> .swap
     (tmp_path / ".kafka_cleanshutdown").unlink()
-    lm2, log2 = _reopen(tmp_path, clock)
+    lm2, log2 = reopen(tmp_path, clock)
     assert {o for o, _ in read_all(log2)} == kept | later  # the cleaned copy replaced both old segments
     assert log2.segments[0].base_offset == old[0].base_offset
