@@ -158,9 +158,10 @@ def _source_codec(batches: list, produce_version: int) -> Codec:
 def _in_place(records, batches, next_offset, now_ms, config, checks, leader_epoch) -> ValidatedRecords | None:
     batch: RecordBatchView = batches[0]
     tuples = list(batch.iter_tuples(max_decompressed_size=max(config.max_message_bytes, 1) * 64))
-    if any(t[0] != i for i, t in enumerate(tuples)):
+    scan = check_records(tuples, checks)
+    if not scan.sequential:
         return None  # non-sequential offset deltas: Kafka rewrites the batch
-    flagged = check_records(tuples, checks)
+    flagged = scan.flagged
     if flagged and batch.compression is not Codec.NONE:
         return None  # the flag lives inside the compressed payload
     writable = _writable(records, batch)
@@ -169,7 +170,7 @@ def _in_place(records, batches, next_offset, now_ms, config, checks, leader_epoc
         mark_tombstones_in_place(view, flagged)
     view.set_base_offset(next_offset)
     view.set_partition_leader_epoch(leader_epoch)
-    max_ts = max(t[1] for t in tuples)
+    max_ts = scan.max_timestamp
     if config.log_append_time:
         view.set_max_timestamp(now_ms, TimestampType.LOG_APPEND_TIME)
     elif max_ts != view.max_timestamp or flagged:
@@ -201,7 +202,7 @@ def _rebuild(batches, target, next_offset, now_ms, config, checks, leader_epoch)
     )  # fmt: skip
     limit = max(config.max_message_bytes, 1) * 64
     tuples = [t for batch in batches for t in _tuples(batch, limit)]
-    flagged = set(check_records(tuples, checks, legacy=first.magic < 2))
+    flagged = set(check_records(tuples, checks).flagged)
     for i, (_, ts, key, value, headers, attributes) in enumerate(tuples):
         if i in flagged:
             attributes |= TOMBSTONE_FLAG

@@ -69,14 +69,27 @@ def _timestamp_error(ts: int, checks: RecordChecks) -> str | None:
     return None
 
 
-def check_records(tuples: list[tuple], checks: RecordChecks, *, legacy: bool = False) -> list[int]:
-    """Raise ``ValidationError`` on bad records; return indexes needing the tombstone flag."""
+@attrs.frozen
+class RecordScan:
+    """What one pass over a batch's records found, besides errors."""
+
+    flagged: list[int]  # indexes of records to mark as KIP-87 tombstones
+    max_timestamp: int
+    sequential: bool  # offsets run 0, 1, 2 ... (relative to a client's base offset of 0)
+
+
+def check_records(tuples: list[tuple], checks: RecordChecks) -> RecordScan:
+    """One pass over the records: raise ``ValidationError`` on bad ones, else report a ``RecordScan``."""
     errors: list[tuple[int, str]] = []
-    timestamp_failed = False
+    timestamp_failed, sequential, max_ts = False, True, -1
     flag: list[int] = []
     header = checks.tombstone_header
     compacted, check_ts = checks.compacted, checks.check_timestamps
-    for i, (_, ts, key, _value, headers, attributes) in enumerate(tuples):
+    for i, (offset, ts, key, _value, headers, attributes) in enumerate(tuples):
+        if offset != i:
+            sequential = False
+        if ts > max_ts:
+            max_ts = ts
         if key is None and compacted:
             errors.append((i, "Compacted topic cannot accept message without key in topic partition"))
         if check_ts:
@@ -90,7 +103,7 @@ def check_records(tuples: list[tuple], checks: RecordChecks, *, legacy: bool = F
         code = ErrorCode.INVALID_TIMESTAMP if timestamp_failed else ErrorCode.INVALID_RECORD
         listed = "; ".join(f"record {i}: {msg}" for i, msg in errors[:_MAX_LISTED])
         raise ValidationError(code, listed, errors)
-    return flag
+    return RecordScan(flag, max_ts, sequential)
 
 
 def mark_tombstones_in_place(view: RecordBatchView, indexes: list[int]) -> None:
