@@ -36,6 +36,12 @@ def _bool(text: str) -> bool:
     return text.strip().lower() == "true"
 
 
+def _format_version(text: str) -> int:
+    if text.strip() != "2":
+        raise ValueError("the only record format to upgrade to is 2")
+    return 2
+
+
 def _policy(text: str) -> tuple[str, ...]:
     items = tuple(sorted({p.strip() for p in text.split(",") if p.strip()}))
     if not items or not set(items) <= {"compact", "delete"}:
@@ -138,7 +144,7 @@ _UNIT_KEYS = {
 # Broker keys that are not topic defaults but belong to the storage layer or the cleaner.
 OTHER_BROKER_KEYS: dict[str, Callable[[str], Any]] = {
     "log.flush.durable.enable": _bool,
-    "log.record.version.force.upgrade": int,
+    "log.record.version.force.upgrade": _format_version,
     "log.cleaner.enable": _bool,
     "log.cleaner.threads": int,
     "log.cleaner.backoff.ms": int,

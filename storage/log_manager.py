@@ -44,6 +44,7 @@ from .config import ConfigModel
 from .errors import ConfigError
 from .file_names import parse_partition_dir, partition_dir
 from .log import Log
+from .upgrade import upgrade_log
 
 log = logging.getLogger(__name__)
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
@@ -93,6 +94,9 @@ class LogManager:
         self.cluster_id = self._load_cluster_id()
         self._topics = self._load_topics()
         self._open_logs()
+        if self.model.other.get("log.record.version.force.upgrade") == 2:
+            for log_ in self.logs():
+                upgrade_log(log_)
         return self
 
     def _load_cluster_id(self) -> str:
