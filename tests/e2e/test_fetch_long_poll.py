@@ -95,3 +95,31 @@ def test_metadata_returns_advertised_listener(broker_factory):
     body = _call(broker.port, meta, 9, message_class(meta, True)(topics=None))
     assert [(b.node_id, b.host, b.port) for b in body.brokers] == [(1, "broker.compose.internal", 19092)]
     assert body.controller_id == 1 and body.cluster_id
+
+
+def _create_with(port: int, name: str, **configs: str) -> None:
+    req = message_class(CREATE, True)
+    cfg = [req.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in configs.items()]
+    body = req(topics=[req.CreatableTopic(name=name, num_partitions=1, replication_factor=1, configs=cfg)],
+               timeout_ms=5000)  # fmt: skip
+    assert _call(port, CREATE, 5, body).topics[0].error_code == 0
+
+
+def _fetch_v(port: int, topic: str, version: int):
+    req = message_class(FETCH, True)
+    part = req.FetchTopic.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20)
+    body = req(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20,
+               topics=[req.FetchTopic(topic=topic, partitions=[part])])  # fmt: skip
+    return _call(port, FETCH, version, body).responses[0].partitions[0]
+
+
+def test_down_conversion_switches_and_zstd_topics_for_old_fetches(broker):
+    _create_with(broker.port, "noconv", **{"message.downconversion.enable": "false"})
+    _create_with(broker.port, "zstdtopic", **{"compression.type": "zstd"})
+    for topic in ("noconv", "zstdtopic"):
+        _produce(broker.port, topic, b"x")
+    assert _fetch_v(broker.port, "noconv", 3).error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert _fetch_v(broker.port, "zstdtopic", 2).error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    modern = _fetch_v(broker.port, "noconv", 11)  # new clients are not affected
+    assert modern.error_code == 0 and [b.magic for b in iter_batches(memoryview(bytes(modern.records)))] == [2]
+    assert modern.high_watermark == 1

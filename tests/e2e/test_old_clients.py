@@ -5,7 +5,11 @@ message format: ``(0, 9)`` sends Produce v1 / Fetch v1 (magic 0), ``(0, 10,
 0)`` Produce v2 / Fetch v2 (magic 1), ``(0, 10, 1)`` Produce v2 / Fetch v3
 (magic 1) — checked against the captured frames in tests/fixtures/frames.
 librdkafka's ``api.version.request=false`` + ``broker.version.fallback=0.9.0``
-sends Produce v1 / Fetch v1. Every combination must see every key, value,
+sends Produce v1 / Fetch v1 (magic 0). ``broker.version.fallback=0.10.0`` does
+not give old versions: librdkafka ignores ``api.version.request=false`` for
+fallbacks of 0.10 or later and negotiates with ApiVersions (seen in the
+captured frames), so the 0.10 message format is driven by kafka-python's
+``(0, 10, 0)``/``(0, 10, 1)`` and kcat/librdkafka are tested with 0.9.0. Every combination must see every key, value,
 timestamp and offset, and an old consumer must see a null value for every
 tombstone, including flagged ones that carry a payload.
 """
