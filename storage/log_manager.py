@@ -291,11 +291,8 @@ class LogManager:
             self._generation += 1
             self._dirty.add(log_)
 
-    def note_append(self) -> None:
-        """Nothing to do (kept for callers of the first cut): ``Log.append`` bumps the generation."""
-
     def sync_to(self, generation: int) -> None:
-        """Block until every append up to ``generation`` is on disk (for threads; the broker uses trio).
+        """Block until every append up to ``generation`` is on disk (the broker calls it via trio.to_thread).
 
         One waiting thread runs ``flush_dirty`` while the others wait on a condition;
         all of them are woken together when it ends, so one fsync round answers

@@ -188,7 +188,6 @@ def test_group_commit_uses_far_fewer_fsyncs_than_appends(tmp_path, monkeypatch):
         for _ in range(n):
             with lock:
                 append(log)
-                lm.note_append()
                 target = lm.flush_generation()
             lm.sync_to(target)
 
