@@ -9,14 +9,16 @@ InvalidReceiveException: the connection is closed without an answer), before
 any of the announced bytes are buffered.
 
 Frames are returned as ``bytearray`` objects owned by the caller, so a handler
-may patch record batches inside them in place. Consumed bytes are dropped from
-the front of the internal buffer lazily (when more than half of it is dead),
-so feeding a stream one byte at a time stays linear.
+may patch record batches inside them in place. Received chunks are kept as
+they are (no growing buffer) and each frame is copied out of them exactly
+once, so a 1 MiB produce request costs one copy, and feeding a stream one
+byte at a time stays linear.
 """
 
 from __future__ import annotations
 
 import struct
+from collections import deque
 from typing import Final
 
 from .errors import FrameTooLargeError
@@ -38,37 +40,47 @@ class FrameBuffer:
 
     def __init__(self, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self.max_frame_size = max_frame_size
-        self._buf = bytearray()
-        self._start = 0
+        self._chunks: deque[memoryview] = deque()
+        self._buffered = 0
 
     def receive_data(self, data: bytes | bytearray | memoryview) -> None:
-        self._buf += data
+        if data:
+            self._chunks.append(memoryview(bytes(data) if isinstance(data, bytearray) else data))
+            self._buffered += len(data)
 
     @property
     def buffered(self) -> int:
         """Bytes received but not yet returned as a frame."""
-        return len(self._buf) - self._start
+        return self._buffered
 
     def next_frame(self) -> bytearray | _NeedData:
         """Return the next whole frame, or ``NEED_DATA``."""
-        start = self._start
-        if len(self._buf) - start < 4:
+        if self._buffered < 4:
             return NEED_DATA
-        (size,) = _SIZE.unpack_from(self._buf, start)
+        if len(self._chunks[0]) < 4:  # the size prefix spans chunks: merge them (rare, small)
+            self._chunks = deque([memoryview(b"".join(self._chunks))])
+        (size,) = _SIZE.unpack_from(self._chunks[0], 0)
         if size < 0 or size > self.max_frame_size:
             raise FrameTooLargeError(f"frame size {size} outside 0..{self.max_frame_size}")
-        end = start + 4 + size
-        if len(self._buf) < end:
+        if self._buffered < 4 + size:
             return NEED_DATA
-        frame = self._buf[start + 4 : end]
-        self._start = end
-        self._compact()
-        return frame
+        self._chunks[0] = self._chunks[0][4:]
+        self._buffered -= 4 + size
+        return self._take(size)
 
-    def _compact(self) -> None:
-        if self._start == len(self._buf):
-            self._buf = bytearray()
-            self._start = 0
-        elif self._start > len(self._buf) // 2:
-            del self._buf[: self._start]
-            self._start = 0
+    def _take(self, size: int) -> bytearray:
+        """Move ``size`` bytes from the front of the chunks into one new buffer (a single copy)."""
+        frame = bytearray(size)
+        filled = 0
+        while filled < size:
+            chunk = self._chunks[0]
+            n = min(len(chunk), size - filled)
+            frame[filled : filled + n] = chunk[:n]
+            filled += n
+            if n == len(chunk):
+                self._chunks.popleft()
+            else:
+                self._chunks[0] = chunk[n:]
+        if self._chunks and not len(self._chunks[0]):
+            self._chunks.popleft()
+        return frame
