@@ -3,8 +3,8 @@
 Random frames, truncations and byte flips of valid requests are fed to the
 framer and every request/response decoder. Anything other than a
 ``KafkaProtocolError`` (IndexError, struct.error, UnicodeDecodeError,
-MemoryError, RecursionError...) fails the test, and a per-example deadline
-catches a decoder that loops.
+MemoryError, RecursionError...) fails the test, and pytest-timeout catches a
+decoder that loops.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from protocol import API_BY_KEY, NEED_DATA, FrameBuffer, KafkaProtocolError, decode_request, decode_response
 from protocol.codec import decode_body
 
-_SETTINGS = settings(max_examples=300, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+# No per-example deadline (it flakes on a loaded CI machine); pytest-timeout still catches a decoder that loops.
+_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _request_prefix(api_key: int, version: int) -> bytes:
