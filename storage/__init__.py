@@ -3,6 +3,8 @@
 * ``LogManager`` — every log of the broker, topic metadata, checkpoints,
   recovery on open, timed duties and durable group commit;
 * ``Log`` — one partition: segments, offsets, rolls, reads, retention;
+  ``append`` returns an ``AppendInfo``, ``read`` a ``LogSlice`` for sendfile;
+* ``group_commit`` — durable mode: one fsync round for every waiting producer;
 * ``retention`` — DeleteRecords, retention.ms/bytes, delayed file removal;
 * ``log_loader`` — opening a partition directory after a crash;
 * ``Segment`` — one ``.log`` with its ``.index`` and ``.timeindex`` (``index``);
@@ -14,11 +16,13 @@ See ``storage/README.md`` for the files on disk and the flush modes.
 
 from .config import TOPIC_CONFIGS, ConfigEntry, ConfigModel, LogConfig
 from .errors import ConfigError, OffsetOutOfRangeError, StorageError
-from .log import Log, LogSlice
+from .log import Log
+from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_manager import LogManager, TopicMeta
 
 __all__ = [
     "TOPIC_CONFIGS",
+    "AppendInfo",
     "ConfigEntry",
     "ConfigError",
     "ConfigModel",
@@ -27,6 +31,7 @@ __all__ = [
     "LogManager",
     "LogSlice",
     "OffsetOutOfRangeError",
+    "SegmentInfo",
     "StorageError",
     "TopicMeta",
 ]

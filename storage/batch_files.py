@@ -16,6 +16,8 @@ import struct
 import weakref
 from pathlib import Path
 
+from . import fileops
+
 LOG_OVERHEAD = 12
 HEADER_PEEK = 27  # up to the v2 lastOffsetDelta
 _PREFIX = struct.Struct(">qi")  # offset, size
@@ -29,8 +31,10 @@ class FileHandle:
     def __init__(self, path: Path, *, create: bool = False) -> None:
         flags = os.O_RDWR | (os.O_CREAT if create else 0)
         try:
-            self.fd = os.open(path, flags, 0o644)
+            self.fd = fileops.open_file(path, flags, 0o644)
         except PermissionError:
+            if create:
+                raise
             self.fd = os.open(path, os.O_RDONLY)  # read-only file: reads work, appends fail
         weakref.finalize(self, os.close, self.fd)
 

@@ -4,8 +4,9 @@ Format: line 1 the version (``0``), line 2 the entry count, then one
 ``topic partition offset`` line per entry. Written to ``<file>.tmp``, fsynced,
 renamed over the old file, and the directory fsynced, so a crash leaves
 either the old or the new file. Reading is forgiving where Kafka would fail
-the log directory: a bad line is logged and skipped, since every value in
-these files can be recomputed (recovery just rescans more).
+the log directory: a bad line or a wrong entry count is logged and the
+valid lines are used, since every value in these files can be recomputed
+(recovery just rescans more).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def read_checkpoint(path: Path) -> dict[tuple[str, int], int]:
     if len(lines) < 2 or lines[0].strip() != "0":
         log.warning("ignoring checkpoint %s with a bad header", path)
         return {}
+    if lines[1].strip() != str(len(lines) - 2):
+        log.warning("checkpoint %s announces %r entries and holds %d lines; reading what is there",
+                    path, lines[1].strip(), len(lines) - 2)  # fmt: skip
     entries: dict[tuple[str, int], int] = {}
     for line in lines[2:]:
         parts = line.split()

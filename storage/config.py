@@ -18,6 +18,8 @@ is reported as ``3.0-IV1``.
 from __future__ import annotations
 
 import logging
+import math
+import re
 from typing import Any, Callable
 
 import attrs
@@ -28,6 +30,8 @@ log = logging.getLogger(__name__)
 LONG_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
 V2_FORMAT = "3.0-IV1"
+_VERSION = re.compile(r"(0\.(8|9|10|11)\.\d|[1-4]\.\d{1,2})(\.\d+)?(-IV\d+)?")
+_TYPE_RANGES = {"INT": (-(2**31), 2**31 - 1), "LONG": (-(2**63), 2**63 - 1)}
 
 
 def _bool(text: str) -> bool:
@@ -47,6 +51,13 @@ def _policy(text: str) -> tuple[str, ...]:
     if not items or not set(items) <= {"compact", "delete"}:
         raise ValueError("expected a list of compact and/or delete")
     return items
+
+
+def _metadata_version(text: str) -> str:
+    """Kafka's MetadataVersion strings (``0.10.2``, ``2.8``, ``3.0-IV1``): accepted, then ignored (KIP-724)."""
+    if not _VERSION.fullmatch(text):
+        raise ValueError("expected a Kafka version such as 0.10.2, 2.8 or 3.0-IV1")
+    return text
 
 
 def _one_of(*choices: str) -> Callable[[str], str]:
@@ -78,8 +89,13 @@ class ConfigSpec:
             value = self.parse(str(text).strip())
         except ValueError as exc:
             raise ConfigError(f"{key}: invalid value {text!r} ({exc})") from None
-        if self.low is not None and value < self.low or self.high is not None and value > self.high:
-            raise ConfigError(f"{key}: value {text!r} is out of range [{self.low}, {self.high}]")
+        low, high = _TYPE_RANGES.get(self.type, (None, None))
+        low = low if self.low is None else self.low
+        high = high if self.high is None else self.high
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{key}: value {text!r} is not a finite number")
+        if low is not None and value < low or high is not None and value > high:
+            raise ConfigError(f"{key}: value {text!r} is out of range [{low}, {high}]")
         return value
 
 
@@ -105,7 +121,7 @@ TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
           doc="largest record batch accepted"),
     _spec("message.downconversion.enable", "log.message.downconversion.enable", "BOOLEAN", "true", _bool,
           doc="serve Fetch v0-3 by down-converting"),
-    _spec("message.format.version", "log.message.format.version", "STRING", V2_FORMAT, str,
+    _spec("message.format.version", "log.message.format.version", "STRING", V2_FORMAT, _metadata_version,
           doc="deprecated (KIP-724): always stored as v2"),
     _spec("message.timestamp.type", "log.message.timestamp.type", "STRING", "CreateTime",
           _one_of("CreateTime", "LogAppendTime"), doc="CreateTime or LogAppendTime"),
@@ -121,7 +137,7 @@ TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
           doc="youngest a record may be to be compacted"),
     _spec("min.insync.replicas", "min.insync.replicas", "INT", 1, int, 1, INT_MAX, doc="accepted; single node"),
     _spec("preallocate", "log.preallocate", "BOOLEAN", "false", _bool, doc="accepted"),
-    _spec("retention.bytes", "log.retention.bytes", "LONG", -1, int, -1, doc="size limit per partition (-1: none)"),
+    _spec("retention.bytes", "log.retention.bytes", "LONG", -1, int, doc="size limit per partition (-1: none)"),
     _spec("retention.ms", "log.retention.ms", "LONG", 604_800_000, int, -1, doc="time limit (-1: none)"),
     _spec("segment.bytes", "log.segment.bytes", "INT", 1_073_741_824, int, 14, INT_MAX, doc="segment size"),
     _spec("segment.index.bytes", "log.index.size.max.bytes", "INT", 10_485_760, int, 4, INT_MAX,

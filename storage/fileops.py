@@ -1,7 +1,7 @@
 """The few file operations that write a log, behind one seam for fault injection.
 
-Segments and indexes write through these functions instead of calling ``os``
-directly, so tests can replace one of them (``monkeypatch.setattr(fileops,
+Segments and indexes open, write, fsync and cut their files through these
+functions instead of calling ``os`` directly, so tests can replace one of them (``monkeypatch.setattr(fileops,
 "pwrite", ...)``) to simulate a full disk (ENOSPC) or a read-only file system
 (EROFS) at an exact point, and check that nothing written before is damaged.
 Everything else (reads, renames of whole files) uses ``os`` as usual.
@@ -10,6 +10,10 @@ Everything else (reads, renames of whole files) uses ``os`` as usual.
 from __future__ import annotations
 
 import os
+
+
+def open_file(path, flags: int, mode: int = 0o644) -> int:
+    return os.open(path, flags, mode)
 
 
 def pwrite(fd: int, data, position: int) -> int:

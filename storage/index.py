@@ -98,7 +98,7 @@ class _Index:
 
     def _open(self) -> int:
         if self._fd < 0:
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            self._fd = fileops.open_file(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         return self._fd
 
     def forget_last(self) -> None:

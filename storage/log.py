@@ -38,40 +38,16 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-import attrs
-
 from . import fileops, retention
-from .batch_files import FileHandle
 from .errors import OffsetOutOfRangeError
 from .file_names import CLEANED, LOG, SWAP, log_path
+from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_loader import clean_directory, recover_from
 from .segment import Segment
 
 log = logging.getLogger(__name__)
 INT_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
-
-
-@attrs.define(eq=False)
-class LogSlice:
-    """Bytes [position, position + size) of a segment file; holds the file open while alive."""
-
-    fileno: int
-    position: int
-    size: int
-    _handle: FileHandle = attrs.field(repr=False)
-
-    def read_bytes(self) -> bytes:
-        return os.pread(self.fileno, self.size, self.position)
-
-
-@attrs.define
-class SegmentInfo:
-    base_offset: int
-    size: int
-    largest_timestamp: int
-    first_batch_timestamp: int | None
-    path: Path
 
 
 def _no_hook(_log: "Log") -> None:
@@ -189,21 +165,31 @@ class Log:
 
     # -- appending ----------------------------------------------------------------
 
-    def append(self, data: Any, first_offset: int, last_offset: int, max_timestamp: int) -> None:
-        """Append validated batches whose offsets are already assigned (first == log end offset)."""
+    def append(self, data: Any, first_offset: int, last_offset: int, max_timestamp: int) -> AppendInfo:
+        """Append validated batches whose offsets are already assigned (first == log end offset).
+
+        Raises ``StorageError`` (an ``OSError``) when the disk refuses the write;
+        the log is then exactly as it was before the call.
+        """
         if first_offset != self.log_end_offset or last_offset < first_offset:
             raise ValueError(f"{self.name}: append of [{first_offset}, {last_offset}] at log end "
                              f"offset {self.log_end_offset}")  # fmt: skip
         if self._recovery_point is None:
             self._recovery_point = first_offset
         self._maybe_roll(len(data), first_offset, last_offset, max_timestamp)
-        self.active.append(data, first_offset, last_offset, max_timestamp)
+        seg = self.active
+        position = seg.size
+        seg.append(data, first_offset, last_offset, max_timestamp)
         self._unflushed_messages += last_offset - first_offset + 1
         self.on_append(self)
         if self._unflushed_messages >= self._config.flush_messages:
             self.flush()
         elif self._config.flush_ms != LONG_MAX:
             self.flush_if_due(self.clock())
+        # For LogAppendTime topics the broker stamped every record with its append time, so the batch's
+        # max timestamp is it (Kafka answers that value in ProduceResponse); -1 otherwise, as Kafka does.
+        append_time = max_timestamp if self._config.message_timestamp_type == "LogAppendTime" else -1
+        return AppendInfo(first_offset, last_offset, max_timestamp, append_time, seg.base_offset, position, len(data))
 
     def _max_segment_ms(self) -> int:
         c = self._config
@@ -216,7 +202,7 @@ class Log:
             return False
         limit = self._max_segment_ms() - seg.roll_jitter_ms
         first = seg.first_batch_timestamp
-        if first is not None and first >= 0 and (now is not None or incoming_ts >= 0):
+        if first is not None and first >= 0:  # Kafka's timeWaitedForRoll: record time when it has one
             return (incoming_ts if now is None else now) - first > limit
         return (self.clock() if now is None else now) - seg.created_ms > limit
 
@@ -311,7 +297,7 @@ class Log:
         if size <= 0:
             return None
         handle = seg.handle
-        return LogSlice(handle.fd, start, size, handle)
+        return LogSlice(handle.fd, start, size, handle, self.high_watermark, self.log_start_offset, seg.base_offset)
 
     def _segments_from(self, offset: int) -> list[Segment]:
         i = 0

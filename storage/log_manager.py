@@ -3,23 +3,25 @@
 Layout under each of ``log.dirs`` (Kafka's): ``<topic>-<partition>/``
 directories with segments and a ``partition.metadata`` file (``version: 0`` /
 ``topic_id: <uuid>``, the id in Kafka's base64 form), plus the checkpoint files
-``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``, and
-``.kafka_cleanshutdown`` after a clean stop. Topic metadata that Kafka keeps
-in its controller (partition count, per-topic config overrides, topic id) is
-kept in ``__topics.json`` in the first log dir, written atomically, and
+``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``
+(written by ``write_checkpoints``), ``cleaner-offset-checkpoint`` (rewritten
+by ``update_cleaner_offset`` after each cleaning, as Kafka's doneCleaning
+does), and ``.kafka_cleanshutdown`` after a clean stop. Topic metadata that
+Kafka keeps in its controller (partition count, per-topic config overrides,
+topic id) is kept in ``__topics.json`` in the first log dir, written
+atomically (a damaged one stops the start with a ``StorageError``: configs
+such as ``cleanup.policy`` must never silently fall back to defaults), and
 ``meta.properties`` holds the cluster id.
 
 Opening: with the clean-shutdown marker present, logs open without scanning
 and the marker is removed (so a crash from now on is detected); without it,
 every log rescans from its checkpointed recovery point.
 
-Durable mode (``log.flush.durable.enable=true``) is group commit: appends bump
-``flush_generation``; ``flush_dirty`` (called from a worker thread) records
-the generation it covers, fsyncs each log appended since the last flush once,
-and then publishes ``flushed_generation``, so every producer waiting at that
-moment is acknowledged by one fsync per log. ``sync_to`` is the same for
-plain threads (tests, benchmarks): one waiter flushes, the rest wait on a
-condition and are woken together.
+Durable mode (``log.flush.durable.enable=true``) is group commit
+(``group_commit.py``): appends bump ``flush_generation``; a producer waits
+with ``sync_to(generation)`` from a worker thread, one waiter fsyncs every
+log appended since the last round once and publishes ``flushed_generation``,
+and every producer covered is woken together.
 
 A deleted topic's directories are renamed ``<topic>-<p>.<id>-delete`` first
 and then removed; leftovers of a deletion cut short are removed on open.
@@ -28,6 +30,7 @@ and then removed; leftovers of a deletion cut short are removed on open.
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import logging
 import os
@@ -41,8 +44,9 @@ import attrs
 
 from .checkpoint import fsync_dir, read_checkpoint, write_checkpoint
 from .config import ConfigModel
-from .errors import ConfigError
+from .errors import ConfigError, StorageError
 from .file_names import parse_partition_dir, partition_dir
+from .group_commit import GroupCommit
 from .log import Log
 from .upgrade import upgrade_log
 
@@ -50,6 +54,7 @@ log = logging.getLogger(__name__)
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 RECOVERY_POINTS = "recovery-point-offset-checkpoint"
 LOG_STARTS = "log-start-offset-checkpoint"
+CLEANER_OFFSETS = "cleaner-offset-checkpoint"
 TOPICS_FILE = "__topics.json"
 PRODUCER_IDS = "producer-id-block"
 PRODUCER_ID_BLOCK = 1000
@@ -73,13 +78,9 @@ class LogManager:
         self.durable = bool(model.other.get("log.flush.durable.enable", False))
         self._topics: dict[str, TopicMeta] = {}
         self._logs: dict[tuple[str, int], Log] = {}
-        self._lock = threading.Lock()
-        self._generation = 0
-        self._flushed = 0
-        self._dirty: set[Log] = set()
-        self._sync = threading.Condition()
-        self._syncing = False
-        self.fsync_count = 0  # logs fsynced by group commit (tests and metrics)
+        self.group_commit = GroupCommit()
+        self._cleaner_offsets: dict[tuple[str, int], int] = {}
+        self._checkpoint_lock = threading.Lock()
         self.cluster_id = ""
         self._next_producer_id = 0
         self._producer_id_limit = 0
@@ -110,14 +111,20 @@ class LogManager:
         return cluster_id
 
     def _load_topics(self) -> dict[str, TopicMeta]:
+        """Topic metadata from ``__topics.json``; a damaged file stops the start (configs cannot be guessed)."""
         path = self.dirs[0] / TOPICS_FILE
         if not path.exists():
             return {}
-        raw = json.loads(path.read_text())
-        return {
-            name: TopicMeta(name, uuid.UUID(t["topic_id"]), t["num_partitions"], dict(t["overrides"]))
-            for name, t in raw.items()
-        }
+        try:
+            raw = json.loads(path.read_text())
+            return {
+                str(name): TopicMeta(str(name), uuid.UUID(t["topic_id"]), int(t["num_partitions"]),
+                                     {str(k): str(v) for k, v in t["overrides"].items()})
+                for name, t in raw.items()
+            }  # fmt: skip
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise StorageError(errno.EIO, f"{path}: unreadable topic metadata ({exc!r}); restore the file "
+                               "or remove it to start without topics") from None  # fmt: skip
 
     def _save_topics(self) -> None:
         raw = {
@@ -141,6 +148,7 @@ class LogManager:
                     continue
                 parsed = parse_partition_dir(entry.name)
                 if parsed is None or parsed[0] not in self._topics:
+                    log.warning("%s: ignoring %s, which is not a partition of a known topic", root, entry.name)
                     continue
                 if not warned:
                     log.warning("%s: no clean-shutdown marker, recovering logs from their recovery points", root)
@@ -151,6 +159,8 @@ class LogManager:
                     Path(entry.path), parsed[0], parsed[1], configs[parsed[0]], self.clock,
                     log_start_offset=starts.get(parsed, 0), recovery_point=points.get(parsed, 0), clean=clean,
                 ))  # fmt: skip
+            cleaned = read_checkpoint(root / CLEANER_OFFSETS)
+            self._cleaner_offsets.update((k, o) for k, o in cleaned.items() if self._log_in(k, root))
             if clean:  # from now on a crash must be noticed: make the removal durable
                 (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
                 fsync_dir(root)
@@ -159,8 +169,12 @@ class LogManager:
                 if (meta.name, p) not in self._logs:
                     self._create_log(meta, p)
 
+    def _log_in(self, key: tuple[str, int], root: Path) -> bool:
+        log_ = self._logs.get(key)
+        return log_ is not None and log_.dir.parent == root
+
     def _register(self, log_: Log) -> Log:
-        log_.on_append = self._note_dirty
+        log_.on_append = self.group_commit.note_append
         self._logs[(log_.topic, log_.partition)] = log_
         return log_
 
@@ -183,7 +197,8 @@ class LogManager:
         """Raise ``ConfigError`` naming the key if ``overrides`` are not valid topic configs."""
         self.model.validate_overrides({k: str(v) for k, v in overrides.items()})
 
-    def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str], *, validate_only: bool = False) -> TopicMeta:
+    def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str], *,
+                     validate_only: bool = False) -> TopicMeta:  # fmt: skip
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
         meta = TopicMeta(name, uuid.uuid4(), num_partitions, overrides)
@@ -200,7 +215,8 @@ class LogManager:
         directory = partition_dir(root, meta.name, partition)
         directory.mkdir(parents=True, exist_ok=True)
         _atomic_write(directory / "partition.metadata", f"version: 0\ntopic_id: {kafka_uuid(meta.topic_id)}\n")
-        return self._register(Log.open(directory, meta.name, partition, self.model.effective(meta.overrides), self.clock))
+        config = self.model.effective(meta.overrides)
+        return self._register(Log.open(directory, meta.name, partition, config, self.clock))
 
     def delete_topic(self, name: str) -> None:
         meta = self._topics.pop(name)
@@ -212,8 +228,8 @@ class LogManager:
                 doomed = log_.dir.with_name(f"{log_.dir.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
                 log_.dir.rename(doomed)
                 _remove_dir(doomed)
-        with self._lock:
-            self._dirty = {l for l in self._dirty if l.topic != name}
+        self.group_commit.forget(lambda l: l.topic == name)
+        self._forget_cleaner_offsets(name)
 
     def add_partitions(self, name: str, new_total: int) -> None:
         meta = self._topics[name]
@@ -268,6 +284,31 @@ class LogManager:
                       if l.log_start_offset > l.segments[0].base_offset}  # fmt: skip
             write_checkpoint(root / LOG_STARTS, starts)
 
+    # -- cleaner checkpoint -------------------------------------------------------------
+
+    def cleaner_offsets(self) -> dict[tuple[str, int], int]:
+        """First dirty offset per compacted partition, as last checkpointed by the cleaner."""
+        return dict(self._cleaner_offsets)
+
+    def update_cleaner_offset(self, topic: str, partition: int, offset: int) -> None:
+        """Record where the next cleaning starts (Kafka's doneCleaning) and rewrite ``cleaner-offset-checkpoint``."""
+        with self._checkpoint_lock:
+            self._cleaner_offsets[(topic, partition)] = offset
+            self._write_cleaner_checkpoints()
+
+    def _forget_cleaner_offsets(self, topic: str) -> None:
+        with self._checkpoint_lock:
+            gone = [k for k in self._cleaner_offsets if k[0] == topic]
+            for key in gone:
+                del self._cleaner_offsets[key]
+            if gone:
+                self._write_cleaner_checkpoints()
+
+    def _write_cleaner_checkpoints(self) -> None:
+        for root in self.dirs:
+            mine = {k: o for k, o in self._cleaner_offsets.items() if self._log_in(k, root)}
+            write_checkpoint(root / CLEANER_OFFSETS, mine)
+
     def partition_sizes(self) -> Iterable[tuple[str, int, int]]:
         return [(l.topic, l.partition, l.size_in_bytes) for l in self.logs()]
 
@@ -284,60 +325,25 @@ class LogManager:
         self._next_producer_id += 1
         return pid
 
-    # -- group commit -----------------------------------------------------------------
-
-    def _note_dirty(self, log_: Log) -> None:
-        with self._lock:
-            self._generation += 1
-            self._dirty.add(log_)
+    # -- group commit (group_commit.py) -----------------------------------------------
 
     def sync_to(self, generation: int) -> None:
-        """Block until every append up to ``generation`` is on disk (the broker calls it via trio.to_thread).
-
-        One waiting thread runs ``flush_dirty`` while the others wait on a condition;
-        all of them are woken together when it ends, so one fsync round answers
-        every append that arrived before it started.
-        """
-        with self._sync:
-            while self._flushed < generation:
-                if not self._syncing:
-                    self._syncing = True
-                    break
-                self._sync.wait()
-            else:
-                return
-        try:
-            self.flush_dirty()
-        finally:
-            with self._sync:
-                self._syncing = False
-                self._sync.notify_all()
+        """Block until every append up to ``generation`` is on disk (the broker calls it via trio.to_thread)."""
+        self.group_commit.sync_to(generation)
 
     def flush_generation(self) -> int:
-        return self._generation
+        return self.group_commit.generation
 
     def flushed_generation(self) -> int:
-        return self._flushed
+        return self.group_commit.flushed
 
     def flush_dirty(self) -> None:
-        """Group commit: fsync each log appended since the last call once; safe from a worker thread.
+        """One group-commit round now: fsync each log appended since the last round."""
+        self.group_commit.commit()
 
-        The generation is read together with the set of dirty logs, so when this
-        returns every append counted in it is on disk.
-        """
-        with self._lock:
-            target = self._generation
-            dirty, self._dirty = self._dirty, set()
-        try:
-            for log_ in dirty:
-                log_.flush()
-        except BaseException:
-            with self._lock:
-                self._dirty |= dirty
-            raise
-        self.fsync_count += len(dirty)
-        with self._lock:
-            self._flushed = max(self._flushed, target)
+    @property
+    def fsync_count(self) -> int:
+        return self.group_commit.fsync_count
 
     def close(self) -> None:
         """Flush everything, write the checkpoints, close the logs and leave the clean-shutdown marker."""

@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import struct
+import threading
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -45,6 +46,7 @@ _PREFIX = struct.Struct(">qi")  # offset, size
 SCAN_CHUNK = 1 << 20
 INT_MAX = 2**31 - 1
 _UNKNOWN = object()
+_LOAD_LOCK = threading.RLock()
 
 
 class Segment:
@@ -73,12 +75,16 @@ class Segment:
     def create(cls, directory: Path, base_offset: int, config: Any, created_ms: int) -> "Segment":
         """A new empty segment (stale files of the same name are replaced)."""
         seg = cls(directory, base_offset, config, created_ms, size=0)
-        seg.offset_index.delete()
-        seg.time_index.delete()
-        seg.offset_index.preallocate()
-        seg.time_index.preallocate()
-        seg._handle = FileHandle(seg.path, create=True)
-        fileops.ftruncate(seg._handle.fd, 0)
+        try:
+            for index in (seg.offset_index, seg.time_index):
+                index.delete()
+                index.preallocate()
+            seg._handle = FileHandle(seg.path, create=True)
+            fileops.ftruncate(seg._handle.fd, 0)
+        except OSError as exc:  # a StorageError from the indexes, or the .log itself
+            if isinstance(exc, StorageError):
+                raise
+            raise StorageError(exc.errno, f"creating segment {seg.path} failed: {exc.strerror}") from exc
         seg._loaded = True
         seg._first_ts = None
         return seg
@@ -115,9 +121,16 @@ class Segment:
         return self.handle.fd
 
     def _ensure_loaded(self) -> None:
+        # The checkpoint writer (a worker thread) may be first to touch a segment while the owner
+        # thread is too: one loads, the other waits, and ``_loaded`` is only set once the state is whole.
         if self._loaded:
             return
-        self._loaded = True
+        with _LOAD_LOCK:
+            if not self._loaded:
+                self._load()
+                self._loaded = True
+
+    def _load(self) -> None:
         if not (self.offset_index.load(self.size) and self.time_index.load(self.size)):
             self.damaged = self.offset_index.beyond_end
             log.warning("%s: missing or corrupt index, rebuilding it", self.path)
@@ -285,7 +298,6 @@ class Segment:
 
         Returns the number of bytes truncated (0 when the file was whole).
         """
-        self._loaded = True
         self.offset_index.reset()
         self.time_index.reset()
         self._next_offset, self._max_ts, self._offset_of_max_ts = self.base_offset, -1, self.base_offset
@@ -300,6 +312,7 @@ class Segment:
         _, last_position = self.offset_index.last_entry()
         self.bytes_since_index = self.size - last_position
         self._first_ts = _UNKNOWN
+        self._loaded = True
         return truncated
 
     def _scan_valid(self, max_batch_size: int | None) -> int:
@@ -342,7 +355,8 @@ class Segment:
         if size < 26 or pos + size > self.size:
             return None
         try:
-            return next(iter_batches(memoryview(os.pread(self.fileno(), size, pos)), max_batch_size=max_batch_size), None)
+            data = memoryview(os.pread(self.fileno(), size, pos))
+            return next(iter_batches(data, max_batch_size=max_batch_size), None)
         except KafkaProtocolError:
             return None
 

@@ -7,7 +7,7 @@ import pytest
 from storage import ConfigError
 from storage.config import TOPIC_CONFIGS, ConfigModel
 
-from .lead_helpers import Clock, manager
+from .lead_helpers import Clock, append, manager
 
 
 def test_defaults_are_kafkas():
@@ -69,6 +69,11 @@ def test_bad_broker_keys_name_the_key(props, key):
         ({"message.timestamp.type": "WallTime"}, "message.timestamp.type"),
         ({"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, "max.compaction.lag.ms"),
         ({"retention.ms": "-2"}, "retention.ms"),
+        ({"retention.ms": str(2**63)}, "retention.ms"),
+        ({"segment.bytes": str(2**31)}, "segment.bytes"),
+        ({"min.cleanable.dirty.ratio": "nan"}, "min.cleanable.dirty.ratio"),
+        ({"message.format.version": "banana"}, "message.format.version"),
+        ({"cleanup.policy": "compact,shred"}, "cleanup.policy"),
     ],
 )
 def test_bad_topic_overrides_name_the_key(tmp_path, overrides, key):
@@ -113,3 +118,16 @@ def test_overrides_change_live_logs(tmp_path):
     lm2 = manager(tmp_path, Clock())
     assert lm2.topics()["t"].overrides == {"segment.bytes": "1000"}
     assert lm2.get_log("t", 0).config.segment_bytes == 1000
+
+
+def test_retention_bytes_may_be_any_negative_like_kafka(tmp_path):
+    """Kafka defines retention.bytes without a lower bound: any negative value means no size limit."""
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {"retention.bytes": "-7", "segment.bytes": "300"})
+    log = lm.get_log("t", 0)
+    assert log.config.retention_bytes == -7
+    for _ in range(20):
+        append(log)
+    segments = len(log.segments)
+    assert log.run_retention(clock.now) == 0 and len(log.segments) == segments > 1

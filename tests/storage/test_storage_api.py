@@ -1,0 +1,171 @@
+"""Storage API details: append results, slice metadata, the cleaner checkpoint, damaged topic metadata,
+Kafka's time-roll rule for timestamp-less batches, and faults while rolling or fsyncing."""
+
+from __future__ import annotations
+
+import errno
+import os
+import threading
+import time
+
+import pytest
+
+from storage import StorageError, fileops
+from storage.checkpoint import read_checkpoint
+from storage.index import OffsetIndex
+from storage.log_manager import CLEANER_OFFSETS, TOPICS_FILE
+
+from .lead_helpers import Clock, append, batch, manager, open_log, read_all, reopen
+
+
+def test_append_returns_offsets_position_and_append_time(tmp_path):
+    clock = Clock()
+    log = open_log(tmp_path / "a", clock, segment_bytes=400)
+    infos = []
+    for n in (1, 3, 2, 1, 4, 2):
+        first = log.log_end_offset
+        data = batch(first, n, clock.now)
+        infos.append((log.append(data, first, first + n - 1, clock.now + n - 1), data))
+    assert len(log.segments) > 1
+    for info, data in infos:
+        seg = next(s for s in log.segments if s.base_offset == info.segment_base_offset)
+        assert os.pread(seg.fileno(), info.size, info.position) == data
+        assert info.log_append_time == -1 and info.max_timestamp == clock.now + info.last_offset - info.first_offset
+    assert [i.first_offset for i, _ in infos] == [0, 1, 4, 6, 7, 11]
+    stamped = open_log(tmp_path / "b", clock, message_timestamp_type="LogAppendTime")
+    stamp = clock.now
+    clock.advance(7)  # the broker stamped the batch a moment before the append
+    assert stamped.append(batch(0, ts=stamp), 0, 0, stamp).log_append_time == stamp
+
+
+def test_read_slice_reports_high_watermark_and_log_start(tmp_path):
+    clock = Clock()
+    log = open_log(tmp_path, clock, segment_bytes=300)
+    for _ in range(12):
+        append(log)
+    log.delete_records_before(5)
+    piece = log.read(7, 1 << 20, min_one_message=True)
+    assert (piece.high_watermark, piece.log_start_offset) == (12, log.log_start_offset)
+    assert log.log_start_offset == 5 and piece.segment_base_offset <= 7
+    seg = next(s for s in log.segments if s.base_offset == piece.segment_base_offset)
+    assert piece.fileno == seg.fileno() and piece.read_bytes() == os.pread(seg.fileno(), piece.size, piece.position)
+
+
+def test_cleaner_offset_checkpoint_is_kafkas_text_and_survives_restarts(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("c", 2, {"cleanup.policy": "compact"})
+    lm.create_topic("d", 1, {"cleanup.policy": "compact"})
+    lm.update_cleaner_offset("c", 1, 42)
+    lm.update_cleaner_offset("d", 0, 7)
+    path = tmp_path / CLEANER_OFFSETS
+    assert path.read_text().splitlines() == ["0", "2", "c 1 42", "d 0 7"]
+    lm.close()
+    lm2 = manager(tmp_path, clock)
+    assert lm2.cleaner_offsets() == {("c", 1): 42, ("d", 0): 7}
+    lm2.delete_topic("d")
+    assert lm2.cleaner_offsets() == {("c", 1): 42} and read_checkpoint(path) == {("c", 1): 42}
+    lm2.close()
+    path.write_text("0\n3\nc 1 42\nc one 5\ngone 0 9\n")  # a bad line and a partition that no longer exists
+    assert manager(tmp_path, clock).cleaner_offsets() == {("c", 1): 42}
+
+
+@pytest.mark.parametrize("text", ["{not json", '{"t": {"topic_id": "zz"}}', '["t"]', ""])
+def test_damaged_topic_metadata_stops_the_start_with_a_clear_error(tmp_path, text):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {"cleanup.policy": "compact"})
+    lm.close()
+    (tmp_path / TOPICS_FILE).write_text(text)
+    with pytest.raises(StorageError) as info:
+        manager(tmp_path, clock)
+    assert TOPICS_FILE in str(info.value) and info.value.errno == errno.EIO
+
+
+def test_batch_without_timestamp_is_measured_against_record_time_not_wall_clock(tmp_path):
+    """Kafka's timeWaitedForRoll: once the segment has a first timestamp, incoming max timestamp minus it."""
+    clock = Clock()
+    log = open_log(tmp_path, clock, segment_ms=1000)
+    append(log, ts=clock.now)
+    clock.advance(10_000)
+    first = log.log_end_offset
+    log.append(batch(first), first, first, -1)  # no timestamp: -1 - first ts is never past segment.ms
+    assert len(log.segments) == 1
+    append(log, ts=clock.now)
+    assert len(log.segments) == 2 and log.active.base_offset == 2
+
+
+def test_roll_into_a_read_only_directory_fails_and_damages_nothing(tmp_path, monkeypatch):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {"segment.bytes": "300"})
+    log = lm.get_log("t", 0)
+    while len(log.segments) < 2:
+        append(log)
+    while log.active.size + len(batch(0)) <= 300:
+        append(log)
+    before = read_all(log)
+    real = fileops.open_file
+
+    def erofs(path, flags, mode=0o644):
+        if flags & os.O_CREAT:
+            raise OSError(errno.EROFS, "Read-only file system")
+        return real(path, flags, mode)
+
+    monkeypatch.setattr(fileops, "open_file", erofs)
+    with pytest.raises(StorageError) as info:
+        append(log)  # needs a new segment
+    assert info.value.errno == errno.EROFS
+    assert read_all(log) == before and len(log.segments) == 2
+    monkeypatch.setattr(fileops, "open_file", real)
+    append(log)
+    assert read_all(log) == before + [(len(before), b"v" * 50)] and len(log.segments) == 3
+    del lm, log  # crash
+    _, again = reopen(tmp_path, clock)
+    assert read_all(again) == before + [(len(before), b"v" * 50)]
+
+
+def test_failed_group_commit_fsync_acknowledges_nothing_and_retries(tmp_path, monkeypatch):
+    clock = Clock()
+    lm = manager(tmp_path, clock, **{"log.flush.durable.enable": "true"})
+    lm.create_topic("t", 1, {})
+    log = lm.get_log("t", 0)
+    append(log)
+    target = lm.flush_generation()
+    real = fileops.fsync
+
+    def eio(fd):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(fileops, "fsync", eio)
+    with pytest.raises(StorageError):
+        lm.sync_to(target)
+    assert lm.flushed_generation() < target and log.recovery_point == 0
+    monkeypatch.setattr(fileops, "fsync", real)
+    lm.sync_to(target)
+    assert lm.flushed_generation() == target and log.recovery_point == 1
+
+
+def test_lazy_segment_load_is_safe_from_two_threads(tmp_path, monkeypatch):
+    """The checkpoint writer (a worker thread) and the owner thread may both be first to touch a cold segment."""
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {})
+    for _ in range(25):
+        append(lm.get_log("t", 0))
+    lm.close()
+    _, log = reopen(tmp_path, clock)
+    real_load = OffsetIndex.load
+
+    def slow_load(self, log_size):
+        time.sleep(0.2)  # widen the window in which a half-loaded segment would be visible
+        return real_load(self, log_size)
+
+    monkeypatch.setattr(OffsetIndex, "load", slow_load)
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(log.recovery_point))
+    worker.start()
+    time.sleep(0.05)
+    assert log.log_end_offset == 25  # not the base offset of a segment still being loaded
+    worker.join()
+    assert seen == [25]
