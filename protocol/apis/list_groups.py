@@ -1,22 +1,32 @@
-"""ListGroups (key 16): versions 0-4; flexible from v3."""
+"""ListGroups (key 16): we serve v0-4; flexible from v3.
 
-from ..schema import Api, F, Struct, INT16, INT32, STRING
+Version notes:
+
+* v1 adds ``throttle_time_ms`` to the response; v2 has the same layout and
+  marks a client that knows the broker throttles after answering (KIP-219).
+* v3 is the first flexible version.
+* v4 (KIP-518) adds ``states_filter`` to the request (empty = every state)
+  and each listed group's ``group_state`` to the response.
+"""
+
+from ..schema import INT16, INT32, STRING, Api, F, Struct
 
 API = Api(
     16,
-    'ListGroups',
+    "ListGroups",
     (0, 4),
     flexible=3,
     request=Struct(
-        F('states_filter', [STRING], v='4+'),
+        F("states_filter", [STRING], v="4+"),
     ),
     response=Struct(
-        F('throttle_time_ms', INT32, v='1+'),
-        F('error_code', INT16),
-        F('groups', [Struct(
-                F('group_id', STRING),
-                F('protocol_type', STRING),
-                F('group_state', STRING, v='4+'),
-            name='ListedGroup')]),
+        F("throttle_time_ms", INT32, v="1+"),
+        F("error_code", INT16),
+        F("groups", [Struct(
+            F("group_id", STRING),
+            F("protocol_type", STRING),
+            F("group_state", STRING, v="4+"),
+            name="ListedGroup",
+        )]),
     ),
 )
