@@ -12,7 +12,8 @@ retention every ``log.retention.check.interval.ms``, the idle-segment roll
 check (KIP-354: a compacted log with ``max.compaction.lag.ms`` must roll its
 active segment on time even with no appends) every second, checkpoint
 writes every ``log.flush.offset.checkpoint.interval.ms``, and removal of
-``.deleted`` files whose delay has passed.
+``.deleted`` files whose delay has passed. The log cleaner's threads start
+with the server and stop before the storage closes (``broker.cleaning``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 import trio
 
+from .cleaning import start_cleaner, stop_cleaner
 from .connection import Connection
 from .core import Broker
 from .dispatch import load_handlers
@@ -41,10 +43,12 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.set_bound([tuple(lst.socket.getsockname()[:2]) for lst in listeners])
             nursery.start_soon(_accept_loop, broker, listeners)
             nursery.start_soon(_periodic, broker)
+            start_cleaner(broker)
             broker.start_metrics()
             task_status.started(broker)
     finally:
         with trio.CancelScope(shield=True):
+            await stop_cleaner(broker)
             broker.close()
 
 

@@ -40,7 +40,8 @@ from typing import Any, Callable
 
 from . import fileops, retention
 from .errors import OffsetOutOfRangeError
-from .file_names import CLEANED, LOG, SWAP, log_path
+from .checkpoint import fsync_dir
+from .file_names import CLEANED, INDEX, LOG, SWAP, TIME_INDEX, log_path
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_loader import clean_directory, recover_from
 from .segment import Segment
@@ -72,6 +73,7 @@ class Log:
         self._unflushed_messages = 0
         self.last_flush_ms = clock()
         self._pending_deletes: list[tuple[int, list[Path]]] = []
+        self.deleted = False  # set by delete(): a cleaner round in flight must not swap files in
 
     # -- opening ----------------------------------------------------------------
 
@@ -329,27 +331,42 @@ class Log:
         """Where the cleaner writes a new segment: ``<base>.log.cleaned`` (deleted if we crash)."""
         return log_path(self.dir, base_offset).with_name(f"{base_offset:020d}{LOG}{CLEANED}")
 
-    def replace_segments(self, cleaned: Path, old: list[Segment]) -> Segment:
+    def replace_segments(self, cleaned: Path, old: list[Segment], *, indexed: bool = False,
+                         sync_dir: bool = True) -> Segment:  # fmt: skip
         """Swap a cleaner's ``.cleaned`` file in for the inactive segments ``old`` (Kafka's replaceSegments).
 
-        Order, so that a crash at any point is finished by the loader: fsync the
-        new file, rename it ``.swap``, rename the old segments ``.deleted``, then
-        strip ``.swap``. The new segment's indexes are rebuilt from its batches.
+        Order, so that a crash at any point is finished by the loader: the new
+        files are on disk (fsynced here unless ``indexed``, whose writer did it),
+        renamed ``.swap``, the old segments renamed ``.deleted``, then ``.swap``
+        stripped and the directory fsynced. With ``indexed`` the cleaner also
+        wrote ``.index.cleaned``/``.timeindex.cleaned``, which move with the
+        ``.log`` and are loaded lazily; otherwise the indexes are rebuilt here.
+        ``sync_dir=False`` leaves the directory fsync to the caller (the cleaner
+        does it on its own thread, so the log's owner only waits for renames).
         """
         if not old or any(seg not in self.segments[:-1] for seg in old):
             raise ValueError(f"{self.name}: only inactive segments of this log can be replaced")
         base = old[0].base_offset
-        with open(cleaned, "rb+") as f:
-            fileops.fsync(f.fileno())
-        swap = cleaned.with_name(f"{base:020d}{LOG}{SWAP}")
-        cleaned.rename(swap)
+        if not indexed:
+            with open(cleaned, "rb+") as f:
+                fileops.fsync(f.fileno())
+        files = [cleaned]
+        if indexed:
+            files += [cleaned.with_name(f"{base:020d}{ext}{CLEANED}") for ext in (INDEX, TIME_INDEX)]
+        swaps = [f.with_name(f.name[: -len(CLEANED)] + SWAP) for f in files]
+        for src, dst in zip(files, swaps):
+            src.rename(dst)
         at = self.segments.index(old[0])
         for seg in old:
             self.segments.remove(seg)
             retention.schedule_delete(self, seg)
-        swap.rename(log_path(self.dir, base))
+        for swap in reversed(swaps):  # the .log last: until then the loader redoes the whole swap
+            swap.rename(swap.with_name(swap.name[: -len(SWAP)]))
+        if sync_dir:
+            fsync_dir(self.dir)
         new = Segment(self.dir, base, self._config, self.clock(), size=os.stat(log_path(self.dir, base)).st_size)
-        new.recover()
+        if not indexed:
+            new.recover()
         new.on_become_inactive()
         self.segments.insert(at, new)
         return new
@@ -374,6 +391,7 @@ class Log:
             seg.close()
 
     def delete(self) -> None:
+        self.deleted = True
         for seg in self.segments:
             seg.delete_files()
         self.segments = []

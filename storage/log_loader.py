@@ -2,8 +2,10 @@
 
 ``clean_directory`` runs the file-level steps, in Kafka's order:
 
-1. delete ``*.deleted`` and ``*.cleaned`` files, and any ``*.swap`` whose
-   base offset is >= the smallest ``.cleaned`` offset (an unfinished split);
+1. delete ``*.deleted`` and ``*.cleaned`` files, any ``*.swap`` whose
+   base offset is >= the smallest ``.cleaned`` offset (an unfinished split),
+   and index ``*.swap`` files (Kafka rebuilds those indexes; a ``.log`` whose
+   swap was already finished keeps its data and gets new indexes);
 2. for the remaining ``.swap`` files, delete the ordinary segment files whose
    base offsets fall inside the range the swaps cover (smallest swap base
    offset up to the largest swap next offset), then strip ``.swap`` from the
@@ -44,6 +46,8 @@ def clean_directory(directory: Path) -> list[tuple[int, int]]:
             base = offset_of(name)
             if base is None or (low_cleaned is not None and base >= low_cleaned):
                 _remove(directory / name, "swap file of an unfinished split")
+            elif not name.endswith(LOG + SWAP):
+                _remove(directory / name, "index swap file (indexes are rebuilt, as Kafka does)")
             else:
                 swaps.append(name)
     if swaps:

@@ -15,8 +15,8 @@ with warnings.catch_warnings():
 
 def kp_consume(bootstrap: str, topic: str, count: int, **config) -> list:
     """Read ``count`` records of partition 0 from the start with kafka-python ``assign``."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=15000,
-                             **config)  # fmt: skip
+    config.setdefault("consumer_timeout_ms", 15000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, **config)
     try:
         consumer.assign([KPTopicPartition(topic, 0)])
         consumer.seek_to_beginning()

@@ -1,0 +1,272 @@
+"""One cleaning round of one log: Kafka's ``Cleaner.doClean`` (pass 1 map, pass 2 recopy, swap).
+
+``Cleaner.clean(todo)`` runs on a cleaner thread:
+
+1. **Pass 1** (``_build_map``): walk the dirty section, [first dirty offset,
+   first uncleanable offset), entry by entry, putting ``key -> offset`` for
+   every keyed record at or above the first dirty offset (control batches
+   skipped). Before an entry that would overfill the map, stop: the round
+   then ends at ``latest_offset + 1`` and the next round continues from there.
+   At the end of each whole segment ``latest_offset`` moves to the next
+   segment's base offset - 1, as in Kafka.
+2. **Pass 2**: every inactive segment below that end, the already-clean
+   prefix included, is grouped greedily (sum of sizes <= ``segment.bytes``,
+   offset span <= Int32.MAX) and each group is recopied through a
+   ``BatchFilter`` into ``<base>.log.cleaned`` with freshly written
+   ``.index.cleaned``/``.timeindex.cleaned``, fsynced, given the mtime of the
+   group's last source segment.
+3. **Swap**, group by group: ``owner(fn)`` runs ``Log.replace_segments`` on
+   the thread that owns the log (the broker's trio thread; directly in tests),
+   so appends and fetches wait for the renames only, never for the copy. If
+   the log lost any source segment meanwhile (retention, DeleteRecords,
+   topic deletion) the round is abandoned silently, as Kafka aborts.
+   The directory is fsynced afterwards, on the cleaner thread.
+4. ``on_done(end_offset)`` records the new first dirty offset
+   (``cleaner-offset-checkpoint``), also on the cleaner thread.
+
+The clock, the offset map, the throttle, ``owner`` and ``should_abort`` are
+injected, so tests drive rounds deterministically and inject failures.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any, Callable
+
+import attrs
+
+from protocol.records import RecordBatchView
+from protocol.records.skim import skim_v2_records
+from storage.checkpoint import fsync_dir
+from storage.file_names import CLEANED
+from storage.index import OffsetIndex, TimeIndex
+
+from .offset_map import SHORT_KEY, OffsetMap, map_key
+from .reading import iter_entries
+from .recopy import BatchFilter
+from .selection import LogToClean
+from .throttle import Throttler
+
+INT_MAX = 2**31 - 1
+
+
+class CleaningAborted(Exception):
+    """The log changed under the round (deleted, truncated, segments removed); nothing was swapped."""
+
+
+def run_here(fn: Callable[[], Any]) -> Any:
+    return fn()
+
+
+@attrs.define
+class CleanerStats:
+    bytes_read: int = 0
+    bytes_written: int = 0
+    records_read: int = 0
+    records_kept: int = 0
+    invalid_records: int = 0
+    map_records: int = 0
+    map_utilization: float = 0.0
+    elapsed_s: float = 0.0
+    end_offset: int = -1
+    segments_written: int = 0
+
+
+class Cleaner:
+    def __init__(self, offset_map: OffsetMap, *, clock: Callable[[], int], throttler: Throttler | None = None,
+                 io_buffer_size: int = 512 << 10, owner: Callable[[Callable[[], Any]], Any] = run_here,
+                 should_abort: Callable[[Any], bool] = lambda _log: False) -> None:  # fmt: skip
+        self.map = offset_map
+        self.clock = clock
+        self.throttler = throttler or Throttler(float("inf"))
+        self.chunk = max(64 << 10, io_buffer_size // 2)
+        self.owner = owner
+        self.should_abort = should_abort
+        self.stats = CleanerStats()
+
+    def _read(self, n: int) -> None:
+        self.stats.bytes_read += n
+        self.throttler.maybe_throttle(n)
+
+    def _check_abort(self, log_: Any) -> None:
+        if self.should_abort(log_):
+            raise CleaningAborted(log_.name)
+
+    def clean(self, todo: LogToClean, on_done: Callable[[int], None]) -> CleanerStats:
+        """One round over ``todo.log``; returns its statistics (also kept in ``self.stats``)."""
+        started = time.monotonic()
+        log_, now = todo.log, self.clock()
+        self.stats = CleanerStats()
+        self.map.clear()
+        segments = list(log_.segments)[:-1]
+        end = self._build_map(log_, segments, todo.first_dirty_offset, todo.first_uncleanable_offset)
+        self.stats.map_records, self.stats.map_utilization = len(self.map), self.map.utilization
+        filt = BatchFilter(self.map, now=now, delete_retention_ms=log_.config.delete_retention_ms,
+                           retain_batches=_live_producer_batches(log_, now), round_end=end)  # fmt: skip
+        for group in group_segments([s for s in segments if s.base_offset < end], log_.config):
+            self._check_abort(log_)
+            paths = self._write_group(log_, group, filt)
+            self.owner(lambda g=group, p=paths: _swap(log_, g, p, self.should_abort))
+            fsync_dir(log_.dir)
+        self.stats.records_read, self.stats.records_kept = filt.stats.records_read, filt.stats.records_kept
+        self.stats.invalid_records = filt.stats.invalid_records + self.map.keyless
+        self.stats.end_offset = end
+        on_done(end)  # the checkpoint file has its own lock: written here, not on the owner's thread
+        self.stats.elapsed_s = time.monotonic() - started
+        return self.stats
+
+    # -- pass 1 ------------------------------------------------------------------------
+
+    def _build_map(self, log_: Any, segments: list, first_dirty: int, uncleanable: int) -> int:
+        self.map.latest_offset = first_dirty - 1
+        for i, seg in enumerate(segments):
+            next_base = segments[i + 1].base_offset if i + 1 < len(segments) else uncleanable
+            if next_base <= first_dirty or seg.base_offset >= uncleanable:
+                continue
+            self._check_abort(log_)
+            if self._map_segment(seg, first_dirty):
+                break
+            self.map.latest_offset = max(self.map.latest_offset, min(next_base, uncleanable) - 1)
+        return self.map.latest_offset + 1
+
+    def _map_segment(self, seg: Any, first_dirty: int) -> bool:
+        """Map one segment's keys; True when the map filled up before its end."""
+        entries, latest = self.map.entries, self.map.latest_offset
+        for entry in iter_entries(seg, self.chunk, self._read):
+            if entry.last_offset < first_dirty:
+                continue
+            if len(entries) and not self.map.has_room_for(entry.records_count):
+                return True
+            if entry.magic == 2:
+                if not entry.is_control:
+                    _map_v2(self.map, entry, first_dirty)
+            else:
+                for offset, _ts, key, _v, _h, _a in entry.iter_tuples():
+                    if key is not None and offset >= first_dirty:
+                        entries[map_key(key)] = offset
+            latest = self.map.latest_offset = max(latest, entry.last_offset)
+        return False
+
+    # -- pass 2 ------------------------------------------------------------------------
+
+    def _write_group(self, log_: Any, group: list, filt: BatchFilter) -> list:
+        base, config = group[0].base_offset, log_.config
+        log_path = log_.cleaned_path(base)
+        paths = [log_path] + [log_path.with_name(f"{base:020d}{ext}{CLEANED}") for ext in (".index", ".timeindex")]
+        writer = _SegmentWriter(paths, base, config)
+        try:
+            for seg in group:
+                for entry in iter_entries(seg, self.chunk, self._read):
+                    data = filt.filter(entry)
+                    if data is not None:
+                        writer.write(data, entry if data is entry.buffer else None)
+                        self.throttler.maybe_throttle(len(data))
+                self._check_abort(log_)
+            writer.finish(os.stat(group[-1].path).st_mtime)
+        except BaseException:
+            writer.discard()
+            raise
+        self.stats.bytes_written += writer.position
+        self.stats.segments_written += 1
+        return paths
+
+
+def _map_v2(offset_map: OffsetMap, batch: Any, first_dirty: int) -> None:
+    base, entries = batch.base_offset, offset_map.entries
+    records = skim_v2_records(batch.records_payload(), batch.records_count)
+    if not records:
+        return
+    keys = [r[1] for r in records]
+    contiguous = records[0][0] == 0 and records[-1][0] == len(records) - 1
+    if contiguous and base >= first_dirty and None not in keys and max(map(len, keys)) <= SHORT_KEY:
+        entries.update(zip(keys, range(base, base + len(keys))))  # the common case, at C speed
+    else:
+        for delta, key, _t, _s, _e in records:
+            if key is not None and base + delta >= first_dirty:
+                entries[map_key(key)] = base + delta
+    if contiguous and base >= first_dirty and not batch.has_delete_horizon:
+        if offset_map.remember_positions(base, records):
+            offset_map.keyless += keys.count(None)
+
+
+def _live_producer_batches(log_: Any, now: int) -> set[int]:
+    state = getattr(log_, "producer_state", None)
+    if state is None:
+        return set()
+    return set(state.last_offsets(now).values())
+
+
+def group_segments(segments: list, config: Any) -> list[list]:
+    """Kafka's groupSegmentsBySize: consecutive segments whose sizes sum to at most ``segment.bytes``."""
+    groups, i = [], 0
+    while i < len(segments):
+        group, size = [segments[i]], segments[i].size
+        j = i + 1
+        while j < len(segments) and size + segments[j].size <= config.segment_bytes:
+            span_end = segments[j + 1].base_offset if j + 1 < len(segments) else segments[j].next_offset
+            if span_end - 1 - group[0].base_offset > INT_MAX:
+                break
+            group.append(segments[j])
+            size += segments[j].size
+            j += 1
+        groups.append(group)
+        i = j
+    return groups
+
+
+def _swap(log_: Any, group: list, paths: list, should_abort: Callable[[Any], bool]) -> None:
+    """On the owner thread: give up if a source segment is gone, else swap the cleaned files in."""
+    if log_.deleted or should_abort(log_) or any(seg not in log_.segments[:-1] for seg in group):
+        for path in paths:
+            path.unlink(missing_ok=True)
+        raise CleaningAborted(f"{log_.name}: segments changed during cleaning")
+    log_.replace_segments(paths[0], group, indexed=True, sync_dir=False)
+
+
+class _SegmentWriter:
+    """Writes a cleaned ``.log`` and its two indexes, with Kafka's index-entry rule."""
+
+    def __init__(self, paths: list, base: int, config: Any) -> None:
+        self.paths, self.base, self.interval = paths, base, config.index_interval_bytes
+        self.index = OffsetIndex(paths[1], base, config.segment_index_bytes)
+        self.time_index = TimeIndex(paths[2], base, config.segment_index_bytes)
+        self.file = None
+        try:
+            self.index.preallocate()
+            self.time_index.preallocate()
+            self.file = open(paths[0], "wb")
+        except BaseException:
+            self.discard()
+            raise
+        self.position = self.last_index_position = 0
+        self.max_ts, self.offset_of_max_ts = -1, base
+
+    def write(self, data: Any, view: Any) -> None:
+        view = view if view is not None else RecordBatchView(data)
+        if view.max_timestamp > self.max_ts:
+            self.max_ts, self.offset_of_max_ts = view.max_timestamp, view.last_offset
+        if self.position - self.last_index_position > self.interval:
+            self.index.append(view.last_offset, self.position)
+            self.time_index.maybe_append(self.max_ts, self.offset_of_max_ts)
+            self.last_index_position = self.position
+        self.file.write(data)
+        self.position += len(data)
+
+    def finish(self, mtime: float) -> None:
+        self.time_index.maybe_append(self.max_ts, self.offset_of_max_ts, skip_full_check=True)
+        self.file.flush()
+        os.fsync(self.file.fileno())
+        self.file.close()
+        for index in (self.index, self.time_index):
+            index.flush()
+            index.trim()
+        os.utime(self.paths[0], (mtime, mtime))
+
+    def discard(self) -> None:
+        if self.file is not None:
+            self.file.close()
+        for index in (self.index, self.time_index):
+            index.delete()
+        for path in self.paths:
+            path.unlink(missing_ok=True)

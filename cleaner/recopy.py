@@ -1,0 +1,181 @@
+"""Pass 2 of a cleaning round, one batch at a time: which records survive, and the bytes to write.
+
+``BatchFilter.filter(entry)`` returns the bytes that replace one log entry in
+the cleaned segment, or ``None`` to drop it. The rules are Kafka's
+(``LogCleaner.cleanInto``/``MemoryRecords.filterTo``), with one shared
+tombstone test, ``protocol.records.is_tombstone``'s (a null value, or the
+KIP-87 flag in the record attributes):
+
+* a record past ``offset_map.latest_offset`` (not covered by this round) is kept;
+* a keyless record in the covered range is dropped (counted as invalid);
+* a record older than the map's offset for its key is dropped;
+* a tombstone is kept while its batch has no delete horizon yet, or while
+  ``now`` is before the horizon; the first time a batch keeping a tombstone is
+  rewritten it gets one (KIP-534: attributes bit 6, ``baseTimestamp`` =
+  cleaning start + ``delete.retention.ms``, record timestamp deltas rebased);
+* a batch that keeps every record and needs no horizon is copied unchanged;
+  otherwise it is rebuilt with the same base offset, last offset, codec,
+  producer fields and leader epoch (the kept records' bytes are spliced, no
+  re-encoding, unless the timestamps must be rebased for a new horizon);
+  ``max_timestamp`` is the original batch's (so the time index never moves
+  backwards);
+* a batch left empty is dropped, unless it is the last batch of a live
+  producer (kept as a header-only batch so the producer's sequence and epoch
+  survive) or the round's last batch;
+* control batches are copied as they are (transactions are not supported, so
+  there are no aborted transactions to remove);
+* legacy v0/v1 entries are always rewritten as v2 (KIP-724): an uncompressed
+  message becomes a single-record batch, a compressed wrapper one batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from protocol.records import (
+    Codec,
+    RECORD_BATCH_OVERHEAD,
+    RecordBatchBuilder,
+    RecordBatchView,
+    TimestampType,
+    compress,
+    legacy_to_v2_batch,
+)
+from protocol.records.builder import write_v2_batch
+from protocol.records.skim import skim_v2_records
+
+from .offset_map import SHORT_KEY, OffsetMap, map_key
+
+
+@attrs.define
+class FilterStats:
+    records_read: int = 0
+    records_kept: int = 0
+    invalid_records: int = 0
+    batches_rebuilt: int = 0
+
+
+class BatchFilter:
+    """Applies the keep rules of one round; see the module docstring."""
+
+    def __init__(self, offset_map: OffsetMap, *, now: int, delete_retention_ms: int,
+                 retain_batches: set[int], round_end: int) -> None:  # fmt: skip
+        self.map = offset_map
+        self.now = now
+        self.new_horizon = now + delete_retention_ms
+        self.retain = retain_batches  # last offsets of batches kept even when emptied
+        self.round_end = round_end
+        self.stats = FilterStats()
+
+    def filter(self, entry: Any) -> bytes | memoryview | None:
+        if entry.magic != 2:
+            entry = RecordBatchView(legacy_to_v2_batch(entry))
+            out = self._filter_v2(entry)
+            return bytes(entry.buffer) if out is entry.buffer else out
+        return self._filter_v2(entry)
+
+    def _filter_v2(self, batch: RecordBatchView) -> bytes | memoryview | None:
+        if batch.is_control or batch.base_offset > self.map.latest_offset:
+            self.stats.records_read += batch.records_count
+            self.stats.records_kept += batch.records_count
+            return batch.buffer
+        payload = batch.records_payload()
+        starts = self.map.positions.pop(batch.base_offset, None)
+        if starts is not None and len(starts) == batch.records_count + 1:
+            kept = self._kept_by_offset(batch.base_offset, payload, starts)
+        else:
+            kept = self._kept(batch.base_offset, skim_v2_records(payload, batch.records_count),
+                              batch.delete_horizon_ms)  # fmt: skip
+        self.stats.records_read += batch.records_count
+        self.stats.records_kept += len(kept)
+        needs_horizon = batch.delete_horizon_ms is None and any(r[2] for r in kept)
+        if len(kept) == batch.records_count and not needs_horizon:
+            return batch.buffer
+        self.stats.batches_rebuilt += 1
+        if not kept:
+            return self._empty(batch) if self._must_retain(batch) else None
+        if needs_horizon:
+            return _rebuild(batch, {batch.base_offset + r[0] for r in kept}, self.new_horizon)
+        return _splice(batch, payload, kept)
+
+    def _kept_by_offset(self, base: int, payload: bytes, starts) -> list:
+        """Dirty batch fast path: a record survives when the map holds its offset (or it is past the round)."""
+        live, past = self.map.live_offsets(), self.map.latest_offset - base
+        out = []
+        for i in [i for i in range(len(starts) - 1) if i > past or base + i in live]:
+            s, e = starts[i], starts[i + 1]
+            delta, key, tombstone, _s, _e = skim_v2_records(payload[s:e], 1)[0]
+            out.append((delta, key, tombstone, s, e))
+        return out
+
+    def _kept(self, base: int, records: list, horizon: int | None) -> list:
+        latest, get, mk = self.map.latest_offset, self.map.entries.get, map_key
+        expired = horizon is not None and horizon <= self.now
+        kept: list = []
+        for record in records:
+            delta, key, tombstone, _s, _e = record
+            offset = base + delta
+            if offset <= latest:
+                if key is None:
+                    self.stats.invalid_records += 1
+                    continue
+                if offset < get(key if len(key) <= SHORT_KEY else mk(key), -1):
+                    continue
+                if tombstone and expired:
+                    continue
+            kept.append(record)
+        return kept
+
+    def _must_retain(self, batch: RecordBatchView) -> bool:
+        return batch.last_offset in self.retain or batch.next_offset == self.round_end
+
+    @staticmethod
+    def _empty(batch: RecordBatchView) -> bytes:
+        return RecordBatchBuilder.empty_batch(
+            base_offset=batch.base_offset, last_offset=batch.last_offset, max_timestamp=batch.max_timestamp,
+            timestamp_type=batch.timestamp_type, producer_id=batch.producer_id,
+            producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+            is_transactional=batch.is_transactional, partition_leader_epoch=batch.partition_leader_epoch,
+            delete_horizon_ms=batch.delete_horizon_ms,
+        )  # fmt: skip
+
+
+def _splice(batch: RecordBatchView, payload: bytes, kept: list) -> bytes:
+    """The batch with only ``kept`` records, their encoded bytes copied as they are."""
+    records = b"".join([payload[s:e] for _d, _k, _t, s, e in kept])
+    if batch.compression is not Codec.NONE:
+        records = compress(batch.compression, records, magic=2)
+    fields = (
+        batch.base_offset, 0, batch.partition_leader_epoch, 2, 0, batch.attributes, batch.last_offset_delta,
+        batch.base_timestamp, batch.max_timestamp, batch.producer_id, batch.producer_epoch,
+        batch.base_sequence, len(kept),
+    )  # fmt: skip
+    return write_v2_batch(fields, records)
+
+
+def _rebuild(batch: RecordBatchView, offsets: set[int], horizon: int) -> bytes:
+    """The batch with the records at ``offsets``, re-encoded against the delete horizon ``horizon``."""
+    lat = batch.timestamp_type == TimestampType.LOG_APPEND_TIME
+    builder = RecordBatchBuilder(
+        magic=2, compression=batch.compression, timestamp_type=batch.timestamp_type,
+        base_offset=batch.base_offset, producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+        base_sequence=batch.base_sequence, is_transactional=batch.is_transactional,
+        partition_leader_epoch=batch.partition_leader_epoch, delete_horizon_ms=horizon,
+        log_append_time=batch.max_timestamp if lat else None,
+    )  # fmt: skip
+    for offset, timestamp, key, value, headers, attributes in batch.iter_tuples():
+        if offset in offsets:
+            builder.append(key, value, timestamp=timestamp, headers=headers, offset=offset, attributes=attributes)
+    return _with_header(RecordBatchView(builder.build()), batch)
+
+
+def _with_header(out: RecordBatchView, original: RecordBatchView) -> bytes:
+    """``out``'s records under a header that ends at ``original``'s last offset with its max timestamp."""
+    fields = (
+        out.base_offset, 0, out.partition_leader_epoch, 2, 0, out.attributes, original.last_offset_delta,
+        out.base_timestamp, original.max_timestamp, out.producer_id, out.producer_epoch, out.base_sequence,
+        out.records_count,
+    )  # fmt: skip
+    return write_v2_batch(fields, bytes(out.buffer[RECORD_BATCH_OVERHEAD:]))

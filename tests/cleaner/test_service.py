@@ -1,0 +1,160 @@
+"""The cleaner service: threads, failures, retention of compact,delete logs, live producers, the throttle."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from cleaner import CleanerConfig, LogCleaner, Throttler
+from cleaner import metrics as cleaner_metrics
+from cleaner.recopy import BatchFilter
+from protocol.records import iter_batches
+from tests.cleaner.helpers import Model, compacted_log, open_manager, read_batches, read_records
+from tests.storage.lead_helpers import Clock
+
+
+def _dirty(lm, name: str, **overrides):
+    log_ = compacted_log(lm, name, **overrides)
+    for i in range(6):
+        Model().write(log_, [(b"k", b"v%d" % i, 0)])
+    log_.roll()
+    return log_
+
+
+def test_an_error_on_one_partition_marks_it_uncleanable_and_the_others_go_on(tmp_path, monkeypatch):
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    bad, good = _dirty(lm, "bad"), _dirty(lm, "good")
+    real = BatchFilter.filter
+
+    def failing(self, entry):
+        if self.map.latest_offset >= 0 and bad.dir.name in str(entry_owner[0]):
+            raise ValueError("boom")
+        return real(self, entry)
+
+    entry_owner = [""]
+    cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
+    monkeypatch.setattr(BatchFilter, "filter", failing)
+    orig_clean = cleaner.cleaners[0].clean
+
+    def clean(todo, on_done):
+        entry_owner[0] = todo.log.dir
+        return orig_clean(todo, on_done)
+
+    cleaner.cleaners[0].clean = clean
+    while cleaner.run_once():
+        pass
+    assert set(cleaner.manager.uncleanable) == {("bad", 0)}
+    assert len(read_records(good)) == 1 and len(read_records(bad)) == 6
+    gauges = {name: samples for name, _d, _l, samples in cleaner_metrics.samples(cleaner)}
+    assert gauges["kafka_log_logcleanermanager_uncleanable_partitions_count"] == [([str(tmp_path)], 1.0)]
+    assert gauges["kafka_log_logcleanermanager_uncleanable_bytes"][0][1] == bad.size_in_bytes - bad.active.size
+    assert gauges["kafka_log_logcleanermanager_cleaning_failures"] == [([], 1.0)]
+
+
+def test_a_thread_that_dies_is_counted(tmp_path, monkeypatch):
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    cleaner = LogCleaner(lm, CleanerConfig(backoff_ms=10), clock=clock)
+    monkeypatch.setattr(cleaner.manager, "grab_filthiest", lambda now: 1 / 0)
+    cleaner.start()
+    deadline = time.monotonic() + 10
+    while cleaner.dead_threads == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    cleaner.stop()
+    assert cleaner.dead_threads == 1
+    assert dict((n, s) for n, _d, _l, s in cleaner_metrics.samples(cleaner))[
+        "kafka_log_logcleaner_dead_thread_count"] == [([], 1.0)]
+
+
+def test_threads_clean_in_the_background_and_stop(tmp_path):
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    logs = [_dirty(lm, f"t{i}") for i in range(4)]
+    cleaner = LogCleaner(lm, CleanerConfig(threads=2, backoff_ms=10), clock=clock)
+    cleaner.start()
+    deadline = time.monotonic() + 20
+    while any(len(read_records(l)) != 1 for l in logs) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    cleaner.stop()
+    assert [len(read_records(l)) for l in logs] == [1, 1, 1, 1]
+    assert not any(t.is_alive() for t in threading.enumerate() if t.name.startswith("kafka-log-cleaner"))
+
+
+def test_compact_delete_logs_get_retention_after_cleaning(tmp_path):
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = _dirty(lm, "cd", cleanup_policy="compact,delete", retention_ms=1000)
+    clock.advance(5000)
+    Model().write(log_, [(b"new", b"1", 0)])  # in the active segment, so not merged with the old ones
+    LogCleaner(lm, CleanerConfig(), clock=clock).run_once()
+    assert [r.key for r in read_records(log_)] == [b"new"]
+    assert log_.log_start_offset == 6
+
+
+class _Producers:
+    def __init__(self, last: dict) -> None:
+        self.last = last
+
+    def last_offsets(self, now_ms: int) -> dict:
+        return self.last
+
+
+def test_the_last_batch_of_a_live_producer_is_kept_empty(tmp_path):
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = compacted_log(lm)
+    Model().write(log_, [(b"k", b"1", 0)], producer_id=7, base_sequence=0)  # offset 0: the producer's last
+    Model().write(log_, [(b"k", b"2", 0)])
+    Model().write(log_, [(b"k", b"3", 0)])
+    log_.roll()
+    log_.producer_state = _Producers({7: 0})
+    LogCleaner(lm, CleanerConfig(), clock=clock).run_once()
+    batches = read_batches(log_)
+    assert [(b.base_offset, b.records_count, b.producer_id) for b in batches] == [(0, 0, 7), (2, 1, -1)]
+    assert batches[0].base_sequence == 0 and batches[0].is_valid()
+
+
+def test_the_round_s_last_batch_is_kept_even_when_emptied(tmp_path):
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = compacted_log(lm, delete_retention_ms=0)
+    Model().write(log_, [(b"k", b"1", 0)])
+    Model().write(log_, [(b"k", None, 0)])
+    log_.roll()
+    cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
+    cleaner.run_once()
+    Model().write(log_, [(b"z", b"1", 0)])
+    log_.roll()
+    clock.advance(1)
+    cleaner.run_once()
+    assert [(b.base_offset, b.records_count) for b in read_batches(log_)] == [(2, 1)]
+
+
+def test_a_fetch_slice_taken_before_the_swap_stays_readable(tmp_path):
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = _dirty(lm, "s", file_delete_delay_ms=0)
+    piece = log_.read(0, 1 << 20, min_one_message=True)
+    LogCleaner(lm, CleanerConfig(), clock=clock).run_once()
+    lm.delete_expired_files(clock.now)
+    records = [r for b in iter_batches(memoryview(piece.read_bytes())) for r in b]
+    assert [r.value for r in records] == [b"v%d" % i for i in range(6)]
+
+
+def test_the_throttle_sleeps_to_the_configured_rate():
+    now = [0.0]
+    slept = []
+
+    def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds * 1000
+
+    throttler = Throttler(1_000_000, clock=lambda: now[0], sleep=sleep, check_interval_ms=300)
+    for _ in range(10):
+        now[0] += 100
+        throttler.maybe_throttle(500_000)  # 5 MB/s offered, 1 MB/s allowed
+    assert slept and sum(slept) * 1000 + 1000 == pytest.approx(now[0] - 0, rel=0.35)
+    assert Throttler(float("inf")).maybe_throttle(10**9) is None

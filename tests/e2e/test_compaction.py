@@ -1,0 +1,110 @@
+"""Compaction end to end: kafka-python producing updates and header-flagged tombstones to a compacted topic.
+
+The topic is created through kafka-python's admin client with tiny segment
+and lag settings (``max.compaction.lag.ms`` forces the roll of the active
+segment and makes the log must-clean, KIP-354). Once the broker's cleaner
+thread has run:
+
+* a consumer from the beginning sees exactly the latest value of each key;
+  the KIP-87 tombstones (``kafka.tombstone`` header) keep their payload and
+  header, null-value tombstones stay null (both inside ``delete.retention.ms``);
+* an old-format consumer (kafka-python at api_version 0.10.0: Fetch v2,
+  magic 1) sees the flagged tombstones as null values, i.e. as deletes;
+* the metrics endpoint, scraped over HTTP and parsed with prometheus-client's
+  parser, shows the cleaner's gauges.
+"""
+
+from __future__ import annotations
+
+import time
+import urllib.request
+import warnings
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from .clients import kp_consume
+from .harness import wait_until
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from kafka import KafkaAdminClient, KafkaProducer
+    from kafka.admin import NewTopic
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+TOPIC = "users"
+CONFIGS = {"cleanup.policy": "compact", "segment.bytes": "2048", "max.compaction.lag.ms": "1500",
+           "min.cleanable.dirty.ratio": "0.99"}  # fmt: skip
+
+
+def _produce(bootstrap: str) -> dict:
+    producer = KafkaProducer(bootstrap_servers=bootstrap, linger_ms=5, batch_size=1024)
+    latest: dict = {}
+    for i in range(300):
+        key = b"user-%d" % (i % 20)
+        producer.send(TOPIC, key=key, value=b"profile-%d" % i, partition=0)
+        latest[key] = (b"profile-%d" % i, [])
+    for n in range(5):
+        key, payload = b"user-%d" % n, b"erased by request %d" % n
+        producer.send(TOPIC, key=key, value=payload, partition=0, headers=[("kafka.tombstone", b"gdpr")])
+        latest[key] = (payload, [("kafka.tombstone", b"gdpr")])
+    for n in (5, 6):
+        producer.send(TOPIC, key=b"user-%d" % n, value=None, partition=0)
+        latest[b"user-%d" % n] = (None, [])
+    producer.flush(30)
+    producer.close()
+    return latest
+
+
+def _scrape(url: str) -> dict:
+    text = urllib.request.urlopen(url, timeout=10).read().decode()
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def test_compaction_with_kip87_tombstones_and_old_consumers(broker_factory):
+    broker = broker_factory(log_cleaner_backoff_ms="200")
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic(TOPIC, 1, 1, topic_configs=CONFIGS)])
+    admin.close()
+    latest = _produce(broker.bootstrap)
+    total = 307
+
+    def cleaned() -> bool:
+        metrics = _scrape(broker.metrics_url)
+        return metrics.get(("kafka_log_logcleaner_cleaner_recopy_percent", ()), 0) > 0 and len(
+            kp_consume(broker.bootstrap, TOPIC, total, consumer_timeout_ms=1500)) == len(latest)
+
+    wait_until(cleaned, timeout=40, interval=0.5)
+    got = kp_consume(broker.bootstrap, TOPIC, len(latest))
+    assert {m.key: (m.value, list(m.headers)) for m in got} == latest
+    assert [m.offset for m in got] == sorted(m.offset for m in got) and got[-1].offset == total - 1
+
+    old = kp_consume(broker.bootstrap, TOPIC, len(latest), api_version=(0, 10, 0))
+    expected_old = {k: (None if v[1] else v[0]) for k, v in latest.items()}
+    assert {m.key: m.value for m in old} == expected_old
+
+    metrics = _scrape(broker.metrics_url)
+    assert metrics[("kafka_log_logcleaner_max_compaction_delay_secs", ())] == 0
+    assert ("kafka_log_logcleaner_compaction_delay_secs", (("partition", "0"), ("topic", TOPIC))) in metrics
+    assert 0 < metrics[("kafka_log_logcleaner_cleaner_recopy_percent", ())] < 100
+    assert metrics[("kafka_log_logcleaner_max_clean_time_secs", ())] > 0
+    assert 0 < metrics[("kafka_log_logcleaner_max_buffer_utilization_percent", ())] < 1
+    assert metrics[("kafka_log_logcleaner_dead_thread_count", ())] == 0
+    assert metrics[("kafka_log_logcleanermanager_time_since_last_run_ms", ())] < 10_000
+    assert metrics[("kafka_log_logcleanermanager_uncleanable_partitions_count",
+                    (("logDirectory", str(broker.data_dir)),))] == 0  # fmt: skip
+
+
+def test_the_cleaner_can_be_switched_off(broker_factory):
+    broker = broker_factory(log_cleaner_enable="false")
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic(TOPIC, 1, 1, topic_configs=CONFIGS)])
+    admin.close()
+    _produce(broker.bootstrap)
+    time.sleep(3.5)  # past max.compaction.lag.ms: a running cleaner would have cleaned by now
+    assert len(kp_consume(broker.bootstrap, TOPIC, 307)) == 307
+    assert _scrape(broker.metrics_url)[("kafka_log_logcleaner_max_compaction_delay_secs", ())] > 0
