@@ -35,31 +35,25 @@ def write(log_, records: list[tuple[bytes | None, bytes | None, int]], *, codec:
     return base
 
 
-def read_records(log_) -> list:
-    """Every record from the log start, fully decoded (``Record`` objects)."""
-    out, offset = [], log_.log_start_offset
-    while offset < log_.log_end_offset:
-        piece = log_.read(offset, 1 << 22, min_one_message=True)
-        if piece is None:
-            break
-        batches = list(iter_batches(memoryview(piece.read_bytes())))
-        for b in batches:
-            b.ensure_valid()
-            out += [r for r in b if r.offset >= offset]
-        offset = batches[-1].next_offset
-    return out
-
-
 def read_batches(log_) -> list:
+    """Every batch from the log start (CRC-checked), the way a consumer walks the log."""
     out, offset = [], log_.log_start_offset
     while offset < log_.log_end_offset:
         piece = log_.read(offset, 1 << 22, min_one_message=True)
         if piece is None:
             break
         batches = list(iter_batches(memoryview(bytearray(piece.read_bytes()))))
+        for b in batches:
+            b.ensure_valid()
         out += batches
         offset = batches[-1].next_offset
     return out
+
+
+def read_records(log_) -> list:
+    """Every record from the log start, fully decoded (``Record`` objects)."""
+    start = log_.log_start_offset
+    return [r for b in read_batches(log_) for r in b if r.offset >= start]
 
 
 class Model:
