@@ -15,10 +15,11 @@ to ``latest_offset + 1``. ``utilization`` is entries over slots, the figure
 behind ``max-buffer-utilization-percent``.
 
 Pass 1 also remembers, for dirty batches with contiguous offsets and no
-delete horizon, where each record starts (4 bytes a record, up to
+delete horizon, where each record starts and whether it is a tombstone (4
+bytes a record, the tombstone in the top bit, up to
 ``POSITION_BUDGET`` records a round). In the dirty section a record survives
 exactly when the map holds its own offset, so pass 2 decides those batches
-from ``live_offsets()`` and the positions, parsing only the records it keeps.
+from ``live_offsets()`` and the positions without parsing a record again.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from array import array
 ENTRY_BYTES = 24  # Kafka's hash (16) + offset (8)
 MAX_MAP_BYTES = 2**31 - 1
 SHORT_KEY = 64
+TOMBSTONE_BIT = 1 << 31  # set on a remembered start position when the record is a tombstone
 POSITION_BUDGET = 16 << 20  # records whose start positions a round may remember (64 MiB)
 
 
@@ -78,7 +80,7 @@ class OffsetMap:
         """Keep the record start positions (and the end) of a skimmed batch, if the budget allows."""
         if self._remembered + len(records) > POSITION_BUDGET:
             return False
-        starts = array("I", [r[3] for r in records])
+        starts = array("I", [r[3] | TOMBSTONE_BIT if r[2] else r[3] for r in records])
         starts.append(records[-1][4])
         self.positions[base_offset] = starts
         self._remembered += len(records)

@@ -46,7 +46,7 @@ from protocol.records import (
 from protocol.records.builder import write_v2_batch
 from protocol.records.skim import skim_v2_records
 
-from .offset_map import SHORT_KEY, OffsetMap, map_key
+from .offset_map import SHORT_KEY, TOMBSTONE_BIT, OffsetMap, map_key
 
 
 @attrs.define
@@ -84,7 +84,7 @@ class BatchFilter:
         payload = batch.records_payload()
         starts = self.map.positions.pop(batch.base_offset, None)
         if starts is not None and len(starts) == batch.records_count + 1:
-            kept = self._kept_by_offset(batch.base_offset, payload, starts)
+            kept = self._kept_by_offset(batch.base_offset, starts)
         else:
             kept = self._kept(batch.base_offset, skim_v2_records(payload, batch.records_count),
                               batch.delete_horizon_ms)  # fmt: skip
@@ -100,14 +100,17 @@ class BatchFilter:
             return _rebuild(batch, {batch.base_offset + r[0] for r in kept}, self.new_horizon)
         return _splice(batch, payload, kept)
 
-    def _kept_by_offset(self, base: int, payload: bytes, starts) -> list:
-        """Dirty batch fast path: a record survives when the map holds its offset (or it is past the round)."""
+    def _kept_by_offset(self, base: int, starts) -> list:
+        """Dirty batch fast path: a record survives when the map holds its offset (or it is past the round).
+
+        Returns ``(offset_delta, None, is_tombstone, start, end)`` per kept record, from pass 1's
+        positions; the key is not needed any more.
+        """
         live, past = self.map.live_offsets(), self.map.latest_offset - base
         out = []
         for i in [i for i in range(len(starts) - 1) if i > past or base + i in live]:
-            s, e = starts[i], starts[i + 1]
-            delta, key, tombstone, _s, _e = skim_v2_records(payload[s:e], 1)[0]
-            out.append((delta, key, tombstone, s, e))
+            start = starts[i]
+            out.append((i, None, start >= TOMBSTONE_BIT, start & ~TOMBSTONE_BIT, starts[i + 1] & ~TOMBSTONE_BIT))
         return out
 
     def _kept(self, base: int, records: list, horizon: int | None) -> list:
