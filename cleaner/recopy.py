@@ -90,12 +90,14 @@ class BatchFilter:
                               batch.delete_horizon_ms)  # fmt: skip
         self.stats.records_read += batch.records_count
         self.stats.records_kept += len(kept)
+        if not kept:  # an emptied batch, or one kept empty earlier, goes unless it must stay
+            if not self._must_retain(batch):
+                return None
+            return batch.buffer if batch.records_count == 0 else self._empty(batch)
         needs_horizon = batch.delete_horizon_ms is None and any(r[2] for r in kept)
         if len(kept) == batch.records_count and not needs_horizon:
             return batch.buffer
         self.stats.batches_rebuilt += 1
-        if not kept:
-            return self._empty(batch) if self._must_retain(batch) else None
         if needs_horizon:
             return _rebuild(batch, {batch.base_offset + r[0] for r in kept}, self.new_horizon)
         return _splice(batch, payload, kept)

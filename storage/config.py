@@ -171,6 +171,7 @@ OTHER_BROKER_KEYS: dict[str, Callable[[str], Any]] = {
     "num.recovery.threads.per.data.dir": int,
     "log.flush.scheduler.interval.ms": int,
     "log.flush.start.offset.checkpoint.interval.ms": int,
+    "producer.id.expiration.ms": int,
 }
 
 

@@ -38,12 +38,15 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
+from protocol.records import RECORD_BATCH_OVERHEAD, iter_batches
+
 from . import fileops, retention
 from .errors import OffsetOutOfRangeError
 from .checkpoint import fsync_dir
 from .file_names import CLEANED, INDEX, LOG, SWAP, TIME_INDEX, log_path
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_loader import clean_directory, recover_from
+from .producer_state import BatchInfo, ProducerStateManager
 from .segment import Segment
 
 log = logging.getLogger(__name__)
@@ -74,6 +77,7 @@ class Log:
         self.last_flush_ms = clock()
         self._pending_deletes: list[tuple[int, list[Path]]] = []
         self.deleted = False  # set by delete(): a cleaner round in flight must not swap files in
+        self.producer_state = ProducerStateManager(directory)
 
     # -- opening ----------------------------------------------------------------
 
@@ -97,7 +101,26 @@ class Log:
         # After a clean stop everything is on disk: the recovery point is the log end offset,
         # found when first needed so that opening reads no segment.
         self._recovery_point = None if clean else min(recovery_point, self.log_end_offset)
+        if clean:  # a clean stop wrote a snapshot at the log end offset: nothing to replay
+            self.producer_state.load_snapshot(LONG_MAX)
+        else:
+            self.rebuild_producer_state()
         return self
+
+    def rebuild_producer_state(self) -> None:
+        """Producer state from the newest usable snapshot plus the batch headers after it."""
+        state = self.producer_state
+        state.producers = {}
+        start = max(state.load_snapshot(self.log_end_offset), 0)
+        if start < self.log_end_offset:
+            state.replay(self._producer_batches(start))
+
+    def _producer_batches(self, start: int):
+        for seg in self._segments_from(start):
+            for pos, last, _size in seg.iter_batch_headers(seg.find_position(start) or 0):
+                head = os.pread(seg.fileno(), RECORD_BATCH_OVERHEAD, pos)
+                if last >= start and len(head) == RECORD_BATCH_OVERHEAD and head[16] == 2:
+                    yield BatchInfo.from_header(head)
 
     @property
     def recovery_point(self) -> int:
@@ -182,6 +205,7 @@ class Log:
         seg = self.active
         position = seg.size
         seg.append(data, first_offset, last_offset, max_timestamp)
+        self._update_producers(data)
         self._unflushed_messages += last_offset - first_offset + 1
         self.on_append(self)
         if self._unflushed_messages >= self._config.flush_messages:
@@ -192,6 +216,12 @@ class Log:
         # max timestamp is it (Kafka answers that value in ProduceResponse); -1 otherwise, as Kafka does.
         append_time = max_timestamp if self._config.message_timestamp_type == "LogAppendTime" else -1
         return AppendInfo(first_offset, last_offset, max_timestamp, append_time, seg.base_offset, position, len(data))
+
+    def _update_producers(self, data: Any) -> None:
+        if len(data) > 16 and data[16] == 2:
+            for view in iter_batches(memoryview(data)):
+                if view.producer_id >= 0:
+                    self.producer_state.update(BatchInfo.of(view))
 
     def _max_segment_ms(self) -> int:
         c = self._config
@@ -229,6 +259,8 @@ class Log:
         with self._flush_lock:
             self._unflushed.append(old)
         self.segments.append(new)
+        if self.producer_state.producers:
+            self.producer_state.write_snapshot(base)
         return new
 
     def roll_if_idle(self, now_ms: int) -> bool:
@@ -385,8 +417,11 @@ class Log:
         with self._flush_lock:
             self._unflushed = [s for s in self._unflushed if s in self.segments]
             self.recovery_point = min(self.recovery_point, self.log_end_offset)
+        self.rebuild_producer_state()
 
     def close(self) -> None:
+        if not self.deleted and self.dir.exists():
+            self.producer_state.write_snapshot(self.log_end_offset)
         for seg in self.segments:
             seg.close()
 

@@ -8,9 +8,9 @@ Transactions are not supported: a request with a transactional id gets
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a non-retriable error clients report
 at once instead of retrying forever.
 
-Limitation until the idempotent-producer work lands: the broker accepts
-batches carrying producer ids and sequences but does not yet deduplicate
-retried batches or check sequence gaps.
+Produce then checks each idempotent batch against the partition's producer
+state (``storage.producer_state``): retries are answered with their original
+offsets, gaps and fenced epochs are refused.
 
 Version notes: v1 identical; v2 flexible; v3 producer_id/epoch in the
 request (KIP-360); v4 identical on the wire.

@@ -7,7 +7,11 @@ topic's ``compression.type`` differs) and appended at the log end offset.
 The whole request fails with INVALID_REQUIRED_ACKS when acks is not -1, 0 or
 1. Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION (Produce never creates
 topics), internal topics INVALID_TOPIC_EXCEPTION, disk failures
-KAFKA_STORAGE_ERROR. With ``acks=0`` nothing is answered, and when any
+KAFKA_STORAGE_ERROR. Idempotent batches (producer id >= 0) go through the
+partition's producer state first (``storage.producer_state``): a retried
+batch is answered with its original offsets and not written again, a
+sequence gap gets OUT_OF_ORDER_SEQUENCE_NUMBER, a fenced epoch
+INVALID_PRODUCER_EPOCH. With ``acks=0`` nothing is answered, and when any
 partition failed the connection is closed so the producer notices (Kafka's
 rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
 fsync.
@@ -23,6 +27,8 @@ import logging
 import time
 
 from protocol import ErrorCode
+from protocol.records import iter_batches
+from storage.producer_state import BatchInfo, Duplicate
 
 from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, handler
 from ..log_validator import ValidationError, validate_and_assign
@@ -82,6 +88,15 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part) -> bool:
     if validated.converted_count:
         broker.metrics.produce_conversions.labels(topic).inc(validated.converted_count)
         broker.metrics.conversion_time.labels("Produce").observe((time.perf_counter() - started) * 1000)
+    verdict = _producer_check(partition.log.producer_state, validated.data)
+    if isinstance(verdict, Duplicate):  # a retry of a batch already written: answer its offsets again
+        part.base_offset, part.log_append_time_ms = verdict.first_offset, -1
+        part.log_start_offset = partition.log.log_start_offset
+        return False
+    if verdict is not None:
+        part.error_code = verdict
+        broker.metrics.failed_produce.labels(topic).inc()
+        return False
     error = broker.append(partition, validated)
     if error is not None:
         part.error_code = error
@@ -92,6 +107,18 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part) -> bool:
     broker.metrics.messages_in.labels(topic).inc(validated.records_count)
     broker.metrics.bytes_in.labels(topic).inc(len(validated.data))
     return True
+
+
+def _producer_check(state, data) -> Duplicate | ErrorCode | None:
+    """Kafka's idempotence checks for the request's batches (duplicates only for a single batch)."""
+    infos = [BatchInfo.of(v) for v in iter_batches(memoryview(data)) if v.magic == 2 and v.producer_id >= 0]
+    for info in infos:
+        verdict = state.check(info)
+        if isinstance(verdict, Duplicate) and len(infos) > 1:
+            return ErrorCode.DUPLICATE_SEQUENCE_NUMBER
+        if verdict is not None:
+            return verdict
+    return None
 
 
 def _fail(ctx: RequestContext, topic: str, part, exc: ValidationError, size: int) -> None:

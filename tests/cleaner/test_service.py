@@ -94,27 +94,24 @@ def test_compact_delete_logs_get_retention_after_cleaning(tmp_path):
     assert log_.log_start_offset == 6
 
 
-class _Producers:
-    def __init__(self, last: dict) -> None:
-        self.last = last
-
-    def last_offsets(self, now_ms: int) -> dict:
-        return self.last
-
-
 def test_the_last_batch_of_a_live_producer_is_kept_empty(tmp_path):
     clock = Clock()
     lm = open_manager(tmp_path, clock)
-    log_ = compacted_log(lm)
+    log_ = compacted_log(lm, min_cleanable_dirty_ratio=0.01)
     Model().write(log_, [(b"k", b"1", 0)], producer_id=7, base_sequence=0)  # offset 0: the producer's last
     Model().write(log_, [(b"k", b"2", 0)])
     Model().write(log_, [(b"k", b"3", 0)])
     log_.roll()
-    log_.producer_state = _Producers({7: 0})
+    assert log_.producer_state.last_offsets(clock.now) == {7: 0}  # filled by the appends themselves
     LogCleaner(lm, CleanerConfig(), clock=clock).run_once()
     batches = read_batches(log_)
     assert [(b.base_offset, b.records_count, b.producer_id) for b in batches] == [(0, 0, 7), (2, 1, -1)]
     assert batches[0].base_sequence == 0 and batches[0].is_valid()
+    clock.advance(86_400_001)  # once the producer has expired its batch may go
+    Model().write(log_, [(b"k", b"4", 0)])
+    log_.roll()
+    LogCleaner(lm, CleanerConfig(), clock=clock).run_once()
+    assert [b.base_offset for b in read_batches(log_)] == [3]
 
 
 def test_the_round_s_last_batch_is_kept_even_when_emptied(tmp_path):
