@@ -9,8 +9,9 @@ threads share one ``Throttler`` (``log.cleaner.io.max.bytes.per.second``).
 
 Failures: a log whose round raises an unexpected error is marked
 uncleanable (logged and counted) and the thread goes on with other logs; a
-round abandoned because the log changed (deleted, segments removed) or the
-cleaner is stopping is silent; a thread killed by an error outside a round
+round abandoned because the log changed (deleted, segments removed by
+retention or DeleteRecords, so a file it was reading is gone) or the cleaner
+is stopping is only logged at INFO; a thread killed by an error outside a round
 is counted in ``dead_threads``. ``owner`` runs the short steps that touch a
 log's segment list (swap, checkpoint, retention) on the thread that owns the
 logs: in the broker, the trio thread, via ``trio.from_thread.run_sync``
@@ -117,8 +118,8 @@ class LogCleaner:
                      stats.bytes_written, stats.elapsed_s)  # fmt: skip
             if "delete" in log_.config.cleanup_policy:
                 self.owner(lambda: log_.run_retention(self.clock()))
-        except CleaningAborted:
-            log.info("%s: cleaning abandoned", log_.name)
+        except (CleaningAborted, FileNotFoundError) as exc:  # the log changed under the round (e.g. retention)
+            log.info("%s: cleaning abandoned (%s)", log_.name, exc)
         except Exception as exc:
             if self._should_abort(log_):
                 log.info("%s: cleaning abandoned (%s)", log_.name, exc)

@@ -155,3 +155,20 @@ def test_the_throttle_sleeps_to_the_configured_rate():
         throttler.maybe_throttle(500_000)  # 5 MB/s offered, 1 MB/s allowed
     assert slept and sum(slept) * 1000 + 1000 == pytest.approx(now[0] - 0, rel=0.35)
     assert Throttler(float("inf")).maybe_throttle(10**9) is None
+
+
+def test_a_segment_deleted_by_retention_during_a_round_abandons_it_quietly(tmp_path, monkeypatch):
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = _dirty(lm, "r")
+    cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
+    real = cleaner.cleaners[0]._write_group
+
+    def retention_meanwhile(log_arg, group, filt):
+        for seg in group:
+            seg.rename_to_deleted()  # what retention does to a segment's files
+        return real(log_arg, group, filt)
+
+    monkeypatch.setattr(cleaner.cleaners[0], "_write_group", retention_meanwhile)
+    assert cleaner.run_once()
+    assert not cleaner.manager.uncleanable and cleaner.manager.uncleanable_errors == 0
