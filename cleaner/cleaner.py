@@ -34,8 +34,6 @@ import os
 import time
 from typing import Any, Callable
 
-import attrs
-
 from protocol.records import RecordBatchView
 from protocol.records.skim import skim_v2_records
 from storage.checkpoint import fsync_dir
@@ -44,7 +42,7 @@ from storage.index import OffsetIndex, TimeIndex
 
 from .offset_map import SHORT_KEY, OffsetMap, map_key
 from .reading import iter_entries
-from .recopy import BatchFilter
+from .recopy import BatchFilter, CleanerStats
 from .selection import LogToClean
 from .throttle import Throttler
 
@@ -57,20 +55,6 @@ class CleaningAborted(Exception):
 
 def run_here(fn: Callable[[], Any]) -> Any:
     return fn()
-
-
-@attrs.define
-class CleanerStats:
-    bytes_read: int = 0
-    bytes_written: int = 0
-    records_read: int = 0
-    records_kept: int = 0
-    invalid_records: int = 0
-    map_records: int = 0
-    map_utilization: float = 0.0
-    elapsed_s: float = 0.0
-    end_offset: int = -1
-    segments_written: int = 0
 
 
 class Cleaner:
@@ -103,14 +87,14 @@ class Cleaner:
         end = self._build_map(log_, segments, todo.first_dirty_offset, todo.first_uncleanable_offset)
         self.stats.map_records, self.stats.map_utilization = len(self.map), self.map.utilization
         filt = BatchFilter(self.map, now=now, delete_retention_ms=log_.config.delete_retention_ms,
-                           retain_batches=_live_producer_batches(log_, now), round_end=end)  # fmt: skip
+                           retain_batches=_live_producer_batches(log_, now), round_end=end,
+                           stats=self.stats)  # fmt: skip
         for group in group_segments([s for s in segments if s.base_offset < end], log_.config):
             self._check_abort(log_)
             paths = self._write_group(log_, group, filt)
             self.owner(lambda g=group, p=paths: _swap(log_, g, p, self.should_abort))
             fsync_dir(log_.dir)
-        self.stats.records_read, self.stats.records_kept = filt.stats.records_read, filt.stats.records_kept
-        self.stats.invalid_records = filt.stats.invalid_records + self.map.keyless
+        self.stats.invalid_records += self.map.keyless
         self.stats.end_offset = end
         on_done(end)  # the checkpoint file has its own lock: written here, not on the owner's thread
         self.stats.elapsed_s = time.monotonic() - started

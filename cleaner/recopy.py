@@ -50,24 +50,33 @@ from .offset_map import SHORT_KEY, TOMBSTONE_BIT, OffsetMap, map_key
 
 
 @attrs.define
-class FilterStats:
+class CleanerStats:
+    """One round's figures: the filter counts records, the cleaner bytes, map use and time."""
+
+    bytes_read: int = 0
+    bytes_written: int = 0
     records_read: int = 0
     records_kept: int = 0
     invalid_records: int = 0
     batches_rebuilt: int = 0
+    map_records: int = 0
+    map_utilization: float = 0.0
+    elapsed_s: float = 0.0
+    end_offset: int = -1
+    segments_written: int = 0
 
 
 class BatchFilter:
     """Applies the keep rules of one round; see the module docstring."""
 
     def __init__(self, offset_map: OffsetMap, *, now: int, delete_retention_ms: int,
-                 retain_batches: set[int], round_end: int) -> None:  # fmt: skip
+                 retain_batches: set[int], round_end: int, stats: CleanerStats | None = None) -> None:  # fmt: skip
         self.map = offset_map
         self.now = now
         self.new_horizon = now + delete_retention_ms
         self.retain = retain_batches  # last offsets of batches kept even when emptied
         self.round_end = round_end
-        self.stats = FilterStats()
+        self.stats = stats if stats is not None else CleanerStats()
 
     def filter(self, entry: Any) -> bytes | memoryview | None:
         if entry.magic != 2:
