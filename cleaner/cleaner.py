@@ -40,7 +40,7 @@ from storage.checkpoint import fsync_dir
 from storage.file_names import CLEANED
 from storage.index import OffsetIndex, TimeIndex
 
-from .offset_map import SHORT_KEY, OffsetMap, map_key
+from .offset_map import GIL_SLICE, SHORT_KEY, OffsetMap, map_key
 from .reading import iter_entries
 from .recopy import BatchFilter, CleanerStats
 from .selection import LogToClean
@@ -164,7 +164,8 @@ def _map_v2(offset_map: OffsetMap, batch: Any, first_dirty: int) -> None:
     keys = [r[1] for r in records]
     contiguous = records[0][0] == 0 and records[-1][0] == len(records) - 1
     if contiguous and base >= first_dirty and None not in keys and max(map(len, keys)) <= SHORT_KEY:
-        entries.update(zip(keys, range(base, base + len(keys))))  # the common case, at C speed
+        for i in range(0, len(keys), GIL_SLICE):  # the common case, at C speed, a slice per call
+            entries.update(zip(keys[i : i + GIL_SLICE], range(base + i, base + len(keys))))
     else:
         for delta, key, _t, _s, _e in records:
             if key is not None and base + delta >= first_dirty:

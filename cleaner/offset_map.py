@@ -20,16 +20,22 @@ bytes a record, the tombstone in the top bit, up to
 ``POSITION_BUDGET`` records a round). In the dirty section a record survives
 exactly when the map holds its own offset, so pass 2 decides those batches
 from ``live_offsets()`` and the positions without parsing a record again.
+
+Big containers are filled and emptied in slices of ``GIL_SLICE`` items: a
+single C call over half a million entries holds the GIL for tens of
+milliseconds, and the broker's thread would wait that long to answer.
 """
 
 from __future__ import annotations
 
 import hashlib
 from array import array
+from itertools import islice
 
 ENTRY_BYTES = 24  # Kafka's hash (16) + offset (8)
 MAX_MAP_BYTES = 2**31 - 1
 SHORT_KEY = 64
+GIL_SLICE = 1024  # items per C call on big containers: one call holds the GIL, the broker's thread waits
 TOMBSTONE_BIT = 1 << 31  # set on a remembered start position when the record is a tombstone
 POSITION_BUDGET = 16 << 20  # records whose start positions a round may remember (64 MiB)
 
@@ -72,6 +78,7 @@ class OffsetMap:
         return self.entries.get(map_key(key), -1)
 
     def clear(self) -> None:
+        _release(self.entries)
         self.entries = {}
         self.latest_offset = -1
         self.positions, self.keyless, self._remembered, self._live = {}, 0, 0, None
@@ -89,9 +96,20 @@ class OffsetMap:
     def live_offsets(self) -> set[int]:
         """The offsets the map points at: the surviving records of the dirty section."""
         if self._live is None:
-            self._live = set(self.entries.values())
+            live: set[int] = set()
+            values = iter(self.entries.values())
+            while chunk := list(islice(values, GIL_SLICE)):
+                live.update(chunk)
+            self._live = live
         return self._live
 
     @property
     def utilization(self) -> float:
         return len(self.entries) / self.slots
+
+
+def _release(entries: dict) -> None:
+    """Empty a big dict a slice at a time (one C call freeing it all would hold the GIL for long)."""
+    while entries:
+        for _ in range(min(GIL_SLICE, len(entries))):
+            entries.popitem()
