@@ -35,7 +35,7 @@ import time
 from typing import Any, Callable
 
 from protocol.records import RecordBatchView
-from protocol.records.skim import skim_v2_records
+from protocol.records.skim import skim_v2_columns
 from storage.checkpoint import fsync_dir
 from storage.file_names import CLEANED
 from storage.index import OffsetIndex, TimeIndex
@@ -158,20 +158,20 @@ class Cleaner:
 
 def _map_v2(offset_map: OffsetMap, batch: Any, first_dirty: int) -> None:
     base, entries = batch.base_offset, offset_map.entries
-    records = skim_v2_records(batch.records_payload(), batch.records_count)
-    if not records:
+    payload = batch.records_payload()
+    deltas, keys, starts = skim_v2_columns(payload, batch.records_count)
+    if not keys:
         return
-    keys = [r[1] for r in records]
-    contiguous = records[0][0] == 0 and records[-1][0] == len(records) - 1
+    contiguous = deltas[0] == 0 and deltas[-1] == len(deltas) - 1
     if contiguous and base >= first_dirty and None not in keys and max(map(len, keys)) <= SHORT_KEY:
         for i in range(0, len(keys), GIL_SLICE):  # the common case, at C speed, a slice per call
             entries.update(zip(keys[i : i + GIL_SLICE], range(base + i, base + len(keys))))
     else:
-        for delta, key, _t, _s, _e in records:
+        for delta, key in zip(deltas, keys):
             if key is not None and base + delta >= first_dirty:
                 entries[map_key(key)] = base + delta
     if contiguous and base >= first_dirty and not batch.has_delete_horizon:
-        if offset_map.remember_positions(base, records):
+        if offset_map.remember_positions(base, starts, len(payload)):
             offset_map.keyless += keys.count(None)
 
 

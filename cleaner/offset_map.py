@@ -32,11 +32,12 @@ import hashlib
 from array import array
 from itertools import islice
 
+from protocol.records.skim import TOMBSTONE_BIT
+
 ENTRY_BYTES = 24  # Kafka's hash (16) + offset (8)
 MAX_MAP_BYTES = 2**31 - 1
 SHORT_KEY = 64
 GIL_SLICE = 1024  # items per C call on big containers: one call holds the GIL, the broker's thread waits
-TOMBSTONE_BIT = 1 << 31  # set on a remembered start position when the record is a tombstone
 POSITION_BUDGET = 16 << 20  # records whose start positions a round may remember (64 MiB)
 
 
@@ -83,14 +84,14 @@ class OffsetMap:
         self.latest_offset = -1
         self.positions, self.keyless, self._remembered, self._live = {}, 0, 0, None
 
-    def remember_positions(self, base_offset: int, records: list) -> bool:
-        """Keep the record start positions (and the end) of a skimmed batch, if the budget allows."""
-        if self._remembered + len(records) > POSITION_BUDGET:
+    def remember_positions(self, base_offset: int, starts: list[int], end: int) -> bool:
+        """Keep a skimmed batch's record starts (tombstone bit included) and end, if the budget allows."""
+        if self._remembered + len(starts) > POSITION_BUDGET:
             return False
-        starts = array("I", [r[3] | TOMBSTONE_BIT if r[2] else r[3] for r in records])
-        starts.append(records[-1][4])
-        self.positions[base_offset] = starts
-        self._remembered += len(records)
+        positions = array("I", starts)
+        positions.append(end)
+        self.positions[base_offset] = positions
+        self._remembered += len(starts)
         return True
 
     def live_offsets(self) -> set[int]:

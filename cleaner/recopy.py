@@ -44,9 +44,9 @@ from protocol.records import (
     legacy_to_v2_batch,
 )
 from protocol.records.builder import write_v2_batch
-from protocol.records.skim import skim_v2_records
+from protocol.records.skim import TOMBSTONE_BIT, skim_v2_records
 
-from .offset_map import SHORT_KEY, TOMBSTONE_BIT, OffsetMap, map_key
+from .offset_map import SHORT_KEY, OffsetMap, map_key
 
 
 @attrs.define
