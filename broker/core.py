@@ -7,7 +7,9 @@ One ``Broker`` per server. Handlers reach everything through it:
   storage failures to KAFKA_STORAGE_ERROR and wakes every waiting Fetch;
 * ``wait_for_append()`` parks a long-polling Fetch until the next append;
 * ``wait_durable()`` returns once everything appended so far is fsynced when
-  the durable flush mode is on (one group commit serves all waiters);
+  the durable flush mode is on (one group commit serves all waiters); in that
+  mode the high watermark is the fsynced offset, so every append also starts
+  a background round and fetches are woken when it ends;
 * ``tick()`` runs the timed duties (retention, idle rolls, checkpoints).
 
 All of this runs in the trio thread; storage calls are short and synchronous,
@@ -50,6 +52,7 @@ class Broker:
         self._append_lot = trio.lowlevel.ParkingLot()
         self._metrics_server: Any = None
         self._durable = topics.durable
+        self._commit_pending = False
         self._last_duties: dict[str, int] = {}
         self.metrics.add_state_collector(self._state_metrics)
 
@@ -85,7 +88,18 @@ class Broker:
             log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR
         self._append_lot.unpark_all()
+        if self._durable and not self._commit_pending:  # the high watermark moves at the next fsync round
+            self._commit_pending = True
+            trio.lowlevel.spawn_system_task(self._commit_soon)
         return None
+
+    async def _commit_soon(self) -> None:
+        """Durable mode: run a group-commit round for appends nobody waits for (acks 0 and 1)."""
+        try:
+            self._commit_pending = False
+            await self.wait_durable()
+        except Exception:  # a failed fsync is reported to the producers that wait; retried next append
+            log.exception("background group commit failed")
 
     async def wait_for_append(self) -> None:
         await self._append_lot.park()
@@ -101,6 +115,7 @@ class Broker:
         target = self.topics.flush_generation()
         if self.topics.flushed_generation() < target:
             await trio.to_thread.run_sync(self.topics.manager.sync_to, target)
+            self._append_lot.unpark_all()  # the high watermark moved: wake long-polling fetches
 
     # -- duties ------------------------------------------------------------------
 

@@ -16,8 +16,9 @@ compacted log still rolls its active segment in time for the cleaner.
 
 Offsets: ``log_start_offset`` (raised by DeleteRecords and retention),
 ``log_end_offset`` (next offset to assign), ``high_watermark`` (the log end
-offset on a single node) and ``recovery_point`` (everything below it is on
-disk). A roll does not fsync the old segment on the spot (Kafka schedules it
+offset on a single node; in durable mode the recovery point, so consumers
+never read what is not yet fsynced) and ``recovery_point`` (everything below
+it is on disk). A roll does not fsync the old segment on the spot (Kafka schedules it
 asynchronously): it is queued and synced by the next ``flush`` (flush policy,
 group commit or checkpoint), which is what advances the recovery point.
 
@@ -78,6 +79,7 @@ class Log:
         self._pending_deletes: list[tuple[int, list[Path]]] = []
         self.deleted = False  # set by delete(): a cleaner round in flight must not swap files in
         self.producer_state = ProducerStateManager(directory)
+        self.durable_high_watermark = False  # log.flush.durable.enable: consumers see fsynced data only
 
     # -- opening ----------------------------------------------------------------
 
@@ -177,6 +179,9 @@ class Log:
 
     @property
     def high_watermark(self) -> int:
+        """What consumers may read: the log end offset, or in durable mode only what is fsynced."""
+        if self.durable_high_watermark:
+            return min(self.recovery_point, self.log_end_offset)
         return self.log_end_offset
 
     @property
@@ -283,6 +288,15 @@ class Log:
             self.recovery_point = max(self.recovery_point, log_end_offset)
         self._unflushed_messages = 0
         self.last_flush_ms = self.clock()
+
+    def sync_recovered(self) -> None:
+        """fsync every segment above the recovery point (after a crash, in durable mode) and move it up."""
+        point = self.recovery_point
+        if point < self.log_end_offset:
+            for seg in self.segments:
+                if seg.next_offset > point:
+                    seg.flush()
+            self.recovery_point = self.log_end_offset
 
     def flush_if_due(self, now_ms: int) -> None:
         if self._unflushed_messages and now_ms - self.last_flush_ms >= self._config.flush_ms:

@@ -176,6 +176,9 @@ class LogManager:
     def _register(self, log_: Log) -> Log:
         log_.on_append = self.group_commit.note_append
         log_.producer_state.expiration_ms = self.model.other.get("producer.id.expiration.ms", 86_400_000)
+        log_.durable_high_watermark = self.durable
+        if self.durable:  # what survived a crash becomes visible once it is surely on disk
+            log_.sync_recovered()
         self._logs[(log_.topic, log_.partition)] = log_
         return log_
 

@@ -91,3 +91,14 @@ def test_durable_mode_acks_after_fsync_and_survives_kill(broker_factory):
     broker.kill()
     broker.restart()
     assert _consume_all(broker.bootstrap, "durable", 300) == _expected(300)
+
+
+@pytest.mark.parametrize("acks", ["0", "1"])
+def test_durable_mode_makes_unwaited_appends_visible_after_their_fsync(broker_factory, acks):
+    """acks 0/1 do not wait for the fsync, but a background round moves the high watermark soon after."""
+    broker = broker_factory(log_flush_durable_enable="true")
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "acks": acks, "linger.ms": 2})
+    for i in range(200):
+        producer.produce("lazy", key=f"k{i}".encode(), value=f"v{i}".encode(), partition=0)
+    assert producer.flush(30) == 0
+    assert _consume_all(broker.bootstrap, "lazy", 200) == _expected(200)

@@ -169,3 +169,29 @@ def test_lazy_segment_load_is_safe_from_two_threads(tmp_path, monkeypatch):
     assert log.log_end_offset == 25  # not the base offset of a segment still being loaded
     worker.join()
     assert seen == [25]
+
+
+def test_durable_mode_high_watermark_is_the_fsynced_offset(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock, **{"log.flush.durable.enable": "true"})
+    lm.create_topic("t", 1, {})
+    log = lm.get_log("t", 0)
+    append(log, n=3)
+    assert (log.log_end_offset, log.high_watermark) == (3, 0)
+    assert log.read(0, 1 << 20, min_one_message=True) is None  # nothing a consumer may see yet
+    lm.sync_to(lm.flush_generation())
+    assert log.high_watermark == 3 and read_all(log) == [(i, b"v" * 50) for i in range(3)]
+    append(log, n=2)
+    del lm, log  # a crash before the next fsync round: on restart the survivors are fsynced, then visible
+    lm = manager(tmp_path, clock, **{"log.flush.durable.enable": "true"})
+    log = lm.get_log("t", 0)
+    assert log.high_watermark == log.log_end_offset == 5 == log.recovery_point
+
+
+def test_without_durable_mode_the_high_watermark_is_the_log_end(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {})
+    log = lm.get_log("t", 0)
+    append(log, n=3)
+    assert log.high_watermark == 3 and log.recovery_point == 0
