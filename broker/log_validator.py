@@ -38,8 +38,9 @@ from protocol.records import (
     TimestampType,
     iter_batches,
 )
+from protocol.records.legacy import plain_rows
 
-from .record_checks import RecordChecks, ValidationError, check_records, mark_tombstones_in_place
+from .record_checks import RecordChecks, ValidationError, check_records, mark_tombstones_in_place, scan_batch
 
 _TOPIC_CODECS = {"gzip": Codec.GZIP, "snappy": Codec.SNAPPY, "lz4": Codec.LZ4, "zstd": Codec.ZSTD,
                  "uncompressed": Codec.NONE}  # fmt: skip
@@ -84,6 +85,11 @@ def validate_and_assign(
 ) -> ValidatedRecords:  # fmt: skip
     """Validate one partition's records and assign offsets from ``next_offset``."""
     try:
+        rows = plain_rows(records, config.max_message_bytes) if produce_version < 3 else None
+        if rows is not None:  # the common up-conversion: plain v0/v1 messages, all well formed
+            checks = RecordChecks.for_config(config, now_ms)
+            return _build(rows, (-1, -1, -1, False), target_codec(config, Codec.NONE), next_offset, now_ms, config,
+                          checks, leader_epoch)  # fmt: skip
         batches = _framed_batches(records, produce_version, config)
         source = _source_codec(batches, produce_version)
         target = target_codec(config, source)
@@ -157,8 +163,9 @@ def _source_codec(batches: list, produce_version: int) -> Codec:
 
 def _in_place(records, batches, next_offset, now_ms, config, checks, leader_epoch) -> ValidatedRecords | None:
     batch: RecordBatchView = batches[0]
-    tuples = list(batch.iter_tuples(max_decompressed_size=max(config.max_message_bytes, 1) * 64))
-    scan = check_records(tuples, checks)
+    payload = batch.records_payload(max_decompressed_size=max(config.max_message_bytes, 1) * 64)
+    scan = scan_batch(payload, batch, checks)
+    count = batch.records_count
     if not scan.sequential:
         return None  # non-sequential offset deltas: Kafka rewrites the batch
     flagged = scan.flagged
@@ -177,9 +184,9 @@ def _in_place(records, batches, next_offset, now_ms, config, checks, leader_epoc
         view.set_max_timestamp(max_ts, TimestampType.CREATE_TIME)
     _check_total(view.size_in_bytes, config)
     return ValidatedRecords(
-        data=writable, first_offset=next_offset, last_offset=next_offset + len(tuples) - 1,
+        data=writable, first_offset=next_offset, last_offset=next_offset + count - 1,
         max_timestamp=view.max_timestamp, log_append_time=now_ms if config.log_append_time else -1,
-        records_count=len(tuples), converted_count=0,
+        records_count=count, converted_count=0,
     )  # fmt: skip
 
 
@@ -193,36 +200,44 @@ def _writable(records: memoryview, batch: RecordBatchView) -> memoryview:
 
 def _rebuild(batches, target, next_offset, now_ms, config, checks, leader_epoch) -> ValidatedRecords:
     first = batches[0]
+    producer = (first.producer_id, first.producer_epoch, first.base_sequence, first.is_transactional)
+    limit = max(config.max_message_bytes, 1) * 64
+    rows = [t for batch in batches for t in _tuples(batch, limit)]
+    return _build(rows, producer, target, next_offset, now_ms, config, checks, leader_epoch)
+
+
+def _build(rows, producer, target, next_offset, now_ms, config, checks, leader_epoch) -> ValidatedRecords:
+    """Check decoded rows and write them as one v2 batch from ``next_offset`` (a conversion)."""
+    lat = config.log_append_time
+    producer_id, producer_epoch, base_sequence, transactional = producer
     builder = RecordBatchBuilder(
         magic=2, compression=target,
-        timestamp_type=TimestampType.LOG_APPEND_TIME if config.log_append_time else TimestampType.CREATE_TIME,
-        base_offset=next_offset, producer_id=first.producer_id, producer_epoch=first.producer_epoch,
-        base_sequence=first.base_sequence, is_transactional=first.is_transactional,
-        partition_leader_epoch=leader_epoch, log_append_time=now_ms if config.log_append_time else None,
+        timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
+        base_offset=next_offset, producer_id=producer_id, producer_epoch=producer_epoch,
+        base_sequence=base_sequence, is_transactional=transactional,
+        partition_leader_epoch=leader_epoch, log_append_time=now_ms if lat else None,
     )  # fmt: skip
-    limit = max(config.max_message_bytes, 1) * 64
-    tuples = [t for batch in batches for t in _tuples(batch, limit)]
-    flagged = set(check_records(tuples, checks).flagged)
-    for i, (_, ts, key, value, headers, attributes) in enumerate(tuples):
-        if i in flagged:
-            attributes |= TOMBSTONE_FLAG
-        stamp = now_ms if config.log_append_time else ts
-        builder.append(key, value, timestamp=stamp, headers=headers, attributes=attributes)
+    flagged = set(check_records(rows, checks).flagged)
+    builder.extend([
+        (next_offset + i, now_ms if lat else ts, key, value, headers,
+         attributes | TOMBSTONE_FLAG if i in flagged else attributes)
+        for i, (_, ts, key, value, headers, attributes) in enumerate(rows)
+    ])  # fmt: skip
     data = builder.build()
     if len(data) > config.max_message_bytes:
         raise ValidationError(ErrorCode.MESSAGE_TOO_LARGE, f"rebuilt batch of {len(data)} bytes is too large")
     _check_total(len(data), config)
     return ValidatedRecords(
-        data=data, first_offset=next_offset, last_offset=next_offset + len(tuples) - 1,
-        max_timestamp=builder.max_timestamp, log_append_time=now_ms if config.log_append_time else -1,
-        records_count=len(tuples), converted_count=len(tuples),
+        data=data, first_offset=next_offset, last_offset=next_offset + len(rows) - 1,
+        max_timestamp=builder.max_timestamp, log_append_time=now_ms if lat else -1,
+        records_count=len(rows), converted_count=len(rows),
     )  # fmt: skip
 
 
 def _tuples(batch, limit: int) -> list[tuple]:
     if isinstance(batch, RecordBatchView):
         return list(batch.iter_tuples(max_decompressed_size=limit))
-    return [(r.offset, r.timestamp, r.key, r.value, (), 0) for r in batch]
+    return list(batch.iter_tuples())
 
 
 def _check_total(size: int, config: ValidationConfig) -> None:

@@ -11,7 +11,9 @@ turned into ``InvalidRecordError`` like Kafka's ``InvalidRecordException``.
 
 ``decode_record_tuples`` yields ``(offset, timestamp, key, value, headers,
 attributes)`` tuples, the cheap fast path; ``Record`` objects are built from
-those by the batch view.
+those by the batch view. ``encode_rows`` is the bulk encoder for such rows:
+records without headers are written inline with varints looked up in a table
+of the small values, the rest go through ``encode_record``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ..errors import InvalidRecordError
-from .varint import read_varint_slow, read_varlong_slow, write_varint, write_varlong
+from .varint import encode_varint, encode_varlong, read_varint_slow, read_varlong_slow, write_varint, write_varlong
 
 RecordTuple = tuple[int, int, "bytes | None", "bytes | None", tuple, int]
 
@@ -202,3 +204,34 @@ def encode_record(
         _write_bytes(body, hvalue)
     write_varint(out, len(body))
     out += body
+
+
+# Zigzag varint bytes of -8192..8191 (the same as varlong bytes there): lengths, deltas.
+_SMALL_VARINTS = {n: encode_varint(n) for n in range(-8192, 8192)}
+_ATTRIBUTE_BYTES = tuple(bytes([a]) for a in range(256))
+
+
+def encode_rows(out: bytearray, rows, base_offset: int, base_timestamp: int) -> None:
+    """Append ``(offset, timestamp, key, value, headers, attributes)`` rows as records to ``out``."""
+    small, attribute_bytes, big, big_long = _SMALL_VARINTS.get, _ATTRIBUTE_BYTES, encode_varint, encode_varlong
+    for offset, timestamp, key, value, headers, attributes in rows:
+        if headers:
+            encode_record(out, offset - base_offset, timestamp - base_timestamp, key, value, headers, attributes)
+            continue
+        head = attribute_bytes[attributes & 0xFF] + (small(delta := timestamp - base_timestamp) or big_long(delta))
+        head += small(delta := offset - base_offset) or big(delta)
+        if key is None:
+            head += b"\x01"
+        else:
+            head += small(n := len(key)) or big(n)
+            head += key
+        if value is None:
+            head += b"\x01\x00"
+            out += small(n := len(head)) or big(n)
+            out += head
+            continue
+        head += small(n := len(value)) or big(n)
+        out += small(n := len(head) + n + 1) or big(n)
+        out += head
+        out += value
+        out += b"\x00"

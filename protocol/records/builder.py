@@ -22,7 +22,7 @@ import crc32c
 from ..errors import InvalidRecordError
 from ._legacy_writer import build_legacy
 from ._model import Codec, TimestampType
-from ._v2_records import encode_record
+from ._v2_records import encode_record, encode_rows
 from .compression import check_codec, compress
 from .v2 import (
     ATTRIBUTES_OFFSET,
@@ -136,6 +136,24 @@ class RecordBatchBuilder:
             )  # fmt: skip
         self._records.append((offset, timestamp, key, value))
         return offset
+
+    def extend(self, rows: list[tuple]) -> None:
+        """``append`` each of ``(offset, timestamp, key, value, headers, attributes)``, encoded in bulk for magic 2."""
+        if self.magic < 2 or not rows or any(r[4] for r in rows):
+            for offset, timestamp, key, value, headers, attributes in rows:
+                self.append(key, value, timestamp=timestamp, headers=headers, offset=offset, attributes=attributes)
+            return
+        previous = self._last_offset
+        for row in rows:
+            if row[0] <= previous:
+                raise InvalidRecordError(f"offset {row[0]} does not follow previous offset {previous}")
+            previous = row[0]
+        if self._base_timestamp is None:
+            self._base_timestamp = rows[0][1]
+        encode_rows(self._buf, rows, self.base_offset, self._base_timestamp)
+        self._last_offset = previous
+        self._max_timestamp = max(self._max_timestamp, max(r[1] for r in rows))
+        self._records.extend(rows)
 
     @property
     def max_timestamp(self) -> int:

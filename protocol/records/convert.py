@@ -53,15 +53,18 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Iterable, Iterator
+from typing import NoReturn
 
 import attrs
 
-from ..errors import UnsupportedCompressionError
+from ..errors import InvalidRecordError, UnsupportedCompressionError
+from ._downconvert import emit_messages, first_offset_delta
 from ._model import TOMBSTONE_FLAG, Codec, TimestampType
 from .batches import Batch, iter_batches
 from .builder import RecordBatchBuilder
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE, compress
 from .legacy import TIMESTAMP_TYPE_FLAG, LegacyBatchView
+from .scan import scan_v2_records
 from .v2 import LOG_OVERHEAD
 
 _PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
@@ -160,6 +163,8 @@ def _convert_batch(
         out += batch.buffer
         return 1, 0
     batch.ensure_valid()
+    if batch.magic == 2:
+        return _convert_v2(out, batch, target_magic, fetch_offset, max_size)
     rows = batch.iter_tuples(max_decompressed_size=max_size)
     lat = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
     if codec is not Codec.NONE:  # one wrapper with every record, even those before fetch_offset
@@ -170,6 +175,52 @@ def _convert_batch(
         return 1, len(rows)
     ts_flag = TIMESTAMP_TYPE_FLAG if lat is not None and target_magic == 1 else 0
     return _encode_messages(out, target_magic, ts_flag, rows, fetch_offset=fetch_offset), 1
+
+
+def _convert_v2(out: bytearray, batch, target_magic: int, fetch_offset: int, max_size: int) -> tuple[int, int]:
+    """``_convert_batch`` for a v2 batch, written by the fused loop of ``_downconvert``."""
+    payload, count = batch.records_payload(max_decompressed_size=max_size), batch.records_count
+    lat = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
+    ts_flag = TIMESTAMP_TYPE_FLAG if lat is not None and target_magic == 1 else 0
+    bases, parts = (batch.base_offset, batch.base_timestamp, lat), []
+    codec = batch.compression
+    if codec is Codec.NONE:
+        written, _, _ = _emit(parts, payload, count, bases, target_magic, ts_flag, fetch_offset, 0)
+        out += b"".join(parts)
+        return written, 1
+    if count <= 0:  # nothing to wrap; records left over (or a negative count) still raise
+        _emit(parts, payload, count, bases, target_magic, ts_flag, _NO_FETCH_OFFSET, 0)
+        return 0, 0
+    shift = _first_offset(batch, payload, count) if target_magic == 1 else 0
+    _, last, max_ts = _emit(parts, payload, count, bases, target_magic, ts_flag, _NO_FETCH_OFFSET, shift)
+    value = compress(codec, b"".join(parts), magic=target_magic)
+    _encode_messages(out, target_magic, int(codec) | ts_flag, [(last, max_ts, None, value, (), 0)])
+    return 1, count
+
+
+def _emit(parts: list, payload: bytes, count: int, *args) -> tuple[int, int, int]:
+    """``emit_messages``, with malformed records reported exactly as the decoder reports them."""
+    if count >= 0:
+        try:
+            written, last, max_ts, plain = emit_messages(parts, payload, count, *args)
+        except (IndexError, InvalidRecordError):
+            _malformed(payload, count)
+        if not plain:  # records with headers: the loop skipped them, the scan checks them
+            scan_v2_records(payload, count)
+        return written, last, max_ts
+    _malformed(payload, count)
+
+
+def _first_offset(batch, payload: bytes, count: int) -> int:
+    try:
+        return batch.base_offset + first_offset_delta(payload)
+    except (IndexError, InvalidRecordError):
+        _malformed(payload, count)
+
+
+def _malformed(payload: bytes, count: int) -> NoReturn:
+    scan_v2_records(payload, count)  # raises the decoder's error
+    raise InvalidRecordError("malformed records")  # not reached: the scan finds what the loop tripped on
 
 
 def down_convert(

@@ -151,7 +151,7 @@ class LegacyBatchView:
     def _summary(self) -> tuple[int, int]:
         if self._inner_summary is None:
             records = self._inner_records(DEFAULT_MAX_DECOMPRESSED_SIZE)
-            self._inner_summary = (records[0].offset, len(records))
+            self._inner_summary = (records[0][0], len(records))
         return self._inner_summary
 
     def __repr__(self) -> str:
@@ -189,20 +189,19 @@ class LegacyBatchView:
     # -- records ----------------------------------------------------------------
 
     def iter_records(self, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> Iterator[Record]:
-        if self._h[4] & CODEC_MASK == 0:
-            (offset, _, _, _, timestamp, key, value), _ = parse_message(self._buf, 0)
-            return iter((Record(offset, timestamp, key, value),))
-        return iter(self._inner_records(max_decompressed_size))
+        return (Record(*t) for t in self.iter_tuples(max_decompressed_size=max_decompressed_size))
 
     def __iter__(self) -> Iterator[Record]:
         return self.iter_records()
 
-    def iter_tuples(self, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE):
+    def iter_tuples(self, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> Iterator[tuple]:
         """``(offset, timestamp, key, value, headers, attributes)`` tuples, like the v2 view."""
-        for r in self.iter_records(max_decompressed_size=max_decompressed_size):
-            yield (r.offset, r.timestamp, r.key, r.value, (), 0)
+        if self._h[4] & CODEC_MASK == 0:
+            (offset, _, _, _, timestamp, key, value), _ = parse_message(self._buf, 0)
+            return iter(((offset, timestamp, key, value, (), 0),))
+        return iter(self._inner_records(max_decompressed_size))
 
-    def _inner_records(self, max_size: int) -> list[Record]:
+    def _inner_records(self, max_size: int) -> list[tuple]:
         magic = self._h[3]
         (wrapper_offset, _, _, attributes, wrapper_ts, _, value), _ = parse_message(self._buf, 0)
         if value is None:
@@ -220,34 +219,98 @@ class LegacyBatchView:
                 )
             shift = wrapper_offset - last_relative
         return [
-            Record(off + shift, ts if append_time is None else append_time, key, val)
-            for off, ts, key, val in inner
+            (off + shift, ts if append_time is None else append_time, key, val, (), 0)
+            for off, ts, key, val, _, _ in inner
         ]
 
 
 def _parse_inner_set(data: bytes, magic: int) -> list[tuple]:
-    """Inner messages of a wrapper as ``(offset, timestamp, key, value)``."""
+    """Inner messages of a wrapper as ``(offset, timestamp, key, value, (), 0)``."""
     inner = []
     pos = 0
     end = len(data)
+    mv = memoryview(data)
     while end - pos >= LOG_OVERHEAD:
         size = _INT32.unpack_from(data, pos + 8)[0]
         if size < RECORD_OVERHEAD[0]:
             raise CorruptRecordError(f"inner message size {size} below the minimum overhead")
-        if pos + LOG_OVERHEAD + size > end:
+        nxt = pos + LOG_OVERHEAD + size
+        if nxt > end:
             break  # truncated trailing inner message: ignored, as Kafka does
-        inner_magic = data[pos + MAGIC_OFFSET]
-        if inner_magic != magic:
-            raise InvalidRecordError(f"inner message magic {inner_magic} differs from wrapper magic {magic}")
-        if size < RECORD_OVERHEAD[magic]:
-            raise CorruptRecordError(f"inner v{magic} message size {size} below its overhead")
-        (offset, crc, _, attributes, timestamp, key, value), nxt = parse_message(data, pos)
-        if crc != zlib.crc32(memoryview(data)[pos + MAGIC_OFFSET : nxt]):
-            raise CorruptRecordError(f"inner message at offset {offset} is corrupt (CRC mismatch)")
-        if attributes & CODEC_MASK:
-            raise InvalidRecordError("Compressed outer record has an inner record that is also compressed")
-        inner.append((offset, timestamp, key, value))
+        row = _plain_row(mv, pos, nxt, nxt - pos, lat_ok=True) if data[pos + MAGIC_OFFSET] == magic else None
+        inner.append(row or _checked_inner(data, pos, magic))
         pos = nxt
     if not inner:
         raise InvalidRecordError("Found invalid compressed record set with no inner records")
     return inner
+
+
+def _checked_inner(data: bytes, pos: int, magic: int) -> tuple:
+    """The inner message at ``pos`` the slow way, raising the error that describes what is wrong."""
+    size = _INT32.unpack_from(data, pos + 8)[0]
+    inner_magic = data[pos + MAGIC_OFFSET]
+    if inner_magic != magic:
+        raise InvalidRecordError(f"inner message magic {inner_magic} differs from wrapper magic {magic}")
+    if size < RECORD_OVERHEAD[magic]:
+        raise CorruptRecordError(f"inner v{magic} message size {size} below its overhead")
+    (offset, crc, _, attributes, timestamp, key, value), nxt = parse_message(data, pos)
+    if crc != zlib.crc32(memoryview(data)[pos + MAGIC_OFFSET : nxt]):
+        raise CorruptRecordError(f"inner message at offset {offset} is corrupt (CRC mismatch)")
+    if attributes & CODEC_MASK:
+        raise InvalidRecordError("Compressed outer record has an inner record that is also compressed")
+    return offset, timestamp, key, value, (), 0
+
+
+def plain_rows(buffer, max_entry_size: int) -> list[tuple] | None:
+    """Rows ``(offset, timestamp, key, value, (), 0)`` of a set of plain legacy messages, or None.
+
+    The fast way through the common up-conversion input: every complete entry an uncompressed
+    message of the first entry's magic, at most ``max_entry_size`` bytes, CRC intact, not
+    LogAppendTime, well formed (a partial trailing entry ends the set, as in ``iter_batches``).
+    Anything else, and an empty set, gives None: the caller then takes the general path
+    (``iter_batches`` and the views), which reports the problem exactly.
+    """
+    mv = as_byte_view(buffer)
+    end, pos, first, rows = len(mv), 0, -1, []
+    while end - pos >= LOG_OVERHEAD:
+        size = _INT32.unpack_from(mv, pos + 8)[0]
+        if size < RECORD_OVERHEAD[0]:
+            return None
+        if end - pos < MAGIC_OFFSET + 1 or end - pos < size + LOG_OVERHEAD:
+            break
+        row = _plain_row(mv, pos, pos + LOG_OVERHEAD + size, max_entry_size, lat_ok=False)
+        if row is None or (first >= 0 and mv[pos + MAGIC_OFFSET] != first):
+            return None
+        first = mv[pos + MAGIC_OFFSET]
+        rows.append(row)
+        pos += LOG_OVERHEAD + size
+    return rows or None
+
+
+_PLAIN_HEADS = (struct.Struct(V0_HEADER.format + "i"), struct.Struct(V1_HEADER.format + "i"))  # + key length
+
+
+def _plain_row(mv, pos: int, end: int, max_entry_size: int, *, lat_ok: bool) -> tuple | None:
+    """The well-formed plain message ``mv[pos:end]`` as a row, else None (LogAppendTime too unless ``lat_ok``)."""
+    magic = mv[pos + MAGIC_OFFSET]
+    if magic > 1 or end - pos > max_entry_size or end - pos < LOG_OVERHEAD + RECORD_OVERHEAD[magic]:
+        return None
+    head = _PLAIN_HEADS[magic]
+    if magic:
+        offset, _, crc, _, attributes, timestamp, klen = head.unpack_from(mv, pos)
+    else:
+        (offset, _, crc, _, attributes, klen), timestamp = head.unpack_from(mv, pos), -1
+    if attributes & CODEC_MASK or (magic and not lat_ok and attributes & TIMESTAMP_TYPE_FLAG):
+        return None
+    if crc != zlib.crc32(mv[pos + MAGIC_OFFSET : end]):
+        return None
+    kpos = pos + head.size
+    vpos = kpos + max(klen, 0)
+    if vpos + 4 > end:
+        return None
+    vlen = _INT32.unpack_from(mv, vpos)[0]
+    if vpos + 4 + max(vlen, 0) != end:
+        return None
+    key = None if klen < 0 else bytes(mv[kpos:vpos])
+    value = None if vlen < 0 else bytes(mv[vpos + 4 : end])
+    return offset, timestamp, key, value, (), 0
