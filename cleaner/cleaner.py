@@ -36,12 +36,12 @@ from typing import Any, Callable
 
 from protocol.records import RecordBatchView
 from protocol.records.skim import skim_v2_columns
+from storage.batch_files import iter_entries
 from storage.checkpoint import fsync_dir
 from storage.file_names import CLEANED
 from storage.index import OffsetIndex, TimeIndex
 
 from .offset_map import GIL_SLICE, SHORT_KEY, OffsetMap, map_key
-from .reading import iter_entries
 from .recopy import BatchFilter, CleanerStats
 from .selection import LogToClean
 from .throttle import Throttler
@@ -117,7 +117,7 @@ class Cleaner:
     def _map_segment(self, seg: Any, first_dirty: int) -> bool:
         """Map one segment's keys; True when the map filled up before its end."""
         entries, latest = self.map.entries, self.map.latest_offset
-        for entry in iter_entries(seg, self.chunk, self._read):
+        for entry in iter_entries(seg.handle, seg.size, self.chunk, self._read):
             if entry.last_offset < first_dirty:
                 continue
             if len(entries) and not self.map.has_room_for(entry.records_count):
@@ -141,7 +141,7 @@ class Cleaner:
         writer = _SegmentWriter(paths, base, config)
         try:
             for seg in group:
-                for entry in iter_entries(seg, self.chunk, self._read):
+                for entry in iter_entries(seg.handle, seg.size, self.chunk, self._read):
                     data = filt.filter(entry)
                     if data is not None:
                         writer.write(data, entry if data is entry.buffer else None)

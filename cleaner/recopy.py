@@ -36,7 +36,6 @@ import attrs
 
 from protocol.records import (
     Codec,
-    RECORD_BATCH_OVERHEAD,
     RecordBatchBuilder,
     RecordBatchView,
     TimestampType,
@@ -182,14 +181,4 @@ def _rebuild(batch: RecordBatchView, offsets: set[int], horizon: int) -> bytes:
     for offset, timestamp, key, value, headers, attributes in batch.iter_tuples():
         if offset in offsets:
             builder.append(key, value, timestamp=timestamp, headers=headers, offset=offset, attributes=attributes)
-    return _with_header(RecordBatchView(builder.build()), batch)
-
-
-def _with_header(out: RecordBatchView, original: RecordBatchView) -> bytes:
-    """``out``'s records under a header that ends at ``original``'s last offset with its max timestamp."""
-    fields = (
-        out.base_offset, 0, out.partition_leader_epoch, 2, 0, out.attributes, original.last_offset_delta,
-        out.base_timestamp, original.max_timestamp, out.producer_id, out.producer_epoch, out.base_sequence,
-        out.records_count,
-    )  # fmt: skip
-    return write_v2_batch(fields, bytes(out.buffer[RECORD_BATCH_OVERHEAD:]))
+    return builder.build(last_offset=batch.last_offset, max_timestamp=batch.max_timestamp)

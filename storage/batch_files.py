@@ -6,7 +6,11 @@ garbage collected, so deleting or closing a segment never pulls a descriptor
 from under a reader. ``peek_batch`` reads the first 27 bytes of the entry at a
 position (offset, size, magic and, for v2, ``lastOffsetDelta``) to walk a file
 batch by batch without reading records; ``first_batch_max_timestamp`` reads
-the max timestamp out of the first 43 bytes of an entry.
+the max timestamp out of the first 43 bytes of an entry. ``iter_entries``
+walks a whole file entry by entry in chunked ``pread``s (the cleaner and the
+KIP-724 upgrade read inactive segments this way); it holds the ``FileHandle``
+for the whole walk, so a rename or close of the segment meanwhile does not
+take the descriptor away.
 """
 
 from __future__ import annotations
@@ -15,6 +19,9 @@ import os
 import struct
 import weakref
 from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from protocol.records import iter_batches
 
 from . import fileops
 
@@ -64,3 +71,31 @@ def first_batch_max_timestamp(head: bytes) -> int:
     if magic == 1 and len(head) >= 26:
         return _INT64.unpack_from(head, 18)[0]
     return -1
+
+
+def iter_entries(handle: FileHandle, size: int, chunk_size: int,
+                 count_read: Callable[[int], None] | None = None) -> Iterator[Any]:  # fmt: skip
+    """Yield a view over every whole entry of a file of ``size`` bytes, ``chunk_size`` bytes a read.
+
+    An entry larger than the chunk is read on its own; ``count_read`` is told every byte read.
+    """
+    fd, pos = handle.fd, 0
+    while pos < size:
+        chunk = os.pread(fd, min(chunk_size, size - pos), pos)
+        if count_read is not None:
+            count_read(len(chunk))
+        used = 0
+        for view in iter_batches(memoryview(chunk)):
+            used += view.size_in_bytes
+            yield view
+        if used == 0:
+            head = peek_batch(fd, pos, size)
+            whole = os.pread(fd, head[1], pos) if head is not None else b""
+            if count_read is not None:
+                count_read(len(whole))
+            view = next(iter_batches(memoryview(whole)), None)
+            if view is None:
+                return
+            used = view.size_in_bytes
+            yield view
+        pos += used

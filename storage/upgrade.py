@@ -2,10 +2,10 @@
 
 ``log.record.version.force.upgrade=2`` makes the log manager call
 ``upgrade_log`` on every partition after recovery. A segment is rewritten only
-if it holds at least one legacy (magic 0/1) entry: its batches are read in
-chunks, legacy entries become v2 (an uncompressed legacy message a
+if it holds at least one legacy (magic 0/1) entry: its entries are read in
+chunks (``batch_files.iter_entries``), legacy entries become v2 (an uncompressed legacy message a
 single-record batch, a compressed wrapper one batch with all its records,
-offsets and timestamps kept; ``protocol.records.upgrade_to_v2``), v2 batches
+offsets and timestamps kept; ``protocol.records.legacy_to_v2_batch``), v2 batches
 are copied as they are, and the result replaces the segment through the same
 crash-safe ``.cleaned`` -> ``.swap`` -> ``.deleted`` sequence the cleaner uses.
 A crash in the middle leaves either the old segment (an unfinished
@@ -20,7 +20,9 @@ from __future__ import annotations
 import logging
 import os
 
-from protocol.records import iter_batches, upgrade_to_v2
+from protocol.records import legacy_to_v2_batch
+
+from .batch_files import iter_entries
 
 log = logging.getLogger(__name__)
 CHUNK = 8 << 20
@@ -35,19 +37,9 @@ def _has_legacy(segment) -> bool:
 
 
 def _rewrite(segment, target) -> None:
-    """Write the v2 form of ``segment`` to the open file ``target``, one chunk of whole entries at a time."""
-    pos = 0
-    while pos < segment.size:
-        chunk = os.pread(segment.fileno(), min(CHUNK, segment.size - pos), pos)
-        whole = sum(b.size_in_bytes for b in iter_batches(memoryview(chunk)))
-        if whole == 0:  # an entry larger than the chunk: read exactly that entry
-            first = segment.batch_at(pos)
-            if first is None:
-                break
-            chunk = os.pread(segment.fileno(), first[1], pos)
-            whole = len(chunk)
-        target.write(upgrade_to_v2(memoryview(chunk)[:whole]))
-        pos += whole
+    """Write the v2 form of ``segment`` to the open file ``target``, entry by entry."""
+    for entry in iter_entries(segment.handle, segment.size, CHUNK):
+        target.write(entry.buffer if entry.magic == 2 else legacy_to_v2_batch(entry))
 
 
 def upgrade_log(log_) -> int:

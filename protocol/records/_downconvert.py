@@ -22,29 +22,17 @@ import struct
 import zlib
 
 from ._model import TOMBSTONE_FLAG
-from .varint import read_varint_slow, read_varlong_slow
+from .varint import ZIGZAG14, read_varint_fast, read_varint_slow, read_varlong_slow
 
 _PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
 _HEADS = (struct.Struct(">bbi"), struct.Struct(">bbqi"))  # magic, attributes, [timestamp], key length
 _INT32 = struct.Struct(">i")
 _NULL = b"\xff\xff\xff\xff"
-_ZZ = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
-
-
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    b = data[pos]
-    if b < 0x80:
-        return _ZZ[b], pos + 1
-    if (c := data[pos + 1]) < 0x80:
-        return _ZZ[(b & 0x7F) | (c << 7)], pos + 2
-    return read_varint_slow(data, pos)
-
-
 def first_offset_delta(data: bytes) -> int:
     """The offset delta of the first record of a (checked, non-empty) records payload."""
-    _, pos = _varint(data, 0)
+    _, pos = read_varint_fast(data, 0)
     _, pos = read_varlong_slow(data, pos + 1)
-    return _varint(data, pos)[0]
+    return read_varint_fast(data, pos)[0]
 
 
 def emit_messages(
@@ -60,7 +48,7 @@ def emit_messages(
     base_offset, base_ts, append_time = bases
     mv, pack_prefix, pack_i32, crc32 = memoryview(data), _PREFIX_CRC.pack, _INT32.pack, zlib.crc32
     head_struct = _HEADS[magic].pack
-    pos, written, last, max_ts, zz, plain, end = 0, 0, -1, -(1 << 64), _ZZ, True, len(data)
+    pos, written, last, max_ts, zz, plain, end = 0, 0, -1, -(1 << 64), ZIGZAG14, True, len(data)
     for _ in range(count):
         b = data[pos]
         if b < 0x80:
@@ -81,9 +69,9 @@ def emit_messages(
         else:
             ts, pos = read_varlong_slow(data, pos + 1)
         b = data[pos]
-        delta, pos = (zz[b], pos + 1) if b < 0x80 else _varint(data, pos)
+        delta, pos = (zz[b], pos + 1) if b < 0x80 else read_varint_fast(data, pos)
         b = data[pos]
-        klen, pos = (zz[b], pos + 1) if b < 0x80 else _varint(data, pos)
+        klen, pos = (zz[b], pos + 1) if b < 0x80 else read_varint_fast(data, pos)
         key_at = pos
         if klen > 0:
             pos += klen

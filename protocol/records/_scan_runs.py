@@ -22,13 +22,12 @@ import sys
 from typing import NamedTuple
 
 from ..errors import InvalidRecordError
-from .varint import read_varint_slow
+from .varint import ZIGZAG14, read_varint_slow
 
 WINDOW = 1024  # records per check: bounds the work wasted when a run ends early
-_ZZ14 = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
 # A 2-byte varint (b0 >= 0x80, b1 < 0x80) read as the native 16-bit int b0 | b1 << 8, decoded.
-_ZZ2 = tuple(_ZZ14[(u & 0x7F) | ((u >> 8) << 7)] for u in range(1 << 15))
-_ORDER1 = bytes(_ZZ14[b] + 64 for b in range(128)) + bytes(128)  # 1-byte zigzag -> order-keeping byte
+_ZZ2 = tuple(ZIGZAG14[(u & 0x7F) | ((u >> 8) << 7)] for u in range(1 << 15))
+_ORDER1 = bytes(ZIGZAG14[b] + 64 for b in range(128)) + bytes(128)  # 1-byte zigzag -> order-keeping byte
 _HIGH = bytes(b >> 7 for b in range(256))  # 1 where the continuation bit is set
 _LOW = bytes(1 - (b >> 7) for b in range(256))  # 1 where it is clear
 _ABOVE = tuple(bytes(int(b > t) for b in range(256)) for t in range(128))  # 1 where a byte exceeds t

@@ -21,7 +21,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ..errors import InvalidRecordError
-from .varint import encode_varint, encode_varlong, read_varint_slow, read_varlong_slow, write_varint, write_varlong
+from .varint import (
+    ZIGZAG14,
+    encode_varint,
+    encode_varlong,
+    read_varint_slow,
+    read_varlong_slow,
+    write_varint,
+    write_varlong,
+)
 
 RecordTuple = tuple[int, int, "bytes | None", "bytes | None", tuple, int]
 
@@ -65,9 +73,6 @@ def decode_record_tuples(
         raise InvalidRecordError("buffer underflow while reading a record") from None
 
 
-# Zigzag decode of every 1- and 2-byte varint payload (14 bits): a tuple index is
-# cheaper in CPython than the shift/xor/negate arithmetic.
-_ZIGZAG14 = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
 
 
 def _decode_loop(data, count, base_offset, base_timestamp, append_time):  # noqa: C901 - one hot loop
@@ -76,7 +81,7 @@ def _decode_loop(data, count, base_offset, base_timestamp, append_time):  # noqa
     # Anything longer goes through the general, length-checked reader.
     pos = 0
     end = len(data)
-    zz = _ZIGZAG14
+    zz = ZIGZAG14
     slow_int = read_varint_slow
     for _ in range(count):
         b = data[pos]

@@ -29,9 +29,8 @@ from typing import NamedTuple
 
 from ..errors import InvalidRecordError
 from ._scan_runs import check_run, record_layout
-from .varint import read_varint_slow, read_varlong_slow
+from .varint import ZIGZAG14, read_varint_slow, read_varlong_slow
 
-_ZIGZAG14 = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
 _LONG_RUN = 16  # a run at least this long is worth trying again right after it
 _FIRST_CHUNK, _LAST_CHUNK = 16, 4096  # scalar records between run attempts, doubling while runs stay short
 
@@ -94,7 +93,7 @@ def _scan_loop(data: bytes, pos: int, first: int, last: int, header_key: bytes |
     """Records ``first``..``last - 1`` from ``pos``: ``(next pos, min ts delta, max ts delta, null keys, in order)``."""
     # Mirrors _decode_loop field by field (same inline varint cases, same checks, same messages).
     end = len(data)
-    zz, slow_int = _ZIGZAG14, read_varint_slow
+    zz, slow_int = ZIGZAG14, read_varint_slow
     lo, hi = 1 << 64, -(1 << 64)
     null_keys, unordered = 0, -1
     for i in range(first, last):

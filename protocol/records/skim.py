@@ -15,12 +15,11 @@ the tombstone in the top bit), which is what the loop builds.
 from __future__ import annotations
 
 from ..errors import InvalidRecordError
-from .varint import read_varint_slow
+from .varint import ZIGZAG14, read_varint_slow
 
 SkimmedRecord = tuple[int, "bytes | None", bool, int, int]
 TOMBSTONE_BIT = 1 << 31  # set on a start position (payloads are < 2 GiB) when the record is a tombstone
 
-_ZIGZAG14 = tuple((u >> 1) ^ -(u & 1) for u in range(1 << 14))
 
 
 def skim_v2_records(payload: bytes, count: int) -> list[SkimmedRecord]:
@@ -48,7 +47,7 @@ def _skim(data: bytes, count: int) -> tuple[list[int], list, list[int]]:  # noqa
     starts: list[int] = []
     add_delta, add_key, add_start = deltas.append, keys.append, starts.append
     pos, end = 0, len(data)
-    zz, slow = _ZIGZAG14, read_varint_slow
+    zz, slow = ZIGZAG14, read_varint_slow
     for _ in range(count):
         start = pos
         b = data[pos]
