@@ -80,6 +80,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("offsets.topic.num.partitions", "offsets_topic_num_partitions", int, 50, _positive, ""),
     Key("offsets.topic.replication.factor", "offsets_topic_replication_factor", int, 1, _positive, "accepted"),
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
+    Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
 )
 _BY_NAME = {k.name: k for k in BROKER_KEYS}
 _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}

@@ -10,7 +10,9 @@ One ``Broker`` per server. Handlers reach everything through it:
   the durable flush mode is on (one group commit serves all waiters); in that
   mode the high watermark is the fsynced offset, so every append also starts
   a background round and fetches are woken when it ends;
-* ``tick()`` runs the timed duties (retention, idle rolls, checkpoints).
+* ``tick()`` runs the timed duties (retention, idle rolls, checkpoints);
+* ``groups`` (``GroupManager``) coordinates consumer groups and keeps their
+  offsets in ``__consumer_offsets``.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -26,6 +28,7 @@ import trio
 
 from protocol import ErrorCode
 
+from .groups.manager import GroupManager
 from .listeners import advertised_endpoint, parse_listeners
 from .log_validator import ValidatedRecords
 from .metrics import BrokerMetrics
@@ -55,6 +58,7 @@ class Broker:
         self._commit_pending = False
         self._last_duties: dict[str, int] = {}
         self.metrics.add_state_collector(self._state_metrics)
+        self.groups = GroupManager(self)
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

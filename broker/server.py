@@ -12,7 +12,9 @@ retention every ``log.retention.check.interval.ms``, the idle-segment roll
 check (KIP-354: a compacted log with ``max.compaction.lag.ms`` must roll its
 active segment on time even with no appends) every second, checkpoint
 writes every ``log.flush.offset.checkpoint.interval.ms``, and removal of
-``.deleted`` files whose delay has passed. The log cleaner's threads start
+``.deleted`` files whose delay has passed. Groups are rebuilt from
+``__consumer_offsets`` before the listeners open, and the group
+coordinator's timers run as one more task. The log cleaner's threads start
 with the server and stop before the storage closes (``broker.cleaning``).
 """
 
@@ -35,6 +37,7 @@ log = logging.getLogger("minibroker")
 async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     load_handlers()
     broker = Broker.open(config)
+    broker.groups.load()
     try:
         async with trio.open_nursery() as nursery:
             listeners = []
@@ -43,6 +46,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.set_bound([tuple(lst.socket.getsockname()[:2]) for lst in listeners])
             nursery.start_soon(_accept_loop, broker, listeners)
             nursery.start_soon(_periodic, broker)
+            nursery.start_soon(broker.groups.run)
             start_cleaner(broker)
             broker.start_metrics()
             task_status.started(broker)

@@ -279,3 +279,15 @@ def encode_chunks(api: Api, version: int, obj: Any, is_request: bool) -> list:
 def encode_body(api: Api, version: int, obj: Any, is_request: bool) -> bytes:
     """Encode a request or response body into bytes."""
     return b"".join(encode_chunks(api, version, obj, is_request))
+
+
+def encode_struct(struct: Struct, version: int, obj: Any, *, flexible: bool = False) -> bytes:
+    """Encode a free-standing ``struct`` (not a request/response body) at ``version``."""
+    out: list = []
+    _compile_writer(struct, version, flexible)(out, obj)
+    return b"".join(out)
+
+
+def decode_struct(struct: Struct, version: int, data: Any, *, flexible: bool = False) -> Any:
+    """Decode a free-standing ``struct`` at ``version``; raises ``InvalidRequestError`` on bad bytes."""
+    return _compile_reader(struct, struct_class(struct), version, flexible)(Reader(data))

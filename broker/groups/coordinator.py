@@ -1,0 +1,348 @@
+"""The group coordinator of the classic protocol: joins, syncs, heartbeats, leaves.
+
+One ``GroupCoordinator`` per broker (this broker coordinates every group).
+It runs in the trio thread: a JoinGroup or SyncGroup that has to wait parks
+on a ``Waiter`` until the rebalance completes; everything else answers at
+once. Time comes from the injected ``clock`` (ms); ``tick()`` runs the
+deadlines (member session expiry, KIP-394 pending members, the rebalance and
+initial-delay timers) and is called every ``tick_interval_s`` by
+``GroupManager.run()``, or directly by tests.
+
+The rules are Kafka's ``GroupCoordinator`` (classic protocol), summarised:
+
+* a join with an empty member id gets a new id; from JoinGroup v4 it is
+  answered MEMBER_ID_REQUIRED and must come back with it (KIP-394), static
+  members (``group.instance.id``, KIP-345) skip that step and a known
+  instance replaces its old member id without a rebalance when the group is
+  stable;
+* a rebalance starts when a member joins, changes its protocols, the leader
+  rejoins, or a member leaves or expires; it completes when every member has
+  rejoined (after ``group.initial.rebalance.delay.ms`` for an empty group,
+  extended while new members keep arriving) or at the rebalance timeout,
+  dropping members that did not rejoin;
+* the leader's SyncGroup carries the assignment; it is stored in
+  ``__consumer_offsets`` (``GroupStore``) before anyone gets an answer.
+
+Offsets live in ``offsets.py``; loading from ``__consumer_offsets`` in ``store.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Callable
+
+from protocol import ErrorCode
+
+from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group, Member, Waiter
+from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
+
+log = logging.getLogger("minibroker.groups")
+
+
+class GroupCoordinator:
+    tick_interval_s = 0.05
+
+    def __init__(self, config: Any, store: Any, clock: Callable[[], int]) -> None:
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self.groups: dict[str, Group] = {}
+
+    # -- JoinGroup -----------------------------------------------------------------------
+
+    async def join(self, req: JoinRequest) -> JoinResult:
+        outcome = self._join(req)
+        if isinstance(outcome, Waiter):
+            await outcome.event.wait()
+            return outcome.result
+        return outcome
+
+    def _join(self, req: JoinRequest) -> JoinResult | Waiter:
+        if not req.group_id:
+            return JoinResult(ErrorCode.INVALID_GROUP_ID, req.member_id)
+        if not self.config.group_min_session_timeout_ms <= req.session_timeout_ms <= \
+                self.config.group_max_session_timeout_ms:  # fmt: skip
+            return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, req.member_id)
+        group = self.groups.get(req.group_id)
+        if group is None:
+            if req.member_id:
+                return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, req.member_id)
+            group = self.groups[req.group_id] = Group(req.group_id, state_timestamp=self.clock())
+        if group.state == DEAD:
+            return JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.member_id)
+        if not group.supports(req.protocol_type, req.protocols):
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
+        if not req.member_id:
+            return self._join_new(group, req)
+        return self._join_known(group, req)
+
+    def _join_new(self, group: Group, req: JoinRequest) -> JoinResult | Waiter:
+        member_id = f"{req.group_instance_id or req.client_id}-{uuid.uuid4()}"
+        if req.group_instance_id is not None:
+            old_id = group.static_members.get(req.group_instance_id)
+            if old_id is not None and old_id in group.members:
+                return self._replace_static(group, req, old_id, member_id)
+            return self._add_and_rebalance(group, req, member_id)
+        if req.require_known_member_id:
+            group.pending_members[member_id] = self.clock() + req.session_timeout_ms
+            return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
+        return self._add_and_rebalance(group, req, member_id)
+
+    def _join_known(self, group: Group, req: JoinRequest) -> JoinResult | Waiter:
+        if req.member_id in group.pending_members:
+            return self._add_and_rebalance(group, req, req.member_id)
+        if group.fenced(req.member_id, req.group_instance_id):
+            return JoinResult(ErrorCode.FENCED_INSTANCE_ID, req.member_id)
+        member = group.members.get(req.member_id)
+        if member is None or group.state in (EMPTY, DEAD):
+            return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, req.member_id)
+        if group.state == PREPARING:
+            return self._update_and_wait(group, member, req)
+        if group.state == COMPLETING and member.same_protocols(req.protocols):
+            return self._current_generation(group, member)
+        if group.state == STABLE and group.leader_id != member.member_id and member.same_protocols(req.protocols):
+            return self._current_generation(group, member)
+        waiter = self._update_and_wait(group, member, req)
+        self._prepare_rebalance(group, f"{member.member_id} rejoined with new metadata or as leader")
+        return waiter
+
+    def _new_member(self, req: JoinRequest, member_id: str) -> Member:
+        return Member(
+            member_id, req.group_instance_id, req.client_id, req.client_host, req.session_timeout_ms,
+            req.rebalance_timeout_ms, req.protocol_type, list(req.protocols), is_new=True,
+            heartbeat_deadline=self.clock() + req.session_timeout_ms,
+        )  # fmt: skip
+
+    def _add_and_rebalance(self, group: Group, req: JoinRequest, member_id: str) -> Waiter:
+        group.pending_members.pop(member_id, None)
+        member = self._new_member(req, member_id)
+        member.join_waiter = waiter = Waiter()
+        group.add_member(member)
+        if group.state in (EMPTY, STABLE, COMPLETING):
+            self._prepare_rebalance(group, f"adding member {member_id}")
+        else:
+            self._check_join_done(group)
+        return waiter
+
+    def _update_and_wait(self, group: Group, member: Member, req: JoinRequest) -> Waiter:
+        member.protocols = list(req.protocols)
+        member.session_timeout_ms = req.session_timeout_ms
+        member.rebalance_timeout_ms = req.rebalance_timeout_ms
+        member.client_id, member.client_host = req.client_id, req.client_host
+        if member.join_waiter is not None:  # a second join replaces the first, as Kafka's callback does
+            member.join_waiter.complete(JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id))
+        member.join_waiter = waiter = Waiter()
+        self._check_join_done(group)
+        return waiter
+
+    def _current_generation(self, group: Group, member: Member, skip: bool = False) -> JoinResult:
+        leader = group.leader_id == member.member_id
+        return JoinResult(
+            ErrorCode.NONE, member.member_id, group.generation_id, group.protocol_type, group.protocol_name,
+            group.leader_id or "", self._member_list(group) if leader else [], skip and leader,
+        )  # fmt: skip
+
+    def _member_list(self, group: Group) -> list[tuple[str, str | None, bytes]]:
+        protocol = group.protocol_name or ""
+        return [(m.member_id, m.group_instance_id, m.metadata(protocol)) for m in group.members.values()]
+
+    def _replace_static(self, group: Group, req: JoinRequest, old_id: str, new_id: str) -> JoinResult | Waiter:
+        """KIP-345: a known instance rejoining gets a new member id; the old id is fenced."""
+        old = group.remove_member(old_id)
+        for waiter in (old.join_waiter, old.sync_waiter):
+            if waiter is not None:
+                waiter.complete(JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_id))
+        was_leader = group.leader_id is None or group.leader_id == old_id
+        member = self._new_member(req, new_id)
+        member.assignment, member.is_new = old.assignment, False
+        group.add_member(member)
+        if was_leader:
+            group.leader_id = new_id
+        if group.state == STABLE and member.same_protocols(old.protocols):
+            return self._current_generation(group, member, skip=True)
+        member.join_waiter = waiter = Waiter()
+        if group.state == PREPARING:
+            self._check_join_done(group)
+        else:
+            self._prepare_rebalance(group, f"static member {req.group_instance_id} rejoined")
+        return waiter
+
+    # -- rebalancing ---------------------------------------------------------------------
+
+    def _prepare_rebalance(self, group: Group, reason: str) -> None:
+        now = self.clock()
+        if group.state == COMPLETING:
+            for member in group.members.values():
+                member.assignment = b""
+                if member.sync_waiter is not None:
+                    member.sync_waiter.complete(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+                    member.sync_waiter = None
+        initial = group.state == EMPTY
+        group.transition(PREPARING, now)
+        group.initial_rebalance, group.new_member_added = initial, False
+        if initial:
+            delay = min(self.config.group_initial_rebalance_delay_ms, group.max_rebalance_timeout())
+            group.rebalance_remaining = group.max_rebalance_timeout() - delay
+            group.rebalance_deadline = now + delay
+        else:
+            group.rebalance_deadline = now + group.max_rebalance_timeout()
+        log.info("preparing to rebalance group %s (generation %d): %s", group.group_id, group.generation_id, reason)
+        self._check_join_done(group)
+
+    def _check_join_done(self, group: Group) -> None:
+        if group.state != PREPARING or not group.all_joined():
+            return
+        if group.initial_rebalance and group.rebalance_deadline > self.clock():
+            return  # the initial delay always runs out (Kafka's InitialDelayedJoin)
+        self._complete_join(group)
+
+    def _rebalance_timer(self, group: Group, now: int) -> None:
+        if group.initial_rebalance and group.new_member_added and group.rebalance_remaining > 0:
+            step = min(self.config.group_initial_rebalance_delay_ms, group.rebalance_remaining)
+            group.rebalance_remaining -= step
+            group.rebalance_deadline, group.new_member_added = now + step, False
+            return
+        self._complete_join(group)
+
+    def _complete_join(self, group: Group) -> None:
+        now = self.clock()
+        for member in [m for m in group.members.values() if m.join_waiter is None]:
+            log.info("member %s of group %s did not rejoin in time", member.member_id, group.group_id)
+            group.remove_member(member.member_id)
+        group.rebalance_deadline, group.initial_rebalance = None, False
+        group.generation_id += 1
+        if not group.members:
+            group.protocol_name, group.leader_id = None, None
+            group.transition(EMPTY, now)
+            self.store.write_group_soon(group)
+            return
+        group.protocol_name = group.select_protocol()
+        group.transition(COMPLETING, now)
+        for member in group.members.values():
+            waiter, member.join_waiter, member.is_new = member.join_waiter, None, False
+            member.heartbeat_deadline = now + member.session_timeout_ms
+            waiter.complete(self._current_generation(group, member))
+        log.info("group %s generation %d: %d members, protocol %s", group.group_id, group.generation_id,
+                 len(group.members), group.protocol_name)  # fmt: skip
+
+    def remove_member(self, group: Group, member: Member, reason: str) -> None:
+        """Kafka's ``removeMemberAndUpdateGroup``: parked joins answer UNKNOWN_MEMBER_ID, then rebalance."""
+        if member.join_waiter is not None:
+            member.join_waiter.complete(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
+        if member.sync_waiter is not None:
+            member.sync_waiter.complete(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
+        group.remove_member(member.member_id)
+        if group.state in (STABLE, COMPLETING):
+            self._prepare_rebalance(group, f"removing member {member.member_id}: {reason}")
+        elif group.state == PREPARING:
+            self._check_join_done(group)
+
+    # -- SyncGroup -------------------------------------------------------------------------
+
+    async def sync(self, req: SyncRequest) -> SyncResult:
+        group, error = self._member_check(req.group_id, req.member_id, req.group_instance_id, req.generation_id)
+        if error is not None:
+            return SyncResult(error)
+        if (req.protocol_type is not None and req.protocol_type != group.protocol_type) or (
+            req.protocol_name is not None and req.protocol_name != group.protocol_name
+        ):
+            return SyncResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+        if group.state == PREPARING:
+            return SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)
+        member = group.members[req.member_id]
+        member.heartbeat_deadline = self.clock() + member.session_timeout_ms
+        if group.state == STABLE:
+            return self._sync_result(group, member.assignment)
+        member.sync_waiter = waiter = Waiter()
+        if group.leader_id == member.member_id:
+            await self._apply_assignment(group, req.assignments)
+        await waiter.event.wait()
+        return waiter.result
+
+    async def _apply_assignment(self, group: Group, assignments: dict[str, bytes]) -> None:
+        generation = group.generation_id
+        for member in group.members.values():
+            member.assignment = assignments.get(member.member_id, b"")
+        error = await self.store.write_group(group)
+        if group.state != COMPLETING or group.generation_id != generation:
+            return  # a rebalance started while the assignment was being stored
+        if error is not None:
+            self._prepare_rebalance(group, "storing the assignment failed")
+            return
+        group.transition(STABLE, self.clock())
+        for member in group.members.values():
+            if member.sync_waiter is not None:
+                member.sync_waiter.complete(self._sync_result(group, member.assignment))
+                member.sync_waiter = None
+
+    def _sync_result(self, group: Group, assignment: bytes) -> SyncResult:
+        return SyncResult(ErrorCode.NONE, assignment, group.protocol_type, group.protocol_name)
+
+    def _member_check(self, group_id: str, member_id: str, instance_id: str | None,
+                      generation_id: int) -> tuple[Group | None, ErrorCode | None]:  # fmt: skip
+        """The checks SyncGroup, Heartbeat and OffsetCommit share, in Kafka's order."""
+        group = self.groups.get(group_id)
+        if not group_id:
+            return None, ErrorCode.INVALID_GROUP_ID
+        if group is None:
+            return None, ErrorCode.UNKNOWN_MEMBER_ID
+        if group.state == DEAD:
+            return group, ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if group.fenced(member_id, instance_id):
+            return group, ErrorCode.FENCED_INSTANCE_ID
+        if member_id not in group.members or group.state == EMPTY:
+            return group, ErrorCode.UNKNOWN_MEMBER_ID
+        if generation_id != group.generation_id:
+            return group, ErrorCode.ILLEGAL_GENERATION
+        return group, None
+
+    # -- Heartbeat and LeaveGroup ------------------------------------------------------
+
+    def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation_id: int) -> ErrorCode:
+        group, error = self._member_check(group_id, member_id, instance_id, generation_id)
+        if error is not None:
+            return error
+        member = group.members[member_id]
+        member.heartbeat_deadline = self.clock() + member.session_timeout_ms
+        return ErrorCode.REBALANCE_IN_PROGRESS if group.state == PREPARING else ErrorCode.NONE
+
+    def leave(self, group_id: str, leaving: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
+        group = self.groups.get(group_id)
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID, []
+        if group is None:
+            return ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID] * len(leaving)
+        if group.state == DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
+        return ErrorCode.NONE, [self._leave_one(group, m, i) for m, i in leaving]
+
+    def _leave_one(self, group: Group, member_id: str, instance_id: str | None) -> ErrorCode:
+        if not member_id and instance_id is not None:
+            member_id = group.static_members.get(instance_id, "")
+        elif group.fenced(member_id, instance_id):
+            return ErrorCode.FENCED_INSTANCE_ID
+        if member_id in group.pending_members:
+            del group.pending_members[member_id]
+            self._check_join_done(group)
+            return ErrorCode.NONE
+        member = group.members.get(member_id)
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        self.remove_member(group, member, "the member left the group")
+        return ErrorCode.NONE
+
+    # -- timers ------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        now = self.clock()
+        for group in list(self.groups.values()):
+            for member_id, expiry in list(group.pending_members.items()):
+                if expiry <= now:
+                    del group.pending_members[member_id]
+                    self._check_join_done(group)
+            for member in list(group.members.values()):
+                if not member.keep_alive(now):
+                    self.remove_member(group, member, "its session timed out")
+            if group.state == PREPARING and group.rebalance_deadline is not None and group.rebalance_deadline <= now:
+                self._rebalance_timer(group, now)

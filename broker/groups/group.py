@@ -1,0 +1,155 @@
+"""One consumer group of the classic protocol: members, generation, state.
+
+A ``Group`` is plain data plus the transitions that need no waiting; the
+``GroupCoordinator`` (``coordinator.py``) drives it and owns the trio side.
+States and their meaning, as Kafka names them:
+
+* ``Empty``: no members; offsets may still be committed by generation -1
+  ("simple" consumers) and expire after ``offsets.retention.minutes``;
+* ``PreparingRebalance``: members must (re)join; the join completes when all
+  known members have joined or the rebalance timeout passes;
+* ``CompletingRebalance``: the join answers went out, the leader's
+  SyncGroup with the assignment is awaited;
+* ``Stable``: every member has its assignment and heartbeats;
+* ``Dead``: deleted; requests for it answer COORDINATOR_NOT_AVAILABLE.
+
+Protocol selection follows Kafka: candidates are the protocols every member
+supports; each member votes for the first candidate in its own preference
+order and the most voted wins (first in the first member's order on a tie).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import trio
+
+EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
+NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
+
+
+@attrs.define(eq=False)
+class Waiter:
+    """A parked JoinGroup or SyncGroup request and the answer it will get."""
+
+    event: trio.Event = attrs.field(factory=trio.Event)
+    result: Any = None
+
+    def complete(self, result: Any) -> None:
+        if not self.event.is_set():
+            self.result = result
+            self.event.set()
+
+
+@attrs.define(eq=False)
+class Member:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: list[tuple[str, bytes]]
+    assignment: bytes = b""
+    join_waiter: Waiter | None = None
+    sync_waiter: Waiter | None = None
+    heartbeat_deadline: int = 0
+    is_new: bool = False
+
+    def metadata(self, protocol: str) -> bytes:
+        return next((m for name, m in self.protocols if name == protocol), b"")
+
+    def same_protocols(self, protocols: list[tuple[str, bytes]]) -> bool:
+        return self.protocols == protocols
+
+    def keep_alive(self, now: int) -> bool:
+        """Kafka's ``shouldKeepAlive``: a parked join or sync keeps a member (a new one for 5 minutes)."""
+        if self.join_waiter is not None:
+            return not self.is_new or now < self.heartbeat_deadline + NEW_MEMBER_JOIN_TIMEOUT_MS
+        return self.sync_waiter is not None or now < self.heartbeat_deadline
+
+
+@attrs.define(eq=False)
+class Group:
+    group_id: str
+    state: str = EMPTY
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    generation_id: int = 0
+    leader_id: str | None = None
+    members: dict[str, Member] = attrs.field(factory=dict)
+    static_members: dict[str, str] = attrs.field(factory=dict)
+    pending_members: dict[str, int] = attrs.field(factory=dict)  # KIP-394 ids handed out -> expiry
+    rebalance_deadline: int | None = None
+    rebalance_remaining: int = 0
+    initial_rebalance: bool = False
+    new_member_added: bool = False
+    state_timestamp: int = -1
+    offsets: dict[tuple[str, int], Any] = attrs.field(factory=dict)
+
+    def transition(self, state: str, now: int) -> None:
+        self.state = state
+        self.state_timestamp = now
+
+    def all_joined(self) -> bool:
+        return not self.pending_members and all(m.join_waiter is not None for m in self.members.values())
+
+    def candidate_protocols(self) -> list[str]:
+        members = list(self.members.values())
+        if not members:
+            return []
+        names = [name for name, _ in members[0].protocols]
+        return [n for n in names if all(any(n == p for p, _ in m.protocols) for m in members[1:])]
+
+    def supports(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
+        """Whether a member with these protocols may join (Kafka's ``supportsProtocols``)."""
+        if not self.members:
+            return bool(protocol_type) and bool(protocols)
+        if protocol_type != self.protocol_type:
+            return False
+        offered = {name for name, _ in protocols}
+        return any(name in offered for name in self.candidate_protocols())
+
+    def select_protocol(self) -> str:
+        candidates = self.candidate_protocols()
+        votes = dict.fromkeys(candidates, 0)
+        for member in self.members.values():
+            vote = next(name for name, _ in member.protocols if name in votes)
+            votes[vote] += 1
+        return max(candidates, key=lambda name: votes[name])
+
+    def add_member(self, member: Member) -> None:
+        if not self.members:
+            self.protocol_type = member.protocol_type
+        self.members[member.member_id] = member
+        if member.group_instance_id is not None:
+            self.static_members[member.group_instance_id] = member.member_id
+        if self.leader_id is None:
+            self.leader_id = member.member_id
+        if self.state == PREPARING and self.initial_rebalance:
+            self.new_member_added = True
+
+    def remove_member(self, member_id: str) -> Member | None:
+        member = self.members.pop(member_id, None)
+        if member is None:
+            return None
+        if member.group_instance_id is not None and self.static_members.get(member.group_instance_id) == member_id:
+            del self.static_members[member.group_instance_id]
+        if self.leader_id == member_id:
+            self.leader_id = next(iter(self.members), None)
+        return member
+
+    def fenced(self, member_id: str, instance_id: str | None) -> bool:
+        """A static member whose id no longer maps to ``member_id`` has been replaced (FENCED_INSTANCE_ID)."""
+        if instance_id is None:
+            return False
+        known = self.static_members.get(instance_id)
+        return known is not None and known != member_id
+
+    def max_rebalance_timeout(self) -> int:
+        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+
+    def is_empty_and_simple(self) -> bool:
+        return self.state == EMPTY and not self.members

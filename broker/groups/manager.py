@@ -1,0 +1,157 @@
+"""``GroupManager``: the broker's entry point for groups and committed offsets.
+
+It owns the ``GroupCoordinator`` (membership, ``coordinator``), the
+``GroupStore`` (``__consumer_offsets``) and the operations that act on whole
+groups: OffsetCommit, OffsetFetch, DescribeGroups, ListGroups, DeleteGroups,
+offset expiry. ``load()`` rebuilds every group from ``__consumer_offsets``
+at startup (members restored with a fresh session, so consumers that keep
+heartbeating across a broker restart keep their generation); ``run()`` is
+the trio task for the coordinator's timers and the periodic expiry check
+(``offsets.retention.check.interval.ms``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import trio
+
+from protocol import ErrorCode
+
+from . import offsets as o
+from . import records as r
+from .coordinator import GroupCoordinator
+from .group import DEAD, EMPTY, STABLE, Group
+from .results import GroupSummary, MemberSummary
+from .store import GroupStore
+
+log = logging.getLogger("minibroker.groups")
+
+
+class GroupManager:
+    def __init__(self, broker: Any) -> None:
+        self.config = broker.config
+        self.topics = broker.topics
+        self.clock = broker.clock
+        self.store = GroupStore(broker)
+        self.coordinator = GroupCoordinator(broker.config, self.store, broker.clock)
+        self.groups = self.coordinator.groups
+
+    def load(self) -> None:
+        self.groups.update(o.rebuild_groups(self.store.load(), self.clock()))
+        if self.groups:
+            log.info("loaded %d groups from %s", len(self.groups), "__consumer_offsets")
+
+    # -- offsets -------------------------------------------------------------------------
+
+    async def commit(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
+                     retention_ms: int, partitions: list[tuple[str, int, int, int, str | None]],
+                     ) -> list[ErrorCode]:  # fmt: skip
+        """One error per ``(topic, partition, offset, leader_epoch, metadata)``, in order."""
+        if not group_id:
+            return [ErrorCode.INVALID_GROUP_ID] * len(partitions)
+        group = self.groups.get(group_id)
+        error = o.commit_error(group, member_id, instance_id, generation)
+        if error is not None:
+            return [error] * len(partitions)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id, state_timestamp=self.clock())
+        if member_id in group.members:
+            member = group.members[member_id]
+            member.heartbeat_deadline = self.clock() + member.session_timeout_ms
+        now = self.clock()
+        errors = [o.partition_error(self.topics, t, p, meta) for t, p, _, _, meta in partitions]
+        values = {(t, p): o.offset_value(off, epoch, meta, now, retention_ms)
+                  for (t, p, off, epoch, meta), e in zip(partitions, errors) if e is None}  # fmt: skip
+        rows = [(r.offset_key(group_id, t, p), r.offset_value(v)) for (t, p), v in values.items()]
+        failed = await self.store.write(group_id, rows)
+        if failed is None:
+            group.offsets.update(values)
+        return [e if e is not None else failed or ErrorCode.NONE for e in errors]
+
+    def fetch(self, group_id: str, wanted: list[tuple[str, list[int]]] | None) -> tuple[ErrorCode, list]:
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID, []
+        group = self.groups.get(group_id)
+        if group is not None and group.state == DEAD:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
+        return ErrorCode.NONE, o.fetch(group, wanted)
+
+    async def expire_offsets(self) -> None:
+        now = self.clock()
+        retention = self.config.offsets_retention_minutes * 60_000
+        for group in list(self.groups.values()):
+            gone = o.expired(group, now, retention)
+            rows = [(r.offset_key(group.group_id, t, p), None) for t, p in gone]
+            drop_group = group.state == EMPTY and not group.members and len(gone) == len(group.offsets)
+            if drop_group and group.generation_id > 0:
+                rows.append((r.group_key(group.group_id), None))
+            if not rows and not drop_group:
+                continue
+            if await self.store.write(group.group_id, rows) is not None:
+                continue
+            for key in gone:
+                group.offsets.pop(key, None)
+            if drop_group and group.state == EMPTY and not group.offsets:
+                group.state = DEAD
+                del self.groups[group.group_id]
+            log.info("expired %d offsets of group %s", len(gone), group.group_id)
+
+    # -- whole groups --------------------------------------------------------------------
+
+    def describe(self, group_id: str) -> GroupSummary:
+        group = self.groups.get(group_id)
+        if not group_id:
+            return GroupSummary(ErrorCode.INVALID_GROUP_ID, group_id, "", "", "", [])
+        if group is None:
+            return GroupSummary(ErrorCode.NONE, group_id, DEAD, "", "", [])
+        stable = group.state == STABLE
+        protocol = group.protocol_name or "" if stable else ""
+        members = [
+            MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+                          m.metadata(protocol) if stable else b"", m.assignment if stable else b"")  # fmt: skip
+            for m in group.members.values()
+        ]
+        return GroupSummary(ErrorCode.NONE, group_id, group.state, group.protocol_type or "", protocol, members)
+
+    def list(self, states: list[str] | None = None) -> list[tuple[str, str, str]]:
+        wanted = {s.lower() for s in states} if states else None
+        return [
+            (g.group_id, g.protocol_type or "", g.state)
+            for g in self.groups.values()
+            if g.state != DEAD and (wanted is None or g.state.lower() in wanted)
+        ]
+
+    async def delete(self, group_id: str) -> ErrorCode:
+        group = self.groups.get(group_id)
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID
+        if group is None or group.state == DEAD:
+            return ErrorCode.GROUP_ID_NOT_FOUND
+        if group.state != EMPTY or group.members:
+            return ErrorCode.NON_EMPTY_GROUP
+        rows = [(r.offset_key(group_id, t, p), None) for t, p in group.offsets]
+        rows.append((r.group_key(group_id), None))
+        error = await self.store.write(group_id, rows)
+        if error is not None:
+            return error
+        group.state = DEAD
+        self.groups.pop(group_id, None)
+        return ErrorCode.NONE
+
+    # -- timers --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """The coordinator's timers, plus the offset expiry check on its own interval."""
+        interval_ms = self.config.offsets_retention_check_interval_ms
+        last_expiry = self.clock()
+        while True:
+            await trio.sleep(self.coordinator.tick_interval_s)
+            try:
+                self.coordinator.tick()
+                if self.clock() - last_expiry >= interval_ms:
+                    last_expiry = self.clock()
+                    await self.expire_offsets()
+            except Exception:  # one broken group must not stop the timers of the others
+                log.exception("group duties failed")

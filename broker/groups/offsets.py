@@ -1,0 +1,135 @@
+"""Committed offsets: OffsetCommit's checks, OffsetFetch, expiry, and rebuilding groups at startup.
+
+Offsets belong to a ``Group`` (``group.offsets``: ``(topic, partition)`` ->
+``OffsetCommitValue``). A commit is checked as Kafka checks it (a dead group
+answers COORDINATOR_NOT_AVAILABLE; a commit that names a member or a
+generation must come from a current member of that generation; without them,
+only an empty group accepts it; a group completing a rebalance answers
+REBALANCE_IN_PROGRESS), written to ``__consumer_offsets`` and only then
+visible to OffsetFetch.
+
+Expiry follows KIP-211: an empty consumer group's offsets expire
+``offsets.retention.minutes`` after the later of the commit and the moment
+the group became empty; a group without a protocol type (offsets stored by
+"simple" consumers) counts from each commit; an explicit expiry from
+OffsetCommit v2-4 wins. Expired offsets are deleted with tombstones, and an
+empty group left without offsets is deleted too.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from protocol import ErrorCode
+
+from . import records as r
+from .group import COMPLETING, DEAD, EMPTY, STABLE, Group, Member
+
+log = logging.getLogger("minibroker.groups")
+OFFSET_METADATA_MAX_BYTES = 4096
+
+
+def commit_error(group: Group | None, member_id: str, instance_id: str | None, generation: int) -> ErrorCode | None:
+    """The group-level answer to an OffsetCommit, or None when its partitions may be committed."""
+    if group is None:
+        return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
+    if group.state == DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if generation >= 0 or member_id or instance_id is not None:
+        if group.fenced(member_id, instance_id):
+            return ErrorCode.FENCED_INSTANCE_ID
+        if member_id not in group.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+    elif group.state != EMPTY:
+        return ErrorCode.UNKNOWN_MEMBER_ID
+    if group.state == COMPLETING:
+        return ErrorCode.REBALANCE_IN_PROGRESS
+    return None
+
+
+def partition_error(topics: Any, topic: str, partition: int, metadata: str | None) -> ErrorCode | None:
+    if topics.partition(topic, partition) is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if metadata is not None and len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
+        return ErrorCode.OFFSET_METADATA_TOO_LARGE
+    return None
+
+
+def offset_value(offset: int, leader_epoch: int, metadata: str | None, now: int, retention_ms: int) -> Any:
+    expire = now + retention_ms if retention_ms >= 0 else -1
+    return r.OffsetValue(offset=offset, leader_epoch=leader_epoch, metadata=metadata or "", commit_timestamp=now,
+                         expire_timestamp=expire)  # fmt: skip
+
+
+def fetch(group: Group | None, wanted: list[tuple[str, list[int]]] | None) -> list[tuple[str, int, Any]]:
+    """``(topic, partition, value or None)`` for the partitions asked for, or every committed one."""
+    offsets = group.offsets if group is not None else {}
+    if wanted is None:
+        return [(t, p, v) for (t, p), v in sorted(offsets.items())]
+    return [(t, p, offsets.get((t, p))) for t, parts in wanted for p in parts]
+
+
+def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
+    """The offsets of ``group`` that KIP-211's rules expire at ``now``."""
+    if group.state != EMPTY and group.protocol_type:
+        return [k for k, v in group.offsets.items() if 0 <= v.expire_timestamp <= now]
+    since_empty = group.state_timestamp if group.protocol_type else -1
+    out = []
+    for key, value in group.offsets.items():
+        if value.expire_timestamp >= 0:
+            gone = value.expire_timestamp <= now
+        else:
+            gone = max(value.commit_timestamp, since_empty) + retention_ms <= now
+        if gone:
+            out.append(key)
+    return out
+
+
+def rebuild_groups(rows, now: int) -> dict[str, Group]:
+    """Groups as ``__consumer_offsets`` left them: the last record per key wins, null deletes."""
+    offsets: dict[str, dict[tuple[str, int], Any]] = {}
+    metas: dict[str, Any] = {}
+    for key, value in rows:
+        try:
+            if isinstance(key, r.OffsetKey):
+                slot = offsets.setdefault(key.group, {})
+                if value is None:
+                    slot.pop((key.topic, key.partition), None)
+                else:
+                    slot[(key.topic, key.partition)] = r.parse_offset_value(value)
+            else:
+                metas[key.group] = None if value is None else r.parse_group_value(value)
+        except Exception as exc:  # a record we cannot read is skipped, as Kafka skips unknown versions
+            log.warning("skipping unreadable %s record of group %s: %s", type(key).__name__, key.group, exc)
+    groups = {}
+    for group_id in set(offsets) | set(metas):
+        meta, offs = metas.get(group_id), offsets.get(group_id, {})
+        if meta is None and not offs:
+            continue
+        group = _restored(group_id, meta, now)
+        group.offsets = offs
+        groups[group_id] = group
+    return groups
+
+
+def _restored(group_id: str, meta: Any, now: int) -> Group:
+    group = Group(group_id, state_timestamp=now)
+    if meta is None:
+        return group
+    group.protocol_type = meta.protocol_type or None
+    group.generation_id, group.protocol_name, group.leader_id = meta.generation, meta.protocol, meta.leader
+    if meta.current_state_timestamp >= 0:
+        group.state_timestamp = meta.current_state_timestamp
+    for m in meta.members:
+        member = Member(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.session_timeout,
+                        m.rebalance_timeout, meta.protocol_type, [(meta.protocol or "", m.subscription)],
+                        assignment=m.assignment, heartbeat_deadline=now + m.session_timeout)  # fmt: skip
+        group.members[member.member_id] = member
+        if member.group_instance_id is not None:
+            group.static_members[member.group_instance_id] = member.member_id
+    group.state = STABLE if group.members else EMPTY
+    return group
+

@@ -1,0 +1,42 @@
+"""JoinGroup (key 11): v0-9, joining a classic group (``broker.groups.coordinator``).
+
+Behaviour: the request is handed to the coordinator, which parks it until
+the rebalance completes (or answers at once: errors, KIP-394's
+MEMBER_ID_REQUIRED from v4, a static member rejoining a stable group). The
+leader gets every member's metadata for the chosen protocol; the others an
+empty list.
+
+Version notes: v0 has no rebalance timeout (the session timeout is used);
+v4 requires a known member id; v5 static membership; v7 returns
+``protocol_type``; v9 ``skip_assignment``.
+"""
+
+from __future__ import annotations
+
+from ..dispatch import RequestContext, handler
+from ..groups.results import JoinRequest
+
+API_KEY = 11
+
+
+def client_host(ctx: RequestContext) -> str:
+    """The client's address the way Kafka shows it (``/127.0.0.1``)."""
+    return "/" + ctx.connection.peer.rsplit(":", 1)[0] if ctx.connection.peer else ""
+
+
+@handler(API_KEY, 0, 9)
+async def handle(ctx: RequestContext, request) -> object:
+    rebalance_timeout = request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms
+    result = await ctx.broker.groups.coordinator.join(JoinRequest(
+        request.group_id, request.member_id, request.group_instance_id, ctx.request.header.client_id or "",
+        client_host(ctx), request.session_timeout_ms, rebalance_timeout, request.protocol_type,
+        [(p.name, bytes(p.metadata)) for p in request.protocols], ctx.version >= 4,
+    ))  # fmt: skip
+    resp = ctx.response(
+        error_code=result.error, generation_id=result.generation_id, protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name if ctx.version >= 7 else result.protocol_name or "",
+        leader=result.leader, skip_assignment=result.skip_assignment, member_id=result.member_id,
+    )  # fmt: skip
+    member_cls = type(resp).JoinGroupResponseMember
+    resp.members = [member_cls(member_id=m, group_instance_id=i, metadata=meta) for m, i, meta in result.members]
+    return resp

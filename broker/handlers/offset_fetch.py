@@ -1,0 +1,58 @@
+"""OffsetFetch (key 9): v0-8, the offsets a group committed.
+
+Behaviour: each partition asked for gets its committed offset, leader epoch
+and metadata, or offset -1 with empty metadata when nothing is committed
+(also for a group that does not exist), error NONE, as Kafka answers. From
+v2 a null topic list means every partition the group committed. An empty
+group id is INVALID_GROUP_ID (top-level from v2; per partition before, as
+Kafka's v0-1 responses have nowhere else to put it).
+
+Version notes: v2 top-level error; v5 leader epoch; v6 flexible; v7
+``require_stable`` (no transactions here, so offsets are always stable); v8
+many groups in one request (KIP-709).
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+API_KEY = 9
+
+
+def _wanted(topics) -> list[tuple[str, list[int]]] | None:
+    return None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
+
+
+def _topics(topic_cls, part_cls, found: list, error: ErrorCode) -> list:
+    by_topic: dict[str, list] = {}
+    for topic, partition, value in found:
+        part = part_cls(partition_index=partition, committed_offset=-1, metadata="", error_code=error)
+        if value is not None:
+            part.committed_offset, part.committed_leader_epoch = value.offset, value.leader_epoch
+            part.metadata = value.metadata
+        by_topic.setdefault(topic, []).append(part)
+    return [topic_cls(name=name, partitions=parts) for name, parts in by_topic.items()]
+
+
+@handler(API_KEY, 0, 8)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    if ctx.version >= 8:
+        group_cls = type(resp).OffsetFetchResponseGroup
+        topic_cls = group_cls.OffsetFetchResponseTopics
+        for g in request.groups:
+            error, found = ctx.broker.groups.fetch(g.group_id, _wanted(g.topics))
+            topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartitions, found, ErrorCode.NONE)
+            resp.groups.append(group_cls(group_id=g.group_id, topics=topics, error_code=error))
+        return resp
+    error, found = ctx.broker.groups.fetch(request.group_id, _wanted(request.topics))
+    topic_cls = type(resp).OffsetFetchResponseTopic
+    if error != ErrorCode.NONE and ctx.version < 2:  # v0-1: the error goes on every partition asked for
+        found = [(t, p, None) for t, parts in (_wanted(request.topics) or []) for p in parts]
+        resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, found, error)
+        return resp
+    resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, found, ErrorCode.NONE)
+    resp.error_code = error
+    return resp

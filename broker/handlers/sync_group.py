@@ -1,0 +1,29 @@
+"""SyncGroup (key 14): v0-5, the leader hands out the assignment, everybody receives theirs.
+
+Behaviour: the coordinator parks the request until the leader's assignment
+is stored in ``__consumer_offsets``, then every member gets its own part.
+Errors as Kafka: UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS,
+FENCED_INSTANCE_ID, INCONSISTENT_GROUP_PROTOCOL (v5 names a protocol that is
+not the group's).
+
+Version notes: v3 static membership; v4 flexible; v5 protocol type and name
+in both directions (KIP-559).
+"""
+
+from __future__ import annotations
+
+from ..dispatch import RequestContext, handler
+from ..groups.results import SyncRequest
+
+API_KEY = 14
+
+
+@handler(API_KEY, 0, 5)
+async def handle(ctx: RequestContext, request) -> object:
+    result = await ctx.broker.groups.coordinator.sync(SyncRequest(
+        request.group_id, request.generation_id, request.member_id, request.group_instance_id,
+        request.protocol_type, request.protocol_name,
+        {a.member_id: bytes(a.assignment) for a in request.assignments},
+    ))  # fmt: skip
+    return ctx.response(error_code=result.error, assignment=result.assignment,
+                        protocol_type=result.protocol_type, protocol_name=result.protocol_name)  # fmt: skip
