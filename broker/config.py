@@ -79,6 +79,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", int, 1_800_000, _positive, ""),
     Key("offsets.topic.num.partitions", "offsets_topic_num_partitions", int, 50, _positive, ""),
     Key("offsets.topic.replication.factor", "offsets_topic_replication_factor", int, 1, _positive, "accepted"),
+    Key("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", int, 104_857_600, _positive, ""),
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
     Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
 )

@@ -1,7 +1,8 @@
 """``__consumer_offsets``: where groups and offsets are written and read back at startup.
 
 The internal topic is created on first use (FindCoordinator or any group
-request), compacted, with ``offsets.topic.num.partitions`` partitions; a
+request), compacted, with ``offsets.topic.num.partitions`` partitions and
+``offsets.topic.segment.bytes`` segments; a
 group lives in partition ``abs(java_hash(group)) % partitions`` as in Kafka.
 Writes are ordinary v2 batches appended through ``Broker.append`` (so
 fetchers of the internal topic wake up and durable mode's group commit
@@ -43,7 +44,8 @@ class GroupStore:
         if existing is not None:
             self.num_partitions = existing.num_partitions
             return
-        configs = {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"}
+        segment_bytes = self.broker.config.offsets_topic_segment_bytes
+        configs = {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": str(segment_bytes)}
         topics.create(OFFSETS_TOPIC, self.num_partitions, configs)
         log.info("created %s with %d partitions", OFFSETS_TOPIC, self.num_partitions)
 

@@ -21,7 +21,8 @@ API_KEY = 11
 
 def client_host(ctx: RequestContext) -> str:
     """The client's address the way Kafka shows it (``/127.0.0.1``)."""
-    return "/" + ctx.connection.peer.rsplit(":", 1)[0] if ctx.connection.peer else ""
+    peer = getattr(ctx.connection, "peer", "")
+    return "/" + peer.rsplit(":", 1)[0] if peer else ""
 
 
 @handler(API_KEY, 0, 9)

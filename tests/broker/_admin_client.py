@@ -56,10 +56,10 @@ def sub(api_key: int, *path: str):
     return cls
 
 
-async def call(broker, api_key: int, version: int, body):
+async def call(broker, api_key: int, version: int, body, timeout: float = 5):
     api = API_BY_KEY[api_key]
     frame = bytearray(encode_request(RequestHeader(api_key, version, 11, "admin-test"), body)[4:])
-    with trio.fail_after(5):
+    with trio.fail_after(timeout):
         chunks = await dispatch(broker, types.SimpleNamespace(), frame)
     data = b"".join(c.read() if isinstance(c, FileRegion) else bytes(c) for c in chunks)
     correlation_id, resp = decode_response(data[4:], api, version)

@@ -1,0 +1,166 @@
+"""Committed offsets and whole-group operations, and what survives a restart.
+
+OffsetCommit/OffsetFetch at every version, Kafka's commit checks, KIP-211
+expiry, Describe/List/DeleteGroups, the ``__consumer_offsets`` records (key
+and value layouts, Java's string hash for the partition) and the cleaner
+keeping that topic small.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.groups import records as r
+from broker.groups.store import OFFSETS_TOPIC
+from cleaner.service import CleanerConfig, LogCleaner
+from protocol import ErrorCode
+
+from ._admin_client import call, create_ok, req, sub
+from ._group_client import (  # noqa: F401  (fixtures)
+    clock, commit, fetch, group_props, groups_broker, heartbeat, join, join_new, sync, tick,
+)  # fmt: skip
+
+T = "orders"
+
+
+async def stable(broker, group="g"):
+    joined = await join_new(broker, group)
+    await sync(broker, group, joined.generation_id, joined.member_id, {joined.member_id: b"x"})
+    return joined
+
+
+@pytest.mark.parametrize("version", range(0, 9))
+async def test_simple_commit_and_fetch_at_every_version(groups_broker, version):
+    await create_ok(groups_broker, T, 3)
+    got = await commit(groups_broker, "s", {(T, 0): 5, (T, 1): 7, (T, 9): 1}, version=version)
+    assert got == {(T, 0): 0, (T, 1): 0, (T, 9): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    if version >= 8:
+        Group = sub(9, "OffsetFetchRequestGroup")
+        body = req(9, groups=[Group(group_id="s", topics=None), Group(group_id="none", topics=None)])
+        resp = await call(groups_broker, 9, version, body)
+        assert [(g.group_id, g.error_code) for g in resp.groups] == [("s", 0), ("none", 0)]
+        assert [(p.partition_index, p.committed_offset, p.metadata) for p in resp.groups[0].topics[0].partitions] \
+            == [(0, 5, "m"), (1, 7, "m")]  # fmt: skip
+        assert resp.groups[1].topics == []
+        return
+    error, found = await fetch(groups_broker, "s", {T: [0, 1, 2]}, version=version)
+    assert error == ErrorCode.NONE
+    assert found == {(T, 0): (5, "m", 0), (T, 1): (7, "m", 0), (T, 2): (-1, "", 0)}
+    if version >= 2:
+        assert (await fetch(groups_broker, "s", None, version=version))[1] == {(T, 0): (5, "m", 0), (T, 1): (7, "m", 0)}
+
+
+async def test_commit_checks_follow_the_group(groups_broker):
+    await create_ok(groups_broker, T, 1)
+    assert await commit(groups_broker, "", {(T, 0): 1}) == {(T, 0): ErrorCode.INVALID_GROUP_ID}
+    assert await commit(groups_broker, "new", {(T, 0): 1}, generation=3, member_id="m") == \
+        {(T, 0): ErrorCode.ILLEGAL_GENERATION}  # fmt: skip
+    member = await stable(groups_broker)
+    assert await commit(groups_broker, "g", {(T, 0): 1}) == {(T, 0): ErrorCode.UNKNOWN_MEMBER_ID}
+    assert await commit(groups_broker, "g", {(T, 0): 1}, 1, "ghost") == {(T, 0): ErrorCode.UNKNOWN_MEMBER_ID}
+    assert await commit(groups_broker, "g", {(T, 0): 1}, 2, member.member_id) == {(T, 0): ErrorCode.ILLEGAL_GENERATION}
+    assert await commit(groups_broker, "g", {(T, 0): 4}, 1, member.member_id) == {(T, 0): ErrorCode.NONE}
+    big = "x" * 4097
+    assert await commit(groups_broker, "g", {(T, 0): 9}, 1, member.member_id, metadata=big) == \
+        {(T, 0): ErrorCode.OFFSET_METADATA_TOO_LARGE}  # fmt: skip
+    assert (await fetch(groups_broker, "g", {T: [0]}))[1] == {(T, 0): (4, "m", 0)}
+    error, _ = await fetch(groups_broker, "", {T: [0]})
+    assert error == ErrorCode.INVALID_GROUP_ID
+
+
+async def test_commit_while_completing_a_rebalance_is_refused(groups_broker):
+    await create_ok(groups_broker, T, 1)
+    joined = await join_new(groups_broker)  # joined, no SyncGroup yet: CompletingRebalance
+    got = await commit(groups_broker, "g", {(T, 0): 1}, joined.generation_id, joined.member_id)
+    assert got == {(T, 0): ErrorCode.REBALANCE_IN_PROGRESS}
+
+
+async def test_offsets_and_groups_survive_a_restart(groups_broker):
+    await create_ok(groups_broker, T, 2)
+    member = await stable(groups_broker)
+    await commit(groups_broker, "g", {(T, 0): 11, (T, 1): 12}, 1, member.member_id)
+    await commit(groups_broker, "simple", {(T, 0): 3})
+    broker = groups_broker.reopen()
+    assert (await fetch(broker, "g", {T: [0, 1]}))[1] == {(T, 0): (11, "m", 0), (T, 1): (12, "m", 0)}
+    assert (await fetch(broker, "simple", {T: [0]}))[1] == {(T, 0): (3, "m", 0)}
+    group = broker.groups.groups["g"]
+    assert (group.state, group.generation_id, list(group.members)) == ("Stable", 1, [member.member_id])
+    assert await heartbeat(broker, "g", 1, member.member_id) == ErrorCode.NONE  # the member carries on
+    assert (await sync(broker, "g", 1, member.member_id)).assignment == b"x"
+    tick(broker, 10_001)  # restored members still need to heartbeat
+    assert broker.groups.groups["g"].state == "Empty"
+    again = await join_new(broker)
+    assert again.generation_id == 3  # generations keep counting after a restart
+
+
+async def test_describe_list_and_delete_groups(groups_broker):
+    await create_ok(groups_broker, T, 1)
+    member = await stable(groups_broker)
+    await commit(groups_broker, "simple", {(T, 0): 1})
+    resp = await call(groups_broker, 15, 5, req(15, groups=["g", "simple", "nope"], include_authorized_operations=True))
+    g, s, nope = resp.groups
+    assert (g.group_state, g.protocol_type, g.protocol_data) == ("Stable", "consumer", "range")
+    assert [(m.member_id, m.client_id, m.member_metadata, m.member_assignment) for m in g.members] == [
+        (member.member_id, "admin-test", b"sub", b"x")]  # fmt: skip
+    assert (s.group_state, s.protocol_type, s.members) == ("Empty", "", [])
+    assert (nope.error_code, nope.group_state) == (ErrorCode.NONE, "Dead")
+    assert g.authorized_operations == (1 << 3) | (1 << 6) | (1 << 8)
+    listed = await call(groups_broker, 16, 4, req(16, states_filter=["stable"]))
+    assert [(x.group_id, x.protocol_type, x.group_state) for x in listed.groups] == [("g", "consumer", "Stable")]
+    every = await call(groups_broker, 16, 2, req(16))
+    assert sorted(x.group_id for x in every.groups) == ["g", "simple"]
+    deleted = await call(groups_broker, 42, 2, req(42, groups_names=["g", "simple", "nope", ""]))
+    assert [(x.group_id, x.error_code) for x in deleted.results] == [
+        ("g", ErrorCode.NON_EMPTY_GROUP), ("simple", ErrorCode.NONE), ("nope", ErrorCode.GROUP_ID_NOT_FOUND),
+        ("", ErrorCode.INVALID_GROUP_ID)]  # fmt: skip
+    assert (await fetch(groups_broker, "simple", {T: [0]}))[1] == {(T, 0): (-1, "", 0)}
+    broker = groups_broker.reopen()
+    assert "simple" not in broker.groups.groups and "g" in broker.groups.groups
+
+
+async def test_offsets_expire_per_kip_211(groups_broker):
+    await create_ok(groups_broker, T, 2)
+    retention = groups_broker.config.offsets_retention_minutes * 60_000
+    await commit(groups_broker, "simple", {(T, 0): 1})
+    await commit(groups_broker, "explicit", {(T, 0): 1}, version=2, retention=1000)
+    member = await stable(groups_broker)
+    await commit(groups_broker, "g", {(T, 1): 2}, 1, member.member_id)
+    tick(groups_broker, 1001)
+    await groups_broker.groups.expire_offsets()
+    assert "explicit" not in groups_broker.groups.groups and "simple" in groups_broker.groups.groups
+    tick(groups_broker, retention)  # the member stopped heartbeating long ago: the group is empty now
+    await groups_broker.groups.expire_offsets()
+    assert "simple" not in groups_broker.groups.groups
+    assert (await fetch(groups_broker, "g", {T: [1]}))[1] == {(T, 1): (2, "m", 0)}  # empty only since now
+    tick(groups_broker, retention)
+    await groups_broker.groups.expire_offsets()
+    assert groups_broker.groups.groups == {}
+    assert groups_broker.reopen().groups.groups == {}
+
+
+@pytest.mark.parametrize("group_props", [{"offsets.topic.segment.bytes": "2048", "offsets.topic.num.partitions": "1"}])
+async def test_the_cleaner_keeps_consumer_offsets_small(groups_broker, clock):
+    await create_ok(groups_broker, T, 4)
+    for n in range(300):
+        await commit(groups_broker, "busy", {(T, p): n for p in range(4)})
+    log_ = groups_broker.topics.partition(OFFSETS_TOPIC, 0).log
+    before = log_.size_in_bytes
+    LogCleaner(groups_broker.topics.manager, CleanerConfig(), clock=clock).run_once()
+    assert log_.size_in_bytes < before / 5
+    broker = groups_broker.reopen()
+    assert (await fetch(broker, "busy", {T: [0, 3]}))[1] == {(T, 0): (299, "m", 0), (T, 3): (299, "m", 0)}
+
+
+def test_record_layouts_and_partitioning():
+    assert r.java_string_hash("hello") == 99162322 and r.java_string_hash("") == 0
+    assert r.java_string_hash("polygenelubricants") == -(1 << 31)  # Java's famous MIN_VALUE hash
+    assert r.partition_for("polygenelubricants", 50) == 0 and r.partition_for("hello", 50) == 22
+    assert r.offset_key("g", "t", 3) == bytes.fromhex("0001" "0001" "67" "0001" "74" "00000003")
+    assert r.parse_key(r.group_key("grp")) == r.GroupKey("grp")
+    assert r.parse_key(b"\x00\x09rest") is None
+    v3 = r.OffsetValue(offset=5, leader_epoch=2, metadata="m", commit_timestamp=7)
+    assert r.offset_value(v3)[:2] == b"\x00\x03" and r.parse_offset_value(r.offset_value(v3)) == v3
+    v1 = r.OffsetValue(offset=5, leader_epoch=-1, metadata="", commit_timestamp=7, expire_timestamp=9)
+    assert r.offset_value(v1)[:2] == b"\x00\x01" and r.parse_offset_value(r.offset_value(v1)) == v1
+    with pytest.raises(ValueError):
+        r.parse_offset_value(b"\x00\x07")
