@@ -59,6 +59,7 @@ class Broker:
         self._last_duties: dict[str, int] = {}
         self.metrics.add_state_collector(self._state_metrics)
         self.groups = GroupManager(self)
+        self.metrics.add_state_collector(self.groups.state_metrics)
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

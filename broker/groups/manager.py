@@ -7,7 +7,8 @@ offset expiry. ``load()`` rebuilds every group from ``__consumer_offsets``
 at startup (members restored with a fresh session, so consumers that keep
 heartbeating across a broker restart keep their generation); ``run()`` is
 the trio task for the coordinator's timers and the periodic expiry check
-(``offsets.retention.check.interval.ms``).
+(``offsets.retention.check.interval.ms``). ``state_metrics`` feeds the
+Prometheus gauges named after Kafka's ``GroupMetadataManager`` MBeans.
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from protocol import ErrorCode
 from . import offsets as o
 from . import records as r
 from .coordinator import GroupCoordinator
-from .group import DEAD, EMPTY, STABLE, Group
+from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group
 from .results import GroupSummary, MemberSummary
 from .store import GroupStore
 
 log = logging.getLogger("minibroker.groups")
+_STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
 
 
 class GroupManager:
@@ -139,6 +141,18 @@ class GroupManager:
         group.state = DEAD
         self.groups.pop(group_id, None)
         return ErrorCode.NONE
+
+    # -- metrics -------------------------------------------------------------------------
+
+    def state_metrics(self):
+        """Gauges named after Kafka's ``GroupMetadataManager`` MBeans (read from the metrics thread)."""
+        groups = list(self.groups.values())
+        prefix = "kafka_coordinator_group_groupmetadatamanager_"
+        yield prefix + "numgroups", "Groups this coordinator holds", [], [([], float(len(groups)))]
+        yield prefix + "numoffsets", "Committed offsets held", [], [([], float(sum(len(g.offsets) for g in groups)))]
+        for state in _STATES:
+            count = float(sum(1 for g in groups if g.state == state))
+            yield prefix + "numgroups" + state.lower(), f"Groups in state {state}", [], [([], count)]
 
     # -- timers --------------------------------------------------------------------------
 

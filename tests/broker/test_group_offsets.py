@@ -164,3 +164,21 @@ def test_record_layouts_and_partitioning():
     assert r.offset_value(v1)[:2] == b"\x00\x01" and r.parse_offset_value(r.offset_value(v1)) == v1
     with pytest.raises(ValueError):
         r.parse_offset_value(b"\x00\x07")
+
+
+async def test_group_gauges_follow_the_groups(groups_broker):
+    from prometheus_client import generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    def gauges():
+        text = generate_latest(groups_broker.metrics.registry).decode()
+        prefix = "kafka_coordinator_group_groupmetadatamanager_"
+        return {f.name[len(prefix):]: f.samples[0].value for f in text_string_to_metric_families(text)
+                if f.name.startswith(prefix)}  # fmt: skip
+
+    await create_ok(groups_broker, T, 2)
+    await stable(groups_broker)
+    await commit(groups_broker, "simple", {(T, 0): 1, (T, 1): 1})
+    got = gauges()
+    assert (got["numgroups"], got["numoffsets"], got["numgroupsstable"], got["numgroupsempty"]) == (2, 2, 1, 1)
+    assert got["numgroupspreparingrebalance"] == got["numgroupscompletingrebalance"] == 0
