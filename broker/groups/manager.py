@@ -2,8 +2,8 @@
 
 It owns the ``GroupCoordinator`` (membership, ``coordinator``), the
 ``GroupStore`` (``__consumer_offsets``) and the operations that act on whole
-groups: OffsetCommit, OffsetFetch, DescribeGroups, ListGroups, DeleteGroups,
-offset expiry. ``load()`` rebuilds every group from ``__consumer_offsets``
+groups: OffsetCommit, OffsetFetch, OffsetDelete, DescribeGroups, ListGroups,
+DeleteGroups, offset expiry. ``load()`` rebuilds every group from ``__consumer_offsets``
 at startup (members restored with a fresh session, so consumers that keep
 heartbeating across a broker restart keep their generation); ``run()`` is
 the trio task for the coordinator's timers and the periodic expiry check
@@ -141,6 +141,29 @@ class GroupManager:
         group.state = DEAD
         self.groups.pop(group_id, None)
         return ErrorCode.NONE
+
+    async def delete_offsets(self, group_id: str, wanted: list[tuple[str, int]]) -> tuple[ErrorCode, list[ErrorCode]]:
+        """KIP-496: an empty group loses any offsets; a live consumer group those of topics nobody subscribes."""
+        group = self.groups.get(group_id)
+        if not group_id:
+            return ErrorCode.INVALID_GROUP_ID, []
+        if group is None or group.state == DEAD:
+            return ErrorCode.GROUP_ID_NOT_FOUND, []
+        if group.state != EMPTY and group.protocol_type != "consumer":
+            return ErrorCode.NON_EMPTY_GROUP, []
+        subscribed = o.subscribed_topics(group) if group.state != EMPTY else set()
+        errors = [
+            ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if self.topics.partition(t, p) is None
+            else ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if t in subscribed else ErrorCode.NONE
+            for t, p in wanted
+        ]  # fmt: skip
+        gone = [k for k, e in zip(wanted, errors) if e == ErrorCode.NONE and k in group.offsets]
+        failed = await self.store.write(group_id, [(r.offset_key(group_id, t, p), None) for t, p in gone])
+        if failed is not None:
+            return failed, []
+        for key in gone:
+            group.offsets.pop(key, None)
+        return ErrorCode.NONE, errors
 
     # -- metrics -------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ import logging
 from typing import Any
 
 from protocol import ErrorCode
+from protocol.primitives import Reader
 
 from . import records as r
 from .group import COMPLETING, DEAD, EMPTY, STABLE, Group, Member
@@ -86,6 +87,20 @@ def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
         if gone:
             out.append(key)
     return out
+
+
+def subscribed_topics(group: Group) -> set[str]:
+    """Topics the members subscribe to, from the consumer protocol's subscription (version, [topic], ...)."""
+    topics: set[str] = set()
+    for member in group.members.values():
+        data = member.metadata(group.protocol_name or "")
+        try:
+            reader = Reader(data)
+            reader.int16()
+            topics.update(reader.string(False, False) for _ in range(max(reader.int32(), 0)))
+        except Exception:  # not the consumer protocol's layout: nothing known to be subscribed
+            continue
+    return topics
 
 
 def rebuild_groups(rows, now: int) -> dict[str, Group]:

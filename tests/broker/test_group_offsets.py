@@ -182,3 +182,39 @@ async def test_group_gauges_follow_the_groups(groups_broker):
     got = gauges()
     assert (got["numgroups"], got["numoffsets"], got["numgroupsstable"], got["numgroupsempty"]) == (2, 2, 1, 1)
     assert got["numgroupspreparingrebalance"] == got["numgroupscompletingrebalance"] == 0
+
+
+def _subscription(*topics: str) -> bytes:
+    out = b"\x00\x00" + len(topics).to_bytes(4, "big")
+    for t in topics:
+        out += len(t).to_bytes(2, "big") + t.encode()
+    return out + b"\xff\xff\xff\xff"  # null user data
+
+
+async def test_offset_delete(groups_broker):
+    from ._group_client import protocols
+
+    await create_ok(groups_broker, T, 2)
+    await create_ok(groups_broker, "other", 1)
+
+    async def delete(group, pairs):
+        Topic = sub(47, "OffsetDeleteRequestTopic")
+        topics = {}
+        for t, p in pairs:
+            topics.setdefault(t, []).append(Topic.OffsetDeleteRequestPartition(partition_index=p))
+        resp = await call(groups_broker, 47, 0, req(47, group_id=group, topics=[Topic(name=t, partitions=ps)
+                                                                            for t, ps in topics.items()]))  # fmt: skip
+        return resp.error_code, {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
+
+    joined = await join_new(groups_broker, protos=protocols(("range", _subscription(T))))
+    await sync(groups_broker, "g", 1, joined.member_id, {joined.member_id: b""})
+    await commit(groups_broker, "g", {(T, 0): 1, ("other", 0): 2}, 1, joined.member_id)
+    assert await delete("g", [(T, 0), ("other", 0), ("gone", 0)]) == (ErrorCode.NONE, {
+        (T, 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, ("other", 0): ErrorCode.NONE,
+        ("gone", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION})  # fmt: skip
+    assert (await fetch(groups_broker, "g", None))[1] == {(T, 0): (1, "m", 0)}
+    assert await delete("nope", [(T, 0)]) == (ErrorCode.GROUP_ID_NOT_FOUND, {})
+    assert await delete("", [(T, 0)]) == (ErrorCode.INVALID_GROUP_ID, {})
+    tick(groups_broker, 10_001)  # the member expires: the group is empty, everything may go
+    assert await delete("g", [(T, 0)]) == (ErrorCode.NONE, {(T, 0): ErrorCode.NONE})
+    assert groups_broker.reopen().groups.groups["g"].offsets == {}
