@@ -165,6 +165,17 @@ class GroupManager:
             group.offsets.pop(key, None)
         return ErrorCode.NONE, errors
 
+    async def topic_deleted(self, topic: str) -> None:
+        """Drop every group's offsets of a deleted topic (tombstones), so a new topic of that name starts afresh."""
+        for group in list(self.groups.values()):
+            gone = [k for k in group.offsets if k[0] == topic]
+            if not gone:
+                continue
+            if await self.store.write(group.group_id, [(r.offset_key(group.group_id, t, p), None) for t, p in gone]):
+                log.error("could not delete the offsets of %s for group %s", topic, group.group_id)
+            for key in gone:
+                group.offsets.pop(key, None)
+
     # -- metrics -------------------------------------------------------------------------
 
     def state_metrics(self):

@@ -11,7 +11,9 @@ predate that error code), as Kafka answers. Otherwise, per topic:
 * an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
   UNKNOWN_TOPIC_ID;
 * else the topic is removed from storage (the registry forgets its cached
-  partitions) and answered with its name and, v6, its id.
+  partitions) and answered with its name and, v6, its id; every group's
+  committed offsets of it are deleted too (tombstones in
+  ``__consumer_offsets``), as Kafka's coordinator does.
 
 Version notes: v1 throttle_time_ms; v3 TOPIC_DELETION_DISABLED; v4 flexible;
 v5 error_message; v6 topics by name or id (``topics`` replaces
@@ -51,6 +53,9 @@ async def handle(ctx: RequestContext, request) -> object:
     ids = [i for n, i in wanted if n is None and i != ZERO_ID]
     for name, topic_id in wanted:
         resp.responses.append(_delete_one(ctx, Result, name, topic_id, names, ids))
+    for result in resp.responses:
+        if result.error_code == ErrorCode.NONE:  # Kafka's handleDeletedPartitions: the topic's offsets go too
+            await ctx.broker.groups.topic_deleted(result.name)
     return resp
 
 

@@ -218,3 +218,13 @@ async def test_offset_delete(groups_broker):
     tick(groups_broker, 10_001)  # the member expires: the group is empty, everything may go
     assert await delete("g", [(T, 0)]) == (ErrorCode.NONE, {(T, 0): ErrorCode.NONE})
     assert groups_broker.reopen().groups.groups["g"].offsets == {}
+
+
+async def test_deleting_a_topic_deletes_its_committed_offsets(groups_broker):
+    await create_ok(groups_broker, T, 1)
+    await create_ok(groups_broker, "kept", 1)
+    await commit(groups_broker, "s", {(T, 0): 3, ("kept", 0): 4})
+    resp = await call(groups_broker, 20, 4, req(20, topic_names=[T], timeout_ms=1000))
+    assert resp.responses[0].error_code == ErrorCode.NONE
+    assert (await fetch(groups_broker, "s", None))[1] == {("kept", 0): (4, "m", 0)}
+    assert (await fetch(groups_broker.reopen(), "s", None))[1] == {("kept", 0): (4, "m", 0)}
