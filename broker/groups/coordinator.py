@@ -207,9 +207,12 @@ class GroupCoordinator:
 
     def _complete_join(self, group: Group) -> None:
         now = self.clock()
-        for member in [m for m in group.members.values() if m.join_waiter is None]:
+        leader = group.members.get(group.leader_id or "")
+        if leader is None or leader.join_waiter is None:  # Kafka's maybeElectNewJoinedLeader
+            group.leader_id = next((m.member_id for m in group.members.values() if m.join_waiter), group.leader_id)
+        for member in [m for m in group.members.values() if m.join_waiter is None and m.group_instance_id is None]:
             log.info("member %s of group %s did not rejoin in time", member.member_id, group.group_id)
-            group.remove_member(member.member_id)
+            group.remove_member(member.member_id)  # static members stay until their session expires (KIP-345)
         group.rebalance_deadline, group.initial_rebalance = None, False
         group.generation_id += 1
         if not group.members:
@@ -221,8 +224,9 @@ class GroupCoordinator:
         group.transition(COMPLETING, now)
         for member in group.members.values():
             waiter, member.join_waiter, member.is_new = member.join_waiter, None, False
-            member.heartbeat_deadline = now + member.session_timeout_ms
-            waiter.complete(self._current_generation(group, member))
+            if waiter is not None:
+                member.heartbeat_deadline = now + member.session_timeout_ms
+                waiter.complete(self._current_generation(group, member))
         log.info("group %s generation %d: %d members, protocol %s", group.group_id, group.generation_id,
                  len(group.members), group.protocol_name)  # fmt: skip
 

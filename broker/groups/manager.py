@@ -45,14 +45,15 @@ class GroupManager:
         if self.groups:
             log.info("loaded %d groups from %s", len(self.groups), "__consumer_offsets")
 
+    # Kafka accepts the empty group id in OffsetCommit, OffsetFetch, DescribeGroups and DeleteGroups
+    # ("for backwards compatibility"); the membership APIs and OffsetDelete refuse it.
+
     # -- offsets -------------------------------------------------------------------------
 
     async def commit(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
                      retention_ms: int, partitions: list[tuple[str, int, int, int, str | None]],
                      ) -> list[ErrorCode]:  # fmt: skip
         """One error per ``(topic, partition, offset, leader_epoch, metadata)``, in order."""
-        if not group_id:
-            return [ErrorCode.INVALID_GROUP_ID] * len(partitions)
         group = self.groups.get(group_id)
         error = o.commit_error(group, member_id, instance_id, generation)
         if error is not None:
@@ -73,8 +74,6 @@ class GroupManager:
         return [e if e is not None else failed or ErrorCode.NONE for e in errors]
 
     def fetch(self, group_id: str, wanted: list[tuple[str, list[int]]] | None) -> tuple[ErrorCode, list]:
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID, []
         group = self.groups.get(group_id)
         if group is not None and group.state == DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
@@ -104,8 +103,6 @@ class GroupManager:
 
     def describe(self, group_id: str) -> GroupSummary:
         group = self.groups.get(group_id)
-        if not group_id:
-            return GroupSummary(ErrorCode.INVALID_GROUP_ID, group_id, "", "", "", [])
         if group is None:
             return GroupSummary(ErrorCode.NONE, group_id, DEAD, "", "", [])
         stable = group.state == STABLE
@@ -127,8 +124,6 @@ class GroupManager:
 
     async def delete(self, group_id: str) -> ErrorCode:
         group = self.groups.get(group_id)
-        if not group_id:
-            return ErrorCode.INVALID_GROUP_ID
         if group is None or group.state == DEAD:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group.state != EMPTY or group.members:

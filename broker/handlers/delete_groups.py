@@ -1,7 +1,8 @@
 """DeleteGroups (key 42): v0-2, deleting empty groups and their offsets.
 
 Behaviour: a group with members answers NON_EMPTY_GROUP, an unknown one
-GROUP_ID_NOT_FOUND, an empty id INVALID_GROUP_ID; an empty group's offsets
+GROUP_ID_NOT_FOUND (the empty id is a group name like any other here, as in
+Kafka); an empty group's offsets
 and metadata are deleted with tombstones in ``__consumer_offsets`` (the
 cleaner then removes them for good).
 

@@ -3,8 +3,8 @@
 Behaviour: as Kafka's classic coordinator: a stable group lists its members
 with their metadata for the chosen protocol and their assignments; in any
 other state members are listed without them and the protocol is empty. An
-unknown group is described as ``Dead`` with error NONE; an empty group id
-is INVALID_GROUP_ID. With ``include_authorized_operations`` (v3+) every
+unknown group (the empty id included, as Kafka allows it here) is described
+as ``Dead`` with error NONE. With ``include_authorized_operations`` (v3+) every
 operation a GROUP resource supports is reported (no authorizer).
 
 Version notes: v1 throttle time; v3 authorized operations; v4

@@ -3,9 +3,10 @@
 Behaviour: each partition asked for gets its committed offset, leader epoch
 and metadata, or offset -1 with empty metadata when nothing is committed
 (also for a group that does not exist), error NONE, as Kafka answers. From
-v2 a null topic list means every partition the group committed. An empty
-group id is INVALID_GROUP_ID (top-level from v2; per partition before, as
-Kafka's v0-1 responses have nowhere else to put it).
+v2 a null topic list means every partition the group committed. The empty
+group id is accepted, as Kafka accepts it in the offset APIs. A group-level
+error (COORDINATOR_NOT_AVAILABLE for a group being deleted) is top-level
+from v2 and on every partition before, as v0-1 have nowhere else to put it.
 
 Version notes: v2 top-level error; v5 leader epoch; v6 flexible; v7
 ``require_stable`` (no transactions here, so offsets are always stable); v8

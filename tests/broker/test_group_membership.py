@@ -228,3 +228,23 @@ async def test_find_coordinator_every_version_creates_the_offsets_topic(groups_b
     assert txn.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED and txn.node_id == -1
     bad = await call(groups_broker, 10, 4, req(10, key_type=7, coordinator_keys=["x"]))
     assert bad.coordinators[0].error_code == ErrorCode.INVALID_REQUEST
+
+
+async def test_a_static_member_that_misses_the_rebalance_stays_until_its_session_ends(groups_broker):
+    static = await join(groups_broker, version=5, instance="inst-a", session=20_000, rebalance=2000)
+    await sync(groups_broker, "g", 1, static.member_id, {static.member_id: b"A"}, instance="inst-a")
+    results = {}
+
+    async def join_dynamic():
+        results["d"] = await join_new(groups_broker, session=20_000, rebalance=2000)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(join_dynamic)
+        await trio.sleep(0.05)
+        tick(groups_broker, 2001)  # the rebalance times out without the static member
+    dynamic = results["d"]
+    assert dynamic.generation_id == 2
+    assert sorted(m.group_instance_id or "" for m in dynamic.members) == ["", "inst-a"]
+    assert await heartbeat(groups_broker, "g", 1, static.member_id, instance="inst-a") == ErrorCode.ILLEGAL_GENERATION
+    tick(groups_broker, 18_000)  # 20 s after its last heartbeat: now it goes
+    assert static.member_id not in groups_broker.groups.groups["g"].members

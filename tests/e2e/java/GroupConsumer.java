@@ -1,0 +1,84 @@
+// End-to-end check of the classic consumer-group protocol with the Kafka Java client.
+// Usage: java GroupConsumer <bootstrap> <topic> <group> <count> <metadata>
+// Subscribes to <topic> as a member of <group> (enable.auto.commit=false), polls until <count>
+// records have been read (or 40 s passed) and calls commitSync() after every non-empty poll.
+// Then commits the final positions once more with <metadata> attached and prints, tab-separated:
+//   record <partition> <offset> <key> <value>      one line per record, in poll order
+//   member <generation id> <member id>             the group membership the client saw
+//   assignment <p,p,...>                           the partitions assigned to this member
+//   committed <partition> <offset> <metadata>      Consumer.committed() for every partition
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+
+public class GroupConsumer {
+    public static void main(String[] args) throws Exception {
+        String bootstrap = args[0], topic = args[1], group = args[2], metadata = args[4];
+        int count = Integer.parseInt(args[3]);
+        Properties c = new Properties();
+        c.put("bootstrap.servers", bootstrap);
+        c.put("group.id", group);
+        c.put("client.id", "java-" + group);
+        c.put("enable.auto.commit", "false");
+        c.put("auto.offset.reset", "earliest");
+        c.put("session.timeout.ms", "6000");
+        c.put("heartbeat.interval.ms", "500");
+        c.put("max.poll.interval.ms", "20000");
+        c.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        c.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
+            consumer.subscribe(Collections.singletonList(topic));
+            int seen = 0;
+            long deadline = System.currentTimeMillis() + 40_000;
+            while (seen < count && System.currentTimeMillis() < deadline) {
+                ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
+                if (records.isEmpty()) continue;
+                for (ConsumerRecord<byte[], byte[]> r : records) {
+                    System.out.println("record\t" + r.partition() + "\t" + r.offset() + "\t" + str(r.key()) + "\t"
+                            + str(r.value()));
+                    seen++;
+                }
+                consumer.commitSync(Duration.ofSeconds(15));
+            }
+            Map<TopicPartition, OffsetAndMetadata> last = new HashMap<>();
+            for (TopicPartition tp : consumer.assignment()) {
+                last.put(tp, new OffsetAndMetadata(consumer.position(tp), metadata));
+            }
+            consumer.commitSync(last, Duration.ofSeconds(15));
+            ConsumerGroupMetadata member = consumer.groupMetadata();
+            System.out.println("member\t" + member.generationId() + "\t" + member.memberId());
+            TreeSet<Integer> assigned = new TreeSet<>();
+            for (TopicPartition tp : consumer.assignment()) assigned.add(tp.partition());
+            StringBuilder a = new StringBuilder();
+            for (int p : assigned) a.append(a.length() > 0 ? "," : "").append(p);
+            System.out.println("assignment\t" + a);
+            TreeSet<Integer> partitions = new TreeSet<>();
+            for (PartitionInfo info : consumer.partitionsFor(topic)) partitions.add(info.partition());
+            Set<TopicPartition> all = new java.util.HashSet<>();
+            for (int p : partitions) all.add(new TopicPartition(topic, p));
+            Map<TopicPartition, OffsetAndMetadata> committed = consumer.committed(all, Duration.ofSeconds(15));
+            for (int p : partitions) {
+                OffsetAndMetadata om = committed.get(new TopicPartition(topic, p));
+                String value = om == null ? "-1\t<none>" : om.offset() + "\t" + om.metadata();
+                System.out.println("committed\t" + p + "\t" + value);
+            }
+        }
+    }
+
+    static String str(byte[] b) {
+        return b == null ? "<null>" : new String(b, StandardCharsets.UTF_8);
+    }
+}
