@@ -16,8 +16,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,22 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-from tests.e2e.harness import BrokerProcess, free_port  # noqa: E402
-
-
-def start_noida(binary: str, data: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([binary, "start", "--only", "kafka", "--kafka-port", str(port), "--host", "127.0.0.1",
-                             "--data-dir", str(data)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), 1).close()
-            return proc, f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.2)
-    proc.kill()
-    raise RuntimeError("noida-db did not start")
+from bench.peers import start_noida, stop_group  # noqa: E402
+from tests.e2e.harness import BrokerProcess  # noqa: E402
 
 
 def produce(bootstrap: str, topic: str, n: int, size: int, acks: str) -> float:
@@ -109,11 +93,11 @@ def main() -> None:
             rss = peak_rss_mb(ours.proc.pid)
         finally:
             ours.kill()
-        noida, bootstrap = start_noida(args.noida, Path(tmp) / "noida")
+        noida, bootstrap = start_noida(args.noida, Path(tmp) / "noida", 30)
         try:
             peer = run(bootstrap, "peer", cases)
         finally:
-            noida.kill()
+            stop_group(noida)
             noida.wait(10)
     print(f"{'size':>6} {'acks':>4} {'op':<8}{'ours rec/s':>12}{'ours MB/s':>10}{'peer rec/s':>12}{'peer MB/s':>10}{'ratio':>7}")
     for size, n, acks in cases:

@@ -203,16 +203,22 @@ class LogManager:
 
     def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str], *,
                      validate_only: bool = False) -> TopicMeta:  # fmt: skip
+        steps = self.create_topic_steps(name, num_partitions, overrides, validate_only=validate_only)
+        for _partition in steps:
+            pass
+        return steps.meta
+
+    def create_topic_steps(self, name: str, num_partitions: int, overrides: dict[str, str], *,
+                           validate_only: bool = False) -> "_TopicCreation":  # fmt: skip
+        """``create_topic`` one partition at a time: iterate it, and each step creates one log.
+
+        The topic is registered first, so a crash halfway is finished at the next start (missing
+        logs of known topics are created then); until its log exists a partition is simply absent.
+        """
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
         meta = TopicMeta(name, uuid.uuid4(), num_partitions, overrides)
-        if validate_only:
-            return meta
-        self._topics[name] = meta
-        self._save_topics()
-        for p in range(num_partitions):
-            self._create_log(meta, p)
-        return meta
+        return _TopicCreation(self, meta, validate_only)
 
     def _create_log(self, meta: TopicMeta, partition: int) -> Log:
         root = min(self.dirs, key=lambda d: sum(1 for _ in d.iterdir()))
@@ -378,3 +384,24 @@ def _atomic_write(path: Path, text: str) -> None:
 
 def _remove_dir(directory: Path) -> None:
     shutil.rmtree(directory, ignore_errors=True)
+
+
+class _TopicCreation:
+    """The steps of ``LogManager.create_topic_steps``; ``meta`` is the topic being created."""
+
+    def __init__(self, manager: LogManager, meta: TopicMeta, validate_only: bool) -> None:
+        self.manager, self.meta = manager, meta
+        self._partitions = iter(()) if validate_only else iter(range(meta.num_partitions))
+        self._started = validate_only
+
+    def __iter__(self) -> "_TopicCreation":
+        return self
+
+    def __next__(self) -> int:
+        if not self._started:
+            self._started = True
+            self.manager._topics[self.meta.name] = self.meta
+            self.manager._save_topics()
+        p = next(self._partitions)
+        self.manager._create_log(self.meta, p)
+        return p

@@ -1,7 +1,7 @@
 """``__consumer_offsets``: where groups and offsets are written and read back at startup.
 
 The internal topic is created on first use (FindCoordinator or any group
-request), compacted, with ``offsets.topic.num.partitions`` partitions and
+request that writes), in the background one partition at a time, compacted, with ``offsets.topic.num.partitions`` partitions and
 ``offsets.topic.segment.bytes`` segments; a
 group lives in partition ``abs(java_hash(group)) % partitions`` as in Kafka.
 Writes are ordinary v2 batches appended through ``Broker.append`` (so
@@ -37,17 +37,45 @@ class GroupStore:
     def __init__(self, broker: Any) -> None:
         self.broker = broker
         self.num_partitions = broker.config.offsets_topic_num_partitions
+        self._ready = trio.Event()
+        self._creating = False
 
-    def ensure_topic(self) -> None:
-        topics = self.broker.topics
-        existing = topics.get(OFFSETS_TOPIC)
-        if existing is not None:
+    def ensure_topic(self) -> bool:
+        """True when the topic exists; else its creation starts in the background and False is returned.
+
+        Creating 50 partitions takes a while (each log's files are fsynced), so like Kafka the broker
+        answers COORDINATOR_NOT_AVAILABLE meanwhile instead of stalling every connection.
+        """
+        if self._ready.is_set():
+            return True
+        existing = self.broker.topics.get(OFFSETS_TOPIC)
+        if existing is not None and not self._creating:
             self.num_partitions = existing.num_partitions
-            return
+            self._ready.set()
+            return True
+        if not self._creating:
+            self._creating = True
+            trio.lowlevel.spawn_system_task(self._create_topic)
+        return False
+
+    async def _create_topic(self) -> None:
         segment_bytes = self.broker.config.offsets_topic_segment_bytes
         configs = {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": str(segment_bytes)}
-        topics.create(OFFSETS_TOPIC, self.num_partitions, configs)
-        log.info("created %s with %d partitions", OFFSETS_TOPIC, self.num_partitions)
+        try:
+            for _partition in self.broker.topics.manager.create_topic_steps(OFFSETS_TOPIC, self.num_partitions,
+                                                                             configs):  # fmt: skip
+                await trio.sleep(0)  # one partition's files at a time; requests are served in between
+        except Exception:  # retried by the next request that needs the topic
+            log.exception("creating %s failed", OFFSETS_TOPIC)
+        else:
+            log.info("created %s with %d partitions", OFFSETS_TOPIC, self.num_partitions)
+            self._ready.set()
+        finally:
+            self._creating = False
+
+    async def ready(self) -> None:
+        if not self.ensure_topic():
+            await self._ready.wait()
 
     def partition_of(self, group_id: str) -> int:
         return r.partition_for(group_id, self.num_partitions)
@@ -56,7 +84,7 @@ class GroupStore:
         """Append ``(key, value)`` rows for ``group_id`` and wait until they are durable."""
         if not rows:
             return None
-        self.ensure_topic()
+        await self.ready()
         partition = self.broker.topics.partition(OFFSETS_TOPIC, self.partition_of(group_id))
         if partition is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE

@@ -1,7 +1,12 @@
 """FindCoordinator (key 10): v0-4, this broker coordinates every group.
 
 Behaviour: a group key (``key_type`` 0) gets this node's advertised
-endpoint; the first lookup creates ``__consumer_offsets`` as Kafka does.
+endpoint. The first lookup starts creating ``__consumer_offsets`` (in the
+background, one partition at a time, so other connections are served) and
+waits for it up to ``CREATION_WAIT_S``; only past that does it answer
+COORDINATOR_NOT_AVAILABLE as Kafka does while the topic is created (Kafka
+answers that at once, which clients such as kafka-python's admin client do
+not retry).
 A transaction key (``key_type`` 1) gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
 transactions are not served (see InitProducerId), and that error is final
 for clients instead of an endless retry. Any other key type is
@@ -13,20 +18,26 @@ Version notes: v1 adds ``key_type`` and ``error_message``; v3 flexible; v4
 
 from __future__ import annotations
 
+import trio
+
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 
 API_KEY = 10
 GROUP, TRANSACTION = 0, 1
+CREATION_WAIT_S = 5.0
 
 
-def _lookup(ctx: RequestContext, key_type: int) -> tuple[ErrorCode, str | None]:
+async def _lookup(ctx: RequestContext, key_type: int) -> tuple[ErrorCode, str | None]:
     if key_type == TRANSACTION:
         return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactions are not supported by this broker."
     if key_type != GROUP:
         return ErrorCode.INVALID_REQUEST, f"Unknown coordinator type {key_type}"
-    ctx.broker.groups.store.ensure_topic()
+    with trio.move_on_after(CREATION_WAIT_S):
+        await ctx.broker.groups.store.ready()
+    if not ctx.broker.groups.store.ensure_topic():
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
     return ErrorCode.NONE, None
 
 
@@ -35,12 +46,12 @@ async def handle(ctx: RequestContext, request) -> object:
     host, port = ctx.broker.advertised
     node = ctx.broker.config.node_id
     if ctx.version < 4:
-        error, message = _lookup(ctx, request.key_type)
+        error, message = await _lookup(ctx, request.key_type)
         if error != ErrorCode.NONE:
             return ctx.response(error_code=error, error_message=message, node_id=-1, host="", port=-1)
         return ctx.response(error_code=error, node_id=node, host=host, port=port)
     resp = ctx.response()
-    error, message = _lookup(ctx, request.key_type)
+    error, message = await _lookup(ctx, request.key_type)
     for key in request.coordinator_keys:
         found = error == ErrorCode.NONE
         resp.coordinators.append(type(resp).Coordinator(

@@ -216,6 +216,17 @@ async def test_pending_member_ids_expire_after_the_session_timeout(groups_broker
 
 
 async def test_find_coordinator_every_version_creates_the_offsets_topic(groups_broker):
+    answers = []
+
+    async def find():
+        answers.append(await call(groups_broker, 10, 2, req(10, key="g", key_type=0)))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(find)
+        await trio.sleep(0)
+        api_versions = await call(groups_broker, 18, 0, req(18))  # served while the partitions are created
+        assert api_versions.error_code == ErrorCode.NONE and not answers
+    assert (answers[0].error_code, answers[0].node_id) == (ErrorCode.NONE, 3)
     for version in range(0, 4):
         resp = await call(groups_broker, 10, version, req(10, key="g", key_type=0))
         assert (resp.error_code, resp.node_id, resp.host, resp.port) == (ErrorCode.NONE, 3, "127.0.0.1", 9999)
