@@ -88,24 +88,16 @@ def api_keys(bootstrap: str, timeout: float = 5.0) -> set[int]:
     host, port = bootstrap.rsplit(":", 1)
     client = b"bench-groups"
     body = struct.pack(">hhih", 18, 0, 1, len(client)) + client
-    with socket.create_connection((host, int(port)), timeout) as s:
+    with socket.create_connection((host, int(port)), timeout) as s, s.makefile("rb") as stream:
         s.sendall(struct.pack(">i", len(body)) + body)
-        size = struct.unpack(">i", _recv_exact(s, 4))[0]
-        data = _recv_exact(s, size)
+        head = stream.read(4)
+        data = stream.read(struct.unpack(">i", head)[0]) if len(head) == 4 else b""
+    if len(data) < 6:
+        raise Unsupported("connection closed during ApiVersions")
     _corr, error, count = struct.unpack_from(">ihi", data)
     if error:
         raise Unsupported(f"ApiVersions v0 answered error {error}")
     return {struct.unpack_from(">h", data, 10 + 6 * i)[0] for i in range(count)}
-
-
-def _recv_exact(s: socket.socket, n: int) -> bytes:
-    buf = b""
-    while len(buf) < n:
-        chunk = s.recv(n - len(buf))
-        if not chunk:
-            raise Unsupported("connection closed during ApiVersions")
-        buf += chunk
-    return buf
 
 
 class Member:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import subprocess
 import sys
 import threading
@@ -544,19 +543,9 @@ def test_aiokafka_group_commits_and_resumes(broker_factory):
 
 @pytest.fixture(scope="module")
 def group_consumer_classpath() -> str:
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        pytest.skip("no JDK (scripts/setup --with-e2e-tools installs one)")
-    from .test_java_client import CACHE, _jars
+    from .test_java_client import compile_java
 
-    jars = _jars()
-    classes = CACHE / "classes"
-    classes.mkdir(parents=True, exist_ok=True)
-    cp = ":".join(str(j) for j in jars)
-    source = ROOT / "tests" / "e2e" / "java" / "GroupConsumer.java"
-    result = subprocess.run(["javac", "-cp", cp, "-d", str(classes), str(source)], capture_output=True, text=True,
-                            timeout=180)  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return f"{classes}:{cp}"
+    return compile_java("GroupConsumer.java")
 
 
 def _java_group_run(classpath: str, bootstrap: str, topic: str, group: str, count: int, metadata: str) -> dict:

@@ -46,19 +46,24 @@ def _jars() -> list[Path]:
     return wanted
 
 
-@pytest.fixture(scope="session")
-def java_classpath() -> str:
+def compile_java(source_name: str) -> str:
+    """Compile ``tests/e2e/java/<source_name>`` against the kafka-clients jars; returns the classpath."""
     if shutil.which("javac") is None or shutil.which("java") is None:
         pytest.skip("no JDK (scripts/setup --with-e2e-tools installs one)")
     jars = _jars()
     classes = CACHE / "classes"
-    classes.mkdir(exist_ok=True)
-    source = ROOT / "tests" / "e2e" / "java" / "ClientCheck.java"
+    classes.mkdir(parents=True, exist_ok=True)
+    source = ROOT / "tests" / "e2e" / "java" / source_name
     cp = ":".join(str(j) for j in jars)
     result = subprocess.run(["javac", "-cp", cp, "-d", str(classes), str(source)], capture_output=True, text=True,
                             timeout=180)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return f"{classes}:{cp}"
+
+
+@pytest.fixture(scope="session")
+def java_classpath() -> str:
+    return compile_java("ClientCheck.java")
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
