@@ -123,3 +123,12 @@ async def fetch(broker, group, wanted=None, version=7):
     found = {(t.name, p.partition_index): (p.committed_offset, p.metadata, p.error_code)
              for t in resp.topics for p in t.partitions}  # fmt: skip
     return resp.error_code, found
+
+
+def start_join(nursery, results: dict, name: str, fn, *args, **kw) -> None:
+    """Run a (parked) join in ``nursery``; its response lands in ``results[name]``."""
+
+    async def run():
+        results[name] = await fn(*args, **kw)
+
+    nursery.start_soon(run)

@@ -14,7 +14,7 @@ from protocol import ErrorCode
 
 from ._admin_client import call, req, sub
 from ._group_client import (  # noqa: F401  (fixtures)
-    clock, group_props, groups_broker, heartbeat, join, join_new, protocols, sync, tick,
+    clock, group_props, groups_broker, heartbeat, join, join_new, protocols, start_join, sync, tick,
 )  # fmt: skip
 
 
@@ -59,12 +59,8 @@ async def test_join_errors(groups_broker):
 async def test_second_member_triggers_a_rebalance_and_each_gets_its_assignment(groups_broker):
     a = await stable_member(groups_broker)
     results = {}
-
-    async def join_b():
-        results["b"] = await join_new(groups_broker)
-
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(join_b)
+        start_join(nursery, results, "b", join_new, groups_broker)
         await trio.sleep(0.05)
         assert await heartbeat(groups_broker, "g", 1, a.member_id) == ErrorCode.REBALANCE_IN_PROGRESS
         assert (await sync(groups_broker, "g", 1, a.member_id)).error_code == ErrorCode.REBALANCE_IN_PROGRESS
@@ -115,12 +111,8 @@ async def test_session_timeout_removes_a_silent_member(groups_broker):
 async def test_rebalance_timeout_drops_members_that_do_not_rejoin(groups_broker):
     a = await stable_member(groups_broker, session=60_000, rebalance=3000)
     results = {}
-
-    async def join_b():
-        results["b"] = await join_new(groups_broker, session=60_000, rebalance=3000)
-
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(join_b)
+        start_join(nursery, results, "b", join_new, groups_broker, session=60_000, rebalance=3000)
         await trio.sleep(0.05)
         tick(groups_broker, 2999)
         assert "b" not in results
@@ -134,15 +126,11 @@ async def test_rebalance_timeout_drops_members_that_do_not_rejoin(groups_broker)
 @pytest.mark.parametrize("group_props", [{"group.initial.rebalance.delay.ms": "3000"}])
 async def test_initial_rebalance_delay_waits_and_extends_for_newcomers(groups_broker):
     results = {}
-
-    async def member(name):
-        results[name] = await join_new(groups_broker, rebalance=10_000)
-
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(member, "a")
+        start_join(nursery, results, "a", join_new, groups_broker, rebalance=10_000)
         await trio.sleep(0.05)
         tick(groups_broker, 2000)
-        nursery.start_soon(member, "b")
+        start_join(nursery, results, "b", join_new, groups_broker, rebalance=10_000)
         await trio.sleep(0.05)
         tick(groups_broker, 1000)  # first delay over, a newcomer arrived: extended by 3 s
         assert results == {}
@@ -154,15 +142,15 @@ async def test_initial_rebalance_delay_waits_and_extends_for_newcomers(groups_br
 async def test_protocol_chosen_by_votes_among_common_ones(groups_broker):
     results = {}
 
-    async def member(name, protos):
-        results[name] = await join(groups_broker, version=3, protos=protocols(*protos))
+    def member(nursery, name, *protos):
+        start_join(nursery, results, name, join, groups_broker, version=3, protos=protocols(*protos))
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(member, "a", [("range", b"a1"), ("roundrobin", b"a2")])
+        member(nursery, "a", ("range", b"a1"), ("roundrobin", b"a2"))
         await trio.sleep(0.05)
     async with trio.open_nursery() as nursery:  # the group is stable; two newcomers force a rebalance
-        nursery.start_soon(member, "b", [("roundrobin", b"b2"), ("range", b"b1"), ("sticky", b"b3")])
-        nursery.start_soon(member, "c", [("roundrobin", b"c2"), ("range", b"c1")])
+        member(nursery, "b", ("roundrobin", b"b2"), ("range", b"b1"), ("sticky", b"b3"))
+        member(nursery, "c", ("roundrobin", b"c2"), ("range", b"c1"))
         await trio.sleep(0.05)
         results["a"] = await join(groups_broker, member_id=results["a"].member_id, version=3,
                                   protos=protocols(("range", b"a1"), ("roundrobin", b"a2")))  # fmt: skip
@@ -245,12 +233,8 @@ async def test_a_static_member_that_misses_the_rebalance_stays_until_its_session
     static = await join(groups_broker, version=5, instance="inst-a", session=20_000, rebalance=2000)
     await sync(groups_broker, "g", 1, static.member_id, {static.member_id: b"A"}, instance="inst-a")
     results = {}
-
-    async def join_dynamic():
-        results["d"] = await join_new(groups_broker, session=20_000, rebalance=2000)
-
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(join_dynamic)
+        start_join(nursery, results, "d", join_new, groups_broker, session=20_000, rebalance=2000)
         await trio.sleep(0.05)
         tick(groups_broker, 2001)  # the rebalance times out without the static member
     dynamic = results["d"]
