@@ -1,6 +1,6 @@
 """Produce and consume throughput, ours vs the peer broker noida-db, run by hand.
 
-    python bench/bench_broker.py [--noida PATH] [--small N] [--large N]
+    python bench/bench_broker.py [--noida PATH] [--small N] [--large N] [--trials N] [--sustained]
 
 Starts our broker (``tests/e2e/harness.py``) and, in the same run, noida-db
 (``pip install noida-db==0.2.3`` into a separate venv, e.g. ``python -m venv
@@ -9,8 +9,19 @@ Starts our broker (``tests/e2e/harness.py``) and, in the same run, noida-db
 confluent-kafka producer and consumer: 100-byte and 1 KiB records, acks=1 and
 acks=all. The consumer's ``queued.min.messages`` is raised above the record
 count so librdkafka's 1 s "queue full" fetch back-off (which a fast broker
-triggers) does not stand in for the broker's speed. Prints records/s and MB/s for each and the ratio ours/peer (goal
->= 1.0 on every row), plus our broker's peak RSS.
+triggers) does not stand in for the broker's speed.
+
+Both brokers run for the whole benchmark, and every row is run ``--trials``
+times on each, alternating which broker goes first, each time on a fresh
+topic; the median is printed. Before each run both brokers are let go quiet:
+noida-db acknowledges produce before doing much of its work and keeps a core
+busy for seconds afterwards, which otherwise lands on the next run. (Run back
+to back, single runs moved by 10-30%.) The CPU each broker used for a row's
+produce and consume, its deferred work included, is printed too.
+``--sustained`` adds rows long enough (1 M x 100 B, 300 k x 1 KiB) that the
+deferred work falls inside the run. Prints records/s and
+MB/s for each and the ratio ours/peer (goal >= 1.0 on every row), plus our
+broker's peak RSS.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -28,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-from bench.peers import start_noida, stop_group  # noqa: E402
+from bench.peers import cpu_seconds, group_pids, settle, start_noida, stop_group  # noqa: E402
 from tests.e2e.harness import BrokerProcess  # noqa: E402
 
 
@@ -54,8 +66,11 @@ def consume(bootstrap: str, topic: str, n: int) -> float:
     # queued.min.messages above n: librdkafka otherwise stops fetching for fetch.queue.backoff.ms (1 s) whenever
     # 100,000 fetched messages wait in its queue, which a broker that answers faster than the Python loop
     # consumes triggers, and the row would time the client's back-off instead of the broker.
+    # receive.message.max.bytes at its maximum: noida-db ignores fetch.max.bytes and answers a fetch with the
+    # whole partition (518 MB seen), which librdkafka otherwise refuses, retrying forever.
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
-                         "fetch.max.bytes": 52428800, "queued.min.messages": max(n, 100_000)})  # fmt: skip
+                         "fetch.max.bytes": 52428800, "queued.min.messages": max(n, 100_000),
+                         "receive.message.max.bytes": 2147483647})  # fmt: skip
     consumer.assign([TopicPartition(topic, 0, 0)])
     got, started = 0, time.perf_counter()
     deadline = started + 120
@@ -68,13 +83,33 @@ def consume(bootstrap: str, topic: str, n: int) -> float:
     return elapsed if got >= n else float("inf")
 
 
-def run(bootstrap: str, label: str, cases) -> dict:
-    results = {}
-    for size, n, acks in cases:
-        topic = f"bench-{label}-{size}-{acks}"
-        results[(size, acks, "produce")] = produce(bootstrap, topic, n, size, acks)
-        results[(size, acks, "consume")] = consume(bootstrap, topic, n)
-    return results
+def run_case(bootstrap: str, label: str, case: tuple, trial: int) -> tuple[float, float]:
+    """Produce then consume one fresh topic: ``(produce seconds, consume seconds)``."""
+    size, n, acks = case
+    topic = f"bench-{label}-{size}-{n}-{acks}-{trial}"
+    return produce(bootstrap, topic, n, size, acks), consume(bootstrap, topic, n)
+
+
+def run_all(brokers: dict[str, tuple[str, list[int]]], cases: list, trials: int) -> dict:
+    """Every case ``trials`` times on each broker, alternating which goes first.
+
+    Before each run every broker is let go quiet (``settle``); a run's CPU is what its broker used from the
+    start until it was quiet again, deferred work included. Returns medians: seconds per (broker, case, op),
+    CPU seconds per (broker, case, "cpu").
+    """
+    samples: dict = {}
+    everyone = [pid for _, pids in brokers.values() for pid in pids]
+    for case in cases:
+        for trial in range(trials):
+            for label in list(brokers) if trial % 2 == 0 else list(reversed(brokers)):
+                bootstrap, pids = brokers[label]
+                settle(everyone)
+                cpu = cpu_seconds(pids)
+                p, c = run_case(bootstrap, label, case, trial)
+                settle(pids)
+                for op, value in (("produce", p), ("consume", c), ("cpu", cpu_seconds(pids) - cpu)):
+                    samples.setdefault((label, case, op), []).append(value)
+    return {key: statistics.median(values) for key, values in samples.items()}
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -89,28 +124,42 @@ def main() -> None:
     parser.add_argument("--noida", default=shutil.which("noida-db") or "/tmp/peers/bin/noida-db")
     parser.add_argument("--small", type=int, default=200_000)
     parser.add_argument("--large", type=int, default=50_000)
+    parser.add_argument("--trials", type=int, default=3, help="runs per row and broker; the median is shown")
+    parser.add_argument("--sustained", action="store_true",
+                        help="add rows of 1 M x 100 B and 300 k x 1 KiB records (acks=1), long enough that "
+                             "work a broker defers past its acknowledgements is part of the run")  # fmt: skip
     args = parser.parse_args()
     cases = [(100, args.small, "1"), (100, args.small, "all"), (1024, args.large, "1"), (1024, args.large, "all")]
+    if args.sustained:
+        cases += [(100, 1_000_000, "1"), (1024, 300_000, "1")]
     with tempfile.TemporaryDirectory() as tmp:
         ours = BrokerProcess(Path(tmp) / "ours", {"prometheus.port": "0"}).start()
+        noida = None
         try:
-            mine = run(ours.bootstrap, "ours", cases)
+            noida, peer_bootstrap = start_noida(args.noida, Path(tmp) / "noida", 30)
+            brokers = {"ours": (ours.bootstrap, [ours.proc.pid]), "peer": (peer_bootstrap, group_pids(noida.pid))}
+            medians = run_all(brokers, cases, args.trials)
             rss = peak_rss_mb(ours.proc.pid)
         finally:
             ours.kill()
-        noida, bootstrap = start_noida(args.noida, Path(tmp) / "noida", 30)
-        try:
-            peer = run(bootstrap, "peer", cases)
-        finally:
-            stop_group(noida)
-            noida.wait(10)
-    print(f"{'size':>6} {'acks':>4} {'op':<8}{'ours rec/s':>12}{'ours MB/s':>10}{'peer rec/s':>12}{'peer MB/s':>10}{'ratio':>7}")
-    for size, n, acks in cases:
-        for op in ("produce", "consume"):
-            a, b = mine[(size, acks, op)], peer[(size, acks, op)]
-            print(f"{size:>6} {acks:>4} {op:<8}{n / a:>12,.0f}{n * size / a / 1e6:>10.1f}{n / b:>12,.0f}"
-                  f"{n * size / b / 1e6:>10.1f}{b / a:>7.2f}")  # fmt: skip
+            if noida is not None:
+                stop_group(noida)
+    _report(medians, cases, args.trials)
     print(f"our broker's peak RSS: {rss:.0f} MiB")
+
+
+def _report(medians: dict, cases: list, trials: int) -> None:
+    print(f"median of {trials} alternating runs per row; cpu = broker CPU seconds for produce + consume, "
+          "deferred work included")  # fmt: skip
+    print(f"{'size':>6}{'records':>10} {'acks':>4} {'op':<8}{'ours rec/s':>12}{'ours MB/s':>10}{'peer rec/s':>12}"
+          f"{'peer MB/s':>10}{'ratio':>7}{'ours cpu':>10}{'peer cpu':>10}")  # fmt: skip
+    for case in cases:
+        size, n, acks = case
+        cpu = f"{medians[('ours', case, 'cpu')]:>10.2f}{medians[('peer', case, 'cpu')]:>10.2f}"
+        for op in ("produce", "consume"):
+            a, b = medians[("ours", case, op)], medians[("peer", case, op)]
+            print(f"{size:>6}{n:>10,} {acks:>4} {op:<8}{n / a:>12,.0f}{n * size / a / 1e6:>10.1f}{n / b:>12,.0f}"
+                  f"{n * size / b / 1e6:>10.1f}{b / a:>7.2f}{cpu if op == 'produce' else ''}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -4,6 +4,13 @@
 session (the ``noida-db`` console script is a Python wrapper that runs the
 real binary as a child, so only killing the whole process group stops the
 server) and waits until it accepts connections; ``stop_group`` kills it.
+
+``cpu_seconds`` reads the CPU time a set of processes used so far, and
+``settle`` waits until they stop using CPU. noida-db answers a produce before
+it does much of the work (its CPU keeps running for seconds after the last
+acknowledgement), so a benchmark that runs brokers one after the other must
+let each go quiet first, or one broker's deferred work lands on the other's
+measurement.
 """
 
 from __future__ import annotations
@@ -49,6 +56,40 @@ def stop_group(proc: subprocess.Popen) -> None:
     proc.wait(10)
 
 
+def group_pids(pgid: int) -> list[int]:
+    """The processes of a process group (noida-db's wrapper and server)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid:
+                found.append(int(entry))
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User plus system CPU time used so far by ``pids`` (all their threads)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def settle(pids: list[int], window: float = 0.5, quiet: float = 0.03, timeout: float = 60.0) -> None:
+    """Wait until ``pids`` use less than ``quiet`` CPU seconds in a ``window`` (at most ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        before = cpu_seconds(pids)
+        time.sleep(window)
+        if cpu_seconds(pids) - before < quiet:
+            return
 
 
 def _wait_accepting(bootstrap: str, timeout: float) -> bool:

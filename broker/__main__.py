@@ -18,6 +18,7 @@ import sys
 import trio
 
 from .config import BrokerConfig, ConfigError
+from .memory import tune_allocator
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
@@ -61,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, OSError) as exc:
         print(f"minibroker: configuration error: {exc}", file=sys.stderr)
         return 2
+    tune_allocator()
     trio.run(_run, config)
     return 0
 

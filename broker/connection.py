@@ -5,6 +5,10 @@ while a request is in flight), so answers always come back in request order;
 we get the same by processing frames sequentially in the connection's task.
 A frame that Kafka would refuse closes the connection (``CloseConnection``).
 
+A large request frame is received straight into its own buffer
+(``FrameBuffer.receive_buffer`` and ``recv_into``), so its bytes are copied
+only by the kernel.
+
 Responses are lists of chunks. ``bytes`` chunks are coalesced and written with
 ``send_all``; a ``FileRegion`` chunk (a slice of a segment file) is written
 with ``os.sendfile`` straight from the page cache, waiting for the socket to
@@ -56,11 +60,7 @@ class Connection:
     async def serve(self) -> None:
         frames = FrameBuffer(self.broker.config.socket_request_max_bytes)
         try:
-            while True:
-                data = await self.stream.receive_some(RECEIVE_SIZE)
-                if not data:
-                    return
-                frames.receive_data(data)
+            while await self._receive(frames):
                 await self._drain(frames)
         except (CloseConnection, FrameTooLargeError) as exc:
             log.info("closing connection from %s: %s", self.peer, exc)
@@ -71,6 +71,20 @@ class Connection:
         finally:
             with trio.CancelScope(shield=True):
                 await self.stream.aclose()
+
+    async def _receive(self, frames: FrameBuffer) -> bool:
+        """Receive some bytes into ``frames`` (a large frame straight into its buffer); False at end of stream."""
+        target = frames.receive_buffer()
+        if target is None:
+            data = await self.stream.receive_some(RECEIVE_SIZE)
+            frames.receive_data(data)
+            return bool(data)
+        try:
+            n = await self.stream.socket.recv_into(target)
+        except OSError as exc:  # as SocketStream.receive_some reports it
+            raise trio.BrokenResourceError(str(exc)) from exc
+        frames.received_into(n)
+        return n > 0
 
     async def _drain(self, frames: FrameBuffer) -> None:
         while (frame := frames.next_frame()) is not NEED_DATA:

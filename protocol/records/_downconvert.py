@@ -10,10 +10,12 @@ or attributes bit 0, KIP-87) gets a null value.
 
 The loop checks what the decoder checks for a record without headers (its
 length fits, its fields end one byte before its end and that byte is a zero
-header count, nothing is left after the last record) and reports whether every
-record was such a plain one. Anything else (headers, or ``IndexError`` from
-running off the data) makes the caller run ``scan_v2_records``, which raises
-the decoder's exact error or confirms the structure.
+header count) and reports whether every record was such a plain one; the
+caller (``_downconvert_runs.emit_records``, which hands it the records no run
+covers) checks that nothing is left after the last record. Anything else
+(headers, or ``IndexError`` from running off the data) makes the caller run
+``scan_v2_records``, which raises the decoder's exact error or confirms the
+structure.
 """
 
 from __future__ import annotations
@@ -36,19 +38,19 @@ def first_offset_delta(data: bytes) -> int:
 
 
 def emit_messages(
-    parts: list, data: bytes, count: int, bases: tuple[int, int, int | None], magic: int, attributes: int,
-    fetch_offset: int, shift: int,
-) -> tuple[int, int, int, bool]:  # fmt: skip  # noqa: C901 - one hot loop
-    """Append messages at ``offset - shift`` for records at or past ``fetch_offset``.
+    parts: list, data: bytes, pos: int, count: int, bases: tuple[int, int, int | None], magic: int,
+    attributes: int, fetch_offset: int, shift: int,
+) -> tuple[int, int, int, int, bool]:  # fmt: skip  # noqa: C901 - one hot loop
+    """Append messages at ``offset - shift`` for the ``count`` records from ``pos`` at or past ``fetch_offset``.
 
-    ``bases`` is ``(base_offset, base_timestamp, append_time or None)``. Returns
-    ``(messages, last offset written, max timestamp written, every record plain)``; raises
+    ``bases`` is ``(base_offset, base_timestamp, append_time or None)``. Returns ``(position after
+    them, messages, last offset written, max timestamp written, every record plain)``; raises
     ``IndexError`` when the records do not fit the data.
     """
     base_offset, base_ts, append_time = bases
     mv, pack_prefix, pack_i32, crc32 = memoryview(data), _PREFIX_CRC.pack, _INT32.pack, zlib.crc32
     head_struct = _HEADS[magic].pack
-    pos, written, last, max_ts, zz, plain, end = 0, 0, -1, -(1 << 64), ZIGZAG14, True, len(data)
+    written, last, max_ts, zz, plain, end = 0, -1, -(1 << 64), ZIGZAG14, True, len(data)
     for _ in range(count):
         b = data[pos]
         if b < 0x80:
@@ -104,6 +106,4 @@ def emit_messages(
             value = mv[value_at : value_at + vlen]
             head += pack_i32(vlen)
             parts += (pack_prefix(offset - shift, len(head) + vlen + 4, crc32(value, crc32(head))), head, value)
-    if pos != end:
-        raise IndexError("data left after the last record")
-    return written, last, max_ts, plain
+    return pos, written, last, max_ts, plain

@@ -32,7 +32,7 @@ _HIGH = bytes(b >> 7 for b in range(256))  # 1 where the continuation bit is set
 _LOW = bytes(1 - (b >> 7) for b in range(256))  # 1 where it is clear
 _ABOVE = tuple(bytes(int(b > t) for b in range(256)) for t in range(128))  # 1 where a byte exceeds t
 _BELOW = tuple(bytes(int(b < t) for b in range(256)) for t in range(128))
-_OTHER = tuple(bytes(int(b != t) for b in range(256)) for t in range(256))  # 1 where a byte is not t
+NOT_BYTE = tuple(bytes(int(b != t) for b in range(256)) for t in range(256))  # 1 where a byte is not t
 _SEQ1 = bytes(2 * k for k in range(64))  # offset delta k as a 1-byte varint
 _SEQ2 = (bytes((2 * k & 0x7F) | 0x80 for k in range(8192)), bytes(2 * k >> 7 for k in range(8192)))
 _LITTLE = sys.byteorder == "little"
@@ -90,23 +90,23 @@ def _layout(data: bytes, pos: int) -> Layout | None:
     return Layout(stop - pos, tuple(fixed), p + 1 - pos, ts_width, delta_at - pos, delta_width, key_len < 0)
 
 
-def _shrink(column: bytes, table: bytes, good: int) -> int:
+def shrink(column: bytes, table: bytes, good: int) -> int:
     """``good`` or the index of the first byte of ``column`` that ``table`` maps to 1, if smaller."""
     bad = column[:good].translate(table).find(1)
     return good if bad < 0 else bad
 
 
-def _good_records(data: bytes, pos: int, m: int, layout: Layout) -> int:
+def good_records(data: bytes, pos: int, m: int, layout: Layout) -> int:
     """How many of the ``m`` records from ``pos`` keep ``layout`` (at least 1: the first has it)."""
     size, lim = layout.size, pos + m * layout.size
     good = m
     for j, byte in layout.fixed:
         column = data[pos + j : lim : size]
         if column.count(byte) != m:
-            good = _shrink(column, _OTHER[byte], good)
+            good = shrink(column, NOT_BYTE[byte], good)
     for at, width in ((layout.ts_at, layout.ts_width), (layout.delta_at, layout.delta_width)):
         for k in range(width):
-            good = _shrink(data[pos + at + k : lim : size], _LOW if k < width - 1 else _HIGH, good)
+            good = shrink(data[pos + at + k : lim : size], _LOW if k < width - 1 else _HIGH, good)
     return good
 
 
@@ -120,11 +120,19 @@ def _ts_range(data: bytes, pos: int, lim: int, layout: Layout) -> tuple[int, int
         if keys.translate(_BELOW[low]).find(1) >= 0:
             low = min(keys)
         return low - 64, high - 64
-    first, second = data[at:lim:size], data[at + 1 : lim : size]
+    values = column_values(data, at, lim, size, 2)
+    return min(values), max(values)
+
+
+def column_values(data: bytes, at: int, lim: int, size: int, width: int) -> list[int]:
+    """The zigzag varints of ``width`` 1 or 2 at ``at``, ``at + size``, ... below ``lim``, decoded."""
+    first = data[at:lim:size]
+    if width == 1:
+        return list(map(ZIGZAG14.__getitem__, first))
+    second = data[at + 1 : lim : size]
     pairs = bytearray(2 * len(first))
     pairs[0::2], pairs[1::2] = (first, second) if _LITTLE else (second, first)
-    values = list(map(_ZZ2.__getitem__, memoryview(pairs).cast("H")))
-    return min(values), max(values)
+    return list(map(_ZZ2.__getitem__, memoryview(pairs).cast("H")))
 
 
 def _in_order(data: bytes, pos: int, lim: int, index: int, layout: Layout) -> bool:
@@ -146,7 +154,7 @@ def _in_order(data: bytes, pos: int, lim: int, index: int, layout: Layout) -> bo
 def check_run(data: bytes, pos: int, index: int, left: int, layout: Layout) -> tuple[int, int, int, int, bool]:
     """``(records, min ts delta, max ts delta, null keys, in order)`` of the run at ``pos`` (record ``index``)."""
     m = min(left, (len(data) - pos) // layout.size, WINDOW)
-    good = _good_records(data, pos, m, layout)
+    good = good_records(data, pos, m, layout)
     lim = pos + good * layout.size
     low, high = _ts_range(data, pos, lim, layout)
     return good, low, high, good if layout.null_key else 0, _in_order(data, pos, lim, index, layout)

@@ -58,7 +58,8 @@ from typing import NoReturn
 import attrs
 
 from ..errors import InvalidRecordError, UnsupportedCompressionError
-from ._downconvert import emit_messages, first_offset_delta
+from ._downconvert import first_offset_delta
+from ._downconvert_runs import emit_records
 from ._model import TOMBSTONE_FLAG, Codec, TimestampType
 from .batches import Batch, iter_batches
 from .builder import RecordBatchBuilder
@@ -199,10 +200,10 @@ def _convert_v2(out: bytearray, batch, target_magic: int, fetch_offset: int, max
 
 
 def _emit(parts: list, payload: bytes, count: int, *args) -> tuple[int, int, int]:
-    """``emit_messages``, with malformed records reported exactly as the decoder reports them."""
+    """``emit_records``, with malformed records reported exactly as the decoder reports them."""
     if count >= 0:
         try:
-            written, last, max_ts, plain = emit_messages(parts, payload, count, *args)
+            written, last, max_ts, plain = emit_records(parts, payload, count, *args)
         except (IndexError, InvalidRecordError):
             _malformed(payload, count)
         if not plain:  # records with headers: the loop skipped them, the scan checks them

@@ -8,8 +8,8 @@ and the timestamp bounds), whether offset deltas run 0, 1, 2 ..., whether the
 key is null (compacted topics) and whether a record carries the KIP-87
 tombstone header. ``scan_v2_records`` walks the records with the decoder's
 exact varint and bounds logic but builds no key, value or header objects: key
-and value lengths are only skipped over, header keys are compared only when
-the tombstone header name occurs in the payload at all (one ``bytes.find``).
+and value lengths are only skipped over, and a header key is compared with
+the tombstone header name only when their lengths match.
 
 Runs of same-shaped records (the common case: one producer, fixed sizes, no
 headers) are checked column-wise by ``_scan_runs`` at C speed; the scalar loop
@@ -59,8 +59,6 @@ def scan_v2_records(data: bytes, count: int, header_key: bytes | None = None) ->
     """Validate ``count`` records in ``data`` as the full decoder does, without building them."""
     if count < 0:
         raise InvalidRecordError(f"Found invalid record count {count}")
-    if header_key is not None and data.find(header_key) < 0:
-        header_key = None  # no record can carry it: header keys need not be compared
     try:
         return _scan(data, count, header_key)
     except IndexError:

@@ -15,7 +15,7 @@ import struct
 import pytest
 
 from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request, message_class
-from protocol.records import Codec, RecordBatchBuilder
+from protocol.records import Codec, RecordBatchBuilder, iter_batches
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -125,3 +125,52 @@ def test_record_errors_get_kafka_codes_and_leave_data_alone(broker):
     again = _produce(broker, "plain", bytes(_batch()))
     assert again.error_code == 0 and again.base_offset == 3  # nothing was appended by the failures
     _still_serving(broker)
+
+
+def _produce_frame(topic: str, records: bytes, correlation_id: int) -> bytes:
+    req = message_class(API_BY_KEY[0], True)
+    part = req.TopicProduceData.PartitionProduceData(index=0, records=records)
+    body = req(acks=1, timeout_ms=5000, topic_data=[req.TopicProduceData(name=topic, partition_data=[part])])
+    return encode_request(RequestHeader(0, 9, correlation_id, "pieces"), body)
+
+
+def _fetch_values(broker, topic: str) -> list[bytes]:
+    api = API_BY_KEY[1]
+    req = message_class(api, True)
+    part = req.FetchTopic.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=8 << 20)
+    body = req(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=8 << 20,
+               topics=[req.FetchTopic(topic=topic, partitions=[part])])  # fmt: skip
+    with _connect(broker) as s:
+        _, resp = _roundtrip(s, 1, 11, body)
+    data = memoryview(bytes(resp.responses[0].partitions[0].records))
+    return [r.value for batch in iter_batches(data) for r in batch]
+
+
+def test_large_frames_in_uneven_pieces_are_stored_whole_and_in_order(broker):
+    """Large frames are received straight into their buffers: pieces of any size, pipelined frames behind."""
+    _create(broker, "pieces")
+    big = [bytes(_batch(n=600, value_size=1000)), bytes(_batch(n=300, value_size=700))]
+    stream = _produce_frame("pieces", big[0], 1) + _produce_frame("pieces", bytes(_batch(n=2)), 2)
+    stream += _produce_frame("pieces", big[1], 3)
+    with _connect(broker) as s:
+        pos = 0
+        for step in (3, 70_000, 1, 200_000, 9, 500_000, len(stream)):
+            s.sendall(stream[pos : pos + step])
+            pos += step
+        answers = []
+        for _ in range(3):
+            size = struct.unpack(">i", _recv_exact(s, 4))[0]
+            answers.append(decode_response(_recv_exact(s, size), API_BY_KEY[0], 9))
+    parts = [body.responses[0].partition_responses[0] for _, body in answers]
+    assert [corr for corr, _ in answers] == [1, 2, 3]
+    assert [(p.error_code, p.base_offset) for p in parts] == [(0, 0), (0, 600), (0, 602)]
+    assert _fetch_values(broker, "pieces") == [b"v" * 1000] * 600 + [b"v" * 10] * 2 + [b"v" * 700] * 300
+
+
+def test_a_large_frame_cut_short_stores_nothing(broker):
+    _create(broker, "cut")
+    frame = _produce_frame("cut", bytes(_batch(n=400, value_size=1000)), 1)
+    with _connect(broker) as s:
+        s.sendall(frame[: len(frame) // 2])
+    _still_serving(broker)
+    assert _fetch_values(broker, "cut") == []

@@ -8,6 +8,7 @@ import struct
 import pytest
 
 from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError
+from protocol.framing import DIRECT_MIN
 
 
 def _frame(payload: bytes) -> bytes:
@@ -78,3 +79,80 @@ def test_frames_are_writable_and_independent():
     first[0] = ord("z")
     assert fb.next_frame() == b"def"
     assert first == b"zbc"
+
+
+BIG = [bytes(random.Random(i).randbytes(n)) for i, n in enumerate((DIRECT_MIN, 3 * DIRECT_MIN + 5, 200_000))]
+
+
+def _feed_direct(fb: FrameBuffer, stream: bytes, rng: random.Random) -> list[bytes]:
+    """Feed ``stream`` as a socket would: into ``receive_buffer()`` when offered, else as chunks."""
+    got, pos = [], 0
+    while pos < len(stream):
+        step = rng.randint(1, 90_000)
+        target = fb.receive_buffer()
+        if target is None:
+            fb.receive_data(stream[pos : pos + step])
+            pos += step
+        else:
+            n = min(step, len(target), len(stream) - pos)
+            target[:n] = stream[pos : pos + n]
+            fb.received_into(n)
+            pos += n
+        got.extend(_drain(fb))
+    return got
+
+
+def test_large_frames_are_received_in_place_and_small_ones_still_chunked():
+    rng = random.Random(3)
+    payloads = [BIG[0], b"small", BIG[1], b"", BIG[2], b"x" * 100] * 3
+    stream = b"".join(_frame(p) for p in payloads)
+    for _ in range(5):
+        fb, offered = FrameBuffer(), 0
+        got = []
+        pos = 0
+        while pos < len(stream):
+            target = fb.receive_buffer()
+            offered += target is not None
+            got.extend(_feed_direct(fb, stream[pos : pos + 50_000], rng))
+            pos += 50_000
+        assert got == payloads
+        assert fb.buffered == 0 and fb.receive_buffer() is None
+        assert offered > 0
+
+
+def test_in_place_frame_is_offered_once_its_prefix_is_in():
+    fb = FrameBuffer()
+    frame = _frame(BIG[1])
+    fb.receive_data(frame[:10])
+    assert fb.receive_buffer() is None  # nothing decided until next_frame reads the prefix
+    assert fb.next_frame() is NEED_DATA
+    target = fb.receive_buffer()
+    assert target is not None and len(target) == len(BIG[1]) - 6
+    assert fb.buffered == 10
+    target[:] = frame[10:]
+    fb.received_into(len(target))
+    assert fb.next_frame() == BIG[1]
+    assert fb.receive_buffer() is None
+
+
+def test_receive_data_fills_an_in_place_frame_and_keeps_the_rest():
+    fb = FrameBuffer()
+    stream = _frame(BIG[1]) + _frame(b"after")
+    fb.receive_data(stream[:100])
+    assert fb.next_frame() is NEED_DATA and fb.receive_buffer() is not None
+    fb.receive_data(bytearray(stream[100:]))
+    assert _drain(fb) == [BIG[1], b"after"]
+
+
+@pytest.mark.parametrize("n", [-1, DIRECT_MIN * 3 + 2])
+def test_received_into_beyond_the_frame_is_refused(n):
+    fb = FrameBuffer()
+    fb.receive_data(_frame(BIG[1])[:8])
+    assert fb.next_frame() is NEED_DATA and fb.receive_buffer() is not None
+    with pytest.raises(ValueError):
+        fb.received_into(n)
+
+
+def test_received_into_without_a_frame_in_place_is_refused():
+    with pytest.raises(ValueError):
+        FrameBuffer().received_into(1)

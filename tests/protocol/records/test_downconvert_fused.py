@@ -83,3 +83,47 @@ def test_corrupt_records_fail_with_the_decoders_error(records, magic, rng, count
     except InvalidRecordError as exc:
         got = ("error", str(exc))
     assert got == expected
+
+
+# Runs of same-shaped records (the column-wise path of ``_downconvert_runs``), broken up by odd records:
+# another key or value size, a null key or value, headers, the KIP-87 flag, a timestamp or offset jump that
+# changes a varint's width.
+SHAPES = st.tuples(st.none() | st.integers(0, 12), st.integers(-1, 200))  # key length (None: null), value length
+ODD = st.tuples(st.none() | st.binary(max_size=5), st.none() | st.binary(max_size=5),
+                st.sampled_from([(), (("h", b"x"),)]), st.integers(0, 1), st.integers(-3, 20_000), st.integers(1, 200))
+
+
+@st.composite
+def runs(draw):
+    records = []
+    for _ in range(draw(st.integers(1, 4))):
+        key_len, value_len = draw(SHAPES)
+        step, gap = draw(st.sampled_from([(1, 1), (0, 1), (100, 1), (5, 2)]))
+        for _ in range(draw(st.integers(1, 70))):
+            key = None if key_len is None else bytes([len(records) % 256]) * key_len
+            value = None if value_len < 0 else bytes([7]) * value_len
+            records.append((key, value, (), 0, step, gap))
+        records += draw(st.lists(ODD, max_size=2))
+    return records
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(runs(), st.sampled_from([Codec.NONE, Codec.LZ4]), st.booleans(), st.integers(0, 1), st.integers(990, 1300))
+def test_runs_of_one_shape_convert_as_the_row_encoder_does(records, codec, lat, magic, fetch_offset):
+    data = build(records, codec, lat)
+    assert down_convert(data, target_magic=magic, fetch_offset=fetch_offset).records == reference(
+        data, magic, fetch_offset)
+
+
+def test_a_long_uniform_batch_takes_the_column_path(monkeypatch):
+    """The property above must exercise the run path: count the records it wrote."""
+    from protocol.records import _downconvert_runs
+
+    seen = []
+    real = _downconvert_runs._emit_run
+    monkeypatch.setattr(_downconvert_runs, "_emit_run", lambda parts, data, pos, n, *a: seen.append(n) or real(
+        parts, data, pos, n, *a))  # fmt: skip
+    records = [(b"k%03d" % i, bytes(100), (), 0, 1, 1) for i in range(500)]
+    data = build(records, Codec.NONE, False)
+    assert down_convert(data, target_magic=1, fetch_offset=0).records == reference(data, 1, 0)
+    assert sum(seen) == 500

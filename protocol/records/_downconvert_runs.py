@@ -1,0 +1,109 @@
+"""Down-conversion of runs of same-shaped v2 records: ``emit_records`` drives it.
+
+Most batches are runs of records of one shape (``_scan_runs``): the same key
+and value lengths, no headers, offset and timestamp deltas of one varint
+width. In such a run every field sits at the same place in every record, so
+the offset and timestamp deltas are read column-wise at C speed
+(``column_values``) and each legacy message is two ``struct`` packs (its body
+with the key in one format, then its prefix) and two CRC-32 calls, with the
+value passed on as a ``memoryview`` slice. A run qualifies when its records
+are plain (as ``_scan_runs`` checks), have attributes 0 (no KIP-87 flag) and a
+non-null value, and its deltas are 1 or 2 bytes wide; every other record goes
+through the scalar loop of ``_downconvert`` in chunks that double while runs
+stay short, as ``scan`` does, so the output is the scalar loop's byte for
+byte and a malformed record is met by the scalar loop.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+from ._downconvert import emit_messages
+from ._scan_runs import NOT_BYTE, Layout, column_values, good_records, record_layout, shrink
+from .varint import read_varint_slow
+
+_PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
+_MIN_RUN = 8  # records: a shorter run is left to the scalar loop
+_FIRST_CHUNK, _LAST_CHUNK = 16, 4096
+
+
+def emit_records(
+    parts: list, data: bytes, count: int, bases: tuple[int, int, int | None], magic: int, attributes: int,
+    fetch_offset: int, shift: int,
+) -> tuple[int, int, int, bool]:  # fmt: skip
+    """``emit_messages`` over the whole records payload, runs taken column-wise.
+
+    Returns ``(messages, last offset written, max timestamp written, every record plain)``;
+    raises ``IndexError`` when the records do not fit the data.
+    """
+    pos, i, chunk = 0, 0, _FIRST_CHUNK
+    written, last, max_ts, plain = 0, -1, -(1 << 64), True
+    args = (bases, magic, attributes, fetch_offset, shift)
+    while i < count:
+        run = _run_at(data, pos, count - i)
+        if run is not None:
+            layout, n = run
+            w, lst, mts = _emit_run(parts, data, pos, n, layout, *args)
+            pos, i, chunk = pos + n * layout.size, i + n, _FIRST_CHUNK
+        else:
+            n = min(chunk, count - i)
+            pos, w, lst, mts, ok = emit_messages(parts, data, pos, n, *args)
+            i, chunk, plain = i + n, min(2 * chunk, _LAST_CHUNK), plain and ok
+        if w:
+            written, last, max_ts = written + w, lst, max(max_ts, mts)
+    if pos != len(data):
+        raise IndexError("data left after the last record")
+    return written, last, max_ts, plain
+
+
+def _run_at(data: bytes, pos: int, left: int) -> tuple[Layout, int] | None:
+    """The layout and length of a qualifying run at ``pos`` of at least ``_MIN_RUN`` records, or None."""
+    if left < _MIN_RUN:
+        return None
+    layout = record_layout(data, pos)
+    if layout is None or layout.ts_width > 2 or layout.delta_width > 2:
+        return None
+    m = min(left, (len(data) - pos) // layout.size)
+    good = good_records(data, pos, m, layout)
+    attributes_at = layout.ts_at - 1
+    good = shrink(data[pos + attributes_at : pos + good * layout.size : layout.size], NOT_BYTE[0], good)
+    return (layout, good) if good >= _MIN_RUN and _value_length(data, pos, layout) >= 0 else None
+
+
+def _value_length(data: bytes, pos: int, layout: Layout) -> int:
+    key_len, at = read_varint_slow(data, pos + layout.delta_at + layout.delta_width)
+    return read_varint_slow(data, at + max(key_len, 0))[0]
+
+
+def _emit_run(
+    parts: list, data: bytes, pos: int, n: int, layout: Layout, bases: tuple[int, int, int | None], magic: int,
+    attributes: int, fetch_offset: int, shift: int,
+) -> tuple[int, int, int]:  # fmt: skip
+    """The messages of ``n`` records of ``layout`` from ``pos``: ``(messages, last offset, max timestamp)``."""
+    base_offset, base_ts, append_time = bases
+    size, lim = layout.size, pos + n * layout.size
+    deltas = column_values(data, pos + layout.delta_at, lim, size, layout.delta_width)
+    stamps = column_values(data, pos + layout.ts_at, lim, size, layout.ts_width)
+    key_len, key_at = read_varint_slow(data, pos + layout.delta_at + layout.delta_width)
+    value_len, value_at = read_varint_slow(data, key_at + max(key_len, 0))
+    key_at, value_at = key_at - pos, value_at - pos
+    body = struct.Struct(f">bbqi{max(key_len, 0)}si" if magic else f">bbi{max(key_len, 0)}si")
+    pack_body, pack_prefix, crc32, mv = body.pack, _PREFIX_CRC.pack, zlib.crc32, memoryview(data)
+    message_size, key_end = 4 + body.size + value_len, key_at + max(key_len, 0)
+    written, last, max_ts = 0, -1, -(1 << 64)
+    for k in range(n):
+        offset = base_offset + deltas[k]
+        if offset < fetch_offset:
+            continue
+        ts = base_ts + stamps[k] if append_time is None else append_time
+        at = pos + k * size
+        key = data[at + key_at : at + key_end]
+        head = pack_body(1, attributes, ts, key_len, key, value_len) if magic else pack_body(
+            0, attributes, key_len, key, value_len)  # fmt: skip
+        value = mv[at + value_at : at + value_at + value_len]
+        parts += (pack_prefix(offset - shift, message_size, crc32(value, crc32(head))), head, value)
+        written, last = written + 1, offset
+        if ts > max_ts:
+            max_ts = ts
+    return written, last, max_ts
