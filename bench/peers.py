@@ -56,29 +56,22 @@ def stop_group(proc: subprocess.Popen) -> None:
     proc.wait(10)
 
 
+def _stat(pid: int) -> list[str]:
+    """The fields of ``/proc/<pid>/stat`` after the command name (state first), or [] if it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return []
+
+
 def group_pids(pgid: int) -> list[int]:
     """The processes of a process group (noida-db's wrapper and server)."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid:
-                found.append(int(entry))
-    return found
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and _stat(int(e))[2:3] == [str(pgid)]]
 
 
 def cpu_seconds(pids: list[int]) -> float:
     """User plus system CPU time used so far by ``pids`` (all their threads)."""
-    ticks = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        ticks += int(fields[11]) + int(fields[12])
+    ticks = sum(int(f[11]) + int(f[12]) for f in map(_stat, pids) if f)
     return ticks / os.sysconf("SC_CLK_TCK")
 
 

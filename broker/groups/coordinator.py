@@ -61,7 +61,7 @@ class GroupCoordinator:
     def _join(self, req: JoinRequest) -> JoinResult | Waiter:
         if not req.group_id:
             return JoinResult(ErrorCode.INVALID_GROUP_ID, req.member_id)
-        if not self.config.group_min_session_timeout_ms <= req.session_timeout_ms <= \
+        if not self.config.group_min_session_timeout_ms <= req.profile.session_timeout_ms <= \
                 self.config.group_max_session_timeout_ms:  # fmt: skip
             return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, req.member_id)
         group = self.groups.get(req.group_id)
@@ -71,48 +71,48 @@ class GroupCoordinator:
             group = self.groups[req.group_id] = Group(req.group_id, state_timestamp=self.clock())
         if group.state == DEAD:
             return JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.member_id)
-        if not group.supports(req.protocol_type, req.protocols):
+        if not group.supports(req.profile):
             return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, req.member_id)
         if not req.member_id:
             return self._join_new(group, req)
         return self._join_known(group, req)
 
     def _join_new(self, group: Group, req: JoinRequest) -> JoinResult | Waiter:
-        member_id = f"{req.group_instance_id or req.client_id}-{uuid.uuid4()}"
-        if req.group_instance_id is not None:
-            old_id = group.static_members.get(req.group_instance_id)
+        instance_id = req.profile.group_instance_id
+        member_id = f"{instance_id or req.profile.client_id}-{uuid.uuid4()}"
+        if instance_id is not None:
+            old_id = group.static_members.get(instance_id)
             if old_id is not None and old_id in group.members:
                 return self._replace_static(group, req, old_id, member_id)
             return self._add_and_rebalance(group, req, member_id)
         if req.require_known_member_id:
-            group.pending_members[member_id] = self.clock() + req.session_timeout_ms
+            group.pending_members[member_id] = self.clock() + req.profile.session_timeout_ms
             return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
         return self._add_and_rebalance(group, req, member_id)
 
     def _join_known(self, group: Group, req: JoinRequest) -> JoinResult | Waiter:
         if req.member_id in group.pending_members:
             return self._add_and_rebalance(group, req, req.member_id)
-        if group.fenced(req.member_id, req.group_instance_id):
+        if group.fenced(req.member_id, req.profile.group_instance_id):
             return JoinResult(ErrorCode.FENCED_INSTANCE_ID, req.member_id)
         member = group.members.get(req.member_id)
         if member is None or group.state in (EMPTY, DEAD):
             return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, req.member_id)
         if group.state == PREPARING:
             return self._update_and_wait(group, member, req)
-        if group.state == COMPLETING and member.same_protocols(req.protocols):
+        if group.state == COMPLETING and member.same_protocols(req.profile.protocols):
             return self._current_generation(group, member)
-        if group.state == STABLE and group.leader_id != member.member_id and member.same_protocols(req.protocols):
+        if group.state == STABLE and group.leader_id != member.member_id and member.same_protocols(
+                req.profile.protocols):  # fmt: skip
             return self._current_generation(group, member)
         waiter = self._update_and_wait(group, member, req)
         self._prepare_rebalance(group, f"{member.member_id} rejoined with new metadata or as leader")
         return waiter
 
     def _new_member(self, req: JoinRequest, member_id: str) -> Member:
-        return Member(
-            member_id, req.group_instance_id, req.client_id, req.client_host, req.session_timeout_ms,
-            req.rebalance_timeout_ms, req.protocol_type, list(req.protocols), is_new=True,
-            heartbeat_deadline=self.clock() + req.session_timeout_ms,
-        )  # fmt: skip
+        member = Member(member_id, req.profile, is_new=True)
+        member.extend_session(self.clock())
+        return member
 
     def _add_and_rebalance(self, group: Group, req: JoinRequest, member_id: str) -> Waiter:
         group.pending_members.pop(member_id, None)
@@ -126,10 +126,7 @@ class GroupCoordinator:
         return waiter
 
     def _update_and_wait(self, group: Group, member: Member, req: JoinRequest) -> Waiter:
-        member.protocols = list(req.protocols)
-        member.session_timeout_ms = req.session_timeout_ms
-        member.rebalance_timeout_ms = req.rebalance_timeout_ms
-        member.client_id, member.client_host = req.client_id, req.client_host
+        member.profile = req.profile
         if member.join_waiter is not None:  # a second join replaces the first, as Kafka's callback does
             member.join_waiter.complete(JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, member.member_id))
         member.join_waiter = waiter = Waiter()
@@ -159,13 +156,13 @@ class GroupCoordinator:
         group.add_member(member)
         if was_leader:
             group.leader_id = new_id
-        if group.state == STABLE and member.same_protocols(old.protocols):
+        if group.state == STABLE and member.same_protocols(old.profile.protocols):
             return self._current_generation(group, member, skip=True)
         member.join_waiter = waiter = Waiter()
         if group.state == PREPARING:
             self._check_join_done(group)
         else:
-            self._prepare_rebalance(group, f"static member {req.group_instance_id} rejoined")
+            self._prepare_rebalance(group, f"static member {req.profile.group_instance_id} rejoined")
         return waiter
 
     # -- rebalancing ---------------------------------------------------------------------
@@ -225,7 +222,7 @@ class GroupCoordinator:
         for member in group.members.values():
             waiter, member.join_waiter, member.is_new = member.join_waiter, None, False
             if waiter is not None:
-                member.heartbeat_deadline = now + member.session_timeout_ms
+                member.extend_session(now)
                 waiter.complete(self._current_generation(group, member))
         log.info("group %s generation %d: %d members, protocol %s", group.group_id, group.generation_id,
                  len(group.members), group.protocol_name)  # fmt: skip
@@ -255,7 +252,7 @@ class GroupCoordinator:
         if group.state == PREPARING:
             return SyncResult(ErrorCode.REBALANCE_IN_PROGRESS)
         member = group.members[req.member_id]
-        member.heartbeat_deadline = self.clock() + member.session_timeout_ms
+        member.extend_session(self.clock())
         if group.state == STABLE:
             return self._sync_result(group, member.assignment)
         member.sync_waiter = waiter = Waiter()
@@ -307,8 +304,7 @@ class GroupCoordinator:
         group, error = self._member_check(group_id, member_id, instance_id, generation_id)
         if error is not None:
             return error
-        member = group.members[member_id]
-        member.heartbeat_deadline = self.clock() + member.session_timeout_ms
+        group.members[member_id].extend_session(self.clock())
         return ErrorCode.REBALANCE_IN_PROGRESS if group.state == PREPARING else ErrorCode.NONE
 
     def leave(self, group_id: str, leaving: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:

@@ -42,27 +42,42 @@ class Waiter:
             self.event.set()
 
 
-@attrs.define(eq=False)
-class Member:
-    member_id: str
+@attrs.frozen
+class MemberProfile:
+    """What a member declared in its last JoinGroup (or what ``__consumer_offsets`` kept of it)."""
+
     group_instance_id: str | None
     client_id: str
     client_host: str
     session_timeout_ms: int
     rebalance_timeout_ms: int
     protocol_type: str
-    protocols: list[tuple[str, bytes]]
+    protocols: tuple[tuple[str, bytes], ...] = attrs.field(converter=tuple)
+
+
+@attrs.define(eq=False)
+class Member:
+    member_id: str
+    profile: MemberProfile
     assignment: bytes = b""
     join_waiter: Waiter | None = None
     sync_waiter: Waiter | None = None
     heartbeat_deadline: int = 0
     is_new: bool = False
 
-    def metadata(self, protocol: str) -> bytes:
-        return next((m for name, m in self.protocols if name == protocol), b"")
+    @property
+    def group_instance_id(self) -> str | None:
+        return self.profile.group_instance_id
 
-    def same_protocols(self, protocols: list[tuple[str, bytes]]) -> bool:
-        return self.protocols == protocols
+    def metadata(self, protocol: str) -> bytes:
+        return next((m for name, m in self.profile.protocols if name == protocol), b"")
+
+    def same_protocols(self, protocols: tuple[tuple[str, bytes], ...]) -> bool:
+        return self.profile.protocols == protocols
+
+    def extend_session(self, now: int) -> None:
+        """A heartbeat, sync, commit or completed join: the session runs from ``now`` again."""
+        self.heartbeat_deadline = now + self.profile.session_timeout_ms
 
     def keep_alive(self, now: int) -> bool:
         """Kafka's ``shouldKeepAlive``: a parked join or sync keeps a member (a new one for 5 minutes)."""
@@ -100,29 +115,29 @@ class Group:
         members = list(self.members.values())
         if not members:
             return []
-        names = [name for name, _ in members[0].protocols]
-        return [n for n in names if all(any(n == p for p, _ in m.protocols) for m in members[1:])]
+        names = [name for name, _ in members[0].profile.protocols]
+        return [n for n in names if all(any(n == p for p, _ in m.profile.protocols) for m in members[1:])]
 
-    def supports(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
-        """Whether a member with these protocols may join (Kafka's ``supportsProtocols``)."""
+    def supports(self, profile: MemberProfile) -> bool:
+        """Whether a member with this profile may join (Kafka's ``supportsProtocols``)."""
         if not self.members:
-            return bool(protocol_type) and bool(protocols)
-        if protocol_type != self.protocol_type:
+            return bool(profile.protocol_type) and bool(profile.protocols)
+        if profile.protocol_type != self.protocol_type:
             return False
-        offered = {name for name, _ in protocols}
+        offered = {name for name, _ in profile.protocols}
         return any(name in offered for name in self.candidate_protocols())
 
     def select_protocol(self) -> str:
         candidates = self.candidate_protocols()
         votes = dict.fromkeys(candidates, 0)
         for member in self.members.values():
-            vote = next(name for name, _ in member.protocols if name in votes)
+            vote = next(name for name, _ in member.profile.protocols if name in votes)
             votes[vote] += 1
         return max(candidates, key=lambda name: votes[name])
 
     def add_member(self, member: Member) -> None:
         if not self.members:
-            self.protocol_type = member.protocol_type
+            self.protocol_type = member.profile.protocol_type
         self.members[member.member_id] = member
         if member.group_instance_id is not None:
             self.static_members[member.group_instance_id] = member.member_id
@@ -149,7 +164,7 @@ class Group:
         return known is not None and known != member_id
 
     def max_rebalance_timeout(self) -> int:
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+        return max((m.profile.rebalance_timeout_ms for m in self.members.values()), default=0)
 
     def is_empty_and_simple(self) -> bool:
         return self.state == EMPTY and not self.members

@@ -60,10 +60,9 @@ class GroupManager:
             return [error] * len(partitions)
         if group is None:
             group = self.groups[group_id] = Group(group_id, state_timestamp=self.clock())
-        if member_id in group.members:
-            member = group.members[member_id]
-            member.heartbeat_deadline = self.clock() + member.session_timeout_ms
         now = self.clock()
+        if member_id in group.members:
+            group.members[member_id].extend_session(now)
         errors = [o.partition_error(self.topics, t, p, meta) for t, p, _, _, meta in partitions]
         values = {(t, p): o.offset_value(off, epoch, meta, now, retention_ms)
                   for (t, p, off, epoch, meta), e in zip(partitions, errors) if e is None}  # fmt: skip
@@ -84,16 +83,11 @@ class GroupManager:
         retention = self.config.offsets_retention_minutes * 60_000
         for group in list(self.groups.values()):
             gone = o.expired(group, now, retention)
-            rows = [(r.offset_key(group.group_id, t, p), None) for t, p in gone]
             drop_group = group.state == EMPTY and not group.members and len(gone) == len(group.offsets)
-            if drop_group and group.generation_id > 0:
-                rows.append((r.group_key(group.group_id), None))
-            if not rows and not drop_group:
+            if not gone and not drop_group:
                 continue
-            if await self.store.write(group.group_id, rows) is not None:
+            if await self._drop_offsets(group, gone, with_group=drop_group and group.generation_id > 0) is not None:
                 continue
-            for key in gone:
-                group.offsets.pop(key, None)
             if drop_group and group.state == EMPTY and not group.offsets:
                 group.state = DEAD
                 del self.groups[group.group_id]
@@ -108,7 +102,7 @@ class GroupManager:
         stable = group.state == STABLE
         protocol = group.protocol_name or "" if stable else ""
         members = [
-            MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host,
+            MemberSummary(m.member_id, m.group_instance_id, m.profile.client_id, m.profile.client_host,
                           m.metadata(protocol) if stable else b"", m.assignment if stable else b"")  # fmt: skip
             for m in group.members.values()
         ]
@@ -128,9 +122,7 @@ class GroupManager:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group.state != EMPTY or group.members:
             return ErrorCode.NON_EMPTY_GROUP
-        rows = [(r.offset_key(group_id, t, p), None) for t, p in group.offsets]
-        rows.append((r.group_key(group_id), None))
-        error = await self.store.write(group_id, rows)
+        error = await self._drop_offsets(group, list(group.offsets), with_group=True)
         if error is not None:
             return error
         group.state = DEAD
@@ -153,12 +145,8 @@ class GroupManager:
             for t, p in wanted
         ]  # fmt: skip
         gone = [k for k, e in zip(wanted, errors) if e == ErrorCode.NONE and k in group.offsets]
-        failed = await self.store.write(group_id, [(r.offset_key(group_id, t, p), None) for t, p in gone])
-        if failed is not None:
-            return failed, []
-        for key in gone:
-            group.offsets.pop(key, None)
-        return ErrorCode.NONE, errors
+        failed = await self._drop_offsets(group, gone)
+        return (failed, []) if failed is not None else (ErrorCode.NONE, errors)
 
     async def topic_deleted(self, topic: str) -> None:
         """Drop every group's offsets of a deleted topic (tombstones), so a new topic of that name starts afresh."""
@@ -166,10 +154,22 @@ class GroupManager:
             gone = [k for k in group.offsets if k[0] == topic]
             if not gone:
                 continue
-            if await self.store.write(group.group_id, [(r.offset_key(group.group_id, t, p), None) for t, p in gone]):
+            if await self._drop_offsets(group, gone) is not None:  # forgotten anyway: the topic is gone
                 log.error("could not delete the offsets of %s for group %s", topic, group.group_id)
-            for key in gone:
+                for key in gone:
+                    group.offsets.pop(key, None)
+
+    async def _drop_offsets(self, group: Group, keys: list[tuple[str, int]], with_group: bool = False,
+                            ) -> ErrorCode | None:  # fmt: skip
+        """Tombstone ``keys`` (and the group's own record) in ``__consumer_offsets``; forget them once written."""
+        rows = [(r.offset_key(group.group_id, t, p), None) for t, p in keys]
+        if with_group:
+            rows.append((r.group_key(group.group_id), None))
+        error = await self.store.write(group.group_id, rows)
+        if error is None:
+            for key in keys:
                 group.offsets.pop(key, None)
+        return error
 
     # -- metrics -------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from protocol import ErrorCode
 from protocol.primitives import Reader
 
 from . import records as r
-from .group import COMPLETING, DEAD, EMPTY, STABLE, Group, Member
+from .group import COMPLETING, DEAD, EMPTY, STABLE, Group, Member, MemberProfile
 
 log = logging.getLogger("minibroker.groups")
 OFFSET_METADATA_MAX_BYTES = 4096
@@ -139,9 +139,10 @@ def _restored(group_id: str, meta: Any, now: int) -> Group:
     if meta.current_state_timestamp >= 0:
         group.state_timestamp = meta.current_state_timestamp
     for m in meta.members:
-        member = Member(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.session_timeout,
-                        m.rebalance_timeout, meta.protocol_type, [(meta.protocol or "", m.subscription)],
-                        assignment=m.assignment, heartbeat_deadline=now + m.session_timeout)  # fmt: skip
+        profile = MemberProfile(m.group_instance_id, m.client_id, m.client_host, m.session_timeout,
+                                m.rebalance_timeout, meta.protocol_type, [(meta.protocol or "", m.subscription)])
+        member = Member(m.member_id, profile, assignment=m.assignment)
+        member.extend_session(now)
         group.members[member.member_id] = member
         if member.group_instance_id is not None:
             group.static_members[member.group_instance_id] = member.member_id

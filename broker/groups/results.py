@@ -1,7 +1,8 @@
 """What the coordinator answers: plain results the handlers turn into responses.
 
 Requests reach the coordinator as the decoded protocol objects' fields
-(``JoinRequest`` carries the ones JoinGroup needs, whatever the version), so
+(``JoinRequest`` carries the ones JoinGroup needs, whatever the version: the
+group, the member id and the joining member's ``MemberProfile``), so
 the coordinator knows nothing of versions beyond the few rules that depend
 on them (KIP-394's MEMBER_ID_REQUIRED from v4).
 """
@@ -12,18 +13,14 @@ import attrs
 
 from protocol import ErrorCode
 
+from .group import MemberProfile
+
 
 @attrs.frozen
 class JoinRequest:
     group_id: str
     member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocol_type: str
-    protocols: list[tuple[str, bytes]]
+    profile: MemberProfile
     require_known_member_id: bool
 
 

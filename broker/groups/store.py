@@ -1,9 +1,10 @@
 """``__consumer_offsets``: where groups and offsets are written and read back at startup.
 
 The internal topic is created on first use (FindCoordinator or any group
-request that writes), in the background one partition at a time, compacted, with ``offsets.topic.num.partitions`` partitions and
-``offsets.topic.segment.bytes`` segments; a
-group lives in partition ``abs(java_hash(group)) % partitions`` as in Kafka.
+request that writes), in the background one partition at a time, compacted,
+with ``offsets.topic.num.partitions`` partitions and
+``offsets.topic.segment.bytes`` segments; a group lives in partition
+``abs(java_hash(group)) % partitions`` as in Kafka.
 Writes are ordinary v2 batches appended through ``Broker.append`` (so
 fetchers of the internal topic wake up and durable mode's group commit
 covers them), and a write returns once ``Broker.wait_durable`` does: a
@@ -151,9 +152,9 @@ def _records(log_: Any) -> Iterator[Any]:
 def group_value(group: Any) -> Any:
     protocol = group.protocol_name or ""
     members = [
-        r.MemberValue(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rebalance_timeout_ms,
-                      m.session_timeout_ms, m.metadata(protocol), m.assignment)  # fmt: skip
-        for m in group.members.values()
+        r.MemberValue(m.member_id, p.group_instance_id, p.client_id, p.client_host, p.rebalance_timeout_ms,
+                      p.session_timeout_ms, m.metadata(protocol), m.assignment)  # fmt: skip
+        for m, p in ((m, m.profile) for m in group.members.values())
     ]
     return r.GroupValue(group.protocol_type or "", group.generation_id, group.protocol_name, group.leader_id,
                         group.state_timestamp, members)  # fmt: skip

@@ -14,6 +14,7 @@ v4 requires a known member id; v5 static membership; v7 returns
 from __future__ import annotations
 
 from ..dispatch import RequestContext, handler
+from ..groups.group import MemberProfile
 from ..groups.results import JoinRequest
 
 API_KEY = 11
@@ -28,11 +29,12 @@ def client_host(ctx: RequestContext) -> str:
 @handler(API_KEY, 0, 9)
 async def handle(ctx: RequestContext, request) -> object:
     rebalance_timeout = request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms
-    result = await ctx.broker.groups.coordinator.join(JoinRequest(
-        request.group_id, request.member_id, request.group_instance_id, ctx.request.header.client_id or "",
-        client_host(ctx), request.session_timeout_ms, rebalance_timeout, request.protocol_type,
-        [(p.name, bytes(p.metadata)) for p in request.protocols], ctx.version >= 4,
-    ))  # fmt: skip
+    profile = MemberProfile(
+        request.group_instance_id, ctx.request.header.client_id or "", client_host(ctx), request.session_timeout_ms,
+        rebalance_timeout, request.protocol_type, [(p.name, bytes(p.metadata)) for p in request.protocols],
+    )  # fmt: skip
+    result = await ctx.broker.groups.coordinator.join(
+        JoinRequest(request.group_id, request.member_id, profile, ctx.version >= 4))
     resp = ctx.response(
         error_code=result.error, generation_id=result.generation_id, protocol_type=result.protocol_type,
         protocol_name=result.protocol_name if ctx.version >= 7 else result.protocol_name or "",

@@ -20,12 +20,11 @@ import struct
 import zlib
 
 from ._downconvert import emit_messages
-from ._scan_runs import NOT_BYTE, Layout, column_values, good_records, record_layout, shrink
+from ._scan_runs import FIRST_CHUNK, LAST_CHUNK, NOT_BYTE, Layout, column_values, good_records, record_layout, shrink
 from .varint import read_varint_slow
 
 _PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
 _MIN_RUN = 8  # records: a shorter run is left to the scalar loop
-_FIRST_CHUNK, _LAST_CHUNK = 16, 4096
 
 
 def emit_records(
@@ -37,19 +36,19 @@ def emit_records(
     Returns ``(messages, last offset written, max timestamp written, every record plain)``;
     raises ``IndexError`` when the records do not fit the data.
     """
-    pos, i, chunk = 0, 0, _FIRST_CHUNK
+    pos, i, chunk = 0, 0, FIRST_CHUNK
     written, last, max_ts, plain = 0, -1, -(1 << 64), True
     args = (bases, magic, attributes, fetch_offset, shift)
     while i < count:
         run = _run_at(data, pos, count - i)
         if run is not None:
-            layout, n = run
-            w, lst, mts = _emit_run(parts, data, pos, n, layout, *args)
-            pos, i, chunk = pos + n * layout.size, i + n, _FIRST_CHUNK
+            layout, n, fields = run
+            w, lst, mts = _emit_run(parts, data, pos, n, layout, fields, *args)
+            pos, i, chunk = pos + n * layout.size, i + n, FIRST_CHUNK
         else:
             n = min(chunk, count - i)
             pos, w, lst, mts, ok = emit_messages(parts, data, pos, n, *args)
-            i, chunk, plain = i + n, min(2 * chunk, _LAST_CHUNK), plain and ok
+            i, chunk, plain = i + n, min(2 * chunk, LAST_CHUNK), plain and ok
         if w:
             written, last, max_ts = written + w, lst, max(max_ts, mts)
     if pos != len(data):
@@ -57,37 +56,41 @@ def emit_records(
     return written, last, max_ts, plain
 
 
-def _run_at(data: bytes, pos: int, left: int) -> tuple[Layout, int] | None:
-    """The layout and length of a qualifying run at ``pos`` of at least ``_MIN_RUN`` records, or None."""
+def _run_at(data: bytes, pos: int, left: int) -> tuple[Layout, int, tuple[int, int, int, int]] | None:
+    """The layout, length and key/value fields of a qualifying run at ``pos`` of at least ``_MIN_RUN``
+    records, or None."""
     if left < _MIN_RUN:
         return None
     layout = record_layout(data, pos)
     if layout is None or layout.ts_width > 2 or layout.delta_width > 2:
         return None
+    fields = _key_value(data, pos, layout)
+    if fields[2] < 0:  # null values: tombstones, left to the scalar loop
+        return None
     m = min(left, (len(data) - pos) // layout.size)
     good = good_records(data, pos, m, layout)
     attributes_at = layout.ts_at - 1
     good = shrink(data[pos + attributes_at : pos + good * layout.size : layout.size], NOT_BYTE[0], good)
-    return (layout, good) if good >= _MIN_RUN and _value_length(data, pos, layout) >= 0 else None
+    return (layout, good, fields) if good >= _MIN_RUN else None
 
 
-def _value_length(data: bytes, pos: int, layout: Layout) -> int:
-    key_len, at = read_varint_slow(data, pos + layout.delta_at + layout.delta_width)
-    return read_varint_slow(data, at + max(key_len, 0))[0]
+def _key_value(data: bytes, pos: int, layout: Layout) -> tuple[int, int, int, int]:
+    """``(key length, key offset, value length, value offset)`` of the record at ``pos`` (offsets from ``pos``)."""
+    key_len, key_at = read_varint_slow(data, pos + layout.delta_at + layout.delta_width)
+    value_len, value_at = read_varint_slow(data, key_at + max(key_len, 0))
+    return key_len, key_at - pos, value_len, value_at - pos
 
 
 def _emit_run(
-    parts: list, data: bytes, pos: int, n: int, layout: Layout, bases: tuple[int, int, int | None], magic: int,
-    attributes: int, fetch_offset: int, shift: int,
+    parts: list, data: bytes, pos: int, n: int, layout: Layout, fields: tuple[int, int, int, int],
+    bases: tuple[int, int, int | None], magic: int, attributes: int, fetch_offset: int, shift: int,
 ) -> tuple[int, int, int]:  # fmt: skip
     """The messages of ``n`` records of ``layout`` from ``pos``: ``(messages, last offset, max timestamp)``."""
     base_offset, base_ts, append_time = bases
     size, lim = layout.size, pos + n * layout.size
     deltas = column_values(data, pos + layout.delta_at, lim, size, layout.delta_width)
     stamps = column_values(data, pos + layout.ts_at, lim, size, layout.ts_width)
-    key_len, key_at = read_varint_slow(data, pos + layout.delta_at + layout.delta_width)
-    value_len, value_at = read_varint_slow(data, key_at + max(key_len, 0))
-    key_at, value_at = key_at - pos, value_at - pos
+    key_len, key_at, value_len, value_at = fields
     body = struct.Struct(f">bbqi{max(key_len, 0)}si" if magic else f">bbi{max(key_len, 0)}si")
     pack_body, pack_prefix, crc32, mv = body.pack, _PREFIX_CRC.pack, zlib.crc32, memoryview(data)
     message_size, key_end = 4 + body.size + value_len, key_at + max(key_len, 0)

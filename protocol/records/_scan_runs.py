@@ -25,6 +25,8 @@ from ..errors import InvalidRecordError
 from .varint import ZIGZAG14, read_varint_slow
 
 WINDOW = 1024  # records per check: bounds the work wasted when a run ends early
+# Callers alternate run attempts with scalar chunks of records that double while runs stay short:
+FIRST_CHUNK, LAST_CHUNK = 16, 4096
 # A 2-byte varint (b0 >= 0x80, b1 < 0x80) read as the native 16-bit int b0 | b1 << 8, decoded.
 _ZZ2 = tuple(ZIGZAG14[(u & 0x7F) | ((u >> 8) << 7)] for u in range(1 << 15))
 _ORDER1 = bytes(ZIGZAG14[b] + 64 for b in range(128)) + bytes(128)  # 1-byte zigzag -> order-keeping byte

@@ -28,11 +28,10 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import InvalidRecordError
-from ._scan_runs import check_run, record_layout
+from ._scan_runs import FIRST_CHUNK, LAST_CHUNK, check_run, record_layout
 from .varint import ZIGZAG14, read_varint_slow, read_varlong_slow
 
 _LONG_RUN = 16  # a run at least this long is worth trying again right after it
-_FIRST_CHUNK, _LAST_CHUNK = 16, 4096  # scalar records between run attempts, doubling while runs stay short
 
 
 class V2Scan(NamedTuple):
@@ -66,7 +65,7 @@ def scan_v2_records(data: bytes, count: int, header_key: bytes | None = None) ->
 
 
 def _scan(data: bytes, count: int, header_key: bytes | None) -> V2Scan:
-    pos, i, chunk = 0, 0, _FIRST_CHUNK
+    pos, i, chunk = 0, 0, FIRST_CHUNK
     low, high, null_keys, in_order = 1 << 64, -(1 << 64), 0, True
     flag: list[int] = []
     while i < count:
@@ -76,12 +75,12 @@ def _scan(data: bytes, count: int, header_key: bytes | None) -> V2Scan:
             pos, i = pos + n * layout.size, i + n
             low, high, null_keys, in_order = min(low, lo), max(high, hi), null_keys + nulls, in_order and ordered
             if n >= _LONG_RUN:
-                chunk = _FIRST_CHUNK
+                chunk = FIRST_CHUNK
                 continue
         stop = min(i + chunk, count)
         pos, lo, hi, nulls, ordered = _scan_loop(data, pos, i, stop, header_key, flag)
         low, high, null_keys, in_order = min(low, lo), max(high, hi), null_keys + nulls, in_order and ordered
-        i, chunk = stop, min(2 * chunk, _LAST_CHUNK)
+        i, chunk = stop, min(2 * chunk, LAST_CHUNK)
     if pos != len(data):
         raise InvalidRecordError("Incorrect declared batch size, records still remaining in file")
     return V2Scan(low, high, null_keys, in_order, flag)
