@@ -18,7 +18,7 @@ import sys
 import trio
 
 from .config import BrokerConfig, ConfigError
-from .memory import tune_allocator
+from .memory import freeze_startup_heap, tune_allocator
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
@@ -47,6 +47,7 @@ async def _run(config) -> None:
     async with trio.open_nursery() as nursery:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             broker = await nursery.start(serve_broker, config)
+            freeze_startup_heap()
             logging.getLogger("minibroker").info("broker %d serving on %s", config.node_id, broker.bound)
             async for signum in signals:
                 logging.getLogger("minibroker").info("signal %d: shutting down", signum)

@@ -7,8 +7,12 @@ logs) are handed to the trio thread with ``trio.from_thread.run_sync``, so
 storage keeps its single-owner rule and appends or fetches wait only for
 those renames. ``start_cleaner`` registers the cleaner's scrape-time gauges
 (``cleaner.metrics``) and shortens the GIL switch interval (see
-``GIL_SWITCH_INTERVAL_S``); ``stop_cleaner`` stops the threads from a worker
-thread so the trio loop keeps serving swaps while they finish.
+``GIL_SWITCH_INTERVAL_S``) and adds a trio instrument that tells the
+cleaners' ``RequestGate`` when the loop has work (after an I/O wait) and when
+it goes back to waiting (before an I/O wait with a timeout), so the cleaners
+pause between steps while requests are answered (``cleaner.gate``).
+``stop_cleaner`` removes it and stops the threads from a worker thread so the
+trio loop keeps serving swaps while they finish.
 """
 
 from __future__ import annotations
@@ -18,12 +22,13 @@ from typing import Any, Callable
 
 import trio
 
-from cleaner import CleanerConfig, LogCleaner
+from cleaner import CleanerConfig, LogCleaner, RequestGate
 from cleaner import metrics as cleaner_metrics
 
 # The cleaner threads are CPU-bound Python: with CPython's default 5 ms switch interval the trio
 # thread waits up to 5 ms for the GIL after every socket call, and produce p99 rises ~50x while a
-# log is cleaned (bench/bench_cleaner.py). 0.5 ms keeps it near the idle figure.
+# log is cleaned (bench/bench_cleaner.py). 0.5 ms keeps it near the idle figure (with the gate);
+# shorter intervals were measured worse (more handoffs), 5 ms even with the gate 3-9x idle.
 GIL_SWITCH_INTERVAL_S = 0.0005
 
 
@@ -32,6 +37,20 @@ def _owner(token: trio.lowlevel.TrioToken) -> Callable[[Callable[[], Any]], Any]
         return trio.from_thread.run_sync(fn, trio_token=token)
 
     return run
+
+
+class _LoopActivity(trio.abc.Instrument):
+    """Tells the cleaners' ``RequestGate`` when the trio loop has work and when it waits for sockets."""
+
+    def __init__(self, gate: RequestGate) -> None:
+        self.gate = gate
+
+    def after_io_wait(self, timeout: float) -> None:
+        self.gate.mark_busy()
+
+    def before_io_wait(self, timeout: float) -> None:
+        if timeout > 0:
+            self.gate.mark_idle()
 
 
 def start_cleaner(broker: Any) -> LogCleaner | None:
@@ -43,11 +62,17 @@ def start_cleaner(broker: Any) -> LogCleaner | None:
     broker.metrics.add_state_collector(lambda: cleaner_metrics.samples(cleaner))
     if config.enable:
         sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
+        broker.loop_activity = _LoopActivity(cleaner.gate)
+        trio.lowlevel.add_instrument(broker.loop_activity)
         cleaner.start()
     return cleaner
 
 
 async def stop_cleaner(broker: Any) -> None:
+    activity = getattr(broker, "loop_activity", None)
+    if activity is not None:
+        trio.lowlevel.remove_instrument(activity)
+        broker.loop_activity = None
     cleaner = getattr(broker, "cleaner", None)
     if cleaner is not None:
         await trio.to_thread.run_sync(cleaner.stop)

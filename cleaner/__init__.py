@@ -8,6 +8,7 @@
 * ``cleaner``: one round of one log (map, recopy into ``.cleaned`` files, swap);
 * ``manager``: what is in progress or uncleanable, checkpoints, gauges' inputs;
 * ``service``: the background threads; ``throttle``: the shared I/O limit;
+* ``gate``: cleaners pause between small steps while the broker answers requests;
 * ``metrics``: the scrape-time gauges, named as the JMX exporter names Kafka's.
 
 No trio here: the broker runs the swap steps on its own thread through the
@@ -15,6 +16,7 @@ No trio here: the broker runs the swap steps on its own thread through the
 """
 
 from .cleaner import Cleaner, CleanerStats, CleaningAborted, group_segments
+from .gate import RequestGate
 from .manager import CleanerManager
 from .offset_map import OffsetMap
 from .selection import LogToClean, choose, log_to_clean
@@ -30,6 +32,7 @@ __all__ = [
     "LogCleaner",
     "LogToClean",
     "OffsetMap",
+    "RequestGate",
     "Throttler",
     "choose",
     "group_segments",

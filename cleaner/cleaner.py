@@ -24,8 +24,11 @@
 4. ``on_done(end_offset)`` records the new first dirty offset
    (``cleaner-offset-checkpoint``), also on the cleaner thread.
 
-The clock, the offset map, the throttle, ``owner`` and ``should_abort`` are
-injected, so tests drive rounds deterministically and inject failures.
+Between small steps (a batch, a slice of a batch's records) the round calls
+``gate.pause()``, which blocks while the broker's thread is answering
+requests (``cleaner.gate``). The clock, the offset map, the throttle, the
+gate, ``owner`` and ``should_abort`` are injected, so tests drive rounds
+deterministically and inject failures.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ from storage.checkpoint import fsync_dir
 from storage.file_names import CLEANED
 from storage.index import OffsetIndex, TimeIndex
 
-from .offset_map import GIL_SLICE, SHORT_KEY, OffsetMap, map_key
+from .gate import RequestGate
+from .offset_map import GIL_SLICE, SHORT_KEY, OffsetMap
 from .recopy import BatchFilter, CleanerStats
 from .selection import LogToClean
 from .throttle import Throttler
@@ -60,8 +64,10 @@ def run_here(fn: Callable[[], Any]) -> Any:
 class Cleaner:
     def __init__(self, offset_map: OffsetMap, *, clock: Callable[[], int], throttler: Throttler | None = None,
                  io_buffer_size: int = 512 << 10, owner: Callable[[Callable[[], Any]], Any] = run_here,
-                 should_abort: Callable[[Any], bool] = lambda _log: False) -> None:  # fmt: skip
+                 should_abort: Callable[[Any], bool] = lambda _log: False,
+                 gate: RequestGate | None = None) -> None:  # fmt: skip
         self.map = offset_map
+        self.gate = gate or RequestGate()
         self.clock = clock
         self.throttler = throttler or Throttler(float("inf"))
         self.chunk = max(64 << 10, io_buffer_size // 2)
@@ -88,7 +94,7 @@ class Cleaner:
         self.stats.map_records, self.stats.map_utilization = len(self.map), self.map.utilization
         filt = BatchFilter(self.map, now=now, delete_retention_ms=log_.config.delete_retention_ms,
                            retain_batches=_live_producer_batches(log_, now), round_end=end,
-                           stats=self.stats)  # fmt: skip
+                           stats=self.stats, pause=self.gate.pause)  # fmt: skip
         for group in group_segments([s for s in segments if s.base_offset < end], log_.config):
             self._check_abort(log_)
             paths = self._write_group(log_, group, filt)
@@ -103,7 +109,7 @@ class Cleaner:
     # -- pass 1 ------------------------------------------------------------------------
 
     def _build_map(self, log_: Any, segments: list, first_dirty: int, uncleanable: int) -> int:
-        self.map.latest_offset = first_dirty - 1
+        self.map.begin(first_dirty)
         for i, seg in enumerate(segments):
             next_base = segments[i + 1].base_offset if i + 1 < len(segments) else uncleanable
             if next_base <= first_dirty or seg.base_offset >= uncleanable:
@@ -116,19 +122,20 @@ class Cleaner:
 
     def _map_segment(self, seg: Any, first_dirty: int) -> bool:
         """Map one segment's keys; True when the map filled up before its end."""
-        entries, latest = self.map.entries, self.map.latest_offset
+        latest, pause = self.map.latest_offset, self.gate.pause
         for entry in iter_entries(seg.handle, seg.size, self.chunk, self._read):
+            pause()
             if entry.last_offset < first_dirty:
                 continue
-            if len(entries) and not self.map.has_room_for(entry.records_count):
+            if not self.map.has_room_for(entry.records_count) and len(self.map):
                 return True
             if entry.magic == 2:
                 if not entry.is_control:
-                    _map_v2(self.map, entry, first_dirty)
+                    _map_v2(self.map, entry, first_dirty, pause)
             else:
                 for offset, _ts, key, _v, _h, _a in entry.iter_tuples():
                     if key is not None and offset >= first_dirty:
-                        entries[map_key(key)] = offset
+                        self.map.put(key, offset)
             latest = self.map.latest_offset = max(latest, entry.last_offset)
         return False
 
@@ -142,6 +149,7 @@ class Cleaner:
         try:
             for seg in group:
                 for entry in iter_entries(seg.handle, seg.size, self.chunk, self._read):
+                    self.gate.pause()
                     data = filt.filter(entry)
                     if data is not None:
                         writer.write(data, entry if data is entry.buffer else None)
@@ -156,20 +164,21 @@ class Cleaner:
         return paths
 
 
-def _map_v2(offset_map: OffsetMap, batch: Any, first_dirty: int) -> None:
-    base, entries = batch.base_offset, offset_map.entries
+def _map_v2(offset_map: OffsetMap, batch: Any, first_dirty: int, pause: Callable[[], None]) -> None:
+    base = batch.base_offset
     payload = batch.records_payload()
-    deltas, keys, starts = skim_v2_columns(payload, batch.records_count)
+    deltas, keys, starts = skim_v2_columns(payload, batch.records_count, pause)
     if not keys:
         return
     contiguous = deltas[0] == 0 and deltas[-1] == len(deltas) - 1
     if contiguous and base >= first_dirty and None not in keys and max(map(len, keys)) <= SHORT_KEY:
-        for i in range(0, len(keys), GIL_SLICE):  # the common case, at C speed, a slice per call
-            entries.update(zip(keys[i : i + GIL_SLICE], range(base + i, base + len(keys))))
+        for i in range(0, len(keys), GIL_SLICE):  # the common case, a slice at a time
+            offset_map.put_run(keys[i : i + GIL_SLICE], base + i)
+            pause()
     else:
         for delta, key in zip(deltas, keys):
             if key is not None and base + delta >= first_dirty:
-                entries[map_key(key)] = base + delta
+                offset_map.put(key, base + delta)
     if contiguous and base >= first_dirty and not batch.has_delete_horizon:
         if offset_map.remember_positions(base, starts, len(payload)):
             offset_map.keyless += keys.count(None)

@@ -30,7 +30,7 @@ KIP-87 flag in the record attributes):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
@@ -45,7 +45,7 @@ from protocol.records import (
 from protocol.records.builder import write_v2_batch
 from protocol.records.skim import TOMBSTONE_BIT, skim_v2_records
 
-from .offset_map import SHORT_KEY, OffsetMap, map_key
+from .offset_map import OffsetMap
 
 
 @attrs.define
@@ -69,8 +69,10 @@ class BatchFilter:
     """Applies the keep rules of one round; see the module docstring."""
 
     def __init__(self, offset_map: OffsetMap, *, now: int, delete_retention_ms: int,
-                 retain_batches: set[int], round_end: int, stats: CleanerStats | None = None) -> None:  # fmt: skip
+                 retain_batches: set[int], round_end: int, stats: CleanerStats | None = None,
+                 pause: Callable[[], None] = lambda: None) -> None:  # fmt: skip
         self.map = offset_map
+        self.pause = pause
         self.now = now
         self.new_horizon = now + delete_retention_ms
         self.retain = retain_batches  # last offsets of batches kept even when emptied
@@ -91,11 +93,12 @@ class BatchFilter:
             return batch.buffer
         payload = batch.records_payload()
         starts = self.map.positions.pop(batch.base_offset, None)
-        if starts is not None and len(starts) == batch.records_count + 1:
+        if starts is not None and len(starts) == batch.records_count + 1 and \
+                self.map.decides(batch.base_offset, batch.last_offset, self.pause):  # fmt: skip
             kept = self._kept_by_offset(batch.base_offset, starts)
         else:
-            kept = self._kept(batch.base_offset, skim_v2_records(payload, batch.records_count),
-                              batch.delete_horizon_ms)  # fmt: skip
+            records = skim_v2_records(payload, batch.records_count, self.pause)
+            kept = self._kept(batch.base_offset, records, batch.delete_horizon_ms)
         self.stats.records_read += batch.records_count
         self.stats.records_kept += len(kept)
         if not kept:  # an emptied batch, or one kept empty earlier, goes unless it must stay
@@ -117,14 +120,15 @@ class BatchFilter:
         positions; the key is not needed any more.
         """
         live, past = self.map.live_offsets(), self.map.latest_offset - base
+        first = base - self.map.first_offset
         out = []
-        for i in [i for i in range(len(starts) - 1) if i > past or base + i in live]:
+        for i in [i for i in range(len(starts) - 1) if i > past or live[first + i]]:
             start = starts[i]
             out.append((i, None, start >= TOMBSTONE_BIT, start & ~TOMBSTONE_BIT, starts[i + 1] & ~TOMBSTONE_BIT))
         return out
 
     def _kept(self, base: int, records: list, horizon: int | None) -> list:
-        latest, get, mk = self.map.latest_offset, self.map.entries.get, map_key
+        latest, get = self.map.latest_offset, self.map.get
         expired = horizon is not None and horizon <= self.now
         kept: list = []
         for record in records:
@@ -134,7 +138,7 @@ class BatchFilter:
                 if key is None:
                     self.stats.invalid_records += 1
                     continue
-                if offset < get(key if len(key) <= SHORT_KEY else mk(key), -1):
+                if offset < get(key):
                     continue
                 if tombstone and expired:
                     continue

@@ -30,6 +30,7 @@ import attrs
 from .cleaner import Cleaner, CleanerStats, CleaningAborted, run_here
 from .manager import CleanerManager
 from .offset_map import OffsetMap
+from .gate import RequestGate
 from .throttle import Throttler
 
 log = logging.getLogger("minibroker.cleaner")
@@ -57,8 +58,9 @@ class CleanerConfig:
 
 class LogCleaner:
     def __init__(self, log_manager: Any, config: CleanerConfig, *, clock: Callable[[], int],
-                 owner: Callable[[Callable[[], Any]], Any] = run_here) -> None:  # fmt: skip
+                 owner: Callable[[Callable[[], Any]], Any] = run_here, gate: RequestGate | None = None) -> None:  # fmt: skip
         self.config = config
+        self.gate = gate or RequestGate()
         self.clock = clock
         self.owner = owner
         self.manager = CleanerManager(log_manager, clock)
@@ -74,7 +76,7 @@ class LogCleaner:
         offset_map = OffsetMap.for_threads(c.dedupe_buffer_size, c.threads, c.io_buffer_load_factor)
         return Cleaner(offset_map, clock=self.clock, throttler=self.throttler,
                        io_buffer_size=c.io_buffer_size // max(1, c.threads), owner=self.owner,
-                       should_abort=self._should_abort)  # fmt: skip
+                       should_abort=self._should_abort, gate=self.gate)  # fmt: skip
 
     def _should_abort(self, log_: Any) -> bool:
         return self._stop.is_set() or not self.manager.is_current(log_)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from protocol.errors import InvalidRecordError
 from protocol.records import RecordBatchBuilder, RecordBatchView, is_tombstone
-from protocol.records.skim import skim_v2_records
+from protocol.records.skim import SLICE, skim_v2_records
 
 KEYS = st.none() | st.binary(max_size=200)
 VALUES = st.none() | st.binary(max_size=20_000)
@@ -67,3 +67,17 @@ def test_wrong_counts_are_errors():
         skim_v2_records(payload, 19)
     with pytest.raises(InvalidRecordError):
         skim_v2_records(payload, -1)
+
+
+@pytest.mark.parametrize("count", [1, 255, 256, 257, 1000])
+def test_between_is_called_after_every_slice_and_the_result_is_the_same(count):
+    builder = RecordBatchBuilder(base_offset=0)
+    for i in range(count):
+        builder.append(b"k%d" % i, None if i % 7 == 0 else b"v" * (i % 300), timestamp=i)
+    view = RecordBatchView(builder.build())
+    payload = view.records_payload()
+    calls = []
+    records = skim_v2_records(payload, count, lambda: calls.append(1))
+    assert len(calls) == -(-count // SLICE)
+    assert records == skim_v2_records(payload, count)
+    assert [r[1] for r in records] == [b"k%d" % i for i in range(count)]
