@@ -11,7 +11,8 @@
    segment's base offset - 1, as in Kafka.
 2. **Pass 2**: every inactive segment below that end, the already-clean
    prefix included, is grouped greedily (sum of sizes <= ``segment.bytes``,
-   offset span <= Int32.MAX) and each group is recopied through a
+   index entries within ``segment.index.bytes``, offset span <= Int32.MAX)
+   and each group is recopied through a
    ``BatchFilter`` into ``<base>.log.cleaned`` with freshly written
    ``.index.cleaned``/``.timeindex.cleaned``, fsynced, given the mtime of the
    group's last source segment.
@@ -192,17 +193,19 @@ def _live_producer_batches(log_: Any, now: int) -> set[int]:
 
 
 def group_segments(segments: list, config: Any) -> list[list]:
-    """Kafka's groupSegmentsBySize: consecutive segments whose sizes sum to at most ``segment.bytes``."""
+    """Kafka's groupSegmentsBySize: consecutive segments whose sizes sum to at most ``segment.bytes``,
+    whose offset and time index entries each fit ``segment.index.bytes``, spanning at most Int32.MAX offsets."""
     groups, i = [], 0
     while i < len(segments):
-        group, size = [segments[i]], segments[i].size
+        group, size, indexes = [segments[i]], segments[i].size, segments[i].index_sizes
         j = i + 1
         while j < len(segments) and size + segments[j].size <= config.segment_bytes:
+            more = [a + b for a, b in zip(indexes, segments[j].index_sizes)]
             span_end = segments[j + 1].base_offset if j + 1 < len(segments) else segments[j].next_offset
-            if span_end - 1 - group[0].base_offset > INT_MAX:
+            if max(more) > config.segment_index_bytes or span_end - 1 - group[0].base_offset > INT_MAX:
                 break
             group.append(segments[j])
-            size += segments[j].size
+            size, indexes = size + segments[j].size, more
             j += 1
         groups.append(group)
         i = j

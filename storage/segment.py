@@ -161,6 +161,12 @@ class Segment:
         return self._next_offset
 
     @property
+    def index_sizes(self) -> tuple[int, int]:
+        """Bytes of entries in the offset index and the time index (Kafka's ``sizeInBytes``)."""
+        self._ensure_loaded()
+        return len(self.offset_index) * OffsetIndex.ENTRY.size, len(self.time_index) * TimeIndex.ENTRY.size
+
+    @property
     def largest_timestamp(self) -> int:
         self._ensure_loaded()
         return self._max_ts

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from cleaner import Cleaner, CleanerConfig, LogCleaner, OffsetMap, log_to_clean
+from cleaner import Cleaner, CleanerConfig, LogCleaner, OffsetMap, group_segments, log_to_clean
 from protocol.records import TOMBSTONE_FLAG, Codec, iter_batches
 from tests.cleaner.helpers import Model, compacted_log, open_manager, read_batches, read_records
 from tests.storage.lead_helpers import Clock
@@ -224,3 +224,24 @@ def test_cleaning_by_hand_with_an_injected_map(tmp_path):
     ends = []
     stats = Cleaner(OffsetMap(1 << 20), clock=clock).clean(log_to_clean(log_, None, clock()), ends.append)
     assert ends == [log_.log_end_offset] and stats.records_read == 20 and stats.records_kept == 2
+
+
+def test_groups_also_respect_segment_index_bytes(tmp_path):
+    """Kafka's groupSegmentsBySize: the summed index entries of a group fit one index, whatever the log sizes."""
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = compacted_log(lm, segment_bytes=1 << 20, segment_index_bytes=120, index_interval_bytes=1)
+    model = Model()
+    for i in range(60):
+        model.write(log_, [(b"k%d" % i, b"v", 0)])
+        if i % 4 == 3:
+            log_.roll()  # segments of 4 batches: a few index entries each
+    segments = log_.segments[:-1]
+    assert len(segments) > 3 and sum(s.size for s in segments) < 1 << 20  # one group by size alone
+    groups = group_segments(segments, log_.config)
+    assert 1 < len(groups) < len(segments)  # neighbours merge, as far as their indexes fit
+    for group in groups:
+        offset_bytes, time_bytes = (sum(sizes) for sizes in zip(*(s.index_sizes for s in group)))
+        assert offset_bytes <= 120 and time_bytes <= 120
+    _cleaner(lm, clock).run_once()
+    model.check(log_, cleaned_below=log_.log_end_offset)
