@@ -17,8 +17,8 @@ KIP-87 flag in the record attributes):
   otherwise it is rebuilt with the same base offset, last offset, codec,
   producer fields and leader epoch (the kept records' bytes are spliced, no
   re-encoding, unless the timestamps must be rebased for a new horizon);
-  ``max_timestamp`` is the original batch's (so the time index never moves
-  backwards);
+  ``max_timestamp`` is the kept records' newest timestamp (a LogAppendTime
+  batch keeps its append time), as Kafka's rebuilt batch has it;
 * a batch left empty is dropped, unless it is the last batch of a live
   producer (kept as a header-only batch so the producer's sequence and epoch
   survive) or the round's last batch;
@@ -44,6 +44,7 @@ from protocol.records import (
 )
 from protocol.records.builder import write_v2_batch
 from protocol.records.skim import TOMBSTONE_BIT, skim_v2_records
+from protocol.records.varint import read_varint_fast, read_varlong_slow
 
 from .offset_map import OffsetMap
 
@@ -161,12 +162,15 @@ class BatchFilter:
 
 def _splice(batch: RecordBatchView, payload: bytes, kept: list) -> bytes:
     """The batch with only ``kept`` records, their encoded bytes copied as they are."""
+    max_timestamp = batch.max_timestamp
+    if batch.timestamp_type != TimestampType.LOG_APPEND_TIME:
+        max_timestamp = batch.base_timestamp + max(_timestamp_delta(payload, start) for _d, _k, _t, start, _e in kept)
     records = b"".join([payload[s:e] for _d, _k, _t, s, e in kept])
     if batch.compression is not Codec.NONE:
         records = compress(batch.compression, records, magic=2)
     fields = (
         batch.base_offset, 0, batch.partition_leader_epoch, 2, 0, batch.attributes, batch.last_offset_delta,
-        batch.base_timestamp, batch.max_timestamp, batch.producer_id, batch.producer_epoch,
+        batch.base_timestamp, max_timestamp, batch.producer_id, batch.producer_epoch,
         batch.base_sequence, len(kept),
     )  # fmt: skip
     return write_v2_batch(fields, records)
@@ -185,4 +189,10 @@ def _rebuild(batch: RecordBatchView, offsets: set[int], horizon: int) -> bytes:
     for offset, timestamp, key, value, headers, attributes in batch.iter_tuples():
         if offset in offsets:
             builder.append(key, value, timestamp=timestamp, headers=headers, offset=offset, attributes=attributes)
-    return builder.build(last_offset=batch.last_offset, max_timestamp=batch.max_timestamp)
+    return builder.build(last_offset=batch.last_offset)
+
+
+def _timestamp_delta(payload: bytes, start: int) -> int:
+    """The timestamp delta of the record at ``start``: after its length and its attributes byte."""
+    _length, pos = read_varint_fast(payload, start)
+    return read_varlong_slow(payload, pos + 1)[0]

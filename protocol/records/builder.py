@@ -161,11 +161,11 @@ class RecordBatchBuilder:
             return self.log_append_time
         return self._max_timestamp
 
-    def build(self, *, last_offset: int | None = None, max_timestamp: int | None = None) -> bytes:
+    def build(self, *, last_offset: int | None = None) -> bytes:
         """The finished batch (magic 2) or message set (magic 0/1).
 
-        For magic 2, ``last_offset``/``max_timestamp`` keep a header's values past the records
-        written (the cleaner's rebuilt batch keeps its source batch's last offset and max timestamp).
+        For magic 2, ``last_offset`` keeps a header's value past the records written (the cleaner's
+        rebuilt batch keeps its source batch's last offset, so producer sequences stay whole).
         """
         if self.magic < 2:
             if not self._records:
@@ -192,7 +192,7 @@ class RecordBatchBuilder:
         fields = (
             self.base_offset, 0, self.partition_leader_epoch, 2, 0, attributes,
             (self._last_offset if last_offset is None else last_offset) - self.base_offset, self._base_timestamp,
-            self.max_timestamp if max_timestamp is None else max_timestamp,
+            self.max_timestamp,
             self.producer_id, self.producer_epoch, self.base_sequence, len(self._records),
         )  # fmt: skip
         return write_v2_batch(fields, payload)

@@ -8,7 +8,7 @@ import pytest
 
 from cleaner import Cleaner, CleanerConfig, LogCleaner, OffsetMap, group_segments, log_to_clean
 from protocol.records import TOMBSTONE_FLAG, Codec, iter_batches
-from tests.cleaner.helpers import Model, compacted_log, open_manager, read_batches, read_records
+from tests.cleaner.helpers import Model, compacted_log, open_manager, read_batches, read_records, write
 from tests.storage.lead_helpers import Clock
 
 DAY = 86_400_000
@@ -245,3 +245,46 @@ def test_groups_also_respect_segment_index_bytes(tmp_path):
         assert offset_bytes <= 120 and time_bytes <= 120
     _cleaner(lm, clock).run_once()
     model.check(log_, cleaned_below=log_.log_end_offset)
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4])
+@pytest.mark.parametrize("tombstone", [False, True], ids=["splice", "rebuild-with-horizon"])
+def test_a_rebuilt_batch_gets_the_newest_kept_timestamp_as_kafka_does(tmp_path, codec, tombstone):
+    """Kafka's filterTo builds the retained records afresh, so maxTimestamp is theirs, not the dropped ones'."""
+    from protocol.records import RecordBatchBuilder
+
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = compacted_log(lm)
+    t0 = clock()
+    builder = RecordBatchBuilder(base_offset=0, compression=codec)
+    builder.append(b"a", None if tombstone else b"1", timestamp=t0 + 5)
+    builder.append(b"b", b"1", timestamp=t0 + 9)  # the newest, superseded below
+    builder.append(b"c", b"1", timestamp=t0 + 2)
+    log_.append(builder.build(), 0, 2, t0 + 9)
+    write(log_, [(b"b", b"2", 0)])
+    log_.roll()
+    _cleaner(lm, clock).run_once()
+    first = read_batches(log_)[0]
+    assert [r.offset for r in first] == [0, 2] and first.max_timestamp == t0 + 5
+    assert first.has_delete_horizon is tombstone
+    assert [r.timestamp for r in first] == [t0 + 5, t0 + 2]
+
+
+def test_an_emptied_batch_keeps_its_max_timestamp_and_log_append_time_is_kept(tmp_path):
+    from protocol.records import RecordBatchBuilder, TimestampType
+
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = compacted_log(lm)
+    t0 = clock()
+    builder = RecordBatchBuilder(base_offset=0, timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=t0 + 50)
+    builder.append(b"a", b"1", timestamp=t0)
+    builder.append(b"b", b"1", timestamp=t0)
+    log_.append(builder.build(), 0, 1, t0 + 50)
+    write(log_, [(b"b", b"2", 0)])
+    log_.roll()
+    _cleaner(lm, clock).run_once()
+    first = read_batches(log_)[0]
+    assert first.records_count == 1 and first.max_timestamp == t0 + 50
+    assert [r.timestamp for r in first] == [t0 + 50]
