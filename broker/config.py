@@ -130,14 +130,17 @@ def split_broker_props(props: dict[str, str]) -> tuple[dict[str, Any], dict[str,
 class BrokerConfig:
     """Broker settings as attributes (``config.node_id``), plus log/topic defaults for storage."""
 
-    def __init__(self, values: dict[str, Any], log_props: dict[str, str]) -> None:
+    def __init__(self, values: dict[str, Any], log_props: dict[str, str],
+                 explicit: frozenset[str] = frozenset()) -> None:  # fmt: skip
         self.__dict__.update(values)
         self.log_props = log_props
+        self.explicit = explicit  # broker key names set in the file or an override, even to their default
 
     @classmethod
     def from_props(cls, props: dict[str, str]) -> "BrokerConfig":
         values, rest = split_broker_props(props)
-        return cls(values, rest)
+        explicit = frozenset(_BY_NAME[_ALIASES.get(n, n)].name for n in props if _ALIASES.get(n, n) in _BY_NAME)
+        return cls(values, rest, explicit)
 
     @classmethod
     def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None) -> "BrokerConfig":

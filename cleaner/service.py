@@ -58,7 +58,8 @@ class CleanerConfig:
 
 class LogCleaner:
     def __init__(self, log_manager: Any, config: CleanerConfig, *, clock: Callable[[], int],
-                 owner: Callable[[Callable[[], Any]], Any] = run_here, gate: RequestGate | None = None) -> None:  # fmt: skip
+                 owner: Callable[[Callable[[], Any]], Any] = run_here,
+                 gate: RequestGate | None = None) -> None:  # fmt: skip
         self.config = config
         self.gate = gate or RequestGate()
         self.clock = clock

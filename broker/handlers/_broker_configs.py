@@ -7,8 +7,9 @@ Two families of keys make up a broker's configuration:
 * the broker-level defaults of topic configs (``log.segment.bytes``,
   ``log.retention.ms``, ``log.cleaner.*`` ...), owned by the storage layer.
 
-Each entry gets Kafka's source: STATIC_BROKER_CONFIG (4) when the value comes
-from ``server.properties`` or an override, DEFAULT_CONFIG (5) otherwise, with
+Each entry gets Kafka's source: STATIC_BROKER_CONFIG (4) when the key is set
+in ``server.properties`` or an override (even to its default value),
+DEFAULT_CONFIG (5) otherwise, with
 the synonym chain Kafka shows (the static value, then the default). Every
 entry is read-only: this broker has no dynamic broker configs. Entries are
 sorted by name.
@@ -57,12 +58,12 @@ def _type_of(key: Key) -> int:
     return CONFIG_TYPES[name]
 
 
-def _key_entry(key: Key, value: Any) -> BrokerConfigEntry:
+def _key_entry(key: Key, value: Any, explicit: bool) -> BrokerConfigEntry:
     default = format_value(key.default)
     current = format_value(value)
     synonyms = [(key.name, default, DEFAULT_CONFIG)]
     source = DEFAULT_CONFIG
-    if current != default:  # set in server.properties (the only way to change a key)
+    if explicit:  # set in server.properties or an override, even to its default value (as Kafka reports)
         synonyms.insert(0, (key.name, current, STATIC_BROKER_CONFIG))
         source = STATIC_BROKER_CONFIG
     return BrokerConfigEntry(key.name, current, source, True, False, _type_of(key), key.doc or None, synonyms)
@@ -71,7 +72,7 @@ def _key_entry(key: Key, value: Any) -> BrokerConfigEntry:
 def broker_configs(broker: Any) -> list[BrokerConfigEntry]:
     """Every broker-level config of this node, as DescribeConfigs entries."""
     config = broker.config
-    entries = {k.name: _key_entry(k, getattr(config, k.attr)) for k in BROKER_KEYS}
+    entries = {k.name: _key_entry(k, getattr(config, k.attr), k.name in config.explicit) for k in BROKER_KEYS}
     for entry in _log_entries(broker):
         entries.setdefault(entry.name, entry)
     return [entries[name] for name in sorted(entries)]

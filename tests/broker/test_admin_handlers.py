@@ -397,3 +397,21 @@ async def test_create_topics_name_collision_on_dot_and_underscore(broker):
     result = (await create(broker, creatable("metrics.in")))["metrics.in"]
     assert result.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION and "collides" in result.error_message
     assert broker.topics.get("metrics.in") is None
+
+
+async def test_a_broker_key_set_to_its_default_is_still_static_as_in_kafka(tmp_path):
+    """Kafka reports STATIC_BROKER_CONFIG for every key in server.properties, whatever its value."""
+    props = {
+        "broker.id": "1", "log.dirs": str(tmp_path), "prometheus.port": "0", "delete.topic.enable": "true",
+        "log.segment.bytes": "1073741824",
+    }  # fmt: skip
+    b = Broker.open(BrokerConfig.from_props(props))
+    try:
+        configs = {c.name: c for c in (await describe(b, "1", rtype=BROKER)).configs}
+    finally:
+        b.close()
+    for name, value in (("delete.topic.enable", "true"), ("node.id", "1"), ("log.segment.bytes", "1073741824")):
+        entry = configs[name]
+        assert (entry.value, entry.config_source) == (value, STATIC), name
+        assert [(s.source, s.value) for s in entry.synonyms] == [(STATIC, value), (DEFAULT, value)], name
+    assert configs["auto.create.topics.enable"].config_source == DEFAULT  # not set: the default
