@@ -72,6 +72,7 @@ async def stop_cleaner(broker: Any) -> None:
     activity = getattr(broker, "loop_activity", None)
     if activity is not None:
         trio.lowlevel.remove_instrument(activity)
+        activity.gate.mark_idle()  # nobody marks it any more: a paused cleaner must not wait it out
         broker.loop_activity = None
     cleaner = getattr(broker, "cleaner", None)
     if cleaner is not None:
