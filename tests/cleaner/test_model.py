@@ -70,7 +70,10 @@ def _run(tmp_path, seed: int, steps: int) -> None:
 
 
 def _settle(log_, lm, cleaner, clock, model, retention) -> None:
-    lm.set_topic_overrides("t", {"min.cleanable.dirty.ratio": "0.01", "delete.retention.ms": str(retention)})
+    # Ratio 0: any dirty byte makes the log cleanable. With 0.01 a round that ended early (its map
+    # full) could leave a dirty tail under 1% of the log, rightly not cleaned, whose tombstones then
+    # got their delete horizon only after the clock moved (seeds 136 and 184 of 300 did).
+    lm.set_topic_overrides("t", {"min.cleanable.dirty.ratio": "0", "delete.retention.ms": str(retention)})
     log_.roll()
     while cleaner.run_once():
         model.check(log_, cleaned_below=lm.cleaner_offsets()[("t", 0)])
@@ -83,6 +86,6 @@ def _settle(log_, lm, cleaner, clock, model, retention) -> None:
     assert {r.key: r.value for r in read_records(log_)} == model.settled()
 
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", [*range(12), 136, 184])
 def test_random_histories_keep_the_oracle(tmp_path, seed):
     _run(tmp_path, seed, steps=400)
