@@ -114,17 +114,20 @@ def _parse_key(key: Key, text: str) -> Any:
     return value
 
 
-def split_broker_props(props: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Parse broker keys; return (broker values by attr, remaining props for storage)."""
+def split_broker_props(props: dict[str, str]) -> tuple[dict[str, Any], dict[str, str], frozenset[str]]:
+    """Parse broker keys; return (broker values by attr, remaining props for storage, the broker key
+    names that were set, aliases resolved)."""
     values = {k.attr: k.default for k in BROKER_KEYS}
     rest: dict[str, str] = {}
+    explicit: set[str] = set()
     for name, text in props.items():
         key = _BY_NAME.get(_ALIASES.get(name, name))
         if key is None:
             rest[name] = text
         else:
             values[key.attr] = _parse_key(key, text)
-    return values, rest
+            explicit.add(key.name)
+    return values, rest, frozenset(explicit)
 
 
 class BrokerConfig:
@@ -138,9 +141,7 @@ class BrokerConfig:
 
     @classmethod
     def from_props(cls, props: dict[str, str]) -> "BrokerConfig":
-        values, rest = split_broker_props(props)
-        explicit = frozenset(_BY_NAME[_ALIASES.get(n, n)].name for n in props if _ALIASES.get(n, n) in _BY_NAME)
-        return cls(values, rest, explicit)
+        return cls(*split_broker_props(props))
 
     @classmethod
     def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None) -> "BrokerConfig":

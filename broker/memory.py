@@ -25,8 +25,8 @@ frozen objects are skipped, which takes most of that pause away.
 from __future__ import annotations
 
 import ctypes
-import gc
 import ctypes.util
+import gc
 import os
 import platform
 

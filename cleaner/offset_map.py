@@ -60,6 +60,7 @@ class OffsetMap:
     def __init__(self, memory_bytes: int, load_factor: float = 0.9) -> None:
         self.slots = max(1, min(memory_bytes, MAX_MAP_BYTES) // ENTRY_BYTES)
         self.capacity = max(1, int(self.slots * load_factor))
+        self.shards: list[dict] = [{} for _ in range(SHARDS)]
         self.clear()
 
     @classmethod
@@ -97,7 +98,10 @@ class OffsetMap:
         return self.shards[hash(k) & (SHARDS - 1)].get(k, -1)
 
     def clear(self) -> None:
-        self.shards: list[dict] = [{} for _ in range(SHARDS)]
+        """Empty the map for a new round, a shard at a time: dropping every shard at once frees the last
+        round's keys in one C call (13 ms for half a million), holding the GIL all along."""
+        for shard in self.shards:
+            shard.clear()
         self.first_offset, self.latest_offset, self._at_most = 0, -1, 0
         self.positions: dict[int, array] = {}
         self.keyless, self._remembered, self._live = 0, 0, None  # keyless records of the batches in ``positions``

@@ -28,9 +28,9 @@ from typing import Any, Callable
 import attrs
 
 from .cleaner import Cleaner, CleanerStats, CleaningAborted, run_here
+from .gate import RequestGate
 from .manager import CleanerManager
 from .offset_map import OffsetMap
-from .gate import RequestGate
 from .throttle import Throttler
 
 log = logging.getLogger("minibroker.cleaner")

@@ -70,3 +70,12 @@ def test_clear_starts_an_empty_round():
     m.live_offsets()
     m.clear()
     assert len(m) == 0 and m.get(b"a") == -1 and m.latest_offset == -1 and len(m.live_offsets()) == 0
+
+
+def test_clear_empties_the_shards_in_place_one_at_a_time():
+    """The last round's keys are freed shard by shard, not by dropping every shard in one C call."""
+    m = OffsetMap(64 << 20)
+    m.put_run([b"key-%06d" % i for i in range(10_000)], 0)
+    before = list(m.shards)
+    m.clear()
+    assert all(a is b for a, b in zip(before, m.shards)) and not any(before)
