@@ -71,6 +71,16 @@ def test_decompression_bomb_is_bounded(codec):
     assert len(decompress(codec, bomb, max_size=16 * MB)) == 16 * MB
 
 
+@pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.parametrize("size", [1, 65_535, 65_536, 300_000, 3 * MB + 7])
+def test_lz4_limit_is_exact_across_growth_steps(magic, size):
+    # zeros compress ~250x, so these frames take several of the doubling steps to decompress
+    frame = compress(Codec.LZ4, b"\x00" * size, magic=magic)
+    assert decompress(Codec.LZ4, frame, magic=magic, max_size=size) == b"\x00" * size
+    with pytest.raises(CorruptRecordError, match="more than"):
+        decompress(Codec.LZ4, frame, magic=magic, max_size=size - 1)
+
+
 def test_zstd_declared_content_size_over_limit_is_refused_before_allocating():
     huge = zstandard.ZstdCompressor().compress(b"\x00" * (2 * MB))
     assert zstandard.frame_content_size(huge) == 2 * MB
