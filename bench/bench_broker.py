@@ -62,7 +62,7 @@ def produce(bootstrap: str, topic: str, n: int, size: int, acks: str) -> float:
     return time.perf_counter() - started
 
 
-def consume(bootstrap: str, topic: str, n: int) -> float:
+def consume(bootstrap: str, topic: str, n: int, extra: dict | None = None) -> float:
     # queued.min.messages above n: librdkafka otherwise stops fetching for fetch.queue.backoff.ms (1 s) whenever
     # 100,000 fetched messages wait in its queue, which a broker that answers faster than the Python loop
     # consumes triggers, and the row would time the client's back-off instead of the broker.
@@ -70,7 +70,7 @@ def consume(bootstrap: str, topic: str, n: int) -> float:
     # whole partition (518 MB seen), which librdkafka otherwise refuses, retrying forever.
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench", "enable.auto.commit": False,
                          "fetch.max.bytes": 52428800, "queued.min.messages": max(n, 100_000),
-                         "receive.message.max.bytes": 2147483647})  # fmt: skip
+                         "receive.message.max.bytes": 2147483647, **(extra or {})})  # fmt: skip
     consumer.assign([TopicPartition(topic, 0, 0)])
     got, started = 0, time.perf_counter()
     deadline = started + 120

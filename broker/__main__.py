@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 
 import trio
+
+from protocol.records import set_accelerated
 
 from .config import BrokerConfig, ConfigError
 from .memory import freeze_startup_heap, tune_allocator
@@ -55,6 +58,13 @@ async def _run(config) -> None:
                 break
 
 
+def use_accelerator() -> bool:
+    """The C accelerator of down-conversion, unless ``MINIBROKER_PURE_PYTHON=1``; True if it is in use."""
+    accelerated = set_accelerated(os.environ.get("MINIBROKER_PURE_PYTHON") != "1")
+    logging.getLogger("minibroker").info("down-conversion loop: %s", "C" if accelerated else "pure Python")
+    return accelerated
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -64,6 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"minibroker: configuration error: {exc}", file=sys.stderr)
         return 2
     tune_allocator()
+    use_accelerator()
     trio.run(_run, config)
     return 0
 

@@ -30,6 +30,7 @@ from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
 
 log = logging.getLogger(__name__)
+DIRECT_SEND_BYTES = 256 * 1024  # a response chunk this big is sent without joining
 RECEIVE_SIZE = 256 * 1024
 
 
@@ -94,13 +95,17 @@ class Connection:
                 await self.send_chunks(response)
 
     async def send_chunks(self, chunks: list) -> None:
+        """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are."""
         pending: list = []
         for chunk in chunks:
+            big = isinstance(chunk, FileRegion) or len(chunk) >= DIRECT_SEND_BYTES
+            if big and pending:
+                await self.stream.send_all(b"".join(pending))
+                pending = []
             if isinstance(chunk, FileRegion):
-                if pending:
-                    await self.stream.send_all(b"".join(pending))
-                    pending = []
                 await self._sendfile(chunk)
+            elif big:  # down-converted records, say: not copied into one more buffer
+                await self.stream.send_all(chunk)
             else:
                 pending.append(chunk)
         if pending:

@@ -14,6 +14,7 @@ from ._model import TOMBSTONE_FLAG, Codec, Record, TimestampType, codec_from_id,
 from .batches import HEADER_SIZE_UP_TO_MAGIC, Batch, iter_batches, next_entry_size, peek_magic, valid_bytes
 from .builder import RecordBatchBuilder
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE, compress, decompress
+from ._downconvert_runs import set_accelerated
 from .convert import DownConverted, down_convert, legacy_to_v2_batch, legacy_to_v2_batches, upgrade_to_v2
 from .legacy import LegacyBatchView
 from .v2 import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, RecordBatchView
@@ -41,6 +42,7 @@ __all__ = [
     "valid_bytes",
     "DownConverted",
     "down_convert",
+    "set_accelerated",
     "legacy_to_v2_batch",
     "legacy_to_v2_batches",
     "upgrade_to_v2",

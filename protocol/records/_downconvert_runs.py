@@ -12,6 +12,12 @@ non-null value, and its deltas are 1 or 2 bytes wide; every other record goes
 through the scalar loop of ``_downconvert`` in chunks that double while runs
 stay short, as ``scan`` does, so the output is the scalar loop's byte for
 byte and a malformed record is met by the scalar loop.
+
+All of this is the reference and the fallback: when the C accelerator
+``_cdownconvert`` is built (``setup.py``; it is optional) ``emit_records``
+hands it the whole payload first, and only when it declines (anything unusual,
+so the error comes from here) or is switched off (``set_accelerated(False)``;
+the broker does that for ``MINIBROKER_PURE_PYTHON=1``) do the loops below run. Both give the same bytes; the tests run both.
 """
 
 from __future__ import annotations
@@ -26,6 +32,19 @@ from .varint import read_varint_slow
 _PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
 _MIN_RUN = 8  # records: a shorter run is left to the scalar loop
 
+try:
+    from ._cdownconvert import emit as _BUILT
+except ImportError:  # built without a C compiler: the Python loops below do all the work
+    _BUILT = None
+C_EMIT = _BUILT
+
+
+def set_accelerated(enabled: bool) -> bool:
+    """Use the C accelerator (if it was built) or not; returns whether it is in use now."""
+    global C_EMIT
+    C_EMIT = _BUILT if enabled else None
+    return C_EMIT is not None
+
 
 def emit_records(
     parts: list, data: bytes, count: int, bases: tuple[int, int, int | None], magic: int, attributes: int,
@@ -36,6 +55,11 @@ def emit_records(
     Returns ``(messages, last offset written, max timestamp written, every record plain)``;
     raises ``IndexError`` when the records do not fit the data.
     """
+    if C_EMIT is not None:
+        done = C_EMIT(data, count, *bases, magic, attributes, fetch_offset, shift)
+        if done is not None:
+            parts.append(done[0])
+            return done[1:]
     pos, i, chunk = 0, 0, FIRST_CHUNK
     written, last, max_ts, plain = 0, -1, -(1 << 64), True
     args = (bases, magic, attributes, fetch_offset, shift)

@@ -145,41 +145,39 @@ def _encode_wrapper(out: bytearray, magic: int, codec: Codec, log_append_time: i
 # -- down-conversion -------------------------------------------------------------
 
 
-def _convert_batch(
-    out: bytearray, batch: Batch, target_magic: int, fetch_offset: int, max_size: int
-) -> tuple[int, int]:
-    """Append the entries for one source batch to ``out``; return (entries, records converted per entry).
+def _convert_batch(batch: Batch, target_magic: int, fetch_offset: int, max_size: int) -> tuple[bytes, int, int]:
+    """The entries for one source batch: ``(bytes, entries, records converted per entry)``.
 
     Per entry: 0 for a batch copied unchanged, 1 for messages, the record count for a wrapper.
     Under LogAppendTime the views already give every record the batch timestamp.
     """
     if batch.is_control:
-        return 0, 0
+        return b"", 0, 0
     codec = batch.compression
     if codec is Codec.ZSTD:
         raise UnsupportedCompressionError(
             f"batch at offset {batch.last_offset} is zstd-compressed, which magic {target_magic} cannot carry"
         )
     if batch.magic <= target_magic:
-        out += batch.buffer
-        return 1, 0
+        return batch.buffer, 1, 0
     batch.ensure_valid()
     if batch.magic == 2:
-        return _convert_v2(out, batch, target_magic, fetch_offset, max_size)
+        return _convert_v2(batch, target_magic, fetch_offset, max_size)
+    out = bytearray()
     rows = batch.iter_tuples(max_decompressed_size=max_size)
     lat = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
     if codec is not Codec.NONE:  # one wrapper with every record, even those before fetch_offset
         rows = list(rows)
         if not rows:
-            return 0, 0
+            return b"", 0, 0
         _encode_wrapper(out, target_magic, codec, lat, rows)
-        return 1, len(rows)
+        return out, 1, len(rows)
     ts_flag = TIMESTAMP_TYPE_FLAG if lat is not None and target_magic == 1 else 0
-    return _encode_messages(out, target_magic, ts_flag, rows, fetch_offset=fetch_offset), 1
+    return out, _encode_messages(out, target_magic, ts_flag, rows, fetch_offset=fetch_offset), 1
 
 
-def _convert_v2(out: bytearray, batch, target_magic: int, fetch_offset: int, max_size: int) -> tuple[int, int]:
-    """``_convert_batch`` for a v2 batch, written by the fused loop of ``_downconvert``."""
+def _convert_v2(batch, target_magic: int, fetch_offset: int, max_size: int) -> tuple[bytes, int, int]:
+    """``_convert_batch`` for a v2 batch, written by the fused loop of ``_downconvert_runs``."""
     payload, count = batch.records_payload(max_decompressed_size=max_size), batch.records_count
     lat = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
     ts_flag = TIMESTAMP_TYPE_FLAG if lat is not None and target_magic == 1 else 0
@@ -187,16 +185,16 @@ def _convert_v2(out: bytearray, batch, target_magic: int, fetch_offset: int, max
     codec = batch.compression
     if codec is Codec.NONE:
         written, _, _ = _emit(parts, payload, count, bases, target_magic, ts_flag, fetch_offset, 0)
-        out += b"".join(parts)
-        return written, 1
+        return b"".join(parts), written, 1  # one part (the C loop's) is not copied by the join
     if count <= 0:  # nothing to wrap; records left over (or a negative count) still raise
         _emit(parts, payload, count, bases, target_magic, ts_flag, _NO_FETCH_OFFSET, 0)
-        return 0, 0
+        return b"", 0, 0
     shift = _first_offset(batch, payload, count) if target_magic == 1 else 0
     _, last, max_ts = _emit(parts, payload, count, bases, target_magic, ts_flag, _NO_FETCH_OFFSET, shift)
     value = compress(codec, b"".join(parts), magic=target_magic)
+    out = bytearray()
     _encode_messages(out, target_magic, int(codec) | ts_flag, [(last, max_ts, None, value, (), 0)])
-    return 1, count
+    return out, 1, count
 
 
 def _emit(parts: list, payload: bytes, count: int, *args) -> tuple[int, int, int]:
@@ -235,26 +233,27 @@ def down_convert(
     """Convert a log slice for a Fetch v0-v1 (``target_magic`` 0) or v2-v3 (1) client."""
     if target_magic not in (0, 1):
         raise ValueError(f"down-conversion targets magic 0 or 1, not {target_magic}")
-    out = bytearray()
-    converted = 0
+    chunks: list = []
+    size = converted = 0
     for batch in iter_batches(data):
-        if out and max_bytes is not None and max_bytes - len(out) < _SMALLEST_ENTRY:
-            return DownConverted(bytes(out), converted, True, False)
-        start = len(out)
-        entries, per_entry = _convert_batch(out, batch, target_magic, fetch_offset, max_decompressed_size)
-        if start and max_bytes is not None and len(out) > max_bytes:  # the first batch's output stays whole
-            end, entries = _entries_within(out, start, max_bytes)
-            del out[end:]
-            return DownConverted(bytes(out), converted + per_entry * entries, True, False)
+        if size and max_bytes is not None and max_bytes - size < _SMALLEST_ENTRY:
+            return DownConverted(b"".join(chunks), converted, True, False)
+        piece, entries, per_entry = _convert_batch(batch, target_magic, fetch_offset, max_decompressed_size)
+        if size and max_bytes is not None and size + len(piece) > max_bytes:  # the first batch's output stays whole
+            end, entries = _entries_within(piece, max_bytes - size)
+            chunks.append(memoryview(piece)[:end])
+            return DownConverted(b"".join(chunks), converted + per_entry * entries, True, False)
+        chunks.append(piece)
+        size += len(piece)
         converted += per_entry * entries
-    return DownConverted(bytes(out), converted, False, len(data) > 0 and not out)
+    return DownConverted(b"".join(chunks), converted, False, len(data) > 0 and not size)
 
 
-def _entries_within(out: bytearray, pos: int, limit: int) -> tuple[int, int]:
-    """From ``pos``, the end of the last whole entry ending within ``limit`` and how many entries."""
-    count = 0
-    while pos < len(out):
-        end = pos + LOG_OVERHEAD + _INT32.unpack_from(out, pos + 8)[0]
+def _entries_within(piece, limit: int) -> tuple[int, int]:
+    """The end of the last whole entry of ``piece`` ending within ``limit``, and how many entries."""
+    pos = count = 0
+    while pos < len(piece):
+        end = pos + LOG_OVERHEAD + _INT32.unpack_from(piece, pos + 8)[0]
         if end > limit:
             break
         pos = end

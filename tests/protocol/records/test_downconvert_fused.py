@@ -6,6 +6,9 @@ compared byte for byte on valid batches (headers, tombstones, LogAppendTime,
 fetch offsets inside the batch, v0 and v1 targets, compressed and not), and
 on corrupt records (CRC re-signed so that only the record structure is bad)
 both must raise ``InvalidRecordError`` with the same message.
+
+Every test here runs twice: with the C accelerator (when it is built) and with
+the pure-Python loops it falls back to.
 """
 
 from __future__ import annotations
@@ -13,13 +16,25 @@ from __future__ import annotations
 import struct
 
 import crc32c
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import InvalidRecordError
 from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, TimestampType, down_convert
-from protocol.records import convert
+from protocol.records import _downconvert_runs, convert
 from protocol.records.v2 import ATTRIBUTES_OFFSET, CRC_OFFSET
+
+
+@pytest.fixture(scope="module", autouse=True, params=["c", "python"])
+def implementation(request):
+    """Module-scoped (hypothesis refuses function-scoped fixtures): patch by hand."""
+    real = _downconvert_runs.C_EMIT
+    if request.param == "c" and real is None:
+        pytest.skip("the C accelerator is not built here")
+    _downconvert_runs.C_EMIT = real if request.param == "c" else None
+    yield request.param
+    _downconvert_runs.C_EMIT = real
 
 
 def reference(data: bytes, magic: int, fetch_offset: int) -> bytes:
@@ -115,10 +130,9 @@ def test_runs_of_one_shape_convert_as_the_row_encoder_does(records, codec, lat, 
         data, magic, fetch_offset)
 
 
-def test_a_long_uniform_batch_takes_the_column_path(monkeypatch):
-    """The property above must exercise the run path: count the records it wrote."""
-    from protocol.records import _downconvert_runs
-
+def test_a_long_uniform_batch_takes_the_column_path(monkeypatch, implementation):
+    """The property above must exercise the run path (of the Python loops): count the records it wrote."""
+    monkeypatch.setattr(_downconvert_runs, "C_EMIT", None)
     seen = []
     real = _downconvert_runs._emit_run
     monkeypatch.setattr(_downconvert_runs, "_emit_run", lambda parts, data, pos, n, *a: seen.append(n) or real(

@@ -1,0 +1,70 @@
+"""Down-conversion as a real consumer sees it, run by hand: ``python bench/bench_conversion_clients.py``.
+
+``bench_conversion`` times the broker alone over raw sockets. Here the same
+librdkafka consumer (confluent-kafka) reads one topic of 1 KiB records twice:
+as a modern client (Fetch v11+, records sent as stored) and with
+``api.version.request=false`` + ``broker.version.fallback=0.10.0`` (Fetch v2,
+every batch down-converted to magic 1 by the broker). The client's own work
+(decompressing, parsing each message, handing it to Python) is in both rows;
+that is what an application reading from the broker gets. Uncompressed and
+lz4 topics; best of ``TRIALS``. Prints records/s and the ratio converted /
+native (goal >= 0.5).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from confluent_kafka import Producer  # noqa: E402
+from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
+
+from bench.bench_broker import consume  # noqa: E402
+from tests.e2e.harness import BrokerProcess  # noqa: E402
+
+RECORDS, SIZE, TRIALS = 100_000, 1024, 3
+OLD = {"api.version.request": False, "broker.version.fallback": "0.10.0"}
+
+
+def _fill(bootstrap: str, topic: str, codec: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 5})
+    value = os.urandom(SIZE // 2) + bytes(SIZE // 2)  # half random: lz4 saves about half
+    for i in range(RECORDS):
+        while True:
+            try:
+                producer.produce(topic, value, key=b"key-%d" % i)
+                break
+            except BufferError:
+                producer.poll(0.01)
+    producer.flush(120)
+
+
+def main() -> None:
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        broker = BrokerProcess(Path(tmp), {"prometheus.port": "0"}).start()
+        try:
+            bootstrap = f"127.0.0.1:{broker.port}"
+            for codec in ("none", "lz4"):
+                topic = f"conv-{codec}"
+                _fill(bootstrap, topic, codec)
+                for label, extra in (("modern (Fetch v11+)", {}), ("0.10.0 (Fetch v2, magic 1)", OLD)):
+                    best = min(consume(bootstrap, topic, RECORDS, extra) for _ in range(TRIALS))
+                    rows.append((codec, label, best))
+        finally:
+            broker.kill()
+    print(f"{'codec':<7}{'consumer':<30}{'records/s':>12}{'MB/s':>9}{'ratio':>8}")
+    for i, (codec, label, seconds) in enumerate(rows):
+        ratio = "" if i % 2 == 0 else f"{rows[i - 1][2] / seconds:.2f}"
+        print(f"{codec:<7}{label:<30}{RECORDS / seconds:>12,.0f}{RECORDS * SIZE / seconds / 1e6:>9.1f}{ratio:>8}")
+    print(f"best of {TRIALS}; ratio = converted / native throughput of the same librdkafka consumer (goal >= 0.5)")
+
+
+if __name__ == "__main__":
+    main()

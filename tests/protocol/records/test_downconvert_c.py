@@ -1,0 +1,167 @@
+"""The C accelerator of down-conversion: used on valid payloads, declines on anything unusual, same bytes.
+
+``test_downconvert_fused`` compares both implementations against the row
+encoder on random batches; here are the edges that random batches rarely hit:
+the accelerator must actually take valid payloads (or the speed claim is
+empty), must hand every odd payload back to the Python loop (which raises the
+decoder's error), and must compute CRC-32 exactly as zlib does.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import struct
+import zlib
+
+import pytest
+
+from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, down_convert, set_accelerated
+from protocol.records import _downconvert_runs
+from protocol.records.varint import encode_varint, encode_varlong
+
+if shutil.which("cc"):  # a compiler is here, so setup must have built the accelerator
+    from protocol.records import _cdownconvert as cdc
+else:
+    cdc = pytest.importorskip("protocol.records._cdownconvert")
+
+NO_FETCH_OFFSET = -(1 << 63)
+
+
+def payload_of(records, base_offset=100, **kw) -> tuple[bytes, int, int]:
+    builder = RecordBatchBuilder(base_offset=base_offset, **kw)
+    for i, (key, value, headers, attributes) in enumerate(records):
+        builder.append(key, value, timestamp=1_700_000_000_000 + i, headers=headers, attributes=attributes)
+    view = RecordBatchView(builder.build())
+    return bytes(view.records_payload()), view.records_count, view.base_timestamp
+
+
+def both(data: bytes, count: int, *args):
+    """(C result, Python result) of emitting ``data``; the C one is None when it declines."""
+    c = cdc.emit(data, count, *args)
+    parts: list = []
+    saved, _downconvert_runs.C_EMIT = _downconvert_runs.C_EMIT, None
+    try:
+        py = (b"".join(parts), *_downconvert_runs.emit_records(parts, data, count, args[:3], *args[3:]))
+        py = (b"".join(parts), *py[1:])
+    finally:
+        _downconvert_runs.C_EMIT = saved
+    return c, py
+
+
+RECORDS = [
+    (b"k1", b"v" * 10, (), 0),
+    (None, b"null key", (), 0),
+    (b"", b"", (), 0),  # empty key, empty value: not a tombstone
+    (b"k4", None, (), 0),  # null value: tombstone
+    (b"k5", b"payload", (), 1),  # KIP-87 flag: written with a null value
+    (b"k6", b"with headers", (("h", b"x"),), 0),
+]
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+@pytest.mark.parametrize("fetch_offset", [NO_FETCH_OFFSET, 102, 106])
+@pytest.mark.parametrize("append_time", [None, 1_800_000_000_000])
+def test_every_record_shape_is_taken_and_matches_python(magic, fetch_offset, append_time):
+    data, count, base_ts = payload_of(RECORDS)
+    c, py = both(data, count, 100, base_ts, append_time, magic, 0, fetch_offset, 3)
+    assert c is not None
+    assert c == py
+    assert c[4] is False  # one record has headers: the caller must run the full scan
+
+
+def test_nothing_written_reports_what_the_python_loop_reports():
+    data, count, base_ts = payload_of(RECORDS[:2])
+    c, py = both(data, count, 100, base_ts, None, 1, 0, 10_000, 0)
+    assert c == py == (b"", 0, -1, -(1 << 64), True)
+
+
+def test_big_payload_releases_the_gil_and_matches():
+    records = [(b"key-%d" % i, os.urandom(700), (), 0) for i in range(200)]  # > 64 KiB of records
+    data, count, base_ts = payload_of(records)
+    assert len(data) >= 1 << 16
+    c, py = both(data, count, 100, base_ts, None, 1, 0, NO_FETCH_OFFSET, 0)
+    assert c == py
+
+
+def _record(body: bytes) -> bytes:
+    return encode_varint(len(body)) + body
+
+
+def _fields(ts_delta: int = 0, offset_delta: int = 0, key: bytes = b"k", value: bytes = b"v") -> bytes:
+    """attributes, deltas, key, value, no headers"""
+    head = b"\x00" + encode_varlong(ts_delta) + encode_varint(offset_delta)
+    return head + encode_varint(len(key)) + key + encode_varint(len(value)) + value + b"\x00"
+
+
+ODD = {
+    "truncated": _record(_fields())[:-1],
+    "trailing byte": _record(_fields()) + b"\x00",
+    "record shorter than its fields": _record(_fields()[:-2]),
+    "key past its record": _record(_fields(key=b"kk")[:-4]) + b"\x00\x00",
+    "varint of six bytes": b"\x80\x80\x80\x80\x80\x01" + _fields(),
+    "zero length": b"\x00" + _fields(),
+}
+
+
+@pytest.mark.parametrize("name", list(ODD))
+def test_odd_payloads_are_handed_back(name):
+    assert cdc.emit(ODD[name], 1, 0, 0, None, 1, 0, NO_FETCH_OFFSET, 0) is None
+
+
+def test_count_not_matching_the_records_is_handed_back():
+    data = _record(_fields()) * 2
+    assert cdc.emit(data, 2, 0, 0, None, 1, 0, NO_FETCH_OFFSET, 0) is not None
+    for count in (0, 1, 3):
+        assert cdc.emit(data, count, 0, 0, None, 1, 0, NO_FETCH_OFFSET, 0) is None
+
+
+def test_timestamp_and_offset_overflow_are_handed_back_and_fail_as_in_python():
+    data = _record(_fields(ts_delta=10, offset_delta=5))
+    top = (1 << 63) - 1
+    assert cdc.emit(data, 1, 0, top - 5, None, 1, 0, NO_FETCH_OFFSET, 0) is None  # timestamp overflows
+    assert cdc.emit(data, 1, top - 2, 0, None, 1, 0, NO_FETCH_OFFSET, 0) is None  # offset overflows
+    assert cdc.emit(data, 1, 0, top - 5, 7, 1, 0, NO_FETCH_OFFSET, 0) is not None  # append time: no sum
+    with pytest.raises(struct.error):  # what the Python loop does with such a timestamp
+        both(data, 1, 0, top - 5, None, 1, 0, NO_FETCH_OFFSET, 0)
+
+
+def test_down_convert_uses_the_accelerator(monkeypatch):
+    calls = []
+    monkeypatch.setattr(_downconvert_runs, "C_EMIT", lambda *a: calls.append(a[1]) or cdc.emit(*a))
+    builder = RecordBatchBuilder(compression=Codec.LZ4, base_offset=0)
+    for i in range(50):
+        builder.append(b"k", b"v%d" % i, timestamp=i)
+    out = down_convert(builder.build(), target_magic=1, fetch_offset=0)
+    assert calls == [50] and out.converted_count == 50
+
+
+@pytest.fixture(params=["fold", "tables"])
+def crc_path(request):
+    """Both CRC paths: PCLMULQDQ folding (where the CPU has it) and slice-by-8 tables."""
+    was = cdc.set_fold(request.param == "fold")
+    yield request.param
+    cdc.set_fold(was)
+
+
+@pytest.mark.parametrize("n", [*range(0, 20), 63, 64, 65, 79, 80, 127, 128, 129, 200, 1000, 65_537])
+@pytest.mark.parametrize("misalign", [0, 3])
+def test_crc32_is_zlibs(n, misalign, crc_path):
+    rng = random.Random(n)
+    data = memoryview(rng.randbytes(n + misalign))[misalign:]
+    assert cdc.crc32(data) == zlib.crc32(data)
+    start = rng.getrandbits(32)
+    assert cdc.crc32(data, start) == zlib.crc32(data, start)
+
+
+def test_the_broker_switch(monkeypatch):
+    from broker.__main__ import use_accelerator
+
+    try:
+        monkeypatch.setenv("MINIBROKER_PURE_PYTHON", "1")
+        assert use_accelerator() is False and _downconvert_runs.C_EMIT is None
+        monkeypatch.delenv("MINIBROKER_PURE_PYTHON")
+        assert use_accelerator() is True and _downconvert_runs.C_EMIT is cdc.emit
+    finally:
+        set_accelerated(True)
