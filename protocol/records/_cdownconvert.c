@@ -138,6 +138,17 @@ typedef struct {
     int flags, plain;
 } Record;
 
+/* A key or value of `len` bytes (none when len <= 0) at *p: note where, step over. 0: past `stop`. */
+static int skip_bytes(Py_ssize_t *p, Py_ssize_t stop, int64_t len, Py_ssize_t *at) {
+    *at = *p;
+    if (len > 0) {
+        if (len > stop - *p)
+            return 0;
+        *p += len;
+    }
+    return 1;
+}
+
 /* Read the record at *pos (its length varint first) and move *pos to its end. 0: unusual, give up. */
 static int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r) {
     int64_t length, ts_delta, offset_delta;
@@ -149,20 +160,9 @@ static int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_
     if (!read_zigzag(d, &p, r->stop, 10, 64, &ts_delta) || !read_zigzag(d, &p, r->stop, 5, 32, &offset_delta) ||
         !read_zigzag(d, &p, r->stop, 5, 32, &r->key_len))
         return 0;
-    r->key_at = p;
-    if (r->key_len > 0) {
-        if (r->key_len > r->stop - p)
-            return 0;
-        p += r->key_len;
-    }
-    if (!read_zigzag(d, &p, r->stop, 5, 32, &r->value_len))
+    if (!skip_bytes(&p, r->stop, r->key_len, &r->key_at) || !read_zigzag(d, &p, r->stop, 5, 32, &r->value_len) ||
+        !skip_bytes(&p, r->stop, r->value_len, &r->value_at))
         return 0;
-    r->value_at = p;
-    if (r->value_len > 0) {
-        if (r->value_len > r->stop - p)
-            return 0;
-        p += r->value_len;
-    }
     if (p >= r->stop)  /* no room for the header count */
         return 0;
     r->plain = p + 1 == r->stop && d[p] == 0;
