@@ -21,8 +21,8 @@ structure.
 from __future__ import annotations
 
 import struct
-import zlib
 
+from ._crc import crc32 as _crc32
 from ._model import TOMBSTONE_FLAG
 from .varint import ZIGZAG14, read_varint_fast, read_varint_slow, read_varlong_slow
 
@@ -48,7 +48,7 @@ def emit_messages(
     ``IndexError`` when the records do not fit the data.
     """
     base_offset, base_ts, append_time = bases
-    mv, pack_prefix, pack_i32, crc32 = memoryview(data), _PREFIX_CRC.pack, _INT32.pack, zlib.crc32
+    mv, pack_prefix, pack_i32, crc32 = memoryview(data), _PREFIX_CRC.pack, _INT32.pack, _crc32
     head_struct = _HEADS[magic].pack
     written, last, max_ts, zz, plain, end = 0, -1, -(1 << 64), ZIGZAG14, True, len(data)
     for _ in range(count):

@@ -23,8 +23,8 @@ the broker does that for ``MINIBROKER_PURE_PYTHON=1``) do the loops below run. B
 from __future__ import annotations
 
 import struct
-import zlib
 
+from ._crc import crc32 as _crc32
 from ._downconvert import emit_messages
 from ._scan_runs import FIRST_CHUNK, LAST_CHUNK, NOT_BYTE, Layout, column_values, good_records, record_layout, shrink
 from .varint import read_varint_slow
@@ -116,7 +116,7 @@ def _emit_run(
     stamps = column_values(data, pos + layout.ts_at, lim, size, layout.ts_width)
     key_len, key_at, value_len, value_at = fields
     body = struct.Struct(f">bbqi{max(key_len, 0)}si" if magic else f">bbi{max(key_len, 0)}si")
-    pack_body, pack_prefix, crc32, mv = body.pack, _PREFIX_CRC.pack, zlib.crc32, memoryview(data)
+    pack_body, pack_prefix, crc32, mv = body.pack, _PREFIX_CRC.pack, _crc32, memoryview(data)
     message_size, key_end = 4 + body.size + value_len, key_at + max(key_len, 0)
     written, last, max_ts = 0, -1, -(1 << 64)
     for k in range(n):

@@ -12,8 +12,8 @@ the append time under LogAppendTime.
 from __future__ import annotations
 
 import struct
-import zlib
 
+from ._crc import crc32 as _crc32
 from ._model import Codec, TimestampType
 from .compression import compress
 from .legacy import TIMESTAMP_TYPE_FLAG
@@ -34,7 +34,7 @@ def encode_message(
     """One legacy entry: prefix, CRC-32, body."""
     head = _BODY_V1.pack(1, attributes, timestamp) if magic == 1 else _BODY_V0.pack(0, attributes)
     body = head + _len_bytes(key) + _len_bytes(value)
-    crc = zlib.crc32(body)
+    crc = _crc32(body)
     return _PREFIX.pack(offset, len(body) + 4) + crc.to_bytes(4, "big") + body
 
 

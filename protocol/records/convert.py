@@ -51,13 +51,13 @@ of a buffer and copy v2 batches unchanged.
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Iterable, Iterator
 from typing import NoReturn
 
 import attrs
 
 from ..errors import InvalidRecordError, UnsupportedCompressionError
+from ._crc import crc32 as _crc32
 from ._downconvert import first_offset_delta
 from ._downconvert_runs import emit_records
 from ._model import TOMBSTONE_FLAG, Codec, TimestampType
@@ -108,7 +108,7 @@ def _encode_messages(
     tombstone flag gets a null value. This is the hot loop of down-conversion: the CRC-32 is
     chained over the parts, and the parts go straight into ``out``.
     """
-    pack_prefix, pack_i32, crc32 = _PREFIX_CRC.pack, _INT32.pack, zlib.crc32
+    pack_prefix, pack_i32, crc32 = _PREFIX_CRC.pack, _INT32.pack, _crc32
     pack_head = _HEAD_V1.pack if magic == 1 else _HEAD_V0.pack
     v1 = magic == 1
     count = 0

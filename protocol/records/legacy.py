@@ -18,10 +18,10 @@ need decompression and are computed on first use.
 from __future__ import annotations
 
 import struct
-import zlib
 from collections.abc import Iterator
 
 from ..errors import CorruptRecordError, InvalidRecordError
+from ._crc import crc32 as _crc32
 from ._model import Codec, Record, TimestampType, codec_from_id
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompress
 from .v2 import LOG_OVERHEAD, as_byte_view
@@ -158,7 +158,7 @@ class LegacyBatchView:
         return f"LegacyBatchView(magic={self.magic}, offset={self.last_offset}, size_in_bytes={self.size_in_bytes})"
 
     def compute_crc(self) -> int:
-        return zlib.crc32(self._buf[MAGIC_OFFSET:])
+        return _crc32(self._buf[MAGIC_OFFSET:])
 
     def is_valid(self) -> bool:
         return self.size_in_bytes >= LOG_OVERHEAD + RECORD_OVERHEAD[self._h[3]] and self._h[2] == self.compute_crc()
@@ -254,7 +254,7 @@ def _checked_inner(data: bytes, pos: int, magic: int) -> tuple:
     if size < RECORD_OVERHEAD[magic]:
         raise CorruptRecordError(f"inner v{magic} message size {size} below its overhead")
     (offset, crc, _, attributes, timestamp, key, value), nxt = parse_message(data, pos)
-    if crc != zlib.crc32(memoryview(data)[pos + MAGIC_OFFSET : nxt]):
+    if crc != _crc32(memoryview(data)[pos + MAGIC_OFFSET : nxt]):
         raise CorruptRecordError(f"inner message at offset {offset} is corrupt (CRC mismatch)")
     if attributes & CODEC_MASK:
         raise InvalidRecordError("Compressed outer record has an inner record that is also compressed")
@@ -302,7 +302,7 @@ def _plain_row(mv, pos: int, end: int, max_entry_size: int, *, lat_ok: bool) -> 
         (offset, _, crc, _, attributes, klen), timestamp = head.unpack_from(mv, pos), -1
     if attributes & CODEC_MASK or (magic and not lat_ok and attributes & TIMESTAMP_TYPE_FLAG):
         return None
-    if crc != zlib.crc32(mv[pos + MAGIC_OFFSET : end]):
+    if crc != _crc32(mv[pos + MAGIC_OFFSET : end]):
         return None
     kpos = pos + head.size
     vpos = kpos + max(klen, 0)
