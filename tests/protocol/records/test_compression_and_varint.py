@@ -81,6 +81,19 @@ def test_lz4_limit_is_exact_across_growth_steps(magic, size):
         decompress(Codec.LZ4, frame, magic=magic, max_size=size - 1)
 
 
+@pytest.mark.parametrize("size", [1, 65_536, 300_000, 3 * MB + 7])
+def test_zstd_without_content_size_is_bounded_exactly_across_budgets(size):
+    # the Java producer's frames carry no content size; zeros compress so well that several budgets are tried
+    frame = zstandard.ZstdCompressor(write_content_size=False).compress(b"\x00" * size)
+    assert zstandard.frame_content_size(frame) == -1
+    assert decompress(Codec.ZSTD, frame, max_size=size) == b"\x00" * size
+    with pytest.raises(CorruptRecordError):
+        decompress(Codec.ZSTD, frame, max_size=size - 1)
+    for bad in (frame[:-1], frame[: len(frame) // 2]):
+        with pytest.raises(CorruptRecordError):
+            decompress(Codec.ZSTD, bad, max_size=size)
+
+
 def test_zstd_declared_content_size_over_limit_is_refused_before_allocating():
     huge = zstandard.ZstdCompressor().compress(b"\x00" * (2 * MB))
     assert zstandard.frame_content_size(huge) == 2 * MB
