@@ -44,12 +44,14 @@ from bench.peers import cpu_seconds, group_pids, settle, start_noida, stop_group
 from tests.e2e.harness import BrokerProcess  # noqa: E402
 
 
-def produce(bootstrap: str, topic: str, n: int, size: int, acks: str) -> float:
+def produce(bootstrap: str, topic: str, n: int, size: int, acks: str, extra: dict | None = None,
+            value: bytes | None = None) -> float:  # fmt: skip
+    """Create ``topic`` and produce ``n`` records of ``value`` (``size`` random bytes by default)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5,
-                         "enable.idempotence": False, "queue.buffering.max.messages": 1_000_000})  # fmt: skip
-    value = os.urandom(size)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "enable.idempotence": False,
+                         "queue.buffering.max.messages": 1_000_000, **(extra or {})})  # fmt: skip
+    value = os.urandom(size) if value is None else value
     started = time.perf_counter()
     for i in range(n):
         while True:

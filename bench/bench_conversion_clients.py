@@ -16,18 +16,13 @@ each row, which proves the old consumer's rows were down-converted.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import tempfile
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from confluent_kafka import Producer  # noqa: E402
-from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
-
-from bench.bench_broker import consume  # noqa: E402
+from bench.bench_broker import consume, produce  # noqa: E402
 from tests.e2e.harness import BrokerProcess  # noqa: E402
 
 RECORDS, SIZE, TRIALS = 100_000, 1024, 3
@@ -35,25 +30,13 @@ OLD = {"api.version.request": False, "broker.version.fallback": "0.9.0", "log_le
 
 
 def _conversions(broker: BrokerProcess, topic: str) -> float:
-    text = urllib.request.urlopen(broker.metrics_url, timeout=10).read().decode()
-    pattern = rf'kafka_server_brokertopicmetrics_fetchmessageconversions_total{{topic="{topic}"}} (\S+)'
-    found = re.search(pattern, text)
-    return float(found.group(1)) if found else 0.0
+    key = ("kafka_server_brokertopicmetrics_fetchmessageconversions_total", (("topic", topic),))
+    return broker.scrape().get(key, 0.0)
 
 
 def _fill(bootstrap: str, topic: str, codec: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
-    producer = Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 5})
     value = os.urandom(SIZE // 2) + bytes(SIZE // 2)  # half random: lz4 saves about half
-    for i in range(RECORDS):
-        while True:
-            try:
-                producer.produce(topic, value, key=b"key-%d" % i)
-                break
-            except BufferError:
-                producer.poll(0.01)
-    producer.flush(120)
+    produce(bootstrap, topic, RECORDS, SIZE, "1", extra={"compression.type": codec}, value=value)
 
 
 def main() -> None:

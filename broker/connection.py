@@ -98,16 +98,15 @@ class Connection:
         """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are."""
         pending: list = []
         for chunk in chunks:
-            big = isinstance(chunk, FileRegion) or len(chunk) >= DIRECT_SEND_BYTES
-            if big and pending:
+            region = isinstance(chunk, FileRegion)
+            if not region and len(chunk) < DIRECT_SEND_BYTES:
+                pending.append(chunk)
+                continue
+            if pending:
                 await self.stream.send_all(b"".join(pending))
                 pending = []
-            if isinstance(chunk, FileRegion):
-                await self._sendfile(chunk)
-            elif big:  # down-converted records, say: not copied into one more buffer
-                await self.stream.send_all(chunk)
-            else:
-                pending.append(chunk)
+            # a big buffer (down-converted records, say) is not copied into one more
+            await (self._sendfile(chunk) if region else self.stream.send_all(chunk))
         if pending:
             await self.stream.send_all(b"".join(pending))
         self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))

@@ -11,12 +11,14 @@
  * max timestamp written, every record plain) where "plain" means no record has
  * headers (the caller then checks the structure with the full decoder).
  *
- * It works in two passes over the records: the first reads and checks every
- * record and sizes the output, the second writes it into one bytes object. The
+ * It reads each record once and writes its message straight into one bytes
+ * object sized for the worst case (every record takes at least 7 bytes of
+ * input and at most 28 bytes more as a message, so the output is at most
+ * len(payload) + 28 per record), then shrinks it to what was written. The
  * reading is defensive: whenever anything is unusual (a field past the data or
  * past its record, a varint longer than Kafka allows, bytes left after the last
- * record, an offset or timestamp that overflows 64 bits) it returns None and
- * writes nothing, and the caller runs the Python loop, which raises the
+ * record, an offset or timestamp that overflows 64 bits) it drops what it wrote
+ * and returns None, and the caller runs the Python loop, which raises the
  * decoder's exact error. So this module never has to reproduce an error.
  *
  * CRC-32 (IEEE, as zlib) is most of the cost: on x86-64 CPUs with PCLMULQDQ it
@@ -32,7 +34,8 @@
 #include <string.h>
 
 #define TOMBSTONE_FLAG 0x01
-#define NO_TIMESTAMP INT64_MIN
+#define MIN_RECORD_BYTES 7  /* length varint, attributes, two deltas, key and value lengths, header count */
+#define MAX_GROWTH 28       /* message overhead (12 + 22) minus the 6 of those bytes a record always has */
 
 static uint32_t crc_tables[8][256];
 
@@ -134,7 +137,7 @@ typedef struct {
     Py_ssize_t stop;    /* end of the record */
     Py_ssize_t key_at;  /* key bytes (when key_len > 0) */
     Py_ssize_t value_at;
-    int64_t key_len, value_len, offset, timestamp;
+    int64_t key_len, value_len, offset, ts_delta;
     int flags, plain;
 } Record;
 
@@ -151,13 +154,13 @@ static int skip_bytes(Py_ssize_t *p, Py_ssize_t stop, int64_t len, Py_ssize_t *a
 
 /* Read the record at *pos (its length varint first) and move *pos to its end. 0: unusual, give up. */
 static int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r) {
-    int64_t length, ts_delta, offset_delta;
+    int64_t length, offset_delta;
     if (!read_zigzag(d, pos, end, 5, 32, &length) || length < 1 || length > end - *pos)
         return 0;
     r->stop = *pos + length;
     Py_ssize_t p = *pos;
     r->flags = d[p++];
-    if (!read_zigzag(d, &p, r->stop, 10, 64, &ts_delta) || !read_zigzag(d, &p, r->stop, 5, 32, &offset_delta) ||
+    if (!read_zigzag(d, &p, r->stop, 10, 64, &r->ts_delta) || !read_zigzag(d, &p, r->stop, 5, 32, &offset_delta) ||
         !read_zigzag(d, &p, r->stop, 5, 32, &r->key_len))
         return 0;
     if (!skip_bytes(&p, r->stop, r->key_len, &r->key_at) || !read_zigzag(d, &p, r->stop, 5, 32, &r->value_len) ||
@@ -166,7 +169,6 @@ static int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_
     if (p >= r->stop)  /* no room for the header count */
         return 0;
     r->plain = p + 1 == r->stop && d[p] == 0;
-    r->timestamp = ts_delta;
     r->offset = base_offset + offset_delta;  /* int32 delta: cannot overflow unless base is near the edge */
     if ((offset_delta > 0 && base_offset > INT64_MAX - offset_delta) ||
         (offset_delta < 0 && base_offset < INT64_MIN - offset_delta))
@@ -189,32 +191,13 @@ static int message_timestamp(const Args *a, const Record *r, int64_t *ts) {
         *ts = a->append_time;
         return 1;
     }
-    return !__builtin_add_overflow(a->base_ts, r->timestamp, ts);
+    return !__builtin_add_overflow(a->base_ts, r->ts_delta, ts);
 }
 
 static Py_ssize_t message_size(const Args *a, const Record *r) {
     Py_ssize_t size = (a->magic ? 22 : 14) + (r->key_len > 0 ? r->key_len : 0);
     int null_value = r->value_len < 0 || (r->flags & TOMBSTONE_FLAG);
     return size + (null_value ? 0 : r->value_len);
-}
-
-/* Pass 1: check every record, size the output. Returns -1 when the Python loop must take over. */
-static Py_ssize_t size_pass(const Args *a, int *plain) {
-    Py_ssize_t pos = 0, total = 0;
-    Record r;
-    int64_t ts;
-    *plain = 1;
-    for (Py_ssize_t i = 0; i < a->count; i++) {
-        if (!read_record(a->data, &pos, a->end, a->base_offset, &r))
-            return -1;
-        *plain &= r.plain;
-        if (r.offset < a->fetch_offset)
-            continue;
-        if (!message_timestamp(a, &r, &ts) || __builtin_sub_overflow(r.offset, a->shift, &ts))
-            return -1;
-        total += 12 + message_size(a, &r);
-    }
-    return pos == a->end ? total : -1;
 }
 
 static uint8_t *put_be(uint8_t *o, uint64_t v, int n) {
@@ -249,22 +232,32 @@ static uint8_t *write_message(const Args *a, const Record *r, int64_t ts, uint8_
     return w;
 }
 
-/* Pass 2: write the messages of the (already checked) records. */
-static void write_pass(const Args *a, uint8_t *o, Py_ssize_t *written, int64_t *last, int64_t *max_ts) {
+typedef struct {
+    Py_ssize_t written;
+    int64_t last, max_ts;
+    int plain;
+} Totals;
+
+/* Read every record and write its message from `o`; returns the end of the output, or NULL when
+ * the Python loop must take over. */
+static uint8_t *convert(const Args *a, uint8_t *o, Totals *t) {
     Py_ssize_t pos = 0;
     Record r;
-    int64_t ts;
+    int64_t ts, shifted;
     for (Py_ssize_t i = 0; i < a->count; i++) {
-        read_record(a->data, &pos, a->end, a->base_offset, &r);
+        if (!read_record(a->data, &pos, a->end, a->base_offset, &r))
+            return NULL;
+        t->plain &= r.plain;
         if (r.offset < a->fetch_offset)
             continue;
-        message_timestamp(a, &r, &ts);
+        if (!message_timestamp(a, &r, &ts) || __builtin_sub_overflow(r.offset, a->shift, &shifted))
+            return NULL;
         o = write_message(a, &r, ts, o);
-        *last = r.offset;
-        if (*written == 0 || ts > *max_ts)
-            *max_ts = ts;
-        (*written)++;
+        t->last = r.offset;
+        if (t->written++ == 0 || ts > t->max_ts)
+            t->max_ts = ts;
     }
+    return pos == a->end ? o : NULL;
 }
 
 static PyObject *result(PyObject *out, Py_ssize_t written, int64_t last, int64_t max_ts, int plain) {
@@ -292,24 +285,29 @@ static PyObject *emit(PyObject *self, PyObject *args) {
         PyBuffer_Release(&buf);
         return NULL == PyErr_Occurred() ? Py_NewRef(Py_None) : NULL;
     }
-    int plain, release = a.end >= (1 << 16);  /* a big payload lets other threads (the cleaner) run */
-    PyThreadState *saved = release ? PyEval_SaveThread() : NULL;
-    Py_ssize_t size = size_pass(&a, &plain);
-    if (saved)
-        PyEval_RestoreThread(saved);
-    PyObject *out = size < 0 ? NULL : PyBytes_FromStringAndSize(NULL, size);
-    Py_ssize_t written = 0;
-    int64_t last = -1, max_ts = 0;
-    if (out != NULL) {
-        saved = release ? PyEval_SaveThread() : NULL;
-        write_pass(&a, (uint8_t *)PyBytes_AS_STRING(out), &written, &last, &max_ts);
-        if (saved)
-            PyEval_RestoreThread(saved);
+    Py_ssize_t records = a.count < a.end / MIN_RECORD_BYTES + 1 ? a.count : a.end / MIN_RECORD_BYTES + 1;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, a.end + MAX_GROWTH * records);
+    if (out == NULL) {
+        PyBuffer_Release(&buf);
+        return NULL;
+    }
+    Totals t = {0, -1, 0, 1};
+    uint8_t *start = (uint8_t *)PyBytes_AS_STRING(out), *stop;
+    if (a.end >= (1 << 16)) {  /* a big payload lets other threads (the cleaner) run */
+        Py_BEGIN_ALLOW_THREADS
+        stop = convert(&a, start, &t);
+        Py_END_ALLOW_THREADS
+    } else {
+        stop = convert(&a, start, &t);
     }
     PyBuffer_Release(&buf);
-    if (size < 0)
+    if (stop == NULL) {
+        Py_DECREF(out);
         Py_RETURN_NONE;
-    return out == NULL ? NULL : result(out, written, last, max_ts, plain);
+    }
+    if (_PyBytes_Resize(&out, stop - start) < 0)
+        return NULL;
+    return result(out, t.written, t.last, t.max_ts, t.plain);
 }
 
 static PyObject *crc32(PyObject *self, PyObject *args) {

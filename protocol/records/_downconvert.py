@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import struct
 
-from ._crc import crc32 as _crc32
+from ._accel import crc32 as _crc32
 from ._model import TOMBSTONE_FLAG
 from .varint import ZIGZAG14, read_varint_fast, read_varint_slow, read_varlong_slow
 

@@ -13,18 +13,20 @@ through the scalar loop of ``_downconvert`` in chunks that double while runs
 stay short, as ``scan`` does, so the output is the scalar loop's byte for
 byte and a malformed record is met by the scalar loop.
 
-All of this is the reference and the fallback: when the C accelerator
-``_cdownconvert`` is built (``setup.py``; it is optional) ``emit_records``
-hands it the whole payload first, and only when it declines (anything unusual,
-so the error comes from here) or is switched off (``set_accelerated(False)``;
-the broker does that for ``MINIBROKER_PURE_PYTHON=1``) do the loops below run. Both give the same bytes; the tests run both.
+All of this is the reference and the fallback: when the C accelerator is
+built (``_accel``; it is optional) ``emit_records`` hands it the whole payload
+first, and only when it declines (anything unusual, so the error comes from
+here) or is switched off (``set_accelerated(False)``; the broker does that for
+``MINIBROKER_PURE_PYTHON=1``) do the loops below run. Both give the same
+bytes; the tests run both.
 """
 
 from __future__ import annotations
 
 import struct
 
-from ._crc import crc32 as _crc32
+from ._accel import BUILT_EMIT
+from ._accel import crc32 as _crc32
 from ._downconvert import emit_messages
 from ._scan_runs import FIRST_CHUNK, LAST_CHUNK, NOT_BYTE, Layout, column_values, good_records, record_layout, shrink
 from .varint import read_varint_slow
@@ -32,17 +34,13 @@ from .varint import read_varint_slow
 _PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
 _MIN_RUN = 8  # records: a shorter run is left to the scalar loop
 
-try:
-    from ._cdownconvert import emit as _BUILT
-except ImportError:  # built without a C compiler: the Python loops below do all the work
-    _BUILT = None
-C_EMIT = _BUILT
+C_EMIT = BUILT_EMIT
 
 
 def set_accelerated(enabled: bool) -> bool:
     """Use the C accelerator (if it was built) or not; returns whether it is in use now."""
     global C_EMIT
-    C_EMIT = _BUILT if enabled else None
+    C_EMIT = BUILT_EMIT if enabled else None
     return C_EMIT is not None
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import struct
 
-from ._crc import crc32 as _crc32
+from ._accel import crc32 as _crc32
 from ._model import Codec, TimestampType
 from .compression import compress
 from .legacy import TIMESTAMP_TYPE_FLAG

@@ -122,9 +122,7 @@ def _bounded(decoder, data: bytes, max_size: int) -> bytes:
     step = min(max_size + 1, max(4 * len(data), 1 << 16))
     parts = [decoder.decompress(data, max_length=step)]
     total = len(parts[0])
-    while not decoder.eof and not decoder.needs_input:
-        if total > max_size:
-            raise CorruptRecordError(f"LZ4 data decompresses to more than {max_size} bytes")
+    while total <= max_size and not decoder.eof and not decoder.needs_input:
         step = min(max_size + 1 - total, 2 * step)
         parts.append(decoder.decompress(b"", max_length=step))
         total += len(parts[-1])

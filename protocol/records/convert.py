@@ -57,7 +57,7 @@ from typing import NoReturn
 import attrs
 
 from ..errors import InvalidRecordError, UnsupportedCompressionError
-from ._crc import crc32 as _crc32
+from ._accel import crc32 as _crc32
 from ._downconvert import first_offset_delta
 from ._downconvert_runs import emit_records
 from ._model import TOMBSTONE_FLAG, Codec, TimestampType
@@ -105,8 +105,8 @@ def _encode_messages(
     """Append one legacy entry per row (at ``offset - shift``) to ``out``; return how many.
 
     Rows with offsets below ``fetch_offset`` are skipped, headers are dropped and a row with the
-    tombstone flag gets a null value. This is the hot loop of down-conversion: the CRC-32 is
-    chained over the parts, and the parts go straight into ``out``.
+    tombstone flag gets a null value. Used for legacy sources and wrappers (v2 records go through
+    ``_downconvert_runs``); the CRC-32 is chained over the parts, which go straight into ``out``.
     """
     pack_prefix, pack_i32, crc32 = _PREFIX_CRC.pack, _INT32.pack, _crc32
     pack_head = _HEAD_V1.pack if magic == 1 else _HEAD_V0.pack

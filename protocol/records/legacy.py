@@ -21,7 +21,7 @@ import struct
 from collections.abc import Iterator
 
 from ..errors import CorruptRecordError, InvalidRecordError
-from ._crc import crc32 as _crc32
+from ._accel import crc32 as _crc32
 from ._model import Codec, Record, TimestampType, codec_from_id
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompress
 from .v2 import LOG_OVERHEAD, as_byte_view

@@ -18,7 +18,10 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
+
+from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parents[2]
 _SERVING = re.compile(r"serving on \[\('127\.0\.0\.1', (\d+)\)")
@@ -47,6 +50,12 @@ class BrokerProcess:
     @property
     def metrics_url(self) -> str:
         return f"http://127.0.0.1:{self.metrics_port}/metrics"
+
+    def scrape(self) -> dict:
+        """Every sample of the metrics endpoint: ``{(name, sorted label items): value}``."""
+        text = urllib.request.urlopen(self.metrics_url, timeout=10).read().decode()
+        return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
+                for family in text_string_to_metric_families(text) for sample in family.samples}  # fmt: skip
 
     def _command(self) -> list[str]:
         props = {

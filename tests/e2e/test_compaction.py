@@ -22,11 +22,9 @@ latest write (a tombstone may be gone, never resurrect an older value).
 from __future__ import annotations
 
 import time
-import urllib.request
 import warnings
 
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from .clients import kp_consume
 from .harness import wait_until
@@ -61,15 +59,6 @@ def _produce(bootstrap: str) -> dict:
     return latest
 
 
-def _scrape(url: str) -> dict:
-    text = urllib.request.urlopen(url, timeout=10).read().decode()
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
-    return out
-
-
 def test_compaction_with_kip87_tombstones_and_old_consumers(broker_factory):
     broker = broker_factory(log_cleaner_backoff_ms="200")
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
@@ -79,7 +68,7 @@ def test_compaction_with_kip87_tombstones_and_old_consumers(broker_factory):
     total = 307
 
     def cleaned() -> bool:
-        metrics = _scrape(broker.metrics_url)
+        metrics = broker.scrape()
         return metrics.get(("kafka_log_logcleaner_cleaner_recopy_percent", ()), 0) > 0 and len(
             kp_consume(broker.bootstrap, TOPIC, total, consumer_timeout_ms=1500)) == len(latest)
 
@@ -92,7 +81,7 @@ def test_compaction_with_kip87_tombstones_and_old_consumers(broker_factory):
     expected_old = {k: (None if v[1] else v[0]) for k, v in latest.items()}
     assert {m.key: m.value for m in old} == expected_old
 
-    metrics = _scrape(broker.metrics_url)
+    metrics = broker.scrape()
     assert metrics[("kafka_log_logcleaner_max_compaction_delay_secs", ())] == 0
     assert ("kafka_log_logcleaner_compaction_delay_secs", (("partition", "0"), ("topic", TOPIC))) in metrics
     assert 0 < metrics[("kafka_log_logcleaner_cleaner_recopy_percent", ())] < 100
@@ -112,7 +101,7 @@ def test_the_cleaner_can_be_switched_off(broker_factory):
     _produce(broker.bootstrap)
     time.sleep(3.5)  # past max.compaction.lag.ms: a running cleaner would have cleaned by now
     assert len(kp_consume(broker.bootstrap, TOPIC, 307)) == 307
-    assert _scrape(broker.metrics_url)[("kafka_log_logcleaner_max_compaction_delay_secs", ())] > 0
+    assert broker.scrape()[("kafka_log_logcleaner_max_compaction_delay_secs", ())] > 0
 
 
 def test_cleaning_while_producing_and_consuming(broker_factory):

@@ -17,7 +17,7 @@ import zlib
 
 import pytest
 
-from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, down_convert, set_accelerated
+from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, down_convert
 from protocol.records import _downconvert_runs
 from protocol.records.varint import encode_varint, encode_varlong
 
@@ -41,13 +41,13 @@ def both(data: bytes, count: int, *args):
     """(C result, Python result) of emitting ``data``; the C one is None when it declines."""
     c = cdc.emit(data, count, *args)
     parts: list = []
-    saved, _downconvert_runs.C_EMIT = _downconvert_runs.C_EMIT, None
+    was_on = _downconvert_runs.C_EMIT is not None
+    _downconvert_runs.set_accelerated(False)
     try:
-        py = (b"".join(parts), *_downconvert_runs.emit_records(parts, data, count, args[:3], *args[3:]))
-        py = (b"".join(parts), *py[1:])
+        totals = _downconvert_runs.emit_records(parts, data, count, args[:3], *args[3:])
     finally:
-        _downconvert_runs.C_EMIT = saved
-    return c, py
+        _downconvert_runs.set_accelerated(was_on)
+    return c, (b"".join(parts), *totals)
 
 
 RECORDS = [
@@ -153,15 +153,3 @@ def test_crc32_is_zlibs(n, misalign, crc_path):
     assert cdc.crc32(data) == zlib.crc32(data)
     start = rng.getrandbits(32)
     assert cdc.crc32(data, start) == zlib.crc32(data, start)
-
-
-def test_the_broker_switch(monkeypatch):
-    from broker.__main__ import use_accelerator
-
-    try:
-        monkeypatch.setenv("MINIBROKER_PURE_PYTHON", "1")
-        assert use_accelerator() is False and _downconvert_runs.C_EMIT is None
-        monkeypatch.delenv("MINIBROKER_PURE_PYTHON")
-        assert use_accelerator() is True and _downconvert_runs.C_EMIT is cdc.emit
-    finally:
-        set_accelerated(True)

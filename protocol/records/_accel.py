@@ -1,0 +1,26 @@
+"""What the optional C accelerator ``_cdownconvert`` provides, with the pure-Python stand-ins.
+
+* ``crc32``: CRC-32 (IEEE) of legacy messages; the C one folds with PCLMULQDQ
+  on x86-64, several times zlib's speed on the large values of compressed
+  wrappers, and gives the same values (``tests/protocol/records/
+  test_downconvert_c.py`` checks it against zlib at every length around its
+  16/64-byte steps). Same call as ``zlib.crc32(data, value=0)``.
+* ``BUILT_EMIT``: the C down-conversion loop, or None when it was not built
+  (``_downconvert_runs`` decides whether to use it).
+
+The one place that imports the extension, so a build without a C compiler
+changes nothing but speed.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+try:
+    from ._cdownconvert import crc32
+    from ._cdownconvert import emit as BUILT_EMIT
+except ImportError:  # built without a C compiler
+    crc32 = zlib.crc32
+    BUILT_EMIT = None
+
+__all__ = ["BUILT_EMIT", "crc32"]
