@@ -12,7 +12,8 @@ only by the kernel.
 Responses are lists of chunks. ``bytes`` chunks are coalesced and written with
 ``send_all``; a ``FileRegion`` chunk (a slice of a segment file) is written
 with ``os.sendfile`` straight from the page cache, waiting for the socket to
-become writable whenever the kernel's buffer is full.
+become writable whenever the kernel's buffer is full; a ``ConvertedRecords``
+chunk (Fetch v0-v3) converts and writes itself.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import trio
 
 from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError
 
+from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
 
 log = logging.getLogger(__name__)
@@ -99,14 +101,17 @@ class Connection:
         pending: list = []
         for chunk in chunks:
             region = isinstance(chunk, FileRegion)
-            if not region and len(chunk) < DIRECT_SEND_BYTES:
+            converted = isinstance(chunk, ConvertedRecords)
+            if not (region or converted) and len(chunk) < DIRECT_SEND_BYTES:
                 pending.append(chunk)
                 continue
             if pending:
                 await self.stream.send_all(b"".join(pending))
                 pending = []
-            # a big buffer (down-converted records, say) is not copied into one more
-            await (self._sendfile(chunk) if region else self.stream.send_all(chunk))
+            if region:
+                await self._sendfile(chunk)
+            else:  # a big buffer is not copied into one more
+                await (chunk.send(self.stream.send_all) if converted else self.stream.send_all(chunk))
         if pending:
             await self.stream.send_all(b"".join(pending))
         self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))

@@ -3,8 +3,10 @@
 ``read_partition`` turns one requested partition into a ``PartitionRead``:
 the error code, offsets for the answer, and the records value to put in the
 response. For Fetch v4+ that value is a ``FileRegion`` over the segment file
-(sent with ``sendfile``); for v0-3 it is the down-converted bytes (message
-format 0 for v0-1, 1 for v2-3), counted in ``fetchmessageconversions``.
+(sent with ``sendfile``); for v0-3 it is a ``ConvertedRecords`` (message
+format 0 for v0-1, 1 for v2-3): its first batches are converted here, which
+fixes its size (KIP-283), and the rest while it is sent. A slice that old
+formats cannot carry at all (only markers or emptied batches) is read past.
 
 Limits: the slice is cut at ``min(partition_max_bytes, budget)``; with
 ``min_one`` (v3+, first non-empty partition) the first batch is included whole
@@ -18,9 +20,12 @@ import time
 import attrs
 
 from protocol import ErrorCode, KafkaProtocolError
-from protocol.records.convert import down_convert
+from protocol.records.lazy_convert import start_down_conversion
 
 from .connection import FileRegion
+from .converted_send import ConvertedRecords
+
+READS_PAST_EMPTY = 16
 
 
 @attrs.define
@@ -81,11 +86,32 @@ def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: 
         result.size = piece.size
         return
     started = time.perf_counter()
-    target_magic = 0 if ctx.version <= 1 else 1
-    converted = down_convert(piece.read_bytes(), target_magic=target_magic, fetch_offset=offset, max_bytes=limit)
-    result.records = converted.records
-    result.size = len(converted.records)
+    conversion = _start_conversion(log, piece, offset, limit, min_one, 0 if ctx.version <= 1 else 1)
+    if conversion is None:
+        return
     metrics = ctx.broker.metrics
-    metrics.fetch_conversions.labels(topic).inc(converted.converted_count)
-    metrics.conversion_time.labels("Fetch").observe((time.perf_counter() - started) * 1000)
+    result.records = ConvertedRecords(
+        conversion, metrics.fetch_conversions.labels(topic).inc,
+        lambda seconds: metrics.conversion_time.labels("Fetch").observe(seconds * 1000),
+        first_seconds=time.perf_counter() - started,
+    )  # fmt: skip
+    result.size = conversion.size
 
+
+def _start_conversion(log, piece, offset: int, limit: int, min_one: bool, target_magic: int):
+    """The down-conversion of ``piece``, reading on past batches that old formats cannot carry.
+
+    Transaction markers and batches the cleaner emptied convert to nothing, and an old client
+    cannot step over offsets it is never sent; so while a slice yields nothing, the next one
+    is read (up to ``READS_PAST_EMPTY`` slices). None when nothing follows.
+    """
+    for _ in range(READS_PAST_EMPTY):
+        conversion = start_down_conversion(piece.read_bytes(), target_magic=target_magic, fetch_offset=offset)
+        if conversion.first.records:
+            return conversion
+        if conversion.next_offset is None:  # only a partial batch: the client must ask for more bytes
+            return None
+        piece = log.read(conversion.next_offset, max(limit, 0), min_one_message=min_one, max_offset=log.high_watermark)
+        if piece is None or piece.size == 0:
+            return None
+    return None

@@ -12,9 +12,11 @@ Behaviour:
 * Long poll: while fewer than ``min_bytes`` are available the request waits,
   up to ``max_wait_ms``, and is woken by every append (``Broker.wait_for_append``).
 * v4+ slices go out with ``os.sendfile`` (``FileRegion`` chunks). v0-3 need
-  message format 0 (v0-1) or 1 (v2-3): the slice is read and down-converted
-  (KIP-724), tombstones included (KIP-87: a flagged tombstone becomes a null
-  value). ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION
+  message format 0 (v0-1) or 1 (v2-3): the slice is down-converted (KIP-724),
+  tombstones included (KIP-87: a flagged tombstone becomes a null value), and
+  sized as Kafka sizes it (KIP-283): the first batches are converted here and
+  fix the partition's length, the rest is converted while it is sent, cut at
+  that length or padded with an overflow entry (``broker.converted_send``). ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION
   and a zstd topic UNSUPPORTED_COMPRESSION_TYPE for that partition.
 * Fetch sessions (v7+) are not kept: the answer's ``session_id`` is 0, which
   tells clients to keep sending full fetch requests.

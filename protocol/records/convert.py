@@ -26,15 +26,9 @@ KIP-87 (our product rule): a record that ``is_tombstone`` (null value *or* the
 attributes flag) is written with a null value, so an old client sees a delete
 even when the v2 record carried a payload.
 
-Sizing (KIP-283): the output of the first source batch that yields anything
-is always included whole, even past ``max_bytes``, so the client makes
-progress. After that, whole legacy entries are added while the total stays
-within ``max_bytes``; the first entry that does not fit ends the output
-(``truncated``). Unlike Kafka, which declares a size up front and cuts the last
-message in the middle (or pads with an "overflow" entry), the output always
-ends on an entry boundary. When the input is non-empty but nothing survives
-(only markers, say, or only a partial batch), the result is empty with
-``nothing_survived`` set; the caller may send Kafka's 12-byte overflow stub.
+Sizing is not done here: ``down_convert`` converts every complete batch it
+is given, and ``lazy_convert`` (KIP-283) decides what is converted and how the
+output is fitted to the size a Fetch answer declares.
 Source CRCs are verified before conversion (``CorruptRecordError``) so that
 converting never re-signs corrupt data with a fresh CRC; Kafka skips this check.
 
@@ -66,14 +60,12 @@ from .builder import RecordBatchBuilder
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE, compress
 from .legacy import TIMESTAMP_TYPE_FLAG, LegacyBatchView
 from .scan import scan_v2_records
-from .v2 import LOG_OVERHEAD
 
 _PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
 _HEAD_V0 = struct.Struct(">bbi")  # magic, attributes, key length
 _HEAD_V1 = struct.Struct(">bbqi")  # magic, attributes, timestamp, key length
 _INT32 = struct.Struct(">i")
 _NULL = b"\xff\xff\xff\xff"
-_SMALLEST_ENTRY = LOG_OVERHEAD + 14  # the smallest v0 message
 _NO_FETCH_OFFSET = -(1 << 63)
 
 # A decoded record as ``iter_tuples`` gives it: (offset, timestamp, key, value, headers, attributes).
@@ -86,8 +78,6 @@ class DownConverted:
 
     records: bytes  # the legacy message set to put in the Fetch response
     converted_count: int  # records written in converted form (FetchMessageConversionsPerSec)
-    truncated: bool  # stopped at max_bytes with complete source batches (or entries) left over
-    nothing_survived: bool  # input was non-empty but the output is empty
 
 
 # -- legacy message encoding -------------------------------------------------------
@@ -223,42 +213,19 @@ def _malformed(payload: bytes, count: int) -> NoReturn:
 
 
 def down_convert(
-    data,
-    *,
-    target_magic: int,
-    fetch_offset: int,
-    max_bytes: int | None = None,
-    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    data, *, target_magic: int, fetch_offset: int, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
 ) -> DownConverted:
-    """Convert a log slice for a Fetch v0-v1 (``target_magic`` 0) or v2-v3 (1) client."""
+    """Convert every complete batch of a log slice for a Fetch v0-v1 (``target_magic`` 0) or v2-v3 (1) client."""
     if target_magic not in (0, 1):
         raise ValueError(f"down-conversion targets magic 0 or 1, not {target_magic}")
     chunks: list = []
-    size = converted = 0
+    converted = 0
     for batch in iter_batches(data):
-        if size and max_bytes is not None and max_bytes - size < _SMALLEST_ENTRY:
-            return DownConverted(b"".join(chunks), converted, True, False)
         piece, entries, per_entry = _convert_batch(batch, target_magic, fetch_offset, max_decompressed_size)
-        if size and max_bytes is not None and size + len(piece) > max_bytes:  # the first batch's output stays whole
-            end, entries = _entries_within(piece, max_bytes - size)
-            chunks.append(memoryview(piece)[:end])
-            return DownConverted(b"".join(chunks), converted + per_entry * entries, True, False)
         chunks.append(piece)
-        size += len(piece)
         converted += per_entry * entries
-    return DownConverted(b"".join(chunks), converted, False, len(data) > 0 and not size)
-
-
-def _entries_within(piece, limit: int) -> tuple[int, int]:
-    """The end of the last whole entry of ``piece`` ending within ``limit``, and how many entries."""
-    pos = count = 0
-    while pos < len(piece):
-        end = pos + LOG_OVERHEAD + _INT32.unpack_from(piece, pos + 8)[0]
-        if end > limit:
-            break
-        pos = end
-        count += 1
-    return pos, count
+    one = len(chunks) == 1 and type(chunks[0]) is bytes  # the usual single-batch chunk: no copy
+    return DownConverted(chunks[0] if one else b"".join(chunks), converted)
 
 
 # -- up-conversion (KIP-724) -----------------------------------------------------

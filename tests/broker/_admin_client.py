@@ -18,6 +18,7 @@ import trio
 
 from broker.config import BrokerConfig
 from broker.connection import FileRegion
+from broker.converted_send import ConvertedRecords
 from broker.core import Broker
 from broker.dispatch import dispatch, load_handlers
 from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request, message_class
@@ -61,10 +62,25 @@ async def call(broker, api_key: int, version: int, body, timeout: float = 5):
     frame = bytearray(encode_request(RequestHeader(api_key, version, 11, "admin-test"), body)[4:])
     with trio.fail_after(timeout):
         chunks = await dispatch(broker, types.SimpleNamespace(), frame)
-    data = b"".join(c.read() if isinstance(c, FileRegion) else bytes(c) for c in chunks)
+    data = await collect(chunks)
     correlation_id, resp = decode_response(data[4:], api, version)
     assert correlation_id == 11
     return resp
+
+
+async def collect(chunks: list) -> bytes:
+    """A response's bytes, as the connection would send them."""
+    out = bytearray()
+    for c in chunks:
+        if isinstance(c, ConvertedRecords):
+            await c.send(lambda piece: _extend(out, piece))
+        else:
+            out += c.read() if isinstance(c, FileRegion) else c
+    return bytes(out)
+
+
+async def _extend(out: bytearray, piece) -> None:
+    out += piece
 
 
 # -- helpers built on the handlers ----------------------------------------------

@@ -11,6 +11,23 @@ import types
 import trio
 
 from broker.connection import DIRECT_SEND_BYTES, Connection, FileRegion
+from broker.converted_send import ConvertedRecords
+from protocol.records import Codec, RecordBatchBuilder
+from protocol.records.lazy_convert import start_down_conversion
+
+from ._admin_client import collect
+
+
+def _converted() -> ConvertedRecords:
+    """Down-converted records long enough to be cut at their declared size."""
+    data = b""
+    for first in range(0, 2000, 50):
+        b = RecordBatchBuilder(compression=Codec.NONE, base_offset=first)
+        for i in range(50):
+            b.append(b"k%d" % i, b"v" * 20, timestamp=1_700_000_000_000)
+        data += b.build()
+    return ConvertedRecords(start_down_conversion(data, target_magic=1, fetch_offset=0), lambda n: None,
+                            lambda s: None)  # fmt: skip
 
 
 async def test_mixed_chunks_arrive_whole_and_in_order(tmp_path):
@@ -21,8 +38,11 @@ async def test_mixed_chunks_arrive_whole_and_in_order(tmp_path):
     big = os.urandom(DIRECT_SEND_BYTES + 17)
     with open(path, "rb") as f:
         region = FileRegion(f.fileno(), 1000, 40_000)
-        chunks = [b"\x00\x00\x00\x10", b"head", region, b"mid", big, memoryview(big)[5:DIRECT_SEND_BYTES + 9], b"t"]
-        expected = b"".join(c.read() if isinstance(c, FileRegion) else bytes(c) for c in chunks)
+        converted = _converted()
+        chunks = [b"\x00\x00\x00\x10", b"head", region, b"mid", big, memoryview(big)[5:DIRECT_SEND_BYTES + 9],
+                  b"t", converted, b"end"]  # fmt: skip
+        expected = await collect(chunks)
+        assert len(expected) == sum(len(c) for c in chunks)
         a, b = trio.socket.socketpair()
         conn = Connection(broker, trio.SocketStream(a))
         received = bytearray()

@@ -110,7 +110,8 @@ def test_librdkafka_fallback_0_9_both_ways(broker, codec):
     for i in range(20):
         producer.produce(topic, key=f"k{i}".encode(), value=f"v{i}".encode(), partition=0)
     assert producer.flush(30) == 0
-    got = [(m.offset(), m.key(), m.value()) for m in ck_consume(broker.bootstrap, topic, 20, **{k: v for k, v in old.items() if k != "bootstrap.servers"})]
+    settings = {k: v for k, v in old.items() if k != "bootstrap.servers"}
+    got = [(m.offset(), m.key(), m.value()) for m in ck_consume(broker.bootstrap, topic, 20, **settings)]
     assert got == [(i, f"k{i}".encode(), f"v{i}".encode()) for i in range(20)]
 
 
@@ -128,3 +129,43 @@ def test_kcat_with_0_9_fallback_both_ways(broker, codec):
     assert consumed.stdout.splitlines() == [f"{i} key{i} value{i}" for i in range(15)], consumed.stderr
     got = kp_consume(broker.bootstrap, f"kcat-old-{codec}", 15)  # a new client reads the up-converted log
     assert [(m.offset, m.key, m.timestamp) for m in got] == [(i, f"key{i}".encode(), -1) for i in range(15)]
+
+
+def _many(n: int) -> list:
+    return [(f"key-{i}".encode(), f"value-{i}-".encode() * (1 + i % 7), [], BASE_TS + i) for i in range(n)]
+
+
+def _produce_in_small_batches(bootstrap: str, topic: str, records: list, codec) -> None:
+    """Batches of 5 records (about 400 bytes): a 2 KiB slice holds several, whose v1 messages outgrow it."""
+    producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type=codec)
+    offsets = []
+    for i in range(0, len(records), 5):
+        batch = records[i : i + 5]
+        futures = [producer.send(topic, key=k, value=v, timestamp_ms=ts, partition=0) for k, v, _, ts in batch]
+        producer.flush(30)
+        offsets += [f.get(30).offset for f in futures]
+    producer.close(5)
+    assert offsets == list(range(len(records)))
+
+
+@pytest.mark.parametrize("codec", [None, "lz4"])
+@pytest.mark.parametrize("old", ["0.9", "0.10.1"])
+def test_old_kafka_python_with_small_fetches_reads_every_record_once(broker, old, codec):
+    """Answers are cut at their declared size (KIP-283): the client drops the partial tail and asks again."""
+    topic = f"small-fetch-{old}-{codec}"
+    records = _many(400)
+    _produce_in_small_batches(broker.bootstrap, topic, records, codec)
+    got = kp_consume(broker.bootstrap, topic, 400, api_version=OLD[old], max_partition_fetch_bytes=2048)
+    assert [(m.offset, m.key, m.value) for m in got] == [(i, k, v) for i, (k, v, _, _) in enumerate(records)]
+    counter = ("kafka_server_brokertopicmetrics_fetchmessageconversions_total", (("topic", topic),))
+    assert broker.scrape()[counter] >= 400
+
+
+@pytest.mark.parametrize("codec", ["none", "lz4"])
+def test_librdkafka_0_9_with_small_fetches_reads_every_record_once(broker, codec):
+    topic = f"rdk-small-{codec}"
+    records = _many(400)
+    _produce_in_small_batches(broker.bootstrap, topic, records, None if codec == "none" else codec)
+    old = {"api.version.request": False, "broker.version.fallback": "0.9.0", "fetch.message.max.bytes": 2048}
+    got = [(m.offset(), m.key(), m.value()) for m in ck_consume(broker.bootstrap, topic, 400, **old)]
+    assert got == [(i, k, v) for i, (k, v, _, _) in enumerate(records)]

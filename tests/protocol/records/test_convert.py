@@ -18,6 +18,7 @@ from protocol.errors import CorruptRecordError, KafkaProtocolError, UnsupportedC
 from protocol.records import (
     TOMBSTONE_FLAG,
     Codec,
+    DownConverted,
     RecordBatchBuilder,
     TimestampType,
     decompress,
@@ -99,7 +100,7 @@ def test_down_convert_read_by_kafka_python(magic, codec, lat):
     timestamp_type = None if magic == 0 else int(lat)
     assert info == [(magic, int(codec), timestamp_type, True)] * len(info)
     assert len(info) == (32 if codec == Codec.NONE else 2)  # one message per record, or one wrapper per batch
-    assert (result.converted_count, result.truncated, result.nothing_survived) == (32, False, False)
+    assert result.converted_count == 32
 
 
 @pytest.mark.parametrize("magic", [0, 1])
@@ -169,16 +170,14 @@ def test_control_and_empty_batches_dropped(magic):
 
 def test_only_markers_survive_as_nothing():
     result = down_convert(_control_batch(4) + _control_batch(5), target_magic=1, fetch_offset=4)
-    assert (result.records, result.converted_count, result.nothing_survived) == (b"", 0, True)
+    assert (result.records, result.converted_count) == (b"", 0)
 
 
 def test_empty_and_partial_inputs():
     batch = _v2(_spec(4, seed=1, first_offset=0))
-    assert down_convert(b"", target_magic=1, fetch_offset=0).nothing_survived is False
-    assert down_convert(b"", target_magic=1, fetch_offset=0).records == b""
+    assert down_convert(b"", target_magic=1, fetch_offset=0) == DownConverted(b"", 0)
     for cut in (1, 11, 16, 17, 60, len(batch) - 1):
-        result = down_convert(batch[:cut], target_magic=0, fetch_offset=0)
-        assert (result.records, result.nothing_survived) == (b"", True)
+        assert down_convert(batch[:cut], target_magic=0, fetch_offset=0) == DownConverted(b"", 0)
 
 
 @pytest.mark.parametrize("target", [-1, 2, 3])
@@ -192,41 +191,6 @@ def test_corrupt_source_not_resigned():
     data[-3] ^= 0xFF
     with pytest.raises(CorruptRecordError):
         down_convert(bytes(data), target_magic=1, fetch_offset=0)
-
-
-# -- sizing ------------------------------------------------------------------------------
-
-
-def _sizing_input(codec: Codec) -> tuple[bytes, list[int]]:
-    specs = [_spec(10, seed=i, first_offset=i * 10) for i in range(4)]
-    data = b"".join(_v2(s, codec) for s in specs)
-    full = down_convert(data, target_magic=1, fetch_offset=0).records
-    return data, [size for _, size in _entries(full)]
-
-
-@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4], ids=lambda c: c.name)
-@pytest.mark.parametrize("max_bytes", [0, 1, 700, 1500, 2500, 10**9])
-def test_max_bytes_first_batch_whole_then_whole_entries(codec, max_bytes):
-    data, sizes = _sizing_input(codec)
-    first = 10 if codec == Codec.NONE else 1  # entries made from the first source batch
-    keep = first
-    while keep < len(sizes) and sum(sizes[: keep + 1]) <= max_bytes:
-        keep += 1
-    result = down_convert(data, target_magic=1, fetch_offset=0, max_bytes=max_bytes)
-    assert [size for _, size in _entries(result.records)] == sizes[:keep]
-    assert result.truncated == (keep < len(sizes))
-    assert result.converted_count == (keep if codec == Codec.NONE else keep * 10)
-    assert len(result.records) <= max(max_bytes, sum(sizes[:first]))
-
-
-def test_batches_past_max_bytes_not_examined():
-    first = _v2(_spec(5, seed=1, first_offset=0))
-    converted = down_convert(first, target_magic=1, fetch_offset=0).records
-    zstd = _v2(_spec(3, seed=1, first_offset=5), Codec.ZSTD)
-    result = down_convert(first + zstd, target_magic=1, fetch_offset=0, max_bytes=len(converted) + 20)
-    assert (result.records, result.truncated) == (converted, True)
-    with pytest.raises(UnsupportedCompressionError):
-        down_convert(first + zstd, target_magic=1, fetch_offset=0, max_bytes=len(converted) + 200)
 
 
 # -- legacy input --------------------------------------------------------------------
@@ -364,7 +328,7 @@ def test_down_convert_round_trip(rows, codec, magic, skip):
     result = down_convert(_v2(spec, codec), target_magic=magic, fetch_offset=fetch_offset)
     cut = fetch_offset if codec == Codec.NONE else None
     assert kp_read(result.records) == _expected(spec, magic, fetch_offset=cut)
-    assert result.nothing_survived == (not result.records)
+    assert result.converted_count == (len(spec) if codec != Codec.NONE else len(_expected(spec, magic, fetch_offset=cut)))
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,0 +1,182 @@
+"""KIP-283 sizing of down-conversion: the first batches at once, the rest in chunks, fitted to a declared size.
+
+The whole-slice ``down_convert`` is the reference: the first output plus every
+chunk converted must equal it byte for byte, and the fitted output (cut at the
+declared size, or padded with an overflow entry) must read, with
+kafka-python's reader, as a prefix of the records the slice holds.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from protocol.errors import CorruptRecordError, UnsupportedCompressionError
+from protocol.records import Codec, RecordBatchBuilder, down_convert, valid_bytes
+from protocol.records import lazy_convert
+from protocol.records.lazy_convert import SizedOutput, start_down_conversion
+
+from .oracle import kp_read
+
+TS0 = 1_700_000_000_000
+
+
+def _batch(first_offset: int, n: int, codec: Codec = Codec.NONE, size: int = 30) -> bytes:
+    b = RecordBatchBuilder(compression=codec, base_offset=first_offset)
+    for i in range(n):
+        b.append(b"k%d" % (first_offset + i), bytes([i % 251]) * size, timestamp=TS0 + i)
+    return b.build()
+
+
+def _marker(offset: int) -> bytes:
+    b = RecordBatchBuilder(base_offset=offset, is_control=True, is_transactional=True, producer_id=9)
+    b.append(b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x05", timestamp=TS0)
+    return b.build()
+
+
+def _fitted(conv) -> bytes:
+    """What ``ConvertedRecords.send`` writes, done synchronously."""
+    out, parts = SizedOutput(conv.size), []
+    if conv.first.records:
+        parts.append(bytes(out.fit(conv.first.records)))
+    for chunk in conv.chunks:
+        if not out.remaining:
+            break
+        try:
+            parts.append(bytes(out.fit(conv.convert(chunk).records)))
+        except UnsupportedCompressionError:
+            break
+    parts.append(out.pad())
+    return b"".join(parts)
+
+
+def _whole_records(data: bytes, magic: int) -> list:
+    return kp_read(down_convert(data, target_magic=magic, fetch_offset=0).records)
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4], ids=lambda c: c.name)
+def test_first_batch_is_converted_whole_and_fixes_the_size(codec):
+    first, rest = _batch(0, 10, codec), _batch(10, 10, codec) + _batch(20, 10, codec)
+    conv = start_down_conversion(first + rest + _batch(30, 3)[:-5], target_magic=1, fetch_offset=0)
+    assert conv.first == down_convert(first, target_magic=1, fetch_offset=0)
+    assert conv.size == max(len(first + rest) + len(_batch(30, 3)) - 5, len(conv.first.records))
+    assert b"".join(bytes(c) for c in conv.chunks) == rest  # the partial trailing batch is not planned
+    assert conv.next_offset == 10
+
+
+def test_a_first_batch_larger_than_the_slice_is_the_size():
+    big = _batch(0, 40)  # v1 messages are longer than v2 records: the output outgrows the slice
+    conv = start_down_conversion(big, target_magic=1, fetch_offset=0)
+    assert len(conv.first.records) > len(big) and conv.size == len(conv.first.records)
+    assert kp_read(_fitted(conv)) == _whole_records(big, 1)
+
+
+def test_markers_before_the_first_data_are_stepped_over():
+    data = _marker(0) + _marker(1) + _batch(2, 5) + _batch(7, 5)
+    conv = start_down_conversion(data, target_magic=0, fetch_offset=0)
+    assert conv.first == down_convert(_batch(2, 5), target_magic=0, fetch_offset=0)
+    assert conv.next_offset == 7 and [bytes(c) for c in conv.chunks] == [_batch(7, 5)]
+
+
+@pytest.mark.parametrize(
+    ("data", "next_offset"),
+    [(b"", None), (_batch(0, 5)[:-1], None), (_marker(4) + _marker(5), 6), (_marker(4) + _batch(5, 3)[:40], 5)],
+    ids=["empty", "partial", "markers", "marker-then-partial"],
+)
+def test_nothing_that_converts_declares_nothing(data, next_offset):
+    conv = start_down_conversion(data, target_magic=1, fetch_offset=0)
+    assert (conv.size, conv.first.records, conv.chunks, conv.next_offset) == (0, b"", [], next_offset)
+    assert _fitted(conv) == b""
+
+
+def test_errors_in_the_first_batches_are_raised():
+    with pytest.raises(UnsupportedCompressionError):
+        start_down_conversion(_marker(0) + _batch(1, 3, Codec.ZSTD), target_magic=1, fetch_offset=0)
+    corrupt = bytearray(_batch(0, 3))
+    corrupt[-2] ^= 0xFF
+    with pytest.raises(CorruptRecordError):
+        start_down_conversion(bytes(corrupt), target_magic=1, fetch_offset=0)
+    with pytest.raises(CorruptRecordError):  # an entry length under 14
+        start_down_conversion(struct.pack(">qi", 0, 3) + bytes(20), target_magic=1, fetch_offset=0)
+
+
+def test_a_framing_error_later_ends_the_chunks_there():
+    good = _batch(0, 3) + _batch(3, 3)
+    conv = start_down_conversion(good + struct.pack(">qi", 6, 3) + bytes(20) + _batch(7, 3), target_magic=1,
+                                 fetch_offset=0)  # fmt: skip
+    assert [bytes(c) for c in conv.chunks] == [_batch(3, 3)]
+
+
+def test_a_later_zstd_chunk_is_padded_over_and_reported_when_it_comes_first():
+    """A chunk that fails is not sent at all; the fetch that starts at it reports the error."""
+    tail = _batch(4, 4) + _batch(8, 4, Codec.ZSTD) + _batch(12, 4)
+    conv = start_down_conversion(_batch(0, 4) + tail, target_magic=1, fetch_offset=0)
+    assert [bytes(c) for c in conv.chunks] == [tail]
+    with pytest.raises(UnsupportedCompressionError):
+        conv.convert(conv.chunks[0])
+    fitted = _fitted(conv)
+    assert len(fitted) == conv.size and kp_read(fitted) == _whole_records(_batch(0, 4), 1)
+    again = start_down_conversion(tail, target_magic=1, fetch_offset=4)
+    assert kp_read(_fitted(again)) == _whole_records(_batch(4, 4), 1)
+    with pytest.raises(UnsupportedCompressionError):
+        start_down_conversion(tail[len(_batch(4, 4)) :], target_magic=1, fetch_offset=8)
+
+
+@pytest.mark.parametrize(
+    ("remaining", "expected"),
+    [
+        (0, b""),
+        (5, struct.pack(">qi", -1, 61)[:5]),
+        (12, struct.pack(">qi", -1, 61)),
+        (100, struct.pack(">qi", -1, 101) + bytes(88)),
+    ],
+)
+def test_overflow_entry(remaining, expected):
+    out = SizedOutput(remaining)
+    assert out.pad() == expected and out.remaining == 0
+
+
+def test_fit_cuts_past_the_declared_size():
+    out = SizedOutput(10)
+    assert bytes(out.fit(b"abcdef")) == b"abcdef"
+    assert bytes(out.fit(b"ghijklmn")) == b"ghij"
+    assert (out.remaining, bytes(out.fit(b"xyz")), out.pad()) == (0, b"", b"")
+
+
+_slices = st.lists(
+    st.tuples(st.integers(1, 30), st.sampled_from([Codec.NONE, Codec.GZIP, Codec.LZ4]), st.integers(0, 300),
+              st.booleans()),
+    min_size=1, max_size=12,
+)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(spec=_slices, chunk_bytes=st.integers(1, 3000), magic=st.sampled_from([0, 1]), skip=st.integers(0, 5),
+       cut=st.integers(0, 200))  # fmt: skip
+def test_first_and_chunks_are_the_whole_conversion(monkeypatch, spec, chunk_bytes, magic, skip, cut):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", chunk_bytes)
+    data, offset = b"", 0
+    for n, codec, size, marker in spec:
+        data += _marker(offset) if marker else _batch(offset, n, codec, size)
+        offset += 1 if marker else n
+    data = data[: max(len(data) - cut, 0)]
+    conv = start_down_conversion(data, target_magic=magic, fetch_offset=skip)
+    converted = [conv.convert(c) for c in conv.chunks]
+    whole = down_convert(data, target_magic=magic, fetch_offset=skip)
+    assert conv.first.records + b"".join(c.records for c in converted) == whole.records
+    assert conv.first.converted_count + sum(c.converted_count for c in converted) == whole.converted_count
+    planned = b"".join(bytes(c) for c in conv.chunks)
+    assert data[: valid_bytes(data)].endswith(planned)
+    assert all(len(c) <= chunk_bytes or _one_entry(c) for c in conv.chunks)
+    fitted = _fitted(conv)
+    assert len(fitted) == conv.size == (max(len(data), len(conv.first.records)) if whole.records else 0)
+    read, expected = kp_read(fitted), kp_read(whole.records)
+    assert read == expected[: len(read)] and len(read) >= len(kp_read(conv.first.records))
+
+
+def _one_entry(chunk) -> bool:
+    return valid_bytes(bytes(chunk)[:-1]) == 0
