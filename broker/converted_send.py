@@ -3,11 +3,12 @@
 ``ConvertedRecords`` is the records value of one partition in a Fetch v0-v3
 answer. Its length is the size ``start_down_conversion`` declared, so the
 response is framed before the conversion is done. When the connection reaches
-it, ``send`` writes the first converted batches, then converts the remaining
-chunks one at a time and writes each as soon as it is converted. The client
-receives chunk *n* while chunk *n + 1* is converted, converted bytes in memory
-stay at one chunk (Kafka's reason for KIP-283), and the event loop serves
-other connections between chunks instead of waiting for a whole conversion.
+it, ``send`` writes the first converted batches, then reads and converts the
+remaining chunks one at a time and writes each as soon as it is converted.
+The client receives chunk *n* while chunk *n + 1* is converted, the source
+and converted bytes in memory stay at one chunk each (Kafka's reason for
+KIP-283), and the event loop serves other connections between chunks instead
+of waiting for a whole conversion.
 
 Chunks are converted on the event loop's thread: handing each to a worker
 thread was measured slower on the 2-core machines we run on (a thread hop
@@ -56,7 +57,7 @@ class ConvertedRecords:
         if first.records:
             await send_all(out.fit(first.records))
         seconds = self.first_seconds
-        for chunk in self.conversion.chunks:
+        for chunk in self.conversion.iter_chunks():
             if not out.remaining:
                 break
             started = time.perf_counter()

@@ -106,7 +106,7 @@ def _start_conversion(log, piece, offset: int, limit: int, min_one: bool, target
     is read (up to ``READS_PAST_EMPTY`` slices). None when nothing follows.
     """
     for _ in range(READS_PAST_EMPTY):
-        conversion = start_down_conversion(piece.read_bytes(), target_magic=target_magic, fetch_offset=offset)
+        conversion = start_down_conversion(piece, target_magic=target_magic, fetch_offset=offset)
         if conversion.first.records:
             return conversion
         if conversion.next_offset is None:  # only a partial batch: the client must ask for more bytes

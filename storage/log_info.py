@@ -5,7 +5,7 @@
   time the broker stamped into the batch for ``LogAppendTime`` topics, -1
   otherwise), and where the bytes went;
 * ``LogSlice`` — a byte range of one segment file, ready for ``os.sendfile``
-  (``fileno``/``position``/``size``) or ``read_bytes``; it holds the file
+  (``fileno``/``position``/``size``), ``read_bytes`` or ``read_at``; it holds the file
   open, so the segment may be deleted or replaced while the slice is sent;
 * ``SegmentInfo`` — what the cleaner needs to know about a segment.
 """
@@ -50,6 +50,10 @@ class LogSlice:
 
     def read_bytes(self) -> bytes:
         return os.pread(self.fileno, self.size, self.position)
+
+    def read_at(self, position: int, size: int) -> bytes:
+        """``size`` bytes from ``position`` within the slice (fewer at its end)."""
+        return os.pread(self.fileno, max(min(size, self.size - position), 0), self.position + position)
 
 
 @attrs.define

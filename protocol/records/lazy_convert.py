@@ -3,7 +3,8 @@
 A Fetch response states each partition's records length before the records,
 so Kafka fixes that length first and converts while the socket is written
 (``LazyDownConversionRecords``). ``start_down_conversion`` does the same
-planning for one partition's log slice:
+planning for one partition's log slice, a ``Source`` that is read on demand
+(the broker's ``LogSlice`` reads its segment file; ``BytesSource`` wraps bytes):
 
 * the first source batches are converted at once, up to and including the
   first one that yields output (markers and empty batches yield none), so
@@ -14,9 +15,10 @@ planning for one partition's log slice:
   but none survives (an overflow header, which the client reports as a
   message too large, and it stays stuck at that offset); we give the offset
   after them as ``next_offset`` instead, so the broker can read on past them;
-* the rest of the slice is cut into ``chunks`` of whole batches, about
-  ``CHUNK_SOURCE_BYTES`` each (at least one batch), for ``convert`` to do one
-  at a time, from any thread (it only reads the slice).
+* only those first batches are read; ``iter_chunks`` reads the rest when it
+  is asked for, as chunks of whole batches of about ``CHUNK_SOURCE_BYTES``
+  (a larger batch whole), for ``convert`` to do one at a time. So a fetch
+  holds one chunk of source and one of output in memory, not the slice.
 
 ``SizedOutput`` then fits what is converted to the declared size, as
 ``LazyDownConversionRecordsSend`` does: output past the size is cut off,
@@ -31,33 +33,74 @@ starts at it and reports it).
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
+from typing import Protocol
 
 import attrs
 
 from ..errors import CorruptRecordError
-from .batches import iter_batches, next_entry_size
+from .batches import HEADER_SIZE_UP_TO_MAGIC, iter_batches, next_entry_size
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from .convert import DownConverted, down_convert
-from .v2 import RECORD_BATCH_OVERHEAD
+from .v2 import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
 
 CHUNK_SOURCE_BYTES = 256 * 1024
 _OVERFLOW = struct.Struct(">qi")  # offset -1, a length past the end
+_SIZE = struct.Struct(">i")
+
+
+class Source(Protocol):
+    """A log slice: ``size`` bytes, read on demand (a storage ``LogSlice`` reads its file)."""
+
+    size: int
+
+    def read_at(self, position: int, size: int) -> bytes: ...  # fewer bytes at the end of the slice
+
+
+@attrs.frozen
+class BytesSource:
+    """A slice already in memory."""
+
+    data: bytes
+
+    @property
+    def size(self) -> int:
+        return len(self.data)
+
+    def read_at(self, position: int, size: int):
+        return memoryview(self.data)[position : position + size]
 
 
 @attrs.define(eq=False)
 class LazyDownConversion:
-    """One partition's Fetch v0-v3 records: ``first`` converted, ``chunks`` still to convert."""
+    """One partition's Fetch v0-v3 records: ``first`` converted, the rest read and converted on demand."""
 
     size: int  # the records length the response declares
     first: DownConverted
     next_offset: int | None  # the offset after the batches ``first`` was made from (None: no complete batch)
-    chunks: list  # memoryviews of whole source batches, in order
+    source: Source
+    position: int  # where the batches after ``first`` start in the source
     target_magic: int
     fetch_offset: int
     max_decompressed_size: int
 
+    def iter_chunks(self) -> Iterator[memoryview]:
+        """The whole batches after ``first``, read about ``CHUNK_SOURCE_BYTES`` at a time (an entry
+        that is larger, whole), ending at a partial or malformed entry."""
+        pos = self.position
+        while pos < self.source.size:
+            window = memoryview(self.source.read_at(pos, CHUNK_SOURCE_BYTES))
+            end = _complete_prefix(window)
+            if not end:
+                entry = _entry_at(self.source, pos, strict=False)
+                if entry is None:
+                    return
+                window, end = entry, len(entry)
+            yield window[:end]
+            pos += end
+
     def convert(self, chunk) -> DownConverted:
-        """One of ``chunks`` converted; raises what ``down_convert`` raises."""
+        """One chunk converted; raises what ``down_convert`` raises."""
         return down_convert(
             chunk, target_magic=self.target_magic, fetch_offset=self.fetch_offset,
             max_decompressed_size=self.max_decompressed_size,
@@ -65,42 +108,44 @@ class LazyDownConversion:
 
 
 def start_down_conversion(
-    data, *, target_magic: int, fetch_offset: int, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
-) -> LazyDownConversion:
-    """Convert the first batches of ``data`` (a log slice) and plan the rest."""
-    mv = memoryview(data)
+    source: Source, *, target_magic: int, fetch_offset: int,
+    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+) -> LazyDownConversion:  # fmt: skip
+    """Convert the first batches of ``source`` (a log slice) and plan the rest; reads only those batches."""
     first, pos, next_offset = DownConverted(b"", 0), 0, None
-    while not first.records and (end := _entry_end(mv, pos, strict=True)) is not None:
-        entry = mv[pos:end]
+    while not first.records and (entry := _entry_at(source, pos, strict=True)) is not None:
         first = down_convert(entry, target_magic=target_magic, fetch_offset=fetch_offset,
                              max_decompressed_size=max_decompressed_size)  # fmt: skip
-        pos, next_offset = end, next(iter_batches(entry)).next_offset
-    size = max(len(mv), len(first.records)) if first.records else 0
-    chunks = _chunks(mv, pos)
-    return LazyDownConversion(size, first, next_offset, chunks, target_magic, fetch_offset, max_decompressed_size)
+        pos, next_offset = pos + len(entry), next(iter_batches(entry)).next_offset
+    size = max(source.size, len(first.records)) if first.records else 0
+    return LazyDownConversion(size, first, next_offset, source, pos, target_magic, fetch_offset,
+                              max_decompressed_size)  # fmt: skip
 
 
-def _entry_end(mv: memoryview, pos: int, *, strict: bool) -> int | None:
-    """Where the complete entry at ``pos`` ends; None at a partial one (or, unless ``strict``, a bad one)."""
+def _entry_at(source: Source, pos: int, *, strict: bool) -> memoryview | None:
+    """The complete entry at ``pos``, read whole; None at a partial one (or, unless ``strict``, a bad one)."""
+    head = memoryview(source.read_at(pos, HEADER_SIZE_UP_TO_MAGIC))
     try:
-        size = next_entry_size(mv, pos)
+        next_entry_size(head)  # the framing checks; the entry itself is not in ``head``
     except CorruptRecordError:
         if strict:
             raise
         return None
-    return None if size is None else pos + size
+    if len(head) < HEADER_SIZE_UP_TO_MAGIC:
+        return None
+    total = LOG_OVERHEAD + _SIZE.unpack_from(head, 8)[0]
+    return memoryview(source.read_at(pos, total)) if pos + total <= source.size else None
 
 
-def _chunks(mv: memoryview, pos: int) -> list:
-    chunks, start = [], pos
-    while (end := _entry_end(mv, pos, strict=False)) is not None:
-        if end - start > CHUNK_SOURCE_BYTES and pos > start:
-            chunks.append(mv[start:pos])
-            start = pos
-        pos = end
-    if pos > start:
-        chunks.append(mv[start:pos])
-    return chunks
+def _complete_prefix(window: memoryview) -> int:
+    """How far the complete, well-framed entries at the start of ``window`` reach."""
+    pos = 0
+    try:
+        while (size := next_entry_size(window, pos)) is not None:
+            pos += size
+    except CorruptRecordError:
+        pass
+    return pos
 
 
 @attrs.define

@@ -13,7 +13,7 @@ import trio
 from broker.connection import DIRECT_SEND_BYTES, Connection, FileRegion
 from broker.converted_send import ConvertedRecords
 from protocol.records import Codec, RecordBatchBuilder
-from protocol.records.lazy_convert import start_down_conversion
+from protocol.records.lazy_convert import BytesSource, start_down_conversion
 
 from ._admin_client import collect
 
@@ -26,7 +26,7 @@ def _converted() -> ConvertedRecords:
         for i in range(50):
             b.append(b"k%d" % i, b"v" * 20, timestamp=1_700_000_000_000)
         data += b.build()
-    return ConvertedRecords(start_down_conversion(data, target_magic=1, fetch_offset=0), lambda n: None,
+    return ConvertedRecords(start_down_conversion(BytesSource(data), target_magic=1, fetch_offset=0), lambda n: None,
                             lambda s: None)  # fmt: skip
 
 

@@ -16,7 +16,8 @@ import pytest
 from broker.converted_send import ConvertedRecords
 from protocol import ErrorCode, UnsupportedCompressionError
 from protocol.records import Codec, RecordBatchBuilder
-from protocol.records.lazy_convert import start_down_conversion
+from protocol.records import lazy_convert
+from protocol.records.lazy_convert import BytesSource, start_down_conversion
 from tests.protocol.records.oracle import kp_read
 
 from ._admin_client import broker, call, collect, create_ok, req, sub  # noqa: F401  (broker is a fixture)
@@ -113,17 +114,17 @@ async def test_batches_that_convert_to_nothing_are_read_past(broker):
 
 
 def _conversion(*batches: bytes):
-    return start_down_conversion(b"".join(batches), target_magic=1, fetch_offset=0)
+    return start_down_conversion(BytesSource(b"".join(batches)), target_magic=1, fetch_offset=0)
 
 
 async def _send(records: ConvertedRecords) -> bytes:
     return await collect([records])
 
 
-async def test_send_stops_converting_at_the_declared_size():
+async def test_send_stops_converting_at_the_declared_size(monkeypatch):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", 1)  # one batch per chunk
     batches = [_batch(i * 10, 10, Codec.NONE, size=10) for i in range(6)]  # v1 messages: twice the bytes
     conv = _conversion(*batches)
-    conv.chunks = [memoryview(b) for b in batches[1:]]  # one batch each
     counts, done = [], []  # one count for the first batches, then one per chunk converted
     data = await _send(ConvertedRecords(conv, counts.append, done.append))
     assert len(data) == conv.size and 1 < len(counts) < 6  # v1 output outgrows the slice before its end
@@ -135,7 +136,7 @@ async def test_send_pads_over_a_chunk_that_fails():
     counts = []
     data = await _send(ConvertedRecords(conv, counts.append, lambda s: None))
     with pytest.raises(UnsupportedCompressionError):
-        conv.convert(conv.chunks[0])
+        conv.convert(_batch(5, 5, Codec.ZSTD))
     assert len(data) == conv.size and [r[0] for r in kp_read(data)] == list(range(5))
     tail = data[len(conv.first.records) :]
     assert struct.unpack_from(">qi", tail) == (-1, len(tail) + 1) and counts == [5]

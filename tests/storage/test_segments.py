@@ -121,6 +121,19 @@ def test_slice_stays_readable_after_its_segment_is_deleted(tmp_path):
     assert os.pread(piece.fileno, piece.size, piece.position) == before
 
 
+def test_read_at_reads_windows_of_a_slice_and_never_past_its_end(tmp_path):
+    log = open_log(tmp_path, Clock(), segment_bytes=10_000)
+    for _ in range(4):
+        append(log)
+    piece = log.read(1, 10_000, min_one_message=True)
+    whole = piece.read_bytes()
+    assert piece.position > 0 and len(whole) == piece.size
+    windows = [piece.read_at(at, 7) for at in range(0, piece.size, 7)]
+    assert b"".join(windows) == whole
+    assert piece.read_at(piece.size - 3, 100) == whole[-3:]
+    assert piece.read_at(piece.size, 100) == b"" and piece.read_at(piece.size + 5, 10) == b""
+
+
 def test_deleted_files_wait_for_file_delete_delay(tmp_path):
     clock = Clock()
     log = open_log(tmp_path, clock, segment_bytes=300, file_delete_delay_ms=60_000)

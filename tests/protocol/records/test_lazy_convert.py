@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from protocol.errors import CorruptRecordError, UnsupportedCompressionError
 from protocol.records import Codec, RecordBatchBuilder, down_convert, valid_bytes
 from protocol.records import lazy_convert
-from protocol.records.lazy_convert import SizedOutput, start_down_conversion
+from protocol.records.lazy_convert import BytesSource, SizedOutput
+from protocol.records.lazy_convert import start_down_conversion as _start
 
 from .oracle import kp_read
 
@@ -37,12 +38,20 @@ def _marker(offset: int) -> bytes:
     return b.build()
 
 
+def start_down_conversion(data: bytes, **kw):
+    return _start(BytesSource(data), **kw)
+
+
+def _chunks(conv) -> list[bytes]:
+    return [bytes(c) for c in conv.iter_chunks()]
+
+
 def _fitted(conv) -> bytes:
     """What ``ConvertedRecords.send`` writes, done synchronously."""
     out, parts = SizedOutput(conv.size), []
     if conv.first.records:
         parts.append(bytes(out.fit(conv.first.records)))
-    for chunk in conv.chunks:
+    for chunk in conv.iter_chunks():
         if not out.remaining:
             break
         try:
@@ -63,7 +72,7 @@ def test_first_batch_is_converted_whole_and_fixes_the_size(codec):
     conv = start_down_conversion(first + rest + _batch(30, 3)[:-5], target_magic=1, fetch_offset=0)
     assert conv.first == down_convert(first, target_magic=1, fetch_offset=0)
     assert conv.size == max(len(first + rest) + len(_batch(30, 3)) - 5, len(conv.first.records))
-    assert b"".join(bytes(c) for c in conv.chunks) == rest  # the partial trailing batch is not planned
+    assert b"".join(_chunks(conv)) == rest  # the partial trailing batch is not read
     assert conv.next_offset == 10
 
 
@@ -78,7 +87,7 @@ def test_markers_before_the_first_data_are_stepped_over():
     data = _marker(0) + _marker(1) + _batch(2, 5) + _batch(7, 5)
     conv = start_down_conversion(data, target_magic=0, fetch_offset=0)
     assert conv.first == down_convert(_batch(2, 5), target_magic=0, fetch_offset=0)
-    assert conv.next_offset == 7 and [bytes(c) for c in conv.chunks] == [_batch(7, 5)]
+    assert conv.next_offset == 7 and _chunks(conv) == [_batch(7, 5)]
 
 
 @pytest.mark.parametrize(
@@ -88,7 +97,7 @@ def test_markers_before_the_first_data_are_stepped_over():
 )
 def test_nothing_that_converts_declares_nothing(data, next_offset):
     conv = start_down_conversion(data, target_magic=1, fetch_offset=0)
-    assert (conv.size, conv.first.records, conv.chunks, conv.next_offset) == (0, b"", [], next_offset)
+    assert (conv.size, conv.first.records, _chunks(conv), conv.next_offset) == (0, b"", [], next_offset)
     assert _fitted(conv) == b""
 
 
@@ -107,16 +116,16 @@ def test_a_framing_error_later_ends_the_chunks_there():
     good = _batch(0, 3) + _batch(3, 3)
     conv = start_down_conversion(good + struct.pack(">qi", 6, 3) + bytes(20) + _batch(7, 3), target_magic=1,
                                  fetch_offset=0)  # fmt: skip
-    assert [bytes(c) for c in conv.chunks] == [_batch(3, 3)]
+    assert _chunks(conv) == [_batch(3, 3)]
 
 
 def test_a_later_zstd_chunk_is_padded_over_and_reported_when_it_comes_first():
     """A chunk that fails is not sent at all; the fetch that starts at it reports the error."""
     tail = _batch(4, 4) + _batch(8, 4, Codec.ZSTD) + _batch(12, 4)
     conv = start_down_conversion(_batch(0, 4) + tail, target_magic=1, fetch_offset=0)
-    assert [bytes(c) for c in conv.chunks] == [tail]
+    assert _chunks(conv) == [tail]
     with pytest.raises(UnsupportedCompressionError):
-        conv.convert(conv.chunks[0])
+        conv.convert(tail)
     fitted = _fitted(conv)
     assert len(fitted) == conv.size and kp_read(fitted) == _whole_records(_batch(0, 4), 1)
     again = start_down_conversion(tail, target_magic=1, fetch_offset=4)
@@ -165,13 +174,13 @@ def test_first_and_chunks_are_the_whole_conversion(monkeypatch, spec, chunk_byte
         offset += 1 if marker else n
     data = data[: max(len(data) - cut, 0)]
     conv = start_down_conversion(data, target_magic=magic, fetch_offset=skip)
-    converted = [conv.convert(c) for c in conv.chunks]
+    chunks = _chunks(conv)
+    converted = [conv.convert(c) for c in chunks]
     whole = down_convert(data, target_magic=magic, fetch_offset=skip)
     assert conv.first.records + b"".join(c.records for c in converted) == whole.records
     assert conv.first.converted_count + sum(c.converted_count for c in converted) == whole.converted_count
-    planned = b"".join(bytes(c) for c in conv.chunks)
-    assert data[: valid_bytes(data)].endswith(planned)
-    assert all(len(c) <= chunk_bytes or _one_entry(c) for c in conv.chunks)
+    assert data[: valid_bytes(data)].endswith(b"".join(chunks))
+    assert all(len(c) <= chunk_bytes or _one_entry(c) for c in chunks)
     fitted = _fitted(conv)
     assert len(fitted) == conv.size == (max(len(data), len(conv.first.records)) if whole.records else 0)
     read, expected = kp_read(fitted), kp_read(whole.records)
@@ -180,3 +189,38 @@ def test_first_and_chunks_are_the_whole_conversion(monkeypatch, spec, chunk_byte
 
 def _one_entry(chunk) -> bool:
     return valid_bytes(bytes(chunk)[:-1]) == 0
+
+
+class _CountingSource(BytesSource):
+    """Records every read, to show what is read when."""
+
+    reads: list
+
+    def read_at(self, position: int, size: int):
+        piece = super().read_at(position, size)
+        self.reads.append(len(piece))
+        return piece
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4], ids=lambda c: c.name)
+def test_only_the_first_batches_are_read_up_front_and_chunks_as_they_are_asked_for(monkeypatch, codec):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", 4096)
+    batches = [_batch(i * 5, 5, codec, size=200) for i in range(100)]
+    source = _CountingSource(b"".join(batches))
+    object.__setattr__(source, "reads", [])
+    conv = _start(source, target_magic=1, fetch_offset=0)
+    assert sum(source.reads) == lazy_convert.HEADER_SIZE_UP_TO_MAGIC + len(batches[0])
+    source.reads.clear()
+    chunks = conv.iter_chunks()
+    next(chunks)
+    assert sum(source.reads) == 4096  # one window, nothing more until the next chunk is asked for
+    rest = list(chunks)
+    assert len(rest) > 3 and max(source.reads) <= max(4096, max(len(b) for b in batches))
+    assert b"".join(batches[1:]).startswith(bytes(next(conv.iter_chunks())))
+
+
+def test_an_entry_larger_than_a_chunk_is_read_whole(monkeypatch):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", 100)
+    batches = [_batch(0, 2), _batch(2, 30), _batch(32, 2)]
+    conv = start_down_conversion(b"".join(batches), target_magic=0, fetch_offset=0)
+    assert _chunks(conv) == batches[1:]
