@@ -101,12 +101,17 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part) -> bool:
     if error is not None:
         part.error_code = error
         return False
+    _appended(broker, topic, part, partition, validated)
+    return True
+
+
+def _appended(broker, topic: str, part, partition, validated) -> None:
+    """Answer an appended partition and count it (``MessagesInPerSec``, ``BytesInPerSec``)."""
     part.base_offset = validated.first_offset
     part.log_append_time_ms = validated.log_append_time
     part.log_start_offset = partition.log.log_start_offset
     broker.metrics.messages_in.labels(topic).inc(validated.records_count)
     broker.metrics.bytes_in.labels(topic).inc(len(validated.data))
-    return True
 
 
 def _producer_check(state, data) -> Duplicate | ErrorCode | None:
