@@ -110,8 +110,10 @@ class Connection:
                 pending = []
             if region:
                 await self._sendfile(chunk)
+            elif converted:
+                await chunk.send(self.stream.send_all)
             else:  # a big buffer is not copied into one more
-                await (chunk.send(self.stream.send_all) if converted else self.stream.send_all(chunk))
+                await self.stream.send_all(chunk)
         if pending:
             await self.stream.send_all(b"".join(pending))
         self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))

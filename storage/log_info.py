@@ -49,7 +49,7 @@ class LogSlice:
     segment_base_offset: int = -1
 
     def read_bytes(self) -> bytes:
-        return os.pread(self.fileno, self.size, self.position)
+        return self.read_at(0, self.size)
 
     def read_at(self, position: int, size: int) -> bytes:
         """``size`` bytes from ``position`` within the slice (fewer at its end)."""

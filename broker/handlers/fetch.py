@@ -16,8 +16,9 @@ Behaviour:
   tombstones included (KIP-87: a flagged tombstone becomes a null value), and
   sized as Kafka sizes it (KIP-283): the first batches are converted here and
   fix the partition's length, the rest is converted while it is sent, cut at
-  that length or padded with an overflow entry (``broker.converted_send``). ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION
-  and a zstd topic UNSUPPORTED_COMPRESSION_TYPE for that partition.
+  that length or padded with an overflow entry (``broker.converted_send``).
+  ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION and a
+  zstd topic UNSUPPORTED_COMPRESSION_TYPE for that partition.
 * Fetch sessions (v7+) are not kept: the answer's ``session_id`` is 0, which
   tells clients to keep sending full fetch requests.
 

@@ -54,7 +54,7 @@ class Source(Protocol):
 
     size: int
 
-    def read_at(self, position: int, size: int) -> bytes: ...  # fewer bytes at the end of the slice
+    def read_at(self, position: int, size: int) -> bytes | memoryview: ...  # fewer bytes at the slice's end
 
 
 @attrs.frozen
@@ -67,7 +67,7 @@ class BytesSource:
     def size(self) -> int:
         return len(self.data)
 
-    def read_at(self, position: int, size: int):
+    def read_at(self, position: int, size: int) -> memoryview:
         return memoryview(self.data)[position : position + size]
 
 
