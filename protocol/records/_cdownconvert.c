@@ -28,14 +28,10 @@
  * 5x the table method; the rest, and other CPUs, go slice-by-8 from tables
  * built at import.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <stdint.h>
+#include "_cdownconvert.h"
 #include <string.h>
 
 #define TOMBSTONE_FLAG 0x01
-#define MIN_RECORD_BYTES 7  /* length varint, attributes, two deltas, key and value lengths, header count */
-#define MAX_GROWTH 28       /* message overhead (12 + 22) minus the 6 of those bytes a record always has */
 
 static uint32_t crc_tables[8][256];
 
@@ -90,7 +86,7 @@ __attribute__((target("pclmul,sse4.1"))) static uint32_t crc32_fold(uint32_t sta
 }
 #endif
 
-static uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
+uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
     crc = ~crc;
 #ifdef HAVE_FOLD
     if (use_fold && n >= 64) {
@@ -133,13 +129,6 @@ static int read_zigzag(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int ma
     return 0;
 }
 
-typedef struct {
-    Py_ssize_t stop;    /* end of the record */
-    Py_ssize_t key_at;  /* key bytes (when key_len > 0) */
-    Py_ssize_t value_at;
-    int64_t key_len, value_len, offset, ts_delta;
-    int flags, plain;
-} Record;
 
 /* A key or value of `len` bytes (none when len <= 0) at *p: note where, step over. 0: past `stop`. */
 static int skip_bytes(Py_ssize_t *p, Py_ssize_t stop, int64_t len, Py_ssize_t *at) {
@@ -152,8 +141,23 @@ static int skip_bytes(Py_ssize_t *p, Py_ssize_t stop, int64_t len, Py_ssize_t *a
     return 1;
 }
 
+/* Whether headers from `p` (their count first) end exactly at `stop`, as the full decoder checks them:
+ * a count in 0..bytes left, keys not null, any value length (negative ones are null). */
+static int headers_valid(const uint8_t *d, Py_ssize_t p, Py_ssize_t stop) {
+    int64_t n, klen, vlen;
+    Py_ssize_t at;
+    if (!read_zigzag(d, &p, stop, 5, 32, &n) || n < 0 || n > stop - p)
+        return 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (!read_zigzag(d, &p, stop, 5, 32, &klen) || klen < 0 || !skip_bytes(&p, stop, klen, &at) ||
+            !read_zigzag(d, &p, stop, 5, 32, &vlen) || !skip_bytes(&p, stop, vlen, &at))
+            return 0;
+    }
+    return p == stop;
+}
+
 /* Read the record at *pos (its length varint first) and move *pos to its end. 0: unusual, give up. */
-static int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r) {
+int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r) {
     int64_t length, offset_delta;
     if (!read_zigzag(d, pos, end, 5, 32, &length) || length < 1 || length > end - *pos)
         return 0;
@@ -169,6 +173,7 @@ static int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_
     if (p >= r->stop)  /* no room for the header count */
         return 0;
     r->plain = p + 1 == r->stop && d[p] == 0;
+    r->valid = r->plain || headers_valid(d, p, r->stop);
     r->offset = base_offset + offset_delta;  /* int32 delta: cannot overflow unless base is near the edge */
     if ((offset_delta > 0 && base_offset > INT64_MAX - offset_delta) ||
         (offset_delta < 0 && base_offset < INT64_MIN - offset_delta))
@@ -177,13 +182,6 @@ static int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_
     return 1;
 }
 
-typedef struct {
-    const uint8_t *data;
-    Py_ssize_t end;
-    Py_ssize_t count;
-    int64_t base_offset, base_ts, append_time, fetch_offset, shift;
-    int magic, attributes, has_append_time;
-} Args;
 
 /* The timestamp a legacy message gets; 0 when base + delta overflows (give up). */
 static int message_timestamp(const Args *a, const Record *r, int64_t *ts) {
@@ -200,7 +198,7 @@ static Py_ssize_t message_size(const Args *a, const Record *r) {
     return size + (null_value ? 0 : r->value_len);
 }
 
-static uint8_t *put_be(uint8_t *o, uint64_t v, int n) {
+uint8_t *put_be(uint8_t *o, uint64_t v, int n) {
     for (int i = n - 1; i >= 0; i--, v >>= 8)
         o[i] = (uint8_t)v;
     return o + n;
@@ -232,15 +230,10 @@ static uint8_t *write_message(const Args *a, const Record *r, int64_t ts, uint8_
     return w;
 }
 
-typedef struct {
-    Py_ssize_t written;
-    int64_t last, max_ts;
-    int plain;
-} Totals;
 
 /* Read every record and write its message from `o`; returns the end of the output, or NULL when
  * the Python loop must take over. */
-static uint8_t *convert(const Args *a, uint8_t *o, Totals *t) {
+uint8_t *convert(const Args *a, uint8_t *o, Totals *t) {
     Py_ssize_t pos = 0;
     Record r;
     int64_t ts, shifted;
@@ -248,6 +241,7 @@ static uint8_t *convert(const Args *a, uint8_t *o, Totals *t) {
         if (!read_record(a->data, &pos, a->end, a->base_offset, &r))
             return NULL;
         t->plain &= r.plain;
+        t->valid &= r.valid;
         if (r.offset < a->fetch_offset)
             continue;
         if (!message_timestamp(a, &r, &ts) || __builtin_sub_overflow(r.offset, a->shift, &shifted))
@@ -291,7 +285,7 @@ static PyObject *emit(PyObject *self, PyObject *args) {
         PyBuffer_Release(&buf);
         return NULL;
     }
-    Totals t = {0, -1, 0, 1};
+    Totals t = {0, -1, 0, 1, 1};
     uint8_t *start = (uint8_t *)PyBytes_AS_STRING(out), *stop;
     if (a.end >= (1 << 16)) {  /* a big payload lets other threads (the cleaner) run */
         Py_BEGIN_ALLOW_THREADS
@@ -335,6 +329,8 @@ static PyMethodDef methods[] = {
     {"emit", emit, METH_VARARGS, "Down-convert one v2 records payload to legacy messages (None: use Python)."},
     {"crc32", crc32, METH_VARARGS, "CRC-32 (IEEE, as zlib.crc32) of a buffer, optionally continuing from a value."},
     {"set_fold", set_fold, METH_O, "Use the PCLMULQDQ CRC path where the CPU has it (tests); returns the old setting."},
+    {"convert_lz4", clz4_convert, METH_VARARGS, "LZ4 v2 batches to legacy wrappers, two threads (None: use Python)."},
+    {"lz4_available", clz4_available, METH_NOARGS, "Whether the system's liblz4 was loaded for convert_lz4."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -342,6 +338,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cdownconvert", NULL
 
 PyMODINIT_FUNC PyInit__cdownconvert(void) {
     crc_init();
+    clz4_init();
 #ifdef HAVE_FOLD
     __builtin_cpu_init();
     use_fold = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");

@@ -58,6 +58,7 @@ def emit_records(
         if done is not None:
             parts.append(done[0])
             return done[1:]
+    data = bytes(data)  # the loops below slice and compare; a memoryview of the log would be copied per record
     pos, i, chunk = 0, 0, FIRST_CHUNK
     written, last, max_ts, plain = 0, -1, -(1 << 64), True
     args = (bases, magic, attributes, fetch_offset, shift)

@@ -16,6 +16,8 @@ headers, so it needs no speed.
 
 from __future__ import annotations
 
+import functools
+
 import lz4.frame
 
 from ..errors import CorruptRecordError
@@ -78,6 +80,12 @@ def correct_hc(frame: bytes, header_length: int) -> int:
 def broken_hc(frame: bytes, header_length: int) -> int:
     """Kafka's pre-0.10 HC: xxHash32 over the magic bytes too."""
     return (xxh32(frame[0 : header_length - 1]) >> 8) & 0xFF
+
+
+@functools.cache
+def frame_header(magic: int) -> bytes:
+    """The 7 bytes ``compress_lz4`` starts every frame with (64 KiB independent blocks, no checksums)."""
+    return compress_lz4(b"", magic=magic, level=None)[:7]
 
 
 def compress_lz4(data: bytes, *, magic: int, level: int | None) -> bytes:

@@ -51,6 +51,7 @@ from typing import NoReturn
 import attrs
 
 from ..errors import InvalidRecordError, UnsupportedCompressionError
+from . import _lz4_wrappers
 from ._accel import crc32 as _crc32
 from ._downconvert import first_offset_delta
 from ._downconvert_runs import emit_records
@@ -168,11 +169,12 @@ def _convert_batch(batch: Batch, target_magic: int, fetch_offset: int, max_size:
 
 def _convert_v2(batch, target_magic: int, fetch_offset: int, max_size: int) -> tuple[bytes, int, int]:
     """``_convert_batch`` for a v2 batch, written by the fused loop of ``_downconvert_runs``."""
-    payload, count = batch.records_payload(max_decompressed_size=max_size), batch.records_count
+    codec, count = batch.compression, batch.records_count
+    # uncompressed records are read where they lie (the emit loop copies them once, into messages)
+    payload = batch.records_section if codec is Codec.NONE else batch.records_payload(max_decompressed_size=max_size)
     lat = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
     ts_flag = TIMESTAMP_TYPE_FLAG if lat is not None and target_magic == 1 else 0
     bases, parts = (batch.base_offset, batch.base_timestamp, lat), []
-    codec = batch.compression
     if codec is Codec.NONE:
         written, _, _ = _emit(parts, payload, count, bases, target_magic, ts_flag, fetch_offset, 0)
         return b"".join(parts), written, 1  # one part (the C loop's) is not copied by the join
@@ -195,7 +197,7 @@ def _emit(parts: list, payload: bytes, count: int, *args) -> tuple[int, int, int
         except (IndexError, InvalidRecordError):
             _malformed(payload, count)
         if not plain:  # records with headers: the loop skipped them, the scan checks them
-            scan_v2_records(payload, count)
+            scan_v2_records(bytes(payload), count)
         return written, last, max_ts
     _malformed(payload, count)
 
@@ -207,8 +209,8 @@ def _first_offset(batch, payload: bytes, count: int) -> int:
         _malformed(payload, count)
 
 
-def _malformed(payload: bytes, count: int) -> NoReturn:
-    scan_v2_records(payload, count)  # raises the decoder's error
+def _malformed(payload, count: int) -> NoReturn:
+    scan_v2_records(bytes(payload), count)  # raises the decoder's error
     raise InvalidRecordError("malformed records")  # not reached: the scan finds what the loop tripped on
 
 
@@ -220,7 +222,13 @@ def down_convert(
         raise ValueError(f"down-conversion targets magic 0 or 1, not {target_magic}")
     chunks: list = []
     converted = 0
-    for batch in iter_batches(data):
+    batches = list(iter_batches(data))
+    done = _lz4_wrappers.wrappers(batches, target_magic, max_decompressed_size) or ()
+    for i, batch in enumerate(batches):
+        if i < len(done) and done[i] is not None:  # an LZ4 batch the C accelerator wrapped
+            chunks.append(done[i])
+            converted += batch.records_count
+            continue
         piece, entries, per_entry = _convert_batch(batch, target_magic, fetch_offset, max_decompressed_size)
         chunks.append(piece)
         converted += per_entry * entries

@@ -202,9 +202,14 @@ class RecordBatchView:
 
     # -- records ---------------------------------------------------------------
 
+    @property
+    def records_section(self) -> memoryview:
+        """The records region as stored (compressed if the batch is)."""
+        return self._buf[RECORD_BATCH_OVERHEAD:]
+
     def records_payload(self, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> bytes:
         """The records region as bytes, decompressed if the batch is compressed."""
-        raw = self._buf[RECORD_BATCH_OVERHEAD:]
+        raw = self.records_section
         codec = self.compression
         if codec is Codec.NONE:
             return bytes(raw)

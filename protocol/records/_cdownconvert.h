@@ -1,0 +1,45 @@
+/*
+ * What the two C files of the down-conversion accelerator share (_cdownconvert.c: the record
+ * reader, the message writer and CRC-32; _clz4.c: whole LZ4 batches to wrappers on two threads).
+ */
+#ifndef MINIBROKER_CDOWNCONVERT_H
+#define MINIBROKER_CDOWNCONVERT_H
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+
+#define MIN_RECORD_BYTES 7  /* length varint, attributes, two deltas, key and value lengths, header count */
+#define MAX_GROWTH 28       /* message overhead (12 + 22) minus the 6 of those bytes a record always has */
+
+typedef struct {
+    Py_ssize_t stop;    /* end of the record */
+    Py_ssize_t key_at;  /* key bytes (when key_len > 0) */
+    Py_ssize_t value_at;
+    int64_t key_len, value_len, offset, ts_delta;
+    int flags, plain, valid;  /* valid: plain, or its headers parse to its end */
+} Record;
+
+typedef struct {
+    const uint8_t *data;
+    Py_ssize_t end;
+    Py_ssize_t count;
+    int64_t base_offset, base_ts, append_time, fetch_offset, shift;
+    int magic, attributes, has_append_time;
+} Args;
+
+typedef struct {
+    Py_ssize_t written;
+    int64_t last, max_ts;
+    int plain, valid;
+} Totals;
+
+uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n);
+int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r);
+uint8_t *convert(const Args *a, uint8_t *o, Totals *t);
+uint8_t *put_be(uint8_t *o, uint64_t v, int n);
+
+int clz4_init(void);
+PyObject *clz4_convert(PyObject *self, PyObject *args);
+PyObject *clz4_available(PyObject *self, PyObject *unused);
+
+#endif

@@ -1,0 +1,372 @@
+/*
+ * Down-conversion of LZ4 v2 batches to legacy wrappers, whole batches at a time, on two threads.
+ *
+ * convert_lz4(jobs, magic, frame_header) takes the LZ4 batches of one chunk of a Fetch v0-v3
+ * answer, each job (records section, record count, base offset, base timestamp, append time or
+ * None, inner attributes, most bytes it may decompress to), and returns for each job the legacy
+ * wrapper entry that protocol/records/convert.py would write for it (same fields, same CRC,
+ * the frame in Kafka's framing: `frame_header` then independent 64 KiB blocks, a block stored raw
+ * when LZ4 does not shrink it, an end mark), or None where that job must go the Python way.
+ *
+ * Per job, without the GIL: the records section is decompressed (an LZ4 frame of version 1 without
+ * checksums or a dictionary, blocks linked or not, with or without a content size), the records are
+ * written as messages by the same `convert` as the accelerator's `emit` (every record read and
+ * checked, headers too), and the messages are compressed. Anything else, and anything unusual on
+ * the way (a corrupt block, a size past the limit, a record the reader gives up on), makes that
+ * job None: the Python path then raises the exact error, so this code never has to.
+ *
+ * The first job with room left goes to whichever thread is free: the calling thread, and one helper
+ * thread started on first use (on a machine with at least two CPUs; after a fork the child starts
+ * its own). A chunk of about 256 KiB of source is some five jobs, so the helper is woken once per
+ * chunk. The codec is the system's liblz4, loaded with dlopen; where it is missing, every job is
+ * None and python-lz4 does the work.
+ */
+#include "_cdownconvert.h"
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BLOCK 65536
+#define FRAME_HEADER 7
+#define WRAPPER_HEAD_MAX 34  /* offset, size, crc, magic, attributes, timestamp, key length, value length */
+
+typedef int (*compress_fn)(const char *, char *, int, int);
+typedef int (*bound_fn)(int);
+typedef int (*decompress_fn)(const char *, char *, int, int);
+typedef int (*decompress_dict_fn)(const char *, char *, int, int, const char *, int);
+static compress_fn lz4_compress;
+static bound_fn lz4_bound;
+static decompress_fn lz4_decompress;
+static decompress_dict_fn lz4_decompress_dict;
+
+int clz4_init(void) {
+    void *lib = dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL)
+        return 0;
+    lz4_compress = (compress_fn)dlsym(lib, "LZ4_compress_default");
+    lz4_bound = (bound_fn)dlsym(lib, "LZ4_compressBound");
+    lz4_decompress = (decompress_fn)dlsym(lib, "LZ4_decompress_safe");
+    lz4_decompress_dict = (decompress_dict_fn)dlsym(lib, "LZ4_decompress_safe_usingDict");
+    if (!lz4_compress || !lz4_bound || !lz4_decompress || !lz4_decompress_dict)
+        lz4_compress = NULL;
+    return lz4_compress != NULL;
+}
+
+typedef struct {
+    Py_buffer src;            /* the batch's records section: one LZ4 frame */
+    Args a;                   /* data/end are filled in once decompressed */
+    int64_t content_size;     /* from the frame, or -1 */
+    Py_ssize_t body, max_size, bound;  /* where the blocks start; decompression limit; its upper bound */
+    int planned, linked, wrapper_magic, ts_flag;
+    const uint8_t *header;    /* the 7-byte frame header of the output */
+    uint8_t *out;             /* the wrapper entry (malloc), NULL: go the Python way */
+    Py_ssize_t out_len;
+} Job;
+
+/* xxHash32 (seed 0) of the few bytes of a frame descriptor: LZ4's header checksum is its 2nd byte. */
+static uint32_t xxh32_short(const uint8_t *p, size_t n) {
+    const uint32_t p1 = 2654435761u, p2 = 2246822519u, p3 = 3266489917u, p4 = 668265263u, p5 = 374761393u;
+    uint32_t h = p5 + (uint32_t)n;
+    for (; n >= 4; n -= 4, p += 4) {
+        uint32_t lane = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+        h += lane * p3;
+        h = ((h << 17) | (h >> 15)) * p4;
+    }
+    for (; n; n--, p++) {
+        h += *p * p5;
+        h = ((h << 11) | (h >> 21)) * p1;
+    }
+    h ^= h >> 15, h *= p2, h ^= h >> 13, h *= p3;
+    return h ^ (h >> 16);
+}
+
+static uint32_t le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Check the frame of job `j` and bound what it decompresses to (with the GIL: headers only). */
+static int plan_frame(Job *j) {
+    const uint8_t *f = j->src.buf;
+    Py_ssize_t n = j->src.len, pos, max_block;
+    if (n < FRAME_HEADER || le32(f) != 0x184D2204u)
+        return 0;
+    uint8_t flg = f[4], bd = f[5];
+    if ((flg & 0xD7) != 0x40 || (bd & 0x8F) || ((bd >> 4) & 7) < 4)  /* v1; no checksums, dictionary */
+        return 0;
+    max_block = (Py_ssize_t)1 << (8 + 2 * ((bd >> 4) & 7));
+    pos = 6 + ((flg & 0x08) ? 8 : 0);
+    if (n < pos + 1 || ((xxh32_short(f + 4, (size_t)(pos - 4)) >> 8) & 0xFF) != f[pos])
+        return 0;
+    j->content_size = -1;
+    if (flg & 0x08) {
+        uint64_t cs = (uint64_t)le32(f + 6) | (uint64_t)le32(f + 10) << 32;
+        j->content_size = cs > (uint64_t)j->max_size ? (int64_t)j->max_size + 1 : (int64_t)cs;
+    }
+    j->linked = !(flg & 0x20), j->body = ++pos, j->bound = 0;
+    for (;;) {
+        if (n - pos < 4)
+            return 0;
+        uint32_t size = le32(f + pos), raw = size & 0x7FFFFFFFu;
+        pos += 4;
+        if (size == 0)
+            break;
+        if (raw > (uint32_t)max_block || raw > (uint64_t)(n - pos))
+            return 0;
+        j->bound += (size & 0x80000000u) ? (Py_ssize_t)raw : max_block;
+        pos += raw;
+    }
+    return pos == n && j->bound <= j->max_size + max_block;
+}
+
+/* Decompress job `j`'s blocks into `dst` (j->bound bytes); its length, or -1. */
+static Py_ssize_t decompress_frame(const Job *j, uint8_t *dst) {
+    const uint8_t *f = j->src.buf;
+    Py_ssize_t pos = j->body, len = 0;
+    for (uint32_t size; (size = le32(f + pos)) != 0;) {
+        int raw = (int)(size & 0x7FFFFFFFu), got;
+        pos += 4;
+        if (size & 0x80000000u) {
+            memcpy(dst + len, f + pos, (size_t)raw);
+            got = raw;
+        } else if (j->linked && len) {
+            int dict = len < BLOCK ? (int)len : BLOCK;
+            got = lz4_decompress_dict((const char *)f + pos, (char *)dst + len, raw, (int)(j->bound - len),
+                                      (const char *)dst + len - dict, dict);
+        } else {
+            got = lz4_decompress((const char *)f + pos, (char *)dst + len, raw, (int)(j->bound - len));
+        }
+        if (got < 0 || (len += got) > j->max_size)
+            return -1;
+        pos += raw;
+    }
+    return (j->content_size < 0 || j->content_size == len) ? len : -1;
+}
+
+static uint8_t *put_le32(uint8_t *o, uint32_t v) {
+    o[0] = (uint8_t)v, o[1] = (uint8_t)(v >> 8), o[2] = (uint8_t)(v >> 16), o[3] = (uint8_t)(v >> 24);
+    return o + 4;
+}
+
+/* The messages as one frame at `o`: header, blocks, end mark; returns the end. */
+static uint8_t *compress_frame(const Job *j, const uint8_t *msgs, Py_ssize_t n, uint8_t *o) {
+    memcpy(o, j->header, FRAME_HEADER);
+    o += FRAME_HEADER;
+    for (Py_ssize_t at = 0; at < n; at += BLOCK) {
+        int len = n - at < BLOCK ? (int)(n - at) : BLOCK;
+        int got = lz4_compress((const char *)msgs + at, (char *)o + 4, len, len - 1);
+        if (got > 0) {
+            o = put_le32(o, (uint32_t)got) + got;
+        } else {  /* LZ4 did not shrink it: the block goes raw */
+            memcpy(o + 4, msgs + at, (size_t)len);
+            o = put_le32(o, (uint32_t)len | 0x80000000u) + len;
+        }
+    }
+    return put_le32(o, 0);
+}
+
+/* The wrapper entry around the frame at `value` (`vlen` bytes), written just before it; its start. */
+static uint8_t *wrap(const Job *j, const Totals *t, uint8_t *value, Py_ssize_t vlen) {
+    int magic = j->wrapper_magic;
+    Py_ssize_t head = magic ? 34 : 26;
+    uint8_t *o = value - head, *body = o + 16;
+    put_be(o, (uint64_t)t->last, 8);
+    put_be(o + 8, (uint64_t)(head - 12 + vlen), 4);
+    uint8_t *w = body;
+    *w++ = (uint8_t)magic;
+    *w++ = (uint8_t)(3 | j->ts_flag);  /* LZ4 */
+    if (magic)
+        w = put_be(w, (uint64_t)(j->a.has_append_time ? j->a.append_time : t->max_ts), 8);
+    w = put_be(w, (uint64_t)-1, 4);
+    put_be(w, (uint64_t)vlen, 4);
+    put_be(o + 12, crc32_update(0, body, (size_t)(value + vlen - body)), 4);
+    return o;
+}
+
+/* First record's offset: what magic-1 inner offsets are relative to. */
+static int first_offset(const Args *a, int64_t *first) {
+    Py_ssize_t pos = 0;
+    Record r;
+    if (!read_record(a->data, &pos, a->end, a->base_offset, &r))
+        return 0;
+    *first = r.offset;
+    return 1;
+}
+
+/* Decompress, convert, compress and wrap job `j` (no GIL); leaves j->out NULL when it cannot. */
+static void run_job(Job *j) {
+    uint8_t *dec = malloc((size_t)j->bound + 1), *msgs = NULL;
+    Py_ssize_t len = dec ? decompress_frame(j, dec) : -1;
+    Totals t = {0, -1, 0, 1, 1};
+    j->a.data = dec, j->a.end = len;
+    if (len < 0 || (j->a.magic && !first_offset(&j->a, &j->a.shift)))
+        goto done;
+    Py_ssize_t records = j->a.count < len / MIN_RECORD_BYTES + 1 ? j->a.count : len / MIN_RECORD_BYTES + 1;
+    msgs = malloc((size_t)(len + MAX_GROWTH * records) + 1);
+    uint8_t *end = msgs ? convert(&j->a, msgs, &t) : NULL;
+    if (end == NULL || !t.valid || t.written != j->a.count)
+        goto done;
+    Py_ssize_t n = end - msgs, blocks = n / BLOCK + 1;
+    j->out = malloc((size_t)(WRAPPER_HEAD_MAX + FRAME_HEADER + 4 + blocks * (4 + (Py_ssize_t)lz4_bound(BLOCK))));
+    if (j->out != NULL) {
+        uint8_t *value = j->out + WRAPPER_HEAD_MAX, *stop = compress_frame(j, msgs, n, value);
+        uint8_t *start = wrap(j, &t, value, stop - value);
+        j->out_len = stop - start;
+        memmove(j->out, start, (size_t)j->out_len);
+    }
+done:
+    free(dec);
+    free(msgs);
+}
+
+/* -- the helper thread ------------------------------------------------------------------------- */
+
+typedef struct {
+    Job *list;
+    Py_ssize_t n;
+    atomic_long next;  /* the first job nobody has taken */
+} Round;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;      /* guards what follows */
+static pthread_mutex_t one_call = PTHREAD_MUTEX_INITIALIZER;  /* one call at a time has the helper */
+static pthread_cond_t work = PTHREAD_COND_INITIALIZER, idle = PTHREAD_COND_INITIALIZER;
+static Round *current;
+static unsigned long round_no;
+static int helper_started, helper_busy;
+
+static void run_jobs(Round *r) {
+    for (long i; (i = atomic_fetch_add(&r->next, 1)) < r->n;)
+        if (r->list[i].planned)
+            run_job(&r->list[i]);
+}
+
+static void *helper(void *unused) {
+    unsigned long seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        while (round_no == seen)
+            pthread_cond_wait(&work, &lock);
+        seen = round_no;
+        Round *r = current;
+        pthread_mutex_unlock(&lock);
+        run_jobs(r);
+        pthread_mutex_lock(&lock);
+        helper_busy = 0;
+        pthread_cond_signal(&idle);
+        pthread_mutex_unlock(&lock);
+    }
+    return unused;
+}
+
+static void forget_helper(void) {  /* a forked child has the locks' memory but not the thread */
+    pthread_mutex_init(&lock, NULL);
+    pthread_mutex_init(&one_call, NULL);
+    pthread_cond_init(&work, NULL);
+    pthread_cond_init(&idle, NULL);
+    helper_started = helper_busy = 0;
+}
+
+static int start_helper(void) {
+    pthread_t t;
+    if (helper_started)
+        return helper_started > 0;
+    helper_started = -1;
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || pthread_create(&t, NULL, helper, NULL) != 0)
+        return 0;
+    pthread_detach(t);
+    pthread_atfork(NULL, NULL, forget_helper);
+    helper_started = 1;
+    return 1;
+}
+
+/* Run every planned job, the helper taking some when it is free to. */
+static void run_all(Job *list, Py_ssize_t n, Py_ssize_t planned) {
+    Round r = {list, n, 0};
+    if (planned < 2 || pthread_mutex_trylock(&one_call) != 0) {
+        run_jobs(&r);
+        return;
+    }
+    pthread_mutex_lock(&lock);
+    int helped = start_helper();
+    if (helped) {
+        current = &r, helper_busy = 1, round_no++;
+        pthread_cond_signal(&work);
+    }
+    pthread_mutex_unlock(&lock);
+    run_jobs(&r);
+    pthread_mutex_lock(&lock);
+    while (helped && helper_busy)
+        pthread_cond_wait(&idle, &lock);
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&one_call);
+}
+
+/* -- Python ------------------------------------------------------------------------------------- */
+
+/* Fill `j` from one job tuple; 1: planned for C, 0: the Python way, -1: a Python error is set. */
+static int parse_job(PyObject *item, Job *j, int magic, const uint8_t *header) {
+    PyObject *append_time;
+    long long base_offset, base_ts;
+    if (!PyArg_ParseTuple(item, "y*nLLOin", &j->src, &j->a.count, &base_offset, &base_ts, &append_time,
+                          &j->ts_flag, &j->max_size))
+        return -1;
+    j->a.base_offset = base_offset, j->a.base_ts = base_ts, j->a.has_append_time = append_time != Py_None;
+    j->a.append_time = j->a.has_append_time ? PyLong_AsLongLong(append_time) : 0;
+    if (j->a.has_append_time && PyErr_Occurred())
+        return -1;
+    j->a.magic = magic, j->a.attributes = j->ts_flag, j->a.fetch_offset = INT64_MIN;
+    j->wrapper_magic = magic, j->header = header;
+    return lz4_compress != NULL && j->a.count > 0 && j->max_size > 0 && plan_frame(j);
+}
+
+static PyObject *results(Job *list, Py_ssize_t n) {
+    PyObject *out = PyList_New(n);
+    for (Py_ssize_t i = 0; i < n && out != NULL; i++) {
+        PyObject *entry = list[i].out ? PyBytes_FromStringAndSize((char *)list[i].out, list[i].out_len)
+                                      : Py_NewRef(Py_None);
+        if (entry == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, i, entry);
+    }
+    return out;
+}
+
+PyObject *clz4_convert(PyObject *self, PyObject *args) {
+    PyObject *seq, *out = NULL;
+    Py_buffer header;
+    int magic;
+    if (!PyArg_ParseTuple(args, "O!iy*", &PyList_Type, &seq, &magic, &header))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(seq), planned = 0;
+    Job *list = calloc((size_t)n + 1, sizeof(Job));
+    if (list == NULL) {
+        PyErr_NoMemory();
+    } else if (header.len != FRAME_HEADER || (magic != 0 && magic != 1)) {
+        PyErr_SetString(PyExc_ValueError, "convert_lz4 takes magic 0 or 1 and a 7-byte frame header");
+    } else {
+        Py_ssize_t i = 0;
+        for (int ok; i < n && (ok = parse_job(PyList_GET_ITEM(seq, i), &list[i], magic, header.buf)) >= 0; i++)
+            planned += list[i].planned = ok;
+        if (i == n) {
+            Py_BEGIN_ALLOW_THREADS
+            run_all(list, n, planned);
+            Py_END_ALLOW_THREADS
+            out = results(list, n);
+        }
+    }
+    for (Py_ssize_t i = 0; i < n && list != NULL; i++) {
+        if (list[i].src.obj != NULL)
+            PyBuffer_Release(&list[i].src);
+        free(list[i].out);
+    }
+    free(list);
+    PyBuffer_Release(&header);
+    return out;
+}
+
+PyObject *clz4_available(PyObject *self, PyObject *unused) {
+    return PyBool_FromLong(lz4_compress != NULL);
+}
