@@ -25,9 +25,9 @@ group commit or checkpoint), which is what advances the recovery point.
 ``flush`` may run on a worker thread (group commit) while the owner thread
 appends: it only fsyncs file handles and moves ``recovery_point`` forward,
 under ``_flush_lock``. Retention and deletion live in ``retention.py``.
-``replace_segments`` swaps the cleaner's output in with Kafka's
-``.cleaned`` -> ``.swap`` -> rename protocol, which ``log_loader`` completes
-or rolls back after a crash.
+``replace_segments`` (``segment_swap.py``) swaps the cleaner's output in
+with Kafka's ``.cleaned`` -> ``.swap`` -> rename protocol, which
+``log_loader`` completes or rolls back after a crash.
 """
 
 from __future__ import annotations
@@ -41,10 +41,8 @@ from typing import Any, Callable
 
 from protocol.records import RECORD_BATCH_OVERHEAD, iter_batches
 
-from . import fileops, retention
-from .errors import OffsetOutOfRangeError
-from .checkpoint import fsync_dir
-from .file_names import CLEANED, INDEX, LOG, SWAP, TIME_INDEX, log_path
+from . import log_read, retention, segment_swap
+from .file_names import CLEANED, LOG, log_path
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_loader import clean_directory, recover_from
 from .producer_state import BatchInfo, ProducerStateManager
@@ -118,7 +116,7 @@ class Log:
             state.replay(self._producer_batches(start))
 
     def _producer_batches(self, start: int):
-        for seg in self._segments_from(start):
+        for seg in self.segments_from(start):
             for pos, last, _size in seg.iter_batch_headers(seg.find_position(start) or 0):
                 head = os.pread(seg.fileno(), RECORD_BATCH_OVERHEAD, pos)
                 if last >= start and len(head) == RECORD_BATCH_OVERHEAD and head[16] == 2:
@@ -316,38 +314,11 @@ class Log:
 
     def read(self, offset: int, max_bytes: int, *, min_one_message: bool,
              max_offset: int | None = None) -> LogSlice | None:  # fmt: skip
-        """The slice from the batch holding ``offset``: at most ``max_bytes`` (the first batch whole
-        with ``min_one_message``; Kafka may cut the last batch short), below ``max_offset``."""
-        if offset < self.log_start_offset or offset > self.log_end_offset:
-            raise OffsetOutOfRangeError(f"{self.name}: offset {offset} outside [{self.log_start_offset}, "
-                                        f"{self.log_end_offset}]")  # fmt: skip
-        limit = self.high_watermark if max_offset is None else min(max_offset, self.high_watermark)
-        if offset >= limit:
-            return None
-        for seg in self._segments_from(offset):
-            if seg.base_offset >= limit:
-                return None
-            start = seg.find_position(offset)
-            if start is None:
-                continue
-            return self._slice(seg, start, limit, max_bytes, min_one_message)
-        return None
+        """The slice a Fetch gets from ``offset`` (``log_read.read``)."""
+        return log_read.read(self, offset, max_bytes, min_one_message=min_one_message, max_offset=max_offset)
 
-    def _slice(self, seg: Segment, start: int, limit: int, max_bytes: int, min_one: bool) -> LogSlice | None:
-        end = seg.size
-        if limit < seg.next_offset:
-            cut = seg.find_position(limit)
-            end = seg.size if cut is None else cut
-        wanted = max(max_bytes, 0)
-        if min_one:
-            wanted = max(wanted, seg.batch_end(start) - start)
-        size = min(end - start, wanted)
-        if size <= 0:
-            return None
-        handle = seg.handle
-        return LogSlice(handle.fd, start, size, handle, self.high_watermark, self.log_start_offset, seg.base_offset)
-
-    def _segments_from(self, offset: int) -> list[Segment]:
+    def segments_from(self, offset: int) -> list[Segment]:
+        """The segments from the one that would hold ``offset`` (the last based at or below it) on."""
         i = 0
         for j, seg in enumerate(self.segments):
             if seg.base_offset > offset:
@@ -357,19 +328,11 @@ class Log:
 
     def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
         """First (offset, timestamp) with timestamp >= ``timestamp`` (ListOffsets by time)."""
-        for seg in self.segments:
-            found = seg.find_timestamp(timestamp, self.log_start_offset)
-            if found is not None:
-                return found
-        return None
+        return log_read.offset_for_timestamp(self, timestamp)
 
     def max_timestamp_offset(self) -> tuple[int, int] | None:
         """(offset, timestamp) of the batch with the largest timestamp (ListOffsets -3)."""
-        best: tuple[int, int] | None = None
-        for seg in self.segments:
-            if seg.largest_timestamp >= 0 and (best is None or seg.largest_timestamp > best[1]):
-                best = (seg.offset_of_largest_timestamp, seg.largest_timestamp)
-        return best
+        return log_read.max_timestamp_offset(self)
 
     # -- cleaner output ------------------------------------------------------------
 
@@ -379,43 +342,8 @@ class Log:
 
     def replace_segments(self, cleaned: Path, old: list[Segment], *, indexed: bool = False,
                          sync_dir: bool = True) -> Segment:  # fmt: skip
-        """Swap a cleaner's ``.cleaned`` file in for the inactive segments ``old`` (Kafka's replaceSegments).
-
-        Order, so that a crash at any point is finished by the loader: the new
-        files are on disk (fsynced here unless ``indexed``, whose writer did it),
-        renamed ``.swap``, the old segments renamed ``.deleted``, then ``.swap``
-        stripped and the directory fsynced. With ``indexed`` the cleaner also
-        wrote ``.index.cleaned``/``.timeindex.cleaned``, which move with the
-        ``.log`` and are loaded lazily; otherwise the indexes are rebuilt here.
-        ``sync_dir=False`` leaves the directory fsync to the caller (the cleaner
-        does it on its own thread, so the log's owner only waits for renames).
-        """
-        if not old or any(seg not in self.segments[:-1] for seg in old):
-            raise ValueError(f"{self.name}: only inactive segments of this log can be replaced")
-        base = old[0].base_offset
-        if not indexed:
-            with open(cleaned, "rb+") as f:
-                fileops.fsync(f.fileno())
-        files = [cleaned]
-        if indexed:
-            files += [cleaned.with_name(f"{base:020d}{ext}{CLEANED}") for ext in (INDEX, TIME_INDEX)]
-        swaps = [f.with_name(f.name[: -len(CLEANED)] + SWAP) for f in files]
-        for src, dst in zip(files, swaps):
-            src.rename(dst)
-        at = self.segments.index(old[0])
-        for seg in old:
-            self.segments.remove(seg)
-            retention.schedule_delete(self, seg)
-        for swap in reversed(swaps):  # the .log last: until then the loader redoes the whole swap
-            swap.rename(swap.with_name(swap.name[: -len(SWAP)]))
-        if sync_dir:
-            fsync_dir(self.dir)
-        new = Segment(self.dir, base, self._config, self.clock(), size=os.stat(log_path(self.dir, base)).st_size)
-        if not indexed:
-            new.recover()
-        new.on_become_inactive()
-        self.segments.insert(at, new)
-        return new
+        """Swap a cleaner's ``.cleaned`` file in for the inactive segments ``old`` (``segment_swap``)."""
+        return segment_swap.replace_segments(self, cleaned, old, indexed=indexed, sync_dir=sync_dir)
 
     # -- truncation and closing ----------------------------------------------------
 
