@@ -25,6 +25,7 @@ With ``--parse-views`` it builds a batch view per entry instead.
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import struct
@@ -32,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -46,6 +48,7 @@ REPEATS = 5
 PRODUCE, FETCH, CREATE = API_BY_KEY[0], API_BY_KEY[1], API_BY_KEY[19]
 PARSE_VIEWS = "--parse-views" in sys.argv
 _PREFIX, _INT32 = struct.Struct(">qi"), struct.Struct(">i")
+T = TypeVar("T")
 
 
 class Client:
@@ -130,8 +133,25 @@ def _create(client: Client, name: str, codec: str) -> None:
                                                           configs=cfg)], timeout_ms=5000))  # fmt: skip
 
 
-def _rows(client: Client) -> list[tuple[str, str, float, float | None]]:
-    """``(path, version, seconds, client walk seconds or None)`` per row, best of ``REPEATS``."""
+def _cpu_of(pid: int) -> Callable[[], float]:
+    """A reader of the CPU seconds (user + system, every thread) process ``pid`` has used so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def read() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    return read
+
+
+def _timed(cpu: Callable[[], float], fn: Callable[[], T]) -> tuple[T, float]:
+    before = cpu()
+    result = fn()
+    return result, cpu() - before
+
+
+def _rows(client: Client, cpu: Callable[[], float]) -> list[tuple]:
+    """``(path, version, seconds, client walk seconds or None, broker CPU s per round)`` per row."""
     rows = []
     total = PER_BATCH * BATCHES
     for codec in (Codec.NONE, Codec.LZ4):
@@ -139,18 +159,21 @@ def _rows(client: Client) -> list[tuple[str, str, float, float | None]]:
         for label, version, magic in (("v9", 9, 2), ("v2 (up-convert)", 2, 1)):
             topic = f"bench-{name}-{version}"
             _create(client, topic, "producer")
-            best = min(produce(client, topic, version, magic, codec) for _ in range(REPEATS))
-            rows.append((f"produce {name}", label, best, None))
-        rows += _consume_rows(client, f"bench-{name}-9", name, total)
+            runs = [_timed(cpu, lambda: produce(client, topic, version, magic, codec)) for _ in range(REPEATS)]
+            rows.append((f"produce {name}", label, min(r[0] for r in runs), None, sum(r[1] for r in runs) / REPEATS))
+        rows += _consume_rows(client, cpu, f"bench-{name}-9", name, total)
     return rows
 
 
-def _consume_rows(client: Client, topic: str, name: str, total: int) -> list[tuple[str, str, float, float]]:
+def _consume_rows(client: Client, cpu: Callable[[], float], topic: str, name: str, total: int) -> list[tuple]:
     """Native and converted reads of ``topic`` in alternate rounds, so a slower spell of the machine
-    (a shared VM's speed drifts by 2x) falls on both; best round of each."""
-    rounds = [(consume(client, topic, 11, total), consume(client, topic, 3, total)) for _ in range(REPEATS)]
-    native, converted = (min((r[i] for r in rounds), key=lambda t: t[0]) for i in (0, 1))
-    return [(f"consume {name}", "v11", *native), (f"consume {name}", "v3 (down-convert)", *converted)]
+    (a shared VM's speed drifts by 2x) falls on both; best round of each, mean broker CPU."""
+    rounds = [tuple(_timed(cpu, lambda v=v: consume(client, topic, v, total)) for v in (11, 3)) for _ in range(REPEATS)]
+    out = []
+    for i, label in enumerate(("v11", "v3 (down-convert)")):
+        wire, walk = min((r[i][0] for r in rounds), key=lambda t: t[0])
+        out.append((f"consume {name}", label, wire, walk, sum(r[i][1] for r in rounds) / REPEATS))
+    return out
 
 
 def main() -> None:
@@ -159,16 +182,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         broker = BrokerProcess(Path(tmp), {"prometheus.port": "0"}).start()
         try:
-            rows = _rows(Client(broker.port))
+            rows = _rows(Client(broker.port), _cpu_of(broker.proc.pid))
         finally:
             broker.kill()
-    print(f"{'path':<22}{'version':<20}{'records/s':>12}{'MB/s':>9}{'ratio':>8}{'client walk ms':>16}")
-    for i, (path, label, seconds, walk) in enumerate(rows):
+    print(f"{'path':<22}{'version':<20}{'records/s':>12}{'MB/s':>9}{'ratio':>8}{'client walk ms':>16}"
+          f"{'broker CPU ms':>15}")  # fmt: skip
+    for i, (path, label, seconds, walk, cpu_s) in enumerate(rows):
         ratio = "" if i % 2 == 0 else f"{rows[i - 1][2] / seconds:.2f}"
         shown = "" if walk is None else f"{walk * 1000:.1f}"
-        print(f"{path:<22}{label:<20}{total / seconds:>12,.0f}{mb / seconds:>9.1f}{ratio:>8}{shown:>16}")
+        print(f"{path:<22}{label:<20}{total / seconds:>12,.0f}{mb / seconds:>9.1f}{ratio:>8}{shown:>16}"
+              f"{cpu_s * 1000:>15.1f}")  # fmt: skip
     print(f"best of {REPEATS} rounds; ratio = converted / native throughput (goal >= 0.5);")
-    print("consume rows time the wire (request to whole response); the client's walk is not counted")
+    print("consume rows time the wire (request to whole response); the client's walk is not counted;")
+    print(f"broker CPU ms: user + system time of the broker process per round of {total:,} records (mean)")
 
 
 if __name__ == "__main__":
