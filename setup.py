@@ -11,7 +11,7 @@ setup(
     ext_modules=[
         Extension(
             "protocol.records._cdownconvert",
-            ["protocol/records/_cdownconvert.c", "protocol/records/_clz4.c"],
+            ["protocol/records/_cdownconvert.c", "protocol/records/_clz4.c", "protocol/records/_cscan.c"],
             depends=["protocol/records/_cdownconvert.h"],
             extra_compile_args=["-O3"],
             extra_link_args=["-pthread"],

@@ -13,7 +13,10 @@ of waiting for a whole conversion.
 Chunks are converted on the event loop's thread: handing each to a worker
 thread was measured slower on the 2-core machines we run on (a thread hop
 costs about 100 us there, and the GIL is contended by the Python parts of the
-conversion), so ``bench/bench_conversion.py`` is the place to revisit that.
+conversion; tried again with the LZ4 work in C, the old-client rows of
+``bench/bench_conversion.py`` fell to a half). The C accelerator shares the
+LZ4 batches of a chunk with a helper thread of its own instead, without the
+GIL (``protocol/records/_clz4.c``).
 
 ``SizedOutput`` keeps the bytes written equal to the declared size: output
 past it is cut off, and a shortfall, or a chunk that fails to convert (zstd, a

@@ -117,14 +117,14 @@ def check_records(tuples: list[tuple], checks: RecordChecks) -> RecordScan:
     return RecordScan(flag, max_ts, sequential)
 
 
-def scan_batch(payload: bytes, batch: RecordBatchView, checks: RecordChecks) -> RecordScan:
+def scan_batch(payload, batch: RecordBatchView, checks: RecordChecks) -> RecordScan:
     """``check_records`` for a client's v2 batch (base offset 0, CreateTime) given its records payload."""
     count, base_ts = batch.records_count, batch.base_timestamp
     found = scan_v2_records(payload, count, checks.header_key)
     if (checks.compacted and found.null_keys) or (
         checks.check_timestamps and _may_fail(base_ts + found.min_ts_delta, base_ts + found.max_ts_delta, checks)
     ):
-        return check_records(list(decode_record_tuples(payload, count, 0, base_ts, None)), checks)
+        return check_records(list(decode_record_tuples(bytes(payload), count, 0, base_ts, None)), checks)
     return RecordScan(found.flag, max(-1, base_ts + found.max_ts_delta), found.in_order)
 
 

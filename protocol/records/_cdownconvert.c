@@ -108,7 +108,7 @@ uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
 
 /* A zigzag varint of at most `max_bytes` bytes, bits past `bits` dropped (Java's int/long arithmetic).
  * Returns 0 when it runs past `end` or is too long. */
-static int read_zigzag(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int bits, int64_t *out) {
+int read_zigzag(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int bits, int64_t *out) {
     uint64_t u = 0;
     for (int i = 0; i < max_bytes; i++) {
         if (*pos >= end)
@@ -172,6 +172,7 @@ int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_
         return 0;
     if (p >= r->stop)  /* no room for the header count */
         return 0;
+    r->headers_at = p;
     r->plain = p + 1 == r->stop && d[p] == 0;
     r->valid = r->plain || headers_valid(d, p, r->stop);
     r->offset = base_offset + offset_delta;  /* int32 delta: cannot overflow unless base is near the edge */
@@ -329,6 +330,7 @@ static PyMethodDef methods[] = {
     {"emit", emit, METH_VARARGS, "Down-convert one v2 records payload to legacy messages (None: use Python)."},
     {"crc32", crc32, METH_VARARGS, "CRC-32 (IEEE, as zlib.crc32) of a buffer, optionally continuing from a value."},
     {"set_fold", set_fold, METH_O, "Use the PCLMULQDQ CRC path where the CPU has it (tests); returns the old setting."},
+    {"scan", cscan_scan, METH_VARARGS, "Check v2 records for Produce as scan_v2_records does (None: use Python)."},
     {"convert_lz4", clz4_convert, METH_VARARGS, "LZ4 v2 batches to legacy wrappers, two threads (None: use Python)."},
     {"lz4_available", clz4_available, METH_NOARGS, "Whether the system's liblz4 was loaded for convert_lz4."},
     {NULL, NULL, 0, NULL},

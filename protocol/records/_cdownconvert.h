@@ -1,6 +1,7 @@
 /*
- * What the two C files of the down-conversion accelerator share (_cdownconvert.c: the record
- * reader, the message writer and CRC-32; _clz4.c: whole LZ4 batches to wrappers on two threads).
+ * What the C files of the accelerator share (_cdownconvert.c: the record reader, the message
+ * writer and CRC-32; _clz4.c: whole LZ4 batches to wrappers on two threads; _cscan.c: the Produce
+ * check of a batch's records).
  */
 #ifndef MINIBROKER_CDOWNCONVERT_H
 #define MINIBROKER_CDOWNCONVERT_H
@@ -15,6 +16,7 @@ typedef struct {
     Py_ssize_t stop;    /* end of the record */
     Py_ssize_t key_at;  /* key bytes (when key_len > 0) */
     Py_ssize_t value_at;
+    Py_ssize_t headers_at;  /* the header count */
     int64_t key_len, value_len, offset, ts_delta;
     int flags, plain, valid;  /* valid: plain, or its headers parse to its end */
 } Record;
@@ -34,6 +36,7 @@ typedef struct {
 } Totals;
 
 uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n);
+int read_zigzag(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int bits, int64_t *out);
 int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r);
 uint8_t *convert(const Args *a, uint8_t *o, Totals *t);
 uint8_t *put_be(uint8_t *o, uint64_t v, int n);
@@ -41,5 +44,6 @@ uint8_t *put_be(uint8_t *o, uint64_t v, int n);
 int clz4_init(void);
 PyObject *clz4_convert(PyObject *self, PyObject *args);
 PyObject *clz4_available(PyObject *self, PyObject *unused);
+PyObject *cscan_scan(PyObject *self, PyObject *args);
 
 #endif

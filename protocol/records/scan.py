@@ -21,6 +21,11 @@ varying shapes cost little more than the scalar loop alone.
 It returns a ``V2Scan`` with the smallest and largest timestamp delta, the
 number of null keys, whether the offset deltas run 0..n-1 and the indexes of
 records to flag as tombstones.
+
+When the C accelerator is built and on (``_accel``, ``_downconvert_runs``)
+its ``scan`` (``_cscan.c``) does all of this first, reading the records in
+place (a memoryview of the request is not copied); it answers None for
+anything unusual, and then the Python scan below runs and raises the error.
 """
 
 from __future__ import annotations
@@ -28,6 +33,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..errors import InvalidRecordError
+from . import _downconvert_runs
+from ._accel import BUILT_SCAN
 from ._scan_runs import FIRST_CHUNK, LAST_CHUNK, check_run, record_layout
 from .varint import ZIGZAG14, read_varint_slow, read_varlong_slow
 
@@ -58,6 +65,11 @@ def scan_v2_records(data: bytes, count: int, header_key: bytes | None = None) ->
     """Validate ``count`` records in ``data`` as the full decoder does, without building them."""
     if count < 0:
         raise InvalidRecordError(f"Found invalid record count {count}")
+    if BUILT_SCAN is not None and _downconvert_runs.C_EMIT is not None:  # the accelerator is on
+        found = BUILT_SCAN(data, count, header_key)
+        if found is not None:
+            return V2Scan(*found)
+    data = bytes(data)  # the loops below index and slice it
     try:
         return _scan(data, count, header_key)
     except IndexError:

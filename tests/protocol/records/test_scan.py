@@ -3,7 +3,8 @@
 The reference is ``decode_record_tuples`` (what the broker used before): the
 scan must report the same timestamp range, null keys, offset order and
 KIP-87 flags, and on corrupt input raise ``InvalidRecordError`` with the same
-message. Batches are built from runs of same-shaped records (what the
+message. Every check runs the scan with the C accelerator (``_cscan.c``, with
+the Python scan behind it for what it declines) and without, and both must agree. Batches are built from runs of same-shaped records (what the
 column-wise run check handles) mixed with odd ones (what the scalar loop
 handles), then mutated and truncated.
 """
@@ -17,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import InvalidRecordError
-from protocol.records import RecordBatchBuilder, RecordBatchView
+from protocol.records import RecordBatchBuilder, RecordBatchView, _downconvert_runs
 from protocol.records._v2_records import decode_record_tuples
 from protocol.records.scan import scan_v2_records, tombstone_key
 
@@ -38,6 +39,17 @@ def reference(payload: bytes, count: int, header: str = HEADER):
 
 
 def scanned(payload: bytes, count: int, key=HKEY):
+    """The scan's finding (or error), which the C scan and the Python scan must agree on."""
+    with_c = _scanned(payload, count, key)
+    was = _downconvert_runs.set_accelerated(False)
+    try:
+        assert _scanned(payload, count, key) == with_c
+    finally:
+        _downconvert_runs.set_accelerated(was)
+    return with_c
+
+
+def _scanned(payload: bytes, count: int, key):
     try:
         s = scan_v2_records(payload, count, key)
     except InvalidRecordError as exc:
@@ -117,3 +129,15 @@ def test_header_name_matching_follows_the_decoder():
     payload, count = build_payload([(3, 1, 1, 0, (("\udcff", b""),), 0, 1)])
     assert scanned(payload, count, tombstone_key("\udcff")) == reference(payload, count, "\udcff")
     assert scanned(payload, count, tombstone_key("\udcff"))[1][4] == [0, 1, 2]
+
+
+def test_the_c_scan_takes_valid_records_in_place():
+    cscan = pytest.importorskip("protocol.records._cdownconvert").scan
+    payload, count = build_payload([(50, 4, 30, 1, (), 0, 1), (5, None, 3, 2, ((HEADER, b""),), 0, 1)])
+    found = cscan(memoryview(payload), count, HKEY)  # a memoryview of the request, as the validator passes
+    assert found is not None and found == tuple(scan_v2_records(payload, count, HKEY))
+    assert found[4] == [50, 51, 52, 53, 54] and found[2] == 5
+    assert cscan(payload, count, None)[4] == []
+    for odd in (payload[:-1], payload + b"\x00"):  # anything unusual goes to the Python scan
+        assert cscan(odd, count, HKEY) is None
+    assert cscan(payload, count + 1, HKEY) is None and cscan(b"", 0, HKEY) is None
