@@ -11,7 +11,7 @@ setup(
     ext_modules=[
         Extension(
             "protocol.records._cdownconvert",
-            ["protocol/records/_cdownconvert.c", "protocol/records/_clz4.c", "protocol/records/_cscan.c"],
+            [f"protocol/records/{name}.c" for name in ("_cdownconvert", "_clz4", "_cscan", "_clegacy")],
             depends=["protocol/records/_cdownconvert.h"],
             extra_compile_args=["-O3"],
             extra_link_args=["-pthread"],

@@ -7,6 +7,8 @@
   16/64-byte steps). Same call as ``zlib.crc32(data, value=0)``.
 * ``BUILT_EMIT``: the C down-conversion loop, or None when it was not built
   (``_downconvert_runs`` decides whether to use it).
+* ``BUILT_PLAIN_ROWS``: the rows of a set of plain legacy messages, the input
+  of up-conversion (``legacy.plain_rows`` and wrappers' inner sets try it first).
 * ``BUILT_SCAN``: the Produce check of a v2 batch's records
   (``scan.scan_v2_records`` tries it first).
 * ``BUILT_LZ4``: whole LZ4 batches to legacy wrappers on two threads
@@ -24,12 +26,13 @@ import zlib
 try:
     from ._cdownconvert import crc32
     from ._cdownconvert import emit as BUILT_EMIT
+    from ._cdownconvert import plain_rows as BUILT_PLAIN_ROWS
     from ._cdownconvert import scan as BUILT_SCAN
     from ._cdownconvert import convert_lz4, lz4_available
 except ImportError:  # built without a C compiler
     crc32 = zlib.crc32
-    BUILT_EMIT = BUILT_LZ4 = BUILT_SCAN = None
+    BUILT_EMIT = BUILT_LZ4 = BUILT_PLAIN_ROWS = BUILT_SCAN = None
 else:
     BUILT_LZ4 = convert_lz4 if lz4_available() else None
 
-__all__ = ["BUILT_EMIT", "BUILT_LZ4", "BUILT_SCAN", "crc32"]
+__all__ = ["BUILT_EMIT", "BUILT_LZ4", "BUILT_PLAIN_ROWS", "BUILT_SCAN", "crc32"]

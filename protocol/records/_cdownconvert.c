@@ -331,6 +331,7 @@ static PyMethodDef methods[] = {
     {"crc32", crc32, METH_VARARGS, "CRC-32 (IEEE, as zlib.crc32) of a buffer, optionally continuing from a value."},
     {"set_fold", set_fold, METH_O, "Use the PCLMULQDQ CRC path where the CPU has it (tests); returns the old setting."},
     {"scan", cscan_scan, METH_VARARGS, "Check v2 records for Produce as scan_v2_records does (None: use Python)."},
+    {"plain_rows", clegacy_plain_rows, METH_VARARGS, "Rows of a set of plain legacy messages (None: use Python)."},
     {"convert_lz4", clz4_convert, METH_VARARGS, "LZ4 v2 batches to legacy wrappers, two threads (None: use Python)."},
     {"lz4_available", clz4_available, METH_NOARGS, "Whether the system's liblz4 was loaded for convert_lz4."},
     {NULL, NULL, 0, NULL},

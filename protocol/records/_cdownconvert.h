@@ -1,7 +1,7 @@
 /*
  * What the C files of the accelerator share (_cdownconvert.c: the record reader, the message
  * writer and CRC-32; _clz4.c: whole LZ4 batches to wrappers on two threads; _cscan.c: the Produce
- * check of a batch's records).
+ * check of a batch's records; _clegacy.c: reading plain legacy messages for up-conversion).
  */
 #ifndef MINIBROKER_CDOWNCONVERT_H
 #define MINIBROKER_CDOWNCONVERT_H
@@ -45,5 +45,6 @@ int clz4_init(void);
 PyObject *clz4_convert(PyObject *self, PyObject *args);
 PyObject *clz4_available(PyObject *self, PyObject *unused);
 PyObject *cscan_scan(PyObject *self, PyObject *args);
+PyObject *clegacy_plain_rows(PyObject *self, PyObject *args);
 
 #endif

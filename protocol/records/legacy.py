@@ -21,6 +21,8 @@ import struct
 from collections.abc import Iterator
 
 from ..errors import CorruptRecordError, InvalidRecordError
+from . import _downconvert_runs
+from ._accel import BUILT_PLAIN_ROWS
 from ._accel import crc32 as _crc32
 from ._model import Codec, Record, TimestampType, codec_from_id
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE, decompress
@@ -226,6 +228,8 @@ class LegacyBatchView:
 
 def _parse_inner_set(data: bytes, magic: int) -> list[tuple]:
     """Inner messages of a wrapper as ``(offset, timestamp, key, value, (), 0)``."""
+    if (rows := _c_rows(data, -1, True, magic)) is not None:
+        return rows
     inner = []
     pos = 0
     end = len(data)
@@ -270,6 +274,8 @@ def plain_rows(buffer, max_entry_size: int) -> list[tuple] | None:
     Anything else, and an empty set, gives None: the caller then takes the general path
     (``iter_batches`` and the views), which reports the problem exactly.
     """
+    if (found := _c_rows(buffer, max_entry_size, False, -1)) is not None:
+        return found
     mv = as_byte_view(buffer)
     end, pos, first, rows = len(mv), 0, -1, []
     while end - pos >= LOG_OVERHEAD:
@@ -285,6 +291,14 @@ def plain_rows(buffer, max_entry_size: int) -> list[tuple] | None:
         rows.append(row)
         pos += LOG_OVERHEAD + size
     return rows or None
+
+
+def _c_rows(buffer, max_entry_size: int, lat_ok: bool, magic: int) -> list[tuple] | None:
+    """The C accelerator's rows for a set of plain messages (``_clegacy.c``), or None: it is off,
+    or it left the set to the Python loops (which convert it their general way or raise)."""
+    if BUILT_PLAIN_ROWS is None or _downconvert_runs.C_EMIT is None:
+        return None
+    return BUILT_PLAIN_ROWS(buffer, max_entry_size, lat_ok, magic)
 
 
 _PLAIN_HEADS = (struct.Struct(V0_HEADER.format + "i"), struct.Struct(V1_HEADER.format + "i"))  # + key length
