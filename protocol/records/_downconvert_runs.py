@@ -37,6 +37,11 @@ _MIN_RUN = 8  # records: a shorter run is left to the scalar loop
 C_EMIT = BUILT_EMIT
 
 
+def accelerated(built):
+    """``built`` (a C entry point from ``_accel``, or None) while the accelerator is on, else None."""
+    return built if C_EMIT is not None else None
+
+
 def set_accelerated(enabled: bool) -> bool:
     """Use the C accelerator (if it was built) or not; returns whether it is in use now."""
     global C_EMIT

@@ -26,7 +26,7 @@ from .legacy import TIMESTAMP_TYPE_FLAG
 
 def wrappers(batches: list, target_magic: int, max_size: int) -> list | None:
     """Per batch, its wrapper entry as the C path wrote it, or None; None when no batch went to C."""
-    if BUILT_LZ4 is None or _downconvert_runs.C_EMIT is None:
+    if (convert_lz4 := _downconvert_runs.accelerated(BUILT_LZ4)) is None:
         return None
     jobs, where = [], []
     for i, batch in enumerate(batches):
@@ -42,6 +42,6 @@ def wrappers(batches: list, target_magic: int, max_size: int) -> list | None:
     if not jobs:
         return None
     out = [None] * len(batches)
-    for i, entry in zip(where, BUILT_LZ4(jobs, target_magic, frame_header(target_magic))):
+    for i, entry in zip(where, convert_lz4(jobs, target_magic, frame_header(target_magic))):
         out[i] = entry
     return out

@@ -197,7 +197,7 @@ def _emit(parts: list, payload: bytes, count: int, *args) -> tuple[int, int, int
         except (IndexError, InvalidRecordError):
             _malformed(payload, count)
         if not plain:  # records with headers: the loop skipped them, the scan checks them
-            scan_v2_records(bytes(payload), count)
+            scan_v2_records(payload, count)
         return written, last, max_ts
     _malformed(payload, count)
 
@@ -210,7 +210,7 @@ def _first_offset(batch, payload: bytes, count: int) -> int:
 
 
 def _malformed(payload, count: int) -> NoReturn:
-    scan_v2_records(bytes(payload), count)  # raises the decoder's error
+    scan_v2_records(payload, count)  # raises the decoder's error
     raise InvalidRecordError("malformed records")  # not reached: the scan finds what the loop tripped on
 
 

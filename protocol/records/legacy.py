@@ -296,9 +296,8 @@ def plain_rows(buffer, max_entry_size: int) -> list[tuple] | None:
 def _c_rows(buffer, max_entry_size: int, lat_ok: bool, magic: int) -> list[tuple] | None:
     """The C accelerator's rows for a set of plain messages (``_clegacy.c``), or None: it is off,
     or it left the set to the Python loops (which convert it their general way or raise)."""
-    if BUILT_PLAIN_ROWS is None or _downconvert_runs.C_EMIT is None:
-        return None
-    return BUILT_PLAIN_ROWS(buffer, max_entry_size, lat_ok, magic)
+    c_rows = _downconvert_runs.accelerated(BUILT_PLAIN_ROWS)
+    return None if c_rows is None else c_rows(buffer, max_entry_size, lat_ok, magic)
 
 
 _PLAIN_HEADS = (struct.Struct(V0_HEADER.format + "i"), struct.Struct(V1_HEADER.format + "i"))  # + key length

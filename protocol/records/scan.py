@@ -65,8 +65,8 @@ def scan_v2_records(data: bytes, count: int, header_key: bytes | None = None) ->
     """Validate ``count`` records in ``data`` as the full decoder does, without building them."""
     if count < 0:
         raise InvalidRecordError(f"Found invalid record count {count}")
-    if BUILT_SCAN is not None and _downconvert_runs.C_EMIT is not None:  # the accelerator is on
-        found = BUILT_SCAN(data, count, header_key)
+    if (c_scan := _downconvert_runs.accelerated(BUILT_SCAN)) is not None:
+        found = c_scan(data, count, header_key)
         if found is not None:
             return V2Scan(*found)
     data = bytes(data)  # the loops below index and slice it
