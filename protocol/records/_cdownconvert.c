@@ -129,7 +129,6 @@ int read_zigzag(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max_bytes
     return 0;
 }
 
-
 /* A key or value of `len` bytes (none when len <= 0) at *p: note where, step over. 0: past `stop`. */
 static int skip_bytes(Py_ssize_t *p, Py_ssize_t stop, int64_t len, Py_ssize_t *at) {
     *at = *p;
@@ -183,7 +182,6 @@ int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_
     return 1;
 }
 
-
 /* The timestamp a legacy message gets; 0 when base + delta overflows (give up). */
 static int message_timestamp(const Args *a, const Record *r, int64_t *ts) {
     if (a->has_append_time) {
@@ -230,7 +228,6 @@ static uint8_t *write_message(const Args *a, const Record *r, int64_t ts, uint8_
     put_be(body - 4, crc32_update(0, body, (size_t)(w - body)), 4);
     return w;
 }
-
 
 /* Read every record and write its message from `o`; returns the end of the output, or NULL when
  * the Python loop must take over. */
