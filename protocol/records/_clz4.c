@@ -17,7 +17,7 @@
  *
  * The first job with room left goes to whichever thread is free: the calling thread, and one helper
  * thread started on first use (on a machine with at least two CPUs; after a fork the child starts
- * its own). A chunk of about 256 KiB of source is some five jobs, so the helper is woken once per
+ * its own). A chunk of about 1 MiB of source is some twenty jobs, so the helper is woken once per
  * chunk. The codec is the system's liblz4, loaded with dlopen; where it is missing, every job is
  * None and python-lz4 does the work.
  */

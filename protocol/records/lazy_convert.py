@@ -44,7 +44,7 @@ from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from .convert import DownConverted, down_convert
 from .v2 import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
 
-CHUNK_SOURCE_BYTES = 256 * 1024
+CHUNK_SOURCE_BYTES = 1024 * 1024
 _OVERFLOW = struct.Struct(">qi")  # offset -1, a length past the end
 _SIZE = struct.Struct(">i")
 
