@@ -141,15 +141,19 @@ static int skip_bytes(Py_ssize_t *p, Py_ssize_t stop, int64_t len, Py_ssize_t *a
 }
 
 /* Whether headers from `p` (their count first) end exactly at `stop`, as the full decoder checks them:
- * a count in 0..bytes left, keys not null, any value length (negative ones are null). */
-static int headers_valid(const uint8_t *d, Py_ssize_t p, Py_ssize_t stop) {
-    int64_t n, klen, vlen;
+ * a count in 0..bytes left, keys not null, any value length (negative ones are null). With `key`,
+ * *found says whether a header has that key (`klen` bytes). */
+int walk_headers(const uint8_t *d, Py_ssize_t p, Py_ssize_t stop, const uint8_t *key, Py_ssize_t klen, int *found) {
+    int64_t n, hk, hv;
     Py_ssize_t at;
     if (!read_zigzag(d, &p, stop, 5, 32, &n) || n < 0 || n > stop - p)
         return 0;
     for (int64_t i = 0; i < n; i++) {
-        if (!read_zigzag(d, &p, stop, 5, 32, &klen) || klen < 0 || !skip_bytes(&p, stop, klen, &at) ||
-            !read_zigzag(d, &p, stop, 5, 32, &vlen) || !skip_bytes(&p, stop, vlen, &at))
+        if (!read_zigzag(d, &p, stop, 5, 32, &hk) || hk < 0 || !skip_bytes(&p, stop, hk, &at))
+            return 0;
+        if (key != NULL && hk == klen && memcmp(d + at, key, (size_t)klen) == 0)
+            *found = 1;
+        if (!read_zigzag(d, &p, stop, 5, 32, &hv) || !skip_bytes(&p, stop, hv, &at))
             return 0;
     }
     return p == stop;
@@ -173,7 +177,7 @@ int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_
         return 0;
     r->headers_at = p;
     r->plain = p + 1 == r->stop && d[p] == 0;
-    r->valid = r->plain || headers_valid(d, p, r->stop);
+    r->valid = r->plain || walk_headers(d, p, r->stop, NULL, 0, NULL);
     r->offset = base_offset + offset_delta;  /* int32 delta: cannot overflow unless base is near the edge */
     if ((offset_delta > 0 && base_offset > INT64_MAX - offset_delta) ||
         (offset_delta < 0 && base_offset < INT64_MIN - offset_delta))

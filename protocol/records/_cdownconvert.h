@@ -37,6 +37,7 @@ typedef struct {
 
 uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n);
 int read_zigzag(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int bits, int64_t *out);
+int walk_headers(const uint8_t *d, Py_ssize_t p, Py_ssize_t stop, const uint8_t *key, Py_ssize_t klen, int *found);
 int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r);
 uint8_t *convert(const Args *a, uint8_t *o, Totals *t);
 uint8_t *put_be(uint8_t *o, uint64_t v, int n);

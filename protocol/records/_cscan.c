@@ -20,25 +20,6 @@ typedef struct {
     int in_order;
 } Found;
 
-/* Whether a header of the record at d[p..stop) (its header count first, already checked by the
- * reader) has the key `key` (`klen` bytes). */
-static int has_header(const uint8_t *d, Py_ssize_t p, Py_ssize_t stop, const uint8_t *key, Py_ssize_t klen) {
-    int64_t n, hk, hv;
-    if (!read_zigzag(d, &p, stop, 5, 32, &n))
-        return 0;
-    for (int64_t i = 0; i < n; i++) {
-        if (!read_zigzag(d, &p, stop, 5, 32, &hk) || hk < 0 || hk > stop - p)
-            return 0;
-        if (hk == klen && memcmp(d + p, key, (size_t)klen) == 0)
-            return 1;
-        p += hk;
-        if (!read_zigzag(d, &p, stop, 5, 32, &hv))
-            return 0;
-        p += hv > 0 ? hv : 0;
-    }
-    return 0;
-}
-
 /* Read every record; 0 when the Python scan must take over. Flagged indexes go to `flags`. */
 static int scan_records(const uint8_t *d, Py_ssize_t end, Py_ssize_t count, const uint8_t *key,
                         Py_ssize_t klen, Found *f, Py_ssize_t *flags, Py_ssize_t *nflags) {
@@ -52,8 +33,12 @@ static int scan_records(const uint8_t *d, Py_ssize_t end, Py_ssize_t count, cons
         f->high = r.ts_delta > f->high ? r.ts_delta : f->high;
         f->null_keys += r.key_len < 0;
         f->in_order &= r.offset == i;
-        if (key != NULL && !r.plain && !(r.flags & TOMBSTONE_FLAG) && has_header(d, r.headers_at, r.stop, key, klen))
-            flags[(*nflags)++] = i;
+        int found = 0;
+        if (key != NULL && !r.plain && !(r.flags & TOMBSTONE_FLAG)) {
+            walk_headers(d, r.headers_at, r.stop, key, klen, &found);
+            if (found)
+                flags[(*nflags)++] = i;
+        }
     }
     return pos == end;
 }

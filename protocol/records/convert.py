@@ -223,10 +223,10 @@ def down_convert(
     chunks: list = []
     converted = 0
     batches = list(iter_batches(data))
-    done = _lz4_wrappers.wrappers(batches, target_magic, max_decompressed_size) or ()
-    for i, batch in enumerate(batches):
-        if i < len(done) and done[i] is not None:  # an LZ4 batch the C accelerator wrapped
-            chunks.append(done[i])
+    done = _lz4_wrappers.wrappers(batches, target_magic, max_decompressed_size) or [None] * len(batches)
+    for batch, wrapper in zip(batches, done):
+        if wrapper is not None:  # an LZ4 batch the C accelerator wrapped
+            chunks.append(wrapper)
             converted += batch.records_count
             continue
         piece, entries, per_entry = _convert_batch(batch, target_magic, fetch_offset, max_decompressed_size)

@@ -1,7 +1,11 @@
-"""Small builders of hand-made (possibly malformed) v2 batches for tests."""
+"""Small builders of hand-made (possibly malformed) v2 batches for tests, and a switch to the Python paths."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
+from protocol.records import _downconvert_runs
 from protocol.records.builder import write_v2_batch
 from protocol.records.varint import encode_varint, encode_varlong
 
@@ -24,3 +28,14 @@ def raw_batch(records: bytes, count: int, *, attributes=0, base_offset=0, base_t
     """A v2 batch with a correct CRC around arbitrary record bytes."""
     fields = (base_offset, 0, -1, 2, 0, attributes, max(count - 1, 0), base_ts, max_ts, -1, -1, -1, count)
     return write_v2_batch(fields, records)
+
+
+@contextlib.contextmanager
+def python_only() -> Iterator[None]:
+    """Run the block with the C accelerator switched off, then switch it back as it was."""
+    was = _downconvert_runs.C_EMIT is not None
+    _downconvert_runs.set_accelerated(False)
+    try:
+        yield
+    finally:
+        _downconvert_runs.set_accelerated(was)

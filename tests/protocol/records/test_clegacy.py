@@ -14,8 +14,10 @@ import shutil
 import pytest
 
 from protocol.errors import KafkaProtocolError
-from protocol.records import Codec, RecordBatchBuilder, TimestampType, _downconvert_runs, iter_batches
+from protocol.records import Codec, RecordBatchBuilder, TimestampType, iter_batches
 from protocol.records.legacy import plain_rows
+from tests.protocol.records.helpers import python_only
+
 
 if shutil.which("cc"):  # a compiler is here, so setup must have built the accelerator
     from protocol.records import _cdownconvert as cdc
@@ -44,12 +46,8 @@ def both(fn):
             return type(exc).__name__, str(exc)
 
     with_c = run()
-    was = _downconvert_runs.C_EMIT is not None
-    _downconvert_runs.set_accelerated(False)
-    try:
+    with python_only():
         assert run() == with_c
-    finally:
-        _downconvert_runs.set_accelerated(was)
     return with_c
 
 

@@ -20,6 +20,7 @@ import pytest
 from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, down_convert
 from protocol.records import _downconvert_runs
 from protocol.records.varint import encode_varint, encode_varlong
+from tests.protocol.records.helpers import python_only
 
 if shutil.which("cc"):  # a compiler is here, so setup must have built the accelerator
     from protocol.records import _cdownconvert as cdc
@@ -41,12 +42,8 @@ def both(data: bytes, count: int, *args):
     """(C result, Python result) of emitting ``data``; the C one is None when it declines."""
     c = cdc.emit(data, count, *args)
     parts: list = []
-    was_on = _downconvert_runs.C_EMIT is not None
-    _downconvert_runs.set_accelerated(False)
-    try:
+    with python_only():
         totals = _downconvert_runs.emit_records(parts, data, count, args[:3], *args[3:])
-    finally:
-        _downconvert_runs.set_accelerated(was_on)
     return c, (b"".join(parts), *totals)
 
 

@@ -22,6 +22,7 @@ from protocol.errors import CorruptRecordError, InvalidRecordError
 from protocol.records import Codec, RecordBatchBuilder, TimestampType, down_convert, iter_batches
 from protocol.records import _downconvert_runs, _lz4_wrappers
 from protocol.records.v2 import RECORD_BATCH_OVERHEAD
+from tests.protocol.records.helpers import python_only
 
 if shutil.which("cc"):  # a compiler is here, so setup must have built the accelerator
     from protocol.records import _cdownconvert as cdc
@@ -56,12 +57,8 @@ def payload(batch: bytes) -> bytes:
 
 
 def python_way(data: bytes, magic: int, fetch_offset: int = 0, max_size: int = MAX):
-    was = _downconvert_runs.C_EMIT is not None
-    _downconvert_runs.set_accelerated(False)
-    try:
+    with python_only():
         return down_convert(data, target_magic=magic, fetch_offset=fetch_offset, max_decompressed_size=max_size)
-    finally:
-        _downconvert_runs.set_accelerated(was)
 
 
 def taken(data: bytes, magic: int, max_size: int = MAX) -> list[bool]:

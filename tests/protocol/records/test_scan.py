@@ -18,9 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import InvalidRecordError
-from protocol.records import RecordBatchBuilder, RecordBatchView, _downconvert_runs
+from protocol.records import RecordBatchBuilder, RecordBatchView
 from protocol.records._v2_records import decode_record_tuples
 from protocol.records.scan import scan_v2_records, tombstone_key
+from tests.protocol.records.helpers import python_only
 
 HEADER = "kafka.tombstone"
 HKEY = tombstone_key(HEADER)
@@ -41,12 +42,8 @@ def reference(payload: bytes, count: int, header: str = HEADER):
 def scanned(payload: bytes, count: int, key=HKEY):
     """The scan's finding (or error), which the C scan and the Python scan must agree on."""
     with_c = _scanned(payload, count, key)
-    was = _downconvert_runs.C_EMIT is not None
-    _downconvert_runs.set_accelerated(False)
-    try:
+    with python_only():
         assert _scanned(payload, count, key) == with_c
-    finally:
-        _downconvert_runs.set_accelerated(was)
     return with_c
 
 
