@@ -78,7 +78,7 @@ def _version_error(version: int, config) -> ErrorCode | None:
 
 def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: PartitionRead) -> None:
     # min_one keeps the v3+ rule: the first batch goes out whole even above the limit.
-    piece = log.read(offset, max(limit, 0), min_one_message=min_one, max_offset=log.high_watermark)
+    piece = log.read(offset, max(limit, 0), min_one_message=min_one)
     if piece is None or piece.size == 0:
         return
     if ctx.version >= 4:
@@ -111,7 +111,7 @@ def _start_conversion(log, piece, offset: int, limit: int, min_one: bool, target
             return conversion
         if conversion.next_offset is None:  # only a partial batch: the client must ask for more bytes
             return None
-        piece = log.read(conversion.next_offset, max(limit, 0), min_one_message=min_one, max_offset=log.high_watermark)
+        piece = log.read(conversion.next_offset, max(limit, 0), min_one_message=min_one)
         if piece is None or piece.size == 0:
             return None
     return None
