@@ -18,7 +18,8 @@ from .config import TOPIC_CONFIGS, ConfigEntry, ConfigModel, LogConfig
 from .errors import ConfigError, OffsetOutOfRangeError, StorageError
 from .log import Log
 from .log_info import AppendInfo, LogSlice, SegmentInfo
-from .log_manager import LogManager, TopicMeta
+from .log_manager import LogManager
+from .topic_store import TopicMeta
 
 __all__ = [
     "TOPIC_CONFIGS",

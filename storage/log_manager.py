@@ -11,7 +11,7 @@ Kafka keeps in its controller (partition count, per-topic config overrides,
 topic id) is kept in ``__topics.json`` in the first log dir, written
 atomically (a damaged one stops the start with a ``StorageError``: configs
 such as ``cleanup.policy`` must never silently fall back to defaults), and
-``meta.properties`` holds the cluster id.
+``meta.properties`` holds the cluster id (both in ``topic_store.py``).
 
 Opening: with the clean-shutdown marker present, logs open without scanning
 and the marker is removed (so a crash from now on is detected); without it,
@@ -29,9 +29,6 @@ and then removed; leftovers of a deletion cut short are removed on open.
 
 from __future__ import annotations
 
-import base64
-import errno
-import json
 import logging
 import os
 import shutil
@@ -40,14 +37,13 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-import attrs
-
 from .checkpoint import fsync_dir, read_checkpoint, write_checkpoint
 from .config import ConfigModel
-from .errors import ConfigError, StorageError
+from .errors import ConfigError
 from .file_names import parse_partition_dir, partition_dir
 from .group_commit import GroupCommit
 from .log import Log
+from .topic_store import TopicMeta, atomic_write, kafka_uuid, load_cluster_id, load_topics, save_topics
 from .upgrade import upgrade_log
 
 log = logging.getLogger(__name__)
@@ -55,19 +51,10 @@ CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 RECOVERY_POINTS = "recovery-point-offset-checkpoint"
 LOG_STARTS = "log-start-offset-checkpoint"
 CLEANER_OFFSETS = "cleaner-offset-checkpoint"
-TOPICS_FILE = "__topics.json"
 PRODUCER_IDS = "producer-id-block"
 PRODUCER_ID_BLOCK = 1000
 DELETE_SUFFIX = "-delete"
 LONG_MAX = 2**63 - 1
-
-
-@attrs.define
-class TopicMeta:
-    name: str
-    topic_id: uuid.UUID
-    num_partitions: int
-    overrides: dict[str, str]
 
 
 class LogManager:
@@ -92,46 +79,13 @@ class LogManager:
         self = cls([Path(d) for d in log_dirs], ConfigModel.from_broker_props(broker_props), clock)
         for d in self.dirs:
             d.mkdir(parents=True, exist_ok=True)
-        self.cluster_id = self._load_cluster_id()
-        self._topics = self._load_topics()
+        self.cluster_id = load_cluster_id(self.dirs[0])
+        self._topics = load_topics(self.dirs[0])
         self._open_logs()
         if self.model.other.get("log.record.version.force.upgrade") == 2:
             for log_ in self.logs():
                 upgrade_log(log_)
         return self
-
-    def _load_cluster_id(self) -> str:
-        path = self.dirs[0] / "meta.properties"
-        if path.exists():
-            for line in path.read_text().splitlines():
-                if line.startswith("cluster.id="):
-                    return line.split("=", 1)[1].strip()
-        cluster_id = kafka_uuid(uuid.uuid4())
-        _atomic_write(path, f"version=1\ncluster.id={cluster_id}\n")
-        return cluster_id
-
-    def _load_topics(self) -> dict[str, TopicMeta]:
-        """Topic metadata from ``__topics.json``; a damaged file stops the start (configs cannot be guessed)."""
-        path = self.dirs[0] / TOPICS_FILE
-        if not path.exists():
-            return {}
-        try:
-            raw = json.loads(path.read_text())
-            return {
-                str(name): TopicMeta(str(name), uuid.UUID(t["topic_id"]), int(t["num_partitions"]),
-                                     {str(k): str(v) for k, v in t["overrides"].items()})
-                for name, t in raw.items()
-            }  # fmt: skip
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise StorageError(errno.EIO, f"{path}: unreadable topic metadata ({exc!r}); restore the file "
-                               "or remove it to start without topics") from None  # fmt: skip
-
-    def _save_topics(self) -> None:
-        raw = {
-            t.name: {"topic_id": str(t.topic_id), "num_partitions": t.num_partitions, "overrides": t.overrides}
-            for t in self._topics.values()
-        }
-        _atomic_write(self.dirs[0] / TOPICS_FILE, json.dumps(raw, indent=1, sort_keys=True))
 
     def _open_logs(self) -> None:
         for root in self.dirs:
@@ -224,13 +178,13 @@ class LogManager:
         root = min(self.dirs, key=lambda d: sum(1 for _ in d.iterdir()))
         directory = partition_dir(root, meta.name, partition)
         directory.mkdir(parents=True, exist_ok=True)
-        _atomic_write(directory / "partition.metadata", f"version: 0\ntopic_id: {kafka_uuid(meta.topic_id)}\n")
+        atomic_write(directory / "partition.metadata", f"version: 0\ntopic_id: {kafka_uuid(meta.topic_id)}\n")
         config = self.model.effective(meta.overrides)
         return self._register(Log.open(directory, meta.name, partition, config, self.clock))
 
     def delete_topic(self, name: str) -> None:
         meta = self._topics.pop(name)
-        self._save_topics()
+        save_topics(self.dirs[0], self._topics)
         for p in range(meta.num_partitions):
             log_ = self._logs.pop((name, p), None)
             if log_ is not None:
@@ -248,13 +202,13 @@ class LogManager:
         for p in range(meta.num_partitions, new_total):
             self._create_log(meta, p)
         meta.num_partitions = new_total
-        self._save_topics()
+        save_topics(self.dirs[0], self._topics)
 
     def set_topic_overrides(self, name: str, overrides: dict[str, str]) -> None:
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
         self._topics[name].overrides = overrides
-        self._save_topics()
+        save_topics(self.dirs[0], self._topics)
         config = self.model.effective(overrides)
         for (topic, _), log_ in self._logs.items():
             if topic == name:
@@ -329,7 +283,7 @@ class LogManager:
         if self._next_producer_id >= self._producer_id_limit:
             path = self.dirs[0] / PRODUCER_IDS
             start = int(path.read_text().strip() or 0) if path.exists() else 0
-            _atomic_write(path, f"{start + PRODUCER_ID_BLOCK}\n")
+            atomic_write(path, f"{start + PRODUCER_ID_BLOCK}\n")
             self._next_producer_id, self._producer_id_limit = start, start + PRODUCER_ID_BLOCK
         pid = self._next_producer_id
         self._next_producer_id += 1
@@ -363,23 +317,8 @@ class LogManager:
         for log_ in self.logs():
             log_.close()
         for root in self.dirs:
-            _atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
+            atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
         self._logs.clear()
-
-
-def kafka_uuid(value: uuid.UUID) -> str:
-    """Kafka's text form of a UUID (``Uuid.toString``): URL-safe base64 without padding, 22 characters."""
-    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
 
 
 def _remove_dir(directory: Path) -> None:
@@ -401,7 +340,7 @@ class _TopicCreation:
         if not self._started:
             self._started = True
             self.manager._topics[self.meta.name] = self.meta
-            self.manager._save_topics()
+            save_topics(self.manager.dirs[0], self.manager._topics)
         p = next(self._partitions)
         self.manager._create_log(self.meta, p)
         return p

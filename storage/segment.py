@@ -12,9 +12,9 @@ time index gets the largest timestamp so far if it grew.
 Lazy by design, so that a clean open of thousands of segments costs one
 ``stat`` each: the file is opened, and the indexes read (tail walked from the
 last index entry to find the next offset), on first use. A missing or corrupt
-index found then is rebuilt by ``recover``, which walks every batch, checks
-its size and CRC, rebuilds both indexes and truncates the file at the first
-invalid batch.
+index found then is rebuilt by ``recover``, which walks every batch
+(``segment_recovery.py``), checks its size and CRC, rebuilds both indexes
+and truncates the file at the first invalid batch.
 
 The file descriptor lives in a ``FileHandle`` (``batch_files.py``) shared with ``LogSlice`` objects
 and closed when the last holder drops it, so a segment that is deleted or
@@ -27,24 +27,20 @@ from __future__ import annotations
 
 import logging
 import os
-import struct
 import threading
 from pathlib import Path
 from typing import Any, Iterator
 
-from protocol.errors import KafkaProtocolError
-from protocol.records import RecordBatchView, iter_batches
+from protocol.records import iter_batches
 
 from . import fileops
 from .errors import StorageError
-from .batch_files import LOG_OVERHEAD, FileHandle, first_batch_max_timestamp, peek_batch
+from .batch_files import FileHandle, first_batch_max_timestamp, peek_batch
 from .file_names import DELETED, index_path, log_path, time_index_path
 from .index import OffsetIndex, TimeIndex
+from .segment_recovery import scan_valid
 
 log = logging.getLogger(__name__)
-_PREFIX = struct.Struct(">qi")  # offset, size
-SCAN_CHUNK = 1 << 20
-INT_MAX = 2**31 - 1
 _UNKNOWN = object()
 _LOAD_LOCK = threading.RLock()
 
@@ -306,10 +302,10 @@ class Segment:
         """
         self.offset_index.reset()
         self.time_index.reset()
-        self._next_offset, self._max_ts, self._offset_of_max_ts = self.base_offset, -1, self.base_offset
         self._first_ts, self.bytes_since_index = _UNKNOWN, 0
         self.size = os.fstat(self.fileno()).st_size
-        valid = self._scan_valid(max_batch_size)
+        valid, scan = scan_valid(self, max_batch_size)
+        self._next_offset, self._max_ts, self._offset_of_max_ts = scan.next_offset, scan.max_ts, scan.offset_of_max_ts
         truncated = self.size - valid
         if truncated:
             fileops.ftruncate(self.fileno(), valid)
@@ -320,61 +316,6 @@ class Segment:
         self._first_ts = _UNKNOWN
         self._loaded = True
         return truncated
-
-    def _scan_valid(self, max_batch_size: int | None) -> int:
-        pos = 0
-        last_index_position = 0
-        while pos < self.size:
-            chunk = os.pread(self.fileno(), min(SCAN_CHUNK, self.size - pos), pos)
-            used = 0
-            try:
-                for batch in iter_batches(memoryview(chunk), max_batch_size=max_batch_size):
-                    if not self._acceptable(batch):
-                        return pos + used
-                    last_index_position = self._recover_batch(batch, pos + used, last_index_position)
-                    used += batch.size_in_bytes
-            except KafkaProtocolError:  # corrupt framing: everything from here is dropped
-                return pos + used
-            if used == 0:  # a batch larger than the chunk
-                big = self._read_whole_batch(pos, max_batch_size)
-                if big is None or not self._acceptable(big):
-                    return pos
-                last_index_position = self._recover_batch(big, pos, last_index_position)
-                used = big.size_in_bytes
-            pos += used
-        return pos
-
-    def _acceptable(self, batch: Any) -> bool:
-        first = batch.base_offset if isinstance(batch, RecordBatchView) else batch.last_offset
-        return (
-            batch.is_valid()
-            and first >= self._next_offset
-            and batch.last_offset >= first
-            and batch.last_offset - self.base_offset <= INT_MAX
-        )
-
-    def _read_whole_batch(self, pos: int, max_batch_size: int | None) -> Any:
-        head = os.pread(self.fileno(), LOG_OVERHEAD, pos)
-        if len(head) < LOG_OVERHEAD:
-            return None
-        size = _PREFIX.unpack(head)[1] + LOG_OVERHEAD
-        if size < 26 or pos + size > self.size:
-            return None
-        try:
-            data = memoryview(os.pread(self.fileno(), size, pos))
-            return next(iter_batches(data, max_batch_size=max_batch_size), None)
-        except KafkaProtocolError:
-            return None
-
-    def _recover_batch(self, batch: Any, position: int, last_index_position: int) -> int:
-        if batch.max_timestamp > self._max_ts:
-            self._max_ts, self._offset_of_max_ts = batch.max_timestamp, batch.last_offset
-        if position - last_index_position > self.config.index_interval_bytes:
-            self.offset_index.append(batch.last_offset, position)
-            self.time_index.maybe_append(self._max_ts, self._offset_of_max_ts)
-            last_index_position = position
-        self._next_offset = batch.last_offset + 1
-        return last_index_position
 
     # -- file management -------------------------------------------------------
 

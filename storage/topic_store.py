@@ -1,0 +1,88 @@
+"""The broker's own metadata files in the first log dir: ``meta.properties`` and ``__topics.json``.
+
+Kafka keeps a topic's partition count, config overrides and id in its
+controller; a single-node broker keeps them in ``__topics.json``, one JSON
+object per topic, and its cluster id in ``meta.properties`` (``cluster.id``
+in Kafka's UUID text form). Both are written whole and atomically
+(``atomic_write``: a temporary file, fsync, rename, fsync of the directory),
+so a crash leaves the old file or the new one. A damaged ``__topics.json``
+stops the start with a ``StorageError``: configs such as ``cleanup.policy``
+must never silently fall back to defaults.
+"""
+
+from __future__ import annotations
+
+import base64
+import errno
+import json
+import os
+import uuid
+from pathlib import Path
+
+import attrs
+
+from .checkpoint import fsync_dir
+from .errors import StorageError
+
+TOPICS_FILE = "__topics.json"
+META_PROPERTIES = "meta.properties"
+
+
+@attrs.define
+class TopicMeta:
+    name: str
+    topic_id: uuid.UUID
+    num_partitions: int
+    overrides: dict[str, str]
+
+
+def load_cluster_id(root: Path) -> str:
+    """The cluster id from ``meta.properties``, made and written on the first start."""
+    path = root / META_PROPERTIES
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.startswith("cluster.id="):
+                return line.split("=", 1)[1].strip()
+    cluster_id = kafka_uuid(uuid.uuid4())
+    atomic_write(path, f"version=1\ncluster.id={cluster_id}\n")
+    return cluster_id
+
+
+def load_topics(root: Path) -> dict[str, TopicMeta]:
+    """Topic metadata from ``__topics.json``; a damaged file stops the start (configs cannot be guessed)."""
+    path = root / TOPICS_FILE
+    if not path.exists():
+        return {}
+    try:
+        raw = json.loads(path.read_text())
+        return {
+            str(name): TopicMeta(str(name), uuid.UUID(t["topic_id"]), int(t["num_partitions"]),
+                                 {str(k): str(v) for k, v in t["overrides"].items()})
+            for name, t in raw.items()
+        }  # fmt: skip
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise StorageError(errno.EIO, f"{path}: unreadable topic metadata ({exc!r}); restore the file "
+                           "or remove it to start without topics") from None  # fmt: skip
+
+
+def save_topics(root: Path, topics: dict[str, TopicMeta]) -> None:
+    raw = {
+        t.name: {"topic_id": str(t.topic_id), "num_partitions": t.num_partitions, "overrides": t.overrides}
+        for t in topics.values()
+    }
+    atomic_write(root / TOPICS_FILE, json.dumps(raw, indent=1, sort_keys=True))
+
+
+def kafka_uuid(value: uuid.UUID) -> str:
+    """Kafka's text form of a UUID (``Uuid.toString``): URL-safe base64 without padding, 22 characters."""
+    return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
+
+
+def atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
