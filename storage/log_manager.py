@@ -87,6 +87,9 @@ class LogManager:
                 upgrade_log(log_)
         return self
 
+    def _save_topics(self) -> None:
+        save_topics(self.dirs[0], self._topics)
+
     def _open_logs(self) -> None:
         for root in self.dirs:
             clean = (root / CLEAN_SHUTDOWN).exists()
@@ -184,7 +187,7 @@ class LogManager:
 
     def delete_topic(self, name: str) -> None:
         meta = self._topics.pop(name)
-        save_topics(self.dirs[0], self._topics)
+        self._save_topics()
         for p in range(meta.num_partitions):
             log_ = self._logs.pop((name, p), None)
             if log_ is not None:
@@ -202,13 +205,13 @@ class LogManager:
         for p in range(meta.num_partitions, new_total):
             self._create_log(meta, p)
         meta.num_partitions = new_total
-        save_topics(self.dirs[0], self._topics)
+        self._save_topics()
 
     def set_topic_overrides(self, name: str, overrides: dict[str, str]) -> None:
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
         self._topics[name].overrides = overrides
-        save_topics(self.dirs[0], self._topics)
+        self._save_topics()
         config = self.model.effective(overrides)
         for (topic, _), log_ in self._logs.items():
             if topic == name:
@@ -340,7 +343,7 @@ class _TopicCreation:
         if not self._started:
             self._started = True
             self.manager._topics[self.meta.name] = self.meta
-            save_topics(self.manager.dirs[0], self.manager._topics)
+            self.manager._save_topics()
         p = next(self._partitions)
         self.manager._create_log(self.meta, p)
         return p
