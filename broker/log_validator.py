@@ -163,10 +163,7 @@ def _source_codec(batches: list, produce_version: int) -> Codec:
 
 def _in_place(records, batches, next_offset, now_ms, config, checks, leader_epoch) -> ValidatedRecords | None:
     batch: RecordBatchView = batches[0]
-    if batch.compression is Codec.NONE:  # read in place: the scan copies nothing
-        payload = batch.records_section
-    else:
-        payload = batch.records_payload(max_decompressed_size=max(config.max_message_bytes, 1) * 64)
+    payload = batch.records_readable(max_decompressed_size=max(config.max_message_bytes, 1) * 64)  # no copy
     scan = scan_batch(payload, batch, checks)
     count = batch.records_count
     if not scan.sequential:

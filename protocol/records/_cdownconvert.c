@@ -31,7 +31,6 @@
 #include "_cdownconvert.h"
 #include <string.h>
 
-#define TOMBSTONE_FLAG 0x01
 
 static uint32_t crc_tables[8][256];
 
@@ -177,7 +176,6 @@ int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_
         return 0;
     r->headers_at = p;
     r->plain = p + 1 == r->stop && d[p] == 0;
-    r->valid = r->plain || walk_headers(d, p, r->stop, NULL, 0, NULL);
     r->offset = base_offset + offset_delta;  /* int32 delta: cannot overflow unless base is near the edge */
     if ((offset_delta > 0 && base_offset > INT64_MAX - offset_delta) ||
         (offset_delta < 0 && base_offset < INT64_MIN - offset_delta))
@@ -243,7 +241,7 @@ uint8_t *convert(const Args *a, uint8_t *o, Totals *t) {
         if (!read_record(a->data, &pos, a->end, a->base_offset, &r))
             return NULL;
         t->plain &= r.plain;
-        t->valid &= r.valid;
+        t->valid &= r.plain || walk_headers(a->data, r.headers_at, r.stop, NULL, 0, NULL);
         if (r.offset < a->fetch_offset)
             continue;
         if (!message_timestamp(a, &r, &ts) || __builtin_sub_overflow(r.offset, a->shift, &shifted))

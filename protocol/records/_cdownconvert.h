@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #define MIN_RECORD_BYTES 7  /* length varint, attributes, two deltas, key and value lengths, header count */
+#define TOMBSTONE_FLAG 0x01  /* record attributes bit 0 (KIP-87) */
 #define MAX_GROWTH 28       /* message overhead (12 + 22) minus the 6 of those bytes a record always has */
 
 typedef struct {
@@ -18,7 +19,7 @@ typedef struct {
     Py_ssize_t value_at;
     Py_ssize_t headers_at;  /* the header count */
     int64_t key_len, value_len, offset, ts_delta;
-    int flags, plain, valid;  /* valid: plain, or its headers parse to its end */
+    int flags, plain;  /* plain: no headers (walk_headers checks the others' from headers_at) */
 } Record;
 
 typedef struct {

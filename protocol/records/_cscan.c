@@ -13,8 +13,6 @@
 #include "_cdownconvert.h"
 #include <string.h>
 
-#define TOMBSTONE_FLAG 0x01
-
 typedef struct {
     int64_t low, high, null_keys;
     int in_order;
@@ -27,18 +25,18 @@ static int scan_records(const uint8_t *d, Py_ssize_t end, Py_ssize_t count, cons
     Record r;
     *f = (Found){INT64_MAX, INT64_MIN, 0, 1};
     for (Py_ssize_t i = 0; i < count; i++) {
-        if (!read_record(d, &pos, end, 0, &r) || !r.valid)
+        if (!read_record(d, &pos, end, 0, &r))
             return 0;
+        int found = 0;  /* one walk checks the headers and looks for the key (a flagged record needs no flag) */
+        const uint8_t *k = (r.flags & TOMBSTONE_FLAG) ? NULL : key;
+        if (!r.plain && !walk_headers(d, r.headers_at, r.stop, k, klen, &found))
+            return 0;
+        if (found)
+            flags[(*nflags)++] = i;
         f->low = r.ts_delta < f->low ? r.ts_delta : f->low;
         f->high = r.ts_delta > f->high ? r.ts_delta : f->high;
         f->null_keys += r.key_len < 0;
         f->in_order &= r.offset == i;
-        int found = 0;
-        if (key != NULL && !r.plain && !(r.flags & TOMBSTONE_FLAG)) {
-            walk_headers(d, r.headers_at, r.stop, key, klen, &found);
-            if (found)
-                flags[(*nflags)++] = i;
-        }
     }
     return pos == end;
 }

@@ -170,8 +170,7 @@ def _convert_batch(batch: Batch, target_magic: int, fetch_offset: int, max_size:
 def _convert_v2(batch, target_magic: int, fetch_offset: int, max_size: int) -> tuple[bytes, int, int]:
     """``_convert_batch`` for a v2 batch, written by the fused loop of ``_downconvert_runs``."""
     codec, count = batch.compression, batch.records_count
-    # uncompressed records are read where they lie (the emit loop copies them once, into messages)
-    payload = batch.records_section if codec is Codec.NONE else batch.records_payload(max_decompressed_size=max_size)
+    payload = batch.records_readable(max_decompressed_size=max_size)  # the emit loop copies it once, into messages
     lat = batch.max_timestamp if batch.timestamp_type == TimestampType.LOG_APPEND_TIME else None
     ts_flag = TIMESTAMP_TYPE_FLAG if lat is not None and target_magic == 1 else 0
     bases, parts = (batch.base_offset, batch.base_timestamp, lat), []

@@ -215,6 +215,13 @@ class RecordBatchView:
             return bytes(raw)
         return decompress(codec, raw, magic=2, max_size=max_decompressed_size)
 
+    def records_readable(self, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE):
+        """The records region to read: in place (a memoryview, nothing copied) when uncompressed,
+        else decompressed bytes."""
+        if self.compression is Codec.NONE:
+            return self.records_section
+        return self.records_payload(max_decompressed_size=max_decompressed_size)
+
     def iter_tuples(self, *, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE) -> Iterator[RecordTuple]:
         """Fast path: ``(offset, timestamp, key, value, headers, attributes)`` tuples."""
         h = self._h

@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from protocol.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
-from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, TimestampType
+from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, TimestampType, iter_batches
 from protocol.records.v2 import HEADER
 from protocol.records.varint import encode_varint
 
@@ -161,3 +161,18 @@ def test_iter_tuples_matches_records():
     assert [tuple(t) for t in v.iter_tuples()] == [
         (r.offset, r.timestamp, r.key, r.value, r.headers, r.attributes) for r in v
     ]
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZIP, Codec.LZ4])
+def test_records_readable_reads_uncompressed_records_in_place(codec):
+    b = RecordBatchBuilder(compression=codec)
+    for i in range(5):
+        b.append(b"k%d" % i, b"v" * i, timestamp=1_700_000_000_000)
+    data = bytearray(b.build())
+    view = next(iter_batches(data))
+    readable = view.records_readable()
+    assert bytes(readable) == view.records_payload()
+    if codec is Codec.NONE:  # a view of the batch itself: no copy
+        assert isinstance(readable, memoryview) and readable.obj is data
+    else:
+        assert isinstance(readable, bytes)
