@@ -14,7 +14,9 @@ error code (reference §3). The three paths:
   differs, records needing the KIP-87 flag set inside a compressed batch,
   non-sequential inner offsets): records are decoded and written again as
   *one* v2 batch with the target codec, keeping producer fields of the first
-  batch; this is counted as a conversion;
+  batch; this is counted as a conversion. As in Kafka, the topic's KIP-390
+  level (``compression.lz4.level`` ...) applies when the topic names a codec;
+  under ``producer`` the producer's codec is used at its default level;
 * then size checks: every output batch <= ``max.message.bytes``
   (MESSAGE_TOO_LARGE) and the whole set <= ``segment.bytes``
   (RECORD_LIST_TOO_LARGE).
@@ -51,6 +53,7 @@ class ValidationConfig:
     """The topic settings validation depends on (from the effective topic config)."""
 
     compression_type: str = "producer"
+    compression_level: int | None = None  # KIP-390: the topic's level for its codec; None: the codec's default
     compacted: bool = False
     log_append_time: bool = False
     timestamp_before_max_ms: int = 2**63 - 1
@@ -211,7 +214,7 @@ def _build(rows, producer, target, next_offset, now_ms, config, checks, leader_e
     lat = config.log_append_time
     producer_id, producer_epoch, base_sequence, transactional = producer
     builder = RecordBatchBuilder(
-        magic=2, compression=target,
+        magic=2, compression=target, compression_level=config.compression_level,
         timestamp_type=TimestampType.LOG_APPEND_TIME if lat else TimestampType.CREATE_TIME,
         base_offset=next_offset, producer_id=producer_id, producer_epoch=producer_epoch,
         base_sequence=base_sequence, is_transactional=transactional,

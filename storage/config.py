@@ -12,7 +12,10 @@ Kafka's precedence for time keys is kept: ``log.retention.ms`` over
 ``log.retention.minutes`` over ``log.retention.hours`` (and the same for
 ``log.roll.*``). ``message.format.version`` is accepted but deprecated
 (KIP-724): the log is always written in format v2, and its effective value
-is reported as ``3.0-IV1``.
+is reported as ``3.0-IV1``. The KIP-390 levels (``compression.gzip.level``,
+``compression.lz4.level``, ``compression.zstd.level``, broker keys of the
+same names) are the level a batch is compressed at when the broker rebuilds
+it for a topic whose ``compression.type`` names that codec.
 """
 
 from __future__ import annotations
@@ -44,6 +47,14 @@ def _format_version(text: str) -> int:
     if text.strip() != "2":
         raise ValueError("the only record format to upgrade to is 2")
     return 2
+
+
+def _gzip_level(text: str) -> int:
+    """``compression.gzip.level``: Kafka takes zlib's 1-9, or -1 for zlib's default."""
+    level = int(text)
+    if level != -1 and not 1 <= level <= 9:
+        raise ValueError("expected -1 or a level from 1 to 9")
+    return level
 
 
 def _policy(text: str) -> tuple[str, ...]:
@@ -107,6 +118,12 @@ TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
     _spec("cleanup.policy", "log.cleanup.policy", "LIST", "delete", _policy, doc="delete, compact or both"),
     _spec("compression.type", "compression.type", "STRING", "producer",
           _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), doc="codec the log is stored in"),
+    _spec("compression.gzip.level", "compression.gzip.level", "INT", -1, _gzip_level,
+          doc="gzip level when compression.type is gzip (KIP-390; -1: zlib's default)"),
+    _spec("compression.lz4.level", "compression.lz4.level", "INT", 9, int, 1, 17,
+          doc="lz4 level when compression.type is lz4 (KIP-390; 9: LZ4's fast mode, others LZ4 HC)"),
+    _spec("compression.zstd.level", "compression.zstd.level", "INT", 3, int, -131072, 22,
+          doc="zstd level when compression.type is zstd (KIP-390)"),
     _spec("delete.retention.ms", "log.cleaner.delete.retention.ms", "LONG", 86_400_000, int, 0,
           doc="how long tombstones are kept after the cleaner first sees them"),
     _spec("file.delete.delay.ms", "log.segment.delete.delay.ms", "LONG", 60_000, int, 0,

@@ -1,8 +1,9 @@
 """Kafka's LZ4 framing, including the magic-0 header-checksum bug.
 
 Kafka's LZ4 is the standard LZ4 frame format with independent 64 KiB blocks and
-no content size. The frame descriptor ends with a one-byte header checksum
-(HC): the second byte of xxHash32 (seed 0) over the descriptor (FLG, BD and any
+no content size, compressed by LZ4's fast mode at Kafka's default level (9) and
+by LZ4 HC at any other level (KIP-390, as Kafka's ``Lz4BlockOutputStream``).
+The frame descriptor ends with a one-byte header checksum (HC): the second byte of xxHash32 (seed 0) over the descriptor (FLG, BD and any
 optional fields). Kafka 0.8/0.9 hashed the 4-byte frame magic too; to stay
 compatible, Kafka still *writes* that wrong HC for magic-0 message sets and
 expects it there (KAFKA-3160). We write exactly that for magic 0. When reading
@@ -17,7 +18,9 @@ headers, so it needs no speed.
 from __future__ import annotations
 
 import functools
+import struct
 
+import lz4.block
 import lz4.frame
 
 from ..errors import CorruptRecordError
@@ -27,6 +30,10 @@ _M32 = 0xFFFFFFFF
 FRAME_MAGIC = b"\x04\x22\x4d\x18"
 _FLG_CONTENT_SIZE = 0x08
 _FLG_DICT_ID = 0x01
+DEFAULT_LZ4_LEVEL = 9  # Kafka's default: the fast compressor; other levels use LZ4 HC
+_BLOCK = 64 * 1024
+_STORED_RAW = 0x80000000
+_LE32 = struct.Struct("<I")
 
 
 def _rotl(x: int, r: int) -> int:
@@ -89,18 +96,38 @@ def frame_header(magic: int) -> bytes:
 
 
 def compress_lz4(data: bytes, *, magic: int, level: int | None) -> bytes:
-    frame = lz4.frame.compress(
-        data,
-        compression_level=level or 0,
-        block_size=lz4.frame.BLOCKSIZE_MAX64KB,
-        block_linked=False,
-        content_checksum=False,
-        store_size=False,
-    )
+    """Kafka's frame: LZ4's fast mode at the default level (9), LZ4 HC at any other (KIP-390)."""
+    if level is None or level == DEFAULT_LZ4_LEVEL:
+        frame = lz4.frame.compress(
+            data,
+            compression_level=0,
+            block_size=lz4.frame.BLOCKSIZE_MAX64KB,
+            block_linked=False,
+            content_checksum=False,
+            store_size=False,
+        )
+    else:
+        frame = frame_header(1) + _hc_blocks(data, level)
     if magic == 0:
         hl = _header_length(frame)
         frame = frame[: hl - 1] + bytes([broken_hc(frame, hl)]) + frame[hl:]
     return frame
+
+
+def _hc_blocks(data: bytes, level: int) -> bytes:
+    """Independent 64 KiB blocks compressed by LZ4 HC at ``level``, then the end mark; a block that
+    does not shrink is stored raw (the high bit of its length set), as Kafka's writer does."""
+    out = bytearray()
+    view = memoryview(data)
+    for start in range(0, len(view), _BLOCK):
+        raw = view[start : start + _BLOCK]
+        packed = lz4.block.compress(raw, mode="high_compression", compression=level, store_size=False)
+        if len(packed) < len(raw):
+            out += _LE32.pack(len(packed)) + packed
+        else:
+            out += _LE32.pack(len(raw) | _STORED_RAW) + raw
+    out += _LE32.pack(0)
+    return bytes(out)
 
 
 def decompress_lz4(data: bytes, *, magic: int, max_size: int) -> bytes:

@@ -5,8 +5,19 @@ from __future__ import annotations
 import pytest
 
 from broker.log_validator import ValidationConfig, ValidationError, validate_and_assign
+from broker.topics import validation_config
 from protocol import ErrorCode
-from protocol.records import TOMBSTONE_FLAG, Codec, RecordBatchBuilder, RecordBatchView, TimestampType, iter_batches
+from protocol.records import (
+    TOMBSTONE_FLAG,
+    Codec,
+    RecordBatchBuilder,
+    RecordBatchView,
+    TimestampType,
+    compress,
+    decompress,
+    iter_batches,
+)
+from storage.config import ConfigModel
 
 NOW = 1_700_000_000_000
 
@@ -64,6 +75,40 @@ def test_topic_codec_recompresses():
     assert RecordBatchView(memoryview(bytes(result.data))).compression is Codec.LZ4
     assert result.converted_count == 3
     assert [(r.offset, r.value) for r in _records(result)] == [(100, b"v1"), (101, None), (102, b"v3")]
+
+
+TEXT = [(f"k{i}".encode(), (" ".join(f"word{i * j % 37}" for j in range(60))).encode(), NOW) for i in range(200)]
+
+
+@pytest.mark.parametrize("topic_codec, codec, level", [("gzip", Codec.GZIP, 1), ("lz4", Codec.LZ4, 12),
+                                                       ("zstd", Codec.ZSTD, 19), ("lz4", Codec.LZ4, None)])  # fmt: skip
+def test_topic_codec_recompresses_at_the_topics_level(topic_codec, codec, level):
+    config = ValidationConfig(compression_type=topic_codec, compression_level=level)
+    result = _validate(_batch(TEXT), config=config)
+    view = RecordBatchView(memoryview(bytes(result.data)))
+    plain = decompress(codec, view.records_section)
+    assert view.compression is codec and bytes(view.records_section) == compress(codec, plain, level=level)
+    if level is not None:
+        assert bytes(view.records_section) != compress(codec, plain)  # not what the default level writes
+    assert [(r.key, r.value) for r in _records(result)] == [(k, v) for k, v, _ in TEXT]
+
+
+def test_same_codec_stays_in_place_whatever_the_topics_level():
+    data = _batch(TEXT, codec=Codec.LZ4)
+    payload = bytes(data[61:])
+    result = _validate(data, config=ValidationConfig(compression_type="lz4", compression_level=3))
+    assert result.converted_count == 0 and bytes(result.data[61:]) == payload
+
+
+@pytest.mark.parametrize("overrides, level", [
+    ({}, None), ({"compression.type": "gzip"}, None), ({"compression.type": "gzip", "compression.gzip.level": "2"}, 2),
+    ({"compression.type": "lz4"}, 9), ({"compression.type": "zstd", "compression.zstd.level": "-5"}, -5),
+    ({"compression.type": "snappy", "compression.lz4.level": "4"}, None),
+    ({"compression.type": "producer", "compression.lz4.level": "4"}, None),
+])  # fmt: skip
+def test_the_level_is_the_one_of_the_topics_codec(overrides, level):
+    config = validation_config(ConfigModel.from_broker_props({}).effective(overrides))
+    assert config.compression_level == level
 
 
 @pytest.mark.parametrize("magic,codec", [(0, Codec.NONE), (1, Codec.NONE), (0, Codec.GZIP), (1, Codec.SNAPPY), (1, Codec.LZ4)])

@@ -74,6 +74,14 @@ def test_bad_broker_keys_name_the_key(props, key):
         ({"min.cleanable.dirty.ratio": "nan"}, "min.cleanable.dirty.ratio"),
         ({"message.format.version": "banana"}, "message.format.version"),
         ({"cleanup.policy": "compact,shred"}, "cleanup.policy"),
+        ({"compression.gzip.level": "0"}, "compression.gzip.level"),  # Kafka: -1 or 1-9
+        ({"compression.gzip.level": "-2"}, "compression.gzip.level"),
+        ({"compression.gzip.level": "10"}, "compression.gzip.level"),
+        ({"compression.lz4.level": "0"}, "compression.lz4.level"),  # 1-17
+        ({"compression.lz4.level": "18"}, "compression.lz4.level"),
+        ({"compression.zstd.level": "23"}, "compression.zstd.level"),  # zstd's -131072 to 22
+        ({"compression.zstd.level": "-131073"}, "compression.zstd.level"),
+        ({"compression.zstd.level": "-0.1"}, "compression.zstd.level"),
     ],
 )
 def test_bad_topic_overrides_name_the_key(tmp_path, overrides, key):
@@ -85,6 +93,16 @@ def test_bad_topic_overrides_name_the_key(tmp_path, overrides, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         lm.set_topic_overrides("t", overrides)
     assert lm.topics()["t"].overrides == {}
+
+
+def test_compression_levels_have_kafkas_defaults_and_broker_keys_of_the_same_name():
+    c = ConfigModel.from_broker_props({}).effective({})
+    assert (c.compression_gzip_level, c.compression_lz4_level, c.compression_zstd_level) == (-1, 9, 3)
+    model = ConfigModel.from_broker_props({"compression.lz4.level": "4", "compression.zstd.level": "-7"})
+    c = model.effective({"compression.gzip.level": "9", "compression.lz4.level": "12"})
+    assert (c.compression_gzip_level, c.compression_lz4_level, c.compression_zstd_level) == (9, 12, -7)
+    with pytest.raises(ConfigError, match=r"compression\.gzip\.level"):
+        ConfigModel.from_broker_props({"compression.gzip.level": "11"})
 
 
 def test_deprecated_and_cleaner_keys_are_accepted():
