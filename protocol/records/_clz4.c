@@ -3,10 +3,12 @@
  *
  * convert_lz4(jobs, magic, frame_header) takes the LZ4 batches of one chunk of a Fetch v0-v3
  * answer, each job (records section, record count, base offset, base timestamp, append time or
- * None, inner attributes, most bytes it may decompress to), and returns for each job the legacy
- * wrapper entry that protocol/records/convert.py would write for it (same fields, same CRC,
- * the frame in Kafka's framing: `frame_header` then independent 64 KiB blocks, a block stored raw
- * when LZ4 does not shrink it, an end mark), or None where that job must go the Python way.
+ * None, inner attributes, most bytes it may decompress to), and returns `(joined, lengths)`: the
+ * entries written, one after another in one bytes object, and per job the length of its entry
+ * there, or None where that job must go the Python way. Each entry is the legacy wrapper that
+ * protocol/records/convert.py would write for it (same fields, same CRC, the frame in Kafka's
+ * framing: `frame_header` then independent 64 KiB blocks, a block stored raw when LZ4 does not
+ * shrink it, an end mark).
  *
  * Per job, without the GIL: the records section is decompressed (an LZ4 frame of version 1 without
  * checksums or a dictionary, blocks linked or not, with or without a content size), the records are
@@ -321,17 +323,29 @@ static int parse_job(PyObject *item, Job *j, int magic, const uint8_t *header) {
     return lz4_compress != NULL && j->a.count > 0 && j->max_size > 0 && plan_frame(j);
 }
 
+/* The entries written, joined in job order into one bytes object (each copied once), and each job's
+ * length there, None for a job that goes the Python way: `(joined, lengths)`. */
 static PyObject *results(Job *list, Py_ssize_t n) {
-    PyObject *out = PyList_New(n);
-    for (Py_ssize_t i = 0; i < n && out != NULL; i++) {
-        PyObject *entry = list[i].out ? PyBytes_FromStringAndSize((char *)list[i].out, list[i].out_len)
-                                      : Py_NewRef(Py_None);
-        if (entry == NULL)
-            Py_CLEAR(out);
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        total += list[i].out ? list[i].out_len : 0;
+    PyObject *joined = PyBytes_FromStringAndSize(NULL, total), *lengths = PyList_New(n);
+    char *dst = joined ? PyBytes_AS_STRING(joined) : NULL;
+    for (Py_ssize_t i = 0; i < n && joined != NULL && lengths != NULL; i++) {
+        PyObject *length = list[i].out ? PyLong_FromSsize_t(list[i].out_len) : Py_NewRef(Py_None);
+        if (length == NULL)
+            Py_CLEAR(lengths);
         else
-            PyList_SET_ITEM(out, i, entry);
+            PyList_SET_ITEM(lengths, i, length);
+        if (list[i].out && length != NULL)
+            memcpy(dst, list[i].out, (size_t)list[i].out_len), dst += list[i].out_len;
     }
-    return out;
+    if (joined == NULL || lengths == NULL) {
+        Py_XDECREF(joined);
+        Py_XDECREF(lengths);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", joined, lengths);
 }
 
 PyObject *clz4_convert(PyObject *self, PyObject *args) {

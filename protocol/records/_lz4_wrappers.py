@@ -8,7 +8,9 @@ and shares them between the calling thread and a helper thread. ``wrappers``
 hands it the batches it can take: v2, LZ4, not control batches, with a good
 CRC (a corrupt one must raise ``CorruptRecordError`` in its turn), and at least
 one record. It answers None for a batch that is unusual in any way; the caller
-converts those, and every other batch, in Python, so errors are the same.
+converts those, and every other batch, in Python, so errors are the same. The
+entries come back in one buffer: when every batch of the chunk went to C that
+buffer is the chunk's output as it is, without another copy.
 
 It is used when the accelerator is (``_downconvert_runs.C_EMIT``: the broker
 switches both off for ``MINIBROKER_PURE_PYTHON=1``) and the extension found
@@ -24,8 +26,9 @@ from ._model import Codec, TimestampType
 from .legacy import TIMESTAMP_TYPE_FLAG
 
 
-def wrappers(batches: list, target_magic: int, max_size: int) -> list | None:
-    """Per batch, its wrapper entry as the C path wrote it, or None; None when no batch went to C."""
+def wrappers(batches: list, target_magic: int, max_size: int) -> tuple[list, bytes | None] | None:
+    """Per batch, its wrapper entry as the C path wrote it (a view into one buffer) or None, and that
+    buffer itself when it is every batch's output; None when no batch went to C."""
     if (convert_lz4 := _downconvert_runs.accelerated(BUILT_LZ4)) is None:
         return None
     jobs, where = [], []
@@ -41,7 +44,10 @@ def wrappers(batches: list, target_magic: int, max_size: int) -> list | None:
         where.append(i)
     if not jobs:
         return None
-    out = [None] * len(batches)
-    for i, entry in zip(where, convert_lz4(jobs, target_magic, frame_header(target_magic))):
-        out[i] = entry
-    return out
+    joined, lengths = convert_lz4(jobs, target_magic, frame_header(target_magic))
+    out: list = [None] * len(batches)
+    view, pos = memoryview(joined), 0
+    for i, length in zip(where, lengths):
+        if length is not None:
+            out[i], pos = view[pos : pos + length], pos + length
+    return out, joined if None not in out else None

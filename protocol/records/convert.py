@@ -222,7 +222,10 @@ def down_convert(
     chunks: list = []
     converted = 0
     batches = list(iter_batches(data))
-    done = _lz4_wrappers.wrappers(batches, target_magic, max_decompressed_size) or [None] * len(batches)
+    wrapped = _lz4_wrappers.wrappers(batches, target_magic, max_decompressed_size)
+    done, whole = wrapped or ([None] * len(batches), None)
+    if whole is not None:  # every batch an LZ4 one the C accelerator wrapped: its buffer is the output
+        return DownConverted(whole, sum(batch.records_count for batch in batches))
     for batch, wrapper in zip(batches, done):
         if wrapper is not None:  # an LZ4 batch the C accelerator wrapped
             chunks.append(wrapper)

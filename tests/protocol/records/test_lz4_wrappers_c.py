@@ -62,8 +62,13 @@ def python_way(data: bytes, magic: int, fetch_offset: int = 0, max_size: int = M
 
 
 def taken(data: bytes, magic: int, max_size: int = MAX) -> list[bool]:
-    done = _lz4_wrappers.wrappers(list(iter_batches(data)), magic, max_size)
-    return [entry is not None for entry in done] if done is not None else []
+    got = _lz4_wrappers.wrappers(list(iter_batches(data)), magic, max_size)
+    if got is None:
+        return []
+    done, whole = got
+    if whole is not None:  # the chunk's output is the one buffer all the entries are views of
+        assert all(entry.obj is whole for entry in done) and b"".join(done) == whole
+    return [entry is not None for entry in done]
 
 
 @pytest.mark.parametrize("magic", [0, 1])
