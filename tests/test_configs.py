@@ -30,7 +30,7 @@ def test_docker_config_advertises_a_name_and_listens_everywhere():
 @pytest.mark.parametrize(
     "override,named",
     [("log.segmnt.bytes=5", "log.segmnt.bytes"), ("node.id=x", "node.id"), ("log.segment.bytes=3", "log.segment.bytes"),
-     ("listeners=SSL://:9093", "listeners")],
+     ("listeners=SSL://:9093", "listeners"), ("compression.lz4.level=18", "compression.lz4.level")],
 )  # fmt: skip
 @pytest.mark.timeout(60)
 def test_bad_keys_stop_startup_with_the_key_named(tmp_path, override, named):

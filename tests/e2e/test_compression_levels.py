@@ -6,6 +6,8 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, ConfigSource, NewTopic
 
+from protocol.records import Codec, compress, decompress, iter_batches
+
 from .clients import ck_consume
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -53,3 +55,20 @@ def test_out_of_range_levels_are_invalid_config(broker, key, value):
         future.result(15)
     assert caught.value.args[0].code() == KafkaError.INVALID_CONFIG
     assert key in caught.value.args[0].str()
+
+
+def test_broker_level_keys_set_every_topics_level(broker_factory):
+    broker = broker_factory(compression_zstd_level="-5")
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic("z", 1, 1, config={"compression.type": "zstd"})])["z"].result(15)
+    resource = ConfigResource("topic", "z")
+    entry = admin.describe_configs([resource])[resource].result(15)["compression.zstd.level"]
+    assert entry.value == "-5" and entry.source == ConfigSource.STATIC_BROKER_CONFIG.value
+    values = _values(50)
+    _produce(broker.bootstrap, "z", values)
+    got = ck_consume(broker.bootstrap, "z", len(values))
+    assert [m.value() for m in got] == values
+    stored = list(iter_batches(memoryview((broker.data_dir / "z-0" / f"{0:020d}.log").read_bytes())))
+    for batch in stored:  # each one as zstd writes it at level -5
+        plain = decompress(Codec.ZSTD, batch.records_section)
+        assert batch.compression is Codec.ZSTD and bytes(batch.records_section) == compress(Codec.ZSTD, plain, level=-5)
