@@ -53,7 +53,7 @@ class ValidationConfig:
     """The topic settings validation depends on (from the effective topic config)."""
 
     compression_type: str = "producer"
-    compression_level: int | None = None  # KIP-390: the topic's level for its codec; None: the codec's default
+    compression_level: int | None = None  # KIP-390: the level of the topic's own codec; None: the default
     compacted: bool = False
     log_append_time: bool = False
     timestamp_before_max_ms: int = 2**63 - 1

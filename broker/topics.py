@@ -54,18 +54,16 @@ class Partition:
     validation_config: ValidationConfig
 
 
-_LEVELS = {  # KIP-390: the level of a topic's own codec (gzip's -1 is zlib's default)
-    "gzip": lambda c: None if c.compression_gzip_level == -1 else c.compression_gzip_level,
-    "lz4": lambda c: c.compression_lz4_level,
-    "zstd": lambda c: c.compression_zstd_level,
-}
+# KIP-390: the config holding the level of a topic's own codec (gzip's -1 is zlib's default level)
+_LEVEL_OF = {"gzip": "compression_gzip_level", "lz4": "compression_lz4_level", "zstd": "compression_zstd_level"}
 
 
 def validation_config(config: Any) -> ValidationConfig:
     """The settings ``log_validator`` needs, from an effective topic config."""
+    level = _LEVEL_OF.get(config.compression_type)
     return ValidationConfig(
         compression_type=config.compression_type,
-        compression_level=_LEVELS[config.compression_type](config) if config.compression_type in _LEVELS else None,
+        compression_level=getattr(config, level) if level else None,
         compacted="compact" in config.cleanup_policy,
         log_append_time=config.message_timestamp_type == "LogAppendTime",
         timestamp_before_max_ms=config.message_timestamp_before_max_ms,

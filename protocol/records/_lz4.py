@@ -3,8 +3,9 @@
 Kafka's LZ4 is the standard LZ4 frame format with independent 64 KiB blocks and
 no content size, compressed by LZ4's fast mode at Kafka's default level (9) and
 by LZ4 HC at any other level (KIP-390, as Kafka's ``Lz4BlockOutputStream``).
-The frame descriptor ends with a one-byte header checksum (HC): the second byte of xxHash32 (seed 0) over the descriptor (FLG, BD and any
-optional fields). Kafka 0.8/0.9 hashed the 4-byte frame magic too; to stay
+The frame descriptor ends with a one-byte header checksum (HC): the second byte
+of xxHash32 (seed 0) over the descriptor (FLG, BD and any optional fields).
+Kafka 0.8/0.9 hashed the 4-byte frame magic too; to stay
 compatible, Kafka still *writes* that wrong HC for magic-0 message sets and
 expects it there (KAFKA-3160). We write exactly that for magic 0. When reading
 magic 0 we accept either HC (as kafka-python and librdkafka do: they simply

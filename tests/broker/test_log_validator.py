@@ -81,14 +81,15 @@ TEXT = [(f"k{i}".encode(), (" ".join(f"word{i * j % 37}" for j in range(60))).en
 
 
 @pytest.mark.parametrize("topic_codec, codec, level", [("gzip", Codec.GZIP, 1), ("lz4", Codec.LZ4, 12),
-                                                       ("zstd", Codec.ZSTD, 19), ("lz4", Codec.LZ4, None)])  # fmt: skip
+                                                       ("zstd", Codec.ZSTD, 19), ("lz4", Codec.LZ4, None),
+                                                       ("gzip", Codec.GZIP, -1)])  # fmt: skip
 def test_topic_codec_recompresses_at_the_topics_level(topic_codec, codec, level):
     config = ValidationConfig(compression_type=topic_codec, compression_level=level)
     result = _validate(_batch(TEXT), config=config)
     view = RecordBatchView(memoryview(bytes(result.data)))
     plain = decompress(codec, view.records_section)
     assert view.compression is codec and bytes(view.records_section) == compress(codec, plain, level=level)
-    if level is not None:
+    if level not in (None, -1):  # -1: gzip's default level
         assert bytes(view.records_section) != compress(codec, plain)  # not what the default level writes
     assert [(r.key, r.value) for r in _records(result)] == [(k, v) for k, v, _ in TEXT]
 
@@ -101,7 +102,7 @@ def test_same_codec_stays_in_place_whatever_the_topics_level():
 
 
 @pytest.mark.parametrize("overrides, level", [
-    ({}, None), ({"compression.type": "gzip"}, None), ({"compression.type": "gzip", "compression.gzip.level": "2"}, 2),
+    ({}, None), ({"compression.type": "gzip"}, -1), ({"compression.type": "gzip", "compression.gzip.level": "2"}, 2),
     ({"compression.type": "lz4"}, 9), ({"compression.type": "zstd", "compression.zstd.level": "-5"}, -5),
     ({"compression.type": "snappy", "compression.lz4.level": "4"}, None),
     ({"compression.type": "producer", "compression.lz4.level": "4"}, None),
