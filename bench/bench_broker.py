@@ -96,8 +96,8 @@ def run_all(brokers: dict[str, tuple[str, list[int]]], cases: list, trials: int)
     """Every case ``trials`` times on each broker, alternating which goes first.
 
     Before each run every broker is let go quiet (``settle``); a run's CPU is what its broker used from the
-    start until it was quiet again, deferred work included. Returns medians: seconds per (broker, case, op),
-    CPU seconds per (broker, case, "cpu").
+    start until it was quiet again, deferred work included. Returns the samples in trial order: seconds per
+    (broker, case, op), CPU seconds per (broker, case, "cpu").
     """
     samples: dict = {}
     everyone = [pid for _, pids in brokers.values() for pid in pids]
@@ -111,7 +111,7 @@ def run_all(brokers: dict[str, tuple[str, list[int]]], cases: list, trials: int)
                 settle(pids)
                 for op, value in (("produce", p), ("consume", c), ("cpu", cpu_seconds(pids) - cpu)):
                     samples.setdefault((label, case, op), []).append(value)
-    return {key: statistics.median(values) for key, values in samples.items()}
+    return samples
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -126,7 +126,7 @@ def main() -> None:
     parser.add_argument("--noida", default=shutil.which("noida-db") or "/tmp/peers/bin/noida-db")
     parser.add_argument("--small", type=int, default=200_000)
     parser.add_argument("--large", type=int, default=50_000)
-    parser.add_argument("--trials", type=int, default=3, help="runs per row and broker; the median is shown")
+    parser.add_argument("--trials", type=int, default=5, help="runs per row and broker; the median is shown")
     parser.add_argument("--sustained", action="store_true",
                         help="add rows of 1 M x 100 B and 300 k x 1 KiB records (acks=1), long enough that "
                              "work a broker defers past its acknowledgements is part of the run")  # fmt: skip
@@ -140,28 +140,33 @@ def main() -> None:
         try:
             noida, peer_bootstrap = start_noida(args.noida, Path(tmp) / "noida", 30)
             brokers = {"ours": (ours.bootstrap, [ours.proc.pid]), "peer": (peer_bootstrap, group_pids(noida.pid))}
-            medians = run_all(brokers, cases, args.trials)
+            samples = run_all(brokers, cases, args.trials)
             rss = peak_rss_mb(ours.proc.pid)
         finally:
             ours.kill()
             if noida is not None:
                 stop_group(noida)
-    _report(medians, cases, args.trials)
+    _report(samples, cases, args.trials)
     print(f"our broker's peak RSS: {rss:.0f} MiB")
 
 
-def _report(medians: dict, cases: list, trials: int) -> None:
-    print(f"median of {trials} alternating runs per row; cpu = broker CPU seconds for produce + consume, "
-          "deferred work included")  # fmt: skip
+def _report(samples: dict, cases: list, trials: int) -> None:
+    """The median row per case and op, with the lowest and highest ratio of the runs made side by side:
+    a spread that straddles 1.0 says the row measures the client (or the machine), not the brokers."""
+    med = {key: statistics.median(values) for key, values in samples.items()}
+    print(f"median of {trials} alternating runs per row; spread = lowest-highest ratio of run i on both brokers; "
+          "cpu = broker CPU seconds for produce + consume, deferred work included")  # fmt: skip
     print(f"{'size':>6}{'records':>10} {'acks':>4} {'op':<8}{'ours rec/s':>12}{'ours MB/s':>10}{'peer rec/s':>12}"
-          f"{'peer MB/s':>10}{'ratio':>7}{'ours cpu':>10}{'peer cpu':>10}")  # fmt: skip
+          f"{'peer MB/s':>10}{'ratio':>7}{'spread':>11}{'ours cpu':>10}{'peer cpu':>10}")  # fmt: skip
     for case in cases:
         size, n, acks = case
-        cpu = f"{medians[('ours', case, 'cpu')]:>10.2f}{medians[('peer', case, 'cpu')]:>10.2f}"
+        cpu = f"{med[('ours', case, 'cpu')]:>10.2f}{med[('peer', case, 'cpu')]:>10.2f}"
         for op in ("produce", "consume"):
-            a, b = medians[("ours", case, op)], medians[("peer", case, op)]
+            a, b = med[("ours", case, op)], med[("peer", case, op)]
+            ratios = [p / o for o, p in zip(samples[("ours", case, op)], samples[("peer", case, op)])]
+            spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
             print(f"{size:>6}{n:>10,} {acks:>4} {op:<8}{n / a:>12,.0f}{n * size / a / 1e6:>10.1f}{n / b:>12,.0f}"
-                  f"{n * size / b / 1e6:>10.1f}{b / a:>7.2f}{cpu if op == 'produce' else ''}")  # fmt: skip
+                  f"{n * size / b / 1e6:>10.1f}{b / a:>7.2f}{spread:>11}{cpu if op == 'produce' else ''}")  # fmt: skip
 
 
 if __name__ == "__main__":
