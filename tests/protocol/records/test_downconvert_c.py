@@ -134,15 +134,29 @@ def test_down_convert_uses_the_accelerator(monkeypatch):
     assert calls == [50] and out.converted_count == 50
 
 
-@pytest.fixture(params=["fold", "tables"])
+@pytest.fixture(params=[2, 1, 0], ids=["avx512", "pclmul", "tables"])
 def crc_path(request):
-    """Both CRC paths: PCLMULQDQ folding (where the CPU has it) and slice-by-8 tables."""
-    was = cdc.set_fold(request.param == "fold")
+    """Every CRC path the CPU has: AVX-512 folding, PCLMULQDQ folding and slice-by-8 tables (a path the
+    CPU lacks runs the next one down)."""
+    was = cdc.set_fold(request.param)
     yield request.param
     cdc.set_fold(was)
 
 
-@pytest.mark.parametrize("n", [*range(0, 20), 63, 64, 65, 79, 80, 127, 128, 129, 200, 1000, 65_537])
+def test_crc_path_levels_are_capped_and_restored():
+    was = cdc.set_fold(0)
+    try:
+        assert cdc.set_fold(99) == 0
+        best = cdc.set_fold(-1)
+        assert best in (0, 1, 2) and cdc.set_fold(best) == 0
+    finally:
+        cdc.set_fold(was)
+
+
+@pytest.mark.parametrize(
+    "n", [*range(0, 20), 63, 64, 65, 79, 80, 127, 128, 129, 200, 255, 256, 257, 271, 320, 511, 512, 1000, 1050,
+          4096 + 48, 65_537]
+)
 @pytest.mark.parametrize("misalign", [0, 3])
 def test_crc32_is_zlibs(n, misalign, crc_path):
     rng = random.Random(n)
@@ -150,3 +164,13 @@ def test_crc32_is_zlibs(n, misalign, crc_path):
     assert cdc.crc32(data) == zlib.crc32(data)
     start = rng.getrandbits(32)
     assert cdc.crc32(data, start) == zlib.crc32(data, start)
+
+
+def test_crc32_is_zlibs_for_many_lengths_and_offsets(crc_path):
+    rng = random.Random(2026)
+    data = rng.randbytes(9000)
+    for _ in range(300):
+        start, n = rng.randrange(64), rng.randrange(9000 - 64)
+        piece = memoryview(data)[start : start + n]
+        seed = rng.getrandbits(32)
+        assert cdc.crc32(piece, seed) == zlib.crc32(piece, seed), (start, n)
