@@ -42,6 +42,17 @@ def _non_negative(v: int) -> bool:
     return v >= 0
 
 
+def _buffer_size(v: int) -> bool:
+    return v == -1 or v > 0
+
+
+def _roles(text: str) -> str:
+    roles = {r.strip() for r in text.split(",") if r.strip()}
+    if "broker" not in roles or not roles <= {"broker", "controller"}:
+        raise ValueError("expected broker or broker,controller (the controller role is accepted, not run)")
+    return text
+
+
 @attrs.frozen
 class Key:
     name: str
@@ -61,6 +72,20 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("default.replication.factor", "default_replication_factor", int, 1, _positive, "accepted; single node"),
     Key("auto.create.topics.enable", "auto_create_topics_enable", _bool, True, None, "Metadata creates topics"),
     Key("delete.topic.enable", "delete_topic_enable", _bool, True, None, "DeleteTopics allowed"),
+    Key("listener.security.protocol.map", "listener_security_protocol_map", str,
+        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", None,
+        "listener name -> security protocol; only PLAINTEXT listeners are served"),  # fmt: skip
+    Key("controller.listener.names", "controller_listener_names", str, "", None, "listeners not bound (no KRaft)"),
+    Key("inter.broker.listener.name", "inter_broker_listener_name", str, "", None, "accepted; must name a listener"),
+    Key("process.roles", "process_roles", _roles, "broker", None, "accepted: broker, or broker,controller"),
+    Key("controller.quorum.voters", "controller_quorum_voters", str, "", None, "accepted; single node"),
+    Key("controller.quorum.bootstrap.servers", "controller_quorum_bootstrap_servers", str, "", None, "accepted"),
+    Key("num.network.threads", "num_network_threads", int, 3, _positive, "accepted; one event loop serves all"),
+    Key("num.io.threads", "num_io_threads", int, 8, _positive, "accepted; one event loop serves all"),
+    Key("socket.send.buffer.bytes", "socket_send_buffer_bytes", int, 102_400, _buffer_size,
+        "SO_SNDBUF of client connections; -1 = the OS default"),  # fmt: skip
+    Key("socket.receive.buffer.bytes", "socket_receive_buffer_bytes", int, 102_400, _buffer_size,
+        "SO_RCVBUF of client connections; -1 = the OS default"),  # fmt: skip
     Key("socket.request.max.bytes", "socket_request_max_bytes", int, 104_857_600, _positive, "largest frame"),
     Key("prometheus.host", "prometheus_host", str, "0.0.0.0", None, "metrics endpoint host"),
     Key("prometheus.port", "prometheus_port", int, 9404, _non_negative, "metrics endpoint port; 0 disables"),
@@ -79,6 +104,9 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", int, 1_800_000, _positive, ""),
     Key("offsets.topic.num.partitions", "offsets_topic_num_partitions", int, 50, _positive, ""),
     Key("offsets.topic.replication.factor", "offsets_topic_replication_factor", int, 1, _positive, "accepted"),
+    Key("transaction.state.log.replication.factor", "transaction_state_log_replication_factor", int, 3, _positive,
+        "accepted; single node"),  # fmt: skip
+    Key("transaction.state.log.min.isr", "transaction_state_log_min_isr", int, 2, _positive, "accepted"),
     Key("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", int, 104_857_600, _positive, ""),
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
     Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
@@ -156,10 +184,9 @@ class BrokerConfig:
         from storage import ConfigError as StorageConfigError
         from storage.config import ConfigModel
 
-        from .listeners import parse_listeners
+        from .listeners import served_listeners
 
-        parse_listeners(self.listeners, "listeners")
-        parse_listeners(self.advertised_listeners, "advertised.listeners")
+        served_listeners(self)
         try:
             ConfigModel.from_broker_props(self.log_props)
         except StorageConfigError as exc:

@@ -57,6 +57,7 @@ class Connection:
     broker: Any
     stream: trio.SocketStream
     peer: str = ""
+    listener: str = ""  # the listener's name: what Metadata advertises to this client
     requests: int = 0
     client_software: tuple[str, str] | None = None
 

@@ -29,7 +29,7 @@ import trio
 from protocol import ErrorCode
 
 from .groups.manager import GroupManager
-from .listeners import advertised_endpoint, parse_listeners
+from .listeners import advertised_endpoints
 from .log_validator import ValidatedRecords
 from .metrics import BrokerMetrics
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
@@ -50,7 +50,8 @@ class Broker:
         self.clock = clock
         self.metrics = BrokerMetrics()
         self.bound: list[tuple[str, int]] = []
-        self.advertised: tuple[str, int] = ("localhost", 0)
+        self.advertised: tuple[str, int] = ("localhost", 0)  # the first listener's
+        self.advertised_by_listener: dict[str, tuple[str, int]] = {}
         self.cluster_id = topics.cluster_id
         self._append_lot = trio.lowlevel.ParkingLot()
         self._metrics_server: Any = None
@@ -65,10 +66,15 @@ class Broker:
     def open(cls, config: Any) -> "Broker":
         return cls(config, TopicRegistry.open(config, wall_clock_ms))
 
-    def set_bound(self, bound: list[tuple[str, int]]) -> None:
-        self.bound = bound
-        advertised = parse_listeners(self.config.advertised_listeners, "advertised.listeners")
-        self.advertised = advertised_endpoint(advertised, bound)
+    def set_bound(self, bound: list[tuple[str, str, int]]) -> None:
+        """Record the bound sockets, ``(listener name, host, port)`` each, and what each listener advertises."""
+        self.bound = [(host, port) for _name, host, port in bound]
+        self.advertised_by_listener = advertised_endpoints(self.config, bound)
+        self.advertised = next(iter(self.advertised_by_listener.values()))
+
+    def advertised_for(self, listener: str | None) -> tuple[str, int]:
+        """What Metadata tells a client that connected to ``listener``."""
+        return self.advertised_by_listener.get(listener or "", self.advertised)
 
     def start_metrics(self) -> None:
         if self.config.prometheus_port:

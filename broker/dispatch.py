@@ -94,6 +94,11 @@ class RequestContext:
     def response(self, **fields: Any) -> Any:
         return message_class(self.request.api, False)(**fields)
 
+    @property
+    def advertised(self) -> tuple[str, int]:
+        """This broker's host and port as the listener the client connected to advertises them."""
+        return self.broker.advertised_for(getattr(self.connection, "listener", None))
+
 
 class CloseConnection(Exception):
     """Raised by dispatch (or a handler) when Kafka would close the connection."""

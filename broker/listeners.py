@@ -1,12 +1,22 @@
 """``listeners`` / ``advertised.listeners`` in Kafka's ``NAME://host:port`` form.
 
 ``PLAINTEXT://:9092`` binds every interface; ``PLAINTEXT://127.0.0.1:0`` binds
-an ephemeral port (tests). What Metadata returns to clients comes from
-``advertised.listeners`` when set (a broker in docker-compose advertises the
-service name, e.g. ``PLAINTEXT://broker:9092``), else from the bound address,
-with an empty or wildcard host replaced by this machine's host name, as
-Kafka does. Only PLAINTEXT is supported; other security protocols are refused
-at startup.
+an ephemeral port (tests). A listener's name maps to its security protocol
+through ``listener.security.protocol.map`` (Kafka's default maps each protocol
+to itself), so the usual docker-compose pair works as in Kafka::
+
+    listeners=INTERNAL://0.0.0.0:29092,EXTERNAL://0.0.0.0:9092
+    advertised.listeners=INTERNAL://broker:29092,EXTERNAL://localhost:9092
+    listener.security.protocol.map=INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT
+
+Metadata, DescribeCluster and FindCoordinator answer each client with the
+advertised address of the listener it connected to: a container gets
+``broker:29092``, the host ``localhost:9092``. A listener with no advertised
+entry advertises its bound address, with an empty or wildcard host replaced by
+this machine's host name, as Kafka does. Only PLAINTEXT is served: a listener
+mapped to another protocol is refused at startup. Listeners named in
+``controller.listener.names`` (a KRaft combined-mode file) are not bound:
+there is no controller quorum to serve.
 """
 
 from __future__ import annotations
@@ -17,6 +27,8 @@ import attrs
 
 from .config import ConfigError
 
+KAFKA_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+
 
 @attrs.frozen
 class Listener:
@@ -25,26 +37,65 @@ class Listener:
     port: int
 
 
-def parse_listeners(text: str, key: str) -> list[Listener]:
-    result = []
+def parse_protocol_map(text: str) -> dict[str, str]:
+    """``listener.security.protocol.map``: listener name -> security protocol, names upper-cased."""
+    result: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, protocol = item.partition(":")
+        if not sep or not name.strip() or not protocol.strip():
+            raise ConfigError(f"listener.security.protocol.map: {item!r} is not NAME:PROTOCOL")
+        result[name.strip().upper()] = protocol.strip().upper()
+    return result
+
+
+def parse_listeners(text: str, key: str, protocols: dict[str, str] | None = None) -> list[Listener]:
+    """The listeners of ``text``; each name must be unique and map to PLAINTEXT."""
+    protocols = parse_protocol_map(KAFKA_PROTOCOL_MAP) if protocols is None else protocols
+    result: list[Listener] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, sep, address = item.partition("://")
         host, colon, port = address.rpartition(":")
         if not sep or not colon or not port.isdigit():
             raise ConfigError(f"{key}: {item!r} is not NAME://host:port")
-        if name.upper() != "PLAINTEXT":
-            raise ConfigError(f"{key}: only PLAINTEXT listeners are supported, not {name!r}")
-        result.append(Listener(name.upper(), host.strip("[]"), int(port)))
-    if not result and key == "listeners":
-        raise ConfigError("listeners: at least one listener is required")
+        name = name.upper()
+        if name not in protocols:
+            raise ConfigError(f"{key}: no security protocol defined for listener {name} "
+                              "in listener.security.protocol.map")  # fmt: skip
+        if protocols[name] != "PLAINTEXT":
+            raise ConfigError(f"{key}: listener {name} uses {protocols[name]}; only PLAINTEXT is supported")
+        if any(other.name == name for other in result):
+            raise ConfigError(f"{key}: each listener must have a different name, {name} is given twice")
+        result.append(Listener(name, host.strip("[]"), int(port)))
     return result
 
 
-def advertised_endpoint(advertised: list[Listener], bound: list[tuple[str, int]]) -> tuple[str, int]:
-    """The host and port Metadata gives clients."""
-    if advertised:
-        return advertised[0].host or socket.getfqdn(), advertised[0].port
-    host, port = bound[0][:2]
-    if host in ("", "0.0.0.0", "::"):
-        host = socket.getfqdn()
-    return host, port
+def served_listeners(config) -> list[Listener]:
+    """The listeners to bind: ``listeners`` without the controller's; at least one must be left."""
+    protocols = parse_protocol_map(config.listener_security_protocol_map)
+    controllers = {n.strip().upper() for n in config.controller_listener_names.split(",") if n.strip()}
+    listeners = parse_listeners(config.listeners, "listeners", protocols)
+    served = [lst for lst in listeners if lst.name not in controllers]
+    if not served:
+        raise ConfigError("listeners: at least one listener other than the controller's is required")
+    names = {lst.name for lst in served}
+    inter = config.inter_broker_listener_name.strip().upper()
+    if inter and inter not in names:
+        raise ConfigError(f"inter.broker.listener.name: {inter} is not one of the listeners {sorted(names)}")
+    for adv in parse_listeners(config.advertised_listeners, "advertised.listeners", protocols):
+        if adv.name not in names:
+            raise ConfigError(f"advertised.listeners: {adv.name} is not one of the listeners {sorted(names)}")
+    return served
+
+
+def advertised_endpoints(config, bound: list[tuple[str, str, int]]) -> dict[str, tuple[str, int]]:
+    """Per listener name, the host and port Metadata gives clients that connected to it."""
+    protocols = parse_protocol_map(config.listener_security_protocol_map)
+    advertised = {a.name: a for a in parse_listeners(config.advertised_listeners, "advertised.listeners", protocols)}
+    result: dict[str, tuple[str, int]] = {}
+    for name, host, port in bound:
+        if name in result:
+            continue  # one listener bound on several sockets (IPv4 and IPv6): its first address
+        if name in advertised:
+            host, port = advertised[name].host, advertised[name].port
+        result[name] = (host if host not in ("", "0.0.0.0", "::") else socket.getfqdn(), port)
+    return result

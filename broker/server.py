@@ -4,7 +4,9 @@
 protocol: it opens the storage (recovering after an unclean stop), binds every
 listener (port 0 picks a free port; ``broker.bound`` tells which), starts the
 metrics endpoint and the periodic tasks, then reports the ``Broker`` as
-started. Cancelling it is a graceful shutdown: listeners close, connections
+started. Each accepted connection knows its listener (what Metadata
+advertises to it) and gets Kafka's ``socket.send.buffer.bytes`` /
+``socket.receive.buffer.bytes``. Cancelling it is a graceful shutdown: listeners close, connections
 end, and the storage writes its checkpoints and clean-shutdown marker.
 
 Periodic duties, all driven from here so storage stays free of timers:
@@ -21,6 +23,7 @@ with the server and stop before the storage closes (``broker.cleaning``).
 from __future__ import annotations
 
 import logging
+import socket
 from typing import Any
 
 import trio
@@ -29,7 +32,7 @@ from .cleaning import start_cleaner, stop_cleaner
 from .connection import Connection
 from .core import Broker
 from .dispatch import load_handlers
-from .listeners import parse_listeners
+from .listeners import served_listeners
 
 log = logging.getLogger("minibroker")
 
@@ -40,11 +43,12 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
     broker.groups.load()
     try:
         async with trio.open_nursery() as nursery:
-            listeners = []
-            for listener in parse_listeners(config.listeners, "listeners"):
-                listeners += await trio.open_tcp_listeners(listener.port, host=listener.host or None)
-            broker.set_bound([tuple(lst.socket.getsockname()[:2]) for lst in listeners])
-            nursery.start_soon(_accept_loop, broker, listeners)
+            bound = []
+            for listener in served_listeners(config):
+                sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+                bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]
+                nursery.start_soon(_accept_loop, broker, listener.name, sockets)
+            broker.set_bound(bound)
             nursery.start_soon(_periodic, broker)
             nursery.start_soon(broker.groups.run)
             start_cleaner(broker)
@@ -56,21 +60,30 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.close()
 
 
-async def _accept_loop(broker: Broker, listeners: list) -> None:
-    await trio.serve_listeners(lambda stream: _serve_connection(broker, stream), listeners)
+async def _accept_loop(broker: Broker, name: str, listeners: list) -> None:
+    await trio.serve_listeners(lambda stream: _serve_connection(broker, stream, name), listeners)
 
 
-async def _serve_connection(broker: Broker, stream: trio.SocketStream) -> None:
+async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: str) -> None:
     try:
         peer = "%s:%d" % stream.socket.getpeername()[:2]
+        _set_buffers(stream.socket, broker.config)
     except OSError:
         peer = "?"
-    connection = Connection(broker, stream, peer)
-    broker.metrics.connections.labels("PLAINTEXT").inc()
+    connection = Connection(broker, stream, peer, listener)
+    broker.metrics.connections.labels(listener).inc()
     try:
         await connection.serve()
     finally:
-        broker.metrics.connections.labels("PLAINTEXT").dec()
+        broker.metrics.connections.labels(listener).dec()
+
+
+def _set_buffers(sock, config: Any) -> None:
+    """``socket.send.buffer.bytes`` / ``socket.receive.buffer.bytes`` as Kafka applies them (-1: the OS's)."""
+    for option, size in ((socket.SO_SNDBUF, config.socket_send_buffer_bytes),
+                         (socket.SO_RCVBUF, config.socket_receive_buffer_bytes)):  # fmt: skip
+        if size != -1:
+            sock.setsockopt(socket.SOL_SOCKET, option, size)
 
 
 async def _periodic(broker: Broker) -> None:

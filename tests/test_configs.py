@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from broker.config import BrokerConfig, ConfigError
+from broker.listeners import advertised_endpoints, served_listeners
 from storage.config import ConfigModel
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,16 +22,60 @@ def test_shipped_configs_are_valid(name):
     assert config.node_id == 1
 
 
-def test_docker_config_advertises_a_name_and_listens_everywhere():
+def test_docker_config_advertises_a_name_per_listener_and_listens_everywhere():
     config = BrokerConfig.load(ROOT / "config" / "docker.properties")
-    assert config.listeners == "PLAINTEXT://0.0.0.0:9092"
-    assert config.advertised_listeners.startswith("PLAINTEXT://")
+    assert [(x.name, x.host, x.port) for x in served_listeners(config)] == [
+        ("INTERNAL", "0.0.0.0", 29092), ("EXTERNAL", "0.0.0.0", 9092)]  # fmt: skip
+    bound = [("INTERNAL", "0.0.0.0", 29092), ("EXTERNAL", "0.0.0.0", 9092)]
+    assert advertised_endpoints(config, bound) == {"INTERNAL": ("broker", 29092), "EXTERNAL": ("localhost", 9092)}
+    compose = (ROOT / "docker" / "docker-compose.yml").read_text()
+    assert '"127.0.0.1:9092:9092"' in compose and "29092" in compose  # the host gets EXTERNAL, containers INTERNAL
+
+
+def test_a_stock_kafka_kraft_server_properties_starts_as_is(tmp_path):
+    """Kafka's own config/kraft/server.properties (combined mode) is accepted: KRaft, thread and socket keys
+    are taken, the CONTROLLER listener is not bound, and the PLAINTEXT one is."""
+    stock = tmp_path / "server.properties"
+    stock.write_text(KAFKA_KRAFT_PROPERTIES)
+    config = BrokerConfig.load(stock, {"log.dirs": str(tmp_path / "data")})
+    assert [(x.name, x.port) for x in served_listeners(config)] == [("PLAINTEXT", 9092)]
+    assert (config.socket_send_buffer_bytes, config.socket_receive_buffer_bytes) == (102400, 102400)
+    assert (config.num_network_threads, config.num_io_threads, config.process_roles) == (3, 8, "broker,controller")
+
+
+KAFKA_KRAFT_PROPERTIES = """\
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@localhost:9093
+listeners=PLAINTEXT://:9092,CONTROLLER://:9093
+inter.broker.listener.name=PLAINTEXT
+advertised.listeners=PLAINTEXT://localhost:9092
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+log.dirs=/tmp/kraft-combined-logs
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+log.retention.hours=168
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+"""
 
 
 @pytest.mark.parametrize(
     "override,named",
     [("log.segmnt.bytes=5", "log.segmnt.bytes"), ("node.id=x", "node.id"), ("log.segment.bytes=3", "log.segment.bytes"),
-     ("listeners=SSL://:9093", "listeners"), ("compression.lz4.level=18", "compression.lz4.level")],
+     ("listeners=SSL://:9093", "listeners"), ("compression.lz4.level=18", "compression.lz4.level"),
+     ("listeners=INTERNAL://:9093", "listeners"), ("process.roles=controller", "process.roles"),
+     ("socket.send.buffer.bytes=0", "socket.send.buffer.bytes"),
+     ("inter.broker.listener.name=REPLICATION", "inter.broker.listener.name")],
 )  # fmt: skip
 @pytest.mark.timeout(60)
 def test_bad_keys_stop_startup_with_the_key_named(tmp_path, override, named):

@@ -37,7 +37,7 @@ async def handle(ctx: RequestContext, request) -> object:
             error_message=f"The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type {wanted}",
         )
     resp = ctx.response(cluster_id=broker.cluster_id, controller_id=broker.config.node_id)
-    host, port = broker.advertised
+    host, port = ctx.advertised
     resp.brokers.append(type(resp).DescribeClusterBroker(broker_id=broker.config.node_id, host=host, port=port))
     resp.endpoint_type = ENDPOINT_BROKERS
     if request.include_cluster_authorized_operations:

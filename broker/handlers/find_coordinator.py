@@ -43,7 +43,7 @@ async def _lookup(ctx: RequestContext, key_type: int) -> tuple[ErrorCode, str | 
 
 @handler(API_KEY, 0, 4)
 async def handle(ctx: RequestContext, request) -> object:
-    host, port = ctx.broker.advertised
+    host, port = ctx.advertised
     node = ctx.broker.config.node_id
     if ctx.version < 4:
         error, message = await _lookup(ctx, request.key_type)

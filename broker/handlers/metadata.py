@@ -30,7 +30,7 @@ async def handle(ctx: RequestContext, request) -> object:
     broker = ctx.broker
     resp = ctx.response(cluster_id=broker.cluster_id, controller_id=broker.config.node_id)
     cls = type(resp)
-    host, port = broker.advertised
+    host, port = ctx.advertised
     resp.brokers = [cls.MetadataResponseBroker(node_id=broker.config.node_id, host=host, port=port, rack=None)]
     for name in _requested_names(ctx, request):
         resp.topics.append(_topic(ctx, cls, name, _may_create(ctx, request)))

@@ -25,6 +25,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parents[2]
 _SERVING = re.compile(r"serving on \[\('127\.0\.0\.1', (\d+)\)")
+_BOUND = re.compile(r"\('127\.0\.0\.1', (\d+)\)")
 
 
 def free_port() -> int:
@@ -39,6 +40,7 @@ class BrokerProcess:
         self.overrides = dict(overrides or {})
         self.metrics_port = free_port()
         self.port: int | None = None
+        self.ports: list[int] = []  # every bound listener, in the order of ``listeners``
         self.proc: subprocess.Popen | None = None
         self.output: list[str] = []
         self._pump_thread: threading.Thread | None = None
@@ -89,6 +91,7 @@ class BrokerProcess:
             m = _SERVING.search(line)
             if m:
                 self.port = int(m.group(1))
+                self.ports = [int(p) for p in _BOUND.findall(line)]
                 found.set()
         proc.stdout.close()  # type: ignore[union-attr]  # EOF: the broker exited
 

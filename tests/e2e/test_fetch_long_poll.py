@@ -97,6 +97,43 @@ def test_metadata_returns_advertised_listener(broker_factory):
     assert body.controller_id == 1 and body.cluster_id
 
 
+def test_each_listener_advertises_its_own_address_to_real_clients(broker_factory):
+    """The docker-compose pair: containers use INTERNAL (advertised as a service name), the host uses EXTERNAL.
+    A client on EXTERNAL must get an address it can reach back, or it could not produce at all."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient
+
+    broker = broker_factory(listeners="INTERNAL://127.0.0.1:0,EXTERNAL://127.0.0.1:0",
+                            listener_security_protocol_map="INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+                            advertised_listeners="INTERNAL://broker.compose.internal:29092",
+                            inter_broker_listener_name="INTERNAL")  # fmt: skip
+    internal, external = broker.ports
+    meta, cluster, coord = API_BY_KEY[3], API_BY_KEY[60], API_BY_KEY[10]
+    for port, want in ((internal, ("broker.compose.internal", 29092)), (external, ("127.0.0.1", external))):
+        body = _call(port, meta, 9, message_class(meta, True)(topics=None))
+        assert [(b.host, b.port) for b in body.brokers] == [want]
+        described = _call(port, cluster, 0, message_class(cluster, True)(include_cluster_authorized_operations=False))
+        assert [(b.host, b.port) for b in described.brokers] == [want]
+        deadline = time.monotonic() + 10
+        while (found := _call(port, coord, 1, message_class(coord, True)(key="g", key_type=0))).error_code and \
+                time.monotonic() < deadline:  # COORDINATOR_NOT_AVAILABLE while __consumer_offsets is created
+            time.sleep(0.1)
+        assert (found.error_code, found.host, found.port) == (0, *want)
+
+    bootstrap = f"127.0.0.1:{external}"
+    assert AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=15).brokers[1].host == "127.0.0.1"
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce("via-external", key=b"k", value=b"v", headers=[("h", b"1")], timestamp=1_700_000_000_000)
+    assert producer.flush(20) == 0
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ext", "enable.auto.commit": False})
+    consumer.assign([TopicPartition("via-external", 0, 0)])
+    msg = consumer.poll(20)
+    consumer.close()
+    assert msg is not None and msg.error() is None
+    assert (msg.key(), msg.value(), msg.headers(), msg.timestamp()[1], msg.offset()) == (
+        b"k", b"v", [("h", b"1")], 1_700_000_000_000, 0)  # fmt: skip
+
+
 def _create_with(port: int, name: str, **configs: str) -> None:
     req = message_class(CREATE, True)
     cfg = [req.CreatableTopic.CreatableTopicConfig(name=k, value=v) for k, v in configs.items()]
