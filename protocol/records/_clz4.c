@@ -64,8 +64,8 @@ typedef struct {
     Py_ssize_t body, max_size, bound;  /* where the blocks start; decompression limit; its upper bound */
     int planned, linked, wrapper_magic, ts_flag;
     const uint8_t *header;    /* the 7-byte frame header of the output */
-    uint8_t *out;             /* the wrapper entry (malloc), NULL: go the Python way */
-    Py_ssize_t out_len;
+    uint8_t *out;             /* holds the wrapper entry (malloc), NULL: go the Python way */
+    Py_ssize_t out_start, out_len;  /* where the entry starts in `out` (a v0 head is shorter), its length */
 } Job;
 
 /* xxHash32 (seed 0) of the few bytes of a frame descriptor: LZ4's header checksum is its 2nd byte. */
@@ -215,8 +215,7 @@ static void run_job(Job *j) {
     if (j->out != NULL) {
         uint8_t *value = j->out + WRAPPER_HEAD_MAX, *stop = compress_frame(j, msgs, n, value);
         uint8_t *start = wrap(j, &t, value, stop - value);
-        j->out_len = stop - start;
-        memmove(j->out, start, (size_t)j->out_len);
+        j->out_start = start - j->out, j->out_len = stop - start;
     }
 done:
     free(dec);
@@ -338,7 +337,7 @@ static PyObject *results(Job *list, Py_ssize_t n) {
         else
             PyList_SET_ITEM(lengths, i, length);
         if (list[i].out && length != NULL)
-            memcpy(dst, list[i].out, (size_t)list[i].out_len), dst += list[i].out_len;
+            memcpy(dst, list[i].out + list[i].out_start, (size_t)list[i].out_len), dst += list[i].out_len;
     }
     if (joined == NULL || lengths == NULL) {
         Py_XDECREF(joined);
