@@ -147,8 +147,25 @@ class Broker:
         return False
 
     def _state_metrics(self):
-        samples = [([t, str(i)], float(size)) for t, i, size in self.topics.partition_sizes()]
-        yield "kafka_log_log_size", "Partition size in bytes", ["topic", "partition"], samples
+        """Kafka's per-partition Log gauges, and the ReplicaManager and controller gauges of one node that leads
+        every partition it has (none under-replicated or offline)."""
+        states = self.topics.partition_states()
+        tp = ["topic", "partition"]
+        for name, doc, column in (("size", "Partition size in bytes", 2), ("logstartoffset", "log_start_offset", 3),
+                                  ("logendoffset", "log_end_offset", 4), ("numlogsegments", "Segments", 5)):
+            yield f"kafka_log_log_{name}", doc, tp, [([s[0], str(s[1])], float(s[column])) for s in states]
+        partitions, topics = float(len(states)), float(len({s[0] for s in states}))
+        for name, doc, value in (
+            ("kafka_server_replicamanager_partitioncount", "Partitions on this broker", partitions),
+            ("kafka_server_replicamanager_leadercount", "Partitions this broker leads", partitions),
+            ("kafka_server_replicamanager_underreplicatedpartitions", "Under-replicated partitions", 0.0),
+            ("kafka_server_replicamanager_offlinereplicacount", "Offline replicas", 0.0),
+            ("kafka_controller_kafkacontroller_activecontrollercount", "Active controllers on this node", 1.0),
+            ("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader", 0.0),
+            ("kafka_controller_kafkacontroller_globaltopiccount", "Topics in the cluster", topics),
+            ("kafka_controller_kafkacontroller_globalpartitioncount", "Partitions in the cluster", partitions),
+        ):  # fmt: skip
+            yield name, doc, [], [([], value)]
 
     def close(self) -> None:
         if self._metrics_server is not None:

@@ -34,8 +34,32 @@ class StateCollector(Collector):
             yield family
 
 
+# BrokerTopicMetrics counters, labelled by topic: (attribute, MBean name lower-cased, help)
+_TOPIC_COUNTERS = (
+    ("messages_in", "messagesin", "Records appended"),
+    ("bytes_in", "bytesin", "Bytes appended"),
+    ("bytes_out", "bytesout", "Bytes fetched"),
+    ("bytes_rejected", "bytesrejected", "Bytes rejected"),
+    ("total_produce", "totalproducerequests", "Produce partition entries"),
+    ("total_fetch", "totalfetchrequests", "Fetch partition entries"),
+    ("failed_produce", "failedproducerequests", "Failed produce partition entries"),
+    ("produce_conversions", "producemessageconversions", "Records up-converted"),
+    ("fetch_conversions", "fetchmessageconversions", "Records down-converted"),
+)
+
+
 class BrokerMetrics:
     """The broker's counters and histograms, registered in a private registry."""
+
+    messages_in: Counter
+    bytes_in: Counter
+    bytes_out: Counter
+    bytes_rejected: Counter
+    total_produce: Counter
+    total_fetch: Counter
+    failed_produce: Counter
+    produce_conversions: Counter
+    fetch_conversions: Counter
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -50,22 +74,8 @@ class BrokerMetrics:
             buckets=_LATENCY_BUCKETS_MS,
             registry=r,
         )
-        topic = ["topic"]
-        self.messages_in = Counter("kafka_server_brokertopicmetrics_messagesin", "Records appended", topic, registry=r)
-        self.bytes_in = Counter("kafka_server_brokertopicmetrics_bytesin", "Bytes appended", topic, registry=r)
-        self.bytes_out = Counter("kafka_server_brokertopicmetrics_bytesout", "Bytes fetched", topic, registry=r)
-        self.bytes_rejected = Counter(
-            "kafka_server_brokertopicmetrics_bytesrejected", "Bytes rejected", topic, registry=r
-        )
-        self.failed_produce = Counter(
-            "kafka_server_brokertopicmetrics_failedproducerequests", "Failed produce requests", topic, registry=r
-        )
-        self.produce_conversions = Counter(
-            "kafka_server_brokertopicmetrics_producemessageconversions", "Records up-converted", topic, registry=r
-        )
-        self.fetch_conversions = Counter(
-            "kafka_server_brokertopicmetrics_fetchmessageconversions", "Records down-converted", topic, registry=r
-        )
+        for attr, name, doc in _TOPIC_COUNTERS:
+            setattr(self, attr, Counter(f"kafka_server_brokertopicmetrics_{name}", doc, ["topic"], registry=r))
         self.conversion_time = Histogram(
             "kafka_network_requestmetrics_messageconversionstimems",
             "Time spent converting message formats, ms",

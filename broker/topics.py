@@ -164,7 +164,7 @@ class TopicRegistry:
 _PASS_THROUGH = frozenset(
     {
         "roll_idle_segments", "run_retention", "write_checkpoints", "delete_expired_files", "flush_generation",
-        "flushed_generation", "partition_sizes", "close", "describe_config", "effective_config",
+        "flushed_generation", "partition_states", "close", "describe_config", "effective_config",
         "add_partitions", "set_topic_overrides", "topics",
     }
 )  # fmt: skip

@@ -276,8 +276,10 @@ class LogManager:
             mine = {k: o for k, o in self._cleaner_offsets.items() if self._log_in(k, root)}
             write_checkpoint(root / CLEANER_OFFSETS, mine)
 
-    def partition_sizes(self) -> Iterable[tuple[str, int, int]]:
-        return [(l.topic, l.partition, l.size_in_bytes) for l in self.logs()]
+    def partition_states(self) -> list[tuple[str, int, int, int, int, int]]:
+        """Per log: ``(topic, partition, size in bytes, log_start_offset, log_end_offset, segments)``."""
+        return [(l.topic, l.partition, l.size_in_bytes, l.log_start_offset, l.log_end_offset, len(l.segments))
+                for l in self.logs()]  # fmt: skip
 
     # -- producer ids -----------------------------------------------------------------
 

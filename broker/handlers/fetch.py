@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import trio
 
+from protocol import ErrorCode
+
 from ..dispatch import RequestContext, handler
 from ..fetch_reader import PartitionRead, read_partition
 
@@ -83,6 +85,8 @@ def _response(ctx: RequestContext, request, reads: list[PartitionRead]) -> objec
                     aborted_transactions=[] if ctx.version >= 4 else None, records=r.records,
                 )  # fmt: skip
             )
+            if r.error != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+                ctx.broker.metrics.total_fetch.labels(topic.topic).inc()
             if r.size:
                 ctx.broker.metrics.bytes_out.labels(topic.topic).inc(r.size)
         resp.responses.append(Topic(topic=topic.topic, partitions=parts))

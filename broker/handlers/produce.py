@@ -70,6 +70,7 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part) -> bool:
     if isinstance(partition, ErrorCode):
         part.error_code = partition
         return False
+    broker.metrics.total_produce.labels(topic).inc()
     if pd.records is None:
         part.error_code = ErrorCode.INVALID_RECORD
         return False
@@ -85,9 +86,7 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part) -> bool:
     except ValidationError as exc:
         _fail(ctx, topic, part, exc, len(pd.records))
         return False
-    if validated.converted_count:
-        broker.metrics.produce_conversions.labels(topic).inc(validated.converted_count)
-        broker.metrics.conversion_time.labels("Produce").observe((time.perf_counter() - started) * 1000)
+    _count_conversion(broker, topic, validated.converted_count, started)
     verdict = _producer_check(partition.log.producer_state, validated.data)
     if isinstance(verdict, Duplicate):  # a retry of a batch already written: answer its offsets again
         part.base_offset, part.log_append_time_ms = verdict.first_offset, -1
@@ -103,6 +102,13 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part) -> bool:
         return False
     _appended(broker, topic, part, partition, validated)
     return True
+
+
+def _count_conversion(broker, topic: str, converted: int, started: float) -> None:
+    """``ProduceMessageConversionsPerSec`` and the Produce conversion time, when records were up-converted."""
+    if converted:
+        broker.metrics.produce_conversions.labels(topic).inc(converted)
+        broker.metrics.conversion_time.labels("Produce").observe((time.perf_counter() - started) * 1000)
 
 
 def _appended(broker, topic: str, part, partition, validated) -> None:

@@ -84,6 +84,28 @@ def test_metrics_endpoint_uses_kafka_jmx_exporter_names(broker):
                  if s.name.endswith("_total")}  # fmt: skip
     assert bytes_out["metered"] > 0
 
+    def per_topic(name: str) -> dict[str, float]:
+        return {s.labels["topic"]: s.value for s in families[name] if s.name.endswith("_total")}
+
+    assert per_topic("kafka_server_brokertopicmetrics_totalproducerequests")["metered"] >= 1
+    assert per_topic("kafka_server_brokertopicmetrics_totalfetchrequests")["metered"] >= 1
+    log_gauges = [{(s.labels["topic"], s.labels["partition"]): s.value for s in families[f"kafka_log_log_{name}"]}
+                  for name in ("logstartoffset", "logendoffset", "numlogsegments")]  # fmt: skip
+    assert [gauge[("metered", "0")] for gauge in log_gauges] == [0, 25, 1]
+    node_wide = ("kafka_server_replicamanager_", "kafka_controller_")
+    single = {name: families[name][0].value for name in families if name.startswith(node_wide)}
+    partitions = float(len(sizes))
+    assert single == {
+        "kafka_server_replicamanager_partitioncount": partitions,
+        "kafka_server_replicamanager_leadercount": partitions,
+        "kafka_server_replicamanager_underreplicatedpartitions": 0,
+        "kafka_server_replicamanager_offlinereplicacount": 0,
+        "kafka_controller_kafkacontroller_activecontrollercount": 1,
+        "kafka_controller_kafkacontroller_offlinepartitionscount": 0,
+        "kafka_controller_kafkacontroller_globaltopiccount": float(len({t for t, _ in sizes})),
+        "kafka_controller_kafkacontroller_globalpartitioncount": partitions,
+    }  # fmt: skip
+
 
 def test_durable_mode_acks_after_fsync_and_survives_kill(broker_factory):
     broker = broker_factory(log_flush_durable_enable="true")

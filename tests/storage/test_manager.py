@@ -163,12 +163,15 @@ def test_group_commit_covers_every_append_with_few_fsyncs(tmp_path, monkeypatch)
     assert len(calls) <= 4 * rounds  # one fsync per dirty partition per round
 
 
-def test_partition_sizes(tmp_path):
+def test_partition_states(tmp_path):
     lm = manager(tmp_path, Clock())
     lm.create_topic("t", 2, {})
     append(lm.get_log("t", 1))
-    sizes = {(t, p): size for t, p, size in lm.partition_sizes()}
-    assert sizes[("t", 0)] == 0 and sizes[("t", 1)] == (tmp_path / "t-1" / f"{0:020d}.log").stat().st_size > 0
+    states = {(t, p): rest for t, p, *rest in lm.partition_states()}
+    assert states[("t", 0)] == [0, 0, 0, 1]
+    size, start, end, segments = states[("t", 1)]
+    assert size == (tmp_path / "t-1" / f"{0:020d}.log").stat().st_size > 0
+    assert (start, end, segments) == (0, lm.get_log("t", 1).log_end_offset, 1) and end > 0
 
 
 def test_manager_timer_rolls_idle_compacted_logs_and_runs_retention(tmp_path):
