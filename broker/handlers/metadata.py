@@ -12,10 +12,14 @@ UNKNOWN_TOPIC_OR_PARTITION, and an illegal name INVALID_TOPIC_EXCEPTION.
 Version notes: v1 controller_id, is_internal, rack, null topics; v2
 cluster_id; v3 throttle_time_ms; v4 allow_auto_topic_creation; v5
 offline_replicas; v7 leader_epoch; v8 authorized operations; v9 flexible;
-v10 topic ids; v12 topics may be named by id only.
+v10 topic ids; v12 topics may be named by id only. Before v12 a topic asked
+for by id (or with a null name) makes the request invalid, as in Kafka: every
+requested topic is answered INVALID_REQUEST (a null name as ""), no brokers.
 """
 
 from __future__ import annotations
+
+import uuid
 
 from protocol import ErrorCode
 
@@ -28,12 +32,26 @@ API_KEY = 3
 @handler(API_KEY, 0, 12)
 async def handle(ctx: RequestContext, request) -> object:
     broker = ctx.broker
+    if ctx.version < 12 and request.topics and any(t.name is None or t.topic_id != _NO_ID for t in request.topics):
+        return _invalid(ctx, request)
     resp = ctx.response(cluster_id=broker.cluster_id, controller_id=broker.config.node_id)
     cls = type(resp)
     host, port = ctx.advertised
     resp.brokers = [cls.MetadataResponseBroker(node_id=broker.config.node_id, host=host, port=port, rack=None)]
     for name in _requested_names(ctx, request):
         resp.topics.append(_topic(ctx, cls, name, _may_create(ctx, request)))
+    return resp
+
+
+_NO_ID = uuid.UUID(int=0)
+
+
+def _invalid(ctx: RequestContext, request) -> object:
+    """Kafka's error answer to a v10-11 request naming topics by id: INVALID_REQUEST per topic."""
+    resp = ctx.response()
+    Topic = type(resp).MetadataResponseTopic
+    resp.topics = [Topic(error_code=ErrorCode.INVALID_REQUEST, name=t.name or "", topic_id=t.topic_id)
+                   for t in request.topics]  # fmt: skip
     return resp
 
 
