@@ -66,8 +66,9 @@ async def _fill(broker) -> None:
 def _requests(api_key: int, version: int):
     """Valid requests whose strings and integers lean towards the topics, groups and offsets that exist."""
     p = strategies.PRIMITIVES
-    known = {STRING: st.one_of(st.sampled_from(["fuzz", "fuzz-compact", "__consumer_offsets", "g", ""]), p[STRING]),
-             INT32: st.one_of(st.integers(-1, 5), p[INT32]), INT64: st.one_of(st.integers(-2, 20), p[INT64])}  # fmt: skip
+    names = st.sampled_from(["fuzz", "fuzz-compact", "__consumer_offsets", "g", ""])
+    known = {STRING: st.one_of(names, p[STRING]), INT32: st.one_of(st.integers(-1, 5), p[INT32]),
+             INT64: st.one_of(st.integers(-2, 20), p[INT64])}  # fmt: skip
     with mock.patch.dict(p, known):
         return strategies.message(API_BY_KEY[api_key], version, True)
 
