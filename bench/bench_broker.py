@@ -135,7 +135,8 @@ def run_case(bootstrap: str, label: str, case: tuple, trial: int) -> dict[str, f
     size, n, acks = case
     topic = f"bench-{label}-{size}-{n}-{acks}-{trial}"
     return {"produce": produce(bootstrap, topic, n, size, acks, per_record=True),
-            "batch": produce(bootstrap, topic + "-b", n, size, acks), "consume": consume(bootstrap, topic, n)}  # fmt: skip
+            "batch": produce(bootstrap, topic + "-b", n, size, acks),
+            "consume": consume(bootstrap, topic, n)}  # fmt: skip
 
 
 def write_limit(directory: Path, nbytes: int) -> float:
@@ -216,8 +217,9 @@ def _report(samples: dict, cases: list, trials: int) -> None:
     a spread that straddles 1.0 says the row measures the client (or the machine), not the brokers."""
     med = {key: statistics.median(values) for key, values in samples.items()}
     print(f"median of {trials} alternating runs per row; spread = lowest-highest ratio of run i on both brokers; "
-          "produce = one produce() call per record, batch = produce_batch() per 10,000; cpu = broker CPU seconds "
-          "for the three ops, deferred work included; raw = pwrite of the same bytes to a new file, no broker")  # fmt: skip
+          "produce = one produce() call per record, batch = produce_batch() per 10,000; cpu = broker CPU "
+          "seconds for the three ops, deferred work included; raw = pwrite of the same bytes to a new file, "
+          "no broker")  # fmt: skip
     print(f"{'size':>6}{'records':>10} {'acks':>4} {'op':<8}{'ours rec/s':>12}{'ours MB/s':>10}{'peer rec/s':>12}"
           f"{'peer MB/s':>10}{'ratio':>7}{'spread':>11}{'ours cpu':>10}{'peer cpu':>10}{'raw MB/s':>10}"
           f"{'ours/raw':>9}")  # fmt: skip
