@@ -42,6 +42,10 @@ def _non_negative(v: int) -> bool:
     return v >= 0
 
 
+# Kafka's default listener.security.protocol.map: each security protocol names a listener of its own kind
+KAFKA_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+
+
 def _buffer_size(v: int) -> bool:
     return v == -1 or v > 0
 
@@ -72,8 +76,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("default.replication.factor", "default_replication_factor", int, 1, _positive, "accepted; single node"),
     Key("auto.create.topics.enable", "auto_create_topics_enable", _bool, True, None, "Metadata creates topics"),
     Key("delete.topic.enable", "delete_topic_enable", _bool, True, None, "DeleteTopics allowed"),
-    Key("listener.security.protocol.map", "listener_security_protocol_map", str,
-        "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL", None,
+    Key("listener.security.protocol.map", "listener_security_protocol_map", str, KAFKA_PROTOCOL_MAP, None,
         "listener name -> security protocol; only PLAINTEXT listeners are served"),  # fmt: skip
     Key("controller.listener.names", "controller_listener_names", str, "", None, "listeners not bound (no KRaft)"),
     Key("inter.broker.listener.name", "inter_broker_listener_name", str, "", None, "accepted; must name a listener"),

@@ -25,9 +25,7 @@ import socket
 
 import attrs
 
-from .config import ConfigError
-
-KAFKA_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+from .config import KAFKA_PROTOCOL_MAP, ConfigError
 
 
 @attrs.frozen

@@ -6,8 +6,9 @@ listener (port 0 picks a free port; ``broker.bound`` tells which), starts the
 metrics endpoint and the periodic tasks, then reports the ``Broker`` as
 started. Each accepted connection knows its listener (what Metadata
 advertises to it) and gets Kafka's ``socket.send.buffer.bytes`` /
-``socket.receive.buffer.bytes``. Cancelling it is a graceful shutdown: listeners close, connections
-end, and the storage writes its checkpoints and clean-shutdown marker.
+``socket.receive.buffer.bytes``. Cancelling it is a graceful shutdown:
+listeners close, connections end, and the storage writes its checkpoints and
+clean-shutdown marker.
 
 Periodic duties, all driven from here so storage stays free of timers:
 retention every ``log.retention.check.interval.ms``, the idle-segment roll
