@@ -28,16 +28,16 @@ Produce is timed two ways, each on its own fresh topic. ``produce`` calls
 2-core machine that loop is the bottleneck for both brokers, so the row sits at
 parity and its spread straddles 1.0. ``batch`` hands librdkafka 10,000 records
 per ``produce_batch()`` call, so the row measures librdkafka and the broker.
-What bounds our broker there is the append itself: it writes every batch to
-the segment file (page cache) before acknowledging, as Kafka does, and
-noida-db keeps records in memory and saves them later from a background
-thread (a whole-store ``kafka.json``). So the ``batch`` row also prints a raw
-limit, ``pwrite`` of the same bytes into a new file with no broker, and our
-rate as a fraction of it. On a VM, pages the guest has never touched (or has
-handed back to the host) cost far more to write: on the Firecracker VM this
-was written on, 300 MB into new page cache took 0.07 s when the memory had
-just been used and 0.5-0.9 s when it had not, which is most of the run-to-run
-drift in the produce rows.
+Our broker writes every batch to the segment file (page cache) before it
+acknowledges, as Kafka does; noida-db keeps records in memory and saves them
+later from a background thread (a whole-store ``kafka.json``). So the
+``batch`` row also prints a raw limit, ``pwrite`` of the same bytes into a new
+file with no broker, and our rate as a fraction of it. On a VM, pages the
+guest has never touched (or has handed back to the host) cost far more to
+write: on the Firecracker VM this was written on, 300 MB into new page cache
+took 0.07 s when the memory had just been used and 0.5-0.9 s when it had not.
+In the slow case that write was 48 % of our broker's CPU on 1 KiB batches
+(perf); it is most of the run-to-run drift in the produce rows.
 
 Each producer learns the topic's metadata (``list_topics``) before its clock
 starts. Without that, a producer used within ~50 ms of its creation waits out
@@ -80,7 +80,7 @@ def produce(bootstrap: str, topic: str, n: int, size: int, acks: str, extra: dic
                          "queue.buffering.max.messages": 1_000_000, **(extra or {})})  # fmt: skip
     value = os.urandom(size) if value is None else value
     chunks = [] if per_record else _chunks(n, value)
-    producer.list_topics(topic, 30)  # metadata (and its leader) known before the clock starts: see below
+    producer.list_topics(topic, 30)  # metadata and leader known before the clock starts (module doc)
     started = time.perf_counter()
     if per_record:
         for i in range(n):
