@@ -122,72 +122,88 @@ def test_admin_lists_describes_and_deletes_groups(broker_factory):
         consumer.commit({tp0: OffsetAndMetadata(5, "m0", -1), tp1: OffsetAndMetadata(4, "m1", -1)})
         member = consumer.group_metadata()
         assert member.generation_id >= 1 and member.member_id
-
-        listed = {g["group_id"]: g for g in admin.list_groups()}
-        assert listed[group]["protocol_type"] == "consumer"
-        if "group_state" in listed[group]:  # ListGroups v4+
-            assert listed[group]["group_state"] == "Stable"
-        d = admin.describe_groups([group])[group]
-        assert (d["error"], d["group_state"], d["protocol_type"], d["protocol_data"]) == (
-            None, "Stable", "consumer", "range")  # fmt: skip
-        (m,) = d["members"]
-        assert (m["member_id"], m["client_id"]) == (member.member_id, "adm-client")
-        assert m["client_host"].endswith("127.0.0.1")
-        assert m["member_metadata"]["topics"] == [topic]
-        assert m["member_assignment"]["assigned_partitions"] == [{"topic": topic, "partitions": [0, 1]}]
-
-        assert admin.delete_groups([group]) == {group: "NonEmptyGroupError"}
-        # Commits into an active group: only from the current member at the current generation.
-        assert admin.alter_group_offsets(group, {tp0: OffsetAndMetadata(1, "admin", -1)}) == {
-            tp0: UnknownMemberIdError}  # fmt: skip
-        gen, mid = member.generation_id, member.member_id
-        assert _raw_commit(broker, group, gen + 1, mid, topic, 0, 1) == ErrorCode.ILLEGAL_GENERATION
-        assert _raw_commit(broker, group, gen, "stranger", topic, 0, 1) == ErrorCode.UNKNOWN_MEMBER_ID
-        offsets = admin.list_group_offsets(group)[group]
-        assert {tp: (om.offset, om.metadata) for tp, om in offsets.items()} == {tp0: (5, "m0"), tp1: (4, "m1")}
-        assert _raw_commit(broker, group, gen, mid, topic, 1, 3) == ErrorCode.NONE
-        offsets = admin.list_group_offsets(group)[group]
-        assert {tp: (om.offset, om.metadata) for tp, om in offsets.items()} == {tp0: (5, "m0"), tp1: (3, "raw")}
-
+        _check_stable_group(admin, group, topic, member)
+        _check_commits_into_an_active_group(broker, admin, group, topic, member)
         consumer.close()  # LeaveGroup: the group is empty, its offsets stay
         closed = True
-        described = admin.describe_groups([group])[group]
-        assert (described["error"], described["group_state"], described["protocol_type"], described["members"]) == (
-            None, "Empty", "consumer", [])  # fmt: skip
-        listed = {g["group_id"]: g for g in admin.list_groups()}
-        if "group_state" in listed[group]:
-            assert listed[group]["group_state"] == "Empty"
-        assert len(admin.list_group_offsets(group)[group]) == 2
-
-        # A group that only holds offsets (committed from outside any generation) is kept.
-        assert admin.alter_group_offsets("adm-keep", {tp0: OffsetAndMetadata(3, "kept", -1)}) == {tp0: NoError}
-
-        assert admin.delete_groups([group]) == {group: "OK"}
-        assert admin.delete_groups([group]) == {group: "GroupIdNotFoundError"}
-        assert admin.delete_groups(["never-existed"]) == {"never-existed": "GroupIdNotFoundError"}
-        assert group not in {g["group_id"] for g in admin.list_groups()}
-        assert admin.list_group_offsets(group) == {group: {}}
-        gone = admin.describe_groups([group])[group]
-        assert (gone["group_state"], gone["members"]) == ("Dead", [])
+        _check_empty_group_then_delete(admin, group, tp0)
     finally:
         if not closed:
             consumer.close()
         admin.close()
+    _check_deletion_survives_a_restart(broker, group, topic, tp0)
 
-    # The deletion is stored: after a restart the group stays gone and the other group keeps its offsets.
+
+def _states(admin: KafkaAdminClient) -> dict:
+    """ListGroups: group id -> its state where the version reports one (v4+), else None."""
+    return {g["group_id"]: g.get("group_state") for g in admin.list_groups()}
+
+
+def _offsets(admin: KafkaAdminClient, group: str) -> dict:
+    return {tp: (om.offset, om.metadata) for tp, om in admin.list_group_offsets(group)[group].items()}
+
+
+def _check_stable_group(admin: KafkaAdminClient, group: str, topic: str, member) -> None:
+    """ListGroups and DescribeGroups of a group with one consumer holding both partitions."""
+    assert {g["group_id"]: g["protocol_type"] for g in admin.list_groups()}[group] == "consumer"
+    assert _states(admin)[group] in ("Stable", None)
+    d = admin.describe_groups([group])[group]
+    assert (d["error"], d["group_state"], d["protocol_type"], d["protocol_data"]) == (
+        None, "Stable", "consumer", "range")  # fmt: skip
+    (m,) = d["members"]
+    assert (m["member_id"], m["client_id"]) == (member.member_id, "adm-client")
+    assert m["client_host"].endswith("127.0.0.1")
+    assert m["member_metadata"]["topics"] == [topic]
+    assert m["member_assignment"]["assigned_partitions"] == [{"topic": topic, "partitions": [0, 1]}]
+
+
+def _check_commits_into_an_active_group(broker, admin: KafkaAdminClient, group: str, topic: str, member) -> None:
+    """A group with members is not deleted, and takes commits only from a member at the current generation."""
+    tp0, tp1 = KPTopicPartition(topic, 0), KPTopicPartition(topic, 1)
+    assert admin.delete_groups([group]) == {group: "NonEmptyGroupError"}
+    assert admin.alter_group_offsets(group, {tp0: OffsetAndMetadata(1, "admin", -1)}) == {
+        tp0: UnknownMemberIdError}  # fmt: skip
+    gen, mid = member.generation_id, member.member_id
+    assert _raw_commit(broker, group, gen + 1, mid, topic, 0, 1) == ErrorCode.ILLEGAL_GENERATION
+    assert _raw_commit(broker, group, gen, "stranger", topic, 0, 1) == ErrorCode.UNKNOWN_MEMBER_ID
+    assert _offsets(admin, group) == {tp0: (5, "m0"), tp1: (4, "m1")}
+    assert _raw_commit(broker, group, gen, mid, topic, 1, 3) == ErrorCode.NONE
+    assert _offsets(admin, group) == {tp0: (5, "m0"), tp1: (3, "raw")}
+
+
+def _check_empty_group_then_delete(admin: KafkaAdminClient, group: str, tp0: KPTopicPartition) -> None:
+    """After the last member leaves, the group is Empty with its offsets; then it is deleted, and is Dead.
+    A group that only holds offsets (committed from outside any generation), ``adm-keep``, is made too."""
+    described = admin.describe_groups([group])[group]
+    assert (described["error"], described["group_state"], described["protocol_type"], described["members"]) == (
+        None, "Empty", "consumer", [])  # fmt: skip
+    assert _states(admin)[group] in ("Empty", None)
+    assert len(admin.list_group_offsets(group)[group]) == 2
+    assert admin.alter_group_offsets("adm-keep", {tp0: OffsetAndMetadata(3, "kept", -1)}) == {tp0: NoError}
+    assert admin.delete_groups([group]) == {group: "OK"}
+    assert admin.delete_groups([group]) == {group: "GroupIdNotFoundError"}
+    assert admin.delete_groups(["never-existed"]) == {"never-existed": "GroupIdNotFoundError"}
+    assert group not in _states(admin)
+    assert admin.list_group_offsets(group) == {group: {}}
+    gone = admin.describe_groups([group])[group]
+    assert (gone["group_state"], gone["members"]) == ("Dead", [])
+
+
+def _check_deletion_survives_a_restart(broker, group: str, topic: str, tp0: KPTopicPartition) -> None:
+    """The deletion is stored: after a restart the group stays gone, ``adm-keep`` keeps its offsets, and a
+    new consumer of the deleted group starts by the reset policy, from offset 0."""
     assert broker.stop() == 0
     broker.restart()
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
-        names = {g["group_id"] for g in admin.list_groups()}
+        names = _states(admin)
         assert "adm-keep" in names and group not in names
         assert admin.list_group_offsets(group) == {group: {}}
-        kept = admin.list_group_offsets("adm-keep")["adm-keep"]
-        assert {tp: (om.offset, om.metadata) for tp, om in kept.items()} == {tp0: (3, "kept")}
+        assert _offsets(admin, "adm-keep") == {tp0: (3, "kept")}
     finally:
         admin.close()
     fresh = kp_consumer(broker.bootstrap, group, topic)
-    try:  # no committed offsets: the reset policy applies, from offset 0
+    try:
         got = kp_poll(fresh, 10)
         assert sorted(o for _p, o, _k in got) == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
     finally:
