@@ -204,90 +204,118 @@ class _BackgroundProducer:
         return dict(self.placed)
 
 
+class _Group:
+    """The members (worker processes) of one consumer group over time, by name."""
+
+    def __init__(self, bootstrap: str, topic: str, group: str, parts: int, tmp_path: Path) -> None:
+        self.bootstrap, self.topic, self.group, self.parts, self.tmp_path = bootstrap, topic, group, parts, tmp_path
+        self.workers: dict[str, _Worker] = {}
+
+    def start(self, *names: str) -> None:
+        for name in names:
+            self.workers[name] = _Worker(name, self.bootstrap, self.topic, self.group, self.tmp_path)
+
+    def details(self) -> str:
+        return "\n".join(w.describe() for w in self.workers.values())
+
+    def consumed(self) -> Counter:
+        return Counter(k for w in self.workers.values() for k in w.keys())
+
+    def sizes(self, names: str) -> list[int]:
+        return sorted(len(self.workers[n].current() or ()) for n in names)
+
+    def wait_stable(self, names: str, what: str) -> None:
+        wait_until(lambda: _stable([self.workers[n] for n in names], self.parts), 30, what, self.details)
+
+    def wait_consumed(self, keys, what: str) -> None:
+        wait_until(lambda: set(self.consumed()) >= set(keys), 30, what, self.details)
+
+    def produce(self, prefix: str, n: int = 60) -> dict:
+        return produce_keys(self.bootstrap, self.topic, [(i % self.parts, f"{prefix}-{i:03d}") for i in range(n)])
+
+
 def test_kafka_python_group_join_leave_crash_and_restart(broker_factory, tmp_path):
     broker = broker_factory(**GROUP_CONFIG)
-    topic, group, parts = "kp-group", "kp-members", 6
-    create_topic(broker.bootstrap, topic, parts)
-    workers: dict[str, _Worker] = {}
-
-    def start(name: str) -> _Worker:
-        workers[name] = _Worker(name, broker.bootstrap, topic, group, tmp_path)
-        return workers[name]
-
-    def details() -> str:
-        return "\n".join(w.describe() for w in workers.values())
-
-    def consumed() -> Counter:
-        return Counter(k for w in workers.values() for k in w.keys())
-
-    def sizes(names: str) -> list[int]:
-        return sorted(len(workers[n].current() or ()) for n in names)
-
-    background = _BackgroundProducer(broker.bootstrap, topic, parts)
+    create_topic(broker.bootstrap, "kp-group", 6)
+    g = _Group(broker.bootstrap, "kp-group", "kp-members", 6, tmp_path)
+    background = _BackgroundProducer(broker.bootstrap, g.topic, g.parts)
     try:
-        # Joins and a leave while records keep arriving.
-        background.start()
-        start("a")
-        wait_until(lambda: _stable([workers["a"]], parts), 30, "a alone owns all six partitions", details)
-        start("b")
-        start("c")
-        wait_until(lambda: _stable([workers[n] for n in "abc"], parts), 30, "a, b, c share the partitions", details)
-        assert sizes("abc") == [2, 2, 2]
-        assert workers["a"].terminate() == 0  # close(): LeaveGroup
-        wait_until(lambda: _stable([workers[n] for n in "bc"], parts), 30, "b, c take over a's partitions", details)
-        assert sizes("bc") == [3, 3]
-        start("d")
-        wait_until(lambda: _stable([workers[n] for n in "bcd"], parts), 30, "b, c, d share the partitions", details)
-        assert sizes("bcd") == [2, 2, 2]
-        time.sleep(1.0)  # records keep flowing to the new layout
-        produced = background.stop()
-        wait_until(lambda: set(consumed()) >= set(produced), 30, "every record produced so far consumed", details)
-        assert all(workers[n].keys() for n in "abcd"), details()  # every member did real work
-
-        # kill -9 of an idle member: its partitions move after the session timeout (3 s).
-        victim = workers["b"]
-        lost = victim.current()
-        assert lost and len(lost) == 2
-        victim.kill()
-        killed_at = time.monotonic()
-        crash = produce_keys(broker.bootstrap, topic, [(i % parts, f"crash-{i:03d}") for i in range(60)])
-        wait_until(lambda: set(consumed()) >= set(crash), 30, "records after the crash consumed by c and d", details)
-        took = time.monotonic() - killed_at
-        assert took >= 2.0, f"partitions of a SIGKILLed member moved after {took:.2f} s, before its 3 s session timeout"
-        assert _stable([workers["c"], workers["d"]], parts), details()
-        assert sizes("cd") == [3, 3]
-        on_lost = {k for k, (p, _o) in crash.items() if p in lost}
-        taken = {k for n in "cd" for (p, _o, k) in workers[n].records if k.startswith("crash-")}
-        assert on_lost <= taken and len(on_lost) == 20
-
-        # Stop the whole group, produce, start two new members: they begin at the committed offsets.
-        assert workers["c"].terminate() == 0
-        assert workers["d"].terminate() == 0
-        later = produce_keys(broker.bootstrap, topic, [(i % parts, f"later-{i:03d}") for i in range(60)])
-        start("e")
-        start("f")
-        wait_until(lambda: set(consumed()) >= set(later), 30, "records after the restart consumed by e and f", details)
-        wait_until(lambda: _stable([workers["e"], workers["f"]], parts), 30, "e, f share the partitions", details)
-        assert {k for n in "ef" for k in workers[n].keys()} == set(later), "a committed record was read again"
-        assert workers["e"].terminate() == 0
-        assert workers["f"].terminate() == 0
-
-        # Exactly once across the whole run: every key once, every offset of every partition once.
-        everything = {**produced, **crash, **later}
-        counts = consumed()
-        assert {k: n for k, n in counts.items() if n != 1} == {}
-        assert set(counts) == set(everything)
-        seen: dict[int, list[int]] = {p: [] for p in range(parts)}
-        for w in workers.values():
-            for p, o, k in w.records:
-                assert everything[k] == (p, o)
-                seen[p].append(o)
-        ends = Counter(p for p, _o in everything.values())
-        assert {p: sorted(o) for p, o in seen.items()} == {p: list(range(ends[p])) for p in range(parts)}
+        produced = _joins_and_a_leave(g, background)
+        crash = _kill_an_idle_member(g)
+        later = _restart_the_group(g)
+        _check_exactly_once(g, {**produced, **crash, **later})
     finally:
         background._stop.set()
-        for w in workers.values():
+        for w in g.workers.values():
             w.kill()
+
+
+def _joins_and_a_leave(g: _Group, background: _BackgroundProducer) -> dict:
+    """Members join and one leaves while records keep arriving; every layout shares the partitions evenly."""
+    background.start()
+    g.start("a")
+    g.wait_stable("a", "a alone owns all six partitions")
+    g.start("b", "c")
+    g.wait_stable("abc", "a, b, c share the partitions")
+    assert g.sizes("abc") == [2, 2, 2]
+    assert g.workers["a"].terminate() == 0  # close(): LeaveGroup
+    g.wait_stable("bc", "b, c take over a's partitions")
+    assert g.sizes("bc") == [3, 3]
+    g.start("d")
+    g.wait_stable("bcd", "b, c, d share the partitions")
+    assert g.sizes("bcd") == [2, 2, 2]
+    time.sleep(1.0)  # records keep flowing to the new layout
+    produced = background.stop()
+    g.wait_consumed(produced, "every record produced so far consumed")
+    assert all(g.workers[n].keys() for n in "abcd"), g.details()  # every member did real work
+    return produced
+
+
+def _kill_an_idle_member(g: _Group) -> dict:
+    """kill -9 of an idle member: its partitions move after the session timeout (3 s), not before."""
+    victim = g.workers["b"]
+    lost = victim.current()
+    assert lost and len(lost) == 2
+    victim.kill()
+    killed_at = time.monotonic()
+    crash = g.produce("crash")
+    g.wait_consumed(crash, "records after the crash consumed by c and d")
+    took = time.monotonic() - killed_at
+    assert took >= 2.0, f"partitions of a SIGKILLed member moved after {took:.2f} s, before its 3 s session timeout"
+    assert _stable([g.workers["c"], g.workers["d"]], g.parts), g.details()
+    assert g.sizes("cd") == [3, 3]
+    on_lost = {k for k, (p, _o) in crash.items() if p in lost}
+    taken = {k for n in "cd" for (p, _o, k) in g.workers[n].records if k.startswith("crash-")}
+    assert on_lost <= taken and len(on_lost) == 20
+    return crash
+
+
+def _restart_the_group(g: _Group) -> dict:
+    """Stop the whole group, produce, start two new members: they begin at the committed offsets."""
+    assert g.workers["c"].terminate() == 0
+    assert g.workers["d"].terminate() == 0
+    later = g.produce("later")
+    g.start("e", "f")
+    g.wait_consumed(later, "records after the restart consumed by e and f")
+    g.wait_stable("ef", "e, f share the partitions")
+    assert {k for n in "ef" for k in g.workers[n].keys()} == set(later), "a committed record was read again"
+    assert g.workers["e"].terminate() == 0
+    assert g.workers["f"].terminate() == 0
+    return later
+
+
+def _check_exactly_once(g: _Group, everything: dict) -> None:
+    """Across the whole run every key was consumed once, and every offset of every partition once."""
+    counts = g.consumed()
+    assert {k: n for k, n in counts.items() if n != 1} == {}
+    assert set(counts) == set(everything)
+    seen: dict[int, list[int]] = {p: [] for p in range(g.parts)}
+    for w in g.workers.values():
+        for p, o, k in w.records:
+            assert everything[k] == (p, o)
+            seen[p].append(o)
+    ends = Counter(p for p, _o in everything.values())
+    assert {p: sorted(o) for p, o in seen.items()} == {p: list(range(ends[p])) for p in range(g.parts)}
 
 
 def test_static_member_restart_keeps_its_partitions_without_a_rebalance(broker_factory, tmp_path):
