@@ -41,77 +41,94 @@ def _ck_parts(consumer: Consumer) -> set[int]:
     return {tp.partition for tp in consumer.assignment()}
 
 
-@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
-def test_confluent_group_shares_partitions_and_commits(broker_factory, strategy):
-    broker = broker_factory(**GROUP_CONFIG)
-    topic, group, parts = f"ck-{strategy}", f"ck-group-{strategy}", 4
-    create_topic(broker.bootstrap, topic, parts)
-    members = [_ck_member(broker.bootstrap, group, strategy, f"ck-member-{i}") for i in range(2)]
-    got: list[list[tuple[int, int, str]]] = [[], []]
-    open_members = [0, 1]
+class _CKGroup:
+    """Two confluent-kafka members of one group: what each consumed, committing after every poll."""
 
-    def poll(indexes) -> None:
+    def __init__(self, bootstrap: str, topic: str, group: str, strategy: str, parts: int) -> None:
+        self.bootstrap, self.topic, self.strategy, self.parts = bootstrap, topic, strategy, parts
+        self.members = [_ck_member(bootstrap, group, strategy, f"ck-member-{i}") for i in range(2)]
+        self.got: list[list[tuple[int, int, str]]] = [[], []]
+        self.open = [0, 1]
+
+    def poll(self, indexes) -> None:
         for i in indexes:
-            msgs = members[i].consume(num_messages=100, timeout=0.05)
+            msgs = self.members[i].consume(num_messages=100, timeout=0.05)
             assert [m.error() for m in msgs if m.error() is not None] == []
             if msgs:
                 last = {m.partition(): m.offset() for m in msgs}
-                members[i].commit(offsets=[CKTopicPartition(topic, p, o + 1) for p, o in last.items()],
-                                  asynchronous=False)  # fmt: skip
-                got[i].extend((m.partition(), m.offset(), m.key().decode()) for m in msgs)
+                self.members[i].commit(offsets=[CKTopicPartition(self.topic, p, o + 1) for p, o in last.items()],
+                                       asynchronous=False)  # fmt: skip
+                self.got[i].extend((m.partition(), m.offset(), m.key().decode()) for m in msgs)
 
-    def poll_until(indexes, predicate, timeout: float, what: str) -> None:
+    def poll_until(self, indexes, predicate, timeout: float, what: str) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            poll(indexes)
+            self.poll(indexes)
             if predicate():
                 return
-        raise AssertionError(f"{strategy}: not met within {timeout} s: {what}; assignments "
-                             f"{[_ck_parts(members[i]) for i in indexes]}, got {[len(g) for g in got]}")  # fmt: skip
+        owned = [_ck_parts(self.members[i]) for i in indexes]
+        raise AssertionError(f"{self.strategy}: not met within {timeout} s: {what}; assignments {owned}, "
+                             f"got {[len(g) for g in self.got]}")  # fmt: skip
 
+    def shared(self) -> bool:
+        a, b = _ck_parts(self.members[0]), _ck_parts(self.members[1])
+        return bool(a) and bool(b) and not a & b and a | b == set(range(self.parts))
+
+    def committed(self, i: int) -> list:
+        return self.members[i].committed([CKTopicPartition(self.topic, p) for p in range(self.parts)], timeout=15)
+
+    def produce(self, first: int, last: int) -> dict:
+        keys = [(i % self.parts, f"{self.strategy}-{i:03d}") for i in range(first, last)]
+        return produce_keys(self.bootstrap, self.topic, keys)
+
+
+@pytest.mark.parametrize("strategy", ["range", "cooperative-sticky"])
+def test_confluent_group_shares_partitions_and_commits(broker_factory, strategy):
+    broker = broker_factory(**GROUP_CONFIG)
+    create_topic(broker.bootstrap, f"ck-{strategy}", 4)
+    g = _CKGroup(broker.bootstrap, f"ck-{strategy}", f"ck-group-{strategy}", strategy, 4)
     try:
-        for m in members:
-            m.subscribe([topic])
-
-        def shared() -> bool:
-            a, b = _ck_parts(members[0]), _ck_parts(members[1])
-            return bool(a) and bool(b) and not a & b and a | b == set(range(parts))
-
-        poll_until([0, 1], shared, 30, "both members own partitions")
-        owned = [_ck_parts(members[0]), _ck_parts(members[1])]
-        assert sorted(len(o) for o in owned) == [2, 2]
-
-        first = produce_keys(broker.bootstrap, topic, [(i % parts, f"{strategy}-{i:03d}") for i in range(200)])
-        poll_until([0, 1], lambda: len(got[0]) + len(got[1]) >= 200, 30, "all 200 records consumed")
-        poll([0, 1])  # nothing more may come
-        for i in (0, 1):
-            assert {p for p, _o, _k in got[i]} == owned[i]  # each read exactly its own partitions
-        assert sorted(k for g in got for _p, _o, k in g) == sorted(first)
-        assert all(first[k] == (p, o) for g in got for p, o, k in g)
-        for m in members:  # any member may read the group's offsets for every partition
-            committed = m.committed([CKTopicPartition(topic, p) for p in range(parts)], timeout=15)
-            assert [(tp.partition, tp.offset, tp.error) for tp in committed] == [(p, 50, None) for p in range(parts)]
-
-        # The second member leaves; the first takes over at the second member's committed offsets.
-        members[1].close()
-        open_members.remove(1)
-        poll_until([0], lambda: _ck_parts(members[0]) == set(range(parts)), 30, "member 0 owns all partitions")
-        before = len(got[0])
-        second = produce_keys(broker.bootstrap, topic, [(i % parts, f"{strategy}-{i:03d}") for i in range(200, 240)])
-        poll_until([0], lambda: len(got[0]) - before >= 40, 30, "the next 40 records consumed by member 0")
-        poll([0])
-        assert sorted((p, o, k) for p, o, k in got[0][before:]) == sorted((p, o, k) for k, (p, o) in second.items())
-        assert sorted({o for p, o, _k in got[0][before:]}) == list(range(50, 60))
-
-        final = [CKTopicPartition(topic, p, 60, metadata=f"{strategy}-done-{p}") for p in range(parts)]
-        members[0].commit(offsets=final, asynchronous=False)
-        committed = members[0].committed([CKTopicPartition(topic, p) for p in range(parts)], timeout=15)
-        assert [(tp.partition, tp.offset, tp.metadata) for tp in committed] == [
-            (p, 60, f"{strategy}-done-{p}") for p in range(parts)
-        ]
+        for m in g.members:
+            m.subscribe([g.topic])
+        _two_members_share_and_commit(g)
+        _the_survivor_takes_over(g)
     finally:
-        for i in open_members:
-            members[i].close()
+        for i in g.open:
+            g.members[i].close()
+
+
+def _two_members_share_and_commit(g: _CKGroup) -> None:
+    """Each member owns two partitions, reads exactly those, and either may read the group's offsets."""
+    g.poll_until([0, 1], g.shared, 30, "both members own partitions")
+    owned = [_ck_parts(g.members[0]), _ck_parts(g.members[1])]
+    assert sorted(len(o) for o in owned) == [2, 2]
+    first = g.produce(0, 200)
+    g.poll_until([0, 1], lambda: len(g.got[0]) + len(g.got[1]) >= 200, 30, "all 200 records consumed")
+    g.poll([0, 1])  # nothing more may come
+    for i in (0, 1):
+        assert {p for p, _o, _k in g.got[i]} == owned[i]  # each read exactly its own partitions
+    assert sorted(k for got in g.got for _p, _o, k in got) == sorted(first)
+    assert all(first[k] == (p, o) for got in g.got for p, o, k in got)
+    for i in (0, 1):
+        assert [(tp.partition, tp.offset, tp.error) for tp in g.committed(i)] == [(p, 50, None) for p in range(4)]
+
+
+def _the_survivor_takes_over(g: _CKGroup) -> None:
+    """The second member leaves; the first takes over at its committed offsets and commits with metadata."""
+    g.members[1].close()
+    g.open.remove(1)
+    g.poll_until([0], lambda: _ck_parts(g.members[0]) == set(range(g.parts)), 30, "member 0 owns all partitions")
+    before = len(g.got[0])
+    second = g.produce(200, 240)
+    g.poll_until([0], lambda: len(g.got[0]) - before >= 40, 30, "the next 40 records consumed by member 0")
+    g.poll([0])
+    assert sorted((p, o, k) for p, o, k in g.got[0][before:]) == sorted((p, o, k) for k, (p, o) in second.items())
+    assert sorted({o for p, o, _k in g.got[0][before:]}) == list(range(50, 60))
+    final = [CKTopicPartition(g.topic, p, 60, metadata=f"{g.strategy}-done-{p}") for p in range(g.parts)]
+    g.members[0].commit(offsets=final, asynchronous=False)
+    assert [(tp.partition, tp.offset, tp.metadata) for tp in g.committed(0)] == [
+        (p, 60, f"{g.strategy}-done-{p}") for p in range(g.parts)
+    ]
 
 
 # --------------------------------------------------------------------------- aiokafka
