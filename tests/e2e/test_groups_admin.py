@@ -33,26 +33,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(150)]
 def test_committed_offsets_survive_a_broker_restart(broker_factory, stop):
     broker = broker_factory(offsets_topic_num_partitions="4", **GROUP_CONFIG)
     topic, group = "durable", "durable-members"
-    tp0, tp1 = KPTopicPartition(topic, 0), KPTopicPartition(topic, 1)
     create_topic(broker.bootstrap, topic, 2)
     placed = produce_keys(broker.bootstrap, topic, [(i % 2, f"d-{i:02d}") for i in range(30)])
-
-    consumer = kp_consumer(broker.bootstrap, group, topic)
-    try:
-        assert len(kp_poll(consumer, 30)) == 30
-        consumer.commit({tp0: OffsetAndMetadata(15, "all-of-p0", -1), tp1: OffsetAndMetadata(12, "first", -1)})
-        consumer.commit({tp1: OffsetAndMetadata(9, "rewound-p1", -1)})  # the latest commit wins, not the highest
-        generation_before = consumer.group_metadata().generation_id
-        assert generation_before >= 1
-    finally:
-        consumer.close()
-    simple = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id="durable-simple", enable_auto_commit=False)
-    try:  # a commit from outside any generation (assign(), generation -1) into an empty group
-        simple.assign([tp0])
-        simple.commit({tp0: OffsetAndMetadata(7, "simple", -1)})
-    finally:
-        simple.close()
-
+    generation_before = _commit_in_a_group_and_outside_one(broker, group, topic)
     dirs = sorted(p.name for p in broker.data_dir.iterdir() if p.name.startswith("__consumer_offsets-"))
     assert dirs == [f"__consumer_offsets-{i}" for i in range(4)]
     if stop == "sigterm":
@@ -60,7 +43,35 @@ def test_committed_offsets_survive_a_broker_restart(broker_factory, stop):
     else:
         broker.kill()
     broker.restart()
+    _check_groups_reloaded(broker, topic)
+    _resume_from_the_reloaded_offsets(broker, group, topic, placed, generation_before)
 
+
+def _commit_in_a_group_and_outside_one(broker, group: str, topic: str) -> int:
+    """A member of ``group`` reads everything and commits twice (p1 rewound); ``durable-simple`` commits from
+    outside any generation (assign(), generation -1). Returns the group's generation."""
+    tp0, tp1 = KPTopicPartition(topic, 0), KPTopicPartition(topic, 1)
+    consumer = kp_consumer(broker.bootstrap, group, topic)
+    try:
+        assert len(kp_poll(consumer, 30)) == 30
+        consumer.commit({tp0: OffsetAndMetadata(15, "all-of-p0", -1), tp1: OffsetAndMetadata(12, "first", -1)})
+        consumer.commit({tp1: OffsetAndMetadata(9, "rewound-p1", -1)})  # the latest commit wins, not the highest
+        generation = consumer.group_metadata().generation_id
+        assert generation >= 1
+    finally:
+        consumer.close()
+    simple = KafkaConsumer(bootstrap_servers=broker.bootstrap, group_id="durable-simple", enable_auto_commit=False)
+    try:
+        simple.assign([tp0])
+        simple.commit({tp0: OffsetAndMetadata(7, "simple", -1)})
+    finally:
+        simple.close()
+    return generation
+
+
+def _check_groups_reloaded(broker, topic: str) -> None:
+    """After the restart both groups are listed, the consumer group Empty, with their latest offsets."""
+    tp0, tp1 = KPTopicPartition(topic, 0), KPTopicPartition(topic, 1)
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         listed = {g["group_id"]: g for g in admin.list_groups()}
@@ -76,6 +87,10 @@ def test_committed_offsets_survive_a_broker_restart(broker_factory, stop):
     finally:
         admin.close()
 
+
+def _resume_from_the_reloaded_offsets(broker, group: str, topic: str, placed: dict, generation_before: int) -> None:
+    """A new member reads from the committed offsets, and the generation goes on from where it was."""
+    tp0, tp1 = KPTopicPartition(topic, 0), KPTopicPartition(topic, 1)
     consumer = kp_consumer(broker.bootstrap, group)
     try:
         committed = [consumer.committed(tp, metadata=True, timeout_ms=15000) for tp in (tp0, tp1)]
@@ -85,8 +100,7 @@ def test_committed_offsets_survive_a_broker_restart(broker_factory, stop):
         got += kp_poll(consumer, 1, timeout=0.5)  # and nothing more
         assert sorted(got) == sorted((p, o, k) for k, (p, o) in placed.items() if p == 1 and o >= 9)
         assert consumer.committed(tp0) == 15
-        # The generation was restored from the log: it goes on from where it was, never back.
-        assert consumer.group_metadata().generation_id > generation_before
+        assert consumer.group_metadata().generation_id > generation_before  # restored from the log, never back
     finally:
         consumer.close()
 
