@@ -64,46 +64,54 @@ def _decode_offsets_record(key: bytes, value: bytes | None) -> tuple:
     k = _Buf(key)
     version = k.int16()
     if version in (0, 1):
-        ident = (k.string(), k.string(), k.int32())
-        kind = "offset"
+        ident, kind = (k.string(), k.string(), k.int32()), "offset"
     elif version == 2:
-        ident = (k.string(),)
-        kind = "group"
+        ident, kind = (k.string(),), "group"
     else:
         raise AssertionError(f"unknown key version {version}")
     assert k.done(), f"trailing key bytes: {key!r}"
     if value is None:
         return kind, ident, None
     v = _Buf(value)
-    vv = v.int16()
-    if kind == "offset":
-        assert vv in (0, 1, 2, 3), f"OffsetCommitValue v{vv}"
-        offset = v.int64()
-        epoch = v.int32() if vv == 3 else -1
-        fields = {"version": vv, "offset": offset, "leader_epoch": epoch, "metadata": v.string(),
-                  "commit_timestamp": v.int64()}  # fmt: skip
-        if vv == 1:
-            fields["expire_timestamp"] = v.int64()
-    else:
-        assert vv in (0, 1, 2, 3), f"GroupMetadataValue v{vv}"
-        fields = {"version": vv, "protocol_type": v.string(), "generation": v.int32(), "protocol": v.string(),
-                  "leader": v.string()}  # fmt: skip
-        if vv >= 2:
-            fields["current_state_timestamp"] = v.int64()
-        members = []
-        for _ in range(v.int32()):
-            m = {"member_id": v.string()}
-            if vv >= 3:
-                m["group_instance_id"] = v.string()
-            m["client_id"], m["client_host"] = v.string(), v.string()
-            if vv >= 1:
-                m["rebalance_timeout"] = v.int32()
-            m["session_timeout"] = v.int32()
-            m["subscription"], m["assignment"] = v.bytes_(), v.bytes_()
-            members.append(m)
-        fields["members"] = members
+    fields = _offset_value(v) if kind == "offset" else _group_value(v)
     assert v.done(), f"trailing value bytes: {value!r}"
     return kind, ident, fields
+
+
+def _offset_value(v: _Buf) -> dict:
+    """OffsetCommitValue v0-v3."""
+    vv = v.int16()
+    assert vv in (0, 1, 2, 3), f"OffsetCommitValue v{vv}"
+    offset = v.int64()
+    epoch = v.int32() if vv == 3 else -1
+    fields = {"version": vv, "offset": offset, "leader_epoch": epoch, "metadata": v.string(),
+              "commit_timestamp": v.int64()}  # fmt: skip
+    if vv == 1:
+        fields["expire_timestamp"] = v.int64()
+    return fields
+
+
+def _group_value(v: _Buf) -> dict:
+    """GroupMetadataValue v0-v3 with its members."""
+    vv = v.int16()
+    assert vv in (0, 1, 2, 3), f"GroupMetadataValue v{vv}"
+    fields = {"version": vv, "protocol_type": v.string(), "generation": v.int32(), "protocol": v.string(),
+              "leader": v.string()}  # fmt: skip
+    if vv >= 2:
+        fields["current_state_timestamp"] = v.int64()
+    members = []
+    for _ in range(v.int32()):
+        m = {"member_id": v.string()}
+        if vv >= 3:
+            m["group_instance_id"] = v.string()
+        m["client_id"], m["client_host"] = v.string(), v.string()
+        if vv >= 1:
+            m["rebalance_timeout"] = v.int32()
+        m["session_timeout"] = v.int32()
+        m["subscription"], m["assignment"] = v.bytes_(), v.bytes_()
+        members.append(m)
+    fields["members"] = members
+    return fields
 
 
 def _java_string_hash(s: str) -> int:
@@ -153,16 +161,30 @@ def test_consumer_offsets_topic_holds_kafka_records(broker_factory):
     assert future.result(15)["cleanup.policy"].value == "compact"
 
     # Kafka's partition for a group: abs(groupId.hashCode) % offsets.topic.num.partitions.
-    expected_partition = abs(_java_string_hash(group)) % 5
-    rows = [(p, o, *_decode_offsets_record(k, v)) for p, o, k, v in _read_offsets_topic(broker.bootstrap, 5)]
-    mine = [r for r in rows if r[3][0] == group]
-    assert mine and {p for p, *_ in mine} == {expected_partition}
+    mine = [r for r in _offsets_rows(broker) if r[3][0] == group]
+    assert mine and {p for p, *_ in mine} == {abs(_java_string_hash(group)) % 5}
+    _check_offset_record(mine, group, topic, started)
+    _check_group_records(mine, topic, member)
+    _check_delete_writes_tombstones(broker, group, topic)
+
+
+def _offsets_rows(broker) -> list[tuple]:
+    """Every record of ``__consumer_offsets``: (partition, offset, kind, key fields, value fields)."""
+    return [(p, o, *_decode_offsets_record(k, v)) for p, o, k, v in _read_offsets_topic(broker.bootstrap, 5)]
+
+
+def _check_offset_record(mine: list[tuple], group: str, topic: str, started: int) -> None:
+    """One OffsetCommitValue for the partition: the offset, metadata, commit time and no expiry."""
     offsets = [fields for _p, _o, kind, ident, fields in mine if kind == "offset" and ident == (group, topic, 0)]
     assert len(offsets) == 1
     (committed,) = offsets
     assert (committed["offset"], committed["metadata"]) == (3, "layout-meta")
     assert started - 1000 <= committed["commit_timestamp"] <= int(time.time() * 1000) + 1000
     assert committed["version"] in (1, 3) and committed.get("expire_timestamp", -1) == -1
+
+
+def _check_group_records(mine: list[tuple], topic: str, member) -> None:
+    """GroupMetadataValues: one with the member and its assignment, then an empty later generation."""
     groups = [fields for _p, _o, kind, _ident, fields in mine if kind == "group"]
     stable = [g for g in groups if g["members"]]
     assert stable, groups  # written when the generation was synced: the member and its assignment
@@ -176,15 +198,16 @@ def test_consumer_offsets_topic_holds_kafka_records(broker_factory):
     assert (last["protocol_type"], last["members"]) == ("consumer", [])
     assert last["generation"] > stable[-1]["generation"]
 
-    # DeleteGroups writes tombstones: the latest record of every key of the group is null.
+
+def _check_delete_writes_tombstones(broker, group: str, topic: str) -> None:
+    """DeleteGroups writes tombstones: the latest record of every key of the group is null."""
     kadmin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     try:
         assert kadmin.delete_groups([group]) == {group: "OK"}
     finally:
         kadmin.close()
-    rows = [(p, o, *_decode_offsets_record(k, v)) for p, o, k, v in _read_offsets_topic(broker.bootstrap, 5)]
     latest: dict = {}
-    for _p, _o, kind, ident, fields in rows:
+    for _p, _o, kind, ident, fields in _offsets_rows(broker):
         if ident[0] == group:
             latest[(kind, ident)] = fields
     assert latest == {("offset", (group, topic, 0)): None, ("group", (group,)): None}
