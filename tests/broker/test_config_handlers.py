@@ -1,0 +1,194 @@
+"""The config admin handlers, driven in-process through ``dispatch``.
+
+DescribeConfigs, AlterConfigs and IncrementalAlterConfigs against a real
+broker and storage (see ``_admin_client``): the sources, synonyms and
+documentation Kafka reports, the codes and messages it gives a single-node
+cluster, and that each change is (or, for validate_only and errors, is not)
+visible in the topic's overrides afterwards.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.config import BrokerConfig
+from broker.core import Broker
+from protocol import ErrorCode
+
+from ._admin_client import (  # noqa: F401  (broker is a fixture)
+    BROKER, DEFAULT, NODE, OVERRIDE, STATIC, TOPIC, broker, call, configs_of, create_ok, describe, req, sub,
+)  # fmt: skip
+
+
+# -- DescribeConfigs -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", range(0, 5))
+async def test_describe_configs_topic_sources(broker, version):
+    await create_ok(broker, "described", configs={"retention.ms": "60000"})
+    result = await describe(broker, "described", version)
+    assert result.error_code == ErrorCode.NONE
+    configs = {c.name: c for c in result.configs}
+    override, static, default = configs["retention.ms"], configs["segment.bytes"], configs["retention.bytes"]
+    assert (override.value, static.value) == ("60000", "1048576")
+    if version == 0:  # is_default: true exactly for DEFAULT_CONFIG
+        assert (override.is_default, static.is_default, default.is_default) == (False, False, True)
+        return
+    assert (override.config_source, static.config_source, default.config_source) == (OVERRIDE, STATIC, DEFAULT)
+    assert override.synonyms[0].name == "retention.ms" and override.synonyms[0].source == OVERRIDE
+    assert ("log.segment.bytes", "1048576", STATIC) in [(s.name, s.value, s.source) for s in static.synonyms]
+    assert all(not c.read_only and not c.is_sensitive for c in result.configs)
+    if version >= 3:
+        assert configs["cleanup.policy"].config_type == 7  # LIST
+        assert configs["retention.ms"].config_type == 5  # LONG
+        assert override.documentation is None  # not asked for
+
+
+async def test_describe_configs_filters_synonyms_and_docs(broker):
+    await create_ok(broker, "filtered", configs={"retention.ms": "60000"})
+    result = await describe(broker, "filtered", 3, keys=["retention.ms", "no.such.key"], synonyms=False, docs=True)
+    assert [c.name for c in result.configs] == ["retention.ms"]
+    assert result.configs[0].synonyms == [] and result.configs[0].documentation
+    everything = await describe(broker, "filtered", 3, keys=[])
+    assert len(everything.configs) > 10
+
+
+async def test_describe_configs_errors(broker):
+    unknown = await describe(broker, "missing")
+    assert (unknown.error_code, unknown.configs) == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, [])
+    illegal = await describe(broker, "bad name")
+    assert illegal.error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    for name in (str(NODE + 1), "one"):
+        wrong = await describe(broker, name, rtype=BROKER)
+        assert wrong.error_code == ErrorCode.INVALID_REQUEST and wrong.error_message
+    other = await describe(broker, "x", rtype=16)
+    assert other.error_code == ErrorCode.INVALID_REQUEST and other.resource_type == 16
+
+
+async def test_describe_configs_broker(broker):
+    result = await describe(broker, str(NODE), rtype=BROKER, docs=True)
+    assert result.error_code == ErrorCode.NONE
+    configs = {c.name: c for c in result.configs}
+    assert configs["node.id"].value == str(NODE) and configs["node.id"].config_source == STATIC
+    assert configs["num.partitions"].value == "3" and configs["num.partitions"].config_type == 3
+    assert configs["delete.topic.enable"].value == "true" and configs["delete.topic.enable"].config_source == DEFAULT
+    assert configs["delete.topic.enable"].config_type == 1
+    assert all(c.read_only for c in result.configs)
+    assert [(s.name, s.source) for s in configs["num.partitions"].synonyms] == [
+        ("num.partitions", STATIC), ("num.partitions", DEFAULT),
+    ]  # fmt: skip
+    segment_bytes, retention_bytes = configs["log.segment.bytes"], configs["log.retention.bytes"]
+    assert (segment_bytes.value, segment_bytes.config_source) == ("1048576", STATIC)
+    assert retention_bytes.config_source == DEFAULT and retention_bytes.config_type == 5  # LONG
+    cluster_defaults = await describe(broker, "", rtype=BROKER)
+    assert (cluster_defaults.error_code, cluster_defaults.configs) == (ErrorCode.NONE, [])
+
+
+# -- AlterConfigs / IncrementalAlterConfigs --------------------------------------------
+
+
+async def alter(broker, name: str, configs: dict, version: int = 2, validate_only=False, rtype=TOPIC):
+    Res = sub(33, "AlterConfigsResource")
+    entries = [Res.AlterableConfig(name=k, value=v) for k, v in configs.items()]
+    body = req(33, resources=[Res(resource_type=rtype, resource_name=name, configs=entries)], validate_only=validate_only)
+    return (await call(broker, 33, version, body)).responses[0]
+
+
+def overrides(broker, name: str) -> dict:
+    return dict(broker.topics.topics()[name].overrides)
+
+
+@pytest.mark.parametrize("version", range(0, 3))
+async def test_alter_configs_replaces_every_override(broker, version):
+    await create_ok(broker, "alt", configs={"retention.ms": "1000", "cleanup.policy": "compact"})
+    result = await alter(broker, "alt", {"segment.ms": "600000"}, version)
+    assert (result.error_code, result.resource_name) == (ErrorCode.NONE, "alt")
+    assert overrides(broker, "alt") == {"segment.ms": "600000"}
+    configs = await configs_of(broker, "alt")
+    assert configs["retention.ms"].config_source == DEFAULT and configs["segment.ms"].value == "600000"
+    assert not broker.topics.partition("alt", 0).validation_config.compacted  # cache refreshed
+
+
+async def test_alter_configs_validate_only_and_errors(broker):
+    await create_ok(broker, "alt", configs={"retention.ms": "1000"})
+    dry = await alter(broker, "alt", {"retention.ms": "5"}, validate_only=True)
+    assert dry.error_code == ErrorCode.NONE and overrides(broker, "alt") == {"retention.ms": "1000"}
+    bad = await alter(broker, "alt", {"retention.ms": "soon"})
+    assert bad.error_code == ErrorCode.INVALID_CONFIG and "retention.ms" in bad.error_message
+    bad_dry = await alter(broker, "alt", {"min.cleanable.dirty.ratio": "2.5"}, validate_only=True)
+    assert bad_dry.error_code == ErrorCode.INVALID_CONFIG and "min.cleanable.dirty.ratio" in bad_dry.error_message
+    null = await alter(broker, "alt", {"retention.ms": None})
+    assert null.error_code == ErrorCode.INVALID_CONFIG
+    assert overrides(broker, "alt") == {"retention.ms": "1000"}
+    assert (await alter(broker, "ghost", {})).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert (await alter(broker, "", {})).error_code == ErrorCode.INVALID_REQUEST
+    node = await alter(broker, str(NODE), {"num.partitions": "7"}, rtype=BROKER)
+    assert node.error_code == ErrorCode.INVALID_REQUEST and "num.partitions" in node.error_message
+    assert (await alter(broker, "99", {}, rtype=BROKER)).error_code == ErrorCode.INVALID_REQUEST
+
+
+async def test_alter_configs_duplicate_resource(broker):
+    await create_ok(broker, "alt")
+    Res = sub(33, "AlterConfigsResource")
+    res = Res(resource_type=TOPIC, resource_name="alt", configs=[Res.AlterableConfig(name="retention.ms", value="9")])
+    resp = await call(broker, 33, 1, req(33, resources=[res, res]))
+    assert [(r.resource_name, r.error_code) for r in resp.responses] == [("alt", ErrorCode.INVALID_REQUEST)]
+    assert overrides(broker, "alt") == {}
+
+
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+
+
+async def incremental(broker, name: str, ops: list, version: int = 1, validate_only=False):
+    Res = sub(44, "AlterConfigsResource")
+    entries = [Res.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in ops]
+    res = Res(resource_type=TOPIC, resource_name=name, configs=entries)
+    return (await call(broker, 44, version, req(44, resources=[res], validate_only=validate_only))).responses[0]
+
+
+@pytest.mark.parametrize("version", range(0, 2))
+async def test_incremental_alter_configs_operations(broker, version):
+    await create_ok(broker, "inc", configs={"retention.ms": "1000", "segment.ms": "700000"})
+    ops = [("retention.ms", DELETE, None), ("max.message.bytes", SET, "2048"), ("cleanup.policy", APPEND, "compact")]
+    result = await incremental(broker, "inc", ops, version)
+    assert result.error_code == ErrorCode.NONE, result.error_message
+    assert overrides(broker, "inc") == {
+        "segment.ms": "700000", "max.message.bytes": "2048", "cleanup.policy": "delete,compact",
+    }  # fmt: skip
+    assert (await incremental(broker, "inc", [("cleanup.policy", SUBTRACT, "delete")], version)).error_code == 0
+    assert overrides(broker, "inc")["cleanup.policy"] == "compact"
+    assert broker.topics.partition("inc", 0).validation_config.compacted
+
+
+async def test_incremental_alter_configs_refusals(broker):
+    await create_ok(broker, "inc", configs={"retention.ms": "1000"})
+    not_list = await incremental(broker, "inc", [("retention.ms", APPEND, "5")])
+    assert not_list.error_code == ErrorCode.INVALID_CONFIG and "LIST" in not_list.error_message
+    twice = await incremental(broker, "inc", [("retention.ms", SET, "5"), ("retention.ms", DELETE, None)])
+    assert twice.error_code == ErrorCode.INVALID_REQUEST
+    unknown_op = await incremental(broker, "inc", [("retention.ms", 9, "5")])
+    assert unknown_op.error_code == ErrorCode.INVALID_REQUEST
+    bad_value = await incremental(broker, "inc", [("cleanup.policy", APPEND, "shred")])
+    assert bad_value.error_code == ErrorCode.INVALID_CONFIG
+    dry = await incremental(broker, "inc", [("retention.ms", SET, "5")], validate_only=True)
+    assert dry.error_code == ErrorCode.NONE
+    assert overrides(broker, "inc") == {"retention.ms": "1000"}
+    assert (await incremental(broker, "nope", [])).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def test_a_broker_key_set_to_its_default_is_still_static_as_in_kafka(tmp_path):
+    """Kafka reports STATIC_BROKER_CONFIG for every key in server.properties, whatever its value."""
+    props = {
+        "broker.id": "1", "log.dirs": str(tmp_path), "prometheus.port": "0", "delete.topic.enable": "true",
+        "log.segment.bytes": "1073741824",
+    }  # fmt: skip
+    b = Broker.open(BrokerConfig.from_props(props))
+    try:
+        configs = {c.name: c for c in (await describe(b, "1", rtype=BROKER)).configs}
+    finally:
+        b.close()
+    for name, value in (("delete.topic.enable", "true"), ("node.id", "1"), ("log.segment.bytes", "1073741824")):
+        entry = configs[name]
+        assert (entry.value, entry.config_source) == (value, STATIC), name
+        assert [(s.source, s.value) for s in entry.synonyms] == [(STATIC, value), (DEFAULT, value)], name
+    assert configs["auto.create.topics.enable"].config_source == DEFAULT  # not set: the default
