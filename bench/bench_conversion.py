@@ -106,12 +106,9 @@ def produce(client: Client, topic: str, version: int, magic: int, codec: Codec) 
 
 def consume(client: Client, topic: str, version: int, total: int) -> tuple[float, float]:
     """``(wire seconds, client walk seconds)`` to read ``total`` records from offset 0."""
-    req = message_class(FETCH, True)
     offset, wire, walk = 0, 0.0, 0.0
     while offset < total:
-        part = req.FetchTopic.FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=4 << 20)
-        body = req(replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=8 << 20,
-                   topics=[req.FetchTopic(topic=topic, partitions=[part])])  # fmt: skip
+        body = _fetch_body(topic, offset)
         started = time.perf_counter()
         resp = client.call(FETCH, version, body)
         received = time.perf_counter()
@@ -123,6 +120,14 @@ def consume(client: Client, topic: str, version: int, total: int) -> tuple[float
             offset = _next_offset(data, offset)
         wire, walk = wire + received - started, walk + time.perf_counter() - received
     return wire, walk
+
+
+def _fetch_body(topic: str, offset: int):
+    """A Fetch of partition 0 of ``topic`` from ``offset``: up to 4 MiB of it, 8 MiB in all."""
+    req = message_class(FETCH, True)
+    part = req.FetchTopic.FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=4 << 20)
+    return req(replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=8 << 20,
+               topics=[req.FetchTopic(topic=topic, partitions=[part])])  # fmt: skip
 
 
 def _next_offset(data: bytes, offset: int) -> int:
@@ -139,12 +144,9 @@ def _next_offset(data: bytes, offset: int) -> int:
 
 def converted_messages(client: Client, topic: str, total: int) -> bytes:
     """The legacy message set a Fetch v3 of all ``total`` records of uncompressed ``topic`` returns."""
-    req, offset, out = message_class(FETCH, True), 0, []
+    offset, out = 0, []
     while offset < total:
-        part = req.FetchTopic.FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=4 << 20)
-        body = req(replica_id=-1, max_wait_ms=100, min_bytes=1, max_bytes=8 << 20,
-                   topics=[req.FetchTopic(topic=topic, partitions=[part])])  # fmt: skip
-        data = bytes(client.call(FETCH, 3, body).responses[0].partitions[0].records or b"")
+        data = bytes(client.call(FETCH, 3, _fetch_body(topic, offset)).responses[0].partitions[0].records or b"")
         offset, out = _next_offset(data, offset), out + [data]
     return b"".join(out)
 
