@@ -11,8 +11,8 @@ setup(
     ext_modules=[
         Extension(
             "protocol.records._cdownconvert",
-            [f"protocol/records/{name}.c" for name in ("_cdownconvert", "_clz4", "_cscan", "_clegacy")],
-            depends=["protocol/records/_cdownconvert.h"],
+            [f"protocol/records/{name}.c" for name in ("_cdownconvert", "_clz4", "_clz4_threads", "_cscan", "_clegacy")],
+            depends=["protocol/records/_cdownconvert.h", "protocol/records/_clz4.h"],
             extra_compile_args=["-O3"],
             extra_link_args=["-pthread"],
             optional=True,

@@ -3,29 +3,31 @@
 ``ConvertedRecords`` is the records value of one partition in a Fetch v0-v3
 answer. Its length is the size ``start_down_conversion`` declared, so the
 response is framed before the conversion is done. When the connection reaches
-it, ``send`` writes the first converted batches, then reads and converts the
-remaining chunks one at a time and writes each as soon as it is converted.
-The client receives chunk *n* while chunk *n + 1* is converted, the source
-and converted bytes in memory stay at one chunk each (Kafka's reason for
-KIP-283), and the event loop serves other connections between chunks instead
-of waiting for a whole conversion.
+it, ``send`` writes the pieces ``fitted_pieces`` gives: the first converted
+batches, then the remaining chunks, each read, converted and written in turn,
+then the overflow entry that keeps the bytes written equal to the declared
+size (``SizedOutput``: output past it is cut off; a shortfall, or a chunk that
+fails to convert (zstd, a corrupt batch: the next fetch starts there and
+reports it), ends with that entry; chunks past the declared size are not
+converted). The source and converted bytes in memory stay at about two chunks
+each (Kafka's reason for KIP-283), and the event loop serves other
+connections between chunks instead of waiting for a whole conversion.
 
-Chunks are converted on the event loop's thread: handing each to a worker
-thread was measured slower on the 2-core machines we run on (a thread hop
-costs about 100 us there, and the GIL is contended by the Python parts of the
-conversion; tried again with the LZ4 work in C, the old-client rows of
-``bench/bench_conversion.py`` fell to a half). The C accelerator shares the
-LZ4 batches of a chunk with a helper thread of its own instead, without the
-GIL (``protocol/records/_clz4.c``).
-
-``SizedOutput`` keeps the bytes written equal to the declared size: output
-past it is cut off, and a shortfall, or a chunk that fails to convert (zstd, a
-corrupt batch: the next fetch starts there and reports it), ends with an
-overflow entry. Chunks past the declared size are not converted.
+The LZ4 batches of chunk *n + 1* are converted by the C accelerator's helper
+thread, without the GIL, while chunk *n* is written: ``fitted_pieces`` begins
+that conversion before it hands out the piece ahead of it, and the event
+loop's thread finishes what is left when it needs the result. So on an LZ4
+topic the CPU-heavy part (decompress, write messages, compress) runs beside
+the socket writes on a second core. The rest (reading the segment file,
+batches that are not LZ4) runs on the event loop's thread: handing whole
+chunks to a Python worker thread was measured slower on the 2-core machines
+we run on (a thread hop costs about 100 us there, and the GIL is contended by
+the Python parts of the conversion).
 
 Metrics: ``fetchmessageconversions`` counts the records of every chunk
-converted, and ``MessageConversionsTimeMs`` (``request="Fetch"``) observes the
-partition's conversion time once it is sent.
+converted, and ``MessageConversionsTimeMs`` (``request="Fetch"``) observes,
+once the partition is sent, the time the event loop's thread spent converting
+it (the helper's work beside the writes is not in it).
 """
 
 from __future__ import annotations
@@ -36,8 +38,7 @@ from typing import Any
 
 import attrs
 
-from protocol import KafkaProtocolError
-from protocol.records.lazy_convert import LazyDownConversion, SizedOutput
+from protocol.records.lazy_convert import LazyDownConversion, fitted_pieces
 
 SendAll = Callable[[Any], Awaitable[None]]
 
@@ -55,23 +56,16 @@ class ConvertedRecords:
         return self.conversion.size
 
     async def send(self, send_all: SendAll) -> None:
-        out, first = SizedOutput(self.conversion.size), self.conversion.first
-        self.on_converted(first.converted_count)
-        if first.records:
-            await send_all(out.fit(first.records))
-        seconds = self.first_seconds
-        for chunk in self.conversion.iter_chunks():
-            if not out.remaining:
-                break
+        pieces, seconds = fitted_pieces(self.conversion), self.first_seconds
+        while True:
             started = time.perf_counter()
-            try:
-                converted = self.conversion.convert(chunk)
-            except KafkaProtocolError:
-                break
+            item = next(pieces, None)  # converting happens inside: the next chunk is begun, this one finished
             seconds += time.perf_counter() - started
-            self.on_converted(converted.converted_count)
-            if converted.records:
-                await send_all(out.fit(converted.records))
-        if out.remaining:
-            await send_all(out.pad())
+            if item is None:
+                break
+            piece, converted_count = item
+            if converted_count:
+                self.on_converted(converted_count)
+            if piece:
+                await send_all(piece)
         self.on_done(seconds)

@@ -12,8 +12,9 @@
 * ``BUILT_SCAN``: the Produce check of a v2 batch's records
   (``scan.scan_v2_records`` tries it first).
 * ``BUILT_LZ4``: whole LZ4 batches to legacy wrappers on two threads
-  (``_lz4_wrappers``), or None when the extension was not built or found no
-  ``liblz4.so.1`` on the system.
+  (``_lz4_wrappers``), and ``BUILT_LZ4_START``, the same begun on the helper
+  thread while the caller goes on; both None when the extension was not built
+  or found no ``liblz4.so.1`` on the system.
 
 The one place that imports the extension, so a build without a C compiler
 changes nothing but speed.
@@ -28,11 +29,11 @@ try:
     from ._cdownconvert import emit as BUILT_EMIT
     from ._cdownconvert import plain_rows as BUILT_PLAIN_ROWS
     from ._cdownconvert import scan as BUILT_SCAN
-    from ._cdownconvert import convert_lz4, lz4_available
+    from ._cdownconvert import convert_lz4, convert_lz4_start, lz4_available
 except ImportError:  # built without a C compiler
     crc32 = zlib.crc32
-    BUILT_EMIT = BUILT_LZ4 = BUILT_PLAIN_ROWS = BUILT_SCAN = None
+    BUILT_EMIT = BUILT_LZ4 = BUILT_LZ4_START = BUILT_PLAIN_ROWS = BUILT_SCAN = None
 else:
-    BUILT_LZ4 = convert_lz4 if lz4_available() else None
+    BUILT_LZ4, BUILT_LZ4_START = (convert_lz4, convert_lz4_start) if lz4_available() else (None, None)
 
-__all__ = ["BUILT_EMIT", "BUILT_LZ4", "BUILT_PLAIN_ROWS", "BUILT_SCAN", "crc32"]
+__all__ = ["BUILT_EMIT", "BUILT_LZ4", "BUILT_LZ4_START", "BUILT_PLAIN_ROWS", "BUILT_SCAN", "crc32"]

@@ -380,6 +380,8 @@ static PyMethodDef methods[] = {
     {"scan", cscan_scan, METH_VARARGS, "Check v2 records for Produce as scan_v2_records does (None: use Python)."},
     {"plain_rows", clegacy_plain_rows, METH_VARARGS, "Rows of a set of plain legacy messages (None: use Python)."},
     {"convert_lz4", clz4_convert, METH_VARARGS, "LZ4 v2 batches to legacy wrappers, two threads (None: use Python)."},
+    {"convert_lz4_start", clz4_convert_start, METH_VARARGS,
+     "convert_lz4 on the helper thread while the caller goes on: a Pending whose result() is its answer."},
     {"lz4_available", clz4_available, METH_NOARGS, "Whether the system's liblz4 was loaded for convert_lz4."},
     {NULL, NULL, 0, NULL},
 };
@@ -389,6 +391,8 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cdownconvert", NULL
 PyMODINIT_FUNC PyInit__cdownconvert(void) {
     crc_init();
     clz4_init();
+    if (clz4_threads_init() < 0)
+        return NULL;
 #ifdef HAVE_FOLD
     __builtin_cpu_init();
     fold_level = best_fold_level();

@@ -1,7 +1,8 @@
 /*
  * What the C files of the accelerator share (_cdownconvert.c: the record reader, the message
- * writer and CRC-32; _clz4.c: whole LZ4 batches to wrappers on two threads; _cscan.c: the Produce
- * check of a batch's records; _clegacy.c: reading plain legacy messages for up-conversion).
+ * writer and CRC-32; _clz4.c and _clz4_threads.c: whole LZ4 batches to wrappers on two threads;
+ * _cscan.c: the Produce check of a batch's records; _clegacy.c: reading plain legacy messages for
+ * up-conversion).
  */
 #ifndef MINIBROKER_CDOWNCONVERT_H
 #define MINIBROKER_CDOWNCONVERT_H
@@ -45,7 +46,9 @@ uint8_t *put_be(uint8_t *o, uint64_t v, int n);
 
 int clz4_init(void);
 PyObject *clz4_convert(PyObject *self, PyObject *args);
+PyObject *clz4_convert_start(PyObject *self, PyObject *args);
 PyObject *clz4_available(PyObject *self, PyObject *unused);
+int clz4_threads_init(void);
 PyObject *cscan_scan(PyObject *self, PyObject *args);
 PyObject *clegacy_plain_rows(PyObject *self, PyObject *args);
 

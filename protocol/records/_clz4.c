@@ -17,22 +17,17 @@
  * the way (a corrupt block, a size past the limit, a record the reader gives up on), makes that
  * job None: the Python path then raises the exact error, so this code never has to.
  *
- * The first job with room left goes to whichever thread is free: the calling thread, and one helper
- * thread started on first use (on a machine with at least two CPUs; after a fork the child starts
- * its own). A chunk of about 1 MiB of source is some twenty jobs, so the helper is woken once per
- * chunk. The codec is the system's liblz4, loaded with dlopen; where it is missing, every job is
+ * The jobs of a call are run by _clz4_threads.c, on the calling thread and a helper thread
+ * (convert_lz4), or on the helper while the caller goes on (convert_lz4_start).
+ * The codec is the system's liblz4, loaded with dlopen; where it is missing, every job is
  * None and python-lz4 does the work.
  */
-#include "_cdownconvert.h"
+#include "_clz4.h"
 #include <dlfcn.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define BLOCK 65536
-#define FRAME_HEADER 7
 #define WRAPPER_HEAD_MAX 34  /* offset, size, crc, magic, attributes, timestamp, key length, value length */
 
 typedef int (*compress_fn)(const char *, char *, int, int);
@@ -57,16 +52,6 @@ int clz4_init(void) {
     return lz4_compress != NULL;
 }
 
-typedef struct {
-    Py_buffer src;            /* the batch's records section: one LZ4 frame */
-    Args a;                   /* data/end are filled in once decompressed */
-    int64_t content_size;     /* from the frame, or -1 */
-    Py_ssize_t body, max_size, bound;  /* where the blocks start; decompression limit; its upper bound */
-    int planned, linked, wrapper_magic, ts_flag;
-    const uint8_t *header;    /* the 7-byte frame header of the output */
-    uint8_t *out;             /* holds the wrapper entry (malloc), NULL: go the Python way */
-    Py_ssize_t out_start, out_len;  /* where the entry starts in `out` (a v0 head is shorter), its length */
-} Job;
 
 /* xxHash32 (seed 0) of the few bytes of a frame descriptor: LZ4's header checksum is its 2nd byte. */
 static uint32_t xxh32_short(const uint8_t *p, size_t n) {
@@ -197,8 +182,7 @@ static int first_offset(const Args *a, int64_t *first) {
     return 1;
 }
 
-/* Decompress, convert, compress and wrap job `j` (no GIL); leaves j->out NULL when it cannot. */
-static void run_job(Job *j) {
+void clz4_run_job(Job *j) {
     uint8_t *dec = malloc((size_t)j->bound + 1), *msgs = NULL;
     Py_ssize_t len = dec ? decompress_frame(j, dec) : -1;
     Totals t = {0, -1, 0, 1, 1};
@@ -222,92 +206,9 @@ done:
     free(msgs);
 }
 
-/* -- the helper thread ------------------------------------------------------------------------- */
+/* -- jobs from and results to Python (with the GIL) -------------------------------------------- */
 
-typedef struct {
-    Job *list;
-    Py_ssize_t n;
-    atomic_long next;  /* the first job nobody has taken */
-} Round;
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;      /* guards what follows */
-static pthread_mutex_t one_call = PTHREAD_MUTEX_INITIALIZER;  /* one call at a time has the helper */
-static pthread_cond_t work = PTHREAD_COND_INITIALIZER, idle = PTHREAD_COND_INITIALIZER;
-static Round *current;
-static unsigned long round_no;
-static int helper_started, helper_busy;
-
-static void run_jobs(Round *r) {
-    for (long i; (i = atomic_fetch_add(&r->next, 1)) < r->n;)
-        if (r->list[i].planned)
-            run_job(&r->list[i]);
-}
-
-static void *helper(void *unused) {
-    unsigned long seen = 0;
-    for (;;) {
-        pthread_mutex_lock(&lock);
-        while (round_no == seen)
-            pthread_cond_wait(&work, &lock);
-        seen = round_no;
-        Round *r = current;
-        pthread_mutex_unlock(&lock);
-        run_jobs(r);
-        pthread_mutex_lock(&lock);
-        helper_busy = 0;
-        pthread_cond_signal(&idle);
-        pthread_mutex_unlock(&lock);
-    }
-    return unused;
-}
-
-static void forget_helper(void) {  /* a forked child has the locks' memory but not the thread */
-    pthread_mutex_init(&lock, NULL);
-    pthread_mutex_init(&one_call, NULL);
-    pthread_cond_init(&work, NULL);
-    pthread_cond_init(&idle, NULL);
-    helper_started = helper_busy = 0;
-}
-
-static int start_helper(void) {
-    pthread_t t;
-    if (helper_started)
-        return helper_started > 0;
-    helper_started = -1;
-    if (sysconf(_SC_NPROCESSORS_ONLN) < 2 || pthread_create(&t, NULL, helper, NULL) != 0)
-        return 0;
-    pthread_detach(t);
-    pthread_atfork(NULL, NULL, forget_helper);
-    helper_started = 1;
-    return 1;
-}
-
-/* Run every planned job, the helper taking some when it is free to. */
-static void run_all(Job *list, Py_ssize_t n, Py_ssize_t planned) {
-    Round r = {list, n, 0};
-    if (planned < 2 || pthread_mutex_trylock(&one_call) != 0) {
-        run_jobs(&r);
-        return;
-    }
-    pthread_mutex_lock(&lock);
-    int helped = start_helper();
-    if (helped) {
-        current = &r, helper_busy = 1, round_no++;
-        pthread_cond_signal(&work);
-    }
-    pthread_mutex_unlock(&lock);
-    run_jobs(&r);
-    pthread_mutex_lock(&lock);
-    while (helped && helper_busy)
-        pthread_cond_wait(&idle, &lock);
-    pthread_mutex_unlock(&lock);
-    pthread_mutex_unlock(&one_call);
-}
-
-/* -- Python ------------------------------------------------------------------------------------- */
-
-/* Fill `j` from one job tuple; 1: planned for C, 0: the Python way, -1: a Python error is set. */
-static int parse_job(PyObject *item, Job *j, int magic, const uint8_t *header) {
+int clz4_parse_job(PyObject *item, Job *j, int magic, const uint8_t *header) {
     PyObject *append_time;
     long long base_offset, base_ts;
     if (!PyArg_ParseTuple(item, "y*nLLOin", &j->src, &j->a.count, &base_offset, &base_ts, &append_time,
@@ -322,9 +223,9 @@ static int parse_job(PyObject *item, Job *j, int magic, const uint8_t *header) {
     return lz4_compress != NULL && j->a.count > 0 && j->max_size > 0 && plan_frame(j);
 }
 
-/* The entries written, joined in job order into one bytes object (each copied once), and each job's
- * length there, None for a job that goes the Python way: `(joined, lengths)`. */
-static PyObject *results(Job *list, Py_ssize_t n) {
+/* The entries are joined in job order into one bytes object (each copied once); a job's length there
+ * is None when it goes the Python way. */
+PyObject *clz4_results(Job *list, Py_ssize_t n) {
     Py_ssize_t total = 0;
     for (Py_ssize_t i = 0; i < n; i++)
         total += list[i].out ? list[i].out_len : 0;
@@ -347,39 +248,6 @@ static PyObject *results(Job *list, Py_ssize_t n) {
     return Py_BuildValue("(NN)", joined, lengths);
 }
 
-PyObject *clz4_convert(PyObject *self, PyObject *args) {
-    PyObject *seq, *out = NULL;
-    Py_buffer header;
-    int magic;
-    if (!PyArg_ParseTuple(args, "O!iy*", &PyList_Type, &seq, &magic, &header))
-        return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(seq), planned = 0;
-    Job *list = calloc((size_t)n + 1, sizeof(Job));
-    if (list == NULL) {
-        PyErr_NoMemory();
-    } else if (header.len != FRAME_HEADER || (magic != 0 && magic != 1)) {
-        PyErr_SetString(PyExc_ValueError, "convert_lz4 takes magic 0 or 1 and a 7-byte frame header");
-    } else {
-        Py_ssize_t i = 0;
-        for (int ok; i < n && (ok = parse_job(PyList_GET_ITEM(seq, i), &list[i], magic, header.buf)) >= 0; i++)
-            planned += list[i].planned = ok;
-        if (i == n) {
-            Py_BEGIN_ALLOW_THREADS
-            run_all(list, n, planned);
-            Py_END_ALLOW_THREADS
-            out = results(list, n);
-        }
-    }
-    for (Py_ssize_t i = 0; i < n && list != NULL; i++) {
-        if (list[i].src.obj != NULL)
-            PyBuffer_Release(&list[i].src);
-        free(list[i].out);
-    }
-    free(list);
-    PyBuffer_Release(&header);
-    return out;
-}
-
-PyObject *clz4_available(PyObject *self, PyObject *unused) {
-    return PyBool_FromLong(lz4_compress != NULL);
+int clz4_loaded(void) {
+    return lz4_compress != NULL;
 }

@@ -27,7 +27,9 @@ attributes flag) is written with a null value, so an old client sees a delete
 even when the v2 record carried a payload.
 
 Sizing is not done here: ``down_convert`` converts every complete batch it
-is given, and ``lazy_convert`` (KIP-283) decides what is converted and how the
+is given (``start_down_convert`` begins that and returns the call that ends
+it, so LZ4 batches are converted on the accelerator's helper thread while the
+caller sends the previous chunk), and ``lazy_convert`` (KIP-283) decides what is converted and how the
 output is fitted to the size a Fetch answer declares.
 Source CRCs are verified before conversion (``CorruptRecordError``) so that
 converting never re-signs corrupt data with a fresh CRC; Kafka skips this check.
@@ -45,7 +47,7 @@ of a buffer and copy v2 batches unchanged.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import NoReturn
 
 import attrs
@@ -217,21 +219,38 @@ def down_convert(
     data, *, target_magic: int, fetch_offset: int, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
 ) -> DownConverted:
     """Convert every complete batch of a log slice for a Fetch v0-v1 (``target_magic`` 0) or v2-v3 (1) client."""
+    return start_down_convert(data, target_magic=target_magic, fetch_offset=fetch_offset,
+                              max_decompressed_size=max_decompressed_size, background=False)()  # fmt: skip
+
+
+def start_down_convert(
+    data, *, target_magic: int, fetch_offset: int, max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    background: bool = True,
+) -> Callable[[], DownConverted]:  # fmt: skip
+    """``down_convert`` begun: the call returned gives its result, and raises its errors.
+
+    With ``background`` the LZ4 batches the C accelerator takes are converted on its helper
+    thread from now on, while the caller does something else; the rest waits for the call.
+    """
     if target_magic not in (0, 1):
         raise ValueError(f"down-conversion targets magic 0 or 1, not {target_magic}")
-    chunks: list = []
-    converted = 0
     batches = list(iter_batches(data))
-    wrapped = _lz4_wrappers.wrappers(batches, target_magic, max_decompressed_size)
+    lz4 = _lz4_wrappers.start(batches, target_magic, max_decompressed_size, background=background)
+    return lambda: _converted(batches, lz4(), target_magic, fetch_offset, max_decompressed_size)
+
+
+def _converted(batches: list, wrapped, target_magic: int, fetch_offset: int, max_size: int) -> DownConverted:
     done, whole = wrapped or ([None] * len(batches), None)
     if whole is not None:  # every batch an LZ4 one the C accelerator wrapped: its buffer is the output
         return DownConverted(whole, sum(batch.records_count for batch in batches))
+    chunks: list = []
+    converted = 0
     for batch, wrapper in zip(batches, done):
         if wrapper is not None:  # an LZ4 batch the C accelerator wrapped
             chunks.append(wrapper)
             converted += batch.records_count
             continue
-        piece, entries, per_entry = _convert_batch(batch, target_magic, fetch_offset, max_decompressed_size)
+        piece, entries, per_entry = _convert_batch(batch, target_magic, fetch_offset, max_size)
         chunks.append(piece)
         converted += per_entry * entries
     one = len(chunks) == 1 and type(chunks[0]) is bytes  # the usual single-batch chunk: no copy

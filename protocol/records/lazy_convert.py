@@ -17,8 +17,9 @@ planning for one partition's log slice, a ``Source`` that is read on demand
   after them as ``next_offset`` instead, so the broker can read on past them;
 * only those first batches are read; ``iter_chunks`` reads the rest when it
   is asked for, as chunks of whole batches of about ``CHUNK_SOURCE_BYTES``
-  (a larger batch whole), for ``convert`` to do one at a time. So a fetch
-  holds one chunk of source and one of output in memory, not the slice.
+  (a larger batch whole), and ``fitted_pieces`` converts them in turn, the
+  next ``CHUNKS_AHEAD`` begun while the one before is sent. So a fetch holds
+  a few chunks of source and of output in memory, not the slice.
 
 ``SizedOutput`` then fits what is converted to the declared size, as
 ``LazyDownConversionRecordsSend`` does: output past the size is cut off,
@@ -33,18 +34,20 @@ starts at it and reports it).
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 import attrs
 
-from ..errors import CorruptRecordError
+from ..errors import CorruptRecordError, KafkaProtocolError
 from .batches import HEADER_SIZE_UP_TO_MAGIC, iter_batches, next_entry_size
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE
-from .convert import DownConverted, down_convert
+from .convert import DownConverted, down_convert, start_down_convert
 from .v2 import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
 
 CHUNK_SOURCE_BYTES = 1024 * 1024
+CHUNKS_AHEAD = 2  # chunks being converted while the one before them is sent
 _OVERFLOW = struct.Struct(">qi")  # offset -1, a length past the end
 _SIZE = struct.Struct(">i")
 
@@ -99,12 +102,68 @@ class LazyDownConversion:
             yield window[:end]
             pos += end
 
-    def convert(self, chunk) -> DownConverted:
-        """One chunk converted; raises what ``down_convert`` raises."""
-        return down_convert(
+    def start(self, chunk) -> Callable[[], DownConverted]:
+        """One chunk's conversion begun (``start_down_convert``): the call returned gives it."""
+        return start_down_convert(
             chunk, target_magic=self.target_magic, fetch_offset=self.fetch_offset,
             max_decompressed_size=self.max_decompressed_size,
         )  # fmt: skip
+
+
+def fitted_pieces(conversion: LazyDownConversion) -> Iterator[tuple[bytes | memoryview, int]]:
+    """The partition's records value as ``(piece, records converted in it)``, ``conversion.size`` bytes in all.
+
+    ``first``, then each chunk converted and fitted, then the overflow entry, if any. Up to
+    ``CHUNKS_AHEAD`` chunks are begun before the piece ahead of them is handed out, so the
+    accelerator's helper thread converts their LZ4 batches while the caller sends that piece and
+    reads the next chunk. A chunk is begun only while what is left of the size exceeds the source
+    bytes already begun (converted output is rarely smaller than its source), and none after one
+    that fails.
+    """
+    out, ahead, converted = SizedOutput(conversion.size), _Ahead(conversion), conversion.first
+    while converted is not None:
+        piece = out.fit(converted.records)
+        ahead.begin(out.remaining)
+        yield piece, converted.converted_count
+        converted = ahead.end() if out.remaining else None
+    if out.remaining:
+        yield out.pad(), 0
+
+
+@attrs.define
+class _Ahead:
+    """The chunks begun and not yet ended, oldest first: ``(the call that ends it, source bytes)``."""
+
+    conversion: LazyDownConversion
+    chunks: Iterator[memoryview] | None = None  # None once they ended, or one failed to begin
+    begun: deque = attrs.Factory(deque)
+
+    def __attrs_post_init__(self) -> None:
+        self.chunks = self.conversion.iter_chunks()
+
+    def begin(self, remaining: int) -> None:
+        while self.chunks is not None and len(self.begun) < CHUNKS_AHEAD:
+            if remaining <= sum(size for _, size in self.begun):
+                return
+            chunk = next(self.chunks, None)
+            if chunk is None:
+                self.chunks = None
+                return
+            try:
+                self.begun.append((self.conversion.start(chunk), len(chunk)))
+            except KafkaProtocolError:  # the chunks end here: the next fetch starts at it and reports it
+                self.chunks = None
+
+    def end(self) -> DownConverted | None:
+        """The oldest begun chunk converted; None when none is begun, or it failed (then no later one counts)."""
+        if not self.begun:
+            return None
+        try:
+            return self.begun.popleft()[0]()
+        except KafkaProtocolError:
+            self.begun.clear()
+            self.chunks = None
+            return None
 
 
 def start_down_conversion(

@@ -136,7 +136,7 @@ async def test_send_pads_over_a_chunk_that_fails():
     counts = []
     data = await _send(ConvertedRecords(conv, counts.append, lambda s: None))
     with pytest.raises(UnsupportedCompressionError):
-        conv.convert(_batch(5, 5, Codec.ZSTD))
+        conv.start(_batch(5, 5, Codec.ZSTD))()
     assert len(data) == conv.size and [r[0] for r in kp_read(data)] == list(range(5))
     tail = data[len(conv.first.records) :]
     assert struct.unpack_from(">qi", tail) == (-1, len(tail) + 1) and counts == [5]

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from protocol.errors import CorruptRecordError, UnsupportedCompressionError
 from protocol.records import Codec, RecordBatchBuilder, down_convert, valid_bytes
 from protocol.records import lazy_convert
-from protocol.records.lazy_convert import BytesSource, SizedOutput
+from protocol.records.lazy_convert import BytesSource, SizedOutput, fitted_pieces
 from protocol.records.lazy_convert import start_down_conversion as _start
 
 from .oracle import kp_read
@@ -47,19 +47,8 @@ def _chunks(conv) -> list[bytes]:
 
 
 def _fitted(conv) -> bytes:
-    """What ``ConvertedRecords.send`` writes, done synchronously."""
-    out, parts = SizedOutput(conv.size), []
-    if conv.first.records:
-        parts.append(bytes(out.fit(conv.first.records)))
-    for chunk in conv.iter_chunks():
-        if not out.remaining:
-            break
-        try:
-            parts.append(bytes(out.fit(conv.convert(chunk).records)))
-        except UnsupportedCompressionError:
-            break
-    parts.append(out.pad())
-    return b"".join(parts)
+    """What ``ConvertedRecords.send`` writes."""
+    return b"".join(bytes(piece) for piece, _ in fitted_pieces(conv))
 
 
 def _whole_records(data: bytes, magic: int) -> list:
@@ -125,7 +114,7 @@ def test_a_later_zstd_chunk_is_padded_over_and_reported_when_it_comes_first():
     conv = start_down_conversion(_batch(0, 4) + tail, target_magic=1, fetch_offset=0)
     assert _chunks(conv) == [tail]
     with pytest.raises(UnsupportedCompressionError):
-        conv.convert(tail)
+        conv.start(tail)()
     fitted = _fitted(conv)
     assert len(fitted) == conv.size and kp_read(fitted) == _whole_records(_batch(0, 4), 1)
     again = start_down_conversion(tail, target_magic=1, fetch_offset=4)
@@ -175,7 +164,7 @@ def test_first_and_chunks_are_the_whole_conversion(monkeypatch, spec, chunk_byte
     data = data[: max(len(data) - cut, 0)]
     conv = start_down_conversion(data, target_magic=magic, fetch_offset=skip)
     chunks = _chunks(conv)
-    converted = [conv.convert(c) for c in chunks]
+    converted = [conv.start(c)() for c in chunks]
     whole = down_convert(data, target_magic=magic, fetch_offset=skip)
     assert conv.first.records + b"".join(c.records for c in converted) == whole.records
     assert conv.first.converted_count + sum(c.converted_count for c in converted) == whole.converted_count
@@ -224,3 +213,52 @@ def test_an_entry_larger_than_a_chunk_is_read_whole(monkeypatch):
     batches = [_batch(0, 2), _batch(2, 30), _batch(32, 2)]
     conv = start_down_conversion(b"".join(batches), target_magic=0, fetch_offset=0)
     assert _chunks(conv) == batches[1:]
+
+
+def _spy_begun(monkeypatch) -> list:
+    begun: list = []
+    start = lazy_convert.LazyDownConversion.start
+
+    def spy(self, chunk):
+        begun.append(bytes(chunk))
+        return start(self, chunk)
+
+    monkeypatch.setattr(lazy_convert.LazyDownConversion, "start", spy)
+    return begun
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.LZ4], ids=lambda c: c.name)
+def test_chunks_are_begun_ahead_of_the_piece_handed_out_and_not_far_past_the_size(monkeypatch, codec):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", 1)  # one batch per chunk
+    begun = _spy_begun(monkeypatch)
+    batches = [_batch(i * 10, 10, codec, size=40) for i in range(12)]
+    conv = start_down_conversion(b"".join(batches), target_magic=1, fetch_offset=0)
+    pieces = fitted_pieces(conv)
+    assert next(pieces)[0] == conv.first.records and begun == batches[1 : 1 + lazy_convert.CHUNKS_AHEAD]
+    rest = list(pieces)
+    used = sum(1 for _, count in rest if count)  # chunks whose output was (at least partly) sent
+    assert used < 11 and used <= len(begun) <= used + 1  # v1 messages outgrow the slice before its end
+    assert sum(len(p) for p, _ in rest) + len(conv.first.records) == conv.size
+
+
+def test_chunks_begun_after_one_that_fails_are_not_sent(monkeypatch):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", 1)
+    begun = _spy_begun(monkeypatch)
+    batches = [_batch(0, 4, Codec.LZ4), _batch(4, 4, Codec.LZ4), _batch(8, 4, Codec.ZSTD)]
+    batches += [_batch(12 + 4 * i, 4, Codec.LZ4) for i in range(6)]
+    conv = start_down_conversion(b"".join(batches), target_magic=1, fetch_offset=0)
+    fitted = _fitted(conv)
+    assert begun == batches[1:4]  # the chunk after the zstd one was begun before that one failed
+    assert len(fitted) == conv.size and kp_read(fitted) == _whole_records(b"".join(batches[:2]), 1)
+
+
+def test_a_send_given_up_part_way_drops_its_begun_chunks(monkeypatch):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", 1)
+    data = b"".join(_batch(i * 10, 10, Codec.LZ4, size=300) for i in range(8))
+    for _ in range(5):
+        pieces = fitted_pieces(start_down_conversion(data, target_magic=0, fetch_offset=0))
+        next(pieces), next(pieces)
+        del pieces  # the connection went: the chunks begun ahead are dropped unended
+    assert kp_read(_fitted(start_down_conversion(data, target_magic=0, fetch_offset=0)))[:10] == _whole_records(
+        _batch(0, 10, Codec.LZ4, size=300), 0
+    )

@@ -1,0 +1,32 @@
+/*
+ * What the two files of the C LZ4 down-conversion share: _clz4.c converts one job (one LZ4 batch to
+ * one legacy wrapper) and moves jobs and results across the Python boundary; _clz4_threads.c runs
+ * a call's jobs on the calling thread and a helper thread, now or in the background.
+ */
+#ifndef MINIBROKER_CLZ4_H
+#define MINIBROKER_CLZ4_H
+#include "_cdownconvert.h"
+
+#define FRAME_HEADER 7  /* magic, FLG, BD, header checksum: no content size */
+
+typedef struct {
+    Py_buffer src;            /* the batch's records section: one LZ4 frame */
+    Args a;                   /* data/end are filled in once decompressed */
+    int64_t content_size;     /* from the frame, or -1 */
+    Py_ssize_t body, max_size, bound;  /* where the blocks start; decompression limit; its upper bound */
+    int planned, linked, wrapper_magic, ts_flag;
+    const uint8_t *header;    /* the 7-byte frame header of the output */
+    uint8_t *out;             /* holds the wrapper entry (malloc), NULL: go the Python way */
+    Py_ssize_t out_start, out_len;  /* where the entry starts in `out` (a v0 head is shorter), its length */
+} Job;
+
+/* Fill `j` from one job tuple (with the GIL); 1: planned for C, 0: the Python way, -1: an error is set. */
+int clz4_parse_job(PyObject *item, Job *j, int magic, const uint8_t *header);
+/* Decompress, convert, compress and wrap planned job `j` (no GIL); j->out stays NULL when it cannot. */
+void clz4_run_job(Job *j);
+/* Whether the system's liblz4 was loaded (clz4_init). */
+int clz4_loaded(void);
+/* `(joined, lengths)` of `n` jobs that have run (with the GIL). */
+PyObject *clz4_results(Job *list, Py_ssize_t n);
+
+#endif
