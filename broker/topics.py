@@ -3,7 +3,8 @@
 ``TopicRegistry`` wraps the storage ``LogManager``: it applies Kafka's rules
 for topic names (1-249 characters of ``[a-zA-Z0-9._-]``, not ``.`` or
 ``..``), refuses duplicates with TOPIC_ALREADY_EXISTS and bad counts with
-INVALID_PARTITIONS, and hands out ``Partition`` objects that bundle a log
+INVALID_PARTITIONS, turns a disk failure while logs are created into
+KAFKA_STORAGE_ERROR (storage removes what it made), and hands out ``Partition`` objects that bundle a log
 with its effective config and the settings produce validation needs.
 Failures are ``TopicError`` carrying the Kafka error code to answer with.
 """
@@ -119,6 +120,7 @@ class TopicRegistry:
 
     def create(self, name: str, num_partitions: int, configs: dict[str, str], validate_only: bool = False) -> Topic:
         from storage import ConfigError as StorageConfigError
+        from storage import StorageError
 
         check_topic_name(name)
         if name in self.manager.topics():
@@ -129,7 +131,19 @@ class TopicRegistry:
             meta = self.manager.create_topic(name, num_partitions, configs, validate_only=validate_only)
         except StorageConfigError as exc:
             raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        except StorageError as exc:  # nothing of the topic is left
+            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
         return Topic(meta.name, meta.topic_id, meta.num_partitions, name in INTERNAL_TOPICS)
+
+    def add_partitions(self, name: str, new_total: int) -> None:
+        """Grow ``name`` to ``new_total`` partitions, all or none; a disk failure is KAFKA_STORAGE_ERROR."""
+        from storage import StorageError
+
+        self.invalidate(name)
+        try:
+            self.manager.add_partitions(name, new_total)
+        except StorageError as exc:
+            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
 
     def delete(self, name: str) -> None:
         if name not in self.manager.topics():
@@ -165,6 +179,6 @@ _PASS_THROUGH = frozenset(
     {
         "roll_idle_segments", "run_retention", "write_checkpoints", "delete_expired_files", "flush_generation",
         "flushed_generation", "partition_states", "close", "describe_config", "effective_config",
-        "add_partitions", "set_topic_overrides", "topics",
+        "set_topic_overrides", "topics",
     }
 )  # fmt: skip

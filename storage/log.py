@@ -86,7 +86,16 @@ class Log:
              log_start_offset: int = 0, recovery_point: int = 0, clean: bool = False) -> "Log":  # fmt: skip
         directory.mkdir(parents=True, exist_ok=True)
         self = cls(directory, topic, partition, config, clock)
-        now = clock()
+        try:
+            self._load(log_start_offset, recovery_point, clean)
+        except OSError:  # the segments opened so far hold plain file descriptors: close them
+            for seg in self.segments:
+                seg.close()
+            raise
+        return self
+
+    def _load(self, log_start_offset: int, recovery_point: int, clean: bool) -> None:
+        directory, config, now = self.dir, self.config, self.clock()
         self.segments = [Segment(directory, base, config, now, size=size) for base, size in clean_directory(directory)]
         if self.segments and not clean:
             contiguous = "compact" not in config.cleanup_policy
@@ -105,7 +114,6 @@ class Log:
             self.producer_state.load_snapshot(LONG_MAX)
         else:
             self.rebuild_producer_state()
-        return self
 
     def rebuild_producer_state(self) -> None:
         """Producer state from the newest usable snapshot plus the batch headers after it."""

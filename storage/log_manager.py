@@ -39,7 +39,7 @@ from typing import Any, Callable, Iterable
 
 from .checkpoint import fsync_dir, read_checkpoint, write_checkpoint
 from .config import ConfigModel
-from .errors import ConfigError
+from .errors import ConfigError, StorageError
 from .file_names import parse_partition_dir, partition_dir
 from .group_commit import GroupCommit
 from .log import Log
@@ -171,6 +171,7 @@ class LogManager:
 
         The topic is registered first, so a crash halfway is finished at the next start (missing
         logs of known topics are created then); until its log exists a partition is simply absent.
+        A log that cannot be created (StorageError) takes the topic and its other new logs with it.
         """
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
@@ -178,12 +179,34 @@ class LogManager:
         return _TopicCreation(self, meta, validate_only)
 
     def _create_log(self, meta: TopicMeta, partition: int) -> Log:
-        root = min(self.dirs, key=lambda d: sum(1 for _ in d.iterdir()))
+        """A new empty log in the log dir holding the fewest partitions (Kafka's choice). A failure (no
+        space, no file descriptors left) is a StorageError; the caller removes what was made."""
+        root = self.dirs[0] if len(self.dirs) == 1 else min(self.dirs, key=self._partitions_in)
         directory = partition_dir(root, meta.name, partition)
-        directory.mkdir(parents=True, exist_ok=True)
-        atomic_write(directory / "partition.metadata", f"version: 0\ntopic_id: {kafka_uuid(meta.topic_id)}\n")
-        config = self.model.effective(meta.overrides)
-        return self._register(Log.open(directory, meta.name, partition, config, self.clock))
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            atomic_write(directory / "partition.metadata", f"version: 0\ntopic_id: {kafka_uuid(meta.topic_id)}\n")
+            log_ = Log.open(directory, meta.name, partition, self.model.effective(meta.overrides), self.clock)
+        except StorageError:
+            raise
+        except OSError as exc:
+            raise StorageError(exc.errno, f"creating the log of {meta.name}-{partition} failed: {exc.strerror}") from exc
+        return self._register(log_)
+
+    def _partitions_in(self, root: Path) -> int:
+        return sum(1 for log_ in self._logs.values() if log_.dir.parent == root)
+
+    def _drop_new_logs(self, name: str, partitions: range) -> None:
+        """Undo a creation that failed: the logs of ``partitions`` go first (no snapshot is written),
+        which frees their files, then their directories, the failed one's too."""
+        for p in partitions:
+            log_ = self._logs.pop((name, p), None)
+            if log_ is not None:
+                log_.delete()
+        for p in partitions:
+            for root in self.dirs:
+                _remove_dir(partition_dir(root, name, p))
+        self.group_commit.forget(lambda l: l.topic == name and l.partition in partitions)
 
     def delete_topic(self, name: str) -> None:
         meta = self._topics.pop(name)
@@ -199,11 +222,17 @@ class LogManager:
         self._forget_cleaner_offsets(name)
 
     def add_partitions(self, name: str, new_total: int) -> None:
+        """Grow ``name`` to ``new_total`` partitions; all or none (StorageError when one cannot be created)."""
         meta = self._topics[name]
         if new_total <= meta.num_partitions:
             raise ValueError(f"{name} already has {meta.num_partitions} partitions")
-        for p in range(meta.num_partitions, new_total):
-            self._create_log(meta, p)
+        added = range(meta.num_partitions, new_total)
+        try:
+            for p in added:
+                self._create_log(meta, p)
+        except StorageError:
+            self._drop_new_logs(name, added)
+            raise
         meta.num_partitions = new_total
         self._save_topics()
 
@@ -347,5 +376,11 @@ class _TopicCreation:
             self.manager._topics[self.meta.name] = self.meta
             self.manager._save_topics()
         p = next(self._partitions)
-        self.manager._create_log(self.meta, p)
+        try:
+            self.manager._create_log(self.meta, p)
+        except StorageError:  # the topic goes, with what it made so far
+            self.manager._drop_new_logs(self.meta.name, range(p + 1))
+            self.manager._topics.pop(self.meta.name, None)
+            self.manager._save_topics()
+            raise
         return p

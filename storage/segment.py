@@ -78,6 +78,7 @@ class Segment:
             seg._handle = FileHandle(seg.path, create=True)
             fileops.ftruncate(seg._handle.fd, 0)
         except OSError as exc:  # a StorageError from the indexes, or the .log itself
+            seg.delete_files()  # the index files it opened are closed (their descriptors are plain ints)
             if isinstance(exc, StorageError):
                 raise
             raise StorageError(exc.errno, f"creating segment {seg.path} failed: {exc.strerror}") from exc

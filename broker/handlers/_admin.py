@@ -8,6 +8,11 @@ DescribeConfigs v3+, a *type*; both are small ids on the wire
 storage layer may describe them as ids, names or enums: ``source_id`` and
 ``type_id`` accept all three.
 
+``MAX_PARTITIONS_PER_REQUEST`` is the KRaft controller's bound on the
+partitions one CreateTopics or CreatePartitions request may create (its
+records per user operation): past it CreateTopics fails as a whole and
+CreatePartitions fails the topics that would cross it, with POLICY_VIOLATION.
+
 The single-node model has one leader epoch, 0, for every partition.
 ``leader_epoch_error`` applies Kafka's fencing rule to a client's
 ``current_leader_epoch``: -1 means "not given"; below the leader's epoch is
@@ -28,6 +33,7 @@ RESOURCE_BROKER_LOGGER = 8
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 # Kafka calls code 39 INVALID_REPLICA_ASSIGNMENT; protocol.errors spells it differently.
 INVALID_REPLICA_ASSIGNMENT = ErrorCode.INVALID_REPLICA_ASSIGNMENT
+MAX_PARTITIONS_PER_REQUEST = 10_000
 LEADER_EPOCH = 0  # every partition's only epoch on this single node
 NO_EPOCH = -1
 

@@ -8,8 +8,12 @@ Behaviour, per topic (Kafka's controller checks and messages):
   (partitions are never removed);
 * ``assignments``, when given, must list one replica list per new partition,
   each exactly ``[node.id]``, else INVALID_REPLICA_ASSIGNMENT;
-* otherwise the storage layer creates the new partitions (empty logs) and
-  the registry forgets its cached view of the topic. ``validate_only`` runs
+* a topic whose new partitions would take the request past
+  ``MAX_PARTITIONS_PER_REQUEST`` (10,000, the KRaft controller's bound):
+  POLICY_VIOLATION "Unable to perform excessively large batch operation.";
+* otherwise the storage layer creates the new partitions (empty logs), all
+  or none: one it cannot create (no space, no file descriptors left) undoes
+  the others and the topic gets KAFKA_STORAGE_ERROR. ``validate_only`` runs
   the checks and changes nothing.
 
 Version notes: v1 answers before throttling; v2 flexible; v3 same as v2.
@@ -22,7 +26,8 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
-from ._admin import INVALID_REPLICA_ASSIGNMENT
+from ..topics import TopicError
+from ._admin import INVALID_REPLICA_ASSIGNMENT, MAX_PARTITIONS_PER_REQUEST
 
 API_KEY = 37
 
@@ -33,6 +38,7 @@ async def handle(ctx: RequestContext, request) -> object:
     Result = type(resp).CreatePartitionsTopicResult
     names = [t.name for t in request.topics]
     answered: set[str] = set()
+    budget = [MAX_PARTITIONS_PER_REQUEST]  # partitions this request may still create
     for topic in request.topics:
         if topic.name in answered:
             continue
@@ -40,12 +46,12 @@ async def handle(ctx: RequestContext, request) -> object:
         if names.count(topic.name) > 1:
             code, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         else:
-            code, message = _grow(ctx, topic, request.validate_only)
+            code, message = _grow(ctx, topic, request.validate_only, budget)
         resp.results.append(Result(name=topic.name, error_code=code, error_message=message))
     return resp
 
 
-def _grow(ctx: RequestContext, topic, validate_only: bool) -> tuple[ErrorCode, str | None]:
+def _grow(ctx: RequestContext, topic, validate_only: bool, budget: list[int]) -> tuple[ErrorCode, str | None]:
     topics = ctx.broker.topics
     current = topics.get(topic.name)
     if current is None:
@@ -60,10 +66,15 @@ def _grow(ctx: RequestContext, topic, validate_only: bool) -> tuple[ErrorCode, s
         message = _assignment_error(ctx, topic.assignments, want - have)
         if message:
             return INVALID_REPLICA_ASSIGNMENT, message
+    if want - have > budget[0]:
+        return ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation."
+    budget[0] -= want - have
     if validate_only:
         return ErrorCode.NONE, None
-    topics.add_partitions(topic.name, want)
-    topics.invalidate(topic.name)
+    try:
+        topics.add_partitions(topic.name, want)
+    except TopicError as exc:
+        return exc.error_code, str(exc)
     return ErrorCode.NONE, None
 
 

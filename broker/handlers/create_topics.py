@@ -3,6 +3,11 @@
 Behaviour, per topic, in Kafka's (KRaft controller's) order of checks:
 
 * a name given twice in one request: INVALID_REQUEST "Duplicate topic name.";
+* when the other topics ask for more than ``MAX_PARTITIONS_PER_REQUEST``
+  (10,000) partitions in all (``num_partitions``, -1 counting as
+  ``num.partitions``, or the number of ``assignments``), every one of them
+  gets POLICY_VIOLATION "Excessively large number of partitions per
+  request." and nothing is created;
 * an illegal name: INVALID_TOPIC_EXCEPTION; an existing one: TOPIC_ALREADY_EXISTS;
   one that differs from an existing name only by '.' versus '_' (they share
   metric names): INVALID_TOPIC_EXCEPTION "... collides with existing topic";
@@ -15,7 +20,9 @@ Behaviour, per topic, in Kafka's (KRaft controller's) order of checks:
 * otherwise ``num_partitions`` -1 means the broker's ``num.partitions`` and
   other values below 1 are INVALID_PARTITIONS; ``replication_factor`` -1 means
   ``default.replication.factor``, values below 1 and above 1 (one broker) are
-  INVALID_REPLICATION_FACTOR.
+  INVALID_REPLICATION_FACTOR;
+* a log the storage layer cannot create (no space, no file descriptors left):
+  KAFKA_STORAGE_ERROR, and the topic is not created.
 
 ``validate_only`` (v1+) runs every check and creates nothing. From v5 a
 success carries the topic's ``num_partitions``, ``replication_factor`` and
@@ -36,7 +43,7 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..topics import TopicError, check_topic_name
-from ._admin import INVALID_REPLICA_ASSIGNMENT, null_config_error, source_id
+from ._admin import INVALID_REPLICA_ASSIGNMENT, MAX_PARTITIONS_PER_REQUEST, null_config_error, source_id
 from ._alter import validate_overrides
 
 API_KEY = 19
@@ -57,6 +64,7 @@ async def handle(ctx: RequestContext, request) -> object:
     for topic in request.topics:
         counts[topic.name] = counts.get(topic.name, 0) + 1
     answered: set[str] = set()
+    too_many = _partitions_asked(ctx, [t for t in request.topics if counts[t.name] == 1]) > MAX_PARTITIONS_PER_REQUEST
     for topic in request.topics:
         if topic.name in answered:
             continue
@@ -64,11 +72,28 @@ async def handle(ctx: RequestContext, request) -> object:
         if counts[topic.name] > 1:
             resp.topics.append(_error(Result, topic.name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
             continue
+        if too_many:
+            message = "Excessively large number of partitions per request."
+            resp.topics.append(_error(Result, topic.name, ErrorCode.POLICY_VIOLATION, message))
+            continue
         try:
             resp.topics.append(_create(ctx, Result, topic, request.validate_only))
         except _Refused as exc:
             resp.topics.append(_error(Result, topic.name, exc.error_code, exc.message))
     return resp
+
+
+def _partitions_asked(ctx: RequestContext, topics: list) -> int:
+    """The partitions ``topics`` would create, counted as Kafka's controller counts them."""
+    total = 0
+    for topic in topics:
+        if topic.assignments:
+            total += len(topic.assignments)
+        elif topic.num_partitions == -1:
+            total += ctx.broker.config.num_partitions
+        else:
+            total += max(topic.num_partitions, 0)
+    return total
 
 
 def _error(Result: type, name: str, code: ErrorCode, message: str | None) -> Any:

@@ -9,7 +9,11 @@ running. Each must get a response that encodes with the request's correlation
 id, or a deliberate ``CloseConnection``; an exception out of a handler is a
 bug (the connection would be dropped with "unexpected error"). Waits a
 request may ask for (``max_wait_ms`` and the group timeouts) are capped so
-that long polls and rebalances end within the test's deadline.
+that long polls and rebalances end within the test's deadline, and so are
+partition counts (CreateTopics, CreatePartitions) up to the 10,000 a request
+may create: each new partition is a log of three files made in about 2 ms.
+Counts past that bound stay as drawn (they are refused at once), and
+``test_partition_limits.py`` creates logs until the files run out.
 
 Values are biased towards what exists: strings are often the names of the
 topics made up front (``fuzz`` with records in three partitions, a compacted
@@ -31,6 +35,7 @@ from hypothesis import strategies as st
 from broker.config import BrokerConfig
 from broker.core import Broker
 from broker.dispatch import REGISTRY, CloseConnection, dispatch, load_handlers
+from broker.handlers._admin import MAX_PARTITIONS_PER_REQUEST
 from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
 
 from protocol.schema import INT32, INT64, STRING
@@ -41,6 +46,8 @@ from ._admin_client import collect, create_ok, now_ms, produce
 load_handlers()
 SERVED = [(key, v) for key, h in sorted(REGISTRY.items()) for v in range(h.min_version, h.max_version + 1)]
 WAITS = ("max_wait_ms", "timeout_ms", "rebalance_timeout_ms", "session_timeout_ms")
+COUNTS = ("count", "num_partitions")  # the partitions a CreatePartitions or CreateTopics topic asks for
+SMALL_COUNT = 64
 
 
 @pytest.fixture
@@ -78,6 +85,11 @@ def _capped(body):
         value = getattr(body, name, None)
         if isinstance(value, int):
             setattr(body, name, max(min(value, 50), -1))
+    for topic in getattr(body, "topics", None) or []:
+        for name in COUNTS:
+            value = getattr(topic, name, None)
+            if isinstance(value, int) and SMALL_COUNT < value <= MAX_PARTITIONS_PER_REQUEST:
+                setattr(topic, name, SMALL_COUNT)
     return body
 
 
