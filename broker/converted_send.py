@@ -13,16 +13,16 @@ converted). The source and converted bytes in memory stay at about two chunks
 each (Kafka's reason for KIP-283), and the event loop serves other
 connections between chunks instead of waiting for a whole conversion.
 
-The LZ4 batches of chunk *n + 1* are converted by the C accelerator's helper
-thread, without the GIL, while chunk *n* is written: ``fitted_pieces`` begins
-that conversion before it hands out the piece ahead of it, and the event
-loop's thread finishes what is left when it needs the result. So on an LZ4
-topic the CPU-heavy part (decompress, write messages, compress) runs beside
-the socket writes on a second core. The rest (reading the segment file,
-batches that are not LZ4) runs on the event loop's thread: handing whole
-chunks to a Python worker thread was measured slower on the 2-core machines
-we run on (a thread hop costs about 100 us there, and the GIL is contended by
-the Python parts of the conversion).
+The uncompressed and LZ4 batches of chunk *n + 1* are converted by the C
+accelerator's helper thread, without the GIL, while chunk *n* is written:
+``fitted_pieces`` begins that conversion before it hands out the piece ahead
+of it, and the event loop's thread finishes what is left when it needs the
+result. So the CPU-heavy part (write the messages, and for LZ4 decompress and
+compress) runs beside the socket writes on a second core. The rest (reading
+the segment file, gzip and snappy batches) runs on the event loop's thread:
+handing whole chunks to a Python worker thread was measured slower on the
+2-core machines we run on (a thread hop costs about 100 us there, and the GIL
+is contended by the Python parts of the conversion).
 
 Metrics: ``fetchmessageconversions`` counts the records of every chunk
 converted, and ``MessageConversionsTimeMs`` (``request="Fetch"``) observes,

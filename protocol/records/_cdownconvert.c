@@ -379,10 +379,11 @@ static PyMethodDef methods[] = {
      "CRC path (tests): 0 tables, 1 PCLMULQDQ, 2 AVX-512; capped by the CPU; returns the old."},
     {"scan", cscan_scan, METH_VARARGS, "Check v2 records for Produce as scan_v2_records does (None: use Python)."},
     {"plain_rows", clegacy_plain_rows, METH_VARARGS, "Rows of a set of plain legacy messages (None: use Python)."},
-    {"convert_lz4", clz4_convert, METH_VARARGS, "LZ4 v2 batches to legacy wrappers, two threads (None: use Python)."},
-    {"convert_lz4_start", clz4_convert_start, METH_VARARGS,
-     "convert_lz4 on the helper thread while the caller goes on: a Pending whose result() is its answer."},
-    {"lz4_available", clz4_available, METH_NOARGS, "Whether the system's liblz4 was loaded for convert_lz4."},
+    {"convert_batches", clz4_convert, METH_VARARGS,
+     "LZ4 and uncompressed v2 batches to legacy entries, on two threads (None per job: use Python)."},
+    {"convert_batches_start", clz4_convert_start, METH_VARARGS,
+     "convert_batches on the helper thread while the caller goes on: a Pending whose result() is its answer."},
+    {"lz4_available", clz4_available, METH_NOARGS, "Whether the system's liblz4 was loaded for convert_batches."},
     {NULL, NULL, 0, NULL},
 };
 

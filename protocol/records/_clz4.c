@@ -1,14 +1,16 @@
 /*
- * Down-conversion of LZ4 v2 batches to legacy wrappers, whole batches at a time, on two threads.
+ * Down-conversion of whole v2 batches (LZ4 or uncompressed) to legacy messages, on two threads.
  *
- * convert_lz4(jobs, magic, frame_header) takes the LZ4 batches of one chunk of a Fetch v0-v3
+ * convert_batches(jobs, magic, frame_header) takes the batches of one chunk of a Fetch v0-v3
  * answer, each job (records section, record count, base offset, base timestamp, append time or
- * None, inner attributes, most bytes it may decompress to), and returns `(joined, lengths)`: the
- * entries written, one after another in one bytes object, and per job the length of its entry
- * there, or None where that job must go the Python way. Each entry is the legacy wrapper that
- * protocol/records/convert.py would write for it (same fields, same CRC, the frame in Kafka's
- * framing: `frame_header` then independent 64 KiB blocks, a block stored raw when LZ4 does not
- * shrink it, an end mark).
+ * None, message attributes, most bytes it may decompress to, and optionally the codec, 3 (LZ4,
+ * the default) or 0, and the fetch offset), and returns `(joined, lengths, written)`: the entries
+ * written, one after another in one bytes object, and per job the length of its entries there
+ * and the records written, or None where that job must go the Python way. An LZ4 job's entry is
+ * the legacy wrapper that protocol/records/convert.py would write for it (same fields, same CRC,
+ * the frame in Kafka's framing: `frame_header` then independent 64 KiB blocks, a block stored raw
+ * when LZ4 does not shrink it, an end mark); an uncompressed job's entries are its messages from
+ * the fetch offset on, as the accelerator's `emit` writes them.
  *
  * Per job, without the GIL: the records section is decompressed (an LZ4 frame of version 1 without
  * checksums or a dictionary, blocks linked or not, with or without a content size), the records are
@@ -18,7 +20,7 @@
  * job None: the Python path then raises the exact error, so this code never has to.
  *
  * The jobs of a call are run by _clz4_threads.c, on the calling thread and a helper thread
- * (convert_lz4), or on the helper while the caller goes on (convert_lz4_start).
+ * (convert_batches), or on the helper while the caller goes on (convert_batches_start).
  * The codec is the system's liblz4, loaded with dlopen; where it is missing, every job is
  * None and python-lz4 does the work.
  */
@@ -182,7 +184,23 @@ static int first_offset(const Args *a, int64_t *first) {
     return 1;
 }
 
+static void run_plain(Job *j) {
+    Py_ssize_t records = j->a.count < j->a.end / MIN_RECORD_BYTES + 1 ? j->a.count : j->a.end / MIN_RECORD_BYTES + 1;
+    Totals t = {0, -1, 0, 1, 1};
+    uint8_t *out = malloc((size_t)(j->a.end + MAX_GROWTH * records) + 1);
+    uint8_t *end = out ? convert(&j->a, out, &t) : NULL;
+    if (end == NULL || !t.valid) {
+        free(out);
+        return;
+    }
+    j->out = out, j->out_start = 0, j->out_len = end - out, j->written = t.written;
+}
+
 void clz4_run_job(Job *j) {
+    if (j->codec == CODEC_NONE) {
+        run_plain(j);
+        return;
+    }
     uint8_t *dec = malloc((size_t)j->bound + 1), *msgs = NULL;
     Py_ssize_t len = dec ? decompress_frame(j, dec) : -1;
     Totals t = {0, -1, 0, 1, 1};
@@ -199,7 +217,7 @@ void clz4_run_job(Job *j) {
     if (j->out != NULL) {
         uint8_t *value = j->out + WRAPPER_HEAD_MAX, *stop = compress_frame(j, msgs, n, value);
         uint8_t *start = wrap(j, &t, value, stop - value);
-        j->out_start = start - j->out, j->out_len = stop - start;
+        j->out_start = start - j->out, j->out_len = stop - start, j->written = j->a.count;
     }
 done:
     free(dec);
@@ -210,9 +228,10 @@ done:
 
 int clz4_parse_job(PyObject *item, Job *j, int magic, const uint8_t *header) {
     PyObject *append_time;
-    long long base_offset, base_ts;
-    if (!PyArg_ParseTuple(item, "y*nLLOin", &j->src, &j->a.count, &base_offset, &base_ts, &append_time,
-                          &j->ts_flag, &j->max_size))
+    long long base_offset, base_ts, fetch_offset = INT64_MIN;
+    j->codec = CODEC_LZ4;
+    if (!PyArg_ParseTuple(item, "y*nLLOin|iL", &j->src, &j->a.count, &base_offset, &base_ts, &append_time,
+                          &j->ts_flag, &j->max_size, &j->codec, &fetch_offset))
         return -1;
     j->a.base_offset = base_offset, j->a.base_ts = base_ts, j->a.has_append_time = append_time != Py_None;
     j->a.append_time = j->a.has_append_time ? PyLong_AsLongLong(append_time) : 0;
@@ -220,32 +239,43 @@ int clz4_parse_job(PyObject *item, Job *j, int magic, const uint8_t *header) {
         return -1;
     j->a.magic = magic, j->a.attributes = j->ts_flag, j->a.fetch_offset = INT64_MIN;
     j->wrapper_magic = magic, j->header = header;
-    return lz4_compress != NULL && j->a.count > 0 && j->max_size > 0 && plan_frame(j);
+    if (j->codec == CODEC_NONE) {  /* messages for the records from the fetch offset on, no wrapper */
+        j->a.fetch_offset = fetch_offset, j->a.data = j->src.buf, j->a.end = j->src.len;
+        return j->a.count > 0;
+    }
+    return j->codec == CODEC_LZ4 && lz4_compress != NULL && j->a.count > 0 && j->max_size > 0 && plan_frame(j);
 }
 
 /* The entries are joined in job order into one bytes object (each copied once); a job's length there
- * is None when it goes the Python way. */
+ * and its records written are None when it goes the Python way. */
 PyObject *clz4_results(Job *list, Py_ssize_t n) {
     Py_ssize_t total = 0;
     for (Py_ssize_t i = 0; i < n; i++)
         total += list[i].out ? list[i].out_len : 0;
-    PyObject *joined = PyBytes_FromStringAndSize(NULL, total), *lengths = PyList_New(n);
+    PyObject *joined = PyBytes_FromStringAndSize(NULL, total), *lengths = PyList_New(n), *written = PyList_New(n);
     char *dst = joined ? PyBytes_AS_STRING(joined) : NULL;
-    for (Py_ssize_t i = 0; i < n && joined != NULL && lengths != NULL; i++) {
-        PyObject *length = list[i].out ? PyLong_FromSsize_t(list[i].out_len) : Py_NewRef(Py_None);
-        if (length == NULL)
+    for (Py_ssize_t i = 0; i < n && joined != NULL && lengths != NULL && written != NULL; i++) {
+        const Job *j = &list[i];
+        PyObject *length = j->out ? PyLong_FromSsize_t(j->out_len) : Py_NewRef(Py_None);
+        PyObject *count = j->out ? PyLong_FromSsize_t(j->written) : Py_NewRef(Py_None);
+        if (length == NULL || count == NULL) {
+            Py_XDECREF(length);
+            Py_XDECREF(count);
             Py_CLEAR(lengths);
-        else
-            PyList_SET_ITEM(lengths, i, length);
-        if (list[i].out && length != NULL)
-            memcpy(dst, list[i].out + list[i].out_start, (size_t)list[i].out_len), dst += list[i].out_len;
+            break;
+        }
+        PyList_SET_ITEM(lengths, i, length);
+        PyList_SET_ITEM(written, i, count);
+        if (j->out)
+            memcpy(dst, j->out + j->out_start, (size_t)j->out_len), dst += j->out_len;
     }
-    if (joined == NULL || lengths == NULL) {
+    if (joined == NULL || lengths == NULL || written == NULL) {
         Py_XDECREF(joined);
         Py_XDECREF(lengths);
+        Py_XDECREF(written);
         return NULL;
     }
-    return Py_BuildValue("(NN)", joined, lengths);
+    return Py_BuildValue("(NNN)", joined, lengths, written);
 }
 
 int clz4_loaded(void) {

@@ -1,17 +1,22 @@
 /*
- * What the two files of the C LZ4 down-conversion share: _clz4.c converts one job (one LZ4 batch to
- * one legacy wrapper) and moves jobs and results across the Python boundary; _clz4_threads.c runs
- * a call's jobs on the calling thread and a helper thread, now or in the background.
+ * What the two files of the C batch down-conversion share: _clz4.c converts one job (one LZ4 batch
+ * to one legacy wrapper, or one uncompressed batch to its messages) and moves jobs and results
+ * across the Python boundary; _clz4_threads.c runs a call's jobs on the calling thread and a
+ * helper thread, now or in the background.
  */
 #ifndef MINIBROKER_CLZ4_H
 #define MINIBROKER_CLZ4_H
 #include "_cdownconvert.h"
 
 #define FRAME_HEADER 7  /* magic, FLG, BD, header checksum: no content size */
+#define CODEC_NONE 0
+#define CODEC_LZ4 3
 
 typedef struct {
-    Py_buffer src;            /* the batch's records section: one LZ4 frame */
+    Py_buffer src;            /* the batch's records section: one LZ4 frame, or the records themselves */
     Args a;                   /* data/end are filled in once decompressed */
+    int codec;                /* CODEC_LZ4: one wrapper entry; CODEC_NONE: messages from fetch_offset on */
+    Py_ssize_t written;       /* records written */
     int64_t content_size;     /* from the frame, or -1 */
     Py_ssize_t body, max_size, bound;  /* where the blocks start; decompression limit; its upper bound */
     int planned, linked, wrapper_magic, ts_flag;
@@ -22,11 +27,12 @@ typedef struct {
 
 /* Fill `j` from one job tuple (with the GIL); 1: planned for C, 0: the Python way, -1: an error is set. */
 int clz4_parse_job(PyObject *item, Job *j, int magic, const uint8_t *header);
-/* Decompress, convert, compress and wrap planned job `j` (no GIL); j->out stays NULL when it cannot. */
+/* Convert planned job `j` (no GIL): decompress, write the messages, compress and wrap (LZ4), or
+ * write the messages (uncompressed); j->out stays NULL when it cannot. */
 void clz4_run_job(Job *j);
 /* Whether the system's liblz4 was loaded (clz4_init). */
 int clz4_loaded(void);
-/* `(joined, lengths)` of `n` jobs that have run (with the GIL). */
+/* `(joined, lengths, written)` of `n` jobs that have run (with the GIL). */
 PyObject *clz4_results(Job *list, Py_ssize_t n);
 
 #endif

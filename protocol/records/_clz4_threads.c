@@ -1,5 +1,5 @@
 /*
- * The threads of the C LZ4 down-conversion (_clz4.c converts one job), and its Python entry points.
+ * The threads of the C batch down-conversion (_clz4.c converts one job), and its Python entry points.
  *
  * A call's jobs form a round; each thread that works on a round takes its first job nobody has
  * taken, until none is left. There is one helper thread, started on first use (on a machine with
@@ -7,12 +7,12 @@
  * in turn, while the thread that made a round works on it too once it needs the result: it takes
  * the round off the queue if the helper never came to it, or waits for the helper's job in hand.
  *
- * - convert_lz4(jobs, magic, frame_header) -> (joined, lengths): the round is queued and the
- *   caller starts on it at once; the call returns when all jobs are done. A single job stays on
- *   the caller (waking the helper costs more than it saves).
- * - convert_lz4_start(jobs, magic, frame_header) -> Pending: the round is queued and the call
- *   returns, so the caller can do other work (send the previous chunk of a Fetch answer, read
- *   the next) while the helper converts. Pending.result() gives convert_lz4's answer: the caller
+ * - convert_batches(jobs, magic, frame_header) -> (joined, lengths, written): the round is
+ *   queued and the caller starts on it at once; the call returns when all jobs are done. A single
+ *   job stays on the caller (waking the helper costs more than it saves).
+ * - convert_batches_start(jobs, magic, frame_header) -> Pending: the round is queued and the call
+ *   returns, so the caller can do other work (send the previous chunk of a Fetch answer, read the
+ *   next) while the helper converts. Pending.result() gives convert_batches's answer: the caller
  *   runs the jobs still left, waits for the helper, and joins the entries. A Pending dropped
  *   without its result stops its round (no job is started after that) and waits in the same way
  *   before it frees the jobs' buffers.
@@ -163,7 +163,7 @@ static PyObject *pending_result(Pending *p, PyObject *unused) {
 
 static PyMethodDef pending_methods[] = {
     {"result", (PyCFunction)pending_result, METH_NOARGS,
-     "(joined, lengths) once every job is done; runs the jobs left on the calling thread."},
+     "(joined, lengths, written) once every job is done; runs the jobs left on the calling thread."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -172,7 +172,7 @@ static PyTypeObject PendingType = {
     .tp_basicsize = sizeof(Pending),
     .tp_dealloc = (destructor)pending_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "LZ4 batches being converted by convert_lz4_start; result() gives convert_lz4's answer.",
+    .tp_doc = "LZ4 batches being converted by convert_batches_start; result() gives convert_batches's answer.",
     .tp_methods = pending_methods,
 };
 
@@ -188,7 +188,7 @@ static Pending *start(PyObject *args, Py_ssize_t helper_from) {
     if (!PyArg_ParseTuple(args, "O!iy*", &PyList_Type, &seq, &magic, &p->header))
         goto fail;
     if (p->header.len != FRAME_HEADER || (magic != 0 && magic != 1)) {
-        PyErr_SetString(PyExc_ValueError, "convert_lz4 takes magic 0 or 1 and a 7-byte frame header");
+        PyErr_SetString(PyExc_ValueError, "convert_batches takes magic 0 or 1 and a 7-byte frame header");
         goto fail;
     }
     Py_ssize_t n = PyList_GET_SIZE(seq), planned = 0;

@@ -28,9 +28,10 @@ even when the v2 record carried a payload.
 
 Sizing is not done here: ``down_convert`` converts every complete batch it
 is given (``start_down_convert`` begins that and returns the call that ends
-it, so LZ4 batches are converted on the accelerator's helper thread while the
-caller sends the previous chunk), and ``lazy_convert`` (KIP-283) decides what is converted and how the
-output is fitted to the size a Fetch answer declares.
+it, so the C accelerator converts LZ4 and uncompressed batches on its helper
+thread while the caller sends the previous chunk), and ``lazy_convert``
+(KIP-283) decides what is converted and how the output is fitted to the size
+a Fetch answer declares.
 Source CRCs are verified before conversion (``CorruptRecordError``) so that
 converting never re-signs corrupt data with a fresh CRC; Kafka skips this check.
 
@@ -53,7 +54,7 @@ from typing import NoReturn
 import attrs
 
 from ..errors import InvalidRecordError, UnsupportedCompressionError
-from . import _lz4_wrappers
+from . import _cbatches
 from ._accel import crc32 as _crc32
 from ._downconvert import first_offset_delta
 from ._downconvert_runs import emit_records
@@ -229,26 +230,27 @@ def start_down_convert(
 ) -> Callable[[], DownConverted]:  # fmt: skip
     """``down_convert`` begun: the call returned gives its result, and raises its errors.
 
-    With ``background`` the LZ4 batches the C accelerator takes are converted on its helper
-    thread from now on, while the caller does something else; the rest waits for the call.
+    With ``background`` the batches the C accelerator takes (LZ4 and uncompressed ones) are
+    converted on its helper thread from now on, while the caller does something else; the rest
+    waits for the call.
     """
     if target_magic not in (0, 1):
         raise ValueError(f"down-conversion targets magic 0 or 1, not {target_magic}")
     batches = list(iter_batches(data))
-    lz4 = _lz4_wrappers.start(batches, target_magic, max_decompressed_size, background=background)
-    return lambda: _converted(batches, lz4(), target_magic, fetch_offset, max_decompressed_size)
+    in_c = _cbatches.start(batches, target_magic, fetch_offset, max_decompressed_size, background=background)
+    return lambda: _converted(batches, in_c(), target_magic, fetch_offset, max_decompressed_size)
 
 
-def _converted(batches: list, wrapped, target_magic: int, fetch_offset: int, max_size: int) -> DownConverted:
-    done, whole = wrapped or ([None] * len(batches), None)
-    if whole is not None:  # every batch an LZ4 one the C accelerator wrapped: its buffer is the output
-        return DownConverted(whole, sum(batch.records_count for batch in batches))
+def _converted(batches: list, in_c, target_magic: int, fetch_offset: int, max_size: int) -> DownConverted:
+    done, whole = in_c or ([None] * len(batches), None)
+    if whole is not None:  # every batch went to the C accelerator: its buffer is the output
+        return DownConverted(whole, sum(written for _, written in done))
     chunks: list = []
     converted = 0
-    for batch, wrapper in zip(batches, done):
-        if wrapper is not None:  # an LZ4 batch the C accelerator wrapped
-            chunks.append(wrapper)
-            converted += batch.records_count
+    for batch, entry in zip(batches, done):
+        if entry is not None:  # a batch the C accelerator converted: (its entries, records written)
+            chunks.append(entry[0])
+            converted += entry[1]
             continue
         piece, entries, per_entry = _convert_batch(batch, target_magic, fetch_offset, max_size)
         chunks.append(piece)

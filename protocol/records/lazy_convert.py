@@ -115,7 +115,7 @@ def fitted_pieces(conversion: LazyDownConversion) -> Iterator[tuple[bytes | memo
 
     ``first``, then each chunk converted and fitted, then the overflow entry, if any. Up to
     ``CHUNKS_AHEAD`` chunks are begun before the piece ahead of them is handed out, so the
-    accelerator's helper thread converts their LZ4 batches while the caller sends that piece and
+    accelerator's helper thread converts their batches while the caller sends that piece and
     reads the next chunk. A chunk is begun only while what is left of the size exceeds the source
     bytes already begun (converted output is rarely smaller than its source), and none after one
     that fails.

@@ -127,7 +127,7 @@ def test_timestamp_and_offset_overflow_are_handed_back_and_fail_as_in_python():
 def test_down_convert_uses_the_accelerator(monkeypatch):
     calls = []
     monkeypatch.setattr(_downconvert_runs, "C_EMIT", lambda *a: calls.append(a[1]) or cdc.emit(*a))
-    builder = RecordBatchBuilder(compression=Codec.GZIP, base_offset=0)  # LZ4 goes to test_lz4_wrappers_c
+    builder = RecordBatchBuilder(compression=Codec.GZIP, base_offset=0)  # LZ4 and uncompressed: test_lz4_wrappers_c
     for i in range(50):
         builder.append(b"k", b"v%d" % i, timestamp=i)
     out = down_convert(builder.build(), target_magic=1, fetch_offset=0)

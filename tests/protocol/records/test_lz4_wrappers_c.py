@@ -1,4 +1,4 @@
-"""The C path for LZ4 batches (``_clz4.c`` via ``_lz4_wrappers``): takes what it should, same bytes as Python.
+"""The C path for LZ4 batches (``_clz4.c`` via ``_cbatches``): takes what it should, same bytes as Python.
 
 Every test converts with the accelerator and again with it switched off, and the
 two answers must be equal byte for byte (or raise the same error). Where the
@@ -20,7 +20,7 @@ import pytest
 
 from protocol.errors import CorruptRecordError, InvalidRecordError
 from protocol.records import Codec, RecordBatchBuilder, TimestampType, down_convert, iter_batches
-from protocol.records import _downconvert_runs, _lz4_wrappers
+from protocol.records import _downconvert_runs, _cbatches
 from protocol.records.v2 import RECORD_BATCH_OVERHEAD
 from tests.protocol.records.helpers import python_only
 
@@ -61,13 +61,13 @@ def python_way(data: bytes, magic: int, fetch_offset: int = 0, max_size: int = M
         return down_convert(data, target_magic=magic, fetch_offset=fetch_offset, max_decompressed_size=max_size)
 
 
-def taken(data: bytes, magic: int, max_size: int = MAX) -> list[bool]:
-    got = _lz4_wrappers.wrappers(list(iter_batches(data)), magic, max_size)
+def taken(data: bytes, magic: int, max_size: int = MAX, fetch_offset: int = 0) -> list[bool]:
+    got = _cbatches.converted(list(iter_batches(data)), magic, fetch_offset, max_size)
     if got is None:
         return []
     done, whole = got
     if whole is not None:  # the chunk's output is the one buffer all the entries are views of
-        assert all(entry.obj is whole for entry in done) and b"".join(done) == whole
+        assert all(entry[0].obj is whole for entry in done) and b"".join(entry[0] for entry in done) == whole
     return [entry is not None for entry in done]
 
 
@@ -201,13 +201,13 @@ def test_a_forked_child_starts_its_own_helper():
 
 def test_switched_off_with_the_accelerator(monkeypatch):
     monkeypatch.setattr(_downconvert_runs, "C_EMIT", None)
-    assert _lz4_wrappers.wrappers(list(iter_batches(lz4_batch(6))), 1, MAX) is None
+    assert _cbatches.converted(list(iter_batches(lz4_batch(6))), 1, 0, MAX) is None
 
 
 def test_bad_arguments_are_python_errors():
     with pytest.raises(ValueError, match="7-byte frame header"):
-        cdc.convert_lz4([], 1, b"\x04\x22")
+        cdc.convert_batches([], 1, b"\x04\x22")
     with pytest.raises(ValueError, match="magic 0 or 1"):
-        cdc.convert_lz4([], 2, bytes(7))
+        cdc.convert_batches([], 2, bytes(7))
     with pytest.raises(TypeError):
-        cdc.convert_lz4([(b"x", "not a count", 0, 0, None, 0, MAX)], 1, bytes(7))
+        cdc.convert_batches([(b"x", "not a count", 0, 0, None, 0, MAX)], 1, bytes(7))
