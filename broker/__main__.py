@@ -5,7 +5,9 @@ Also runnable as ``python -m broker serve ...``. Mirrors Kafka's
 configuration, each ``--override`` replaces one key. A bad or unknown key stops
 startup with a message naming it (exit status 2). SIGTERM and SIGINT shut the
 broker down gracefully: connections are closed, logs flushed and the
-clean-shutdown marker written, so the next start skips recovery.
+clean-shutdown marker written, so the next start skips recovery. The soft
+open-files limit is raised to the hard one first (``limits``), as the JVM does
+for Kafka.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import trio
 from protocol.records import set_accelerated
 
 from .config import BrokerConfig, ConfigError
+from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
 
 
@@ -75,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tune_allocator()
     use_accelerator()
+    was, now = raise_open_files_limit()
+    logging.getLogger("minibroker").info("open files limit: %d (was %d)", now, was)
     trio.run(_run, config)
     return 0
 
