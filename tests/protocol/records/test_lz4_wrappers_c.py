@@ -129,15 +129,19 @@ def corrupt_frames() -> dict[str, bytes]:
             "truncated": reframed(source, short), "trailing": reframed(source, bytes(frame) + b"\x00")}  # fmt: skip
 
 
+def raises_as_python(data: bytes, magic: int) -> None:
+    """The C path declines ``data``'s one batch, and converting it raises exactly what the Python path raises."""
+    assert taken(data, magic) == [False]
+    with pytest.raises((CorruptRecordError, InvalidRecordError)) as c_error:
+        down_convert(data, target_magic=magic, fetch_offset=0)
+    with pytest.raises(type(c_error.value)) as py_error:
+        python_way(data, magic)
+    assert str(c_error.value) == str(py_error.value)
+
+
 @pytest.mark.parametrize("name", list(corrupt_frames()))
 def test_corrupt_frames_raise_pythons_error(name):
-    data = corrupt_frames()[name]
-    assert taken(data, 1) == [False]
-    with pytest.raises((CorruptRecordError, InvalidRecordError)) as c_error:
-        down_convert(data, target_magic=1, fetch_offset=0)
-    with pytest.raises(type(c_error.value)) as py_error:
-        python_way(data, 1)
-    assert str(c_error.value) == str(py_error.value)
+    raises_as_python(corrupt_frames()[name], 1)
 
 
 def test_a_batch_with_a_bad_crc_is_left_to_python():
