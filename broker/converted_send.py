@@ -9,7 +9,7 @@ then the overflow entry that keeps the bytes written equal to the declared
 size (``SizedOutput``: output past it is cut off; a shortfall, or a chunk that
 fails to convert (zstd, a corrupt batch: the next fetch starts there and
 reports it), ends with that entry; chunks past the declared size are not
-converted). The source and converted bytes in memory stay at about two chunks
+converted). The source and converted bytes in memory stay at a few chunks
 each (Kafka's reason for KIP-283), and the event loop serves other
 connections between chunks instead of waiting for a whole conversion.
 

@@ -139,11 +139,12 @@ class TopicRegistry:
         """Grow ``name`` to ``new_total`` partitions, all or none; a disk failure is KAFKA_STORAGE_ERROR."""
         from storage import StorageError
 
-        self.invalidate(name)
         try:
             self.manager.add_partitions(name, new_total)
         except StorageError as exc:
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
+        finally:
+            self.invalidate(name)
 
     def delete(self, name: str) -> None:
         if name not in self.manager.topics():

@@ -38,7 +38,7 @@ async def handle(ctx: RequestContext, request) -> object:
     Result = type(resp).CreatePartitionsTopicResult
     names = [t.name for t in request.topics]
     answered: set[str] = set()
-    budget = [MAX_PARTITIONS_PER_REQUEST]  # partitions this request may still create
+    room = MAX_PARTITIONS_PER_REQUEST  # partitions this request may still create
     for topic in request.topics:
         if topic.name in answered:
             continue
@@ -46,36 +46,36 @@ async def handle(ctx: RequestContext, request) -> object:
         if names.count(topic.name) > 1:
             code, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         else:
-            code, message = _grow(ctx, topic, request.validate_only, budget)
+            code, message, added = _grow(ctx, topic, request.validate_only, room)
+            room -= added
         resp.results.append(Result(name=topic.name, error_code=code, error_message=message))
     return resp
 
 
-def _grow(ctx: RequestContext, topic, validate_only: bool, budget: list[int]) -> tuple[ErrorCode, str | None]:
+def _grow(ctx: RequestContext, topic, validate_only: bool, room: int) -> tuple[ErrorCode, str | None, int]:
+    """The topic's answer and the partitions it added (or would add, ``validate_only``)."""
     topics = ctx.broker.topics
     current = topics.get(topic.name)
     if current is None:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None, 0
     have, want = current.num_partitions, topic.count
     if want < have:
         message = f"The topic {topic.name} currently has {have} partition(s); {want} would not be an increase."
-        return ErrorCode.INVALID_PARTITIONS, message
+        return ErrorCode.INVALID_PARTITIONS, message, 0
     if want == have:
-        return ErrorCode.INVALID_PARTITIONS, f"Topic already has {have} partition(s)."
+        return ErrorCode.INVALID_PARTITIONS, f"Topic already has {have} partition(s).", 0
     if topic.assignments is not None:
         message = _assignment_error(ctx, topic.assignments, want - have)
         if message:
-            return INVALID_REPLICA_ASSIGNMENT, message
-    if want - have > budget[0]:
-        return ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation."
-    budget[0] -= want - have
-    if validate_only:
-        return ErrorCode.NONE, None
-    try:
-        topics.add_partitions(topic.name, want)
-    except TopicError as exc:
-        return exc.error_code, str(exc)
-    return ErrorCode.NONE, None
+            return INVALID_REPLICA_ASSIGNMENT, message, 0
+    if want - have > room:
+        return ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.", 0
+    if not validate_only:
+        try:
+            topics.add_partitions(topic.name, want)
+        except TopicError as exc:
+            return exc.error_code, str(exc), 0
+    return ErrorCode.NONE, None, want - have
 
 
 def _assignment_error(ctx: RequestContext, assignments: list[Any], added: int) -> str | None:

@@ -67,11 +67,6 @@ def start(batches: list, target_magic: int, fetch_offset: int, max_size: int, *,
     return lambda: _placed(len(batches), where, *convert(*args))
 
 
-def converted(batches: list, target_magic: int, fetch_offset: int, max_size: int) -> Converted:
-    """``start`` and its result at once, on the calling thread and the helper."""
-    return start(batches, target_magic, fetch_offset, max_size, background=False)()
-
-
 def _placed(count: int, where: list, joined: bytes, lengths: list, written: list) -> Converted:
     out: list = [None] * count
     view, pos = memoryview(joined), 0

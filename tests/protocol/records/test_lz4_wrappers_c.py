@@ -62,7 +62,7 @@ def python_way(data: bytes, magic: int, fetch_offset: int = 0, max_size: int = M
 
 
 def taken(data: bytes, magic: int, max_size: int = MAX, fetch_offset: int = 0) -> list[bool]:
-    got = _cbatches.converted(list(iter_batches(data)), magic, fetch_offset, max_size)
+    got = _cbatches.start(list(iter_batches(data)), magic, fetch_offset, max_size, background=False)()
     if got is None:
         return []
     done, whole = got
@@ -205,7 +205,7 @@ def test_a_forked_child_starts_its_own_helper():
 
 def test_switched_off_with_the_accelerator(monkeypatch):
     monkeypatch.setattr(_downconvert_runs, "C_EMIT", None)
-    assert _cbatches.converted(list(iter_batches(lz4_batch(6))), 1, 0, MAX) is None
+    assert _cbatches.start(list(iter_batches(lz4_batch(6))), 1, 0, MAX, background=False)() is None
 
 
 def test_bad_arguments_are_python_errors():
