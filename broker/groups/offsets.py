@@ -29,6 +29,7 @@ from .group import COMPLETING, DEAD, EMPTY, STABLE, Group, Member, MemberProfile
 
 log = logging.getLogger("minibroker.groups")
 OFFSET_METADATA_MAX_BYTES = 4096
+INT64_MAX = 2**63 - 1
 
 
 def commit_error(group: Group | None, member_id: str, instance_id: str | None, generation: int) -> ErrorCode | None:
@@ -60,7 +61,9 @@ def partition_error(topics: Any, topic: str, partition: int, metadata: str | Non
 
 
 def offset_value(offset: int, leader_epoch: int, metadata: str | None, now: int, retention_ms: int) -> Any:
-    expire = now + retention_ms if retention_ms >= 0 else -1
+    # Kafka adds a v2-4 retention_time_ms to the clock in a Java long, so a huge one wraps negative
+    # and the offset expires at once; the sum is kept at the int64 maximum here: it never expires.
+    expire = min(now + retention_ms, INT64_MAX) if retention_ms >= 0 else -1
     return r.OffsetValue(offset=offset, leader_epoch=leader_epoch, metadata=metadata or "", commit_timestamp=now,
                          expire_timestamp=expire)  # fmt: skip
 

@@ -137,6 +137,18 @@ async def test_offsets_expire_per_kip_211(groups_broker):
     assert groups_broker.reopen().groups.groups == {}
 
 
+async def test_a_retention_past_the_end_of_time_keeps_the_offset(groups_broker):
+    """Found by the handler fuzz: v2-4 retention_time_ms near 2^63 overflowed the stored expiry and the
+    commit dropped the connection. Kafka's sum wraps (the offset expires at once); ours stops at the maximum."""
+    await create_ok(groups_broker, T, 1)
+    forever = 2**63 - 1
+    assert await commit(groups_broker, "forever", {(T, 0): 7}, version=2, retention=forever) == {(T, 0): 0}
+    assert groups_broker.groups.groups["forever"].offsets[(T, 0)].expire_timestamp == forever
+    tick(groups_broker, 10**12)
+    await groups_broker.groups.expire_offsets()
+    assert (await fetch(groups_broker.reopen(), "forever", {T: [0]}))[1] == {(T, 0): (7, "m", 0)}
+
+
 @pytest.mark.parametrize("group_props", [{"offsets.topic.segment.bytes": "2048", "offsets.topic.num.partitions": "1"}])
 async def test_the_cleaner_keeps_consumer_offsets_small(groups_broker, clock):
     await create_ok(groups_broker, T, 4)
