@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import base64
+import errno
+import os
 import threading
 import time
 
 import pytest
 
-from storage import fileops
+from storage import StorageError, fileops
+from storage.log import Log
 from storage.checkpoint import read_checkpoint
 from storage.log_manager import CLEAN_SHUTDOWN, LOG_STARTS, RECOVERY_POINTS
 
@@ -36,6 +39,37 @@ def test_validate_only_creates_nothing(tmp_path):
     lm = manager(tmp_path, Clock())
     lm.create_topic("t", 3, {}, validate_only=True)
     assert "t" not in lm.topics() and not (tmp_path / "t-0").exists()
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("grow", [False, True], ids=["create", "add partitions"])
+def test_a_log_that_cannot_be_made_undoes_the_others(tmp_path, monkeypatch, grow):
+    """All or none: the logs already made go, a half-opened log closes its files, the error names the log."""
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 1, {})
+    append(lm.get_log("t", 0))
+    fds, made = _fds(), []
+    rebuild = Log.rebuild_producer_state
+
+    def fail_the_third(self) -> None:  # runs after the log's first segment (and its index files) is open
+        made.append(self.partition)
+        if len(made) == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        rebuild(self)
+
+    monkeypatch.setattr(Log, "rebuild_producer_state", fail_the_third)
+    with pytest.raises(StorageError, match="No space left on device") as error:
+        lm.add_partitions("t", 6) if grow else lm.create_topic("u", 5, {})
+    assert ("t-3" if grow else "u-2") in str(error.value)
+    assert _fds() == fds and sorted(p.name for p in tmp_path.iterdir() if p.name[:2] in ("t-", "u-")) == ["t-0"]
+    assert lm.topics()["t"].num_partitions == 1 and "u" not in lm.topics() and len(read_all(lm.get_log("t", 0))) > 0
+    monkeypatch.undo()
+    lm.close()
+    lm2 = manager(tmp_path, Clock())
+    assert list(lm2.topics()) == ["t"] and lm2.get_log("t", 1) is None
 
 
 def test_delete_topic_removes_its_directories(tmp_path):
