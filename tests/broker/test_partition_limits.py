@@ -16,6 +16,7 @@ import resource
 
 from protocol import ErrorCode
 from storage import log_manager
+from tests.open_files import open_files_under
 
 from ._admin_client import (  # noqa: F401  (broker is a fixture)
     broker, call, create, create_ok, creatable, now_ms, produce, req, sub,
@@ -83,25 +84,26 @@ def _fail_log_open_after(monkeypatch, allowed: int) -> None:
 async def test_create_partitions_that_run_out_of_files_undoes_them(broker, monkeypatch):
     await create_ok(broker, "grow", 2)
     await produce(broker, "grow", [now_ms()] * 3, partition=1)
-    fds = len(os.listdir("/proc/self/fd"))
+    fds = open_files_under(broker.topics.manager.dirs[0])
     _fail_log_open_after(monkeypatch, 3)
     [(name, code, message)] = await _grow(broker, ("grow", 8))
     assert (name, code) == ("grow", ErrorCode.KAFKA_STORAGE_ERROR)
     assert "grow-5" in message and "Too many open files" in message
     assert broker.topics.get("grow").num_partitions == 2 and _dirs(broker, "grow") == ["grow-0", "grow-1"]
-    assert broker.topics.partition("grow", 2) is None and len(os.listdir("/proc/self/fd")) == fds
+    assert broker.topics.partition("grow", 2) is None and open_files_under(broker.topics.manager.dirs[0]) == fds
     monkeypatch.undo()
     assert await _grow(broker, ("grow", 4)) == [("grow", ErrorCode.NONE, None)]
     assert await produce(broker, "grow", [now_ms()], partition=1) == 3  # the old partition kept its records
 
 
 async def test_create_topics_that_run_out_of_files_leaves_no_topic(broker, monkeypatch):
-    fds = len(os.listdir("/proc/self/fd"))
+    fds = open_files_under(broker.topics.manager.dirs[0])
     _fail_log_open_after(monkeypatch, 2)
     got = await create(broker, creatable("t", 5), creatable("u", 1))
     assert got["t"].error_code == got["u"].error_code == ErrorCode.KAFKA_STORAGE_ERROR
     assert "t-2" in got["t"].error_message and "Too many open files" in got["t"].error_message
-    assert broker.topics.names() == [] and _dirs(broker, "t") == [] and len(os.listdir("/proc/self/fd")) == fds
+    assert broker.topics.names() == [] and _dirs(broker, "t") == []
+    assert open_files_under(broker.topics.manager.dirs[0]) == fds
     monkeypatch.undo()
     await create_ok(broker, "t", 5)
     assert _dirs(broker, "t") == [f"t-{p}" for p in range(5)]
@@ -111,8 +113,9 @@ async def test_a_real_shortage_of_file_descriptors_is_answered_and_undone(broker
     """The process's own limit, lowered for the test: segment files and indexes fail where they may."""
     await create_ok(broker, "grow", 1)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    fds = len(os.listdir("/proc/self/fd"))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (fds + 40, hard))  # room for about a dozen partitions
+    fds = open_files_under(broker.topics.manager.dirs[0])
+    in_use = len(os.listdir("/proc/self/fd"))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (in_use + 40, hard))  # room for about a dozen partitions
     try:
         [(_, grown, message)] = await _grow(broker, ("grow", 31))
         created = await create(broker, creatable("t", 30))
@@ -120,5 +123,6 @@ async def test_a_real_shortage_of_file_descriptors_is_answered_and_undone(broker
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     assert grown == created["t"].error_code == ErrorCode.KAFKA_STORAGE_ERROR and "Too many open files" in message
     assert broker.topics.get("grow").num_partitions == 1 and broker.topics.names() == ["grow"]
-    assert _dirs(broker, "grow") == ["grow-0"] and _dirs(broker, "t") == [] and len(os.listdir("/proc/self/fd")) == fds
+    assert _dirs(broker, "grow") == ["grow-0"] and _dirs(broker, "t") == []
+    assert open_files_under(broker.topics.manager.dirs[0]) == fds
     assert await _grow(broker, ("grow", 3)) == [("grow", ErrorCode.NONE, None)]

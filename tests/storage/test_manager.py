@@ -11,10 +11,11 @@ import time
 import pytest
 
 from storage import StorageError, fileops
-from storage.log import Log
 from storage.checkpoint import read_checkpoint
+from storage.log import Log
 from storage.log_manager import CLEAN_SHUTDOWN, LOG_STARTS, RECOVERY_POINTS
 
+from ..open_files import open_files_under
 from .lead_helpers import Clock, append, manager, read_all
 
 
@@ -41,17 +42,13 @@ def test_validate_only_creates_nothing(tmp_path):
     assert "t" not in lm.topics() and not (tmp_path / "t-0").exists()
 
 
-def _fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
 @pytest.mark.parametrize("grow", [False, True], ids=["create", "add partitions"])
 def test_a_log_that_cannot_be_made_undoes_the_others(tmp_path, monkeypatch, grow):
     """All or none: the logs already made go, a half-opened log closes its files, the error names the log."""
     lm = manager(tmp_path, Clock())
     lm.create_topic("t", 1, {})
     append(lm.get_log("t", 0))
-    fds, made = _fds(), []
+    fds, made = open_files_under(tmp_path), []
     rebuild = Log.rebuild_producer_state
 
     def fail_the_third(self) -> None:  # runs after the log's first segment (and its index files) is open
@@ -64,7 +61,8 @@ def test_a_log_that_cannot_be_made_undoes_the_others(tmp_path, monkeypatch, grow
     with pytest.raises(StorageError, match="No space left on device") as error:
         lm.add_partitions("t", 6) if grow else lm.create_topic("u", 5, {})
     assert ("t-3" if grow else "u-2") in str(error.value)
-    assert _fds() == fds and sorted(p.name for p in tmp_path.iterdir() if p.name[:2] in ("t-", "u-")) == ["t-0"]
+    assert open_files_under(tmp_path) == fds == 3  # t-0's segment, index and time index
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name[:2] in ("t-", "u-")) == ["t-0"]
     assert lm.topics()["t"].num_partitions == 1 and "u" not in lm.topics() and len(read_all(lm.get_log("t", 0))) > 0
     monkeypatch.undo()
     lm.close()

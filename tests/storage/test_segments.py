@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
+
+import pytest
 
 from protocol.records import iter_batches
 from storage.index import OffsetIndex, TimeIndex
 
+from ..open_files import open_files_under
 from .lead_helpers import Clock, append, batch, manager, open_log, read_all
 
 
@@ -235,3 +239,18 @@ def test_log_start_offset_above_every_segment_leaves_one_empty_segment(tmp_path)
     log = lm2.get_log("t", 0)
     assert (log.log_start_offset, log.log_end_offset, len(log.segments)) == (50, 50, 1)
     assert log.active.base_offset == 50 and not (tmp_path / "t-0" / f"{0:020d}.log").exists()
+
+
+def test_a_segment_that_cannot_open_its_log_file_closes_its_indexes(tmp_path, monkeypatch):
+    """The index files are opened first and hold plain descriptors, which nothing would close later."""
+    from storage import StorageError, segment
+    from storage.config import ConfigModel
+
+    def no_descriptors_left(*args, **kwargs):
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    monkeypatch.setattr(segment, "FileHandle", no_descriptors_left)
+    config = ConfigModel.from_broker_props({}).effective({})
+    with pytest.raises(StorageError, match="creating segment .*00000000000000000000.log failed: Too many open files"):
+        segment.Segment.create(tmp_path, 0, config, 0)
+    assert open_files_under(tmp_path) == 0 and sorted(p.name for p in tmp_path.iterdir()) == []
