@@ -12,7 +12,11 @@ from tests.e2e.harness import BrokerProcess
 ROOT = Path(__file__).resolve().parents[2]
 SOFT, HARD = resource.getrlimit(resource.RLIMIT_NOFILE)
 RAISED = int(Path("/proc/sys/fs/nr_open").read_text()) if HARD == resource.RLIM_INFINITY else HARD
-LOW = min(RAISED - 1, len(list(Path("/proc/self/fd").iterdir())) + 200)  # below the hard limit, room to start
+
+
+def _low() -> int:
+    """A soft limit below the hard one, with room for what this process has open now and a broker start."""
+    return min(RAISED - 1, len(list(Path("/proc/self/fd").iterdir())) + 200)
 
 
 def _lowered(soft: int):
@@ -23,18 +27,19 @@ def _lowered(soft: int):
 
 
 def test_the_soft_limit_is_raised_to_the_hard_one():
+    low = _low()
     program = """
 import resource
 from broker.limits import raise_open_files_limit
 print(raise_open_files_limit(), resource.getrlimit(resource.RLIMIT_NOFILE))
 """
     out = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, timeout=60,
-                         preexec_fn=_lowered(LOW), check=True).stdout  # fmt: skip
-    assert out.split()[:3] == [f"({LOW},", f"{RAISED})", f"({RAISED},"]
+                         preexec_fn=_lowered(low), check=True).stdout  # fmt: skip
+    assert out.split()[:3] == [f"({low},", f"{RAISED})", f"({RAISED},"]
 
 
 def test_the_broker_starts_with_it_raised(tmp_path):
-    resource.setrlimit(resource.RLIMIT_NOFILE, (LOW, HARD))  # the broker process inherits it
+    resource.setrlimit(resource.RLIMIT_NOFILE, (_low(), HARD))  # the broker process inherits it
     try:
         broker = BrokerProcess(tmp_path, {"prometheus.port": "0"}).start()
     finally:
