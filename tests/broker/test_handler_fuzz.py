@@ -15,7 +15,9 @@ may create: each new partition is a log of three files made in about 2 ms.
 Counts past that bound stay as drawn (they are refused at once), and
 ``test_partition_limits.py`` creates logs until the files run out.
 
-Values are biased towards what exists: strings are often the names of the
+Besides one API at a time, runs of two to eight requests to any APIs go to one
+broker, so a request meets the state earlier ones left (a deleted topic, a
+trimmed log, a group mid-join). Values are biased towards what exists: strings are often the names of the
 topics made up front (``fuzz`` with records in three partitions, a compacted
 ``fuzz-compact``, ``__consumer_offsets``) or a group, and integers often small
 (partition indexes, offsets), so the handlers' paths past "unknown topic" are
@@ -118,6 +120,26 @@ def test_any_decodable_request_gets_an_answer_or_a_deliberate_close(fuzz_broker,
     @given(body=_requests(api_key, version))
     def run(body) -> None:
         trio.run(_answer, fuzz_broker, api_key, version, body)
+
+    run()
+
+
+def _steps():
+    """One request of any served (API, version), drawn as above."""
+    pairs = st.sampled_from(SERVED)
+    return pairs.flatmap(lambda pair: st.tuples(st.just(pair[0]), st.just(pair[1]), _requests(*pair)))
+
+
+def test_runs_of_requests_to_any_api_get_answers(fuzz_broker):
+    """Requests that change state (create, delete, produce, join, commit, delete records...) followed by
+    others that read it, on one broker: each still gets an answer or a deliberate close."""
+
+    @settings(max_examples=60, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+    @given(steps=st.lists(_steps(), min_size=2, max_size=8))
+    def run(steps) -> None:
+        for api_key, version, body in steps:
+            trio.run(_answer, fuzz_broker, api_key, version, body)
 
     run()
 
