@@ -17,7 +17,9 @@ Counts past that bound stay as drawn (they are refused at once), and
 
 Besides one API at a time, runs of two to eight requests to any APIs go to one
 broker, so a request meets the state earlier ones left (a deleted topic, a
-trimmed log, a group mid-join). Values are biased towards what exists: strings are often the names of the
+trimmed log, a group mid-join).
+
+Values are biased towards what exists: strings are often the names of the
 topics made up front (``fuzz`` with records in three partitions, a compacted
 ``fuzz-compact``, ``__consumer_offsets``) or a group, and integers often small
 (partition indexes, offsets), so the handlers' paths past "unknown topic" are
