@@ -40,6 +40,7 @@ from protocol.records import (
     TimestampType,
     iter_batches,
 )
+from protocol.primitives import INT64_MAX
 from protocol.records.legacy import plain_rows
 
 from .record_checks import RecordChecks, ValidationError, check_records, mark_tombstones_in_place, scan_batch
@@ -56,8 +57,8 @@ class ValidationConfig:
     compression_level: int | None = None  # KIP-390: the level of the topic's own codec; None: the default
     compacted: bool = False
     log_append_time: bool = False
-    timestamp_before_max_ms: int = 2**63 - 1
-    timestamp_after_max_ms: int = 2**63 - 1
+    timestamp_before_max_ms: int = INT64_MAX
+    timestamp_after_max_ms: int = INT64_MAX
     max_message_bytes: int = 1_048_588
     segment_bytes: int = 1 << 30
     tombstone_header: str = ""

@@ -28,13 +28,13 @@ from typing import Iterable
 import attrs
 
 from protocol import ErrorCode
+from protocol.primitives import INT64_MAX
 from protocol.records import TOMBSTONE_FLAG, RecordBatchView, TimestampType
 from protocol.records._v2_records import decode_record_tuples
 from protocol.records.scan import scan_v2_records, tombstone_key
 from protocol.records.v2 import RECORD_BATCH_OVERHEAD
 from protocol.records.varint import decode_varint
 
-_LONG_MAX = 2**63 - 1
 _MAX_LISTED = 3  # Kafka's error_message lists the first three problems
 
 
@@ -60,7 +60,7 @@ class RecordChecks:
     @classmethod
     def for_config(cls, config, now_ms: int) -> "RecordChecks":
         # With both bounds at Long.MAX (the default) no timestamp can fail Kafka's check.
-        unbounded = min(config.timestamp_before_max_ms, config.timestamp_after_max_ms) >= _LONG_MAX
+        unbounded = min(config.timestamp_before_max_ms, config.timestamp_after_max_ms) >= INT64_MAX
         return cls(
             now_ms=now_ms,
             compacted=config.compacted,

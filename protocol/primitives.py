@@ -27,6 +27,7 @@ _I64 = struct.Struct(">q")
 _F64 = struct.Struct(">d")
 
 ZERO_UUID = uuid.UUID(int=0)
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1  # Java's Long range: offsets, timestamps, config "LONG"s
 
 
 class Reader:

@@ -27,14 +27,16 @@ from typing import Any, Callable
 
 import attrs
 
+from protocol.primitives import INT64_MAX, INT64_MIN
+
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
-LONG_MAX = 2**63 - 1
+LONG_MAX = INT64_MAX  # Kafka's Long.MAX_VALUE, the "no limit" of LONG configs
 INT_MAX = 2**31 - 1
 V2_FORMAT = "3.0-IV1"
 _VERSION = re.compile(r"(0\.(8|9|10|11)\.\d|[1-4]\.\d{1,2})(\.\d+)?(-IV\d+)?")
-_TYPE_RANGES = {"INT": (-(2**31), 2**31 - 1), "LONG": (-(2**63), 2**63 - 1)}
+_TYPE_RANGES = {"INT": (-(2**31), 2**31 - 1), "LONG": (INT64_MIN, INT64_MAX)}
 
 
 def _bool(text: str) -> bool:

@@ -42,6 +42,7 @@ from typing import Any, Callable
 from protocol.records import RECORD_BATCH_OVERHEAD, iter_batches
 
 from . import log_read, retention, segment_swap
+from .config import LONG_MAX
 from .file_names import CLEANED, LOG, log_path
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_loader import clean_directory, recover_from
@@ -50,7 +51,6 @@ from .segment import Segment
 
 log = logging.getLogger(__name__)
 INT_MAX = 2**31 - 1
-LONG_MAX = 2**63 - 1
 
 
 def _no_hook(_log: "Log") -> None:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .checkpoint import fsync_dir, read_checkpoint, write_checkpoint
-from .config import ConfigModel
+from .config import LONG_MAX, ConfigModel
 from .errors import ConfigError, StorageError
 from .file_names import parse_partition_dir, partition_dir
 from .group_commit import GroupCommit
@@ -54,7 +54,6 @@ CLEANER_OFFSETS = "cleaner-offset-checkpoint"
 PRODUCER_IDS = "producer-id-block"
 PRODUCER_ID_BLOCK = 1000
 DELETE_SUFFIX = "-delete"
-LONG_MAX = 2**63 - 1
 
 
 class LogManager:

@@ -22,14 +22,13 @@ import logging
 from typing import Any
 
 from protocol import ErrorCode
-from protocol.primitives import Reader
+from protocol.primitives import INT64_MAX, Reader
 
 from . import records as r
 from .group import COMPLETING, DEAD, EMPTY, STABLE, Group, Member, MemberProfile
 
 log = logging.getLogger("minibroker.groups")
 OFFSET_METADATA_MAX_BYTES = 4096
-INT64_MAX = 2**63 - 1
 
 
 def commit_error(group: Group | None, member_id: str, instance_id: str | None, generation: int) -> ErrorCode | None:

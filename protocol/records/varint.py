@@ -16,11 +16,11 @@ first. These are *not* the unsigned varints of flexible protocol versions.
 from __future__ import annotations
 
 from ..errors import InvalidRecordError
+from ..primitives import INT64_MAX, INT64_MIN
 
 VARINT_MAX_BYTES = 5
 VARLONG_MAX_BYTES = 10
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
-_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
@@ -111,7 +111,7 @@ def write_varlong(out: bytearray, n: int) -> None:
     if -64 <= n < 64:
         out.append(((n << 1) ^ (n >> 63)) & 0xFF)
         return
-    if not _INT64_MIN <= n <= _INT64_MAX:
+    if not INT64_MIN <= n <= INT64_MAX:
         raise InvalidRecordError(f"varlong value out of int64 range: {n}")
     _write_unsigned(out, ((n << 1) ^ (n >> 63)) & _MASK64)
 
