@@ -7,15 +7,26 @@ INVALID_PARTITIONS, turns a disk failure while logs are created into
 KAFKA_STORAGE_ERROR (storage removes what it made), and hands out ``Partition`` objects that bundle a log
 with its effective config and the settings produce validation needs.
 Failures are ``TopicError`` carrying the Kafka error code to answer with.
+
+Creating and growing topics make their logs a few at a time
+(``storage.new_logs``): between slices of ``STEP_SLICE`` seconds the event
+loop serves other connections, and readers see the topic (or the new
+partitions) only once every log is made. Changes to the set of topics and
+partitions run one at a time under ``changes``, as Kafka's controller
+applies them one after another: a handler holds it from its checks to its
+change. The steps are shielded from cancellation, so a change once begun
+is finished (or, on a disk failure, undone) as a whole.
 """
 
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from typing import Any
 
 import attrs
+import trio
 
 from protocol import ErrorCode
 
@@ -23,6 +34,7 @@ from .log_validator import ValidationConfig
 
 _LEGAL = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+STEP_SLICE = 0.005  # seconds of log making between checkpoints
 
 
 class TopicError(Exception):
@@ -81,6 +93,7 @@ class TopicRegistry:
     def __init__(self, manager: Any) -> None:
         self.manager = manager
         self._partitions: dict[tuple[str, int], Partition] = {}
+        self.changes = trio.Lock()  # held by whoever creates, grows or deletes a topic
 
     @classmethod
     def open(cls, config: Any, clock: Any) -> "TopicRegistry":
@@ -118,7 +131,9 @@ class TopicRegistry:
                 return meta.name
         return None
 
-    def create(self, name: str, num_partitions: int, configs: dict[str, str], validate_only: bool = False) -> Topic:
+    async def create(self, name: str, num_partitions: int, configs: dict[str, str],
+                     validate_only: bool = False) -> Topic:  # fmt: skip
+        """Create ``name`` (the caller holds ``changes``)."""
         from storage import ConfigError as StorageConfigError
         from storage import StorageError
 
@@ -128,19 +143,22 @@ class TopicRegistry:
         if num_partitions < 1:
             raise TopicError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
         try:
-            meta = self.manager.create_topic(name, num_partitions, configs, validate_only=validate_only)
+            steps = self.manager.create_topic_steps(name, num_partitions, configs, validate_only=validate_only)
+            await run_steps(steps)
         except StorageConfigError as exc:
             raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
         except StorageError as exc:  # nothing of the topic is left
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
+        meta = steps.meta
         return Topic(meta.name, meta.topic_id, meta.num_partitions, name in INTERNAL_TOPICS)
 
-    def add_partitions(self, name: str, new_total: int) -> None:
-        """Grow ``name`` to ``new_total`` partitions, all or none; a disk failure is KAFKA_STORAGE_ERROR."""
+    async def add_partitions(self, name: str, new_total: int) -> None:
+        """Grow ``name`` to ``new_total`` partitions, all or none; a disk failure is KAFKA_STORAGE_ERROR
+        (the caller holds ``changes``)."""
         from storage import StorageError
 
         try:
-            self.manager.add_partitions(name, new_total)
+            await run_steps(self.manager.add_partitions_steps(name, new_total))
         except StorageError as exc:
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
         finally:
@@ -183,3 +201,18 @@ _PASS_THROUGH = frozenset(
         "set_topic_overrides", "topics",
     }
 )  # fmt: skip
+
+
+async def run_steps(steps: Any) -> None:
+    """Run a creation's or growth's steps (``storage.new_logs``), letting other tasks in every
+    ``STEP_SLICE`` seconds, shielded: a change once begun is finished or undone whole."""
+    with trio.CancelScope(shield=True):
+        try:
+            started = time.perf_counter()
+            for _partition in steps:
+                if time.perf_counter() - started > STEP_SLICE:
+                    await trio.sleep(0)
+                    started = time.perf_counter()
+        except BaseException:
+            steps.abort()
+            raise

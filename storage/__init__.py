@@ -2,6 +2,7 @@
 
 * ``LogManager`` — every log of the broker, topic metadata, checkpoints,
   recovery on open, timed duties and durable group commit;
+* ``new_logs`` — topic creation and growth one log at a time, seen whole;
 * ``Log`` — one partition: segments, offsets, rolls, reads, retention;
   ``append`` returns an ``AppendInfo``, ``read`` a ``LogSlice`` for sendfile;
 * ``group_commit`` — durable mode: one fsync round for every waiting producer;

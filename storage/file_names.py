@@ -8,6 +8,7 @@ are ``<topic>-<partition>``.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 LOG, INDEX, TIME_INDEX = ".log", ".index", ".timeindex"
@@ -46,3 +47,8 @@ def offset_of(path: Path | str) -> int | None:
     name = path if isinstance(path, str) else path.name
     stem = name.split(".", 1)[0]
     return int(stem) if len(stem) == 20 and stem.isdigit() else None
+
+
+def remove_dir(directory: Path) -> None:
+    """Remove a partition directory and what is in it, if it is there."""
+    shutil.rmtree(directory, ignore_errors=True)

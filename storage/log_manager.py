@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import threading
 import uuid
 from pathlib import Path
@@ -40,10 +39,11 @@ from typing import Any, Callable, Iterable
 from .checkpoint import fsync_dir, read_checkpoint, write_checkpoint
 from .config import LONG_MAX, ConfigModel
 from .errors import ConfigError, StorageError
-from .file_names import parse_partition_dir, partition_dir
+from .file_names import parse_partition_dir, partition_dir, remove_dir
 from .group_commit import GroupCommit
 from .log import Log
-from .topic_store import TopicMeta, atomic_write, kafka_uuid, load_cluster_id, load_topics, save_topics
+from .new_logs import NewLogs
+from .topic_store import TopicMeta, atomic_write, load_cluster_id, load_topics, repair_partition_metadata, save_topics
 from .upgrade import upgrade_log
 
 log = logging.getLogger(__name__)
@@ -63,6 +63,7 @@ class LogManager:
         self.clock = clock
         self.durable = bool(model.other.get("log.flush.durable.enable", False))
         self._topics: dict[str, TopicMeta] = {}
+        self._pending: dict[str, TopicMeta] = {}  # being created: saved, not yet seen (new_logs.py)
         self._logs: dict[tuple[str, int], Log] = {}
         self.group_commit = GroupCommit()
         self._cleaner_offsets: dict[tuple[str, int], int] = {}
@@ -87,7 +88,7 @@ class LogManager:
         return self
 
     def _save_topics(self) -> None:
-        save_topics(self.dirs[0], self._topics)
+        save_topics(self.dirs[0], {**self._topics, **self._pending})
 
     def _open_logs(self) -> None:
         for root in self.dirs:
@@ -100,12 +101,17 @@ class LogManager:
                 if not entry.is_dir():
                     continue
                 if entry.name.endswith(DELETE_SUFFIX):
-                    _remove_dir(Path(entry.path))
+                    remove_dir(Path(entry.path))
                     continue
                 parsed = parse_partition_dir(entry.name)
                 if parsed is None or parsed[0] not in self._topics:
                     log.warning("%s: ignoring %s, which is not a partition of a known topic", root, entry.name)
                     continue
+                if parsed[1] >= self._topics[parsed[0]].num_partitions:  # a growth cut short: never answered
+                    log.warning("%s: removing %s, made by an unfinished partition increase", root, entry.name)
+                    remove_dir(Path(entry.path))
+                    continue
+                repair_partition_metadata(Path(entry.path), self._topics[parsed[0]].topic_id)
                 if not warned:
                     log.warning("%s: no clean-shutdown marker, recovering logs from their recovery points", root)
                     warned = True
@@ -121,9 +127,10 @@ class LogManager:
                 (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
                 fsync_dir(root)
         for meta in self._topics.values():
-            for p in range(meta.num_partitions):
-                if (meta.name, p) not in self._logs:
-                    self._create_log(meta, p)
+            missing = [p for p in range(meta.num_partitions) if (meta.name, p) not in self._logs]
+            if missing:  # a creation cut short by a crash: finish it
+                for _partition in NewLogs(self, meta, missing, new_topic=False):
+                    pass
 
     def _log_in(self, key: tuple[str, int], root: Path) -> bool:
         log_ = self._logs.get(key)
@@ -165,47 +172,49 @@ class LogManager:
         return steps.meta
 
     def create_topic_steps(self, name: str, num_partitions: int, overrides: dict[str, str], *,
-                           validate_only: bool = False) -> "_TopicCreation":  # fmt: skip
-        """``create_topic`` one partition at a time: iterate it, and each step creates one log.
-
-        The topic is registered first, so a crash halfway is finished at the next start (missing
-        logs of known topics are created then); until its log exists a partition is simply absent.
-        A log that cannot be created (StorageError) takes the topic and its other new logs with it.
-        """
+                           validate_only: bool = False) -> NewLogs:  # fmt: skip
+        """``create_topic`` one partition at a time: iterate it, and each step makes one log. The topic
+        and its logs appear together after the last step (``new_logs.py``); a crash part way is
+        finished at the next start; a failure removes everything the steps made."""
+        if name in self._topics or name in self._pending:
+            raise ValueError(f"topic {name} already exists")
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
         meta = TopicMeta(name, uuid.uuid4(), num_partitions, overrides)
-        return _TopicCreation(self, meta, validate_only)
+        return NewLogs(self, meta, range(num_partitions), new_topic=True, validate_only=validate_only)
 
-    def _create_log(self, meta: TopicMeta, partition: int) -> Log:
-        """A new empty log in the log dir holding the fewest partitions (Kafka's choice). A failure (no
-        space, no file descriptors left) is a StorageError; the caller removes what was made."""
-        root = self.dirs[0] if len(self.dirs) == 1 else min(self.dirs, key=self._partitions_in)
-        directory = partition_dir(root, meta.name, partition)
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            atomic_write(directory / "partition.metadata", f"version: 0\ntopic_id: {kafka_uuid(meta.topic_id)}\n")
-            log_ = Log.open(directory, meta.name, partition, self.model.effective(meta.overrides), self.clock)
-        except StorageError:
-            raise
-        except OSError as exc:
-            raise StorageError(exc.errno, f"creating the log of {meta.name}-{partition} failed: {exc.strerror}") from exc
-        return self._register(log_)
+    def add_partitions_steps(self, name: str, new_total: int) -> NewLogs:
+        """``add_partitions`` one partition at a time, as ``create_topic_steps``."""
+        meta = self._topics[name]
+        if new_total <= meta.num_partitions:
+            raise ValueError(f"{name} already has {meta.num_partitions} partitions")
+        return NewLogs(self, meta, range(meta.num_partitions, new_total), new_topic=False)
 
-    def _partitions_in(self, root: Path) -> int:
-        return sum(1 for log_ in self._logs.values() if log_.dir.parent == root)
+    def add_partitions(self, name: str, new_total: int) -> None:
+        """Grow ``name`` to ``new_total`` partitions; all or none (StorageError when one cannot be created)."""
+        for _partition in self.add_partitions_steps(name, new_total):
+            pass
 
-    def _drop_new_logs(self, name: str, partitions: range) -> None:
-        """Undo a creation that failed: the logs of ``partitions`` go first (no snapshot is written),
-        which frees their files, then their directories, the failed one's too."""
-        for p in partitions:
-            log_ = self._logs.pop((name, p), None)
-            if log_ is not None:
-                log_.delete()
-        for p in partitions:
-            for root in self.dirs:
-                _remove_dir(partition_dir(root, name, p))
-        self.group_commit.forget(lambda l: l.topic == name and l.partition in partitions)
+    def hold_pending(self, meta: TopicMeta) -> None:
+        """A creation's first step: save the topic, unseen until ``publish``."""
+        self._pending[meta.name] = meta
+        self._save_topics()
+
+    def drop_pending(self, meta: TopicMeta) -> None:
+        if self._pending.get(meta.name) is meta:
+            del self._pending[meta.name]
+            self._save_topics()
+
+    def publish(self, meta: TopicMeta, logs: list[Log], num_partitions: int) -> None:
+        """A creation's or growth's last step: the topic, its partition count and new logs appear at once."""
+        pending = self._pending.pop(meta.name, None) is meta
+        self._topics[meta.name] = meta
+        grown = num_partitions > meta.num_partitions
+        meta.num_partitions = max(meta.num_partitions, num_partitions)
+        for log_ in logs:
+            self._register(log_)
+        if grown and not pending:
+            self._save_topics()
 
     def delete_topic(self, name: str) -> None:
         meta = self._topics.pop(name)
@@ -216,24 +225,9 @@ class LogManager:
                 log_.close()
                 doomed = log_.dir.with_name(f"{log_.dir.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
                 log_.dir.rename(doomed)
-                _remove_dir(doomed)
+                remove_dir(doomed)
         self.group_commit.forget(lambda l: l.topic == name)
         self._forget_cleaner_offsets(name)
-
-    def add_partitions(self, name: str, new_total: int) -> None:
-        """Grow ``name`` to ``new_total`` partitions; all or none (StorageError when one cannot be created)."""
-        meta = self._topics[name]
-        if new_total <= meta.num_partitions:
-            raise ValueError(f"{name} already has {meta.num_partitions} partitions")
-        added = range(meta.num_partitions, new_total)
-        try:
-            for p in added:
-                self._create_log(meta, p)
-        except StorageError:
-            self._drop_new_logs(name, added)
-            raise
-        meta.num_partitions = new_total
-        self._save_topics()
 
     def set_topic_overrides(self, name: str, overrides: dict[str, str]) -> None:
         overrides = {k: str(v) for k, v in overrides.items()}
@@ -352,34 +346,3 @@ class LogManager:
         for root in self.dirs:
             atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
         self._logs.clear()
-
-
-def _remove_dir(directory: Path) -> None:
-    shutil.rmtree(directory, ignore_errors=True)
-
-
-class _TopicCreation:
-    """The steps of ``LogManager.create_topic_steps``; ``meta`` is the topic being created."""
-
-    def __init__(self, manager: LogManager, meta: TopicMeta, validate_only: bool) -> None:
-        self.manager, self.meta = manager, meta
-        self._partitions = iter(()) if validate_only else iter(range(meta.num_partitions))
-        self._started = validate_only
-
-    def __iter__(self) -> "_TopicCreation":
-        return self
-
-    def __next__(self) -> int:
-        if not self._started:
-            self._started = True
-            self.manager._topics[self.meta.name] = self.meta
-            self.manager._save_topics()
-        p = next(self._partitions)
-        try:
-            self.manager._create_log(self.meta, p)
-        except StorageError:  # the topic goes, with what it made so far
-            self.manager._drop_new_logs(self.meta.name, range(p + 1))
-            self.manager._topics.pop(self.meta.name, None)
-            self.manager._save_topics()
-            raise
-        return p

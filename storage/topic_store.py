@@ -78,11 +78,37 @@ def kafka_uuid(value: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str, *, sync: bool = True) -> None:
+    """Replace ``path`` by ``text`` through a temporary file; ``sync``: fsync the file and its directory."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as f:
         f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
+        if sync:
+            f.flush()
+            os.fsync(f.fileno())
     os.replace(tmp, path)
-    fsync_dir(path.parent)
+    if sync:
+        fsync_dir(path.parent)
+
+
+PARTITION_METADATA = "partition.metadata"
+
+
+def _partition_metadata(topic_id: uuid.UUID) -> str:
+    return f"version: 0\ntopic_id: {kafka_uuid(topic_id)}\n"
+
+
+def write_partition_metadata(directory: Path, topic_id: uuid.UUID) -> None:
+    """Kafka's ``partition.metadata``, not fsynced: ``__topics.json`` holds the id durably."""
+    atomic_write(directory / PARTITION_METADATA, _partition_metadata(topic_id), sync=False)
+
+
+def repair_partition_metadata(directory: Path, topic_id: uuid.UUID) -> bool:
+    """Rewrite a missing or stale ``partition.metadata`` (lost in a crash); True if it was rewritten."""
+    try:
+        if (directory / PARTITION_METADATA).read_text() == _partition_metadata(topic_id):
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
+    write_partition_metadata(directory, topic_id)
+    return True

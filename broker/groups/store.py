@@ -62,10 +62,12 @@ class GroupStore:
     async def _create_topic(self) -> None:
         segment_bytes = self.broker.config.offsets_topic_segment_bytes
         configs = {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": str(segment_bytes)}
+        topics = self.broker.topics
         try:
-            for _partition in self.broker.topics.manager.create_topic_steps(OFFSETS_TOPIC, self.num_partitions,
-                                                                             configs):  # fmt: skip
-                await trio.sleep(0)  # one partition's files at a time; requests are served in between
+            async with topics.changes:  # the logs are made a few at a time; requests are served in between
+                if topics.get(OFFSETS_TOPIC) is None:
+                    await topics.create(OFFSETS_TOPIC, self.num_partitions, configs)
+                self.num_partitions = topics.get(OFFSETS_TOPIC).num_partitions
         except Exception:  # retried by the next request that needs the topic
             log.exception("creating %s failed", OFFSETS_TOPIC)
         else:

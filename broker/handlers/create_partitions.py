@@ -46,13 +46,14 @@ async def handle(ctx: RequestContext, request) -> object:
         if names.count(topic.name) > 1:
             code, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         else:
-            code, message, added = _grow(ctx, topic, request.validate_only, room)
+            async with ctx.broker.topics.changes:
+                code, message, added = await _grow(ctx, topic, request.validate_only, room)
             room -= added
         resp.results.append(Result(name=topic.name, error_code=code, error_message=message))
     return resp
 
 
-def _grow(ctx: RequestContext, topic, validate_only: bool, room: int) -> tuple[ErrorCode, str | None, int]:
+async def _grow(ctx: RequestContext, topic, validate_only: bool, room: int) -> tuple[ErrorCode, str | None, int]:
     """The topic's answer and the partitions it added (or would add, ``validate_only``)."""
     topics = ctx.broker.topics
     current = topics.get(topic.name)
@@ -72,7 +73,7 @@ def _grow(ctx: RequestContext, topic, validate_only: bool, room: int) -> tuple[E
         return ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.", 0
     if not validate_only:
         try:
-            topics.add_partitions(topic.name, want)
+            await topics.add_partitions(topic.name, want)
         except TopicError as exc:
             return exc.error_code, str(exc), 0
     return ErrorCode.NONE, None, want - have

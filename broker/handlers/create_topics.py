@@ -77,7 +77,8 @@ async def handle(ctx: RequestContext, request) -> object:
             resp.topics.append(_error(Result, topic.name, ErrorCode.POLICY_VIOLATION, message))
             continue
         try:
-            resp.topics.append(_create(ctx, Result, topic, request.validate_only))
+            async with ctx.broker.topics.changes:
+                resp.topics.append(await _create(ctx, Result, topic, request.validate_only))
         except _Refused as exc:
             resp.topics.append(_error(Result, topic.name, exc.error_code, exc.message))
     return resp
@@ -100,7 +101,7 @@ def _error(Result: type, name: str, code: ErrorCode, message: str | None) -> Any
     return Result(name=name, error_code=code, error_message=message)
 
 
-def _create(ctx: RequestContext, Result: type, topic, validate_only: bool) -> Any:
+async def _create(ctx: RequestContext, Result: type, topic, validate_only: bool) -> Any:
     topics = ctx.broker.topics
     try:
         check_topic_name(topic.name)
@@ -116,7 +117,7 @@ def _create(ctx: RequestContext, Result: type, topic, validate_only: bool) -> An
     else:
         num_partitions = _check_counts(ctx, topic)
     try:
-        created = topics.create(topic.name, num_partitions, configs, validate_only=validate_only)
+        created = await topics.create(topic.name, num_partitions, configs, validate_only=validate_only)
     except TopicError as exc:
         raise _Refused(exc.error_code, str(exc)) from None
     result = Result(name=topic.name, topic_id=created.topic_id, error_code=ErrorCode.NONE, error_message=None)

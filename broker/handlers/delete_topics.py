@@ -52,7 +52,8 @@ async def handle(ctx: RequestContext, request) -> object:
     names = [n for n, _ in wanted if n is not None]
     ids = [i for n, i in wanted if n is None and i != ZERO_ID]
     for name, topic_id in wanted:
-        resp.responses.append(_delete_one(ctx, Result, name, topic_id, names, ids))
+        async with ctx.broker.topics.changes:  # not while a creation or growth is under way
+            resp.responses.append(_delete_one(ctx, Result, name, topic_id, names, ids))
     for result in resp.responses:
         if result.error_code == ErrorCode.NONE:  # Kafka's handleDeletedPartitions: the topic's offsets go too
             await ctx.broker.groups.topic_deleted(result.name)

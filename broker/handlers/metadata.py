@@ -39,7 +39,10 @@ async def handle(ctx: RequestContext, request) -> object:
     host, port = ctx.advertised
     resp.brokers = [cls.MetadataResponseBroker(node_id=broker.config.node_id, host=host, port=port, rack=None)]
     for name in _requested_names(ctx, request):
-        resp.topics.append(_topic(ctx, cls, name, _may_create(ctx, request)))
+        error = None
+        if name is not None and _may_create(ctx, request) and broker.topics.get(name) is None:
+            error = await _auto_create(ctx, name)
+        resp.topics.append(_topic(ctx, cls, name, error))
     return resp
 
 
@@ -72,17 +75,26 @@ def _may_create(ctx: RequestContext, request) -> bool:
     return allowed and ctx.broker.config.auto_create_topics_enable
 
 
-def _topic(ctx: RequestContext, cls, name: str | None, create: bool) -> object:
-    Topic = cls.MetadataResponseTopic
+async def _auto_create(ctx: RequestContext, name: str) -> ErrorCode | None:
+    """``auto.create.topics.enable``: create ``name`` with ``num.partitions``; the error if that failed."""
     topics = ctx.broker.topics
+    async with topics.changes:
+        if topics.get(name) is not None:  # made while this request waited
+            return None
+        try:
+            await topics.create(name, num_partitions=ctx.broker.config.num_partitions, configs={})
+        except TopicError as exc:
+            return exc.error_code
+    return None
+
+
+def _topic(ctx: RequestContext, cls, name: str | None, error: ErrorCode | None) -> object:
+    Topic = cls.MetadataResponseTopic
     if name is None:
         return Topic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None)
-    topic = topics.get(name)
-    if topic is None and create:
-        try:
-            topic = topics.create(name, num_partitions=ctx.broker.config.num_partitions, configs={})
-        except TopicError as exc:
-            return Topic(error_code=exc.error_code, name=name)
+    if error is not None:
+        return Topic(error_code=error, name=name)
+    topic = ctx.broker.topics.get(name)
     if topic is None:
         return Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
     node = ctx.broker.config.node_id

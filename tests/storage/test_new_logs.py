@@ -1,0 +1,141 @@
+"""Topic creation and growth one log at a time (``storage.new_logs``): unseen until the last step.
+
+Readers (``topics()``, ``get_log``, ``logs()``) see a new topic or a higher
+partition count only once every log is made; ``__topics.json`` holds a new
+topic from the first step, so a crash part way is finished at the next
+start; ``abort`` and a failing step undo everything; ``partition.metadata``
+is not fsynced but rewritten on open when it is missing or stale.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from storage import LogManager, StorageError
+from storage.topic_store import TOPICS_FILE
+
+from ..open_files import open_files_under
+from .lead_helpers import Clock, append, manager, read_all
+
+
+def _dirs(root, topic: str) -> list[str]:
+    return sorted(p.name for p in root.iterdir() if p.name.startswith(f"{topic}-"))
+
+
+def _saved(root) -> dict:
+    return json.loads((root / TOPICS_FILE).read_text())
+
+
+def test_a_new_topic_appears_with_all_its_logs_after_the_last_step(tmp_path):
+    lm = manager(tmp_path, Clock())
+    steps = lm.create_topic_steps("t", 3, {"cleanup.policy": "compact"})
+    assert next(steps) == 0 and next(steps) == 1
+    assert "t" not in lm.topics() and lm.get_log("t", 0) is None and lm.logs() == []
+    assert _saved(tmp_path)["t"]["num_partitions"] == 3  # a crash from here on is finished at the next start
+    assert _dirs(tmp_path, "t") == ["t-0", "t-1"]
+    with pytest.raises(ValueError):
+        lm.create_topic_steps("t", 1, {})
+    assert next(steps) == 2 and "t" not in lm.topics()
+    assert list(steps) == [] and lm.topics()["t"].num_partitions == 3
+    assert [lm.get_log("t", p).config.cleanup_policy for p in range(3)] == [("compact",)] * 3
+
+
+def test_a_creation_cut_short_by_a_crash_is_finished_at_the_next_start(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    steps = lm.create_topic_steps("t", 4, {})
+    next(steps), next(steps)  # t-0, t-1 made; then the process dies (nothing closed)
+    lm2 = manager(tmp_path, clock)
+    assert lm2.topics()["t"].num_partitions == 4 and _dirs(tmp_path, "t") == [f"t-{p}" for p in range(4)]
+    append(lm2.get_log("t", 3))
+    assert len(read_all(lm2.get_log("t", 3))) == 1
+
+
+def test_abort_removes_what_the_steps_made(tmp_path):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("keep", 1, {})
+    steps = lm.create_topic_steps("t", 5, {})
+    next(steps), next(steps), next(steps)
+    steps.abort()
+    assert _dirs(tmp_path, "t") == [] and "t" not in _saved(tmp_path) and open_files_under(tmp_path) == 3
+    assert list(steps) == [] and "t" not in lm.topics()
+    lm.create_topic("t", 1, {})  # the name is free again
+    assert lm.get_log("t", 0) is not None
+
+
+def test_new_partitions_appear_together_with_the_config_of_the_last_step(tmp_path):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 1, {})
+    steps = lm.add_partitions_steps("t", 4)
+    assert next(steps) == 1
+    lm.set_topic_overrides("t", {"retention.ms": "1234"})  # altered while the growth runs
+    assert next(steps) == 2 and lm.topics()["t"].num_partitions == 1 and lm.get_log("t", 1) is None
+    assert _saved(tmp_path)["t"]["num_partitions"] == 1
+    assert list(steps) == [3]
+    assert lm.topics()["t"].num_partitions == 4 and _saved(tmp_path)["t"]["num_partitions"] == 4
+    assert [lm.get_log("t", p).config.retention_ms for p in range(4)] == [1234] * 4
+
+
+def test_a_growth_cut_short_by_a_crash_is_forgotten_at_the_next_start(tmp_path):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 2, {})
+    steps = lm.add_partitions_steps("t", 5)
+    next(steps), next(steps)  # t-2, t-3 made, never answered; the process dies
+    lm2 = manager(tmp_path, clock)
+    assert lm2.topics()["t"].num_partitions == 2 and _dirs(tmp_path, "t") == ["t-0", "t-1"]
+    assert sorted(log_.partition for log_ in lm2.logs()) == [0, 1]
+
+
+def test_a_growth_of_a_topic_deleted_meanwhile_is_undone(tmp_path):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 1, {})
+    steps = lm.add_partitions_steps("t", 3)
+    next(steps)
+    lm.delete_topic("t")
+    with pytest.raises(StorageError, match="deleted"):
+        list(steps)
+    assert _dirs(tmp_path, "t") == [] and lm.logs() == [] and open_files_under(tmp_path) == 0
+
+
+def test_a_failing_step_of_a_growth_leaves_the_topic_as_it_was(tmp_path, monkeypatch):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 1, {})
+    steps = lm.add_partitions_steps("t", 4)
+    next(steps)
+    monkeypatch.setattr("storage.new_logs.Log.open", _no_space)
+    with pytest.raises(StorageError, match="t-2"):
+        next(steps)
+    assert _dirs(tmp_path, "t") == ["t-0"] and lm.topics()["t"].num_partitions == 1 and list(steps) == []
+
+
+def _no_space(*args, **kwargs):
+    raise OSError(28, os.strerror(28))
+
+
+def test_new_logs_go_to_the_log_dir_with_fewest_partitions_counting_their_own(tmp_path):
+    roots = [tmp_path / "a", tmp_path / "b"]
+    lm = LogManager.open(roots, {}, Clock())
+    lm.create_topic("old", 3, {})
+    lm.create_topic("t", 5, {})
+    per_root = {r.name: len([d for d in r.iterdir() if d.is_dir()]) for r in roots}
+    assert per_root == {"a": 4, "b": 4}
+
+
+@pytest.mark.parametrize("damage", ["missing", "stale", "empty"])
+def test_partition_metadata_is_rewritten_on_open(tmp_path, damage):
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {})
+    path = tmp_path / "t-0" / "partition.metadata"
+    good = path.read_text()
+    lm.close()
+    if damage == "missing":
+        path.unlink()
+    else:
+        path.write_text("" if damage == "empty" else "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
+    manager(tmp_path, clock)
+    assert path.read_text() == good
