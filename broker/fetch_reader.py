@@ -11,6 +11,12 @@ formats cannot carry at all (only markers or emptied batches) is read past.
 Limits: the slice is cut at ``min(partition_max_bytes, budget)``; with
 ``min_one`` (v3+, first non-empty partition) the first batch is included whole
 even if it is larger, as Kafka's ``minOneMessage`` does.
+
+A read that fails on what is stored (a corrupt batch met while converting) is
+answered with its error and counted in ``failedfetchrequests``, which Kafka
+marks only for such unexpected failures: not for an unknown partition, an
+offset out of range, a storage error, or a zstd batch an old client cannot
+take.
 """
 
 from __future__ import annotations
@@ -63,6 +69,8 @@ def read_partition(ctx, topic: str, p, budget: int, min_one: bool) -> PartitionR
         result.error = ErrorCode.KAFKA_STORAGE_ERROR if ctx.version > 5 else ErrorCode.NOT_LEADER_OR_FOLLOWER
     except KafkaProtocolError as exc:
         result.error = exc.error_code
+        if exc.error_code != ErrorCode.UNSUPPORTED_COMPRESSION_TYPE:  # Kafka's "unexpected" read failures
+            broker.metrics.failed_fetch.labels(topic).inc()
     return result
 
 

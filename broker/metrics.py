@@ -43,6 +43,7 @@ _TOPIC_COUNTERS = (
     ("total_produce", "totalproducerequests", "Produce partition entries"),
     ("total_fetch", "totalfetchrequests", "Fetch partition entries"),
     ("failed_produce", "failedproducerequests", "Failed produce partition entries"),
+    ("failed_fetch", "failedfetchrequests", "Fetch partition entries whose read failed unexpectedly"),
     ("produce_conversions", "producemessageconversions", "Records up-converted"),
     ("fetch_conversions", "fetchmessageconversions", "Records down-converted"),
 )
@@ -58,6 +59,7 @@ class BrokerMetrics:
     total_produce: Counter
     total_fetch: Counter
     failed_produce: Counter
+    failed_fetch: Counter
     produce_conversions: Counter
     fetch_conversions: Counter
 

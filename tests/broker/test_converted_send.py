@@ -140,3 +140,22 @@ async def test_send_pads_over_a_chunk_that_fails():
     assert len(data) == conv.size and [r[0] for r in kp_read(data)] == list(range(5))
     tail = data[len(conv.first.records) :]
     assert struct.unpack_from(">qi", tail) == (-1, len(tail) + 1) and counts == [5]
+
+
+async def test_a_corrupt_stored_batch_fails_an_old_fetch_and_counts_as_failed(broker):
+    await create_ok(broker, "bad")
+    await _produce_raw(broker, "bad", _batch(0, 5, Codec.NONE, at=0))
+    log = broker.topics.partition("bad", 0).log
+    with open(log.segments[0].path, "r+b") as f:  # a byte of the last record: the CRC no longer matches
+        f.seek(-10, 2)
+        byte = f.read(1)[0]
+        f.seek(-10, 2)
+        f.write(bytes([byte ^ 0xFF]))
+    failed = {"topic": "bad"}
+    name = "kafka_server_brokertopicmetrics_failedfetchrequests_total"
+    assert broker.metrics.registry.get_sample_value(name, failed) is None
+    assert (await _fetch(broker, "bad", 3, 0, 1 << 20)).error_code == ErrorCode.CORRUPT_MESSAGE
+    assert broker.metrics.registry.get_sample_value(name, failed) == 1
+    assert (await _fetch(broker, "bad", 11, 9, 1 << 20)).error_code == ErrorCode.OFFSET_OUT_OF_RANGE  # expected
+    assert (await _fetch(broker, "bad", 11, 0, 1 << 20)).error_code == ErrorCode.NONE  # sent as stored
+    assert broker.metrics.registry.get_sample_value(name, failed) == 1
