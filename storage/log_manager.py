@@ -198,7 +198,11 @@ class LogManager:
     def hold_pending(self, meta: TopicMeta) -> None:
         """A creation's first step: save the topic, unseen until ``publish``."""
         self._pending[meta.name] = meta
-        self._save_topics()
+        try:
+            self._save_topics()
+        except OSError as exc:
+            del self._pending[meta.name]
+            raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
 
     def drop_pending(self, meta: TopicMeta) -> None:
         if self._pending.get(meta.name) is meta:
@@ -206,15 +210,19 @@ class LogManager:
             self._save_topics()
 
     def publish(self, meta: TopicMeta, logs: list[Log], num_partitions: int) -> None:
-        """A creation's or growth's last step: the topic, its partition count and new logs appear at once."""
-        pending = self._pending.pop(meta.name, None) is meta
+        """A creation's or growth's last step: the topic, its partition count and new logs appear at once.
+        A growth's count is saved first: if that fails (StorageError) nothing is published."""
+        if meta.name not in self._pending and num_partitions > meta.num_partitions:
+            old, meta.num_partitions = meta.num_partitions, num_partitions
+            try:
+                self._save_topics()
+            except OSError as exc:
+                meta.num_partitions = old
+                raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
+        self._pending.pop(meta.name, None)
         self._topics[meta.name] = meta
-        grown = num_partitions > meta.num_partitions
-        meta.num_partitions = max(meta.num_partitions, num_partitions)
         for log_ in logs:
             self._register(log_)
-        if grown and not pending:
-            self._save_topics()
 
     def delete_topic(self, name: str) -> None:
         meta = self._topics.pop(name)

@@ -63,6 +63,13 @@ class NewLogs:
     def __next__(self) -> int:
         if self._done:
             raise StopIteration
+        try:
+            return self._step()
+        except StorageError:
+            self.abort()
+            raise
+
+    def _step(self) -> int:
         if not self._started:
             self._begin()
         p = next(self._todo, None)
@@ -70,11 +77,7 @@ class NewLogs:
             self._finish()
             raise StopIteration
         self._tried.append(p)
-        try:
-            self._made.append(self._make(p))
-        except StorageError:
-            self.abort()
-            raise
+        self._made.append(self._make(p))
         return p
 
     def _begin(self) -> None:
@@ -103,13 +106,12 @@ class NewLogs:
     def _finish(self) -> None:
         manager, meta = self.manager, self.meta
         if not self.new_topic and manager.topics().get(meta.name) is not meta:
-            self.abort()
             raise StorageError(errno.ENOENT, f"topic {meta.name} was deleted while its partitions were added")
-        self._done = True
         config = manager.model.effective(meta.overrides)
         for log_ in self._made:
             log_.config = config
         manager.publish(meta, self._made, self.num_partitions)
+        self._done = True
 
     def abort(self) -> None:
         """Undo what the steps so far made (nothing once the change is published)."""

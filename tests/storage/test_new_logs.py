@@ -139,3 +139,22 @@ def test_partition_metadata_is_rewritten_on_open(tmp_path, damage):
         path.write_text("" if damage == "empty" else "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
     manager(tmp_path, clock)
     assert path.read_text() == good
+
+
+@pytest.mark.parametrize("grow", [False, True], ids=["create", "add partitions"])
+def test_topics_that_cannot_be_saved_undo_the_change(tmp_path, monkeypatch, grow):
+    """The saved partition count decides what the next start keeps, so a change it cannot save is undone."""
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {})
+    steps = lm.add_partitions_steps("t", 3) if grow else lm.create_topic_steps("u", 2, {})
+    if grow:
+        next(steps), next(steps)
+    monkeypatch.setattr("storage.log_manager.save_topics", _no_space)
+    with pytest.raises(StorageError, match="saving the topics failed"):
+        list(steps)
+    monkeypatch.undo()
+    assert _dirs(tmp_path, "t") == ["t-0"] and _dirs(tmp_path, "u") == [] and list(lm.topics()) == ["t"]
+    assert lm.topics()["t"].num_partitions == 1 and [log_.partition for log_ in lm.logs()] == [0]
+    lm.close()
+    assert list(manager(tmp_path, clock).topics()) == ["t"]
