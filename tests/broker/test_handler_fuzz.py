@@ -17,7 +17,10 @@ Counts past that bound stay as drawn (they are refused at once), and
 
 Besides one API at a time, runs of two to eight requests to any APIs go to one
 broker, so a request meets the state earlier ones left (a deleted topic, a
-trimmed log, a group mid-join).
+trimmed log, a group mid-join); and groups of two to six requests start
+together, as from separate connections, with topic creations, growths and
+deletions drawn more often, so they meet each other's changes half made (the
+steps of a creation let other requests in; ``TopicRegistry.changes``).
 
 Values are biased towards what exists: strings are often the names of the
 topics made up front (``fuzz`` with records in three partitions, a compacted
@@ -98,18 +101,29 @@ def _capped(body):
 
 
 async def _answer(broker, api_key: int, version: int, body) -> None:
-    api = API_BY_KEY[api_key]
-    frame = bytearray(encode_request(RequestHeader(api_key, version, 77, "fuzz"), _capped(body))[4:])
+    await _answer_together(broker, [(api_key, version, body)])
+
+
+async def _answer_together(broker, steps: list[tuple[int, int, object]], timeout: float = 10) -> None:
+    """Each of ``steps`` dispatched at once, with the group coordinator running: an answer or a close."""
     async with trio.open_nursery() as nursery:
         nursery.start_soon(broker.groups.run)
-        with trio.fail_after(10):
-            try:
-                chunks = await dispatch(broker, types.SimpleNamespace(listener="PLAINTEXT"), frame)
-            except CloseConnection:
-                chunks = None
+        with trio.fail_after(timeout):
+            async with trio.open_nursery() as requests:
+                for api_key, version, body in steps:
+                    requests.start_soon(_answer_one, broker, api_key, version, body)
         nursery.cancel_scope.cancel()
-    if chunks is None or not isinstance(chunks, list):
-        return  # closed deliberately, or acks=0 (no response)
+
+
+async def _answer_one(broker, api_key: int, version: int, body) -> None:
+    api = API_BY_KEY[api_key]
+    frame = bytearray(encode_request(RequestHeader(api_key, version, 77, "fuzz"), _capped(body))[4:])
+    try:
+        chunks = await dispatch(broker, types.SimpleNamespace(listener="PLAINTEXT"), frame)
+    except CloseConnection:
+        return
+    if not isinstance(chunks, list):
+        return  # acks=0 (no response)
     data = await collect(chunks)
     correlation_id, _ = decode_response(data[4:], api, version)
     assert correlation_id == 77
@@ -126,9 +140,14 @@ def test_any_decodable_request_gets_an_answer_or_a_deliberate_close(fuzz_broker,
     run()
 
 
-def _steps():
-    """One request of any served (API, version), drawn as above."""
+TOPIC_CHANGES = [(key, v) for key, v in SERVED if key in (3, 19, 20, 37)]  # Metadata, Create/Delete, Partitions
+
+
+def _steps(favoured: list[tuple[int, int]] | None = None):
+    """One request of any served (API, version), drawn as above; half from ``favoured`` if given."""
     pairs = st.sampled_from(SERVED)
+    if favoured is not None:
+        pairs = st.one_of(pairs, st.sampled_from(favoured))
     return pairs.flatmap(lambda pair: st.tuples(st.just(pair[0]), st.just(pair[1]), _requests(*pair)))
 
 
@@ -163,3 +182,15 @@ async def test_metadata_before_v12_refuses_topics_named_by_id_as_kafka_does(fuzz
     assert resp.brokers == []
     ok = await call(fuzz_broker, 3, version, req(3, topics=[Topic(name="fuzz")], allow_auto_topic_creation=False))
     assert [(t.error_code, t.name, len(t.partitions)) for t in ok.topics] == [(0, "fuzz", 3)]
+
+
+def test_requests_started_together_get_answers(fuzz_broker):
+    """Two to six requests at once, as from separate connections, topic changes drawn more often."""
+
+    @settings(max_examples=40, deadline=None, database=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])  # fmt: skip
+    @given(steps=st.lists(_steps(TOPIC_CHANGES), min_size=2, max_size=6))
+    def run(steps) -> None:
+        trio.run(_answer_together, fuzz_broker, steps, 20)
+
+    run()
