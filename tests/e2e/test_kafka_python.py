@@ -6,6 +6,7 @@ exactly. The consumer uses ``assign`` (no group), as the issue asks.
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import pytest
@@ -64,3 +65,19 @@ def test_admin_creates_topic_with_configs_and_describes_it(broker):
     assert entries["segment.bytes"]["value"] == "1048576"
     assert entries["retention.ms"]["value"] == "604800000"  # a default, reported too with filter=all
     admin.close()
+
+
+def test_admin_describes_log_dirs_with_partition_sizes(broker):
+    """``describe_log_dirs`` (DescribeLogDirs at the newest version both know), as kafka-log-dirs.sh and
+    web UIs use it for topic sizes."""
+    records = _records(20, "dirs")
+    produce(broker.bootstrap, "sized", records)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    (answer,) = admin.describe_log_dirs()
+    admin.close()
+    (log_dir,) = answer["log_dirs"]
+    assert log_dir["error_code"] == 0 and log_dir["log_dir"] == os.path.abspath(broker.data_dir)
+    sizes = {(t["name"], p["partition_index"]): p["partition_size"] for t in log_dir["topics"] for p in t["partitions"]}
+    on_disk = (broker.data_dir / "sized-0" / "00000000000000000000.log").stat().st_size
+    assert sizes[("sized", 0)] == on_disk > sum(len(v or b"") for _, v, _, _ in records)
+    assert 0 < log_dir["usable_bytes"] <= log_dir["total_bytes"]

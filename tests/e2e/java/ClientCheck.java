@@ -3,6 +3,7 @@
 // Creates the topic with AdminClient, produces <count> records with keys, values, headers and
 // explicit timestamps (acks=all, the given compression), then reads them back with assign() and
 // prints one tab-separated line per record: offset, key, value, headers (k=v;...), timestamp.
+// Last, describeLogDirs: one line "#dir", node, log dir, partition, size per partition of the topic.
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,7 +12,10 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.AdminClient;
+import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ReplicaInfo;
+import org.apache.kafka.common.Node;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -71,6 +75,26 @@ public class ClientCheck {
                     System.out.println(r.offset() + "\t" + str(r.key()) + "\t" + str(r.value()) + "\t" + h + "\t"
                             + r.timestamp());
                     seen++;
+                }
+            }
+        }
+        printLogDirs(common, topic);
+    }
+
+    static void printLogDirs(Properties common, String topic) throws Exception {
+        try (AdminClient admin = AdminClient.create(common)) {
+            List<Integer> ids = new ArrayList<>();
+            for (Node node : admin.describeCluster().nodes().get()) ids.add(node.id());
+            var byNode = admin.describeLogDirs(ids).allDescriptions().get();
+            for (var node : byNode.entrySet()) {
+                for (var dir : node.getValue().entrySet()) {
+                    LogDirDescription d = dir.getValue();
+                    for (var replica : d.replicaInfos().entrySet()) {
+                        if (!replica.getKey().topic().equals(topic)) continue;
+                        ReplicaInfo info = replica.getValue();
+                        System.out.println("#dir\t" + node.getKey() + "\t" + dir.getKey() + "\t"
+                                + replica.getKey().partition() + "\t" + info.size() + "\t" + (d.error() == null));
+                    }
                 }
             }
         }

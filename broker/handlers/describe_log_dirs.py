@@ -1,0 +1,61 @@
+"""DescribeLogDirs (key 35): v0-5, the log directories and the partitions in each.
+
+Behaviour (Kafka's ``ReplicaManager.describeLogDirs``): one result per
+directory of ``log.dirs``, named by its absolute path, listing the partitions
+whose logs it holds, grouped by topic: a null ``topics`` asks for every
+partition; otherwise only the partitions named (unknown ones are left out,
+and an empty list asks for none). ``partition_size`` is the bytes of the
+log's segments; ``offset_lag`` is how far the log end is behind the high
+watermark, which on one node is 0; there are no future logs
+(AlterReplicaLogDirs is not served), so ``is_future_key`` is false. From v4
+each result carries its volume's ``total_bytes`` and ``usable_bytes``
+(``statvfs``); a directory that cannot be read answers KAFKA_STORAGE_ERROR
+with no topics. No directory is cordoned (v5), and the top-level
+``error_code`` (v3+) is 0: there is no authorizer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+API_KEY = 35
+
+
+@handler(API_KEY, 0, 5)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    wanted = None if request.topics is None else {(t.topic, p) for t in request.topics for p in t.partitions}
+    manager = ctx.broker.topics.manager
+    logs_by_dir: dict[Path, list[Any]] = defaultdict(list)
+    for log_ in manager.logs():
+        if wanted is None or (log_.topic, log_.partition) in wanted:
+            logs_by_dir[log_.dir.parent].append(log_)
+    Result = type(resp).DescribeLogDirsResult
+    for root in manager.dirs:
+        resp.results.append(_result(Result, root, logs_by_dir[root]))
+    return resp
+
+
+def _result(Result: type, root: Path, logs: list[Any]) -> Any:
+    Topic = Result.DescribeLogDirsTopic
+    Part = Topic.DescribeLogDirsPartition
+    try:
+        space = os.statvfs(root)
+    except OSError:
+        return Result(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=os.path.abspath(root), topics=[])
+    by_topic: dict[str, list[Any]] = defaultdict(list)
+    for log_ in sorted(logs, key=lambda l: (l.topic, l.partition)):
+        by_topic[log_.topic].append(Part(partition_index=log_.partition, partition_size=log_.size_in_bytes,
+                                         offset_lag=0, is_future_key=False))  # fmt: skip
+    return Result(
+        error_code=ErrorCode.NONE, log_dir=os.path.abspath(root),
+        topics=[Topic(name=name, partitions=parts) for name, parts in by_topic.items()],
+        total_bytes=space.f_blocks * space.f_frsize, usable_bytes=space.f_bavail * space.f_frsize,
+    )  # fmt: skip
