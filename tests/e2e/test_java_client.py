@@ -81,11 +81,13 @@ def test_java_client_round_trip(broker, java_classpath, codec):
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     dirs = [row[1:] for row in rows if row[0] == "#dir"]
-    assert [row for row in rows if row[0] != "#dir"] == [
+    acls = [row[1:] for row in rows if row[0] == "#acls"]
+    assert [row for row in rows if not row[0].startswith("#")] == [
         [str(i), f"key-{i}", f"value-{i}-{codec}", f"n={i};src=java", str(1_780_000_000_000 + i)] for i in range(n)
     ]
     segment = broker.data_dir / f"java-{codec}-0" / "00000000000000000000.log"  # describeLogDirs: its size
     assert dirs == [["1", os.path.abspath(broker.data_dir), "0", str(segment.stat().st_size), "true"]]  # node.id 1
+    assert acls == [["SecurityDisabledException", "No Authorizer is configured on the broker"]]
 
 
 @pytest.fixture(scope="session")

@@ -81,3 +81,21 @@ def test_admin_describes_log_dirs_with_partition_sizes(broker):
     on_disk = (broker.data_dir / "sized-0" / "00000000000000000000.log").stat().st_size
     assert sizes[("sized", 0)] == on_disk > sum(len(v or b"") for _, v, _, _ in records)
     assert 0 < log_dir["usable_bytes"] <= log_dir["total_bytes"]
+
+
+def test_admin_acl_requests_report_that_acls_are_disabled(broker):
+    """No authorizer: kafka-python's ACL calls get Kafka's SECURITY_DISABLED answers."""
+    from kafka.admin import (ACL, ACLFilter, ACLOperation, ACLPermissionType, ACLResourcePatternType,
+                             ResourcePattern, ResourcePatternFilter, ResourceType)  # fmt: skip
+    from kafka.errors import SecurityDisabledError
+
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    topics = ResourcePatternFilter(ResourceType.TOPIC, None, ACLResourcePatternType.ANY)
+    any_acl = ACLFilter(None, "*", ACLOperation.ANY, ACLPermissionType.ANY, topics)
+    with pytest.raises(SecurityDisabledError, match="No Authorizer is configured on the broker"):
+        admin.describe_acls(any_acl)
+    read = ACL("User:alice", "*", ACLOperation.READ, ACLPermissionType.ALLOW, ResourcePattern(ResourceType.TOPIC, "t"))
+    assert admin.create_acls([read]) == {"succeeded": [], "failed": [SecurityDisabledError]}
+    ((_, matched, error),) = admin.delete_acls([any_acl])
+    assert (matched, error) == ([], SecurityDisabledError)
+    admin.close()

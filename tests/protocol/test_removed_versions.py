@@ -57,8 +57,10 @@ def _legacy_classes() -> dict[tuple[int, int, bool], type]:
 LEGACY = _legacy_classes()
 # Hand-written mistakes of the legacy modules: DescribeLogDirsRequest v0 has the v1 layout (KIP-219
 # changed only throttling), whose topics carry an array of partition indexes (``[]int32`` in Kafka's
-# JSON, checked by test_schema_conformance); the legacy module wrote a single int32.
-LEGACY_MISTAKES = {(35, 0, True)}
+# JSON, checked by test_schema_conformance); the legacy module wrote a single int32. DescribeAcls v2 is
+# flexible (its legacy classes say "Enable flexible version" but reuse the v1 schema, without compact
+# strings or tagged fields).
+LEGACY_MISTAKES = {(35, 0, True), (29, 2, True), (29, 2, False)}
 CASES = sorted(
     (key, version, is_request)
     for key, version, is_request in LEGACY

@@ -3,7 +3,8 @@
 // Creates the topic with AdminClient, produces <count> records with keys, values, headers and
 // explicit timestamps (acks=all, the given compression), then reads them back with assign() and
 // prints one tab-separated line per record: offset, key, value, headers (k=v;...), timestamp.
-// Last, describeLogDirs: one line "#dir", node, log dir, partition, size per partition of the topic.
+// Last, describeLogDirs: one line "#dir", node, log dir, partition, size per partition of the topic;
+// and describeAcls: "#acls" and the exception it fails with (the broker has no authorizer).
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.common.Node;
+import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -79,6 +81,17 @@ public class ClientCheck {
             }
         }
         printLogDirs(common, topic);
+        printAcls(common);
+    }
+
+    static void printAcls(Properties common) throws Exception {
+        try (AdminClient admin = AdminClient.create(common)) {
+            admin.describeAcls(AclBindingFilter.ANY).values().get();
+            System.out.println("#acls\tno error");
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            System.out.println("#acls\t" + cause.getClass().getSimpleName() + "\t" + cause.getMessage());
+        }
     }
 
     static void printLogDirs(Properties common, String topic) throws Exception {
