@@ -43,9 +43,23 @@ class TopicError(Exception):
         self.error_code = error_code
 
 
-def check_topic_name(name: str) -> None:
-    if name in (".", "..") or not _LEGAL.match(name or ""):
-        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"topic name {name!r} is illegal")
+def check_topic_name(name: str | None) -> None:
+    """INVALID_TOPIC_EXCEPTION with the reason Kafka's ``Topic.validate`` gives, if ``name`` is not legal."""
+    reason = _invalid_because(name or "")
+    if reason is not None:
+        raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {reason}")
+
+
+def _invalid_because(name: str) -> str | None:
+    if not name:
+        return "the empty string is not allowed"
+    if name in (".", ".."):
+        return f"'{name}' is not allowed"
+    if len(name) > 249:
+        return f"the length of '{name}' is longer than the max allowed length 249"
+    if not _LEGAL.match(name):
+        return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
 
 
 @attrs.define(eq=False)

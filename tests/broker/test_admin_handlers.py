@@ -79,11 +79,19 @@ async def test_create_topics_replication_factor_one_is_fine(broker):
 
 async def test_create_topics_existing_and_illegal_names(broker):
     await create_ok(broker, "dup")
-    results = await create(broker, creatable("dup"), creatable("bad/name"), creatable(""), creatable(".."))
+    long = "x" * 250
+    results = await create(broker, creatable("dup"), creatable("bad/name"), creatable(""), creatable(".."),
+                           creatable(long))  # fmt: skip
     assert results["dup"].error_code == ErrorCode.TOPIC_ALREADY_EXISTS
     assert results["dup"].error_message == "Topic 'dup' already exists."
-    for name in ("bad/name", "", ".."):
-        assert results[name].error_code == ErrorCode.INVALID_TOPIC_EXCEPTION
+    assert {name: (r.error_code, r.error_message) for name, r in results.items() if name != "dup"} == {
+        "bad/name": (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: 'bad/name' contains one or more "
+                     "characters other than ASCII alphanumerics, '.', '_' and '-'"),
+        "": (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: the empty string is not allowed"),
+        "..": (ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: '..' is not allowed"),
+        long: (ErrorCode.INVALID_TOPIC_EXCEPTION,
+               f"Topic name is invalid: the length of '{long}' is longer than the max allowed length 249"),
+    }  # Kafka's Topic.validate
 
 
 async def test_create_topics_same_name_twice_in_one_request(broker):

@@ -5,7 +5,10 @@ fixture downloads the wheel into ``.cache/java`` (git-ignored), unpacks the
 client jar with its compression and logging jars, and compiles
 ``tests/e2e/java/ClientCheck.java`` with the machine's ``javac``. The program
 creates a topic, produces with the client's default settings (idempotence on,
-so InitProducerId is exercised) and ``acks=all`` for each codec, and reads
+so InitProducerId is exercised) and ``acks=all`` for each codec, checks the
+admin calls of ``kafka-log-dirs.sh``, ``kafka-acls.sh`` and
+``kafka-transactions.sh describe-producers`` (describeLogDirs, describeAcls,
+describeProducers), and reads
 everything back with ``assign``; every offset, key, value, header and
 timestamp must match. ``SparkLikeRead.java`` reads the way Spark's Kafka
 source does (PySpark pipelines use it): partitions from describeTopics, offset
@@ -82,12 +85,15 @@ def test_java_client_round_trip(broker, java_classpath, codec):
     rows = [line.split("\t") for line in result.stdout.splitlines()]
     dirs = [row[1:] for row in rows if row[0] == "#dir"]
     acls = [row[1:] for row in rows if row[0] == "#acls"]
+    producers = [row[1:] for row in rows if row[0] == "#producer"]
     assert [row for row in rows if not row[0].startswith("#")] == [
         [str(i), f"key-{i}", f"value-{i}-{codec}", f"n={i};src=java", str(1_780_000_000_000 + i)] for i in range(n)
     ]
     segment = broker.data_dir / f"java-{codec}-0" / "00000000000000000000.log"  # describeLogDirs: its size
     assert dirs == [["1", os.path.abspath(broker.data_dir), "0", str(segment.stat().st_size), "true"]]  # node.id 1
     assert acls == [["SecurityDisabledException", "No Authorizer is configured on the broker"]]
+    ((producer_id, *state),) = producers  # the idempotent producer: sequences 0..n-1 in epoch 0
+    assert int(producer_id) >= 0 and state == ["0", str(n - 1), str(1_780_000_000_000 + n - 1)]
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,8 @@
 // explicit timestamps (acks=all, the given compression), then reads them back with assign() and
 // prints one tab-separated line per record: offset, key, value, headers (k=v;...), timestamp.
 // Last, describeLogDirs: one line "#dir", node, log dir, partition, size per partition of the topic;
-// and describeAcls: "#acls" and the exception it fails with (the broker has no authorizer).
+// describeAcls: "#acls" and the exception it fails with (the broker has no authorizer); and
+// describeProducers: "#producer", id, epoch, last sequence, last timestamp per active producer.
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,6 +16,7 @@ import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.AdminClient;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -82,6 +84,17 @@ public class ClientCheck {
         }
         printLogDirs(common, topic);
         printAcls(common);
+        printProducers(common, new TopicPartition(topic, 0));
+    }
+
+    static void printProducers(Properties common, TopicPartition tp) throws Exception {
+        try (AdminClient admin = AdminClient.create(common)) {
+            for (ProducerState s : admin.describeProducers(Collections.singleton(tp)).partitionResult(tp).get()
+                    .activeProducers()) {
+                System.out.println("#producer\t" + s.producerId() + "\t" + s.producerEpoch() + "\t"
+                        + s.lastSequence() + "\t" + s.lastTimestamp());
+            }
+        }
     }
 
     static void printAcls(Properties common) throws Exception {

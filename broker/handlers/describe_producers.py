@@ -1,0 +1,61 @@
+"""DescribeProducers (key 61): v0, the active producers of each partition (KIP-664).
+
+Behaviour (Kafka's ``KafkaApis.handleDescribeProducersRequest``): a topic
+name Kafka's ``Topic.validate`` refuses answers each of its partitions
+INVALID_TOPIC_EXCEPTION with Kafka's reason, an unknown topic
+UNKNOWN_TOPIC_OR_PARTITION with its message, an unknown partition of a known
+topic UNKNOWN_TOPIC_OR_PARTITION without one. Otherwise the partition's
+producer state (``storage.producer_state``) is listed, by producer id: its
+epoch, the last sequence written (-1 after a new epoch with no batch yet),
+the largest timestamp written, coordinator epoch -1 and no open transaction
+(-1): transactions are not served.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ..topics import TopicError, check_topic_name
+
+API_KEY = 61
+UNKNOWN_MESSAGE = "This server does not host this topic-partition."
+
+
+@handler(API_KEY, 0, 0)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    Topic = type(resp).TopicResponse
+    for topic in request.topics:
+        error = _topic_error(ctx, topic.name)
+        parts = [_partition(ctx, Topic.PartitionResponse, topic.name, index, error)
+                 for index in topic.partition_indexes]  # fmt: skip
+        resp.topics.append(Topic(name=topic.name, partitions=parts))
+    return resp
+
+
+def _topic_error(ctx: RequestContext, name: str) -> tuple[ErrorCode, str] | None:
+    try:
+        check_topic_name(name)
+    except TopicError as exc:
+        return exc.error_code, str(exc)
+    if ctx.broker.topics.get(name) is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_MESSAGE
+    return None
+
+
+def _partition(ctx: RequestContext, Part: type, topic: str, index: int, error) -> Any:
+    if error is not None:
+        return Part(partition_index=index, error_code=error[0], error_message=error[1])
+    partition = ctx.broker.topics.partition(topic, index)
+    if partition is None:
+        return Part(partition_index=index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    State = Part.ProducerState
+    producers = sorted(partition.log.producer_state.producers.items())
+    return Part(partition_index=index, error_code=ErrorCode.NONE, active_producers=[
+        State(producer_id=pid, producer_epoch=entry.epoch, last_sequence=entry.last_seq,
+              last_timestamp=entry.last_timestamp, coordinator_epoch=-1, current_txn_start_offset=-1)
+        for pid, entry in producers
+    ])  # fmt: skip
