@@ -5,7 +5,8 @@
 // prints one tab-separated line per record: offset, key, value, headers (k=v;...), timestamp.
 // Last, describeLogDirs: one line "#dir", node, log dir, partition, size per partition of the topic;
 // describeAcls: "#acls" and the exception it fails with (the broker has no authorizer); and
-// describeProducers: "#producer", id, epoch, last sequence, last timestamp per active producer.
+// describeProducers: "#producer", id, epoch, last sequence, last timestamp per active producer;
+// listPartitionReassignments: "#reassignments" and how many are in progress.
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -85,6 +86,9 @@ public class ClientCheck {
         printLogDirs(common, topic);
         printAcls(common);
         printProducers(common, new TopicPartition(topic, 0));
+        try (AdminClient admin = AdminClient.create(common)) {
+            System.out.println("#reassignments\t" + admin.listPartitionReassignments().reassignments().get().size());
+        }
     }
 
     static void printProducers(Properties common, TopicPartition tp) throws Exception {
