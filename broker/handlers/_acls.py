@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from protocol import ErrorCode
+
 from ..dispatch import CloseConnection
 
 DESCRIBE_MESSAGE = "No Authorizer is configured on the broker"  # DescribeAcls
 CHANGE_MESSAGE = "No Authorizer is configured."  # CreateAcls and DeleteAcls
 UNKNOWN = 0
+FILTER_CODES = ("resource_type_filter", "pattern_type_filter", "operation", "permission_type")  # Describe, Delete
 
 
 def check_known(name: str, entries: list[Any], fields: tuple[str, ...]) -> None:
@@ -25,3 +28,8 @@ def check_known(name: str, entries: list[Any], fields: tuple[str, ...]) -> None:
     for entry in entries:
         if any(getattr(entry, field) == UNKNOWN for field in fields):
             raise CloseConnection(f"{name} contains UNKNOWN elements")
+
+
+def refuse_each(Result: type, entries: list[Any], **fields: Any) -> list[Any]:
+    """One SECURITY_DISABLED result per creation (CreateAcls) or filter (DeleteAcls)."""
+    return [Result(error_code=ErrorCode.SECURITY_DISABLED, error_message=CHANGE_MESSAGE, **fields) for _ in entries]

@@ -13,13 +13,12 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
-from ._acls import DESCRIBE_MESSAGE, check_known
+from ._acls import DESCRIBE_MESSAGE, FILTER_CODES, check_known
 
 API_KEY = 29
 
 
 @handler(API_KEY, 0, 3)
 async def handle(ctx: RequestContext, request) -> object:
-    check_known("DescribeAclsRequest", [request],
-                ("resource_type_filter", "pattern_type_filter", "operation", "permission_type"))  # fmt: skip
+    check_known("DescribeAclsRequest", [request], FILTER_CODES)
     return ctx.response(error_code=ErrorCode.SECURITY_DISABLED, error_message=DESCRIBE_MESSAGE, resources=[])

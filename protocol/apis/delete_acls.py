@@ -8,6 +8,7 @@ flexible version; v3 has the v2 layout.
 """
 
 from ..schema import INT8, INT16, INT32, STRING, Api, F, Struct
+from ._acl_fields import acl_filter_fields
 
 API = Api(
     31,
@@ -15,16 +16,7 @@ API = Api(
     (0, 3),
     flexible=2,
     request=Struct(
-        F("filters", [Struct(
-            F("resource_type_filter", INT8),
-            F("resource_name_filter", STRING, null="0+"),
-            F("pattern_type_filter", INT8, v="1+", default=3),
-            F("principal_filter", STRING, null="0+"),
-            F("host_filter", STRING, null="0+"),
-            F("operation", INT8),
-            F("permission_type", INT8),
-            name="DeleteAclsFilter",
-        )]),
+        F("filters", [Struct(*acl_filter_fields(), name="DeleteAclsFilter")]),
     ),
     response=Struct(
         F("throttle_time_ms", INT32),

@@ -11,21 +11,14 @@ v3 has the v2 layout (user principals, KIP-554).
 """
 
 from ..schema import INT8, INT16, INT32, STRING, Api, F, Struct
+from ._acl_fields import acl_filter_fields
 
 API = Api(
     29,
     "DescribeAcls",
     (0, 3),
     flexible=2,
-    request=Struct(
-        F("resource_type_filter", INT8),
-        F("resource_name_filter", STRING, null="0+"),
-        F("pattern_type_filter", INT8, v="1+", default=3),
-        F("principal_filter", STRING, null="0+"),
-        F("host_filter", STRING, null="0+"),
-        F("operation", INT8),
-        F("permission_type", INT8),
-    ),
+    request=Struct(*acl_filter_fields()),
     response=Struct(
         F("throttle_time_ms", INT32),
         F("error_code", INT16),
