@@ -7,9 +7,9 @@ client jar with its compression and logging jars, and compiles
 creates a topic, produces with the client's default settings (idempotence on,
 so InitProducerId is exercised) and ``acks=all`` for each codec, checks the
 admin calls of ``kafka-log-dirs.sh``, ``kafka-acls.sh`` and
-``kafka-transactions.sh describe-producers`` and ``kafka-reassign-partitions.sh
---list`` (describeLogDirs, describeAcls, describeProducers,
-listPartitionReassignments), and reads
+``kafka-transactions.sh describe-producers``, ``kafka-reassign-partitions.sh
+--list`` and ``kafka-leader-election.sh`` (describeLogDirs, describeAcls,
+describeProducers, listPartitionReassignments, electLeaders), and reads
 everything back with ``assign``; every offset, key, value, header and
 timestamp must match. ``SparkLikeRead.java`` reads the way Spark's Kafka
 source does (PySpark pipelines use it): partitions from describeTopics, offset
@@ -88,6 +88,7 @@ def test_java_client_round_trip(broker, java_classpath, codec):
     acls = [row[1:] for row in rows if row[0] == "#acls"]
     producers = [row[1:] for row in rows if row[0] == "#producer"]
     assert [row for row in rows if row[0] == "#reassignments"] == [["#reassignments", "0"]]
+    assert [row for row in rows if row[0] == "#elect"] == [["#elect", "ElectionNotNeededException"]]
     assert [row for row in rows if not row[0].startswith("#")] == [
         [str(i), f"key-{i}", f"value-{i}-{codec}", f"n={i};src=java", str(1_780_000_000_000 + i)] for i in range(n)
     ]

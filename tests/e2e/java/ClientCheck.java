@@ -6,7 +6,8 @@
 // Last, describeLogDirs: one line "#dir", node, log dir, partition, size per partition of the topic;
 // describeAcls: "#acls" and the exception it fails with (the broker has no authorizer); and
 // describeProducers: "#producer", id, epoch, last sequence, last timestamp per active producer;
-// listPartitionReassignments: "#reassignments" and how many are in progress.
+// listPartitionReassignments: "#reassignments" and how many are in progress; electLeaders
+// (preferred): "#elect" and the outcome for partition 0.
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ProducerState;
 import org.apache.kafka.clients.admin.ReplicaInfo;
+import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.acl.AclBindingFilter;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -88,6 +90,9 @@ public class ClientCheck {
         printProducers(common, new TopicPartition(topic, 0));
         try (AdminClient admin = AdminClient.create(common)) {
             System.out.println("#reassignments\t" + admin.listPartitionReassignments().reassignments().get().size());
+            TopicPartition tp = new TopicPartition(topic, 0);
+            var elected = admin.electLeaders(ElectionType.PREFERRED, Collections.singleton(tp)).partitions().get();
+            System.out.println("#elect\t" + elected.get(tp).map(e -> e.getClass().getSimpleName()).orElse("elected"));
         }
     }
 
