@@ -24,7 +24,12 @@ log appended since the last round once and publishes ``flushed_generation``,
 and every producer covered is woken together.
 
 A deleted topic's directories are renamed ``<topic>-<p>.<id>-delete`` first
-and then removed; leftovers of a deletion cut short are removed on open.
+and then removed; leftovers of a deletion cut short are removed on open. A
+partition directory of a topic that is not known, or whose
+``partition.metadata`` names another topic id (an older topic of that name),
+is a *stray*: on open it is renamed ``<topic>-<p>.<id>-stray`` and left
+alone, as Kafka's KRaft brokers do, so a topic created later under that name
+never takes its data.
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ from .file_names import parse_partition_dir, partition_dir, remove_dir
 from .group_commit import GroupCommit
 from .log import Log
 from .new_logs import NewLogs
-from .topic_store import TopicMeta, atomic_write, load_cluster_id, load_topics, repair_partition_metadata, save_topics
+from .topic_store import (TopicMeta, atomic_write, load_cluster_id, load_topics, read_partition_topic_id, save_topics,
+                          write_partition_metadata)  # fmt: skip
 from .upgrade import upgrade_log
 
 log = logging.getLogger(__name__)
@@ -54,6 +60,7 @@ CLEANER_OFFSETS = "cleaner-offset-checkpoint"
 PRODUCER_IDS = "producer-id-block"
 PRODUCER_ID_BLOCK = 1000
 DELETE_SUFFIX = "-delete"
+STRAY_SUFFIX = "-stray"
 
 
 class LogManager:
@@ -98,20 +105,9 @@ class LogManager:
             warned = clean
             configs: dict[str, Any] = {}
             for entry in sorted(os.scandir(root), key=lambda e: e.name):
-                if not entry.is_dir():
+                parsed = self._partition_to_open(root, entry)
+                if parsed is None:
                     continue
-                if entry.name.endswith(DELETE_SUFFIX):
-                    remove_dir(Path(entry.path))
-                    continue
-                parsed = parse_partition_dir(entry.name)
-                if parsed is None or parsed[0] not in self._topics:
-                    log.warning("%s: ignoring %s, which is not a partition of a known topic", root, entry.name)
-                    continue
-                if parsed[1] >= self._topics[parsed[0]].num_partitions:  # a growth cut short: never answered
-                    log.warning("%s: removing %s, made by an unfinished partition increase", root, entry.name)
-                    remove_dir(Path(entry.path))
-                    continue
-                repair_partition_metadata(Path(entry.path), self._topics[parsed[0]].topic_id)
                 if not warned:
                     log.warning("%s: no clean-shutdown marker, recovering logs from their recovery points", root)
                     warned = True
@@ -131,6 +127,33 @@ class LogManager:
             if missing:  # a creation cut short by a crash: finish it
                 for _partition in NewLogs(self, meta, missing, new_topic=False):
                     pass
+
+    def _partition_to_open(self, root: Path, entry: os.DirEntry) -> tuple[str, int] | None:
+        """The (topic, partition) of a directory to open as a log, or None: a file, a deletion or a growth
+        cut short (removed), a stray (set aside, as Kafka's KRaft brokers do), anything else (ignored)."""
+        path = Path(entry.path)
+        if not entry.is_dir() or entry.name.endswith(STRAY_SUFFIX):
+            return None
+        if entry.name.endswith(DELETE_SUFFIX):
+            remove_dir(path)
+            return None
+        parsed = parse_partition_dir(entry.name)
+        if parsed is None:
+            log.warning("%s: ignoring %s, which is not a partition directory", root, entry.name)
+            return None
+        meta, stored_id = self._topics.get(parsed[0]), read_partition_topic_id(path)
+        if meta is None or stored_id not in (None, meta.topic_id):  # a topic no longer known, or an older one
+            stray = path.with_name(f"{entry.name}.{uuid.uuid4().hex}{STRAY_SUFFIX}")
+            path.rename(stray)
+            log.warning("%s: %s belongs to no known topic; set aside as %s", root, entry.name, stray.name)
+            return None
+        if parsed[1] >= meta.num_partitions:  # a growth cut short: never answered
+            log.warning("%s: removing %s, made by an unfinished partition increase", root, entry.name)
+            remove_dir(path)
+            return None
+        if stored_id is None:  # lost in a crash (it is not fsynced)
+            write_partition_metadata(path, meta.topic_id)
+        return parsed
 
     def _log_in(self, key: tuple[str, int], root: Path) -> bool:
         log_ = self._logs.get(key)

@@ -103,12 +103,13 @@ def write_partition_metadata(directory: Path, topic_id: uuid.UUID) -> None:
     atomic_write(directory / PARTITION_METADATA, _partition_metadata(topic_id), sync=False)
 
 
-def repair_partition_metadata(directory: Path, topic_id: uuid.UUID) -> bool:
-    """Rewrite a missing or stale ``partition.metadata`` (lost in a crash); True if it was rewritten."""
+def read_partition_topic_id(directory: Path) -> uuid.UUID | None:
+    """The topic id in a directory's ``partition.metadata``; None if it is missing or unreadable (a crash
+    can lose it, since it is not fsynced)."""
     try:
-        if (directory / PARTITION_METADATA).read_text() == _partition_metadata(topic_id):
-            return False
-    except (OSError, UnicodeDecodeError):
-        pass
-    write_partition_metadata(directory, topic_id)
-    return True
+        lines = (directory / PARTITION_METADATA).read_text().splitlines()
+        encoded = next(line for line in lines if line.startswith("topic_id: ")).removeprefix("topic_id: ")
+        raw = base64.urlsafe_b64decode(encoded + "==")
+    except (OSError, UnicodeDecodeError, StopIteration, ValueError):
+        return None
+    return uuid.UUID(bytes=raw) if len(raw) == 16 else None

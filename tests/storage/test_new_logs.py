@@ -125,20 +125,51 @@ def test_new_logs_go_to_the_log_dir_with_fewest_partitions_counting_their_own(tm
     assert per_root == {"a": 4, "b": 4}
 
 
-@pytest.mark.parametrize("damage", ["missing", "stale", "empty"])
-def test_partition_metadata_is_rewritten_on_open(tmp_path, damage):
+@pytest.mark.parametrize("damage", ["missing", "empty"])
+def test_a_lost_partition_metadata_is_rewritten_on_open_and_the_log_kept(tmp_path, damage):
     clock = Clock()
     lm = manager(tmp_path, clock)
     lm.create_topic("t", 1, {})
+    append(lm.get_log("t", 0))
     path = tmp_path / "t-0" / "partition.metadata"
     good = path.read_text()
     lm.close()
     if damage == "missing":
         path.unlink()
     else:
-        path.write_text("" if damage == "empty" else "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
-    manager(tmp_path, clock)
-    assert path.read_text() == good
+        path.write_text("")
+    lm2 = manager(tmp_path, clock)
+    assert path.read_text() == good and len(read_all(lm2.get_log("t", 0))) == 1
+
+
+def test_a_log_of_an_older_topic_of_the_same_name_is_set_aside_as_stray(tmp_path):
+    """Kafka's KRaft stray handling: a directory whose topic id is not the topic's is renamed, not adopted."""
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {})
+    append(lm.get_log("t", 0))
+    lm.close()
+    (tmp_path / "t-0" / "partition.metadata").write_text("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
+    lm2 = manager(tmp_path, clock)
+    (stray,) = [p.name for p in tmp_path.iterdir() if p.name.endswith("-stray")]
+    assert stray.startswith("t-0.") and (tmp_path / stray / "00000000000000000000.log").stat().st_size > 0
+    assert read_all(lm2.get_log("t", 0)) == []  # the topic's own partition starts empty
+
+
+def test_a_partition_of_an_unknown_topic_is_set_aside_and_never_adopted(tmp_path):
+    """A deletion cut short after the topic was forgotten left t-0 behind: a new topic t must not take it."""
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {})
+    append(lm.get_log("t", 0))
+    lm.close()
+    (tmp_path / TOPICS_FILE).write_text("{}")  # the topic is gone, its directory is not
+    lm2 = manager(tmp_path, clock)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("t-0")][0].endswith("-stray")
+    lm2.create_topic("t", 1, {})
+    assert read_all(lm2.get_log("t", 0)) == []
+    lm2.close()
+    assert len([p for p in tmp_path.iterdir() if p.name.endswith("-stray")]) == 1  # kept, not opened again
 
 
 @pytest.mark.parametrize("grow", [False, True], ids=["create", "add partitions"])
