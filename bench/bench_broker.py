@@ -37,7 +37,12 @@ guest has never touched (or has handed back to the host) cost far more to
 write: on the Firecracker VM this was written on, 300 MB into new page cache
 took 0.07 s when the memory had just been used and 0.5-0.9 s when it had not.
 In the slow case that write was 48 % of our broker's CPU on 1 KiB batches
-(perf); it is most of the run-to-run drift in the produce rows.
+(perf); it is most of the run-to-run drift in the produce rows. (That VM's
+kernel reports freed memory back to the host through virtio-balloon free
+page reporting, in 2 MiB blocks and without delay: ``page_reporting_order``
+9 and ``min_free_ms`` 0 under ``/sys/module/page_reporting/parameters``, so
+memory freed by an earlier run, or by the peer, does not stay warm for the
+next page-cache write.)
 
 Each producer learns the topic's metadata (``list_topics``) before its clock
 starts. Without that, a producer used within ~50 ms of its creation waits out
