@@ -125,15 +125,19 @@ def test_new_logs_go_to_the_log_dir_with_fewest_partitions_counting_their_own(tm
     assert per_root == {"a": 4, "b": 4}
 
 
+def _closed_topic_with_a_record(root, clock) -> None:
+    lm = manager(root, clock)
+    lm.create_topic("t", 1, {})
+    append(lm.get_log("t", 0))
+    lm.close()
+
+
 @pytest.mark.parametrize("damage", ["missing", "empty"])
 def test_a_lost_partition_metadata_is_rewritten_on_open_and_the_log_kept(tmp_path, damage):
     clock = Clock()
-    lm = manager(tmp_path, clock)
-    lm.create_topic("t", 1, {})
-    append(lm.get_log("t", 0))
+    _closed_topic_with_a_record(tmp_path, clock)
     path = tmp_path / "t-0" / "partition.metadata"
     good = path.read_text()
-    lm.close()
     if damage == "missing":
         path.unlink()
     else:
@@ -145,10 +149,7 @@ def test_a_lost_partition_metadata_is_rewritten_on_open_and_the_log_kept(tmp_pat
 def test_a_log_of_an_older_topic_of_the_same_name_is_set_aside_as_stray(tmp_path):
     """Kafka's KRaft stray handling: a directory whose topic id is not the topic's is renamed, not adopted."""
     clock = Clock()
-    lm = manager(tmp_path, clock)
-    lm.create_topic("t", 1, {})
-    append(lm.get_log("t", 0))
-    lm.close()
+    _closed_topic_with_a_record(tmp_path, clock)
     (tmp_path / "t-0" / "partition.metadata").write_text("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
     lm2 = manager(tmp_path, clock)
     (stray,) = [p.name for p in tmp_path.iterdir() if p.name.endswith("-stray")]
@@ -159,10 +160,7 @@ def test_a_log_of_an_older_topic_of_the_same_name_is_set_aside_as_stray(tmp_path
 def test_a_partition_of_an_unknown_topic_is_set_aside_and_never_adopted(tmp_path):
     """A deletion cut short after the topic was forgotten left t-0 behind: a new topic t must not take it."""
     clock = Clock()
-    lm = manager(tmp_path, clock)
-    lm.create_topic("t", 1, {})
-    append(lm.get_log("t", 0))
-    lm.close()
+    _closed_topic_with_a_record(tmp_path, clock)
     (tmp_path / TOPICS_FILE).write_text("{}")  # the topic is gone, its directory is not
     lm2 = manager(tmp_path, clock)
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("t-0")][0].endswith("-stray")
