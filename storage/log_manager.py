@@ -228,9 +228,14 @@ class LogManager:
             raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
 
     def drop_pending(self, meta: TopicMeta) -> None:
+        """An undone creation: forget the topic. If that cannot be saved (the disk that just failed), the
+        next start finishes the creation instead; the error already answered stands."""
         if self._pending.get(meta.name) is meta:
             del self._pending[meta.name]
-            self._save_topics()
+            try:
+                self._save_topics()
+            except OSError as exc:
+                log.error("forgetting the undone topic %s failed: %s", meta.name, exc)
 
     def publish(self, meta: TopicMeta, logs: list[Log], num_partitions: int) -> None:
         """A creation's or growth's last step: the topic, its partition count and new logs appear at once.

@@ -187,3 +187,14 @@ def test_topics_that_cannot_be_saved_undo_the_change(tmp_path, monkeypatch, grow
     assert lm.topics()["t"].num_partitions == 1 and [log_.partition for log_ in lm.logs()] == [0]
     lm.close()
     assert list(manager(tmp_path, clock).topics()) == ["t"]
+
+
+def test_an_undone_creation_whose_forgetting_cannot_be_saved_still_raises_its_own_error(tmp_path, monkeypatch):
+    lm = manager(tmp_path, Clock())
+    steps = lm.create_topic_steps("u", 3, {})
+    next(steps)
+    monkeypatch.setattr("storage.new_logs.Log.open", _no_space)
+    monkeypatch.setattr("storage.log_manager.save_topics", _no_space)
+    with pytest.raises(StorageError, match="u-1"):
+        next(steps)
+    assert "u" not in lm.topics() and _dirs(tmp_path, "u") == [] and lm.logs() == []
