@@ -9,7 +9,8 @@ fetch see the new effective config. The checks, in Kafka's order:
    topic resources are not allowed."), an illegal name INVALID_TOPIC_EXCEPTION,
    an unknown topic UNKNOWN_TOPIC_OR_PARTITION; a BROKER must be this node or
    empty, and since this broker has no dynamic broker configs any change to
-   one is INVALID_REQUEST; other resource types are INVALID_REQUEST;
+   one is INVALID_REQUEST; other resource types are INVALID_REQUEST "Unknown
+   resource type N" (IncrementalAlterConfigs handles BROKER_LOGGER first);
 2. the same resource twice in one request: INVALID_REQUEST "Duplicate
    resource." for it;
 3. the new overrides: null values and values the storage layer refuses are
@@ -86,7 +87,7 @@ def check_target(ctx: RequestContext, resource) -> None:
                 f"Dynamic broker configs are not supported by this broker ({names}); set them in server.properties.",
             )
         return
-    raise Refused(ErrorCode.INVALID_REQUEST, f"Unexpected resource type {resource.resource_type}.")
+    raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
 
 
 def current_overrides(ctx: RequestContext, topic: str) -> dict[str, str]:

@@ -11,6 +11,8 @@ Behaviour, per resource (Kafka's ``ConfigHelper``):
   ``broker_configs``) or empty (the cluster-wide dynamic defaults, of which a
   single node without dynamic configs has none); anything else is
   INVALID_REQUEST with Kafka's message. Broker keys are read-only here.
+* BROKER_LOGGER (8): the broker's loggers and their levels
+  (``_broker_loggers.py``), for this ``node.id`` only;
 * any other type: INVALID_REQUEST "Unsupported resource type".
 
 ``configuration_keys`` null or empty means every key, else only those named.
@@ -31,9 +33,11 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..topics import TopicError, check_topic_name
+from . import _broker_loggers as loggers
 from ._admin import (
     DEFAULT_CONFIG,
     RESOURCE_BROKER,
+    RESOURCE_BROKER_LOGGER,
     RESOURCE_TOPIC,
     broker_resource_error,
     source_id,
@@ -81,6 +85,11 @@ def _entries(ctx: RequestContext, resource) -> list | None:
         if not resource.resource_name:
             return []  # no dynamic cluster-wide defaults on this broker
         return broker_configs(ctx.broker)
+    if resource.resource_type == RESOURCE_BROKER_LOGGER:
+        try:
+            return loggers.describe_entries(ctx.broker.config.node_id, resource.resource_name)
+        except loggers.LoggerError as exc:
+            raise TopicError(exc.error_code, str(exc)) from None
     raise TopicError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {resource.resource_type}")
 
 

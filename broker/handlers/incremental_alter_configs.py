@@ -12,7 +12,8 @@ the topic's current overrides, in request order (Kafka's controller rules):
   override, or when there is none the key's built-in default.
 
 A key named twice in one resource is INVALID_REQUEST, an unknown operation
-id INVALID_REQUEST. The resulting set of overrides is then checked and stored
+id INVALID_REQUEST. A BROKER_LOGGER resource (8) sets or unsets the levels
+of the broker's loggers at runtime (``_broker_loggers.py``). The resulting set of overrides is then checked and stored
 exactly as AlterConfigs does (``_alter``); ``validate_only`` stores nothing.
 
 Version notes: v1 flexible.
@@ -25,7 +26,8 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
-from ._admin import DEFAULT_CONFIG, LIST_TYPE, RESOURCE_TOPIC, synonym_parts, type_id
+from . import _broker_loggers as loggers
+from ._admin import DEFAULT_CONFIG, LIST_TYPE, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC, synonym_parts, type_id
 from ._alter import OK, Outcome, Refused, alter_all, check_target, current_overrides, store_overrides
 
 API_KEY = 44
@@ -36,6 +38,14 @@ _OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT
 @handler(API_KEY, 0, 1)
 async def handle(ctx: RequestContext, request) -> object:
     def change(resource) -> Outcome:
+        if resource.resource_type == RESOURCE_BROKER_LOGGER:
+            _check_duplicates(resource.configs)
+            try:
+                loggers.alter(ctx.broker.config.node_id, resource.resource_name, resource.configs,
+                              request.validate_only)  # fmt: skip
+            except loggers.LoggerError as exc:
+                return exc.error_code, str(exc)
+            return OK
         check_target(ctx, resource)
         if resource.resource_type != RESOURCE_TOPIC:
             return OK
@@ -46,11 +56,15 @@ async def handle(ctx: RequestContext, request) -> object:
     return alter_all(ctx, request, change)
 
 
-def _check_ops(configs: list[Any]) -> None:
+def _check_duplicates(configs: list[Any]) -> None:
     names = [c.name for c in configs]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys: " + ",".join(duplicates))
+
+
+def _check_ops(configs: list[Any]) -> None:
+    _check_duplicates(configs)
     for c in configs:
         if c.config_operation not in _OP_NAMES:
             raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown alter configs operation type {c.config_operation}")

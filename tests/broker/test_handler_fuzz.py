@@ -51,6 +51,7 @@ from ..protocol import strategies
 from ._admin_client import collect, create_ok, now_ms, produce
 
 load_handlers()
+pytestmark = pytest.mark.usefixtures("log_levels_restored")  # a drawn BROKER_LOGGER change must not last
 SERVED = [(key, v) for key, h in sorted(REGISTRY.items()) for v in range(h.min_version, h.max_version + 1)]
 WAITS = ("max_wait_ms", "timeout_ms", "rebalance_timeout_ms", "session_timeout_ms")
 COUNTS = ("count", "num_partitions")  # the partitions a CreatePartitions or CreateTopics topic asks for

@@ -8,8 +8,9 @@ creates a topic, produces with the client's default settings (idempotence on,
 so InitProducerId is exercised) and ``acks=all`` for each codec, checks the
 admin calls of ``kafka-log-dirs.sh``, ``kafka-acls.sh`` and
 ``kafka-transactions.sh describe-producers``, ``kafka-reassign-partitions.sh
---list`` and ``kafka-leader-election.sh`` (describeLogDirs, describeAcls,
-describeProducers, listPartitionReassignments, electLeaders), and reads
+--list``, ``kafka-leader-election.sh`` and ``kafka-configs.sh --entity-type
+broker-loggers`` (describeLogDirs, describeAcls, describeProducers,
+listPartitionReassignments, electLeaders, BROKER_LOGGER configs), and reads
 everything back with ``assign``; every offset, key, value, header and
 timestamp must match. ``SparkLikeRead.java`` reads the way Spark's Kafka
 source does (PySpark pipelines use it): partitions from describeTopics, offset
@@ -89,6 +90,7 @@ def test_java_client_round_trip(broker, java_classpath, codec):
     producers = [row[1:] for row in rows if row[0] == "#producer"]
     assert [row for row in rows if row[0] == "#reassignments"] == [["#reassignments", "0"]]
     assert [row for row in rows if row[0] == "#elect"] == [["#elect", "ElectionNotNeededException"]]
+    assert [row for row in rows if row[0] == "#logger"] == [["#logger", "DEBUG", "DYNAMIC_BROKER_LOGGER_CONFIG"]]
     assert [row for row in rows if not row[0].startswith("#")] == [
         [str(i), f"key-{i}", f"value-{i}-{codec}", f"n={i};src=java", str(1_780_000_000_000 + i)] for i in range(n)
     ]

@@ -7,7 +7,8 @@
 // describeAcls: "#acls" and the exception it fails with (the broker has no authorizer); and
 // describeProducers: "#producer", id, epoch, last sequence, last timestamp per active producer;
 // listPartitionReassignments: "#reassignments" and how many are in progress; electLeaders
-// (preferred): "#elect" and the outcome for partition 0.
+// (preferred): "#elect" and the outcome for partition 0; a broker logger set to DEBUG as
+// kafka-configs.sh --entity-type broker-loggers does: "#logger" and the level described after.
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,6 +17,8 @@ import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.Future;
 import org.apache.kafka.clients.admin.AdminClient;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.LogDirDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.ProducerState;
@@ -23,6 +26,7 @@ import org.apache.kafka.clients.admin.ReplicaInfo;
 import org.apache.kafka.common.ElectionType;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -93,6 +97,13 @@ public class ClientCheck {
             TopicPartition tp = new TopicPartition(topic, 0);
             var elected = admin.electLeaders(ElectionType.PREFERRED, Collections.singleton(tp)).partitions().get();
             System.out.println("#elect\t" + elected.get(tp).map(e -> e.getClass().getSimpleName()).orElse("elected"));
+            ConfigResource loggers = new ConfigResource(ConfigResource.Type.BROKER_LOGGER, "1");
+            AlterConfigOp debug = new AlterConfigOp(new ConfigEntry("storage.log_manager", "DEBUG"),
+                    AlterConfigOp.OpType.SET);
+            admin.incrementalAlterConfigs(java.util.Map.of(loggers, List.of(debug))).all().get();
+            var described = admin.describeConfigs(List.of(loggers)).all().get().get(loggers);
+            System.out.println("#logger\t" + described.get("storage.log_manager").value() + "\t"
+                    + described.get("storage.log_manager").source());
         }
     }
 
