@@ -77,7 +77,11 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("auto.create.topics.enable", "auto_create_topics_enable", _bool, True, None, "Metadata creates topics"),
     Key("delete.topic.enable", "delete_topic_enable", _bool, True, None, "DeleteTopics allowed"),
     Key("listener.security.protocol.map", "listener_security_protocol_map", str, KAFKA_PROTOCOL_MAP, None,
-        "listener name -> security protocol; only PLAINTEXT listeners are served"),  # fmt: skip
+        "listener name -> security protocol; PLAINTEXT and SASL_PLAINTEXT listeners are served"),  # fmt: skip
+    Key("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", str, "GSSAPI", None,
+        "SASL mechanisms of SASL_PLAINTEXT listeners; only PLAIN is served"),  # fmt: skip
+    Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", int, 100,
+        _non_negative, "how long a connection whose SASL login failed stays open after the answer"),  # fmt: skip
     Key("controller.listener.names", "controller_listener_names", str, "", None, "listeners not bound (no KRaft)"),
     Key("inter.broker.listener.name", "inter_broker_listener_name", str, "", None, "accepted; must name a listener"),
     Key("process.roles", "process_roles", _roles, "broker", None, "accepted: broker, or broker,controller"),
@@ -118,6 +122,18 @@ _BY_NAME = {k.name: k for k in BROKER_KEYS}
 _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
 
 
+LISTENER_PREFIX = "listener.name."
+_LISTENER_KEYS = ("sasl.enabled.mechanisms", "plain.sasl.jaas.config")  # after listener.name.<listener>.
+
+
+def _listener_override(name: str, text: str) -> str:
+    """A per-listener key (Kafka's ``listener.name.<listener>.<key>``); only the SASL/PLAIN ones are known."""
+    listener, _, key = name[len(LISTENER_PREFIX):].partition(".")
+    if not listener or key not in _LISTENER_KEYS:
+        raise ConfigError(f"{name}: unknown configuration key (per-listener keys: {', '.join(_LISTENER_KEYS)})")
+    return text
+
+
 def read_properties(text: str) -> dict[str, str]:
     """Parse Java properties: ``key=value`` or ``key: value``, ``#``/``!`` comments."""
     props: dict[str, str] = {}
@@ -148,12 +164,15 @@ def _parse_key(key: Key, text: str) -> Any:
 def split_broker_props(props: dict[str, str]) -> tuple[dict[str, Any], dict[str, str], frozenset[str]]:
     """Parse broker keys; return (broker values by attr, remaining props for storage, the broker key
     names that were set, aliases resolved)."""
-    values = {k.attr: k.default for k in BROKER_KEYS}
+    values: dict[str, Any] = {k.attr: k.default for k in BROKER_KEYS}
+    values["listener_overrides"] = {}
     rest: dict[str, str] = {}
     explicit: set[str] = set()
     for name, text in props.items():
         key = _BY_NAME.get(_ALIASES.get(name, name))
-        if key is None:
+        if name.startswith(LISTENER_PREFIX):
+            values["listener_overrides"][name] = _listener_override(name, text)
+        elif key is None:
             rest[name] = text
         else:
             values[key.attr] = _parse_key(key, text)

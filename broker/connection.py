@@ -9,6 +9,10 @@ A large request frame is received straight into its own buffer
 (``FrameBuffer.receive_buffer`` and ``recv_into``), so its bytes are copied
 only by the kernel.
 
+On a SASL_PLAINTEXT listener the frames before authentication go to the
+connection's ``SaslPlainAuthenticator`` (``sasl_plain.py``), which answers
+the handshake itself and hands only ApiVersions on to ``dispatch``.
+
 Responses are lists of chunks. ``bytes`` chunks are coalesced and written with
 ``send_all``; a ``FileRegion`` chunk (a slice of a segment file) is written
 with ``os.sendfile`` straight from the page cache, waiting for the socket to
@@ -26,10 +30,11 @@ from typing import Any
 import attrs
 import trio
 
-from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError
+from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestError, UnsupportedVersionError
 
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
+from .sasl_plain import SaslPlainAuthenticator, UnexpectedRequest
 
 log = logging.getLogger(__name__)
 DIRECT_SEND_BYTES = 256 * 1024  # a response chunk this big is sent without joining
@@ -60,6 +65,7 @@ class Connection:
     listener: str = ""  # the listener's name: what Metadata advertises to this client
     requests: int = 0
     client_software: tuple[str, str] | None = None
+    auth: SaslPlainAuthenticator | None = None  # SASL_PLAINTEXT listeners: the handshake not yet done
 
     async def serve(self) -> None:
         frames = FrameBuffer(self.broker.config.socket_request_max_bytes)
@@ -93,9 +99,25 @@ class Connection:
     async def _drain(self, frames: FrameBuffer) -> None:
         while (frame := frames.next_frame()) is not NEED_DATA:
             self.requests += 1
+            if self.auth is not None and not self.auth.complete:
+                await self._authenticate(frame)
+                continue
             response = await dispatch(self.broker, self, frame)
             if response is not NO_RESPONSE:
                 await self.send_chunks(response)
+
+    async def _authenticate(self, frame: bytearray) -> None:
+        """One frame before a SASL_PLAINTEXT connection is authenticated (``sasl_plain.py``)."""
+        try:
+            step = self.auth.handle(frame)  # type: ignore[union-attr]
+        except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:
+            raise CloseConnection(str(exc)) from None
+        chunks = step.chunks if step.chunks is not None else await dispatch(self.broker, self, frame)
+        if chunks is not NO_RESPONSE:
+            await self.send_chunks(chunks)
+        if step.close_after:  # Kafka holds a failed login open a little, so retries cannot hammer it
+            await trio.sleep(self.broker.config.connection_failed_authentication_delay_ms / 1000)
+            raise CloseConnection(step.close_after)
 
     async def send_chunks(self, chunks: list) -> None:
         """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are."""

@@ -13,8 +13,9 @@ Metadata, DescribeCluster and FindCoordinator answer each client with the
 advertised address of the listener it connected to: a container gets
 ``broker:29092``, the host ``localhost:9092``. A listener with no advertised
 entry advertises its bound address, with an empty or wildcard host replaced by
-this machine's host name, as Kafka does. Only PLAINTEXT is served: a listener
-mapped to another protocol is refused at startup. Listeners named in
+this machine's host name, as Kafka does. PLAINTEXT and SASL_PLAINTEXT (with
+SASL/PLAIN, ``sasl_plain.py``, whose settings are checked here) are served: a
+listener mapped to another protocol is refused at startup. Listeners named in
 ``controller.listener.names`` (a KRaft combined-mode file) are not bound:
 there is no controller quorum to serve.
 """
@@ -26,6 +27,10 @@ import socket
 import attrs
 
 from .config import KAFKA_PROTOCOL_MAP, ConfigError
+from .sasl_plain import sasl_users
+
+
+SERVED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
 
 
 @attrs.frozen
@@ -33,6 +38,7 @@ class Listener:
     name: str
     host: str
     port: int
+    protocol: str = "PLAINTEXT"
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -59,11 +65,12 @@ def parse_listeners(text: str, key: str, protocols: dict[str, str] | None = None
         if name not in protocols:
             raise ConfigError(f"{key}: no security protocol defined for listener {name} "
                               "in listener.security.protocol.map")  # fmt: skip
-        if protocols[name] != "PLAINTEXT":
-            raise ConfigError(f"{key}: listener {name} uses {protocols[name]}; only PLAINTEXT is supported")
+        if protocols[name] not in SERVED_PROTOCOLS:
+            raise ConfigError(f"{key}: listener {name} uses {protocols[name]}; only PLAINTEXT and SASL_PLAINTEXT "
+                              "are supported")  # fmt: skip
         if any(other.name == name for other in result):
             raise ConfigError(f"{key}: each listener must have a different name, {name} is given twice")
-        result.append(Listener(name, host.strip("[]"), int(port)))
+        result.append(Listener(name, host.strip("[]"), int(port), protocols[name]))
     return result
 
 
@@ -75,6 +82,9 @@ def served_listeners(config) -> list[Listener]:
     served = [lst for lst in listeners if lst.name not in controllers]
     if not served:
         raise ConfigError("listeners: at least one listener other than the controller's is required")
+    for lst in served:
+        if lst.protocol == "SASL_PLAINTEXT":
+            sasl_users(config, lst.name)  # its mechanisms and users are set, or the start stops here
     names = {lst.name for lst in served}
     inter = config.inter_broker_listener_name.strip().upper()
     if inter and inter not in names:

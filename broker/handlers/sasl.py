@@ -1,9 +1,12 @@
 """SaslHandshake (key 17): v0-1 and SaslAuthenticate (key 36): v0-2.
 
-Behaviour: minibroker only has PLAINTEXT listeners, where Kafka considers the
-connection already authenticated; Kafka answers both requests there with
+Behaviour: on a SASL_PLAINTEXT listener the login itself is answered by the
+connection's authenticator (``broker/sasl_plain.py``) before any handler
+runs. These handlers see the requests Kafka's KafkaApis sees: on a
+PLAINTEXT listener, or after the login, where Kafka answers both with
 ILLEGAL_SASL_STATE, and so do we (SaslHandshake also lists no mechanisms).
-A client configured for SASL therefore gets a clear error instead of a hang.
+A client configured for SASL against a PLAINTEXT listener therefore gets a
+clear error instead of a hang.
 
 Version notes: SaslHandshake v1 means SaslAuthenticate carries the tokens;
 SaslAuthenticate v1 adds session_lifetime_ms, v2 is flexible.

@@ -1,5 +1,6 @@
 // End-to-end check with the Kafka Java client (kafka-clients from a PyPI wheel).
-// Usage: java ClientCheck <bootstrap> <topic> <codec> <count>
+// Usage: java [-Dclient.props=<key=value lines>] ClientCheck <bootstrap> <topic> <codec> <count>
+// (client.props adds client settings to every client, e.g. those of a SASL/PLAIN login).
 // Creates the topic with AdminClient, produces <count> records with keys, values, headers and
 // explicit timestamps (acks=all, the given compression), then reads them back with assign() and
 // prints one tab-separated line per record: offset, key, value, headers (k=v;...), timestamp.
@@ -45,6 +46,10 @@ public class ClientCheck {
         int count = Integer.parseInt(args[3]);
         Properties common = new Properties();
         common.put("bootstrap.servers", bootstrap);
+        for (String line : System.getProperty("client.props", "").split("\n")) {
+            int eq = line.indexOf('=');
+            if (eq > 0) common.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
+        }
         try (AdminClient admin = AdminClient.create(common)) {
             admin.createTopics(Collections.singleton(new NewTopic(topic, 1, (short) 1))).all().get();
         }

@@ -1,0 +1,144 @@
+"""SASL/PLAIN on SASL_PLAINTEXT listeners: configuration and the per-connection handshake, as Kafka's.
+
+The authenticator takes frames until the client has logged in: ApiVersions
+and SaslHandshake first, then SaslAuthenticate (v1 handshake) or the bare
+token (v0); anything else, a bad mechanism or bad credentials ends the
+connection, the last two after Kafka's answer. Real clients are in
+``tests/e2e/test_sasl_plain.py``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.config import BrokerConfig, ConfigError
+from broker.listeners import served_listeners
+from broker.sasl_plain import (
+    AuthenticationFailed,
+    SaslPlainAuthenticator,
+    UnexpectedRequest,
+    check_plain_token,
+    parse_plain_jaas,
+)
+from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request
+
+from ._admin_client import req
+
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+        'password="admin-secret" user_admin="admin-secret" user_alice="alice \\"quoted\\" secret";')  # fmt: skip
+USERS = {"admin": "admin-secret", "alice": "alice-secret"}
+
+
+def _frame(key: int, version: int, **fields) -> bytearray:
+    return bytearray(encode_request(RequestHeader(key, version, 5, "sasl-test"), req(key, **fields))[4:])
+
+
+def _answer(step, key: int, version: int):
+    data = b"".join(step.chunks)
+    return decode_response(data[4:], API_BY_KEY[key], version)[1]
+
+
+def test_jaas_users_come_from_the_user_options():
+    assert parse_plain_jaas("k", JAAS) == {"admin": "admin-secret", "alice": 'alice "quoted" secret'}
+    for bad in ("PlainLoginModule required;", f"{JAAS.split(' required')[0]} user_a=\"b\";",
+                'org.apache.kafka.common.security.plain.PlainLoginModule required user_a=b;'):  # fmt: skip
+        with pytest.raises(ConfigError, match="^k: "):
+            parse_plain_jaas("k", bad)
+
+
+@pytest.mark.parametrize(("token", "message"), [
+    (b"\x00alice\x00alice-secret\x00", "Invalid SASL/PLAIN response: expected 3 tokens, got 4"),
+    (b"\x00\x00pw", "Authentication failed: username not specified"),
+    (b"\x00alice\x00", "Authentication failed: password not specified"),
+    (b"\x00alice\x00wrong", "Authentication failed: Invalid username or password"),
+    (b"\x00mallory\x00alice-secret", "Authentication failed: Invalid username or password"),
+    (b"admin\x00alice\x00alice-secret",
+     "Authentication failed: Client requested an authorization id that is different from username"),
+])  # fmt: skip
+def test_plain_tokens_are_checked_as_kafka_does(token, message):
+    with pytest.raises(AuthenticationFailed) as failed:
+        check_plain_token(token, USERS)
+    assert str(failed.value) == message
+
+
+def test_a_good_token_with_or_without_authorization_id():
+    assert check_plain_token(b"\x00alice\x00alice-secret", USERS) == "alice"
+    assert check_plain_token(b"alice\x00alice\x00alice-secret", USERS) == "alice"
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_handshake_v1_then_authenticate(version):
+    auth = SaslPlainAuthenticator(USERS)
+    assert auth.handle(_frame(18, 3, client_software_name="t", client_software_version="1")).chunks is None
+    hs = auth.handle(_frame(17, 1, mechanism="PLAIN"))
+    assert _answer(hs, 17, 1).error_code == ErrorCode.NONE and _answer(hs, 17, 1).mechanisms == ["PLAIN"]
+    step = auth.handle(_frame(36, version, auth_bytes=b"\x00alice\x00alice-secret"))
+    answer = _answer(step, 36, version)
+    assert (answer.error_code, step.close_after, auth.complete, auth.principal) == (0, None, True, "alice")
+
+
+def test_failed_authentication_is_answered_then_closed():
+    auth = SaslPlainAuthenticator(USERS)
+    auth.handle(_frame(17, 1, mechanism="PLAIN"))
+    step = auth.handle(_frame(36, 2, auth_bytes=b"\x00alice\x00wrong"))
+    answer = _answer(step, 36, 2)
+    assert (answer.error_code, answer.error_message) == (
+        ErrorCode.SASL_AUTHENTICATION_FAILED, "Authentication failed: Invalid username or password")  # fmt: skip
+    assert step.close_after and not auth.complete
+
+
+def test_handshake_v0_then_the_bare_token():
+    auth = SaslPlainAuthenticator(USERS)
+    auth.handle(_frame(17, 0, mechanism="PLAIN"))
+    assert auth.handle(bytearray(b"\x00admin\x00admin-secret")).chunks == [b"\x00\x00\x00\x00"] and auth.complete
+    other = SaslPlainAuthenticator(USERS)
+    other.handle(_frame(17, 0, mechanism="PLAIN"))
+    with pytest.raises(UnexpectedRequest, match="Invalid username or password"):
+        other.handle(bytearray(b"\x00admin\x00nope"))
+
+
+def test_another_mechanism_is_refused_with_the_enabled_ones_then_closed():
+    step = SaslPlainAuthenticator(USERS).handle(_frame(17, 1, mechanism="SCRAM-SHA-256"))
+    answer = _answer(step, 17, 1)
+    assert (answer.error_code, answer.mechanisms) == (ErrorCode.UNSUPPORTED_SASL_MECHANISM, ["PLAIN"])
+    assert step.close_after
+
+
+def test_other_requests_before_login_close_the_connection():
+    auth = SaslPlainAuthenticator(USERS)
+    with pytest.raises(UnexpectedRequest, match="Unexpected Kafka request of type Metadata during SASL handshake."):
+        auth.handle(_frame(3, 12, topics=None))
+    with pytest.raises(UnexpectedRequest, match="SaslAuthenticate"):
+        auth.handle(_frame(36, 2, auth_bytes=b"\x00alice\x00alice-secret"))  # before the handshake
+    auth.handle(_frame(17, 1, mechanism="PLAIN"))
+    with pytest.raises(UnexpectedRequest, match="ApiVersions"):
+        auth.handle(_frame(18, 3, client_software_name="t", client_software_version="1"))
+
+
+SASL = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    ({}, "sasl.enabled.mechanisms: only PLAIN is supported on SASL_PLAINTEXT listener SASL_PLAINTEXT, got 'GSSAPI'"),
+    ({"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256"}, "sasl.enabled.mechanisms: only PLAIN"),
+    ({"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "SCRAM-SHA-512", "sasl.enabled.mechanisms": "PLAIN"},
+     "listener.name.sasl_plaintext.sasl.enabled.mechanisms: only PLAIN"),
+    ({"sasl.enabled.mechanisms": "PLAIN"},
+     "listener.name.sasl_plaintext.plain.sasl.jaas.config: required for SASL/PLAIN on listener SASL_PLAINTEXT"),
+    ({"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
+      "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\" password=\"b\";"},
+     "listener.name.sasl_plaintext.plain.sasl.jaas.config: no user_<name>"),
+    ({"listener.name.sasl_plaintext.ssl.keystore.location": "/x"},
+     "listener.name.sasl_plaintext.ssl.keystore.location: unknown configuration key"),
+])  # fmt: skip
+def test_sasl_listener_settings_are_checked_at_startup(tmp_path, props, message):
+    with pytest.raises(ConfigError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+        served_listeners(BrokerConfig.from_props({"log.dirs": str(tmp_path), **SASL, **props}))
+
+
+def test_a_complete_sasl_listener_is_served(tmp_path):
+    props = {"log.dirs": str(tmp_path), **SASL, "sasl.enabled.mechanisms": "plain",
+             "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS}  # fmt: skip
+    served = served_listeners(BrokerConfig.from_props(props))
+    assert [(lst.name, lst.protocol) for lst in served] == [("PLAINTEXT", "PLAINTEXT"),
+                                                            ("SASL_PLAINTEXT", "SASL_PLAINTEXT")]  # fmt: skip
