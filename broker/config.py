@@ -80,6 +80,8 @@ BROKER_KEYS: tuple[Key, ...] = (
         "listener name -> security protocol; PLAINTEXT and SASL_PLAINTEXT listeners are served"),  # fmt: skip
     Key("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", str, "GSSAPI", None,
         "SASL mechanisms of SASL_PLAINTEXT listeners; only PLAIN is served"),  # fmt: skip
+    Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", int, 524_288, _positive,
+        "largest frame a SASL_PLAINTEXT connection may send before it has logged in"),  # fmt: skip
     Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", int, 100,
         _non_negative, "how long a connection whose SASL login failed stays open after the answer"),  # fmt: skip
     Key("controller.listener.names", "controller_listener_names", str, "", None, "listeners not bound (no KRaft)"),

@@ -68,7 +68,8 @@ class Connection:
     auth: SaslPlainAuthenticator | None = None  # SASL_PLAINTEXT listeners: the handshake not yet done
 
     async def serve(self) -> None:
-        frames = FrameBuffer(self.broker.config.socket_request_max_bytes)
+        config = self.broker.config
+        frames = FrameBuffer(config.sasl_server_max_receive_size if self.auth else config.socket_request_max_bytes)
         try:
             while await self._receive(frames):
                 await self._drain(frames)
@@ -101,6 +102,8 @@ class Connection:
             self.requests += 1
             if self.auth is not None and not self.auth.complete:
                 await self._authenticate(frame)
+                if self.auth.complete:  # logged in: frames up to socket.request.max.bytes from now on
+                    frames.max_frame_size = self.broker.config.socket_request_max_bytes
                 continue
             response = await dispatch(self.broker, self, frame)
             if response is not NO_RESPONSE:

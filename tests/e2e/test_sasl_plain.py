@@ -85,6 +85,7 @@ def test_kafka_python_logs_in(sasl_broker):
     producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{sasl_broker.ports[1]}", security_protocol="SASL_PLAINTEXT",
                              sasl_mechanism="PLAIN", sasl_plain_username="admin", sasl_plain_password="admin-secret")
     assert producer.send("kp", b"from kafka-python").get(30).offset == 0
+    assert producer.send("kp", bytes(600_000)).get(30).offset == 1  # past sasl.server.max.receive.size: logged in
     producer.close(5)
 
 
@@ -111,6 +112,18 @@ def test_a_request_before_login_closes_the_connection(sasl_broker):
         token = b"\x00alice\x00alice-secret"
         sock.sendall(struct.pack(">i", len(token)) + token)
         assert sock.recv(4) == b"\x00\x00\x00\x00"  # logged in: an empty token back
+
+
+def test_frames_before_login_are_bounded_by_sasl_server_max_receive_size(sasl_broker):
+    """Kafka's guard against an unauthenticated client making the broker allocate large buffers."""
+    with socket.create_connection(("127.0.0.1", sasl_broker.ports[1]), timeout=10) as sock:
+        sock.sendall(struct.pack(">i", 524_289))
+        assert sock.recv(4) == b""
+    with socket.create_connection(("127.0.0.1", sasl_broker.ports[0]), timeout=10) as sock:  # PLAINTEXT
+        sock.sendall(struct.pack(">i", 524_289) + bytes(100))
+        sock.settimeout(0.5)
+        with pytest.raises(TimeoutError):  # still waiting for the rest of the frame
+            sock.recv(4)
 
 
 def test_java_client_logs_in(sasl_broker):
