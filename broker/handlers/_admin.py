@@ -34,6 +34,7 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 # Kafka calls code 39 INVALID_REPLICA_ASSIGNMENT; protocol.errors spells it differently.
 INVALID_REPLICA_ASSIGNMENT = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 MAX_PARTITIONS_PER_REQUEST = 10_000
+UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."  # Kafka's default for the error
 LEADER_EPOCH = 0  # every partition's only epoch on this single node
 NO_EPOCH = -1
 

@@ -29,12 +29,13 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..topics import TopicError
+from ._admin import UNKNOWN_TOPIC_MESSAGE
 
 API_KEY = 20
 ZERO_ID = uuid.UUID(int=0)
 
 _MESSAGES = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: "This server does not host this topic-partition.",
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: UNKNOWN_TOPIC_MESSAGE,
     ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
 }
 

@@ -19,9 +19,9 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..topics import TopicError, check_topic_name
+from ._admin import UNKNOWN_TOPIC_MESSAGE
 
 API_KEY = 61
-UNKNOWN_MESSAGE = "This server does not host this topic-partition."
 
 
 @handler(API_KEY, 0, 0)
@@ -42,7 +42,7 @@ def _topic_error(ctx: RequestContext, name: str) -> tuple[ErrorCode, str] | None
     except TopicError as exc:
         return exc.error_code, str(exc)
     if ctx.broker.topics.get(name) is None:
-        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_MESSAGE
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE
     return None
 
 
