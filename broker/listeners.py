@@ -39,6 +39,7 @@ class Listener:
     host: str
     port: int
     protocol: str = "PLAINTEXT"
+    users: dict[str, str] | None = attrs.field(default=None, eq=False, hash=False)  # SASL/PLAIN users, if SASL
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -82,9 +83,8 @@ def served_listeners(config) -> list[Listener]:
     served = [lst for lst in listeners if lst.name not in controllers]
     if not served:
         raise ConfigError("listeners: at least one listener other than the controller's is required")
-    for lst in served:
-        if lst.protocol == "SASL_PLAINTEXT":
-            sasl_users(config, lst.name)  # its mechanisms and users are set, or the start stops here
+    served = [attrs.evolve(lst, users=sasl_users(config, lst.name)) if lst.protocol == "SASL_PLAINTEXT" else lst
+              for lst in served]  # a SASL listener's mechanisms and users are set, or the start stops here
     names = {lst.name for lst in served}
     inter = config.inter_broker_listener_name.strip().upper()
     if inter and inter not in names:

@@ -34,7 +34,7 @@ from .connection import Connection
 from .core import Broker
 from .dispatch import load_handlers
 from .listeners import served_listeners
-from .sasl_plain import SaslPlainAuthenticator, sasl_users
+from .sasl_plain import SaslPlainAuthenticator
 
 log = logging.getLogger("minibroker")
 
@@ -49,8 +49,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             for listener in served_listeners(config):
                 sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]
-                users = sasl_users(config, listener.name) if listener.protocol == "SASL_PLAINTEXT" else None
-                nursery.start_soon(_accept_loop, broker, listener.name, sockets, users)
+                nursery.start_soon(_accept_loop, broker, listener.name, sockets, listener.users)
             broker.set_bound(bound)
             nursery.start_soon(_periodic, broker)
             nursery.start_soon(broker.groups.run)

@@ -32,7 +32,7 @@ from protocol import ErrorCode
 
 from .log_validator import ValidationConfig
 
-_LEGAL = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+_LEGAL = re.compile(r"^[a-zA-Z0-9._-]+$")  # the length is checked on its own, for Kafka's message
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 STEP_SLICE = 0.005  # seconds of log making between checkpoints
 

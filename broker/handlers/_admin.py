@@ -31,6 +31,11 @@ RESOURCE_BROKER = 4
 RESOURCE_BROKER_LOGGER = 8
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
+
+
+def is_java_int(text: str | None) -> bool:
+    """Whether Java's ``Integer.parseInt`` would read ``text`` (how Kafka reads a broker id resource name)."""
+    return bool(text) and _INTEGER.fullmatch(text) is not None
 # Kafka calls code 39 INVALID_REPLICA_ASSIGNMENT; protocol.errors spells it differently.
 INVALID_REPLICA_ASSIGNMENT = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 MAX_PARTITIONS_PER_REQUEST = 10_000
@@ -115,7 +120,7 @@ def broker_resource_error(node_id: int, name: str | None) -> str | None:
     """Kafka's check of a BROKER resource name: empty (cluster default) or our id."""
     if not name:
         return None
-    if not _INTEGER.fullmatch(name):  # Java's Integer.parseInt
+    if not is_java_int(name):
         return f"Broker id must be an integer, but it is: {name}"
     if int(name) != node_id:
         return f"Unexpected broker id, expected {node_id} or empty string, but received {name}"

@@ -31,7 +31,7 @@ import attrs
 
 from protocol import ErrorCode
 
-from ._admin import _INTEGER
+from ._admin import is_java_int
 
 ROOT = "root"
 TRACE = 5
@@ -76,7 +76,7 @@ def describe_entries(node_id: int, resource_name: str | None) -> list[LoggerEntr
     """Every logger with its effective level; raises LoggerError for a name that is not this node."""
     if not resource_name:
         raise LoggerError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
-    if not _INTEGER.fullmatch(resource_name):
+    if not is_java_int(resource_name):
         raise LoggerError(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {resource_name}")
     if int(resource_name) != node_id:
         message = f"Unexpected broker id, expected {node_id} but received {resource_name}"
@@ -89,7 +89,7 @@ def alter(node_id: int, resource_name: str | None, configs: list[Any], validate_
     nulls = [c.name for c in configs if c.config_operation != DELETE and c.value is None]
     if nulls:
         raise LoggerError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
-    if not _INTEGER.fullmatch(resource_name or ""):
+    if not is_java_int(resource_name):
         raise LoggerError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {resource_name}")
     if int(resource_name) != node_id:
         raise LoggerError(ErrorCode.INVALID_REQUEST,

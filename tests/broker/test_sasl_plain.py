@@ -142,3 +142,4 @@ def test_a_complete_sasl_listener_is_served(tmp_path):
     served = served_listeners(BrokerConfig.from_props(props))
     assert [(lst.name, lst.protocol) for lst in served] == [("PLAINTEXT", "PLAINTEXT"),
                                                             ("SASL_PLAINTEXT", "SASL_PLAINTEXT")]  # fmt: skip
+    assert [lst.users for lst in served] == [None, {"admin": "admin-secret", "alice": 'alice "quoted" secret'}]
