@@ -8,7 +8,9 @@
 * ``group_commit`` — durable mode: one fsync round for every waiting producer;
 * ``retention`` — DeleteRecords, retention.ms/bytes, delayed file removal;
 * ``log_loader`` — opening a partition directory after a crash;
-* ``Segment`` — one ``.log`` with its ``.index`` and ``.timeindex`` (``index``);
+* ``log_txn`` — producer state and transactions of a log: last stable offset, aborted transactions;
+* ``Segment`` — one ``.log`` with its ``.index`` and ``.timeindex`` (``index``) and ``.txnindex``
+  (``txn_index``: ``AbortedTxn`` entries);
 * ``config`` — topic configs with Kafka's names, broker synonyms and checks;
 * ``checkpoint`` — Kafka's checkpoint text files; ``fileops`` — the fault-injection seam.
 
@@ -21,9 +23,11 @@ from .log import Log
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_manager import LogManager
 from .topic_store import TopicMeta
+from .txn_index import AbortedTxn
 
 __all__ = [
     "TOPIC_CONFIGS",
+    "AbortedTxn",
     "AppendInfo",
     "ConfigEntry",
     "ConfigError",

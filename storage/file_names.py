@@ -1,6 +1,6 @@
 """Kafka's file names: segments named by base offset, zero-padded to 20 digits.
 
-``00000000000000000000.log`` / ``.index`` / ``.timeindex``; temporary suffixes
+``00000000000000000000.log`` / ``.index`` / ``.timeindex`` / ``.txnindex``; temporary suffixes
 ``.cleaned`` (cleaner output being written), ``.swap`` (ready to replace) and
 ``.deleted`` (waiting for ``file.delete.delay.ms``). Partition directories
 are ``<topic>-<partition>``.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-LOG, INDEX, TIME_INDEX = ".log", ".index", ".timeindex"
+LOG, INDEX, TIME_INDEX, TXN_INDEX = ".log", ".index", ".timeindex", ".txnindex"
 CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
 
 
@@ -29,6 +29,10 @@ def index_path(directory: Path, offset: int) -> Path:
 
 def time_index_path(directory: Path, offset: int) -> Path:
     return directory / (file_stem(offset) + TIME_INDEX)
+
+
+def txn_index_path(directory: Path, offset: int) -> Path:
+    return directory / (file_stem(offset) + TXN_INDEX)
 
 
 def partition_dir(root: Path, topic: str, partition: int) -> Path:

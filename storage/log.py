@@ -24,30 +24,31 @@ group commit or checkpoint), which is what advances the recovery point.
 
 ``flush`` may run on a worker thread (group commit) while the owner thread
 appends: it only fsyncs file handles and moves ``recovery_point`` forward,
-under ``_flush_lock``. Retention and deletion live in ``retention.py``.
+under ``_flush_lock``. Retention and deletion live in ``retention.py``;
+producer state and transactions (``first_unstable_offset``,
+``last_stable_offset``, ``aborted_transactions``, ``.txnindex`` upkeep and
+the replay after a crash) in ``log_txn.py``.
 ``replace_segments`` (``segment_swap.py``) swaps the cleaner's output in
 with Kafka's ``.cleaned`` -> ``.swap`` -> rename protocol, which
-``log_loader`` completes or rolls back after a crash.
+``log_loader`` (which also opens a log: ``load_log``) completes or rolls back after a crash.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import random
 import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from protocol.records import RECORD_BATCH_OVERHEAD, iter_batches
-
-from . import log_read, retention, segment_swap
+from . import log_read, log_txn, retention, segment_swap
 from .config import LONG_MAX
-from .file_names import CLEANED, LOG, log_path
+from .file_names import CLEANED, LOG, TXN_INDEX, log_path
 from .log_info import AppendInfo, LogSlice, SegmentInfo
-from .log_loader import clean_directory, recover_from
-from .producer_state import BatchInfo, ProducerStateManager
+from .log_loader import load_log
+from .producer_state import ProducerStateManager
 from .segment import Segment
+from .txn_index import AbortedTxn
 
 log = logging.getLogger(__name__)
 INT_MAX = 2**31 - 1
@@ -87,48 +88,16 @@ class Log:
         directory.mkdir(parents=True, exist_ok=True)
         self = cls(directory, topic, partition, config, clock)
         try:
-            self._load(log_start_offset, recovery_point, clean)
+            load_log(self, log_start_offset, recovery_point, clean)
         except OSError:  # the segments opened so far hold plain file descriptors: close them
             for seg in self.segments:
                 seg.close()
             raise
         return self
 
-    def _load(self, log_start_offset: int, recovery_point: int, clean: bool) -> None:
-        directory, config, now = self.dir, self.config, self.clock()
-        self.segments = [Segment(directory, base, config, now, size=size) for base, size in clean_directory(directory)]
-        if self.segments and not clean:
-            contiguous = "compact" not in config.cleanup_policy
-            self.segments = recover_from(self.segments, recovery_point, self.name, contiguous=contiguous)
-        if not self.segments:
-            self.segments = [Segment.create(directory, log_start_offset, config, now)]
-        self._set_jitter(self.active)
-        self._log_start_offset = max(log_start_offset, self.segments[0].base_offset)
-        if self._log_start_offset > self.segments[0].base_offset and self.log_end_offset < self._log_start_offset:
-            log.warning("%s: every segment is below the log start offset %d", self.name, self._log_start_offset)
-            self._reset_to(self._log_start_offset)
-        # After a clean stop everything is on disk: the recovery point is the log end offset,
-        # found when first needed so that opening reads no segment.
-        self._recovery_point = None if clean else min(recovery_point, self.log_end_offset)
-        if clean:  # a clean stop wrote a snapshot at the log end offset: nothing to replay
-            self.producer_state.load_snapshot(LONG_MAX)
-        else:
-            self.rebuild_producer_state()
-
     def rebuild_producer_state(self) -> None:
-        """Producer state from the newest usable snapshot plus the batch headers after it."""
-        state = self.producer_state
-        state.producers = {}
-        start = max(state.load_snapshot(self.log_end_offset), 0)
-        if start < self.log_end_offset:
-            state.replay(self._producer_batches(start))
-
-    def _producer_batches(self, start: int):
-        for seg in self.segments_from(start):
-            for pos, last, _size in seg.iter_batch_headers(seg.find_position(start) or 0):
-                head = os.pread(seg.fileno(), RECORD_BATCH_OVERHEAD, pos)
-                if last >= start and len(head) == RECORD_BATCH_OVERHEAD and head[16] == 2:
-                    yield BatchInfo.from_header(head)
+        """Producer state from the newest usable snapshot plus the batches after it (``log_txn.rebuild``)."""
+        log_txn.rebuild(self)
 
     @property
     def recovery_point(self) -> int:
@@ -191,6 +160,20 @@ class Log:
         return self.log_end_offset
 
     @property
+    def first_unstable_offset(self) -> int | None:
+        """First offset of the oldest undecided transaction (at least the log start offset); None if none."""
+        return log_txn.first_unstable_offset(self)
+
+    @property
+    def last_stable_offset(self) -> int:
+        """What read_committed consumers may read: min(first unstable offset, high watermark)."""
+        return log_txn.last_stable_offset(self)
+
+    def aborted_transactions(self, start: int, upper: int) -> list[AbortedTxn]:
+        """Aborted transactions overlapping [start, upper), from the ``.txnindex`` files, in index order."""
+        return log_txn.aborted_transactions(self, start, upper)
+
+    @property
     def size_in_bytes(self) -> int:
         return sum(s.size for s in self.segments)
 
@@ -216,7 +199,7 @@ class Log:
         seg = self.active
         position = seg.size
         seg.append(data, first_offset, last_offset, max_timestamp)
-        self._update_producers(data)
+        log_txn.on_append(self, seg, data, first_offset)
         self._unflushed_messages += last_offset - first_offset + 1
         self.on_append(self)
         if self._unflushed_messages >= self._config.flush_messages:
@@ -227,12 +210,6 @@ class Log:
         # max timestamp is it (Kafka answers that value in ProduceResponse); -1 otherwise, as Kafka does.
         append_time = max_timestamp if self._config.message_timestamp_type == "LogAppendTime" else -1
         return AppendInfo(first_offset, last_offset, max_timestamp, append_time, seg.base_offset, position, len(data))
-
-    def _update_producers(self, data: Any) -> None:
-        if len(data) > 16 and data[16] == 2:
-            for view in iter_batches(memoryview(data)):
-                if view.producer_id >= 0:
-                    self.producer_state.update(BatchInfo.of(view))
 
     def _max_segment_ms(self) -> int:
         c = self._config
@@ -347,6 +324,10 @@ class Log:
     def cleaned_path(self, base_offset: int) -> Path:
         """Where the cleaner writes a new segment: ``<base>.log.cleaned`` (deleted if we crash)."""
         return log_path(self.dir, base_offset).with_name(f"{base_offset:020d}{LOG}{CLEANED}")
+
+    def cleaned_txn_index_path(self, base_offset: int) -> Path:
+        """Where the cleaner writes the new segment's ``.txnindex`` (``<base>.txnindex.cleaned``, optional)."""
+        return self.dir / f"{base_offset:020d}{TXN_INDEX}{CLEANED}"
 
     def replace_segments(self, cleaned: Path, old: list[Segment], *, indexed: bool = False,
                          sync_dir: bool = True) -> Segment:  # fmt: skip

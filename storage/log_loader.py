@@ -4,13 +4,17 @@
 
 1. delete ``*.deleted`` and ``*.cleaned`` files, any ``*.swap`` whose
    base offset is >= the smallest ``.cleaned`` offset (an unfinished split),
-   and index ``*.swap`` files (Kafka rebuilds those indexes; a ``.log`` whose
-   swap was already finished keeps its data and gets new indexes);
-2. for the remaining ``.swap`` files, delete the ordinary segment files whose
-   base offsets fall inside the range the swaps cover (smallest swap base
-   offset up to the largest swap next offset), then strip ``.swap`` from the
-   names: the interrupted replacement is finished;
-3. delete orphan index files (an ``.index``/``.timeindex`` without ``.log``)
+   and ``.index``/``.timeindex`` ``*.swap`` files (rebuilt, as older Kafka
+   did; a ``.log`` whose swap was already finished keeps its data and gets
+   new indexes). A ``.txnindex.swap`` is kept: it cannot be rebuilt from its
+   segment alone, and ``replace_segments`` strips it only after the ``.log``;
+2. for the remaining ``.log.swap`` files, delete the ordinary segment files
+   (``.txnindex`` included) whose base offsets fall inside the range the swaps
+   cover (smallest swap base offset up to the largest swap next offset), then
+   strip ``.swap`` from the names (``.txnindex.swap`` too): the interrupted
+   replacement is finished;
+3. delete orphan index files (an ``.index``/``.timeindex``/``.txnindex``
+   without ``.log``)
 
 and returns (base offset, size) of the ``.log`` files that remain.
 
@@ -19,6 +23,10 @@ one holding the recovery point to the end; the first segment that loses bytes
 ends the walk and every later segment is deleted, as Kafka does. Segments
 below the recovery point, which Kafka trusts, get a cheap check as well (see
 the function), so a file cut behind our back loses nothing before the cut.
+
+``load_log`` runs both for a ``Log`` being opened, then sets its offsets and
+loads its producer state: after a clean stop from the snapshot written at
+the log end offset, otherwise by replay (``log_txn.rebuild``).
 """
 
 from __future__ import annotations
@@ -26,12 +34,40 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .batch_files import peek_batch
-from .file_names import CLEANED, DELETED, INDEX, LOG, SWAP, TIME_INDEX, offset_of
+from .config import LONG_MAX
+from .file_names import CLEANED, DELETED, INDEX, LOG, SWAP, TIME_INDEX, TXN_INDEX, offset_of
+from .segment import Segment
+
+if TYPE_CHECKING:
+    from .log import Log
 
 log = logging.getLogger(__name__)
+
+
+def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: bool) -> None:
+    """Open ``log_``'s directory: segments, offsets, producer state (see the module docstring)."""
+    directory, config, now = log_.dir, log_.config, log_.clock()
+    log_.segments = [Segment(directory, base, config, now, size=size) for base, size in clean_directory(directory)]
+    if log_.segments and not clean:
+        contiguous = "compact" not in config.cleanup_policy
+        log_.segments = recover_from(log_.segments, recovery_point, log_.name, contiguous=contiguous)
+    if not log_.segments:
+        log_.segments = [Segment.create(directory, log_start_offset, config, now)]
+    log_._set_jitter(log_.active)
+    log_._log_start_offset = max(log_start_offset, log_.segments[0].base_offset)
+    if log_._log_start_offset > log_.segments[0].base_offset and log_.log_end_offset < log_._log_start_offset:
+        log.warning("%s: every segment is below the log start offset %d", log_.name, log_._log_start_offset)
+        log_._reset_to(log_._log_start_offset)
+    # After a clean stop everything is on disk: the recovery point is the log end offset,
+    # found when first needed so that opening reads no segment.
+    log_._recovery_point = None if clean else min(recovery_point, log_.log_end_offset)
+    if clean:  # a clean stop wrote a snapshot at the log end offset: nothing to replay
+        log_.producer_state.load_snapshot(LONG_MAX)
+    else:
+        log_.rebuild_producer_state()
 
 
 def clean_directory(directory: Path) -> list[tuple[int, int]]:
@@ -46,8 +82,8 @@ def clean_directory(directory: Path) -> list[tuple[int, int]]:
             base = offset_of(name)
             if base is None or (low_cleaned is not None and base >= low_cleaned):
                 _remove(directory / name, "swap file of an unfinished split")
-            elif not name.endswith(LOG + SWAP):
-                _remove(directory / name, "index swap file (indexes are rebuilt, as Kafka does)")
+            elif not name.endswith((LOG + SWAP, TXN_INDEX + SWAP)):
+                _remove(directory / name, "index swap file (indexes are rebuilt, as Kafka did)")
             else:
                 swaps.append(name)
     if swaps:
@@ -57,12 +93,14 @@ def clean_directory(directory: Path) -> list[tuple[int, int]]:
 
 def _finish_swaps(directory: Path, swaps: list[str]) -> None:
     log_swaps = [n for n in swaps if n.endswith(LOG + SWAP)]
-    low = min((offset_of(n) or 0) for n in swaps)
-    high = max((_next_offset_of(directory / n) for n in log_swaps), default=low)
-    for entry in os.scandir(directory):
-        base = offset_of(entry.name)
-        if base is not None and low <= base < max(high, low + 1) and entry.name.endswith((LOG, INDEX, TIME_INDEX)):
-            _remove(Path(entry.path), f"segment replaced by an interrupted swap [{low}, {high})")
+    if log_swaps:  # a lone .txnindex.swap: its .log was already renamed, nothing is replaced
+        low = min((offset_of(n) or 0) for n in log_swaps)
+        high = max(max(_next_offset_of(directory / n) for n in log_swaps), low + 1)
+        segment_files = (LOG, INDEX, TIME_INDEX, TXN_INDEX)
+        for entry in os.scandir(directory):
+            base = offset_of(entry.name)
+            if base is not None and low <= base < high and entry.name.endswith(segment_files):
+                _remove(Path(entry.path), f"segment replaced by an interrupted swap [{low}, {high})")
     for name in swaps:
         (directory / name).rename(directory / name[: -len(SWAP)])
         log.warning("%s: finished the interrupted swap of %s", directory.name, name)
@@ -83,7 +121,7 @@ def _remaining_logs(directory: Path) -> list[tuple[int, int]]:
     entries = list(os.scandir(directory))
     logs = {o: e for e in entries if e.name.endswith(LOG) and (o := offset_of(e.name)) is not None}
     for entry in entries:
-        if entry.name.endswith((INDEX, TIME_INDEX)) and offset_of(entry.name) not in logs:
+        if entry.name.endswith((INDEX, TIME_INDEX, TXN_INDEX)) and offset_of(entry.name) not in logs:
             _remove(directory / entry.name, "orphan index file")
     return [(base, logs[base].stat().st_size) for base in sorted(logs)]
 

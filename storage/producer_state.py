@@ -1,8 +1,9 @@
-"""Idempotent producers: per-partition producer state, after Kafka's ProducerStateManager.
+"""Idempotent and transactional producers: per-partition producer state, after Kafka's ProducerStateManager.
 
 For every producer id that wrote to the partition we keep its epoch, the
 metadata of its last five batches (first/last sequence, first/last offset,
-max timestamp) and the time of its last write. ``check(batch)`` applies
+max timestamp), the time of its last write, the coordinator epoch of its
+last marker and the first offset of its open transaction. ``check(batch)`` applies
 Kafka's rules to an incoming v2 batch *before* it is written:
 
 * a batch whose epoch and sequence range equal one of the last five is a
@@ -14,17 +15,37 @@ Kafka's rules to an incoming v2 batch *before* it is written:
 * in the same epoch the first sequence must follow the last one (wrapping
   after Int32.MAX): OUT_OF_ORDER_SEQUENCE_NUMBER otherwise. A producer the
   partition no longer knows (never seen, expired, or removed by retention) may
-  start at any sequence, as in Kafka since KIP-360.
+  start at any sequence, as in Kafka since KIP-360;
+* a batch in the producer's epoch when the entry holds no batch (a marker
+  bumped the epoch) must start at sequence 0;
+* a non-transactional batch while the producer's transaction is open is
+  INVALID_TXN_STATE.
 
-``update(batch)`` records an appended batch. Producers idle for longer than
-``producer.id.expiration.ms`` are forgotten by ``expire``.
+``update(batch)`` records an appended data batch; a transactional one starts
+the producer's transaction at its first offset when none is open.
+``end_txn(marker)`` applies a COMMIT/ABORT marker (Kafka's
+``appendEndTxnMarker`` + ``completeTxn``): a higher epoch replaces the
+entry's epoch and clears its batches, the coordinator epoch is kept, the
+transaction is closed, and for an ABORT the ``AbortedTxn`` for the
+segment's ``.txnindex`` is returned, whose last stable offset is the first
+offset of the oldest open transaction of *another* producer, or the marker
+offset + 1 (Kafka's ``lastStableOffset(completedTxn)``). A marker for a
+producer with no open transaction changes only epoch, coordinator epoch and
+time. ``first_unstable_offset(high_watermark)`` is the first offset of the
+oldest open transaction, or of a completed one whose marker is not yet below
+the high watermark (durable mode: not yet fsynced), as Kafka counts
+unreplicated transactions. Producers idle for longer than
+``producer.id.expiration.ms`` are forgotten by ``expire``, never while their
+transaction is open.
 
 Snapshots (``<20-digit offset>.snapshot``) are written at each segment roll
 and at a clean stop, in Kafka's layout (version, CRC-32C, then one entry per
-producer with its last batch). ``load`` takes the newest snapshot at or below
-the log end offset and replays the batch headers after it, so state survives
-restarts and crashes; only the last batch of each producer survives a restart
-(Kafka's snapshot keeps no more). The two newest snapshots are kept.
+producer: its last batch, coordinator epoch and open transaction's first
+offset, -1 when none; an entry with no batch has last sequence and offset -1,
+delta 0). ``load`` takes the newest snapshot at or below the log end offset
+and replays the batches after it, so state survives restarts and crashes;
+only the last batch of each producer survives a restart (Kafka's snapshot
+keeps no more). The two newest snapshots are kept.
 """
 
 from __future__ import annotations
@@ -39,7 +60,10 @@ import attrs
 import crc32c
 
 from protocol import ErrorCode
-from protocol.records.v2 import HEADER
+from protocol.records.control import ABORT, read_marker
+from protocol.records.v2 import HEADER, TRANSACTIONAL_FLAG
+
+from .txn_index import AbortedTxn
 
 SNAPSHOT = ".snapshot"
 INT32_MAX = 2**31 - 1
@@ -60,25 +84,48 @@ class BatchInfo:
     first_offset: int
     last_offset: int
     timestamp: int
+    transactional: bool = False
 
     @classmethod
     def of(cls, view: Any) -> "BatchInfo":
         """From a ``RecordBatchView``."""
         return cls.from_fields(view.producer_id, view.producer_epoch, view.base_sequence, view.base_offset,
-                               view.last_offset_delta, view.max_timestamp)  # fmt: skip
+                               view.last_offset_delta, view.max_timestamp, view.is_transactional)  # fmt: skip
 
     @classmethod
     def from_header(cls, head: bytes) -> "BatchInfo":
         """From the first 61 bytes of a v2 batch (the header is enough)."""
-        base, _len, _e, _m, _crc, _a, delta, _bt, max_ts, pid, epoch, seq, _n = HEADER.unpack_from(head)
-        return cls.from_fields(pid, epoch, seq, base, delta, max_ts)
+        base, _len, _e, _m, _crc, attrs_, delta, _bt, max_ts, pid, epoch, seq, _n = HEADER.unpack_from(head)
+        return cls.from_fields(pid, epoch, seq, base, delta, max_ts, bool(attrs_ & TRANSACTIONAL_FLAG))
 
     @classmethod
-    def from_fields(cls, pid: int, epoch: int, seq: int, base: int, delta: int, max_ts: int) -> "BatchInfo":
+    def from_fields(cls, pid: int, epoch: int, seq: int, base: int, delta: int, max_ts: int,
+                    transactional: bool = False) -> "BatchInfo":  # fmt: skip
         last_seq = seq + delta
         if last_seq > INT32_MAX:
             last_seq -= INT32_MAX + 1
-        return cls(pid, epoch, seq, last_seq, base, base + delta, max_ts)
+        return cls(pid, epoch, seq, last_seq, base, base + delta, max_ts, transactional)
+
+
+@attrs.frozen
+class Marker:
+    """What producer state needs of a COMMIT/ABORT marker (a control batch with its record)."""
+
+    producer_id: int
+    epoch: int
+    offset: int
+    control_type: int
+    coordinator_epoch: int
+    timestamp: int
+
+    @classmethod
+    def of(cls, view: Any) -> "Marker | None":
+        """From a control ``RecordBatchView``; None when its record is gone (the cleaner emptied it) or unreadable."""
+        marker = read_marker(view.buffer)
+        if marker is None:
+            return None
+        kind, coordinator_epoch, timestamp = marker
+        return cls(view.producer_id, view.producer_epoch, view.base_offset, kind, coordinator_epoch, timestamp)
 
 
 @attrs.frozen
@@ -95,6 +142,14 @@ class ProducerEntry:
     epoch: int
     batches: collections.deque = attrs.field(factory=lambda: collections.deque(maxlen=_BATCHES_KEPT))
     last_timestamp: int = -1
+    current_txn_first_offset: int | None = None
+    coordinator_epoch: int = -1
+
+    def set_epoch(self, epoch: int) -> None:
+        """A new epoch forgets the batches of the old one (Kafka's ``maybeUpdateProducerEpoch``)."""
+        if epoch != self.epoch:
+            self.epoch = epoch
+            self.batches.clear()
 
     @property
     def last_seq(self) -> int:
@@ -114,6 +169,8 @@ class ProducerStateManager:
         self.dir = directory
         self.expiration_ms = expiration_ms
         self.producers: dict[int, ProducerEntry] = {}
+        self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        self.unreplicated: dict[int, int] = {}  # first -> marker offset of completed transactions above the HW
 
     # -- the produce path ------------------------------------------------------------
 
@@ -128,21 +185,62 @@ class ProducerStateManager:
             for old in entry.batches:
                 if (old.first_seq, old.last_seq) == (batch.first_seq, batch.last_seq):
                     return Duplicate(old.first_offset, old.last_offset, old.timestamp)
-            if entry.batches and not _in_sequence(entry.last_seq, batch.first_seq):
+            last_seq = entry.last_seq if entry.batches else -1  # no batch in this epoch: it starts at 0
+            if entry.epoch >= 0 and not _in_sequence(last_seq, batch.first_seq):
                 return ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
         elif batch.first_seq != 0:
             return ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+        if entry.current_txn_first_offset is not None and not batch.transactional:
+            return ErrorCode.INVALID_TXN_STATE
         return None
 
     def update(self, batch: BatchInfo) -> None:
+        """Record an appended data batch; a transactional one may open the producer's transaction."""
         entry = self.producers.get(batch.producer_id)
-        if entry is None or entry.epoch != batch.epoch:
+        if entry is None:
             entry = self.producers[batch.producer_id] = ProducerEntry(batch.epoch)
+        entry.set_epoch(batch.epoch)
         entry.batches.append(batch)
         entry.last_timestamp = max(entry.last_timestamp, batch.timestamp)
+        if batch.transactional and entry.current_txn_first_offset is None:
+            entry.current_txn_first_offset = batch.first_offset
+            self.ongoing[batch.producer_id] = batch.first_offset
+
+    def end_txn(self, marker: Marker) -> AbortedTxn | None:
+        """Apply an appended COMMIT/ABORT marker; the ``.txnindex`` entry of an aborted transaction, else None."""
+        pid = marker.producer_id
+        entry = self.producers.get(pid)
+        if entry is None:
+            entry = self.producers[pid] = ProducerEntry(marker.epoch)
+        entry.set_epoch(marker.epoch)
+        entry.coordinator_epoch = marker.coordinator_epoch
+        entry.last_timestamp = max(entry.last_timestamp, marker.timestamp)
+        first, entry.current_txn_first_offset = entry.current_txn_first_offset, None
+        if first is None:
+            return None
+        self.ongoing.pop(pid, None)
+        self.unreplicated[first] = marker.offset
+        if marker.control_type != ABORT:
+            return None
+        # the LSO once this one is done: the oldest transaction still open (of another producer)
+        return AbortedTxn(pid, first, marker.offset, min(self.ongoing.values(), default=marker.offset + 1))
+
+    def first_unstable_offset(self, high_watermark: int) -> int | None:
+        """First offset of the oldest transaction that is open, or whose marker is not below ``high_watermark``."""
+        firsts = list(self.ongoing.values())
+        firsts += [first for first, last in list(self.unreplicated.items()) if last >= high_watermark]
+        return min(firsts, default=None)
+
+    def on_high_watermark(self, high_watermark: int) -> None:
+        """Forget completed transactions whose marker is below the high watermark."""
+        if self.unreplicated:
+            self.unreplicated = {f: last for f, last in self.unreplicated.items() if last >= high_watermark}
 
     def expire(self, now_ms: int) -> None:
-        dead = [pid for pid, e in self.producers.items() if e.last_timestamp < now_ms - self.expiration_ms]
+        """Forget producers idle past ``producer.id.expiration.ms``, never one with an open transaction."""
+        horizon = now_ms - self.expiration_ms
+        dead = [pid for pid, e in self.producers.items()
+                if e.last_timestamp < horizon and e.current_txn_first_offset is None]  # fmt: skip
         for pid in dead:
             del self.producers[pid]
 
@@ -155,15 +253,16 @@ class ProducerStateManager:
         return {pid: e.last_offset for pid, e in list(self.producers.items())
                 if e.last_offset >= 0 and e.last_timestamp >= horizon}  # fmt: skip
 
+    def clear(self) -> None:
+        self.producers, self.ongoing, self.unreplicated = {}, {}, {}
+
     # -- snapshots ---------------------------------------------------------------------
 
     def snapshot_path(self, offset: int) -> Path:
         return self.dir / f"{offset:020d}{SNAPSHOT}"
 
     def write_snapshot(self, offset: int) -> None:
-        entries = [_ENTRY.pack(pid, e.epoch, e.last_seq, e.last_offset, e.batches[-1].last_offset
-                               - e.batches[-1].first_offset, e.last_timestamp, -1, -1)
-                   for pid, e in sorted(self.producers.items()) if e.batches]  # fmt: skip
+        entries = [_pack_entry(pid, e) for pid, e in sorted(self.producers.items())]
         body = _COUNT.pack(len(entries)) + b"".join(entries)
         tmp = self.snapshot_path(offset).with_name(f"{offset:020d}{SNAPSHOT}.tmp")
         tmp.write_bytes(_HEADER.pack(1, crc32c.crc32c(body)) + body)
@@ -193,13 +292,39 @@ class ProducerStateManager:
         body = data[_HEADER.size :]
         if version != 1 or crc32c.crc32c(body) != crc or len(body) != _COUNT.size + _COUNT.unpack_from(body)[0] * _ENTRY.size:
             return False
-        self.producers = {}
-        for pid, epoch, last_seq, last_offset, delta, ts, _c, _t in _ENTRY.iter_unpack(body[_COUNT.size :]):
-            first_seq = last_seq - delta if last_seq - delta >= 0 else last_seq - delta + INT32_MAX + 1
-            self.update(BatchInfo(pid, epoch, first_seq, last_seq, last_offset - delta, last_offset, ts))
+        self.clear()
+        for fields in _ENTRY.iter_unpack(body[_COUNT.size :]):
+            pid, entry = _unpack_entry(*fields)
+            self.producers[pid] = entry
+            if entry.current_txn_first_offset is not None:
+                self.ongoing[pid] = entry.current_txn_first_offset
         return True
 
-    def replay(self, batches: Iterable[BatchInfo]) -> None:
-        for batch in batches:
-            if batch.producer_id >= 0:
-                self.update(batch)
+    def replay(self, items: Iterable[BatchInfo | Marker]) -> list[AbortedTxn]:
+        """Apply batches and markers read back from the log; the aborted transactions their markers end."""
+        aborted = []
+        for item in items:
+            if isinstance(item, Marker):
+                txn = self.end_txn(item)
+                if txn is not None:
+                    aborted.append(txn)
+            elif item.producer_id >= 0:
+                self.update(item)
+        return aborted
+
+
+def _pack_entry(pid: int, e: ProducerEntry) -> bytes:
+    last = e.batches[-1] if e.batches else None
+    delta = last.last_offset - last.first_offset if last is not None else 0
+    txn = -1 if e.current_txn_first_offset is None else e.current_txn_first_offset
+    return _ENTRY.pack(pid, e.epoch, e.last_seq, e.last_offset, delta, e.last_timestamp, e.coordinator_epoch, txn)
+
+
+def _unpack_entry(pid: int, epoch: int, last_seq: int, last_offset: int, delta: int, ts: int, coordinator_epoch: int,
+                  txn_first: int) -> tuple[int, ProducerEntry]:  # fmt: skip
+    entry = ProducerEntry(epoch, last_timestamp=ts, coordinator_epoch=coordinator_epoch,
+                          current_txn_first_offset=txn_first if txn_first >= 0 else None)  # fmt: skip
+    if last_offset >= 0:
+        first_seq = last_seq - delta if last_seq - delta >= 0 else last_seq - delta + INT32_MAX + 1
+        entry.batches.append(BatchInfo(pid, epoch, first_seq, last_seq, last_offset - delta, last_offset, ts))
+    return pid, entry

@@ -1,4 +1,4 @@
-"""One log segment: ``<base>.log`` with its ``.index`` and ``.timeindex`` (Kafka's LogSegment).
+"""One log segment: ``<base>.log`` with its ``.index``, ``.timeindex`` and ``.txnindex`` (Kafka's LogSegment).
 
 The ``.log`` file holds whole batches back to back; every append is written at
 the segment's known size with ``pwrite``, so a failed write (disk full,
@@ -14,7 +14,10 @@ Lazy by design, so that a clean open of thousands of segments costs one
 last index entry to find the next offset), on first use. A missing or corrupt
 index found then is rebuilt by ``recover``, which walks every batch
 (``segment_recovery.py``), checks its size and CRC, rebuilds both indexes
-and truncates the file at the first invalid batch.
+and truncates the file at the first invalid batch. The ``.txnindex``
+(``txn_index.py``, aborted transactions whose marker is here) exists only
+once an entry is written; it is flushed, cut (entries at or past the end
+after a recovery or truncation), renamed and deleted with the other files.
 
 The file descriptor lives in a ``FileHandle`` (``batch_files.py``) shared with ``LogSlice`` objects
 and closed when the last holder drops it, so a segment that is deleted or
@@ -36,9 +39,10 @@ from protocol.records import iter_batches
 from . import fileops
 from .errors import StorageError
 from .batch_files import FileHandle, first_batch_max_timestamp, peek_batch
-from .file_names import DELETED, index_path, log_path, time_index_path
+from .file_names import DELETED, index_path, log_path, time_index_path, txn_index_path
 from .index import OffsetIndex, TimeIndex
 from .segment_recovery import scan_valid
+from .txn_index import TransactionIndex
 
 log = logging.getLogger(__name__)
 _UNKNOWN = object()
@@ -57,6 +61,7 @@ class Segment:
         self._path: Path | None = None
         self._offset_index: OffsetIndex | None = None
         self._time_index: TimeIndex | None = None
+        self._txn_index: TransactionIndex | None = None
         self._handle: FileHandle | None = None
         self._loaded = False
         self._next_offset = base_offset
@@ -75,6 +80,7 @@ class Segment:
             for index in (seg.offset_index, seg.time_index):
                 index.delete()
                 index.preallocate()
+            seg.txn_index.delete()  # a stale one of an earlier segment with this base
             seg._handle = FileHandle(seg.path, create=True)
             fileops.ftruncate(seg._handle.fd, 0)
         except OSError as exc:  # a StorageError from the indexes, or the .log itself
@@ -107,6 +113,14 @@ class Segment:
             path = time_index_path(self.dir, self.base_offset)
             self._time_index = TimeIndex(path, self.base_offset, self.config.segment_index_bytes)
         return self._time_index
+
+    @property
+    def txn_index(self) -> TransactionIndex:
+        if self._txn_index is None:
+            with _LOAD_LOCK:  # the cleaner's thread may ask at the same time as the owner's
+                if self._txn_index is None:
+                    self._txn_index = TransactionIndex(txn_index_path(self.dir, self.base_offset), self.base_offset)
+        return self._txn_index
 
     @property
     def handle(self) -> FileHandle:
@@ -232,6 +246,8 @@ class Segment:
             return
         try:
             fileops.fsync(handle.fd)
+            if self._txn_index is not None:
+                self._txn_index.flush()
         except OSError as exc:
             raise StorageError(exc.errno, f"fsync of {self.path} failed: {exc.strerror}") from exc
 
@@ -311,6 +327,7 @@ class Segment:
         if truncated:
             fileops.ftruncate(self.fileno(), valid)
             self.size = valid
+        self.txn_index.truncate_to(self._next_offset)
         self.time_index.maybe_append(self._max_ts, self._offset_of_max_ts, skip_full_check=True)
         _, last_position = self.offset_index.last_entry()
         self.bytes_since_index = self.size - last_position
@@ -337,6 +354,8 @@ class Segment:
             self._offset_index.close()
         if self._time_index is not None:
             self._time_index.close()
+        if self._txn_index is not None:
+            self._txn_index.close()
         self._handle = None
 
     def rename_to_deleted(self) -> list[Path]:
@@ -352,10 +371,12 @@ class Segment:
                 renamed.append(target)
             except FileNotFoundError:
                 pass
-        return renamed
+        txn = self.txn_index.renamed(self.txn_index.path.with_name(self.txn_index.path.name + DELETED))
+        return renamed + ([txn] if txn is not None else [])
 
     def delete_files(self) -> None:
         self._handle = None
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
         self.path.unlink(missing_ok=True)

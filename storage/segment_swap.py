@@ -8,6 +8,13 @@ renamed ``.deleted`` (and scheduled for removal as retention does it), then
 ``.swap`` stripped and the directory fsynced. With ``indexed`` the cleaner
 also wrote ``.index.cleaned``/``.timeindex.cleaned``, which move with the
 ``.log`` and are loaded lazily; otherwise the indexes are rebuilt here.
+A ``<base>.txnindex.cleaned`` next to the ``.log.cleaned`` (the cleaner's
+kept aborted transactions, written with ``txn_index.write_txn_index`` at
+``Log.cleaned_txn_index_path(base)``) moves with it in either mode; its
+``.swap`` is stripped last, after the ``.log``, so that the loader, which
+keeps a ``.txnindex.swap`` and strips it, never mistakes the new file for an
+old segment's (while a ``.log.swap`` is there, every final-named
+``.txnindex`` in its range is old).
 ``sync_dir=False`` leaves the directory fsync to the caller (the cleaner does
 it on its own thread, so the log's owner only waits for renames).
 """
@@ -20,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from . import fileops, retention
 from .checkpoint import fsync_dir
-from .file_names import CLEANED, INDEX, SWAP, TIME_INDEX, log_path
+from .file_names import CLEANED, INDEX, LOG, SWAP, TIME_INDEX, TXN_INDEX, log_path
 from .segment import Segment
 
 if TYPE_CHECKING:
@@ -38,6 +45,8 @@ def replace_segments(log_: "Log", cleaned: Path, old: list[Segment], *, indexed:
     files = [cleaned]
     if indexed:
         files += [cleaned.with_name(f"{base:020d}{ext}{CLEANED}") for ext in (INDEX, TIME_INDEX)]
+    txn = cleaned.with_name(f"{base:020d}{TXN_INDEX}{CLEANED}")
+    files += [txn] if txn.exists() else []
     swaps = [f.with_name(f.name[: -len(CLEANED)] + SWAP) for f in files]
     for src, dst in zip(files, swaps):
         src.rename(dst)
@@ -45,7 +54,8 @@ def replace_segments(log_: "Log", cleaned: Path, old: list[Segment], *, indexed:
     for seg in old:
         log_.segments.remove(seg)
         retention.schedule_delete(log_, seg)
-    for swap in reversed(swaps):  # the .log last: until then the loader redoes the whole swap
+    # The indexes, then the .log (until then the loader redoes the whole swap), then the .txnindex.
+    for swap in sorted(swaps, key=lambda p: (p.name.endswith(TXN_INDEX + SWAP), p.name.endswith(LOG + SWAP))):
         swap.rename(swap.with_name(swap.name[: -len(SWAP)]))
     if sync_dir:
         fsync_dir(log_.dir)
