@@ -136,10 +136,18 @@ def _oracle_classes() -> dict[tuple[int, bool], type]:
 
 
 ORACLE = _oracle_classes()
+# Our names that kafka-python spells otherwise, used only where its class lacks our name.
 # kafka-python renamed these fields when it turned them into bit sets (its json_patch).
 _RENAMED = {
     "cluster_authorized_operations": "authorized_operations",
     "topic_authorized_operations": "authorized_operations",
+    # Kafka's JSON prefixes AddPartitionsToTxn's v0-3 fields (v4 moved them into a per-transaction
+    # array); we serve v0-3 only and keep the plain names (protocol/apis/add_partitions_to_txn.py).
+    "transactional_id": "v3_and_below_transactional_id",
+    "producer_id": "v3_and_below_producer_id",
+    "producer_epoch": "v3_and_below_producer_epoch",
+    "topics": "v3_and_below_topics",
+    "results_by_topic": "results_by_topic_v3_and_below",
 }
 
 

@@ -20,7 +20,9 @@ the fields' version ranges, so the JSON still describes the versions we serve
 below its own minimum. In those versions only, a field of ours the JSON lacks
 is tolerated if ``REMOVED_ONLY`` lists it (no entry is needed today);
 ``test_removed_versions`` checks the same versions against kafka-python's
-hand-written legacy schemas. Without kafka-python installed these tests skip.
+hand-written legacy schemas. Top-level fields we name otherwise than the JSON
+(AddPartitionsToTxn's ``V3AndBelow`` prefixes) are listed in ``RENAMED`` and
+compared under our names. Without kafka-python installed these tests skip.
 """
 
 from __future__ import annotations
@@ -51,6 +53,20 @@ def _resources() -> Path:
     return Path(spec.origin).parent / "protocol" / "schemas" / "resources"
 
 
+# Top-level fields we name differently from Kafka's JSON: ``{(api name, is_request): {theirs: ours}}``.
+# Kafka prefixes AddPartitionsToTxn's v0-3 fields only because v4 (which we don't serve) moved them
+# into a per-transaction array; the names never reach the wire, and the shapes are still compared.
+RENAMED: dict[tuple[str, bool], dict[str, str]] = {
+    ("AddPartitionsToTxn", True): {
+        "V3AndBelowTransactionalId": "TransactionalId",
+        "V3AndBelowProducerId": "ProducerId",
+        "V3AndBelowProducerEpoch": "ProducerEpoch",
+        "V3AndBelowTopics": "Topics",
+    },
+    ("AddPartitionsToTxn", False): {"ResultsByTopicV3AndBelow": "ResultsByTopic"},
+}
+
+
 def load_kafka_schema(api: Api, is_request: bool) -> dict:
     """Kafka's JSON definition of the request or response, comments stripped, common structs inlined."""
     path = _resources() / f"{api.name}{'Request' if is_request else 'Response'}.json"
@@ -59,6 +75,9 @@ def load_kafka_schema(api: Api, is_request: bool) -> dict:
     data = json.loads(_COMMENT.sub("", path.read_text(encoding="utf-8")))
     common = {s["name"]: s["fields"] for s in data.get("commonStructs", [])}
     _inline_common(data["fields"], common)
+    renamed = RENAMED.get((api.name, is_request), {})
+    for f in data["fields"]:
+        f["name"] = renamed.get(f["name"], f["name"])
     return data
 
 
