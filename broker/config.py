@@ -117,6 +117,20 @@ BROKER_KEYS: tuple[Key, ...] = (
         "accepted; single node"),  # fmt: skip
     Key("transaction.state.log.min.isr", "transaction_state_log_min_isr", int, 2, _positive, "accepted"),
     Key("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", int, 104_857_600, _positive, ""),
+    Key("transaction.state.log.num.partitions", "transaction_state_log_num_partitions", int, 50, _positive, ""),
+    Key("transaction.state.log.segment.bytes", "transaction_state_log_segment_bytes", int, 104_857_600, _positive,
+        ""),  # fmt: skip
+    Key("transaction.max.timeout.ms", "transaction_max_timeout_ms", int, 900_000, _positive,
+        "largest transaction.timeout.ms a producer may ask for"),  # fmt: skip
+    Key("transaction.abort.timed.out.transaction.cleanup.interval.ms",
+        "transaction_abort_timed_out_transaction_cleanup_interval_ms", int, 10_000, _positive,
+        "how often open transactions past their timeout are aborted"),  # fmt: skip
+    Key("transactional.id.expiration.ms", "transactional_id_expiration_ms", int, 604_800_000, _positive,
+        "idle transactional ids are forgotten after this"),  # fmt: skip
+    Key("transaction.remove.expired.transaction.cleanup.interval.ms",
+        "transaction_remove_expired_transaction_cleanup_interval_ms", int, 3_600_000, _positive, ""),
+    Key("transaction.partition.verification.enable", "transaction_partition_verification_enable", _bool, True,
+        None, "refuse transactional produce to a partition not added to the transaction (KIP-890)"),
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
     Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
 )

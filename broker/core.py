@@ -12,7 +12,9 @@ One ``Broker`` per server. Handlers reach everything through it:
   a background round and fetches are woken when it ends;
 * ``tick()`` runs the timed duties (retention, idle rolls, checkpoints);
 * ``groups`` (``GroupManager``) coordinates consumer groups and keeps their
-  offsets in ``__consumer_offsets``.
+  offsets in ``__consumer_offsets``;
+* ``transactions`` (``TransactionCoordinator``) serves transactional
+  producers and keeps their state in ``__transaction_state``.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -33,6 +35,7 @@ from .listeners import advertised_endpoints
 from .log_validator import ValidatedRecords
 from .metrics import BrokerMetrics
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
+from .transactions import TransactionCoordinator
 
 log = logging.getLogger("minibroker")
 
@@ -61,6 +64,7 @@ class Broker:
         self.metrics.add_state_collector(self._state_metrics)
         self.groups = GroupManager(self)
         self.metrics.add_state_collector(self.groups.state_metrics)
+        self.transactions = TransactionCoordinator(self)
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

@@ -8,6 +8,12 @@ format 0 for v0-1, 1 for v2-3): its first batches are converted here, which
 fixes its size (KIP-283), and the rest while it is sent. A slice that old
 formats cannot carry at all (only markers or emptied batches) is read past.
 
+A read_committed Fetch (v4+ ``isolation_level`` 1) stops at the last stable
+offset, below the first open transaction, and carries the aborted
+transactions that overlap what it may return (Kafka's
+``collectAbortedTransactions`` up to that offset), so the consumer drops
+their records.
+
 Limits: the slice is cut at ``min(partition_max_bytes, budget)``; with
 ``min_one`` (v3+, first non-empty partition) the first batch is included whole
 even if it is larger, as Kafka's ``minOneMessage`` does.
@@ -39,12 +45,14 @@ class PartitionRead:
     partition: int
     error: int = ErrorCode.NONE
     high_watermark: int = -1
+    last_stable_offset: int = -1
     log_start_offset: int = -1
+    aborted: list | None = None  # read_committed: (producer id, first offset) of aborted transactions in range
     records: object = b""
     size: int = 0
 
 
-def read_partition(ctx, topic: str, p, budget: int, min_one: bool) -> PartitionRead:
+def read_partition(ctx, topic: str, p, budget: int, min_one: bool, committed: bool = False) -> PartitionRead:
     broker = ctx.broker
     result = PartitionRead(p.partition)
     partition = broker.partition_for_fetch(topic, p.partition)
@@ -53,6 +61,7 @@ def read_partition(ctx, topic: str, p, budget: int, min_one: bool) -> PartitionR
         return result
     log = partition.log
     result.high_watermark, result.log_start_offset = log.high_watermark, log.log_start_offset
+    result.last_stable_offset = log.last_stable_offset
     error = _version_error(ctx.version, partition.config)
     if error is not None:
         result.error = error
@@ -64,7 +73,7 @@ def read_partition(ctx, topic: str, p, budget: int, min_one: bool) -> PartitionR
     if limit <= 0 and not min_one:
         return result
     try:
-        _fill(ctx, topic, log, p.fetch_offset, limit, min_one, result)
+        _fill(ctx, topic, log, p.fetch_offset, limit, min_one, result, committed)
     except OSError:
         result.error = ErrorCode.KAFKA_STORAGE_ERROR if ctx.version > 5 else ErrorCode.NOT_LEADER_OR_FOLLOWER
     except KafkaProtocolError as exc:
@@ -84,11 +93,15 @@ def _version_error(version: int, config) -> ErrorCode | None:
     return None
 
 
-def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: PartitionRead) -> None:
+def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: PartitionRead,
+          committed: bool = False) -> None:  # fmt: skip
     # min_one keeps the v3+ rule: the first batch goes out whole even above the limit.
-    piece = log.read(offset, max(limit, 0), min_one_message=min_one)
+    upper = result.last_stable_offset if committed else None
+    piece = log.read(offset, max(limit, 0), min_one_message=min_one, max_offset=upper)
     if piece is None or piece.size == 0:
         return
+    if committed:
+        result.aborted = [(t.producer_id, t.first_offset) for t in log.aborted_transactions(offset, upper)]
     if ctx.version >= 4:
         result.records = FileRegion(piece.fileno, piece.position, piece.size, keepalive=piece)
         result.size = piece.size

@@ -43,6 +43,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
     load_handlers()
     broker = Broker.open(config)
     broker.groups.load()
+    broker.transactions.load()
     try:
         async with trio.open_nursery() as nursery:
             bound = []
@@ -53,6 +54,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.set_bound(bound)
             nursery.start_soon(_periodic, broker)
             nursery.start_soon(broker.groups.run)
+            nursery.start_soon(broker.transactions.run)
             start_cleaner(broker)
             broker.start_metrics()
             task_status.started(broker)

@@ -13,6 +13,11 @@ States and their meaning, as Kafka names them:
 * ``Stable``: every member has its assignment and heartbeats;
 * ``Dead``: deleted; requests for it answer COORDINATOR_NOT_AVAILABLE.
 
+Besides membership a group holds its committed offsets (``offsets``, with
+the ``__consumer_offsets`` offset of each one's record in ``offset_records``)
+and the offsets open transactions staged (``pending_txn``, see
+``txn_offsets.py``).
+
 Protocol selection follows Kafka: candidates are the protocols every member
 supports; each member votes for the first candidate in its own preference
 order and the most voted wins (first in the first member's order on a tie).
@@ -103,6 +108,10 @@ class Group:
     new_member_added: bool = False
     state_timestamp: int = -1
     offsets: dict[tuple[str, int], Any] = attrs.field(factory=dict)
+    # the ``__consumer_offsets`` offset of the record behind each committed offset (the newest record wins)
+    offset_records: dict[tuple[str, int], int] = attrs.field(factory=dict)
+    # KIP-98: producer id -> (topic, partition) -> (record offset, value), staged until the transaction ends
+    pending_txn: dict[int, dict[tuple[str, int], tuple[int, Any]]] = attrs.field(factory=dict)
 
     def transition(self, state: str, now: int) -> None:
         self.state = state

@@ -2,19 +2,21 @@
 
 It owns the ``GroupCoordinator`` (membership, ``coordinator``), the
 ``GroupStore`` (``__consumer_offsets``) and the operations that act on whole
-groups: OffsetCommit, OffsetFetch, OffsetDelete, DescribeGroups, ListGroups,
-DeleteGroups, offset expiry. ``load()`` rebuilds every group from ``__consumer_offsets``
-at startup (members restored with a fresh session, so consumers that keep
-heartbeating across a broker restart keep their generation); ``run()`` is
-the trio task for the coordinator's timers and the periodic expiry check
-(``offsets.retention.check.interval.ms``). ``state_metrics`` feeds the
+groups: OffsetCommit, TxnOffsetCommit and the end of its transaction
+(``complete_transaction``: the marker, then the staged offsets committed or
+dropped, see ``txn_offsets``), OffsetFetch, OffsetDelete, DescribeGroups,
+ListGroups, DeleteGroups, offset expiry. ``load()`` rebuilds every group
+from ``__consumer_offsets`` at startup (``replay``; members restored with a
+fresh session, so consumers that keep heartbeating across a broker restart
+keep their generation); ``run()`` is the trio task for the coordinator's
+timers and the periodic expiry check (``offsets.retention.check.interval.ms``). ``state_metrics`` feeds the
 Prometheus gauges named after Kafka's ``GroupMetadataManager`` MBeans.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, Iterable
 
 import trio
 
@@ -22,8 +24,10 @@ from protocol import ErrorCode
 
 from . import offsets as o
 from . import records as r
+from . import txn_offsets as txn
 from .coordinator import GroupCoordinator
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group
+from .replay import rebuild_groups
 from .results import GroupSummary, MemberSummary
 from .store import GroupStore
 
@@ -41,7 +45,7 @@ class GroupManager:
         self.groups = self.coordinator.groups
 
     def load(self) -> None:
-        self.groups.update(o.rebuild_groups(self.store.load(), self.clock()))
+        self.groups.update(rebuild_groups(self.store.load(), self.clock()))
         if self.groups:
             log.info("loaded %d groups from %s", len(self.groups), "__consumer_offsets")
 
@@ -63,27 +67,81 @@ class GroupManager:
         now = self.clock()
         if member_id in group.members:
             group.members[member_id].extend_session(now)
+        errors, values = self._offset_values(partitions, now, retention_ms)
+        rows = [(r.offset_key(group_id, t, p), r.offset_value(v)) for (t, p), v in values]
+        base: list[int] = []
+        failed = await self.store.write(group_id, rows, on_append=base.append)
+        if failed is None:
+            for position, (key, value) in enumerate(values, base[0] if base else 0):
+                txn.apply(group, key, position, value)  # the newest record wins, as in the log
+        return [e if e is not None else failed or ErrorCode.NONE for e in errors]
+
+    def _offset_values(self, partitions: list[tuple[str, int, int, int, str | None]], now: int, retention_ms: int,
+                       ) -> tuple[list[ErrorCode | None], list[tuple[tuple[str, int], Any]]]:  # fmt: skip
+        """Per partition its error or None, and the values to write for those without error."""
         errors = [o.partition_error(self.topics, t, p, meta) for t, p, _, _, meta in partitions]
         values = {(t, p): o.offset_value(off, epoch, meta, now, retention_ms)
                   for (t, p, off, epoch, meta), e in zip(partitions, errors) if e is None}  # fmt: skip
-        rows = [(r.offset_key(group_id, t, p), r.offset_value(v)) for (t, p), v in values.items()]
-        failed = await self.store.write(group_id, rows)
-        if failed is None:
-            group.offsets.update(values)
+        return errors, list(values.items())
+
+    async def txn_commit(self, group_id: str, producer: tuple[int, int], member_id: str, instance_id: str | None,
+                         generation: int, partitions: list[tuple[str, int, int, int, str | None]],
+                         ) -> list[ErrorCode]:  # fmt: skip
+        """TxnOffsetCommit after the transaction coordinator's check: the offsets are written in a transactional
+        batch of ``producer`` (id, epoch) and staged until the transaction's marker; one error per partition."""
+        group = self.groups.get(group_id)
+        error = txn.commit_error(group, member_id, instance_id, generation)
+        if error is not None:
+            return [error] * len(partitions)
+        if group is None:
+            group = self.groups[group_id] = Group(group_id, state_timestamp=self.clock())
+        errors, values = self._offset_values(partitions, self.clock(), -1)
+        rows = [(r.offset_key(group_id, t, p), r.offset_value(v)) for (t, p), v in values]
+        base: list[int] = []
+
+        def staged(offset: int) -> None:  # in the log now: staged before any marker can follow it
+            base.append(offset)
+            txn.stage(group, producer[0], offset, values)
+
+        failed = await self.store.write(group_id, rows, producer, staged)
+        if failed is not None and base:
+            txn.unstage(group, producer[0], base[0], len(values))
         return [e if e is not None else failed or ErrorCode.NONE for e in errors]
 
-    def fetch(self, group_id: str, wanted: list[tuple[str, list[int]]] | None) -> tuple[ErrorCode, list]:
+    async def complete_transaction(self, producer_id: int, producer_epoch: int, commit: bool, coordinator_epoch: int,
+                                   group_ids: set[str], partitions: Iterable[int] = ()) -> None:  # fmt: skip
+        """Write the transaction's marker into the ``__consumer_offsets`` partition of each group of ``group_ids``
+        and each partition of ``partitions``, then commit or drop what the producer staged in the groups there.
+
+        Raises ``OSError`` when a marker could not be written (the coordinator retries; markers already
+        written are harmless to write again).
+        """
+        targets = {self.store.partition_of(g) for g in group_ids} | set(partitions)
+        for index in sorted(targets):
+            error = await self.store.write_marker(index, producer_id, producer_epoch, commit, coordinator_epoch)
+            if error is not None:
+                raise OSError(f"transaction marker of producer {producer_id} not written to partition {index}: "
+                              f"{error.name}")  # fmt: skip
+            for group in list(self.groups.values()):
+                if producer_id in group.pending_txn and self.store.partition_of(group.group_id) == index:
+                    applied = txn.complete(group, producer_id, commit)
+                    log.debug("producer %d %s in group %s (%d offsets)", producer_id,
+                              "committed" if commit else "aborted", group.group_id, applied)  # fmt: skip
+
+    def fetch(self, group_id: str, wanted: list[tuple[str, list[int]]] | None,
+              require_stable: bool = False) -> tuple[ErrorCode, list]:  # fmt: skip
         group = self.groups.get(group_id)
         if group is not None and group.state == DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
-        return ErrorCode.NONE, o.fetch(group, wanted)
+        return ErrorCode.NONE, o.fetch(group, wanted, require_stable)
 
     async def expire_offsets(self) -> None:
         now = self.clock()
         retention = self.config.offsets_retention_minutes * 60_000
         for group in list(self.groups.values()):
             gone = o.expired(group, now, retention)
-            drop_group = group.state == EMPTY and not group.members and len(gone) == len(group.offsets)
+            drop_group = (group.state == EMPTY and not group.members and len(gone) == len(group.offsets)
+                          and not group.pending_txn)  # fmt: skip
             if not gone and not drop_group:
                 continue
             if await self._drop_offsets(group, gone, with_group=drop_group and group.generation_id > 0) is not None:
@@ -122,7 +180,7 @@ class GroupManager:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group.state != EMPTY or group.members:
             return ErrorCode.NON_EMPTY_GROUP
-        error = await self._drop_offsets(group, list(group.offsets), with_group=True)
+        error = await self._drop_offsets(group, sorted(set(group.offsets) | txn.pending_keys(group)), with_group=True)
         if error is not None:
             return error
         group.state = DEAD
@@ -144,20 +202,20 @@ class GroupManager:
             else ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if t in subscribed else ErrorCode.NONE
             for t, p in wanted
         ]  # fmt: skip
-        gone = [k for k, e in zip(wanted, errors) if e == ErrorCode.NONE and k in group.offsets]
+        gone = [k for k, e in zip(wanted, errors)
+                if e == ErrorCode.NONE and (k in group.offsets or txn.has_pending(group, k))]  # fmt: skip
         failed = await self._drop_offsets(group, gone)
         return (failed, []) if failed is not None else (ErrorCode.NONE, errors)
 
     async def topic_deleted(self, topic: str) -> None:
         """Drop every group's offsets of a deleted topic (tombstones), so a new topic of that name starts afresh."""
         for group in list(self.groups.values()):
-            gone = [k for k in group.offsets if k[0] == topic]
+            gone = sorted(k for k in set(group.offsets) | txn.pending_keys(group) if k[0] == topic)
             if not gone:
                 continue
             if await self._drop_offsets(group, gone) is not None:  # forgotten anyway: the topic is gone
                 log.error("could not delete the offsets of %s for group %s", topic, group.group_id)
-                for key in gone:
-                    group.offsets.pop(key, None)
+                txn.forget(group, gone)
 
     async def _drop_offsets(self, group: Group, keys: list[tuple[str, int]], with_group: bool = False,
                             ) -> ErrorCode | None:  # fmt: skip
@@ -167,8 +225,7 @@ class GroupManager:
             rows.append((r.group_key(group.group_id), None))
         error = await self.store.write(group.group_id, rows)
         if error is None:
-            for key in keys:
-                group.offsets.pop(key, None)
+            txn.forget(group, keys)
         return error
 
     # -- metrics -------------------------------------------------------------------------

@@ -13,21 +13,24 @@ Expiry follows KIP-211: an empty consumer group's offsets expire
 the group became empty; a group without a protocol type (offsets stored by
 "simple" consumers) counts from each commit; an explicit expiry from
 OffsetCommit v2-4 wins. Expired offsets are deleted with tombstones, and an
-empty group left without offsets is deleted too.
+empty group left without offsets is deleted too. Offsets staged by an open
+transaction (``txn_offsets``) never expire, and their partitions keep their
+committed offset too, as in Kafka.
+
+Rebuilding groups at startup is ``replay.py``'s.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from protocol import ErrorCode
 from protocol.primitives import INT64_MAX, Reader
 
 from . import records as r
-from .group import COMPLETING, DEAD, EMPTY, STABLE, Group, Member, MemberProfile
+from . import txn_offsets as txn
+from .group import COMPLETING, DEAD, EMPTY, Group
 
-log = logging.getLogger("minibroker.groups")
 OFFSET_METADATA_MAX_BYTES = 4096
 
 
@@ -67,21 +70,34 @@ def offset_value(offset: int, leader_epoch: int, metadata: str | None, now: int,
                          expire_timestamp=expire)  # fmt: skip
 
 
-def fetch(group: Group | None, wanted: list[tuple[str, list[int]]] | None) -> list[tuple[str, int, Any]]:
-    """``(topic, partition, value or None)`` for the partitions asked for, or every committed one."""
+def fetch(group: Group | None, wanted: list[tuple[str, list[int]]] | None,
+          require_stable: bool = False) -> list[tuple[str, int, Any, ErrorCode]]:  # fmt: skip
+    """``(topic, partition, value or None, error)`` for the partitions asked for, or every committed one.
+
+    With ``require_stable`` a partition with offsets staged by an open transaction answers no offset and
+    UNSTABLE_OFFSET_COMMIT (Kafka's ``getOffsets``).
+    """
     offsets = group.offsets if group is not None else {}
-    if wanted is None:
-        return [(t, p, v) for (t, p), v in sorted(offsets.items())]
-    return [(t, p, offsets.get((t, p))) for t, parts in wanted for p in parts]
+    keys = sorted(offsets) if wanted is None else [(t, p) for t, parts in wanted for p in parts]
+    out = []
+    for key in keys:
+        if require_stable and txn.has_pending(group, key):
+            out.append((*key, None, ErrorCode.UNSTABLE_OFFSET_COMMIT))
+        else:
+            out.append((*key, offsets.get(key), ErrorCode.NONE))
+    return out
 
 
 def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
-    """The offsets of ``group`` that KIP-211's rules expire at ``now``."""
+    """The offsets of ``group`` that KIP-211's rules expire at ``now`` (none that an open transaction staged)."""
+    staged = txn.pending_keys(group)
     if group.state != EMPTY and group.protocol_type:
-        return [k for k, v in group.offsets.items() if 0 <= v.expire_timestamp <= now]
+        return [k for k, v in group.offsets.items() if 0 <= v.expire_timestamp <= now and k not in staged]
     since_empty = group.state_timestamp if group.protocol_type else -1
     out = []
     for key, value in group.offsets.items():
+        if key in staged:
+            continue
         if value.expire_timestamp >= 0:
             gone = value.expire_timestamp <= now
         else:
@@ -103,51 +119,3 @@ def subscribed_topics(group: Group) -> set[str]:
         except Exception:  # not the consumer protocol's layout: nothing known to be subscribed
             continue
     return topics
-
-
-def rebuild_groups(rows, now: int) -> dict[str, Group]:
-    """Groups as ``__consumer_offsets`` left them: the last record per key wins, null deletes."""
-    offsets: dict[str, dict[tuple[str, int], Any]] = {}
-    metas: dict[str, Any] = {}
-    for key, value in rows:
-        try:
-            if isinstance(key, r.OffsetKey):
-                slot = offsets.setdefault(key.group, {})
-                if value is None:
-                    slot.pop((key.topic, key.partition), None)
-                else:
-                    slot[(key.topic, key.partition)] = r.parse_offset_value(value)
-            else:
-                metas[key.group] = None if value is None else r.parse_group_value(value)
-        except Exception as exc:  # a record we cannot read is skipped, as Kafka skips unknown versions
-            log.warning("skipping unreadable %s record of group %s: %s", type(key).__name__, key.group, exc)
-    groups = {}
-    for group_id in set(offsets) | set(metas):
-        meta, offs = metas.get(group_id), offsets.get(group_id, {})
-        if meta is None and not offs:
-            continue
-        group = _restored(group_id, meta, now)
-        group.offsets = offs
-        groups[group_id] = group
-    return groups
-
-
-def _restored(group_id: str, meta: Any, now: int) -> Group:
-    group = Group(group_id, state_timestamp=now)
-    if meta is None:
-        return group
-    group.protocol_type = meta.protocol_type or None
-    group.generation_id, group.protocol_name, group.leader_id = meta.generation, meta.protocol, meta.leader
-    if meta.current_state_timestamp >= 0:
-        group.state_timestamp = meta.current_state_timestamp
-    for m in meta.members:
-        profile = MemberProfile(m.group_instance_id, m.client_id, m.client_host, m.session_timeout,
-                                m.rebalance_timeout, meta.protocol_type, [(meta.protocol or "", m.subscription)])
-        member = Member(m.member_id, profile, assignment=m.assignment)
-        member.extend_session(now)
-        group.members[member.member_id] = member
-        if member.group_instance_id is not None:
-            group.static_members[member.group_instance_id] = member.member_id
-    group.state = STABLE if group.members else EMPTY
-    return group
-

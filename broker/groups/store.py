@@ -10,102 +10,86 @@ fetchers of the internal topic wake up and durable mode's group commit
 covers them), and a write returns once ``Broker.wait_durable`` does: a
 commit the coordinator acknowledged survives a broker crash.
 
-``load`` replays every partition from its log start: the last record per key
-wins, a null value deletes (the cleaner keeps the topic small because only
-the latest record per key matters).
+A TxnOffsetCommit's records go in a *transactional* batch of its producer
+(``producer``); ``write_marker`` appends the COMMIT or ABORT control batch
+that ends the producer's transaction in a partition (KIP-98).
+
+``load`` reads every partition from its log start and yields what it finds
+in log order: a ``Loaded`` per record (its partition, offset, parsed key,
+value and, for a transactional batch, its producer id) and a ``Marker`` per
+control batch; ``replay.rebuild_groups`` turns them into groups (the last
+record per key wins, a null value deletes; the cleaner keeps the topic small
+because only the latest record per key matters).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
+import attrs
 import trio
 
 from protocol import ErrorCode
-from protocol.records.batches import iter_batches
-from protocol.records.builder import RecordBatchBuilder
+from protocol.records.control import ABORT, COMMIT, marker_type
 
-from ..log_validator import ValidatedRecords
+from ..internal_topic import InternalTopic, marker_batch, records_batch
 from . import records as r
 
 log = logging.getLogger("minibroker.groups")
 OFFSETS_TOPIC = "__consumer_offsets"
-_READ_CHUNK = 1 << 20
 
 
-class GroupStore:
+@attrs.frozen
+class Loaded:
+    """One record of ``__consumer_offsets``; ``producer_id`` is -1 unless its batch is transactional."""
+
+    partition: int
+    offset: int
+    producer_id: int
+    key: Any
+    value: bytes | None
+
+
+@attrs.frozen
+class Marker:
+    """A transaction marker: ``producer_id``'s transaction in ``partition`` ended."""
+
+    partition: int
+    producer_id: int
+    commit: bool
+
+
+class GroupStore(InternalTopic):
+    """``__consumer_offsets`` (``InternalTopic``: created on first use, written durably, read at startup).
+
+    Creating 50 partitions takes a while (each log's files are fsynced), so like Kafka the broker answers
+    COORDINATOR_NOT_AVAILABLE meanwhile (``ensure_topic``) instead of stalling every connection.
+    """
+
     def __init__(self, broker: Any) -> None:
-        self.broker = broker
-        self.num_partitions = broker.config.offsets_topic_num_partitions
-        self._ready = trio.Event()
-        self._creating = False
+        c = broker.config
+        super().__init__(broker, OFFSETS_TOPIC, c.offsets_topic_num_partitions, c.offsets_topic_segment_bytes)
 
-    def ensure_topic(self) -> bool:
-        """True when the topic exists; else its creation starts in the background and False is returned.
+    async def write(self, group_id: str, rows: list[tuple[bytes, bytes | None]],
+                    producer: tuple[int, int] | None = None,
+                    on_append: Callable[[int], None] | None = None) -> ErrorCode | None:  # fmt: skip
+        """Append ``(key, value)`` rows for ``group_id`` and wait until they are durable.
 
-        Creating 50 partitions takes a while (each log's files are fsynced), so like Kafka the broker
-        answers COORDINATOR_NOT_AVAILABLE meanwhile instead of stalling every connection.
+        ``producer`` (id, epoch) makes the batch transactional; ``on_append`` gets the offset of the first
+        row as soon as the batch is in the log (before the wait).
         """
-        if self._ready.is_set():
-            return True
-        existing = self.broker.topics.get(OFFSETS_TOPIC)
-        if existing is not None and not self._creating:
-            self.num_partitions = existing.num_partitions
-            self._ready.set()
-            return True
-        if not self._creating:
-            self._creating = True
-            trio.lowlevel.spawn_system_task(self._create_topic)
-        return False
-
-    async def _create_topic(self) -> None:
-        segment_bytes = self.broker.config.offsets_topic_segment_bytes
-        configs = {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": str(segment_bytes)}
-        topics = self.broker.topics
-        try:
-            async with topics.changes:  # the logs are made a few at a time; requests are served in between
-                if topics.get(OFFSETS_TOPIC) is None:
-                    await topics.create(OFFSETS_TOPIC, self.num_partitions, configs)
-                self.num_partitions = topics.get(OFFSETS_TOPIC).num_partitions
-        except Exception:  # retried by the next request that needs the topic
-            log.exception("creating %s failed", OFFSETS_TOPIC)
-        else:
-            log.info("created %s with %d partitions", OFFSETS_TOPIC, self.num_partitions)
-            self._ready.set()
-        finally:
-            self._creating = False
-
-    async def ready(self) -> None:
-        if not self.ensure_topic():
-            await self._ready.wait()
-
-    def partition_of(self, group_id: str) -> int:
-        return r.partition_for(group_id, self.num_partitions)
-
-    async def write(self, group_id: str, rows: list[tuple[bytes, bytes | None]]) -> ErrorCode | None:
-        """Append ``(key, value)`` rows for ``group_id`` and wait until they are durable."""
         if not rows:
             return None
         await self.ready()
-        partition = self.broker.topics.partition(OFFSETS_TOPIC, self.partition_of(group_id))
-        if partition is None:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        now = self.broker.clock()
-        builder = RecordBatchBuilder(base_offset=partition.log.log_end_offset)
-        for key, value in rows:
-            builder.append(key, value, timestamp=now)
-        data = builder.build()
-        validated = ValidatedRecords(data, builder.base_offset, builder.base_offset + len(rows) - 1, now, -1,
-                                     len(rows), 0)  # fmt: skip
-        error = self.broker.append(partition, validated)
-        if error is not None:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE  # what Kafka answers when the offsets log fails
-        try:
-            await self.broker.wait_durable()
-        except OSError:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        return None
+        return await self.append(self.partition_of(group_id), records_batch(rows, self.broker.clock(), producer),
+                                 on_append)  # fmt: skip
+
+    async def write_marker(self, index: int, producer_id: int, producer_epoch: int, commit: bool,
+                           coordinator_epoch: int) -> ErrorCode | None:  # fmt: skip
+        """Append the COMMIT or ABORT marker of a transaction to partition ``index``; wait until durable."""
+        marker = marker_batch(producer_id, producer_epoch, commit, coordinator_epoch, self.broker.clock())
+        return await self.append(index, marker)
 
     async def write_group(self, group: Any) -> ErrorCode | None:
         return await self.write(group.group_id, [(r.group_key(group.group_id), r.group_value(group_value(group)))])
@@ -118,37 +102,27 @@ class GroupStore:
         if await self.write_group(group) is not None:
             log.error("could not store the metadata of group %s", group.group_id)
 
-    def load(self) -> Iterator[tuple[Any, bytes | None]]:
-        """Every ``(parsed key, value)`` of the topic in log order; unknown key versions skipped."""
-        topic = self.broker.topics.get(OFFSETS_TOPIC)
-        if topic is None:
+    def load(self) -> Iterator[Loaded | Marker]:
+        """Every record and marker of the topic in log order, partition by partition; unknown key versions
+        (and unreadable markers) skipped."""
+        if not self.exists():
             return
-        self.num_partitions = topic.num_partitions
-        for index in range(topic.num_partitions):
-            partition = self.broker.topics.partition(OFFSETS_TOPIC, index)
-            for record in _records(partition.log):
-                key = r.parse_key(record.key) if record.key else None
-                if key is not None:
-                    yield key, record.value
+        for index in range(self.num_partitions):
+            yield from _entries(index, self.batches(index))
 
 
-def _records(log_: Any) -> Iterator[Any]:
-    offset = log_.log_start_offset
-    while True:
-        piece = log_.read(offset, _READ_CHUNK, min_one_message=True)
-        if piece is None:
-            return
-        last = offset - 1
-        for batch in iter_batches(piece.read_bytes()):
-            last = batch.last_offset
-            if batch.magic == 2 and batch.is_control:
-                continue
-            for record in batch.iter_records():
-                if record.offset >= offset:
-                    yield record
-        if last < offset:
-            return
-        offset = last + 1
+def _entries(index: int, batches: Iterator[tuple[Any, int]]) -> Iterator[Loaded | Marker]:
+    for batch, start in batches:
+        if batch.magic == 2 and batch.is_control:
+            kind = marker_type(batch.buffer)
+            if kind in (ABORT, COMMIT):
+                yield Marker(index, batch.producer_id, kind == COMMIT)
+            continue
+        producer_id = batch.producer_id if batch.magic == 2 and batch.is_transactional else -1
+        for record in batch.iter_records():
+            key = r.parse_key(record.key) if record.key and record.offset >= start else None
+            if key is not None:
+                yield Loaded(index, record.offset, producer_id, key, record.value)
 
 
 def group_value(group: Any) -> Any:

@@ -7,8 +7,9 @@ UNKNOWN_TOPIC_OR_PARTITION with its message, an unknown partition of a known
 topic UNKNOWN_TOPIC_OR_PARTITION without one. Otherwise the partition's
 producer state (``storage.producer_state``) is listed, by producer id: its
 epoch, the last sequence written (-1 after a new epoch with no batch yet),
-the largest timestamp written, coordinator epoch -1 and no open transaction
-(-1): transactions are not served.
+the largest timestamp written, the coordinator epoch of its last marker (-1
+before any) and the first offset of its open transaction (-1 when none), which
+``kafka-transactions.sh find-hanging`` looks for.
 """
 
 from __future__ import annotations
@@ -56,6 +57,11 @@ def _partition(ctx: RequestContext, Part: type, topic: str, index: int, error) -
     producers = sorted(partition.log.producer_state.producers.items())
     return Part(partition_index=index, error_code=ErrorCode.NONE, active_producers=[
         State(producer_id=pid, producer_epoch=entry.epoch, last_sequence=entry.last_seq,
-              last_timestamp=entry.last_timestamp, coordinator_epoch=-1, current_txn_start_offset=-1)
+              last_timestamp=entry.last_timestamp, coordinator_epoch=entry.coordinator_epoch,
+              current_txn_start_offset=_or_none(entry.current_txn_first_offset))
         for pid, entry in producers
     ])  # fmt: skip
+
+
+def _or_none(offset: int | None) -> int:
+    return -1 if offset is None else offset

@@ -19,6 +19,9 @@ Behaviour:
   that length or padded with an overflow entry (``broker.converted_send``).
   ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION and a
   zstd topic UNSUPPORTED_COMPRESSION_TYPE for that partition.
+* ``isolation_level`` 1 (read_committed, v4+) reads up to the last stable
+  offset and lists the aborted transactions in range (``fetch_reader``);
+  every answer carries the partition's ``last_stable_offset``.
 * Fetch sessions (v7+) are not kept: the answer's ``session_id`` is 0, which
   tells clients to keep sending full fetch requests.
 
@@ -37,6 +40,7 @@ from ..dispatch import RequestContext, handler
 from ..fetch_reader import PartitionRead, read_partition
 
 API_KEY = 1
+READ_COMMITTED = 1
 
 
 @handler(API_KEY, 0, 12)
@@ -58,10 +62,11 @@ async def handle(ctx: RequestContext, request) -> object:
 def _read_all(ctx: RequestContext, request) -> list[PartitionRead]:
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     min_one = ctx.version >= 3
+    committed = ctx.version >= 4 and request.isolation_level == READ_COMMITTED
     reads = []
     for topic in request.topics:
         for p in topic.partitions:
-            r = read_partition(ctx, topic.topic, p, budget, min_one)
+            r = read_partition(ctx, topic.topic, p, budget, min_one, committed)
             if r.size:
                 budget = max(budget - r.size, 0)
                 min_one = False
@@ -81,8 +86,8 @@ def _response(ctx: RequestContext, request, reads: list[PartitionRead]) -> objec
             parts.append(
                 Part(
                     partition_index=r.partition, error_code=r.error, high_watermark=r.high_watermark,
-                    last_stable_offset=r.high_watermark, log_start_offset=r.log_start_offset,
-                    aborted_transactions=[] if ctx.version >= 4 else None, records=r.records,
+                    last_stable_offset=r.last_stable_offset, log_start_offset=r.log_start_offset,
+                    aborted_transactions=_aborted(ctx, Part, r), records=r.records,
                 )  # fmt: skip
             )
             if r.error != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
@@ -92,3 +97,10 @@ def _response(ctx: RequestContext, request, reads: list[PartitionRead]) -> objec
         resp.responses.append(Topic(topic=topic.topic, partitions=parts))
     return resp
 
+
+
+def _aborted(ctx: RequestContext, Part, r: PartitionRead) -> list | None:
+    """v4+: the aborted transactions of a read_committed read that returned records (else null, as Kafka)."""
+    if ctx.version < 4 or r.aborted is None:
+        return None
+    return [Part.AbortedTransaction(producer_id=pid, first_offset=first) for pid, first in r.aborted]

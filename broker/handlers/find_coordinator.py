@@ -7,10 +7,9 @@ waits for it up to ``CREATION_WAIT_S``; only past that does it answer
 COORDINATOR_NOT_AVAILABLE as Kafka does while the topic is created (Kafka
 answers that at once, which clients such as kafka-python's admin client do
 not retry).
-A transaction key (``key_type`` 1) gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
-transactions are not served (see InitProducerId), and that error is final
-for clients instead of an endless retry. Any other key type is
-INVALID_REQUEST.
+A transaction key (``key_type`` 1) gets this node too, once
+``__transaction_state`` exists (created on the first lookup the same way).
+Any other key type is INVALID_REQUEST.
 
 Version notes: v1 adds ``key_type`` and ``error_message``; v3 flexible; v4
 (KIP-699) looks up many keys at once, one ``Coordinator`` entry per key.
@@ -31,7 +30,9 @@ CREATION_WAIT_S = 5.0
 
 async def _lookup(ctx: RequestContext, key_type: int) -> tuple[ErrorCode, str | None]:
     if key_type == TRANSACTION:
-        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, "Transactions are not supported by this broker."
+        if await ctx.broker.transactions.ready() is not None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
+        return ErrorCode.NONE, None
     if key_type != GROUP:
         return ErrorCode.INVALID_REQUEST, f"Unknown coordinator type {key_type}"
     with trio.move_on_after(CREATION_WAIT_S):

@@ -1,12 +1,14 @@
-"""InitProducerId (key 22): v0-4, producer ids for idempotent producers.
+"""InitProducerId (key 22): v0-4, producer ids for idempotent and transactional producers.
 
 Behaviour: a producer without a transactional id gets a fresh producer id
 (allocated in persisted blocks, so ids are never reused after a restart) and
 epoch 0; from v3 a producer that sends its current id and epoch gets the
 same id with the epoch bumped (as Kafka does after a producer-side timeout).
-Transactions are not supported: a request with a transactional id gets
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED, a non-retriable error clients report
-at once instead of retrying forever.
+A transactional id goes to the transaction coordinator
+(``broker.transactions``): it keeps one producer id per transactional id and
+bumps the epoch on every call, which fences older instances and aborts
+their open transaction. PRODUCER_FENCED is answered as INVALID_PRODUCER_EPOCH
+before v4, whose clients do not know it (Kafka's rule).
 
 Produce then checks each idempotent batch against the partition's producer
 state (``storage.producer_state``): retries are answered with their original
@@ -29,9 +31,19 @@ _EPOCH_MAX = 32767
 @handler(API_KEY, 0, 4)
 async def handle(ctx: RequestContext, request) -> object:
     if request.transactional_id is not None:
-        return ctx.response(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producer_id=-1,
-                            producer_epoch=-1)  # fmt: skip
+        return await _transactional(ctx, request)
     manager = ctx.broker.topics.manager
     if ctx.version >= 3 and request.producer_id >= 0 and 0 <= request.producer_epoch < _EPOCH_MAX - 1:
         return ctx.response(producer_id=request.producer_id, producer_epoch=request.producer_epoch + 1)
     return ctx.response(producer_id=manager.allocate_producer_id(), producer_epoch=0)
+
+
+async def _transactional(ctx: RequestContext, request) -> object:
+    expected = None
+    if ctx.version >= 3 and request.producer_id >= 0:
+        expected = (request.producer_id, request.producer_epoch)
+    error, producer_id, epoch = await ctx.broker.transactions.init_producer_id(
+        request.transactional_id, request.transaction_timeout_ms, expected)
+    if error == ErrorCode.PRODUCER_FENCED and ctx.version < 4:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    return ctx.response(error_code=error, producer_id=producer_id, producer_epoch=epoch)

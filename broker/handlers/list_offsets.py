@@ -3,9 +3,9 @@
 Behaviour, per partition (v1+, Kafka's ``Partition.fetchOffsetForTimestamp``):
 
 * the limit of what may be returned: for a consumer (``replica_id`` -1) the
-  high watermark (``isolation_level`` 1, read committed, would use the last
-  stable offset, which equals it here: there are no transactions); for a
-  debug tool (-2) or a follower, the log end offset;
+  high watermark, or with ``isolation_level`` 1 (read committed, v2+) the
+  last stable offset, below the first open transaction; for a debug tool
+  (-2) or a follower, the log end offset;
 * ``timestamp`` -1 (latest): that limit, timestamp -1;
 * -2 (earliest) and -4 (earliest local, v8; there is no tiered storage): the
   log start offset, timestamp -1;
@@ -41,6 +41,7 @@ from ._legacy_offsets import legacy_offsets
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -1, -2, -3, -4
 CONSUMER, DEBUGGING = -1, -2
+READ_COMMITTED = 1
 NOT_FOUND = (-1, -1, NO_EPOCH)
 
 
@@ -76,12 +77,15 @@ def _answer(ctx: RequestContext, request, topic: str, p: Any, part: Any) -> None
     if error is not None:
         part.error_code = error
         return
-    part.timestamp, part.offset, part.leader_epoch = _lookup(partition.log, p.timestamp, request.replica_id)
+    committed = ctx.version >= 2 and request.isolation_level == READ_COMMITTED
+    part.timestamp, part.offset, part.leader_epoch = _lookup(partition.log, p.timestamp, request.replica_id, committed)
 
 
-def _lookup(log: Any, timestamp: int, replica_id: int) -> tuple[int, int, int]:
-    """``(timestamp, offset, leader_epoch)`` for one v1+ request."""
+def _lookup(log: Any, timestamp: int, replica_id: int, committed: bool = False) -> tuple[int, int, int]:
+    """``(timestamp, offset, leader_epoch)`` for one v1+ request (read_committed: below the last stable offset)."""
     limit = log.high_watermark if replica_id == CONSUMER else log.log_end_offset
+    if committed and replica_id == CONSUMER:
+        limit = log.last_stable_offset
     if timestamp == LATEST:
         return -1, limit, LEADER_EPOCH
     if timestamp in (EARLIEST, EARLIEST_LOCAL):

@@ -8,9 +8,14 @@ group id is accepted, as Kafka accepts it in the offset APIs. A group-level
 error (COORDINATOR_NOT_AVAILABLE for a group being deleted) is top-level
 from v2 and on every partition before, as v0-1 have nowhere else to put it.
 
+With ``require_stable`` (v7+) a partition for which an open transaction
+staged offsets (TxnOffsetCommit, KIP-98) answers offset -1 and
+UNSTABLE_OFFSET_COMMIT, as Kafka does, so a consumer that must not miss
+them waits for the transaction's end; without it the last committed offset
+is answered.
+
 Version notes: v2 top-level error; v5 leader epoch; v6 flexible; v7
-``require_stable`` (no transactions here, so offsets are always stable); v8
-many groups in one request (KIP-709).
+``require_stable`` (KIP-447); v8 many groups in one request (KIP-709).
 """
 
 from __future__ import annotations
@@ -26,9 +31,9 @@ def _wanted(topics) -> list[tuple[str, list[int]]] | None:
     return None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
 
 
-def _topics(topic_cls, part_cls, found: list, error: ErrorCode) -> list:
+def _topics(topic_cls, part_cls, found: list) -> list:
     by_topic: dict[str, list] = {}
-    for topic, partition, value in found:
+    for topic, partition, value, error in found:
         part = part_cls(partition_index=partition, committed_offset=-1, metadata="", error_code=error)
         if value is not None:
             part.committed_offset, part.committed_leader_epoch = value.offset, value.leader_epoch
@@ -40,20 +45,21 @@ def _topics(topic_cls, part_cls, found: list, error: ErrorCode) -> list:
 @handler(API_KEY, 0, 8)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
+    stable = ctx.version >= 7 and request.require_stable
     if ctx.version >= 8:
         group_cls = type(resp).OffsetFetchResponseGroup
         topic_cls = group_cls.OffsetFetchResponseTopics
         for g in request.groups:
-            error, found = ctx.broker.groups.fetch(g.group_id, _wanted(g.topics))
-            topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartitions, found, ErrorCode.NONE)
+            error, found = ctx.broker.groups.fetch(g.group_id, _wanted(g.topics), stable)
+            topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartitions, found)
             resp.groups.append(group_cls(group_id=g.group_id, topics=topics, error_code=error))
         return resp
-    error, found = ctx.broker.groups.fetch(request.group_id, _wanted(request.topics))
+    error, found = ctx.broker.groups.fetch(request.group_id, _wanted(request.topics), stable)
     topic_cls = type(resp).OffsetFetchResponseTopic
     if error != ErrorCode.NONE and ctx.version < 2:  # v0-1: the error goes on every partition asked for
-        found = [(t, p, None) for t, parts in (_wanted(request.topics) or []) for p in parts]
-        resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, found, error)
+        found = [(t, p, None, error) for t, parts in (_wanted(request.topics) or []) for p in parts]
+        resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, found)
         return resp
-    resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, found, ErrorCode.NONE)
+    resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, found)
     resp.error_code = error
     return resp

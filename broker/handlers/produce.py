@@ -11,7 +11,12 @@ KAFKA_STORAGE_ERROR. Idempotent batches (producer id >= 0) go through the
 partition's producer state first (``storage.producer_state``): a retried
 batch is answered with its original offsets and not written again, a
 sequence gap gets OUT_OF_ORDER_SEQUENCE_NUMBER, a fenced epoch
-INVALID_PRODUCER_EPOCH. With ``acks=0`` nothing is answered, and when any
+INVALID_PRODUCER_EPOCH. A transactional batch needs the request's
+``transactional_id`` (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without one, as
+Kafka's authorizer answers it) and, as Kafka 3.6+ verifies (KIP-890 part 1),
+a partition added to that producer's open transaction: INVALID_TXN_STATE
+otherwise, and the coordinator's error for a stale epoch or producer id.
+With ``acks=0`` nothing is answered, and when any
 partition failed the connection is closed so the producer notices (Kafka's
 rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
 fsync.
@@ -50,7 +55,7 @@ async def handle(ctx: RequestContext, request) -> object:
             if not acks_ok:
                 part.error_code = ErrorCode.INVALID_REQUIRED_ACKS
             else:
-                appended |= _produce_one(ctx, topic.name, pd, part)
+                appended |= _produce_one(ctx, topic.name, pd, part, _txn_id(ctx, request))
             failed |= part.error_code != ErrorCode.NONE
             parts.append(part)
         resp.responses.append(Topic(name=topic.name, partition_responses=parts))
@@ -63,7 +68,11 @@ async def handle(ctx: RequestContext, request) -> object:
     return resp
 
 
-def _produce_one(ctx: RequestContext, topic: str, pd, part) -> bool:
+def _txn_id(ctx: RequestContext, request) -> str | None:
+    return request.transactional_id if ctx.version >= 3 else None
+
+
+def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) -> bool:
     """Validate and append one partition's records; fills ``part``; True if appended."""
     broker = ctx.broker
     partition = broker.partition_for_produce(topic, pd.index)
@@ -76,18 +85,16 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part) -> bool:
         return False
     started = time.perf_counter()
     try:
-        validated = validate_and_assign(
-            pd.records,
-            produce_version=ctx.version,
-            next_offset=partition.log.log_end_offset,
-            now_ms=broker.clock(),
-            config=partition.validation_config,
-        )
+        validated = validate_and_assign(pd.records, produce_version=ctx.version, now_ms=broker.clock(),
+                                        next_offset=partition.log.log_end_offset,
+                                        config=partition.validation_config)  # fmt: skip
     except ValidationError as exc:
         _fail(ctx, topic, part, exc, len(pd.records))
         return False
     _count_conversion(broker, topic, validated.converted_count, started)
-    verdict = _producer_check(partition.log.producer_state, validated.data)
+    verdict = _transaction_check(broker, txn_id, topic, pd.index, validated.data)
+    if verdict is None:
+        verdict = _producer_check(partition.log.producer_state, validated.data)
     if isinstance(verdict, Duplicate):  # a retry of a batch already written: answer its offsets again
         part.base_offset, part.log_append_time_ms = verdict.first_offset, -1
         part.log_start_offset = partition.log.log_start_offset
@@ -118,6 +125,22 @@ def _appended(broker, topic: str, part, partition, validated) -> None:
     part.log_start_offset = partition.log.log_start_offset
     broker.metrics.messages_in.labels(topic).inc(validated.records_count)
     broker.metrics.bytes_in.labels(topic).inc(len(validated.data))
+
+
+def _transaction_check(broker, txn_id: str | None, topic: str, index: int, data) -> ErrorCode | None:
+    """A transactional batch needs the request's transactional id and, with
+    ``transaction.partition.verification.enable``, its partition in that open transaction (KIP-890)."""
+    for view in iter_batches(memoryview(data)):
+        if view.magic == 2 and view.is_transactional:
+            error = broker.transactions.verify_produce(txn_id, view.producer_id, view.producer_epoch, topic, index)
+            return _PRODUCE_ERRORS.get(error, error)
+    return None
+
+
+# Kafka's ReplicaManager turns the coordinator's answers into errors producers handle: a fenced epoch is
+# INVALID_PRODUCER_EPOCH, and a transaction being ended NOT_ENOUGH_REPLICAS, which every client retries.
+_PRODUCE_ERRORS = {ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
+                   ErrorCode.CONCURRENT_TRANSACTIONS: ErrorCode.NOT_ENOUGH_REPLICAS}  # fmt: skip
 
 
 def _producer_check(state, data) -> Duplicate | ErrorCode | None:

@@ -1,7 +1,7 @@
 """Group requests for the coordinator tests: a real broker with a hand-driven clock.
 
 ``groups_broker`` opens a ``Broker`` whose clock is a ``FakeClock`` (ms) and
-whose ``__consumer_offsets`` has 5 partitions; ``reopen`` closes it and opens
+whose ``__consumer_offsets`` has 5 partitions (``__transaction_state`` 3); ``reopen`` closes it and opens
 a new one on the same directory (what a restart leaves). The helpers send
 JoinGroup, SyncGroup, Heartbeat, LeaveGroup, OffsetCommit and OffsetFetch
 through ``dispatch`` and return the decoded responses; ``tick`` runs the
@@ -31,7 +31,8 @@ class FakeClock:
 def _open(tmp_path, clock: FakeClock, extra: dict) -> Broker:
     props = {
         "node.id": "3", "log.dirs": str(tmp_path / "data"), "prometheus.port": "0",
-        "offsets.topic.num.partitions": "5", "group.initial.rebalance.delay.ms": "0",
+        "offsets.topic.num.partitions": "5", "transaction.state.log.num.partitions": "3",
+        "group.initial.rebalance.delay.ms": "0",
         "group.min.session.timeout.ms": "1000", **extra,
     }  # fmt: skip
     config = BrokerConfig.from_props(props)

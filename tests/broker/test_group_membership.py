@@ -224,7 +224,8 @@ async def test_find_coordinator_every_version_creates_the_offsets_topic(groups_b
     resp = await call(groups_broker, 10, 4, req(10, key_type=0, coordinator_keys=["a", "b"]))
     assert [(c.key, c.node_id, c.error_code) for c in resp.coordinators] == [("a", 3, 0), ("b", 3, 0)]
     txn = await call(groups_broker, 10, 3, req(10, key="t", key_type=1))
-    assert txn.error_code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED and txn.node_id == -1
+    assert (txn.error_code, txn.node_id, txn.port) == (ErrorCode.NONE, 3, 9999)
+    assert groups_broker.topics.get("__transaction_state").num_partitions == 3
     bad = await call(groups_broker, 10, 4, req(10, key_type=7, coordinator_keys=["x"]))
     assert bad.coordinators[0].error_code == ErrorCode.INVALID_REQUEST
 

@@ -5,7 +5,8 @@ is one more independent client: produce with every codec and read back with
 ``assign`` (keys, values, headers, timestamps and offsets exact), the
 idempotent producer (InitProducerId and sequence numbers), a group consumer
 that commits and a second one that resumes from the commit, the admin client,
-and the transactional producer, which the broker refuses as documented.
+and the transactional producer with read_committed and read_uncommitted
+consumers.
 aiokafka 0.14 has no settings for old protocol versions any more (its
 ``api_version`` is deprecated and ignored), so it only covers today's formats.
 """
@@ -18,7 +19,6 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
-from aiokafka.errors import KafkaError, TransactionalIdAuthorizationFailed
 
 from protocol.records import iter_batches
 
@@ -127,16 +127,29 @@ def test_admin_creates_a_topic_with_configs_and_describes_it(broker):
     assert found["configs"]["retention.ms"] == "604800000"
 
 
-async def _transactional(bootstrap: str) -> KafkaError | None:
+async def _transactions(bootstrap: str, topic: str) -> None:
+    """Commit two records, abort one, commit one more, through aiokafka's transactional producer."""
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id="aio-tx")
+    await producer.start()
     try:
-        await producer.start()
-    except KafkaError as exc:
-        return exc
+        async with producer.transaction():
+            await producer.send_and_wait(topic, b"committed-1", key=b"a", partition=0)
+            await producer.send_and_wait(topic, b"committed-2", key=b"b", partition=0)
+        await producer.begin_transaction()
+        await producer.send_and_wait(topic, b"aborted", key=b"c", partition=0)
+        await producer.abort_transaction()
+        async with producer.transaction():
+            await producer.send_and_wait(topic, b"committed-3", key=b"d", partition=0)
     finally:
         await producer.stop()
-    return None
 
 
-def test_transactional_producer_is_refused_with_kafkas_error(broker):
-    assert isinstance(run(_transactional(broker.bootstrap)), TransactionalIdAuthorizationFailed)
+def test_transactional_producer_commits_and_aborts_for_read_committed_consumers(broker):
+    run(_transactions(broker.bootstrap, "aio-tx"))
+    # offsets: 0 a, 1 b, 2 COMMIT marker, 3 c, 4 ABORT marker, 5 d, 6 COMMIT marker
+    committed = run(_read(broker.bootstrap, "aio-tx", 3, isolation_level="read_committed"))
+    assert [(m.offset, m.key, m.value) for m in committed] == [
+        (0, b"a", b"committed-1"), (1, b"b", b"committed-2"), (5, b"d", b"committed-3")]
+    everything = run(_read(broker.bootstrap, "aio-tx", 4))
+    assert [(m.offset, m.value) for m in everything] == [
+        (0, b"committed-1"), (1, b"committed-2"), (3, b"aborted"), (5, b"committed-3")]

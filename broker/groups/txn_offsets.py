@@ -1,0 +1,117 @@
+"""Transactional offset commits (KIP-98): offsets staged per producer until the transaction ends.
+
+TxnOffsetCommit writes ordinary offset records to ``__consumer_offsets``, but
+in a *transactional* batch of the producer; they are not committed offsets
+yet. Each group keeps them in ``Group.pending_txn`` (producer id ->
+``(topic, partition)`` -> ``(record offset, value)``) from the moment the
+batch is appended (so a marker written after it always finds them) until the
+transaction coordinator writes the COMMIT or ABORT marker into the group's
+partition (``complete``): a commit makes them the group's committed offsets,
+an abort drops them.
+
+Like Kafka, every committed offset remembers the offset of the record it
+came from (``Group.offset_records``) and the newest record wins: a
+transaction committed after a plain commit of the same partition that was
+written *later* in the log does not overwrite it. This is what compaction of
+``__consumer_offsets`` (which keeps the last record per key) would leave, so
+memory and a replay after a restart agree.
+
+A tombstone for a partition (OffsetDelete, DeleteGroups, a deleted topic)
+also drops the staged offsets of that partition, and staged offsets are
+never expired. OffsetFetch with ``require_stable`` answers
+UNSTABLE_OFFSET_COMMIT for a partition with staged offsets (``has_pending``).
+
+The group checks are Kafka's for transactional commits
+(``ClassicGroup.validateOffsetCommit`` with ``isTransactional``): a group
+that does not exist accepts generation -1 (a "simple" group is created), a
+commit carrying a generation, member id or instance id (TxnOffsetCommit v3+)
+must come from a current member of that generation, and, unlike
+OffsetCommit, neither a non-empty group without member nor a group completing
+a rebalance refuses it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from protocol import ErrorCode
+
+from .group import DEAD, EMPTY, Group
+
+Key = tuple[str, int]
+
+
+def commit_error(group: Group | None, member_id: str, instance_id: str | None, generation: int) -> ErrorCode | None:
+    """The group-level answer to a TxnOffsetCommit, or None when its partitions may be written."""
+    if group is None:
+        return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
+    if group.state == DEAD:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if generation < 0 and group.state == EMPTY:
+        return None
+    if generation >= 0 or member_id or instance_id is not None:
+        if instance_id is not None:
+            known = group.static_members.get(instance_id)
+            if known is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if known != member_id:
+                return ErrorCode.FENCED_INSTANCE_ID
+        if member_id not in group.members:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if generation != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+    return None
+
+
+def stage(group: Group, producer_id: int, base_offset: int, values: list[tuple[Key, Any]]) -> None:
+    """The records of ``values`` were appended from ``base_offset`` on, in one transactional batch."""
+    staged = group.pending_txn.setdefault(producer_id, {})
+    for position, (key, value) in enumerate(values, base_offset):
+        staged[key] = (position, value)
+
+
+def unstage(group: Group, producer_id: int, base_offset: int, count: int) -> None:
+    """Forget what ``stage`` added for a batch whose write failed (later stagings stay)."""
+    staged = group.pending_txn.get(producer_id)
+    if staged is None:
+        return
+    for key in [k for k, (position, _) in staged.items() if base_offset <= position < base_offset + count]:
+        del staged[key]
+    if not staged:
+        del group.pending_txn[producer_id]
+
+
+def complete(group: Group, producer_id: int, commit: bool) -> int:
+    """The producer's marker is written: apply (commit) or drop (abort) its staged offsets; how many applied."""
+    staged = group.pending_txn.pop(producer_id, None) or {}
+    if not commit:
+        return 0
+    return sum(apply(group, key, position, value) for key, (position, value) in staged.items())
+
+
+def apply(group: Group, key: Key, position: int, value: Any) -> bool:
+    """Make ``value`` (from the record at ``position``) the committed offset unless a newer record is."""
+    if key in group.offsets and group.offset_records.get(key, -1) > position:
+        return False
+    group.offsets[key] = value
+    group.offset_records[key] = position
+    return True
+
+
+def has_pending(group: Group | None, key: Key) -> bool:
+    return group is not None and any(key in staged for staged in group.pending_txn.values())
+
+
+def pending_keys(group: Group) -> set[Key]:
+    return {key for staged in group.pending_txn.values() for key in staged}
+
+
+def forget(group: Group, keys: Iterable[Key]) -> None:
+    """Tombstones for ``keys`` are written: committed and staged offsets of them go."""
+    for key in keys:
+        group.offsets.pop(key, None)
+        group.offset_records.pop(key, None)
+        for staged in group.pending_txn.values():
+            staged.pop(key, None)
+    for producer_id in [p for p, staged in group.pending_txn.items() if not staged]:
+        del group.pending_txn[producer_id]

@@ -1,0 +1,28 @@
+"""AddOffsetsToTxn (key 25): v0-4, a consumer group's offsets join a transaction.
+
+Behaviour: the transaction coordinator adds the group's ``__consumer_offsets``
+partition to the producer's open transaction (creating that topic first if
+needed: COORDINATOR_NOT_AVAILABLE meanwhile), so the TxnOffsetCommit that
+follows is accepted and the EndTxn marker commits or drops those offsets.
+PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2.
+
+Version notes: v1 identical (throttling); v2 PRODUCER_FENCED; v3 flexible;
+v4 identical on the wire (its clients understand TRANSACTION_ABORTABLE).
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+API_KEY = 25
+
+
+@handler(API_KEY, 0, 4)
+async def handle(ctx: RequestContext, request) -> object:
+    error = await ctx.broker.transactions.add_offsets(
+        request.transactional_id, request.producer_id, request.producer_epoch, request.group_id)
+    if error == ErrorCode.PRODUCER_FENCED and ctx.version < 2:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    return ctx.response(error_code=error)

@@ -1,0 +1,56 @@
+"""AddPartitionsToTxn (key 24): v0-3, the partitions a transactional producer is about to write.
+
+Behaviour: the request is checked as Kafka's KafkaApis does before it reaches
+the coordinator: an internal topic is TOPIC_AUTHORIZATION_FAILED (clients may
+not write one), a partition that does not exist UNKNOWN_TOPIC_OR_PARTITION,
+and if any partition failed, the others get OPERATION_NOT_ATTEMPTED and none
+is added. Otherwise the transaction coordinator adds them all and every
+partition gets its answer (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED,
+CONCURRENT_TRANSACTIONS ...). PRODUCER_FENCED is INVALID_PRODUCER_EPOCH
+before v2.
+
+Version notes: v1 identical (throttling); v2 PRODUCER_FENCED; v3 flexible.
+v4+ batch many transactions and are for brokers (KIP-890); clients use v0-3.
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ..topics import INTERNAL_TOPICS
+
+API_KEY = 24
+
+
+@handler(API_KEY, 0, 3)
+async def handle(ctx: RequestContext, request) -> object:
+    wanted = [(t.name, p) for t in request.topics for p in t.partitions]
+    errors = {tp: _precheck(ctx, *tp) for tp in wanted}
+    if any(e is not None for e in errors.values()):
+        errors = {tp: e or ErrorCode.OPERATION_NOT_ATTEMPTED for tp, e in errors.items()}
+    else:
+        error = await ctx.broker.transactions.add_partitions(
+            request.transactional_id, request.producer_id, request.producer_epoch, set(wanted))
+        if error == ErrorCode.PRODUCER_FENCED and ctx.version < 2:
+            error = ErrorCode.INVALID_PRODUCER_EPOCH
+        errors = dict.fromkeys(wanted, error)
+    return _response(ctx, request, errors)
+
+
+def _precheck(ctx: RequestContext, topic: str, index: int) -> ErrorCode | None:
+    if topic in INTERNAL_TOPICS:
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    if ctx.broker.topics.partition(topic, index) is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return None
+
+
+def _response(ctx: RequestContext, request, errors: dict) -> object:
+    resp = ctx.response()
+    Topic = type(resp).AddPartitionsToTxnTopicResult
+    Part = Topic.AddPartitionsToTxnPartitionResult
+    for t in request.topics:
+        parts = [Part(partition_index=p, partition_error_code=errors[(t.name, p)]) for p in t.partitions]
+        resp.results_by_topic.append(Topic(name=t.name, results_by_partition=parts))
+    return resp

@@ -1,0 +1,40 @@
+"""DescribeTransactions (key 65): v0, the coordinator's state of transactional ids (KIP-664).
+
+Behaviour (Kafka's ``TransactionCoordinator.handleDescribeTransactions``):
+per id, its state under Kafka's name, timeout, the start time of the open
+transaction (-1 when none), producer id and epoch, and the partitions of the
+transaction by topic (``__consumer_offsets`` included when offsets were
+added). An unknown id is TRANSACTIONAL_ID_NOT_FOUND, the empty id
+INVALID_REQUEST. What ``kafka-transactions.sh describe`` prints.
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+API_KEY = 65
+
+
+@handler(API_KEY, 0, 0)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response()
+    State = type(resp).TransactionState
+    for txn_id in request.transactional_ids:
+        meta = ctx.broker.transactions.txns.get(txn_id)
+        if meta is None:
+            error = ErrorCode.INVALID_REQUEST if txn_id == "" else ErrorCode.TRANSACTIONAL_ID_NOT_FOUND
+            resp.transaction_states.append(State(error_code=error, transactional_id=txn_id, transaction_state="",
+                                                 producer_id=-1, producer_epoch=-1))  # fmt: skip
+            continue
+        by_topic: dict[str, list[int]] = {}
+        for topic, index in sorted(meta.partitions):
+            by_topic.setdefault(topic, []).append(index)
+        resp.transaction_states.append(State(
+            error_code=ErrorCode.NONE, transactional_id=txn_id, transaction_state=meta.state.kafka_name,
+            transaction_timeout_ms=meta.timeout_ms, transaction_start_time_ms=meta.start_ms,
+            producer_id=meta.producer_id, producer_epoch=meta.producer_epoch,
+            topics=[State.TopicData(topic=t, partitions=ps) for t, ps in by_topic.items()],
+        ))  # fmt: skip
+    return resp

@@ -1,0 +1,31 @@
+"""EndTxn (key 26): v0-4, commit or abort the producer's open transaction.
+
+Behaviour: the transaction coordinator writes PrepareCommit/PrepareAbort to
+``__transaction_state``, a marker to every partition of the transaction (and
+the group offsets of TxnOffsetCommit become visible or are dropped), then
+Complete*; the answer comes once all of that is written, so a read_committed
+consumer sees a committed transaction as soon as its producer is told. A
+retry of a completed EndTxn is answered NONE; ending in another state is
+INVALID_TXN_STATE; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2.
+
+Version notes: v1 identical (throttling); v2 PRODUCER_FENCED; v3 flexible;
+v4 identical on the wire. v5 (KIP-890 part 2, epoch bump per transaction) is
+not served.
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+API_KEY = 26
+
+
+@handler(API_KEY, 0, 4)
+async def handle(ctx: RequestContext, request) -> object:
+    error = await ctx.broker.transactions.end(
+        request.transactional_id, request.producer_id, request.producer_epoch, request.committed)
+    if error == ErrorCode.PRODUCER_FENCED and ctx.version < 2:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    return ctx.response(error_code=error)

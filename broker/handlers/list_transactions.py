@@ -1,0 +1,36 @@
+"""ListTransactions (key 66): v0-1, the transactional ids this coordinator knows (KIP-664, KIP-994).
+
+Behaviour (Kafka's ``TransactionStateManager.listTransactionStates``): every
+id with its producer id and state name, kept when it passes every filter
+given: ``state_filters`` (Kafka's state names; a name that is none of them is
+echoed in ``unknown_state_filters``), ``producer_id_filters`` and (v1)
+``duration_filter``: only transactions started more than that many ms ago.
+What ``kafka-transactions.sh list`` and ``find-hanging`` read.
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ..transactions.state import TxnState
+
+API_KEY = 66
+
+
+@handler(API_KEY, 0, 1)
+async def handle(ctx: RequestContext, request) -> object:
+    resp = ctx.response(error_code=ErrorCode.NONE)
+    states = {TxnState.by_kafka_name(n) for n in request.state_filters} - {None}
+    resp.unknown_state_filters = [n for n in request.state_filters if TxnState.by_kafka_name(n) is None]
+    pids = set(request.producer_id_filters)
+    duration = request.duration_filter if ctx.version >= 1 else -1
+    now = ctx.broker.clock()
+    for txn_id, meta in sorted(ctx.broker.transactions.txns.items()):
+        if (request.state_filters and meta.state not in states) or (pids and meta.producer_id not in pids):
+            continue
+        if duration >= 0 and now - meta.start_ms <= duration:
+            continue
+        resp.transaction_states.append(type(resp).TransactionState(
+            transactional_id=txn_id, producer_id=meta.producer_id, transaction_state=meta.state.kafka_name))
+    return resp

@@ -1,0 +1,80 @@
+"""TxnOffsetCommit (key 28): v0-4, a transactional producer commits a group's offsets in its transaction.
+
+Behaviour, in Kafka's order (``KafkaApis.handleTxnOffsetCommitRequest``, then
+``GroupCoordinator.handleTxnCommitOffsets``):
+
+* partitions of unknown topics, or beyond a topic's partitions, get
+  UNKNOWN_TOPIC_OR_PARTITION; the others go on;
+* the empty group id is INVALID_GROUP_ID; while ``__consumer_offsets`` is
+  still being created the answer is COORDINATOR_NOT_AVAILABLE (the client
+  looks the coordinator up again and retries);
+* the transaction coordinator checks that AddOffsetsToTxn put the group in
+  this producer's open transaction
+  (``TransactionCoordinator.check_offsets_allowed``); its error goes on every
+  partition, PRODUCER_FENCED as INVALID_PRODUCER_EPOCH (what Kafka's
+  verification answers producers) and, before v4, TRANSACTION_ABORTABLE as
+  INVALID_TXN_STATE;
+* the group checks (``broker.groups.txn_offsets.commit_error``) and metadata
+  over 4096 bytes (OFFSET_METADATA_TOO_LARGE) as for OffsetCommit;
+* the offsets are written in a transactional batch of the producer to the
+  group's ``__consumer_offsets`` partition and answered once durable; they
+  become the group's committed offsets only when EndTxn's COMMIT marker is
+  written (``GroupManager.complete_transaction``).
+
+Version notes: v2 ``committed_leader_epoch``; v3 flexible, with
+``generation_id``, ``member_id`` and ``group_instance_id`` (KIP-447: a
+zombie member of an old generation is refused); v4 TRANSACTION_ABORTABLE.
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+API_KEY = 28
+
+
+def _verify(ctx: RequestContext, request) -> ErrorCode | None:
+    """The group-level errors before the group itself is looked at."""
+    if not request.group_id:
+        return ErrorCode.INVALID_GROUP_ID
+    if not ctx.broker.groups.store.ensure_topic():
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    error = ctx.broker.transactions.check_offsets_allowed(request.transactional_id, request.producer_id,
+                                                          request.producer_epoch, request.group_id)  # fmt: skip
+    if error == ErrorCode.PRODUCER_FENCED:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    if error == ErrorCode.TRANSACTION_ABORTABLE and ctx.version < 4:
+        return ErrorCode.INVALID_TXN_STATE
+    return error
+
+
+async def _commit(ctx: RequestContext, request, wanted: list) -> list[ErrorCode]:
+    if not wanted:
+        return []
+    error = _verify(ctx, request)
+    if error is not None:
+        return [error] * len(wanted)
+    return await ctx.broker.groups.txn_commit(
+        request.group_id, (request.producer_id, request.producer_epoch), request.member_id,
+        request.group_instance_id, request.generation_id, wanted,
+    )  # fmt: skip
+
+
+@handler(API_KEY, 0, 4)
+async def handle(ctx: RequestContext, request) -> object:
+    topics = ctx.broker.topics
+    everything = [(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
+                  for t in request.topics for p in t.partitions]  # fmt: skip
+    known = [w for w in everything if topics.partition(w[0], w[1]) is not None]
+    answers = dict(zip(((w[0], w[1]) for w in known), await _commit(ctx, request, known)))
+    resp = ctx.response()
+    topic_cls = type(resp).TxnOffsetCommitResponseTopic
+    part_cls = topic_cls.TxnOffsetCommitResponsePartition
+    for t in request.topics:
+        parts = [part_cls(partition_index=p.partition_index,
+                          error_code=answers.get((t.name, p.partition_index), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                 for p in t.partitions]  # fmt: skip
+        resp.topics.append(topic_cls(name=t.name, partitions=parts))
+    return resp

@@ -1,0 +1,156 @@
+"""An internal compacted topic the broker writes itself (``__consumer_offsets``, ``__transaction_state``).
+
+``InternalTopic`` creates the topic on first use, in the background and one
+partition at a time (``TopicRegistry.create`` under ``topics.changes``), so
+other connections are served meanwhile; like Kafka, callers answer
+COORDINATOR_NOT_AVAILABLE until it exists (``ensure_topic`` is False) or
+wait for it (``ready``). A key lives in partition ``abs(java_hash(key)) %
+partitions`` as in Kafka.
+
+``append(index, build)`` writes the v2 batch ``build(base_offset)`` returns
+through ``Broker.append`` (so fetchers wake up and durable mode's group
+commit covers it) and returns once ``Broker.wait_durable`` does: what the
+broker acknowledges survives a crash. ``records_batch`` and ``marker_batch``
+make such builders (a marker is a COMMIT or ABORT control batch, KIP-98).
+``batches(index)`` reads a partition back from its log start, batch by batch,
+for the replay at startup.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Callable, Iterator
+
+import trio
+
+from protocol import ErrorCode
+from protocol.records.batches import iter_batches
+from protocol.records.builder import RecordBatchBuilder
+from protocol.records.control import build_marker_batch
+
+from .groups.records import partition_for
+from .log_validator import ValidatedRecords
+
+log = logging.getLogger("minibroker")
+_READ_CHUNK = 1 << 20
+Build = Callable[[int], tuple[Any, int, int]]  # base offset -> (batch bytes, record count, max timestamp)
+
+
+def records_batch(rows: list[tuple[bytes, bytes | None]], now_ms: int,
+                  producer: tuple[int, int] | None = None) -> Build:  # fmt: skip
+    """A batch of ``(key, value)`` rows; transactional for ``producer`` (id, epoch)."""
+
+    def build(base: int) -> tuple[Any, int, int]:
+        pid, epoch = producer or (-1, -1)
+        builder = RecordBatchBuilder(base_offset=base, producer_id=pid, producer_epoch=epoch,
+                                     is_transactional=producer is not None)  # fmt: skip
+        for key, value in rows:
+            builder.append(key, value, timestamp=now_ms)
+        return builder.build(), len(rows), now_ms
+
+    return build
+
+
+def marker_batch(producer_id: int, epoch: int, commit: bool, coordinator_epoch: int, now_ms: int) -> Build:
+    """The COMMIT or ABORT marker ending ``producer_id``'s transaction in a partition."""
+
+    def build(base: int) -> tuple[Any, int, int]:
+        data = bytearray(build_marker_batch(producer_id, epoch, commit, coordinator_epoch, now_ms))
+        next(iter_batches(memoryview(data))).set_base_offset(base)
+        return data, 1, now_ms
+
+    return build
+
+
+class InternalTopic:
+    def __init__(self, broker: Any, name: str, num_partitions: int, segment_bytes: int) -> None:
+        self.broker = broker
+        self.name = name
+        self.num_partitions = num_partitions
+        self.segment_bytes = segment_bytes
+        self._ready = trio.Event()
+        self._creating = False
+
+    def exists(self) -> bool:
+        topic = self.broker.topics.get(self.name)
+        if topic is not None:
+            self.num_partitions = topic.num_partitions
+        return topic is not None
+
+    def ensure_topic(self) -> bool:
+        """True when the topic exists; else its creation starts in the background and False is returned."""
+        if self._ready.is_set():
+            return True
+        if not self._creating and self.exists():
+            self._ready.set()
+            return True
+        if not self._creating:
+            self._creating = True
+            trio.lowlevel.spawn_system_task(self._create_topic)
+        return False
+
+    async def _create_topic(self) -> None:
+        configs = {"cleanup.policy": "compact", "compression.type": "producer",
+                   "segment.bytes": str(self.segment_bytes)}  # fmt: skip
+        topics = self.broker.topics
+        try:
+            async with topics.changes:  # the logs are made a few at a time; requests are served in between
+                if topics.get(self.name) is None:
+                    await topics.create(self.name, self.num_partitions, configs)
+                self.num_partitions = topics.get(self.name).num_partitions
+        except Exception:  # retried by the next request that needs the topic
+            log.exception("creating %s failed", self.name)
+        else:
+            log.info("created %s with %d partitions", self.name, self.num_partitions)
+            self._ready.set()
+        finally:
+            self._creating = False
+
+    async def ready(self) -> None:
+        if not self.ensure_topic():
+            await self._ready.wait()
+
+    def partition_of(self, key: str) -> int:
+        """Kafka's ``Utils.abs(key.hashCode) % partitions``."""
+        return partition_for(key, self.num_partitions)
+
+    async def append(self, index: int, build: Build,
+                     on_append: Callable[[int], None] | None = None) -> ErrorCode | None:  # fmt: skip
+        """Append the batch ``build(base_offset)`` makes to partition ``index`` and wait until it is durable;
+        COORDINATOR_NOT_AVAILABLE when that fails, as Kafka answers. ``on_append`` gets the batch's first
+        offset as soon as it is in the log (before the wait)."""
+        await self.ready()
+        partition = self.broker.topics.partition(self.name, index)
+        if partition is None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        base = partition.log.log_end_offset
+        data, count, max_ts = build(base)
+        validated = ValidatedRecords(data, base, base + count - 1, max_ts, -1, count, 0)
+        if self.broker.append(partition, validated) is not None:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        if on_append is not None:
+            on_append(base)
+        try:
+            await self.broker.wait_durable()
+        except OSError:
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return None
+
+    def batches(self, index: int) -> Iterator[tuple[Any, int]]:
+        """``(batch, offset read from)`` for every batch of partition ``index`` from its log start, in log
+        order (read at startup; records below the offset read from were deleted)."""
+        partition = self.broker.topics.partition(self.name, index)
+        if partition is None:
+            return
+        log_, offset = partition.log, partition.log.log_start_offset
+        while True:
+            piece = log_.read(offset, _READ_CHUNK, min_one_message=True)
+            if piece is None:
+                return
+            last = offset - 1
+            for batch in iter_batches(piece.read_bytes()):
+                last = batch.last_offset
+                yield batch, offset
+            if last < offset:
+                return
+            offset = last + 1

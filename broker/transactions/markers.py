@@ -1,0 +1,66 @@
+"""Writing transaction markers.
+
+``write(broker, meta, commit, groups)`` ends a prepared transaction on every
+partition it holds, as Kafka's TransactionMarkerChannelManager does through
+WriteTxnMarkers, but in-process: each data partition gets a control batch
+(``internal_topic.marker_batch``: producer id, the transaction's epoch,
+COMMIT or ABORT, coordinator epoch 0 on a single node) appended at its log
+end offset, which ends the producer's open transaction
+in that log (``storage.producer_state``: the last stable offset moves on; an
+abort is indexed in ``.txnindex``). The group's ``__consumer_offsets``
+partitions are left to the group coordinator (``GroupManager.complete_transaction``),
+which writes its marker and makes the transaction's offsets visible or drops
+them. A partition deleted meanwhile is skipped, as Kafka skips it. Returns
+False when a log refused a write (the transaction then stays prepared and is
+retried).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ..internal_topic import marker_batch
+from ..log_validator import ValidatedRecords
+from .state import TxnMetadata
+
+log = logging.getLogger("minibroker.transactions")
+OFFSETS_TOPIC = "__consumer_offsets"
+COORDINATOR_EPOCH = 0
+
+
+async def write(broker: Any, meta: TxnMetadata, commit: bool, groups: set[str]) -> bool:
+    ok = True
+    for topic, index in sorted(meta.partitions):
+        if topic != OFFSETS_TOPIC:
+            ok &= _write_one(broker, meta, commit, topic, index)
+    if any(topic == OFFSETS_TOPIC for topic, _ in meta.partitions):
+        ok &= await _write_groups(broker, meta, commit, groups)
+    if ok:
+        try:
+            await broker.wait_durable()
+        except OSError:
+            ok = False
+    return ok
+
+
+def _write_one(broker: Any, meta: TxnMetadata, commit: bool, topic: str, index: int) -> bool:
+    partition = broker.topics.partition(topic, index)
+    if partition is None:
+        log.info("transaction %s: %s-%d no longer exists, no marker written", meta.transactional_id, topic, index)
+        return True
+    base = partition.log.log_end_offset
+    data, count, now = marker_batch(meta.producer_id, meta.producer_epoch, commit, COORDINATOR_EPOCH,
+                                    broker.clock())(base)  # fmt: skip
+    return broker.append(partition, ValidatedRecords(data, base, base, now, -1, count, 0)) is None
+
+
+async def _write_groups(broker: Any, meta: TxnMetadata, commit: bool, groups: set[str]) -> bool:
+    offsets_partitions = {index for topic, index in meta.partitions if topic == OFFSETS_TOPIC}
+    try:
+        await broker.groups.complete_transaction(meta.producer_id, meta.producer_epoch, commit, COORDINATOR_EPOCH,
+                                                 groups, offsets_partitions)  # fmt: skip
+    except OSError:
+        log.exception("transaction %s: the group offsets marker could not be written", meta.transactional_id)
+        return False
+    return True
