@@ -1,10 +1,14 @@
-"""The log cleaner (compaction), after Kafka's LogCleaner, with KIP-354, KIP-87 and KIP-724.
+"""The log cleaner (compaction), after Kafka's LogCleaner, with KIP-354, KIP-87, KIP-724 and KIP-98.
 
-* ``selection``: first dirty / first uncleanable offsets, dirty and must-clean
-  ratios, KIP-354's compaction delay, and the choice of the next log;
+* ``selection``: first dirty / first uncleanable offsets (never past the last
+  stable offset), dirty and must-clean ratios, KIP-354's compaction delay, and
+  the choice of the next log;
 * ``offset_map``: the bounded key -> offset map of pass 1;
 * ``recopy``: the keep rules of pass 2, batch by batch (tombstones, delete
-  horizons, live producers' last batches, legacy batches rewritten as v2);
+  horizons, live producers' last batches, aborted transactions and markers,
+  legacy batches rewritten as v2);
+* ``transactions``: which batches belong to aborted transactions and which
+  markers may go, as a pass walks the log (``.txnindex`` entries kept);
 * ``cleaner``: one round of one log (map, recopy into ``.cleaned`` files, swap);
 * ``manager``: what is in progress or uncleanable, checkpoints, gauges' inputs;
 * ``service``: the background threads; ``throttle``: the shared I/O limit;

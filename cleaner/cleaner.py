@@ -4,8 +4,13 @@
 
 1. **Pass 1** (``_build_map``): walk the dirty section, [first dirty offset,
    first uncleanable offset), entry by entry, putting ``key -> offset`` for
-   every keyed record at or above the first dirty offset (control batches
-   skipped). Before an entry that would overfill the map, stop: the round
+   every keyed record at or above the first dirty offset. Control batches and
+   batches of aborted transactions (``Log.aborted_transactions`` over the
+   section, followed by ``transactions.CleanedTransactions``) stay out of the
+   map, so an aborted write never shadows an older committed value. No entry
+   at or past the first uncleanable offset is read (it is at most the last
+   stable offset: an undecided transaction is never cleaned). Before an entry
+   that would overfill the map, stop: the round
    then ends at ``latest_offset + 1`` and the next round continues from there.
    At the end of each whole segment ``latest_offset`` moves to the next
    segment's base offset - 1, as in Kafka.
@@ -15,7 +20,10 @@
    and each group is recopied through a
    ``BatchFilter`` into ``<base>.log.cleaned`` with freshly written
    ``.index.cleaned``/``.timeindex.cleaned``, fsynced, given the mtime of the
-   group's last source segment.
+   group's last source segment. The filter is told each source segment's
+   aborted transactions before reading it (one transaction state for the
+   whole pass, as Kafka's); the ABORT markers it keeps are written to
+   ``<base>.txnindex.cleaned``, which moves with the segment.
 3. **Swap**, group by group: ``owner(fn)`` runs ``Log.replace_segments`` on
    the thread that owns the log (the broker's trio thread; directly in tests),
    so appends and fetches wait for the renames only, never for the copy. If
@@ -44,12 +52,14 @@ from storage.batch_files import iter_entries
 from storage.checkpoint import fsync_dir
 from storage.file_names import CLEANED
 from storage.index import OffsetIndex, TimeIndex
+from storage.txn_index import write_txn_index
 
 from .gate import RequestGate
 from .offset_map import GIL_SLICE, SHORT_KEY, OffsetMap
 from .recopy import BatchFilter, CleanerStats
 from .selection import LogToClean
 from .throttle import Throttler
+from .transactions import CleanedTransactions
 
 INT_MAX = 2**31 - 1
 
@@ -93,8 +103,9 @@ class Cleaner:
         segments = list(log_.segments)[:-1]
         end = self._build_map(log_, segments, todo.first_dirty_offset, todo.first_uncleanable_offset)
         self.stats.map_records, self.stats.map_utilization = len(self.map), self.map.utilization
+        retain_batches, retain_markers = _live_producers(log_, now)
         filt = BatchFilter(self.map, now=now, delete_retention_ms=log_.config.delete_retention_ms,
-                           retain_batches=_live_producer_batches(log_, now), round_end=end,
+                           retain_batches=retain_batches, retain_markers=retain_markers, round_end=end,
                            stats=self.stats, pause=self.gate.pause)  # fmt: skip
         for group in group_segments([s for s in segments if s.base_offset < end], log_.config):
             self._check_abort(log_)
@@ -111,28 +122,33 @@ class Cleaner:
 
     def _build_map(self, log_: Any, segments: list, first_dirty: int, uncleanable: int) -> int:
         self.map.begin(first_dirty)
+        txns = CleanedTransactions()
+        txns.add_aborted(log_.aborted_transactions(first_dirty, uncleanable))
         for i, seg in enumerate(segments):
             next_base = segments[i + 1].base_offset if i + 1 < len(segments) else uncleanable
             if next_base <= first_dirty or seg.base_offset >= uncleanable:
                 continue
             self._check_abort(log_)
-            if self._map_segment(seg, first_dirty):
+            if self._map_segment(seg, first_dirty, uncleanable, txns):
                 break
             self.map.latest_offset = max(self.map.latest_offset, min(next_base, uncleanable) - 1)
         return self.map.latest_offset + 1
 
-    def _map_segment(self, seg: Any, first_dirty: int) -> bool:
+    def _map_segment(self, seg: Any, first_dirty: int, uncleanable: int, txns: CleanedTransactions) -> bool:
         """Map one segment's keys; True when the map filled up before its end."""
         latest, pause = self.map.latest_offset, self.gate.pause
         for entry in iter_entries(seg.handle, seg.size, self.chunk, self._read):
             pause()
             if entry.last_offset < first_dirty:
                 continue
-            if not self.map.has_room_for(entry.records_count) and len(self.map):
+            if entry.base_offset >= uncleanable:
+                break
+            if _not_mapped(entry, txns):
+                pass
+            elif not self.map.has_room_for(entry.records_count) and len(self.map):
                 return True
-            if entry.magic == 2:
-                if not entry.is_control:
-                    _map_v2(self.map, entry, first_dirty, pause)
+            elif entry.magic == 2:
+                _map_v2(self.map, entry, first_dirty, pause)
             else:
                 for offset, _ts, key, _v, _h, _a in entry.iter_tuples():
                     if key is not None and offset >= first_dirty:
@@ -147,8 +163,11 @@ class Cleaner:
         log_path = log_.cleaned_path(base)
         paths = [log_path] + [log_path.with_name(f"{base:020d}{ext}{CLEANED}") for ext in (".index", ".timeindex")]
         writer = _SegmentWriter(paths, base, config)
+        filt.txns.kept_aborted = []
         try:
-            for seg in group:
+            for i, seg in enumerate(group):
+                upper = group[i + 1].base_offset if i + 1 < len(group) else seg.next_offset
+                filt.txns.add_aborted(log_.aborted_transactions(seg.base_offset, upper))
                 for entry in iter_entries(seg.handle, seg.size, self.chunk, self._read):
                     self.gate.pause()
                     data = filt.filter(entry)
@@ -157,6 +176,9 @@ class Cleaner:
                         self.throttler.maybe_throttle(len(data))
                 self._check_abort(log_)
             writer.finish(os.stat(group[-1].path).st_mtime)
+            txn_path = log_.cleaned_txn_index_path(base)
+            paths.append(txn_path)  # removed with the others if the swap is abandoned
+            write_txn_index(txn_path, filt.txns.kept_aborted)
         except BaseException:
             writer.discard()
             raise
@@ -185,11 +207,26 @@ def _map_v2(offset_map: OffsetMap, batch: Any, first_dirty: int, pause: Callable
             offset_map.keyless += keys.count(None)
 
 
-def _live_producer_batches(log_: Any, now: int) -> set[int]:
+def _live_producers(log_: Any, now: int) -> tuple[set[int], dict[int, int]]:
+    """Kafka's lastRecordsOfActiveProducers: the last data offsets of live producers, and the epochs of
+    those whose last entry is a marker (no data batch left), whose marker then carries the epoch."""
     state = getattr(log_, "producer_state", None)
     if state is None:
-        return set()
-    return set(state.last_offsets(now).values())
+        return set(), {}
+    horizon = now - state.expiration_ms
+    markers = {pid: e.epoch for pid, e in list(state.producers.items())
+               if e.last_offset < 0 and e.last_timestamp >= horizon}  # fmt: skip
+    return set(state.last_offsets(now).values()), markers
+
+
+def _not_mapped(entry: Any, txns: CleanedTransactions) -> bool:
+    """Control batches and data of aborted transactions stay out of the map; the transaction state follows both."""
+    if entry.magic != 2:
+        return False
+    if entry.is_control:
+        txns.on_control_batch(entry)
+        return True
+    return txns.on_data_batch(entry)
 
 
 def group_segments(segments: list, config: Any) -> list[list]:

@@ -21,9 +21,15 @@ KIP-87 flag in the record attributes):
   batch keeps its append time), as Kafka's rebuilt batch has it;
 * a batch left empty is dropped, unless it is the last batch of a live
   producer (kept as a header-only batch so the producer's sequence and epoch
-  survive) or the round's last batch;
-* control batches are copied as they are (transactions are not supported, so
-  there are no aborted transactions to remove);
+  survive), the marker a live producer wrote last when it has no data batch
+  left to carry its epoch, or the round's last batch;
+* transactions (``transactions.CleanedTransactions`` follows them batch by
+  batch): a data batch of an aborted transaction is dropped whole, whatever
+  its keys (or emptied, when it must stay); committed transactional data is
+  data like any other; a marker is copied as it is while it is needed (an
+  ABORT marker while batches of its transaction remain, a COMMIT marker while
+  its transaction had a batch in this pass); once removable it gets a delete
+  horizon as a tombstone would, and is dropped when the horizon has passed;
 * legacy v0/v1 entries are always rewritten as v2 (KIP-724): an uncompressed
   message becomes a single-record batch, a compressed wrapper one batch.
 """
@@ -47,6 +53,7 @@ from protocol.records.skim import TOMBSTONE_BIT, skim_v2_records
 from protocol.records.varint import read_varint_fast, read_varlong_slow
 
 from .offset_map import OffsetMap
+from .transactions import CleanedTransactions
 
 
 @attrs.define
@@ -71,12 +78,15 @@ class BatchFilter:
 
     def __init__(self, offset_map: OffsetMap, *, now: int, delete_retention_ms: int,
                  retain_batches: set[int], round_end: int, stats: CleanerStats | None = None,
-                 pause: Callable[[], None] = lambda: None) -> None:  # fmt: skip
+                 pause: Callable[[], None] = lambda: None, retain_markers: dict[int, int] | None = None,
+                 txns: CleanedTransactions | None = None) -> None:  # fmt: skip
         self.map = offset_map
         self.pause = pause
         self.now = now
         self.new_horizon = now + delete_retention_ms
         self.retain = retain_batches  # last offsets of batches kept even when emptied
+        self.retain_markers = retain_markers or {}  # live producer id -> epoch, when its last entry is a marker
+        self.txns = txns if txns is not None else CleanedTransactions()
         self.round_end = round_end
         self.stats = stats if stats is not None else CleanerStats()
 
@@ -88,7 +98,12 @@ class BatchFilter:
         return self._filter_v2(entry)
 
     def _filter_v2(self, batch: RecordBatchView) -> bytes | memoryview | None:
-        if batch.is_control or batch.base_offset > self.map.latest_offset:
+        if batch.is_control:
+            return self._filter_control(batch)
+        if self.txns.on_data_batch(batch):  # aborted: no record survives, whatever its key
+            self.stats.records_read += batch.records_count
+            return self._emptied(batch)
+        if batch.base_offset > self.map.latest_offset:
             self.stats.records_read += batch.records_count
             self.stats.records_kept += batch.records_count
             return batch.buffer
@@ -103,9 +118,7 @@ class BatchFilter:
         self.stats.records_read += batch.records_count
         self.stats.records_kept += len(kept)
         if not kept:  # an emptied batch, or one kept empty earlier, goes unless it must stay
-            if not self._must_retain(batch):
-                return None
-            return batch.buffer if batch.records_count == 0 else self._empty(batch)
+            return self._emptied(batch)
         needs_horizon = batch.delete_horizon_ms is None and any(r[2] for r in kept)
         if len(kept) == batch.records_count and not needs_horizon:
             return batch.buffer
@@ -146,7 +159,29 @@ class BatchFilter:
             kept.append(record)
         return kept
 
+    def _filter_control(self, batch: RecordBatchView) -> bytes | memoryview | None:
+        """A transaction marker: kept while needed, then given a delete horizon, then dropped."""
+        removable = self.txns.on_control_batch(batch)
+        horizon = batch.delete_horizon_ms
+        self.stats.records_read += batch.records_count
+        if removable and batch.records_count and horizon is None:
+            self.stats.records_kept += batch.records_count
+            self.stats.batches_rebuilt += 1
+            return _rebuild(batch, set(range(batch.base_offset, batch.next_offset)), self.new_horizon)
+        if removable and (horizon is None or horizon <= self.now):
+            return self._emptied(batch)
+        self.stats.records_kept += batch.records_count
+        return batch.buffer
+
+    def _emptied(self, batch: RecordBatchView) -> bytes | memoryview | None:
+        """A batch none of whose records survive: dropped, or kept as a header when it must stay."""
+        if not self._must_retain(batch):
+            return None
+        return batch.buffer if batch.records_count == 0 else self._empty(batch)
+
     def _must_retain(self, batch: RecordBatchView) -> bool:
+        if batch.is_control and self.retain_markers.get(batch.producer_id, -2) == batch.producer_epoch:
+            return True
         return batch.last_offset in self.retain or batch.next_offset == self.round_end
 
     @staticmethod
@@ -155,8 +190,8 @@ class BatchFilter:
             base_offset=batch.base_offset, last_offset=batch.last_offset, max_timestamp=batch.max_timestamp,
             timestamp_type=batch.timestamp_type, producer_id=batch.producer_id,
             producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
-            is_transactional=batch.is_transactional, partition_leader_epoch=batch.partition_leader_epoch,
-            delete_horizon_ms=batch.delete_horizon_ms,
+            is_transactional=batch.is_transactional, is_control=batch.is_control,
+            partition_leader_epoch=batch.partition_leader_epoch, delete_horizon_ms=batch.delete_horizon_ms,
         )  # fmt: skip
 
 
@@ -182,7 +217,7 @@ def _rebuild(batch: RecordBatchView, offsets: set[int], horizon: int) -> bytes:
     builder = RecordBatchBuilder(
         magic=2, compression=batch.compression, timestamp_type=batch.timestamp_type,
         base_offset=batch.base_offset, producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
-        base_sequence=batch.base_sequence, is_transactional=batch.is_transactional,
+        base_sequence=batch.base_sequence, is_transactional=batch.is_transactional, is_control=batch.is_control,
         partition_leader_epoch=batch.partition_leader_epoch, delete_horizon_ms=horizon,
         log_append_time=batch.max_timestamp if lat else None,
     )  # fmt: skip

@@ -5,13 +5,17 @@ snapshot of its segment list:
 
 * ``first_dirty_offset``: the ``cleaner-offset-checkpoint`` entry, or the log
   start offset when there is none or it lies outside [log start, log end];
-* ``first_uncleanable_offset``: the smallest of the high watermark, the
-  active segment's base offset and, with ``min.compaction.lag.ms`` > 0 (KIP-58),
-  the base of the first dirty inactive segment whose largest timestamp is
-  newer than ``now - min.compaction.lag.ms``; never below the first dirty
-  offset;
+* ``first_uncleanable_offset``: the smallest of the last stable offset (the
+  high watermark, or the first offset of the oldest undecided transaction
+  when that is lower), the active segment's base offset and, with
+  ``min.compaction.lag.ms`` > 0 (KIP-58), the base of the first dirty inactive
+  segment whose largest timestamp is newer than ``now -
+  min.compaction.lag.ms``; rounded down to the base of the segment holding it,
+  as Kafka's ``calculateCleanableBytes`` does (so a round never reads past the
+  last stable offset); never below the first dirty offset;
 * ``clean_bytes`` (segments starting below the first dirty offset) and
-  ``cleanable_bytes`` (segments overlapping [first dirty, first uncleanable));
+  ``cleanable_bytes`` (segments overlapping [first dirty, first uncleanable),
+  counted before that last clamp, so 0 when it applies);
   the dirty ratio is ``cleanable / (clean + cleanable)``;
 * KIP-354: ``compaction_delay_ms`` is ``now - max.compaction.lag.ms`` minus the
   earliest first-batch timestamp (values <= 0 ignored) of the dirty inactive
@@ -85,14 +89,15 @@ def first_dirty_offset(log_: Any, checkpointed: int | None) -> tuple[int, bool]:
 
 
 def _first_uncleanable(log_: Any, segments: list, first_dirty: int, now: int) -> int:
-    limit = min(log_.high_watermark, segments[-1].base_offset)
+    """Kafka's bound, rounded down to a segment base; the caller clamps it to the first dirty offset."""
+    limit = min(log_.last_stable_offset, segments[-1].base_offset)
     lag = log_.config.min_compaction_lag_ms
     if lag > 0:
         for seg in _dirty_inactive(segments, first_dirty):
             if seg.largest_timestamp > now - lag:
                 limit = min(limit, seg.base_offset)
                 break
-    return max(limit, first_dirty)
+    return max((s.base_offset for s in segments if s.base_offset <= limit), default=limit)
 
 
 def _dirty_inactive(segments: list, first_dirty: int) -> list:
@@ -115,20 +120,20 @@ def compaction_delay(log_: Any, segments: list, first_dirty: int, now: int) -> i
 def log_to_clean(log_: Any, checkpointed: int | None, now: int) -> LogToClean:
     segments = list(log_.segments)
     dirty, reset = first_dirty_offset(log_, checkpointed)
-    uncleanable = _first_uncleanable(log_, segments, dirty, now)
+    bound = _first_uncleanable(log_, segments, dirty, now)
     clean_until = now - log_.config.max_compaction_lag_ms
     clean = cleanable = must = 0
     for i, seg in enumerate(segments):
         end = segments[i + 1].base_offset if i + 1 < len(segments) else log_.log_end_offset
         if seg.base_offset < dirty:
             clean += seg.size
-        if end > dirty and seg.base_offset < uncleanable:
+        if end > dirty and seg.base_offset < bound:
             cleanable += seg.size
             first = seg.first_batch_timestamp or 0
             if 0 < first < clean_until:
                 must += seg.size
     delay = compaction_delay(log_, segments, dirty, now)
-    return LogToClean(log_, dirty, uncleanable, clean, cleanable, must, delay, reset)
+    return LogToClean(log_, dirty, max(bound, dirty), clean, cleanable, must, delay, reset)
 
 
 def choose(candidates: Iterable[LogToClean]) -> LogToClean | None:

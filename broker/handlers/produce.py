@@ -29,10 +29,11 @@ record_errors and error_message; v9 flexible.
 from __future__ import annotations
 
 import logging
+import struct
 import time
 
 from protocol import ErrorCode
-from protocol.records import iter_batches
+from protocol.records import RECORD_BATCH_OVERHEAD, iter_batches
 from storage.producer_state import BatchInfo, Duplicate
 
 from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, handler
@@ -40,6 +41,8 @@ from ..log_validator import ValidationError, validate_and_assign
 
 log = logging.getLogger(__name__)
 API_KEY = 0
+_TRANSACTIONAL = 0x10
+_PRODUCER, _LENGTH = struct.Struct(">qh"), struct.Struct(">i")
 
 
 @handler(API_KEY, 0, 11)
@@ -130,10 +133,21 @@ def _appended(broker, topic: str, part, partition, validated) -> None:
 def _transaction_check(broker, txn_id: str | None, topic: str, index: int, data) -> ErrorCode | None:
     """A transactional batch needs the request's transactional id and, with
     ``transaction.partition.verification.enable``, its partition in that open transaction (KIP-890)."""
-    for view in iter_batches(memoryview(data)):
-        if view.magic == 2 and view.is_transactional:
-            error = broker.transactions.verify_produce(txn_id, view.producer_id, view.producer_epoch, topic, index)
-            return _PRODUCE_ERRORS.get(error, error)
+    producer = _transactional_producer(data)
+    if producer is None:
+        return None
+    error = broker.transactions.verify_produce(txn_id, producer[0], producer[1], topic, index)
+    return _PRODUCE_ERRORS.get(error, error)
+
+
+def _transactional_producer(data) -> tuple[int, int] | None:
+    """``(producer id, epoch)`` of the first transactional v2 batch of validated ``data``, from the batch
+    headers alone (magic at byte 16, attributes' low byte at 22, producer id and epoch at 43)."""
+    pos, end = 0, len(data)
+    while end - pos >= RECORD_BATCH_OVERHEAD:
+        if data[pos + 16] == 2 and data[pos + 22] & _TRANSACTIONAL:
+            return _PRODUCER.unpack_from(data, pos + 43)
+        pos += 12 + _LENGTH.unpack_from(data, pos + 8)[0]
     return None
 
 
