@@ -35,9 +35,10 @@ CONCURRENT_TRANSACTIONS.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import defaultdict
-from typing import Any
+from typing import Any, AsyncIterator
 
 import attrs
 import trio
@@ -107,7 +108,7 @@ class TransactionCoordinator:
         error = await self.ready()
         if error is not None:
             return error, -1, -1
-        async with self._locks[txn_id]:
+        async with self._locked(txn_id):
             return await self._init_locked(txn_id, timeout_ms, expected)
 
     async def _init_locked(self, txn_id: str, timeout_ms: int, expected: tuple[int, int] | None) -> Result:
@@ -162,7 +163,7 @@ class TransactionCoordinator:
         error = await self.ready()
         if error is not None:
             return error
-        async with self._locks[txn_id]:
+        async with self._locked(txn_id):
             meta = self.txns.get(txn_id)
             error = _producer_error(meta, producer_id, epoch)
             if error is not None:
@@ -225,7 +226,7 @@ class TransactionCoordinator:
     async def end(self, txn_id: str, producer_id: int, epoch: int, commit: bool) -> ErrorCode:
         if txn_id == "":
             return ErrorCode.INVALID_REQUEST
-        async with self._locks[txn_id]:
+        async with self._locked(txn_id):
             meta = self.txns.get(txn_id)
             error = _producer_error(meta, producer_id, epoch)
             if error is not None:
@@ -267,6 +268,18 @@ class TransactionCoordinator:
 
     # -- persistence and timers ----------------------------------------------------------
 
+    @contextlib.asynccontextmanager
+    async def _locked(self, txn_id: str) -> AsyncIterator[None]:
+        """Hold ``txn_id``'s lock; a lock nobody waits for is dropped once the id is unknown, so requests
+        naming made-up ids leave nothing behind."""
+        lock = self._locks[txn_id]
+        try:
+            async with lock:
+                yield
+        finally:
+            if txn_id not in self.txns and not lock.statistics().tasks_waiting and not lock.locked():
+                self._locks.pop(txn_id, None)
+
     async def _persist(self, meta: TxnMetadata, *, forget: bool = False) -> ErrorCode | None:
         key, value = key_bytes(meta.transactional_id), None if forget else value_bytes(meta)
         index = self.topic.partition_of(meta.transactional_id)
@@ -296,7 +309,7 @@ class TransactionCoordinator:
 
     async def retry_prepared(self) -> None:
         for txn_id in [t for t, m in self.txns.items() if m.state.is_prepare]:
-            async with self._locks[txn_id]:
+            async with self._locked(txn_id):
                 meta = self.txns.get(txn_id)
                 if meta is not None and meta.state.is_prepare:
                     await self._complete(meta)
@@ -305,7 +318,7 @@ class TransactionCoordinator:
         """Abort (and fence) every Ongoing transaction open longer than its ``transaction.timeout.ms``."""
         now = self.broker.clock()
         for txn_id in [t for t, m in self.txns.items() if m.state == TxnState.ONGOING]:
-            async with self._locks[txn_id]:
+            async with self._locked(txn_id):
                 meta = self.txns.get(txn_id)
                 if meta is not None and meta.state == TxnState.ONGOING and meta.start_ms + meta.timeout_ms < now:
                     log.info("aborting transaction of %s: open longer than %d ms", txn_id, meta.timeout_ms)
@@ -315,7 +328,7 @@ class TransactionCoordinator:
         """Forget ids with no open transaction and no change for ``transactional.id.expiration.ms``."""
         horizon = self.broker.clock() - self.broker.config.transactional_id_expiration_ms
         for txn_id in [t for t, m in self.txns.items() if m.state.is_complete and m.last_update_ms < horizon]:
-            async with self._locks[txn_id]:
+            async with self._locked(txn_id):
                 meta = self.txns.get(txn_id)
                 if meta is not None and meta.state.is_complete and meta.last_update_ms < horizon:
                     await self._persist(meta, forget=True)

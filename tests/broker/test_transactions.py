@@ -243,3 +243,14 @@ async def test_describe_and_list_transactions(groups_broker):
     assert await listed(state_filters=["Ongoing"], duration_filter=999) == ([], [(TXN, "Ongoing")])
     assert await listed(state_filters=["Ongoing"], duration_filter=1000) == ([], [])
     assert await listed(version=0, state_filters=["Ongoing"], duration_filter=1000) == ([], [(TXN, "Ongoing")])
+
+
+async def test_requests_for_unknown_ids_leave_no_state_behind(groups_broker):
+    await create_ok(groups_broker, "t", 1)
+    for i in range(20):
+        assert await end(groups_broker, 1, 0, True, txn=f"ghost-{i}") == ErrorCode.INVALID_PRODUCER_ID_MAPPING
+        added = await add(groups_broker, 1, 0, {"t": [0]}, txn=f"ghost-{i}")
+        assert added == {("t", 0): ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+    assert (await init(groups_broker))[0] == ErrorCode.NONE
+    assert set(groups_broker.transactions._locks) <= {TXN}
+    assert set(groups_broker.transactions.txns) == {TXN}
