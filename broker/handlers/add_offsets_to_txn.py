@@ -12,9 +12,8 @@ v4 identical on the wire (its clients understand TRANSACTION_ABORTABLE).
 
 from __future__ import annotations
 
-from protocol import ErrorCode
-
 from ..dispatch import RequestContext, handler
+from ..transactions import for_version
 
 API_KEY = 25
 
@@ -23,6 +22,4 @@ API_KEY = 25
 async def handle(ctx: RequestContext, request) -> object:
     error = await ctx.broker.transactions.add_offsets(
         request.transactional_id, request.producer_id, request.producer_epoch, request.group_id)
-    if error == ErrorCode.PRODUCER_FENCED and ctx.version < 2:
-        error = ErrorCode.INVALID_PRODUCER_EPOCH
-    return ctx.response(error_code=error)
+    return ctx.response(error_code=for_version(error, ctx.version, 2))

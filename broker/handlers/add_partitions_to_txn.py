@@ -19,6 +19,7 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..topics import INTERNAL_TOPICS
+from ..transactions import for_version
 
 API_KEY = 24
 
@@ -32,9 +33,7 @@ async def handle(ctx: RequestContext, request) -> object:
     else:
         error = await ctx.broker.transactions.add_partitions(
             request.transactional_id, request.producer_id, request.producer_epoch, set(wanted))
-        if error == ErrorCode.PRODUCER_FENCED and ctx.version < 2:
-            error = ErrorCode.INVALID_PRODUCER_EPOCH
-        errors = dict.fromkeys(wanted, error)
+        errors = dict.fromkeys(wanted, for_version(error, ctx.version, 2))
     return _response(ctx, request, errors)
 
 

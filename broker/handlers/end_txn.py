@@ -15,9 +15,8 @@ not served.
 
 from __future__ import annotations
 
-from protocol import ErrorCode
-
 from ..dispatch import RequestContext, handler
+from ..transactions import for_version
 
 API_KEY = 26
 
@@ -26,6 +25,4 @@ API_KEY = 26
 async def handle(ctx: RequestContext, request) -> object:
     error = await ctx.broker.transactions.end(
         request.transactional_id, request.producer_id, request.producer_epoch, request.committed)
-    if error == ErrorCode.PRODUCER_FENCED and ctx.version < 2:
-        error = ErrorCode.INVALID_PRODUCER_EPOCH
-    return ctx.response(error_code=error)
+    return ctx.response(error_code=for_version(error, ctx.version, 2))

@@ -23,6 +23,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
+from ..transactions import for_version
 
 API_KEY = 22
 _EPOCH_MAX = 32767
@@ -44,6 +45,4 @@ async def _transactional(ctx: RequestContext, request) -> object:
         expected = (request.producer_id, request.producer_epoch)
     error, producer_id, epoch = await ctx.broker.transactions.init_producer_id(
         request.transactional_id, request.transaction_timeout_ms, expected)
-    if error == ErrorCode.PRODUCER_FENCED and ctx.version < 4:
-        error = ErrorCode.INVALID_PRODUCER_EPOCH
-    return ctx.response(error_code=error, producer_id=producer_id, producer_epoch=epoch)
+    return ctx.response(error_code=for_version(error, ctx.version, 4), producer_id=producer_id, producer_epoch=epoch)

@@ -165,11 +165,9 @@ class TransactionCoordinator:
             return error
         async with self._locked(txn_id):
             meta = self.txns.get(txn_id)
-            error = _producer_error(meta, producer_id, epoch)
+            error = _writer_error(meta, producer_id, epoch)
             if error is not None:
                 return error
-            if meta.state.is_prepare:
-                return ErrorCode.CONCURRENT_TRANSACTIONS
             if meta.state == TxnState.ONGOING and partitions <= meta.partitions:
                 return ErrorCode.NONE
             now = self.broker.clock()
@@ -212,11 +210,9 @@ class TransactionCoordinator:
 
     def _in_transaction(self, txn_id: str, producer_id: int, epoch: int, tp: tuple[str, int]) -> ErrorCode | None:
         meta = self.txns.get(txn_id)
-        error = _producer_error(meta, producer_id, epoch)
+        error = _writer_error(meta, producer_id, epoch)
         if error is not None:
             return error
-        if meta.state.is_prepare:
-            return ErrorCode.CONCURRENT_TRANSACTIONS
         if meta.state != TxnState.ONGOING or tp not in meta.partitions:
             return ErrorCode.INVALID_TXN_STATE
         return None
@@ -350,3 +346,19 @@ def _producer_error(meta: TxnMetadata | None, producer_id: int, epoch: int) -> E
     if meta.producer_epoch != epoch:
         return ErrorCode.PRODUCER_FENCED
     return None
+
+
+def _writer_error(meta: TxnMetadata | None, producer_id: int, epoch: int) -> ErrorCode | None:
+    """``_producer_error``, or CONCURRENT_TRANSACTIONS while the transaction is being ended."""
+    error = _producer_error(meta, producer_id, epoch)
+    if error is None and meta.state.is_prepare:
+        return ErrorCode.CONCURRENT_TRANSACTIONS
+    return error
+
+
+def for_version(error: ErrorCode, version: int, fenced_since: int) -> ErrorCode:
+    """PRODUCER_FENCED as INVALID_PRODUCER_EPOCH for request versions older than ``fenced_since``, whose
+    clients do not know it (Kafka's KafkaApis does the same)."""
+    if error == ErrorCode.PRODUCER_FENCED and version < fenced_since:
+        return ErrorCode.INVALID_PRODUCER_EPOCH
+    return error

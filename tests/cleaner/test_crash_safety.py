@@ -63,14 +63,8 @@ def _history(path, clock):
     return lm, log_, model
 
 
-def _stray(path) -> list:
-    return [p.name for p in path.rglob("*") if p.name.endswith((".cleaned", ".swap", ".deleted"))]
-
-
-@pytest.mark.parametrize("fail_at", range(1, 166))
-def test_a_crash_at_any_file_operation_loses_nothing(tmp_path, monkeypatch, fail_at):
-    clock = Clock()
-    lm, log_, model = _history(tmp_path, clock)
+def crash_round(lm, clock, monkeypatch, fail_at: int) -> None:
+    """Run one cleaner round that crashes at its ``fail_at``-th file operation (skip past its last one)."""
     cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
     with monkeypatch.context() as m:
         faults = Faults(m, fail_at, Crash)
@@ -80,6 +74,17 @@ def test_a_crash_at_any_file_operation_loses_nothing(tmp_path, monkeypatch, fail
             pass
     if not faults.hit:
         pytest.skip(f"the round has fewer than {fail_at} file operations")
+
+
+def _stray(path) -> list:
+    return [p.name for p in path.rglob("*") if p.name.endswith((".cleaned", ".swap", ".deleted"))]
+
+
+@pytest.mark.parametrize("fail_at", range(1, 166))
+def test_a_crash_at_any_file_operation_loses_nothing(tmp_path, monkeypatch, fail_at):
+    clock = Clock()
+    lm, log_, model = _history(tmp_path, clock)
+    crash_round(lm, clock, monkeypatch, fail_at)
     lm2 = open_manager(tmp_path, clock)  # the old objects are dropped: a crash
     log2 = lm2.get_log("t", 0)
     assert not _stray(tmp_path)

@@ -19,7 +19,7 @@ import pytest
 
 from cleaner import CleanerConfig, LogCleaner
 from tests.cleaner.helpers import compacted_log, open_manager, read_batches
-from tests.cleaner.test_crash_safety import Crash, Faults, _stray
+from tests.cleaner.test_crash_safety import _stray, crash_round
 from tests.cleaner.test_transactions import Writer
 from tests.storage.lead_helpers import Clock
 
@@ -64,15 +64,7 @@ def test_a_crash_at_any_file_operation_keeps_aborted_data_hidden(tmp_path, monke
     clock = Clock()
     lm, log_, latest = _txn_history(tmp_path, clock)
     original = _check_read_committed(log_, latest)
-    cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
-    with monkeypatch.context() as m:
-        faults = Faults(m, fail_at, Crash)
-        try:
-            cleaner.run_once()
-        except Crash:
-            pass
-    if not faults.hit:
-        pytest.skip(f"the round has fewer than {fail_at} file operations")
+    crash_round(lm, clock, monkeypatch, fail_at)
     lm2 = open_manager(tmp_path, clock)  # the old objects are dropped: a crash
     log2 = lm2.get_log("t", 0)
     assert not _stray(tmp_path)
