@@ -21,6 +21,14 @@ Kafka's rules to an incoming v2 batch *before* it is written:
 * a non-transactional batch while the producer's transaction is open is
   INVALID_TXN_STATE.
 
+``check_marker(producer_id, epoch, coordinator_epoch)`` applies Kafka's checks
+to a COMMIT/ABORT marker a coordinator (or an admin client, WriteTxnMarkers)
+asks to write, *before* it is written (``appendEndTxnMarker``, origin
+COORDINATOR): an epoch below the producer's is INVALID_PRODUCER_EPOCH, a
+coordinator epoch below the one of the producer's last marker is
+TRANSACTION_COORDINATOR_FENCED; a producer the partition does not know
+passes.
+
 ``update(batch)`` records an appended data batch; a transactional one starts
 the producer's transaction at its first offset when none is open.
 ``end_txn(marker)`` applies a COMMIT/ABORT marker (Kafka's
@@ -192,6 +200,17 @@ class ProducerStateManager:
             return ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
         if entry.current_txn_first_offset is not None and not batch.transactional:
             return ErrorCode.INVALID_TXN_STATE
+        return None
+
+    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int) -> ErrorCode | None:
+        """Kafka's checks for a COMMIT/ABORT marker of ``producer_id``; None when it may be appended."""
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            return None
+        if epoch < entry.epoch:
+            return ErrorCode.INVALID_PRODUCER_EPOCH
+        if coordinator_epoch < entry.coordinator_epoch:
+            return ErrorCode.TRANSACTION_COORDINATOR_FENCED
         return None
 
     def update(self, batch: BatchInfo) -> None:

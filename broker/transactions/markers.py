@@ -12,13 +12,17 @@ partitions are left to the group coordinator (``GroupManager.complete_transactio
 which writes its marker and makes the transaction's offsets visible or drops
 them. A partition deleted meanwhile is skipped, as Kafka skips it. Returns
 False when a log refused a write (the transaction then stays prepared and is
-retried).
+retried). These markers skip the checks WriteTxnMarkers makes
+(``ProducerStateManager.check_marker``): this coordinator's decision is the
+one that stands. ``append_marker`` writes one marker, for both.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+
+from protocol import ErrorCode
 
 from ..internal_topic import marker_batch
 from ..log_validator import ValidatedRecords
@@ -49,10 +53,16 @@ def _write_one(broker: Any, meta: TxnMetadata, commit: bool, topic: str, index: 
     if partition is None:
         log.info("transaction %s: %s-%d no longer exists, no marker written", meta.transactional_id, topic, index)
         return True
+    return append_marker(broker, partition, meta.producer_id, meta.producer_epoch, commit, COORDINATOR_EPOCH) is None
+
+
+def append_marker(broker: Any, partition: Any, producer_id: int, epoch: int, commit: bool,
+                  coordinator_epoch: int) -> ErrorCode | None:  # fmt: skip
+    """Append one COMMIT/ABORT control batch at ``partition``'s log end offset (no wait for durability);
+    the storage error, or None. Also the write of ``handlers.write_txn_markers``, after its checks."""
     base = partition.log.log_end_offset
-    data, count, now = marker_batch(meta.producer_id, meta.producer_epoch, commit, COORDINATOR_EPOCH,
-                                    broker.clock())(base)  # fmt: skip
-    return broker.append(partition, ValidatedRecords(data, base, base, now, -1, count, 0)) is None
+    data, count, now = marker_batch(producer_id, epoch, commit, coordinator_epoch, broker.clock())(base)
+    return broker.append(partition, ValidatedRecords(data, base, base, now, -1, count, 0))
 
 
 async def _write_groups(broker: Any, meta: TxnMetadata, commit: bool, groups: set[str]) -> bool:

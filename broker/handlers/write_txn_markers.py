@@ -1,0 +1,116 @@
+"""WriteTxnMarkers (key 27): v0-1, write the COMMIT/ABORT markers a coordinator or an admin client sends.
+
+Our own transaction coordinator writes its markers in-process
+(``transactions.markers``); this request comes from ``Admin.abortTransaction``
+and ``kafka-transactions.sh abort`` (KIP-664), which end a hanging
+transaction with the producer id, epoch and coordinator epoch that
+DescribeProducers shows. Behaviour (Kafka's
+``KafkaApis.handleWriteTxnMarkersRequest``, appending as the COORDINATOR
+origin with ``ProducerAppendInfo.appendEndTxnMarker``'s checks), per marker
+and each partition it names (a partition named twice in one marker is
+written once):
+
+* an unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION;
+* an epoch below the producer's epoch in that partition: INVALID_PRODUCER_EPOCH;
+  a coordinator epoch below that of the producer's last marker there:
+  TRANSACTION_COORDINATOR_FENCED (``ProducerStateManager.check_marker``);
+* otherwise the control batch is appended at the log end offset: the
+  producer's open transaction there ends (the last stable offset moves on;
+  an ABORT is indexed in ``.txnindex`` and listed by read_committed Fetch),
+  and the producer takes the marker's epoch and coordinator epoch. A
+  ``__consumer_offsets`` partition goes to the group coordinator
+  (``GroupManager.complete_transaction``: the marker, then the producer's
+  pending transactional offsets of the groups there committed or dropped);
+  a failure there is NOT_LEADER_OR_FOLLOWER, as Kafka turns the group
+  coordinator's COORDINATOR_NOT_AVAILABLE into it.
+
+The answer waits until the markers are durable (Kafka appends with acks -1);
+a storage failure is KAFKA_STORAGE_ERROR. Errors are grouped by producer id
+(one entry per producer id, as Kafka's map gives), then topic, in request
+order. There is no authorizer, so no CLUSTER_ACTION check, and the
+transaction coordinator's own state is left alone, as in Kafka.
+
+Version notes: v1 is the v0 layout, flexible.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ..transactions.markers import OFFSETS_TOPIC, append_marker
+
+log = logging.getLogger("minibroker.transactions")
+API_KEY = 27
+Errors = dict[tuple[str, int], ErrorCode]
+
+
+@handler(API_KEY, 0, 1)
+async def handle(ctx: RequestContext, request) -> object:
+    results: dict[int, Errors] = {}
+    appended: list[tuple[int, tuple[str, int]]] = []
+    for marker in request.markers:
+        for tp in dict.fromkeys((t.name, i) for t in marker.topics for i in t.partition_indexes):
+            errors = results.setdefault(marker.producer_id, {})  # a marker naming no partition gets no entry
+            errors[tp] = await _write(ctx, marker, *tp)
+            if errors[tp] == ErrorCode.NONE and tp[0] != OFFSETS_TOPIC:
+                appended.append((marker.producer_id, tp))
+    if appended:
+        try:
+            await ctx.broker.wait_durable()
+        except OSError:
+            log.exception("WriteTxnMarkers: the markers could not be made durable")
+            for producer_id, tp in appended:
+                results[producer_id][tp] = ErrorCode.KAFKA_STORAGE_ERROR
+    return _response(ctx, results)
+
+
+async def _write(ctx: RequestContext, marker, topic: str, index: int) -> ErrorCode:
+    """Check and write ``marker`` into ``topic``-``index``; the partition's error code."""
+    broker = ctx.broker
+    partition = broker.topics.partition(topic, index)
+    if partition is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    pid, epoch, commit = marker.producer_id, marker.producer_epoch, marker.transaction_result
+    error = partition.log.producer_state.check_marker(pid, epoch, marker.coordinator_epoch)
+    if error is not None:
+        log.info("WriteTxnMarkers for producer %d (epoch %d, coordinator epoch %d) refused in %s-%d: %s", pid,
+                 epoch, marker.coordinator_epoch, topic, index, error.name)  # fmt: skip
+        return error
+    if topic == OFFSETS_TOPIC:
+        return await _write_offsets(ctx, marker, index)
+    error = append_marker(broker, partition, pid, epoch, commit, marker.coordinator_epoch)
+    if error is None:
+        log.info("WriteTxnMarkers: %s of producer %d (epoch %d) written to %s-%d",
+                 "COMMIT" if commit else "ABORT", pid, epoch, topic, index)  # fmt: skip
+    return error or ErrorCode.NONE
+
+
+async def _write_offsets(ctx: RequestContext, marker, index: int) -> ErrorCode:
+    """The group coordinator writes the marker to ``__consumer_offsets``-``index`` and completes the
+    producer's offsets there (waiting for durability)."""
+    try:
+        await ctx.broker.groups.complete_transaction(marker.producer_id, marker.producer_epoch,
+                                                     marker.transaction_result, marker.coordinator_epoch,
+                                                     set(), [index])  # fmt: skip
+    except OSError:
+        log.exception("WriteTxnMarkers: the marker of producer %d not written to %s-%d", marker.producer_id,
+                      OFFSETS_TOPIC, index)  # fmt: skip
+        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    return ErrorCode.NONE
+
+
+def _response(ctx: RequestContext, results: dict[int, Errors]) -> object:
+    resp = ctx.response()
+    Result = type(resp).WritableTxnMarkerResult
+    Topic = Result.WritableTxnMarkerTopicResult
+    Part = Topic.WritableTxnMarkerPartitionResult
+    for producer_id, errors in results.items():
+        by_topic: dict[str, list] = {}
+        for (topic, index), error in errors.items():
+            by_topic.setdefault(topic, []).append(Part(partition_index=index, error_code=error))
+        topics = [Topic(name=name, partitions=parts) for name, parts in by_topic.items()]
+        resp.markers.append(Result(producer_id=producer_id, topics=topics))
+    return resp

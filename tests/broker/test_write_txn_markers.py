@@ -1,0 +1,204 @@
+"""WriteTxnMarkers (key 27) through the handler: ending a hanging transaction as ``kafka-transactions.sh abort`` does.
+
+A real broker (``groups_broker``) runs with
+``transaction.partition.verification.enable=false``, so Produce takes a
+transactional batch its transaction coordinator has no record of: a hanging
+transaction, which holds the last stable offset at its first offset for good.
+WriteTxnMarkers with the producer id, epoch and coordinator epoch
+DescribeProducers shows ends it: an ABORT moves the LSO past its marker and
+read_committed Fetch lists the transaction as aborted (also after a restart),
+a COMMIT makes its records readable. Refused, with nothing written: a marker
+epoch below the producer's (INVALID_PRODUCER_EPOCH), a coordinator epoch below
+the one of the producer's last marker (TRANSACTION_COORDINATOR_FENCED), an
+unknown topic or partition (UNKNOWN_TOPIC_OR_PARTITION, the other partitions
+still written). A ``__consumer_offsets`` partition goes to the group
+coordinator: the producer's TxnOffsetCommit offsets become the group's
+committed offsets, or are dropped. Last, the v0 and v1 layouts byte for byte.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from broker.groups.store import OFFSETS_TOPIC
+from protocol import API_BY_NAME, ErrorCode, message_class
+from protocol.codec import decode_body, encode_body
+
+from ._admin_client import call, create_ok, produce, req, sub
+from ._group_client import clock, fetch as offset_fetch, groups_broker  # noqa: F401  (fixtures)
+from .test_transactions import fetch, latest, send
+from .test_txn_offsets import txn_commit
+
+PID, EPOCH = 4242, 3
+GHOST = "ghost"  # the transactional id of the hanging producer: the coordinator has never heard of it
+WRITE_TXN_MARKERS = API_BY_NAME["WriteTxnMarkers"]
+
+
+@pytest.fixture
+def group_props():
+    return {"transaction.partition.verification.enable": "false"}
+
+
+async def markers(broker, *entries, version=1):
+    """``entries``: (producer id, epoch, commit, coordinator epoch, {topic: [partitions]}) each;
+    returns [(producer id, {(topic, partition): error})] in the response's order."""
+    Marker = sub(27, "WritableTxnMarker")
+    body = req(27, markers=[
+        Marker(producer_id=pid, producer_epoch=epoch, transaction_result=commit, coordinator_epoch=coordinator,
+               topics=[Marker.WritableTxnMarkerTopic(name=t, partition_indexes=ps) for t, ps in parts.items()])
+        for pid, epoch, commit, coordinator, parts in entries
+    ])  # fmt: skip
+    resp = await call(broker, 27, version, body)
+    return [(m.producer_id, {(t.name, p.partition_index): p.error_code for t in m.topics for p in t.partitions})
+            for m in resp.markers]  # fmt: skip
+
+
+async def abort(broker, epoch=EPOCH, coordinator=0, pid=PID, commit=False, version=1, topic="t"):
+    """One marker to ``topic``-0; its error."""
+    [(_, errors)] = await markers(broker, (pid, epoch, commit, coordinator, {topic: [0]}), version=version)
+    return errors[(topic, 0)]
+
+
+async def producer_state(broker, topic="t"):
+    """DescribeProducers of ``topic``-0: (epoch, coordinator epoch, current transaction's first offset) by id."""
+    body = req(61, topics=[sub(61, "TopicRequest")(name=topic, partition_indexes=[0])])
+    states = (await call(broker, 61, 0, body)).topics[0].partitions[0].active_producers
+    return {s.producer_id: (s.producer_epoch, s.coordinator_epoch, s.current_txn_start_offset) for s in states}
+
+
+async def hang(broker):
+    """``t``-0: a plain record ``x`` at 0, then the ghost producer's open transaction ``a``, ``b`` at 1-2."""
+    await create_ok(broker, "t", 1)
+    await produce(broker, "t", [1_760_000_000_000])
+    assert await send(broker, PID, EPOCH, 0, [b"a", b"b"], txn=GHOST) == (ErrorCode.NONE, 1)
+    assert GHOST not in broker.transactions.txns
+    assert await producer_state(broker) == {PID: (EPOCH, -1, 1)}  # what kafka-transactions.sh find-hanging sees
+
+
+def log_end(broker, topic="t"):
+    return broker.topics.partition(topic, 0).log.log_end_offset
+
+
+async def test_an_abort_marker_ends_a_hanging_transaction(groups_broker):
+    await hang(groups_broker)
+    assert await fetch(groups_broker, committed=True) == ([b"v0"], 3, 1, [])
+    assert await abort(groups_broker) == ErrorCode.NONE
+    assert await fetch(groups_broker, committed=True) == ([b"v0", b"a", b"b"], 4, 4, [(PID, 1)])
+    assert (await latest(groups_broker, True), await latest(groups_broker, False)) == (4, 4)
+    assert await producer_state(groups_broker) == {PID: (EPOCH, 0, -1)}
+    assert await abort(groups_broker) == ErrorCode.NONE  # a retry: one more marker, nothing open to end
+    assert await fetch(groups_broker, committed=True) == ([b"v0", b"a", b"b"], 5, 5, [(PID, 1)])
+    broker = groups_broker.reopen()  # the marker and the aborted transaction's index entry are on disk
+    assert await fetch(broker, committed=True) == ([b"v0", b"a", b"b"], 5, 5, [(PID, 1)])
+    assert await producer_state(broker) == {PID: (EPOCH, 0, -1)}
+
+
+async def test_a_commit_marker_makes_the_transaction_readable(groups_broker):
+    await hang(groups_broker)
+    assert await abort(groups_broker, commit=True, version=0) == ErrorCode.NONE
+    assert await fetch(groups_broker, committed=True) == ([b"v0", b"a", b"b"], 4, 4, [])
+
+
+async def test_a_marker_below_the_producers_epoch_is_refused(groups_broker):
+    await hang(groups_broker)
+    assert await abort(groups_broker, epoch=EPOCH - 1) == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert await abort(groups_broker, epoch=EPOCH - 1, coordinator=-5) == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert log_end(groups_broker) == 3
+    assert (await fetch(groups_broker, committed=True))[2] == 1  # still open
+    assert await abort(groups_broker, epoch=EPOCH + 1) == ErrorCode.NONE  # a higher epoch fences the producer
+    assert await producer_state(groups_broker) == {PID: (EPOCH + 1, 0, -1)}
+    assert (await send(groups_broker, PID, EPOCH, 2, [b"c"], txn=GHOST))[0] == ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+async def test_a_marker_of_an_older_coordinator_is_fenced(groups_broker):
+    await hang(groups_broker)
+    assert await abort(groups_broker, coordinator=5) == ErrorCode.NONE
+    assert await send(groups_broker, PID, EPOCH, 2, [b"c"], txn=GHOST) == (ErrorCode.NONE, 4)
+    assert await abort(groups_broker, coordinator=4, commit=True) == ErrorCode.TRANSACTION_COORDINATOR_FENCED
+    assert log_end(groups_broker) == 5
+    assert await producer_state(groups_broker) == {PID: (EPOCH, 5, 4)}
+    assert await abort(groups_broker, coordinator=5, commit=True) == ErrorCode.NONE
+    assert await fetch(groups_broker, committed=True) == ([b"v0", b"a", b"b", b"c"], 6, 6, [(PID, 1)])
+
+
+async def test_unknown_partitions_are_answered_and_the_others_written(groups_broker):
+    await hang(groups_broker)
+    answer = await markers(groups_broker,
+                           (PID, EPOCH, False, 0, {"t": [0, 7, 0], "nope": [0]}),
+                           (99, 0, True, 0, {}),  # no partition: no entry, as in Kafka
+                           (77, 1, True, 0, {"t": [0], "nope": [1]}))  # fmt: skip
+    unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert answer == [(PID, {("t", 0): ErrorCode.NONE, ("t", 7): unknown, ("nope", 0): unknown}),
+                      (77, {("t", 0): ErrorCode.NONE, ("nope", 1): unknown})]  # fmt: skip
+    assert log_end(groups_broker) == 5  # one marker each: t-0 named twice is written once
+    assert await fetch(groups_broker, committed=True) == ([b"v0", b"a", b"b"], 5, 5, [(PID, 1)])
+    assert await producer_state(groups_broker) == {PID: (EPOCH, 0, -1), 77: (1, 0, -1)}
+    assert await markers(groups_broker) == []
+
+
+async def test_a_consumer_offsets_partition_completes_the_pending_offsets(groups_broker):
+    await create_ok(groups_broker, "orders", 3)
+    await groups_broker.groups.store.ready()
+    index = groups_broker.groups.store.partition_of("g")
+    tp = {OFFSETS_TOPIC: [index]}
+    assert await txn_commit(groups_broker, "g", {("orders", 0): 10}, pid=PID, epoch=EPOCH) == {("orders", 0): 0}
+    assert await offset_fetch(groups_broker, "g") == (ErrorCode.NONE, {})  # pending: not yet the group's
+    stale = await markers(groups_broker, (PID, EPOCH - 1, True, 0, tp))
+    assert stale == [(PID, {(OFFSETS_TOPIC, index): ErrorCode.INVALID_PRODUCER_EPOCH})]
+    assert await markers(groups_broker, (PID, EPOCH, True, 0, tp)) == [(PID, {(OFFSETS_TOPIC, index): 0})]
+    assert (await offset_fetch(groups_broker, "g"))[1] == {("orders", 0): (10, "m", 0)}
+    assert await txn_commit(groups_broker, "g", {("orders", 0): 20}, pid=PID, epoch=EPOCH) == {("orders", 0): 0}
+    assert await markers(groups_broker, (PID, EPOCH, False, 0, tp), version=0) == [(PID, {(OFFSETS_TOPIC, index): 0})]
+    assert groups_broker.groups.groups["g"].pending_txn == {}
+    assert (await offset_fetch(groups_broker, "g"))[1] == {("orders", 0): (10, "m", 0)}
+    broker = groups_broker.reopen()  # the markers are in __consumer_offsets: the replay agrees
+    assert (await offset_fetch(broker, "g"))[1] == {("orders", 0): (10, "m", 0)}
+
+
+# ---------------------------------------------------------------- the layouts
+
+
+def _s(text: str) -> bytes:
+    return struct.pack(">h", len(text)) + text.encode()
+
+
+def _cs(text: str) -> bytes:
+    return bytes([len(text) + 1]) + text.encode()
+
+
+def _request():
+    cls = message_class(WRITE_TXN_MARKERS, True)
+    Topic = cls.WritableTxnMarker.WritableTxnMarkerTopic
+    return cls(markers=[cls.WritableTxnMarker(producer_id=7, producer_epoch=3, transaction_result=False,
+                                              topics=[Topic(name="t", partition_indexes=[0, 2])],
+                                              coordinator_epoch=5)])  # fmt: skip
+
+
+def _response():
+    cls = message_class(WRITE_TXN_MARKERS, False)
+    Topic = cls.WritableTxnMarkerResult.WritableTxnMarkerTopicResult
+    part = Topic.WritableTxnMarkerPartitionResult
+    topic = Topic(name="t", partitions=[part(partition_index=0, error_code=0), part(partition_index=2, error_code=52)])
+    return cls(markers=[cls.WritableTxnMarkerResult(producer_id=7, topics=[topic])])
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_the_v0_and_v1_layouts(version):
+    if version == 0:  # int32 array lengths, int16 string lengths
+        request = (struct.pack(">i", 1) + struct.pack(">qh?", 7, 3, False) + struct.pack(">i", 1) + _s("t")
+                   + struct.pack(">iii", 2, 0, 2) + struct.pack(">i", 5))  # fmt: skip
+        response = (struct.pack(">i", 1) + struct.pack(">q", 7) + struct.pack(">i", 1) + _s("t")
+                    + struct.pack(">i", 2) + struct.pack(">ih", 0, 0) + struct.pack(">ih", 2, 52))  # fmt: skip
+    else:  # flexible: compact arrays and strings (length + 1), a tag section after each struct
+        request = (b"\x02" + struct.pack(">qh?", 7, 3, False) + b"\x02" + _cs("t") + b"\x03"
+                   + struct.pack(">ii", 0, 2) + b"\x00" + struct.pack(">i", 5) + b"\x00" + b"\x00")  # fmt: skip
+        response = (b"\x02" + struct.pack(">q", 7) + b"\x02" + _cs("t") + b"\x03" + struct.pack(">ih", 0, 0)
+                    + b"\x00" + struct.pack(">ih", 2, 52) + b"\x00" + b"\x00" + b"\x00" + b"\x00")  # fmt: skip
+    assert encode_body(WRITE_TXN_MARKERS, version, _request(), True) == request
+    assert decode_body(WRITE_TXN_MARKERS, version, request, True) == _request()
+    assert encode_body(WRITE_TXN_MARKERS, version, _response(), False) == response
+    assert decode_body(WRITE_TXN_MARKERS, version, response, False) == _response()
+    assert WRITE_TXN_MARKERS.request_header_version(version) == 1 + version
+    assert WRITE_TXN_MARKERS.response_header_version(version) == version
