@@ -8,6 +8,12 @@ broker down gracefully: connections are closed, logs flushed and the
 clean-shutdown marker written, so the next start skips recovery. The soft
 open-files limit is raised to the hard one first (``limits``), as the JVM does
 for Kafka.
+
+``--add-scram 'SCRAM-SHA-256=[name=alice,password=alice-secret]'`` (repeatable,
+also ``-S``) gives a user a SCRAM credential before the listeners open, as
+``kafka-storage format --add-scram`` does (``scram_store.py``): the way to
+have a first SCRAM user in a docker-compose setup with no admin connection
+yet. A user who already has that mechanism's credential keeps it.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from protocol.records import set_accelerated
 from .config import BrokerConfig, ConfigError
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
+from .scram_store import CredentialFileError, add_scram, parse_add_scram
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
@@ -33,6 +40,8 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     serve = sub.add_parser("serve", help="run the broker")
     serve.add_argument("config", help="path to server.properties")
     serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE")
+    serve.add_argument("--add-scram", "-S", action="append", default=[], metavar="MECHANISM=[name=...,password=...]",
+                       help="add a user's SCRAM credential if it has none (kafka-storage format --add-scram)")
     serve.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -45,6 +54,16 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
             raise ConfigError(f"--override {pair!r}: expected key=value")
         result[key.strip()] = value.strip()
     return result
+
+
+def _scram_entries(arguments: list[str]) -> list:
+    entries = []
+    for argument in arguments:
+        try:
+            entries.append(parse_add_scram(argument))
+        except ConfigError as exc:
+            raise ConfigError(f"--add-scram {argument!r}: {exc}") from None
+    return entries
 
 
 async def _run(config) -> None:
@@ -73,8 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         config = BrokerConfig.load(args.config, _overrides(args.override))
+        entries = _scram_entries(args.add_scram)
     except (ConfigError, OSError) as exc:
         print(f"minibroker: configuration error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        add_scram(config.log_dir_list()[0], entries)  # also reads the stored credentials: a bad file stops here
+    except (CredentialFileError, ConfigError, OSError) as exc:
+        print(f"minibroker: {exc}", file=sys.stderr)
         return 2
     tune_allocator()
     use_accelerator()

@@ -79,7 +79,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("listener.security.protocol.map", "listener_security_protocol_map", str, KAFKA_PROTOCOL_MAP, None,
         "listener name -> security protocol; PLAINTEXT and SASL_PLAINTEXT listeners are served"),  # fmt: skip
     Key("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", str, "GSSAPI", None,
-        "SASL mechanisms of SASL_PLAINTEXT listeners; only PLAIN is served"),  # fmt: skip
+        "SASL mechanisms of SASL_PLAINTEXT listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),  # fmt: skip
     Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", int, 524_288, _positive,
         "largest frame a SASL_PLAINTEXT connection may send before it has logged in"),  # fmt: skip
     Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", int, 100,
@@ -139,11 +139,14 @@ _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
 
 
 LISTENER_PREFIX = "listener.name."
-_LISTENER_KEYS = ("sasl.enabled.mechanisms", "plain.sasl.jaas.config")  # after listener.name.<listener>.
+_LISTENER_KEYS = (  # after listener.name.<listener>.
+    "sasl.enabled.mechanisms", "plain.sasl.jaas.config", "scram-sha-256.sasl.jaas.config",
+    "scram-sha-512.sasl.jaas.config",
+)  # fmt: skip
 
 
 def _listener_override(name: str, text: str) -> str:
-    """A per-listener key (Kafka's ``listener.name.<listener>.<key>``); only the SASL/PLAIN ones are known."""
+    """A per-listener key (Kafka's ``listener.name.<listener>.<key>``); only the SASL ones are known."""
     listener, _, key = name[len(LISTENER_PREFIX):].partition(".")
     if not listener or key not in _LISTENER_KEYS:
         raise ConfigError(f"{name}: unknown configuration key (per-listener keys: {', '.join(_LISTENER_KEYS)})")

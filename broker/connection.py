@@ -10,8 +10,9 @@ A large request frame is received straight into its own buffer
 only by the kernel.
 
 On a SASL_PLAINTEXT listener the frames before authentication go to the
-connection's ``SaslPlainAuthenticator`` (``sasl_plain.py``), which answers
-the handshake itself and hands only ApiVersions on to ``dispatch``.
+connection's ``SaslAuthenticator`` (``sasl_auth.py``), which answers the
+handshake and the login (PLAIN or SCRAM) itself and hands only ApiVersions
+on to ``dispatch``.
 
 Responses are lists of chunks. ``bytes`` chunks are coalesced and written with
 ``send_all``; a ``FileRegion`` chunk (a slice of a segment file) is written
@@ -34,7 +35,7 @@ from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestE
 
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
-from .sasl_plain import SaslPlainAuthenticator, UnexpectedRequest
+from .sasl_auth import SaslAuthenticator, UnexpectedRequest
 
 log = logging.getLogger(__name__)
 DIRECT_SEND_BYTES = 256 * 1024  # a response chunk this big is sent without joining
@@ -65,7 +66,7 @@ class Connection:
     listener: str = ""  # the listener's name: what Metadata advertises to this client
     requests: int = 0
     client_software: tuple[str, str] | None = None
-    auth: SaslPlainAuthenticator | None = None  # SASL_PLAINTEXT listeners: the handshake not yet done
+    auth: SaslAuthenticator | None = None  # SASL_PLAINTEXT listeners: the handshake not yet done
 
     async def serve(self) -> None:
         config = self.broker.config
@@ -110,7 +111,7 @@ class Connection:
                 await self.send_chunks(response)
 
     async def _authenticate(self, frame: bytearray) -> None:
-        """One frame before a SASL_PLAINTEXT connection is authenticated (``sasl_plain.py``)."""
+        """One frame before a SASL_PLAINTEXT connection is authenticated (``sasl_auth.py``)."""
         try:
             step = self.auth.handle(frame)  # type: ignore[union-attr]
         except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:

@@ -15,6 +15,8 @@ One ``Broker`` per server. Handlers reach everything through it:
   offsets in ``__consumer_offsets``;
 * ``transactions`` (``TransactionCoordinator``) serves transactional
   producers and keeps their state in ``__transaction_state``.
+* ``scram`` (``ScramStore``) holds the users' SCRAM credentials, read from
+  the first log dir at start and rewritten there on every change.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -34,6 +36,7 @@ from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
 from .log_validator import ValidatedRecords
 from .metrics import BrokerMetrics
+from .scram_store import ScramStore
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
 from .transactions import TransactionCoordinator
 
@@ -65,6 +68,7 @@ class Broker:
         self.groups = GroupManager(self)
         self.metrics.add_state_collector(self.groups.state_metrics)
         self.transactions = TransactionCoordinator(self)
+        self.scram = ScramStore.load(config.log_dir_list()[0])
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

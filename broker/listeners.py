@@ -14,10 +14,10 @@ advertised address of the listener it connected to: a container gets
 ``broker:29092``, the host ``localhost:9092``. A listener with no advertised
 entry advertises its bound address, with an empty or wildcard host replaced by
 this machine's host name, as Kafka does. PLAINTEXT and SASL_PLAINTEXT (with
-SASL/PLAIN, ``sasl_plain.py``, whose settings are checked here) are served: a
-listener mapped to another protocol is refused at startup. Listeners named in
-``controller.listener.names`` (a KRaft combined-mode file) are not bound:
-there is no controller quorum to serve.
+SASL/PLAIN and SCRAM, ``sasl_config.py``, whose settings are checked here) are
+served: a listener mapped to another protocol is refused at startup.
+Listeners named in ``controller.listener.names`` (a KRaft combined-mode file)
+are not bound: there is no controller quorum to serve.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import socket
 import attrs
 
 from .config import KAFKA_PROTOCOL_MAP, ConfigError
-from .sasl_plain import sasl_users
+from .sasl_config import SaslSettings, sasl_settings
 
 
 SERVED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
@@ -39,7 +39,7 @@ class Listener:
     host: str
     port: int
     protocol: str = "PLAINTEXT"
-    users: dict[str, str] | None = attrs.field(default=None, eq=False, hash=False)  # SASL/PLAIN users, if SASL
+    sasl: SaslSettings | None = attrs.field(default=None, eq=False, hash=False)  # SASL_PLAINTEXT: mechanisms
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -83,7 +83,7 @@ def served_listeners(config) -> list[Listener]:
     served = [lst for lst in listeners if lst.name not in controllers]
     if not served:
         raise ConfigError("listeners: at least one listener other than the controller's is required")
-    served = [attrs.evolve(lst, users=sasl_users(config, lst.name)) if lst.protocol == "SASL_PLAINTEXT" else lst
+    served = [attrs.evolve(lst, sasl=sasl_settings(config, lst.name)) if lst.protocol == "SASL_PLAINTEXT" else lst
               for lst in served]  # a SASL listener's mechanisms and users are set, or the start stops here
     names = {lst.name for lst in served}
     inter = config.inter_broker_listener_name.strip().upper()

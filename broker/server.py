@@ -34,7 +34,7 @@ from .connection import Connection
 from .core import Broker
 from .dispatch import load_handlers
 from .listeners import served_listeners
-from .sasl_plain import SaslPlainAuthenticator
+from .sasl_config import SaslSettings, new_authenticator
 
 log = logging.getLogger("minibroker")
 
@@ -50,7 +50,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             for listener in served_listeners(config):
                 sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]
-                nursery.start_soon(_accept_loop, broker, listener.name, sockets, listener.users)
+                nursery.start_soon(_accept_loop, broker, listener.name, sockets, listener.sasl)
             broker.set_bound(bound)
             nursery.start_soon(_periodic, broker)
             nursery.start_soon(broker.groups.run)
@@ -64,20 +64,20 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.close()
 
 
-async def _accept_loop(broker: Broker, name: str, listeners: list, users: dict[str, str] | None) -> None:
-    await trio.serve_listeners(lambda stream: _serve_connection(broker, stream, name, users), listeners)
+async def _accept_loop(broker: Broker, name: str, listeners: list, sasl: SaslSettings | None) -> None:
+    await trio.serve_listeners(lambda stream: _serve_connection(broker, stream, name, sasl), listeners)
 
 
 async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: str,
-                            users: dict[str, str] | None = None) -> None:  # fmt: skip
+                            sasl: SaslSettings | None = None) -> None:  # fmt: skip
     try:
         peer = "%s:%d" % stream.socket.getpeername()[:2]
         _set_buffers(stream.socket, broker.config)
     except OSError:
         peer = "?"
     connection = Connection(broker, stream, peer, listener)
-    if users is not None:  # SASL_PLAINTEXT: nothing but the handshake until the client has logged in
-        connection.auth = SaslPlainAuthenticator(users)
+    if sasl is not None:  # SASL_PLAINTEXT: nothing but the handshake until the client has logged in
+        connection.auth = new_authenticator(sasl, broker.scram)
     broker.metrics.connections.labels(listener).inc()
     try:
         await connection.serve()

@@ -91,3 +91,16 @@ def test_bad_keys_stop_startup_with_the_key_named(tmp_path, override, named):
 def test_bad_value_in_properties_names_the_key():
     with pytest.raises(ConfigError, match="socket.request.max.bytes"):
         BrokerConfig.from_props({"socket.request.max.bytes": "-1"})
+
+
+def test_the_commented_sasl_example_of_server_properties_serves_plain_and_scram(tmp_path):
+    """Uncommenting the SASL lines of the shipped file gives a listener with PLAIN and both SCRAM mechanisms."""
+    text = (ROOT / "config" / "server.properties").read_text()
+    wanted = ("#listeners=", "#sasl.", "#listener.name.", "#connection.failed.")
+    enabled = "\n".join(line[1:] for line in text.splitlines() if line.startswith(wanted))
+    path = tmp_path / "sasl.properties"
+    path.write_text(text + "\n" + enabled + "\n")
+    config = BrokerConfig.load(path, {"log.dirs": str(tmp_path / "data")})
+    sasl = served_listeners(config)[1].sasl
+    assert sasl.mechanisms == ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+    assert sasl.plain_users == {"admin": "admin-secret", "alice": "alice-secret"}

@@ -1,7 +1,7 @@
 """SaslHandshake (key 17): v0-1 and SaslAuthenticate (key 36): v0-2.
 
 Behaviour: on a SASL_PLAINTEXT listener the login itself is answered by the
-connection's authenticator (``broker/sasl_plain.py``) before any handler
+connection's authenticator (``broker/sasl_auth.py``) before any handler
 runs. These handlers see the requests Kafka's KafkaApis sees: on a
 PLAINTEXT listener, or after the login, where Kafka answers both with
 ILLEGAL_SASL_STATE, and so do we (SaslHandshake also lists no mechanisms).

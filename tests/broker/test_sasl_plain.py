@@ -13,13 +13,10 @@ import pytest
 
 from broker.config import BrokerConfig, ConfigError
 from broker.listeners import served_listeners
-from broker.sasl_plain import (
-    AuthenticationFailed,
-    SaslPlainAuthenticator,
-    UnexpectedRequest,
-    check_plain_token,
-    parse_plain_jaas,
-)
+from broker.sasl_auth import AuthenticationFailed, UnexpectedRequest
+from broker.sasl_config import SaslSettings, new_authenticator
+from broker.sasl_plain import check_plain_token, parse_plain_jaas
+from broker.scram_store import ScramStore
 from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request
 
 from ._admin_client import req
@@ -27,6 +24,11 @@ from ._admin_client import req
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
         'password="admin-secret" user_admin="admin-secret" user_alice="alice \\"quoted\\" secret";')  # fmt: skip
 USERS = {"admin": "admin-secret", "alice": "alice-secret"}
+
+
+def plain_authenticator(users):
+    """A PLAIN-only listener's authenticator."""
+    return new_authenticator(SaslSettings(("PLAIN",), users), ScramStore(None))
 
 
 def _frame(key: int, version: int, **fields) -> bytearray:
@@ -68,7 +70,7 @@ def test_a_good_token_with_or_without_authorization_id():
 
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_handshake_v1_then_authenticate(version):
-    auth = SaslPlainAuthenticator(USERS)
+    auth = plain_authenticator(USERS)
     assert auth.handle(_frame(18, 3, client_software_name="t", client_software_version="1")).chunks is None
     hs = auth.handle(_frame(17, 1, mechanism="PLAIN"))
     assert _answer(hs, 17, 1).error_code == ErrorCode.NONE and _answer(hs, 17, 1).mechanisms == ["PLAIN"]
@@ -78,7 +80,7 @@ def test_handshake_v1_then_authenticate(version):
 
 
 def test_failed_authentication_is_answered_then_closed():
-    auth = SaslPlainAuthenticator(USERS)
+    auth = plain_authenticator(USERS)
     auth.handle(_frame(17, 1, mechanism="PLAIN"))
     step = auth.handle(_frame(36, 2, auth_bytes=b"\x00alice\x00wrong"))
     answer = _answer(step, 36, 2)
@@ -88,30 +90,31 @@ def test_failed_authentication_is_answered_then_closed():
 
 
 def test_handshake_v0_then_the_bare_token():
-    auth = SaslPlainAuthenticator(USERS)
+    auth = plain_authenticator(USERS)
     auth.handle(_frame(17, 0, mechanism="PLAIN"))
-    assert auth.handle(bytearray(b"\x00admin\x00admin-secret")).chunks == [b"\x00\x00\x00\x00"] and auth.complete
-    other = SaslPlainAuthenticator(USERS)
+    assert b"".join(auth.handle(bytearray(b"\x00admin\x00admin-secret")).chunks) == b"\x00\x00\x00\x00"
+    assert auth.complete
+    other = plain_authenticator(USERS)
     other.handle(_frame(17, 0, mechanism="PLAIN"))
     with pytest.raises(UnexpectedRequest, match="Invalid username or password"):
         other.handle(bytearray(b"\x00admin\x00nope"))
 
 
 def test_another_mechanism_is_refused_with_the_enabled_ones_then_closed():
-    step = SaslPlainAuthenticator(USERS).handle(_frame(17, 1, mechanism="SCRAM-SHA-256"))
+    step = plain_authenticator(USERS).handle(_frame(17, 1, mechanism="SCRAM-SHA-256"))
     answer = _answer(step, 17, 1)
     assert (answer.error_code, answer.mechanisms) == (ErrorCode.UNSUPPORTED_SASL_MECHANISM, ["PLAIN"])
     assert step.close_after
 
 
 def test_other_requests_before_login_close_the_connection():
-    auth = SaslPlainAuthenticator(USERS)
+    auth = plain_authenticator(USERS)
     with pytest.raises(UnexpectedRequest, match="Unexpected Kafka request of type Metadata during SASL handshake."):
         auth.handle(_frame(3, 12, topics=None))
     with pytest.raises(UnexpectedRequest, match="SaslAuthenticate"):
         auth.handle(_frame(36, 2, auth_bytes=b"\x00alice\x00alice-secret"))  # before the handshake
     auth.handle(_frame(17, 1, mechanism="PLAIN"))
-    with pytest.raises(UnexpectedRequest, match="ApiVersions"):
+    with pytest.raises(UnexpectedRequest, match="of type ApiVersions during SASL authentication."):
         auth.handle(_frame(18, 3, client_software_name="t", client_software_version="1"))
 
 
@@ -119,10 +122,14 @@ SASL = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}
 
 
 @pytest.mark.parametrize(("props", "message"), [
-    ({}, "sasl.enabled.mechanisms: only PLAIN is supported on SASL_PLAINTEXT listener SASL_PLAINTEXT, got 'GSSAPI'"),
-    ({"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256"}, "sasl.enabled.mechanisms: only PLAIN"),
-    ({"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "SCRAM-SHA-512", "sasl.enabled.mechanisms": "PLAIN"},
-     "listener.name.sasl_plaintext.sasl.enabled.mechanisms: only PLAIN"),
+    ({}, "sasl.enabled.mechanisms: GSSAPI is not supported on SASL_PLAINTEXT listener SASL_PLAINTEXT "
+         "(served: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), got 'GSSAPI'"),
+    ({"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER"}, "sasl.enabled.mechanisms: OAUTHBEARER is not supported"),
+    ({"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "GSSAPI", "sasl.enabled.mechanisms": "PLAIN"},
+     "listener.name.sasl_plaintext.sasl.enabled.mechanisms: GSSAPI is not supported"),
+    ({"sasl.enabled.mechanisms": " , "}, "sasl.enabled.mechanisms: no SASL mechanism enabled"),
+    ({"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256"},
+     "listener.name.sasl_plaintext.plain.sasl.jaas.config: required for SASL/PLAIN"),
     ({"sasl.enabled.mechanisms": "PLAIN"},
      "listener.name.sasl_plaintext.plain.sasl.jaas.config: required for SASL/PLAIN on listener SASL_PLAINTEXT"),
     ({"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
@@ -142,4 +149,5 @@ def test_a_complete_sasl_listener_is_served(tmp_path):
     served = served_listeners(BrokerConfig.from_props(props))
     assert [(lst.name, lst.protocol) for lst in served] == [("PLAINTEXT", "PLAINTEXT"),
                                                             ("SASL_PLAINTEXT", "SASL_PLAINTEXT")]  # fmt: skip
-    assert [lst.users for lst in served] == [None, {"admin": "admin-secret", "alice": 'alice "quoted" secret'}]
+    assert served[0].sasl is None and served[1].sasl.mechanisms == ("PLAIN",)
+    assert served[1].sasl.plain_users == {"admin": "admin-secret", "alice": 'alice "quoted" secret'}

@@ -35,9 +35,10 @@ def free_port() -> int:
 
 
 class BrokerProcess:
-    def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None) -> None:
+    def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None, args: list[str] | None = None) -> None:
         self.data_dir = data_dir
         self.overrides = dict(overrides or {})
+        self.args = list(args or [])  # more command-line arguments of ``serve`` (``--add-scram``)
         self.metrics_port = free_port()
         self.port: int | None = None
         self.ports: list[int] = []  # every bound listener, in the order of ``listeners``
@@ -70,7 +71,7 @@ class BrokerProcess:
         cmd = [sys.executable, "-m", "broker", "serve", str(ROOT / "config" / "server.properties")]
         for key, value in props.items():
             cmd += ["--override", f"{key}={value}"]
-        return cmd
+        return cmd + self.args
 
     def start(self, timeout: float = 30.0) -> "BrokerProcess":
         self.proc = subprocess.Popen(

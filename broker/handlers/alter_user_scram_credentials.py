@@ -1,0 +1,127 @@
+"""AlterUserScramCredentials (key 51): v0, deletions and upsertions checked as Kafka's ScramControlManager does.
+
+Behaviour: each user may be named once in a request. Deletions are taken
+first, then upsertions; a user met a second time (two deletions, two
+upsertions, even of two mechanisms, or one of each) gets a single
+DUPLICATE_RESOURCE "A user credential cannot be altered twice in the same
+request", and none of its alterations is applied. Each alteration is
+checked: an empty user name is UNACCEPTABLE_CREDENTIAL "Username must not
+be empty", a mechanism other than 1 (SCRAM-SHA-256) or 2 (SCRAM-SHA-512)
+UNSUPPORTED_SASL_MECHANISM "Unknown SCRAM mechanism", a deletion of a
+credential that does not exist RESOURCE_NOT_FOUND, and an upsertion's
+iterations below the mechanism's minimum (4096) or above 16384
+UNACCEPTABLE_CREDENTIAL "Too few iterations" / "Too many iterations". An
+upsertion's salted password becomes the stored key and server key
+(``scram.py``); an empty one fails as Kafka's HMAC does, with
+UNKNOWN_SERVER_ERROR and no message.
+
+The valid alterations are applied together and saved (``scram_store.py``)
+before the answer; logins from then on use them. Results come as Kafka
+orders them: the deletions done, the upsertions done, then the failures.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+from ..scram import BY_TYPE, credential_from_salted
+
+API_KEY = 51
+DUPLICATE = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
+log = logging.getLogger(__name__)
+
+
+def _check_name(name: str, mechanism: int) -> tuple[ErrorCode, str | None] | None:
+    if not name:
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Username must not be empty"
+    if mechanism not in BY_TYPE:
+        return ErrorCode.UNSUPPORTED_SASL_MECHANISM, "Unknown SCRAM mechanism"
+    return None
+
+
+def _check_deletion(store, deletion) -> tuple[ErrorCode, str | None] | None:
+    error = _check_name(deletion.name, deletion.mechanism)
+    if error is None and store.get(deletion.name, BY_TYPE[deletion.mechanism].name) is None:
+        error = ErrorCode.RESOURCE_NOT_FOUND, "Attempt to delete a user credential that does not exist"
+    return error
+
+
+def _check_upsertion(upsertion) -> tuple[ErrorCode, str | None] | None:
+    error = _check_name(upsertion.name, upsertion.mechanism)
+    if error is not None:
+        return error
+    mechanism = BY_TYPE[upsertion.mechanism]
+    if upsertion.iterations < mechanism.min_iterations:
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too few iterations"
+    if upsertion.iterations > mechanism.max_iterations:
+        return ErrorCode.UNACCEPTABLE_CREDENTIAL, "Too many iterations"
+    return None
+
+
+def _sort(store, request) -> tuple[dict, dict, dict]:
+    """Deletions and upsertions by user, and the users refused with their error."""
+    errors: dict[str, tuple[ErrorCode, str | None]] = {}
+    chosen: tuple[dict, dict] = ({}, {})  # deletions, upsertions
+    for kind, entries in enumerate((request.deletions, request.upsertions)):
+        for entry in entries:
+            if entry.name in errors:
+                continue
+            if any(entry.name in c for c in chosen):
+                for c in chosen:
+                    c.pop(entry.name, None)
+                errors[entry.name] = DUPLICATE
+                continue
+            error = _check_deletion(store, entry) if kind == 0 else _check_upsertion(entry)
+            if error is not None:
+                errors[entry.name] = error
+            else:
+                chosen[kind][entry.name] = entry
+    return chosen[0], chosen[1], errors
+
+
+def _credentials(upsertions: dict, errors: dict) -> dict:
+    """The new credential of each upsertion; one that cannot be made moves to ``errors``."""
+    changes = {}
+    for name, upsertion in list(upsertions.items()):
+        mechanism = BY_TYPE[upsertion.mechanism]
+        try:
+            changes[(name, mechanism.name)] = credential_from_salted(
+                mechanism, bytes(upsertion.salt), bytes(upsertion.salted_password), upsertion.iterations)
+        except ValueError:  # an empty salted password: Kafka's HMAC fails, the answer hides why
+            del upsertions[name]
+            errors[name] = (ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    return changes
+
+
+def _apply(store, deletions: dict, changes: dict) -> bool:
+    """Apply and save all the alterations, or none of them (False) if the file cannot be written."""
+    before = dict(store.credentials)
+    for name, deletion in deletions.items():
+        del store.credentials[(name, BY_TYPE[deletion.mechanism].name)]
+    store.credentials.update(changes)
+    try:
+        store.save()
+    except OSError as exc:
+        log.error("could not save the SCRAM credentials: %s", exc)
+        store.credentials = before
+        return False
+    return True
+
+
+@handler(API_KEY, 0, 0)
+async def handle(ctx: RequestContext, request) -> object:
+    store = ctx.broker.scram
+    deletions, upsertions, errors = _sort(store, request)
+    changes = _credentials(upsertions, errors)
+    done = [*deletions, *upsertions]
+    if (deletions or changes) and not _apply(store, deletions, changes):
+        errors.update({name: (ErrorCode.UNKNOWN_SERVER_ERROR, None) for name in done})
+        done = []
+    resp = ctx.response(throttle_time_ms=0, results=[])
+    Result = type(resp).AlterUserScramCredentialsResult
+    resp.results = [Result(user=name, error_code=ErrorCode.NONE, error_message=None) for name in done]
+    resp.results += [Result(user=name, error_code=code, error_message=text) for name, (code, text) in errors.items()]
+    return resp

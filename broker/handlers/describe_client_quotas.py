@@ -1,0 +1,63 @@
+"""DescribeClientQuotas (key 48): v0-1, the filter checked as Kafka's ClientQuotasImage does; no quotas.
+
+Behaviour: this broker enforces no client quotas, so a valid filter matches
+no entity and the answer is an empty list. It is served because
+``kafka-configs.sh --describe --entity-type users`` asks for the users'
+quotas before their SCRAM credentials and gives up if the broker cannot
+answer. The filter is still checked, with Kafka's messages: an empty entity
+type, or one given twice, is INVALID_REQUEST; a type other than ``user``,
+``client-id`` and ``ip`` is UNSUPPORTED_VERSION; match type 0 (exact) needs
+a match string, 1 (default) and 2 (any named) must not have one, others are
+unknown; ``ip`` cannot be combined with ``user`` or ``client-id``. An error
+answer has null entries.
+"""
+
+from __future__ import annotations
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+API_KEY = 48
+ENTITY_TYPES = ("user", "client-id", "ip")
+EXACT, DEFAULT, SPECIFIED = 0, 1, 2
+
+
+def _component_error(component, seen: set[str]) -> tuple[ErrorCode, str] | None:
+    kind, match = component.entity_type, component.match
+    if not kind:
+        return ErrorCode.INVALID_REQUEST, "Invalid empty entity type."
+    if kind in seen:
+        return ErrorCode.INVALID_REQUEST, f"Entity type {kind} cannot appear more than once in the filter."
+    if kind not in ENTITY_TYPES:
+        return ErrorCode.UNSUPPORTED_VERSION, f"Unsupported entity type {kind}"
+    seen.add(kind)
+    if component.match_type == EXACT and match is None:
+        return ErrorCode.INVALID_REQUEST, "Request specified MATCH_TYPE_EXACT, but set match string to null."
+    if component.match_type == DEFAULT and match is not None:
+        return ErrorCode.INVALID_REQUEST, "Request specified MATCH_TYPE_DEFAULT, but also specified a match string."
+    if component.match_type == SPECIFIED and match is not None:
+        return ErrorCode.INVALID_REQUEST, "Request specified MATCH_TYPE_SPECIFIED, but also specified a match string."
+    if component.match_type not in (EXACT, DEFAULT, SPECIFIED):
+        return ErrorCode.INVALID_REQUEST, f"Unknown match type {component.match_type}"
+    return None
+
+
+def filter_error(components) -> tuple[ErrorCode, str] | None:
+    seen: set[str] = set()
+    for component in components:
+        error = _component_error(component, seen)
+        if error is not None:
+            return error
+    if "ip" in seen and seen & {"user", "client-id"}:
+        return ErrorCode.INVALID_REQUEST, ("Invalid entity filter component combination. IP filter component "
+                                           "should not be used with user or clientId filter component.")  # fmt: skip
+    return None
+
+
+@handler(API_KEY, 0, 1)
+async def handle(ctx: RequestContext, request) -> object:
+    error = filter_error(request.components)
+    if error is not None:
+        return ctx.response(throttle_time_ms=0, error_code=error[0], error_message=error[1], entries=None)
+    return ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, entries=[])

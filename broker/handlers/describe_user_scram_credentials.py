@@ -1,0 +1,43 @@
+"""DescribeUserScramCredentials (key 50): v0, the users' SCRAM credentials as Kafka's ScramImage describes them.
+
+Behaviour: with no users named (null or empty) every user with a
+credential is described, by name; otherwise each distinct name, in the order
+asked. A user gets its credentials as (mechanism type, iterations), by
+type, and never a salt or key; a user without any gets RESOURCE_NOT_FOUND
+"Attempt to describe a user credential that does not exist: <user>", and a
+name given twice gets one DUPLICATE_RESOURCE result "Cannot describe SCRAM
+credentials for the same user twice in a single request: <user>". The
+request-level error is NONE: there is no authorizer to refuse it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from protocol import ErrorCode
+
+from ..dispatch import RequestContext, handler
+
+API_KEY = 50
+NOT_FOUND = "Attempt to describe a user credential that does not exist: "
+DUPLICATE = "Cannot describe SCRAM credentials for the same user twice in a single request: "
+
+
+@handler(API_KEY, 0, 0)
+async def handle(ctx: RequestContext, request) -> object:
+    store = ctx.broker.scram
+    asked = [user.name for user in request.users or []]
+    counts = Counter(asked)
+    resp = ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, results=[])
+    Result = type(resp).DescribeUserScramCredentialsResult
+    for user in dict.fromkeys(asked) if asked else store.users():
+        infos = store.infos(user)
+        if counts[user] > 1:
+            result = Result(user=user, error_code=ErrorCode.DUPLICATE_RESOURCE, error_message=DUPLICATE + user)
+        elif not infos:
+            result = Result(user=user, error_code=ErrorCode.RESOURCE_NOT_FOUND, error_message=NOT_FOUND + user)
+        else:
+            result = Result(user=user, error_code=ErrorCode.NONE, error_message=None, credential_infos=[
+                Result.CredentialInfo(mechanism=m, iterations=i) for m, i in infos])  # fmt: skip
+        resp.results.append(result)
+    return resp
