@@ -12,7 +12,10 @@ only by the kernel.
 On a SASL_PLAINTEXT listener the frames before authentication go to the
 connection's ``SaslAuthenticator`` (``sasl_auth.py``), which answers the
 handshake and the login (PLAIN or SCRAM) itself and hands only ApiVersions
-on to ``dispatch``.
+on to ``dispatch``. Each login that succeeds or fails is counted per listener
+(``kafka_server_socketservermetrics_{successful,failed}_authentication_total``,
+Kafka's socket-server-metrics ``successful-authentication-total`` and
+``failed-authentication-total``).
 
 Responses are lists of chunks. ``bytes`` chunks are coalesced and written with
 ``send_all``; a ``FileRegion`` chunk (a slice of a segment file) is written
@@ -35,7 +38,7 @@ from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestE
 
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
-from .sasl_auth import SaslAuthenticator, UnexpectedRequest
+from .sasl_auth import SaslAuthenticator, TokenRefused, UnexpectedRequest
 
 log = logging.getLogger(__name__)
 DIRECT_SEND_BYTES = 256 * 1024  # a response chunk this big is sent without joining
@@ -115,13 +118,21 @@ class Connection:
         try:
             step = self.auth.handle(frame)  # type: ignore[union-attr]
         except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:
+            if isinstance(exc, TokenRefused):
+                self._count_login("failed")
             raise CloseConnection(str(exc)) from None
         chunks = step.chunks if step.chunks is not None else await dispatch(self.broker, self, frame)
+        if step.close_after or self.auth.complete:  # type: ignore[union-attr]
+            self._count_login("failed" if step.close_after else "successful")
         if chunks is not NO_RESPONSE:
             await self.send_chunks(chunks)
         if step.close_after:  # Kafka holds a failed login open a little, so retries cannot hammer it
             await trio.sleep(self.broker.config.connection_failed_authentication_delay_ms / 1000)
             raise CloseConnection(step.close_after)
+
+    def _count_login(self, outcome: str) -> None:
+        """Kafka's successful-/failed-authentication-total (a refused mechanism is a failed login too)."""
+        self.broker.metrics.authentications[outcome].labels(self.listener).inc()
 
     async def send_chunks(self, chunks: list) -> None:
         """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are."""

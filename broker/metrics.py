@@ -91,6 +91,11 @@ class BrokerMetrics:
         self.network_bytes_out = Counter(
             "kafka_server_socketservermetrics_outgoing_byte", "Bytes sent", registry=r
         )
+        self.authentications = {  # Kafka's successful-/failed-authentication-total of socket-server-metrics
+            outcome: Counter(f"kafka_server_socketservermetrics_{outcome}_authentication", f"SASL logins, {outcome}",
+                             ["listener"], registry=r)  # fmt: skip
+            for outcome in ("successful", "failed")
+        }
 
     def observe_request(self, api_name: str, version: int, seconds: float) -> None:
         labels = (api_name, str(version))

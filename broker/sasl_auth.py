@@ -49,6 +49,10 @@ class UnexpectedRequest(Exception):
     """A frame Kafka's authenticator refuses: the connection is closed without an answer."""
 
 
+class TokenRefused(UnexpectedRequest):
+    """A bare (SaslHandshake v0) token that does not log in: closed without an answer, a failed login."""
+
+
 class MechanismServer(Protocol):
     principal: str | None
 
@@ -133,7 +137,7 @@ class SaslAuthenticator:
         try:
             answer = self.server.evaluate(token)  # type: ignore[union-attr]
         except (AuthenticationFailed, SaslFailed) as exc:  # v0 has no way to say why: the connection just closes
-            raise UnexpectedRequest(f"SASL/{self.mechanism} authentication failed: {exc}") from None
+            raise TokenRefused(f"SASL/{self.mechanism} authentication failed: {exc}") from None
         if self.server.complete:  # type: ignore[union-attr]
             self.state = "done"
         return Step([len(answer).to_bytes(4, "big"), answer])

@@ -22,7 +22,7 @@ from broker.sasl_config import SaslSettings, new_authenticator
 from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request
 
 from ._admin_client import broker, req  # noqa: F401  (broker is a fixture)
-from .test_sasl_scram import GENERIC, RFC_FINAL, RFC_FIRST, rfc_store
+from .test_sasl_scram import GENERIC, RFC_CLIENT_NONCE, RFC_FINAL, RFC_FIRST, RFC_SALT, client_final, rfc_store
 
 # -- a listener's mechanisms --------------------------------------------------------------------------------------
 
@@ -113,3 +113,33 @@ async def test_a_failed_scram_login_is_closed_after_the_failure_delay(broker):  
                                                                      GENERIC.format("SCRAM-SHA-256"))  # fmt: skip
                 assert await _closed(stream)
                 assert trio.current_time() - answered >= 0.29
+
+
+def _logins(broker) -> tuple[float, float]:  # noqa: F811
+    """(successful, failed) logins counted on the SASL_PLAINTEXT listener."""
+    counters = broker.metrics.authentications
+    return tuple(counters[o].labels("SASL_PLAINTEXT")._value.get() for o in ("successful", "failed"))
+
+
+async def test_logins_are_counted_per_listener(broker):  # noqa: F811
+    broker.scram.credentials.update(rfc_store().credentials)
+    broker.config.connection_failed_authentication_delay_ms = 0
+    async with trio.open_nursery() as nursery:
+        with trio.fail_after(10):
+            async with await _serve_pair(broker, nursery, broker.scram) as stream:  # v1 handshake, a good login
+                await _exchange(stream, 17, 1, mechanism="SCRAM-SHA-256")
+                server_first = (await _exchange(stream, 36, 2, auth_bytes=RFC_FIRST)).auth_bytes.decode()
+                nonce = server_first.split(",")[0][2:]
+                final, _ = client_final("sha256", "pencil", f"n=user,r={RFC_CLIENT_NONCE}", server_first, RFC_SALT,
+                                        4096, nonce)  # fmt: skip
+                assert (await _exchange(stream, 36, 2, auth_bytes=final)).error_code == ErrorCode.NONE
+            assert _logins(broker) == (1, 0)
+            async with await _serve_pair(broker, nursery, broker.scram) as stream:  # a mechanism not enabled
+                assert (await _exchange(stream, 17, 1, mechanism="PLAIN")).error_code != ErrorCode.NONE
+                assert await _closed(stream)
+            assert _logins(broker) == (1, 1)
+            async with await _serve_pair(broker, nursery, broker.scram) as stream:  # v0: a bare token refused
+                await _exchange(stream, 17, 0, mechanism="SCRAM-SHA-256")
+                await stream.send_all(struct.pack(">i", 5) + b"bogus")
+                assert await _closed(stream)
+            assert _logins(broker) == (1, 2)
