@@ -254,3 +254,23 @@ async def test_requests_for_unknown_ids_leave_no_state_behind(groups_broker):
     assert (await init(groups_broker))[0] == ErrorCode.NONE
     assert set(groups_broker.transactions._locks) <= {TXN}
     assert set(groups_broker.transactions.txns) == {TXN}
+
+
+async def test_old_fetch_versions_see_the_data_without_the_markers(groups_broker):
+    """Fetch v0-3 (message formats 0/1) cannot carry markers: they are left out, and a fetch from a marker's
+    offset reads on to the next record, as Kafka's down-conversion does (read_uncommitted: aborted data too)."""
+    pid, epoch = await open_txn(groups_broker)  # 0 a, 1 b
+    assert await end(groups_broker, pid, epoch, False) == ErrorCode.NONE  # 2 ABORT
+    await add(groups_broker, pid, epoch, {"t": [0]})
+    assert await send(groups_broker, pid, epoch, 2, [b"c"]) == (ErrorCode.NONE, 3)
+    assert await end(groups_broker, pid, epoch, True) == ErrorCode.NONE  # 4 COMMIT
+    T = sub(1, "FetchTopic")
+    for version, magic in ((0, 0), (2, 1), (3, 1)):
+        for offset, expected in ((0, [(0, b"a"), (1, b"b"), (3, b"c")]), (2, [(3, b"c")]), (4, [])):
+            part = T.FetchPartition(partition=0, fetch_offset=offset, partition_max_bytes=1 << 20)
+            body = req(1, replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20,
+                       topics=[T(topic="t", partitions=[part])])  # fmt: skip
+            p = (await call(groups_broker, 1, version, body)).responses[0].partitions[0]
+            batches = list(iter_batches(memoryview(p.records or b"")))
+            assert {b.magic for b in batches} <= {magic}
+            assert [(r.offset, r.value) for b in batches for r in b.iter_records()] == expected, (version, offset)
