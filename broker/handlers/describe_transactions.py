@@ -28,13 +28,10 @@ async def handle(ctx: RequestContext, request) -> object:
             resp.transaction_states.append(State(error_code=error, transactional_id=txn_id, transaction_state="",
                                                  producer_id=-1, producer_epoch=-1))  # fmt: skip
             continue
-        by_topic: dict[str, list[int]] = {}
-        for topic, index in sorted(meta.partitions):
-            by_topic.setdefault(topic, []).append(index)
         resp.transaction_states.append(State(
             error_code=ErrorCode.NONE, transactional_id=txn_id, transaction_state=meta.state.kafka_name,
             transaction_timeout_ms=meta.timeout_ms, transaction_start_time_ms=meta.start_ms,
             producer_id=meta.producer_id, producer_epoch=meta.producer_epoch,
-            topics=[State.TopicData(topic=t, partitions=ps) for t, ps in by_topic.items()],
+            topics=[State.TopicData(topic=t, partitions=ps) for t, ps in meta.partitions_by_topic().items()],
         ))  # fmt: skip
     return resp

@@ -40,7 +40,8 @@ import logging
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
-from ..transactions.markers import OFFSETS_TOPIC, append_marker
+from ..groups.store import OFFSETS_TOPIC
+from ..transactions.markers import append_marker
 
 log = logging.getLogger("minibroker.transactions")
 API_KEY = 27

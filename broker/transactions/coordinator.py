@@ -45,13 +45,13 @@ import trio
 
 from protocol import ErrorCode
 
+from ..groups.store import OFFSETS_TOPIC
 from ..internal_topic import InternalTopic, records_batch
 from . import markers
 from .state import EPOCH_MAX, TxnMetadata, TxnState, key_bytes, parse_key, parse_value, value_bytes
 
 log = logging.getLogger("minibroker.transactions")
 TXN_TOPIC = "__transaction_state"
-OFFSETS_TOPIC = "__consumer_offsets"
 READY_WAIT_S = 5.0
 Result = tuple[ErrorCode, int, int]
 

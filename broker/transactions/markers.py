@@ -24,12 +24,12 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..groups.store import OFFSETS_TOPIC
 from ..internal_topic import marker_batch
 from ..log_validator import ValidatedRecords
 from .state import TxnMetadata
 
 log = logging.getLogger("minibroker.transactions")
-OFFSETS_TOPIC = "__consumer_offsets"
 COORDINATOR_EPOCH = 0
 
 

@@ -80,11 +80,15 @@ class TxnMetadata:
     def epoch_exhausted(self) -> bool:
         return self.producer_epoch >= EPOCH_MAX - 1
 
-    def value(self) -> Any:
+    def partitions_by_topic(self) -> dict[str, list[int]]:
+        """The transaction's partitions as topic -> sorted partition indexes (how Kafka lists them)."""
         by_topic: dict[str, list[int]] = {}
         for topic, index in sorted(self.partitions):
             by_topic.setdefault(topic, []).append(index)
-        parts = [_Value.PartitionsSchema(topic=t, partition_ids=ids) for t, ids in by_topic.items()]
+        return by_topic
+
+    def value(self) -> Any:
+        parts = [_Value.PartitionsSchema(topic=t, partition_ids=ids) for t, ids in self.partitions_by_topic().items()]
         return _Value(producer_id=self.producer_id, producer_epoch=self.producer_epoch,
                       transaction_timeout_ms=self.timeout_ms, transaction_status=int(self.state),
                       transaction_partitions=parts if self.state != TxnState.EMPTY else None,
