@@ -77,7 +77,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("auto.create.topics.enable", "auto_create_topics_enable", _bool, True, None, "Metadata creates topics"),
     Key("delete.topic.enable", "delete_topic_enable", _bool, True, None, "DeleteTopics allowed"),
     Key("listener.security.protocol.map", "listener_security_protocol_map", str, KAFKA_PROTOCOL_MAP, None,
-        "listener name -> security protocol; PLAINTEXT and SASL_PLAINTEXT listeners are served"),  # fmt: skip
+        "listener name -> security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),  # fmt: skip
     Key("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", str, "GSSAPI", None,
         "SASL mechanisms of SASL_PLAINTEXT listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),  # fmt: skip
     Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", int, 524_288, _positive,
@@ -134,6 +134,33 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
     Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
 )
+SSL_KEYS = {  # Kafka's ssl.* keys of SSL/SASL_SSL listeners (``ssl_config.py``): default, what it does here
+    "ssl.keystore.type": ("JKS", "PKCS12, PEM, or JKS (a PKCS12 file; Java's old JKS format is refused)"),
+    "ssl.keystore.location": ("", "the broker's key pair and certificate chain"),
+    "ssl.keystore.password": ("", "password of a PKCS12 keystore"),
+    "ssl.key.password": ("", "password of the private key (an encrypted PEM key)"),
+    "ssl.keystore.certificate.chain": ("", "PEM certificate chain, with ssl.keystore.key and type PEM"),
+    "ssl.keystore.key": ("", "PEM private key, with ssl.keystore.certificate.chain and type PEM"),
+    "ssl.truststore.type": ("JKS", "PKCS12, PEM, or JKS (a PKCS12 file)"),
+    "ssl.truststore.location": ("", "CA certificates that client certificates are checked against"),
+    "ssl.truststore.password": ("", "password of a PKCS12 truststore"),
+    "ssl.truststore.certificates": ("", "PEM CA certificates, with type PEM"),
+    "ssl.client.auth": ("none", "none, requested or required: client certificates"),
+    "ssl.enabled.protocols": ("TLSv1.2,TLSv1.3", "TLS versions served"),
+    "ssl.protocol": ("TLSv1.3", "accepted; ssl.enabled.protocols decides"),
+    "ssl.cipher.suites": ("", "TLS 1.2 cipher suites, IANA or OpenSSL names (empty: OpenSSL's defaults)"),
+    "ssl.endpoint.identification.algorithm": ("https", "accepted; a client-side check"),
+    "ssl.principal.mapping.rules": ("DEFAULT", "accepted; principals are only logged here"),
+    "ssl.keymanager.algorithm": ("SunX509", "accepted; Java-only"),
+    "ssl.trustmanager.algorithm": ("PKIX", "accepted; Java-only"),
+    "ssl.secure.random.implementation": ("", "accepted; Java-only"),
+    "ssl.provider": ("", "accepted; Java-only"),
+    "ssl.engine.factory.class": ("", "must stay empty"),
+}
+SSL_PASSWORD_KEYS = frozenset({"ssl.keystore.password", "ssl.key.password", "ssl.truststore.password",
+                               "ssl.keystore.key", "ssl.keystore.certificate.chain",
+                               "ssl.truststore.certificates"})  # fmt: skip  (Kafka's PASSWORD type)
+BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), str, d, None, doc) for n, (d, doc) in SSL_KEYS.items())
 _BY_NAME = {k.name: k for k in BROKER_KEYS}
 _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
 
@@ -141,7 +168,7 @@ _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
 LISTENER_PREFIX = "listener.name."
 _LISTENER_KEYS = (  # after listener.name.<listener>.
     "sasl.enabled.mechanisms", "plain.sasl.jaas.config", "scram-sha-256.sasl.jaas.config",
-    "scram-sha-512.sasl.jaas.config",
+    "scram-sha-512.sasl.jaas.config", *SSL_KEYS,
 )  # fmt: skip
 
 

@@ -9,7 +9,16 @@ A large request frame is received straight into its own buffer
 (``FrameBuffer.receive_buffer`` and ``recv_into``), so its bytes are copied
 only by the kernel.
 
-On a SASL_PLAINTEXT listener the frames before authentication go to the
+On an SSL or SASL_SSL listener ``stream`` is a ``trio.SSLStream`` and the
+TLS handshake comes first. A handshake that fails (no client certificate
+when ``ssl.client.auth=required``, a plaintext client, no common TLS version)
+closes the connection and counts as a failed authentication, one that
+succeeds as a successful one on SSL listeners, as Kafka's selector counts
+them. Over TLS the kernel cannot send file regions, so they are read and
+written through the TLS stream (as Kafka's ``SslTransportLayer`` does), and
+large frames are received through it too.
+
+On a SASL listener the frames before authentication go to the
 connection's ``SaslAuthenticator`` (``sasl_auth.py``), which answers the
 handshake and the login (PLAIN or SCRAM) itself and hands only ApiVersions
 on to ``dispatch``. Each login that succeeds or fails is counted per listener
@@ -29,6 +38,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import ssl
 from typing import Any
 
 import attrs
@@ -39,10 +49,13 @@ from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestE
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
 from .sasl_auth import SaslAuthenticator, TokenRefused, UnexpectedRequest
+from .ssl_config import peer_principal
 
 log = logging.getLogger(__name__)
 DIRECT_SEND_BYTES = 256 * 1024  # a response chunk this big is sent without joining
 RECEIVE_SIZE = 256 * 1024
+CLOSE_NOTIFY_SECONDS = 1.0
+TLS_READ_BYTES = 1024 * 1024  # a file region sent over TLS is read this much at a time
 
 
 @attrs.define(eq=False)
@@ -64,17 +77,20 @@ class FileRegion:
 @attrs.define(eq=False)
 class Connection:
     broker: Any
-    stream: trio.SocketStream
+    stream: trio.SocketStream | trio.SSLStream
     peer: str = ""
     listener: str = ""  # the listener's name: what Metadata advertises to this client
     requests: int = 0
     client_software: tuple[str, str] | None = None
-    auth: SaslAuthenticator | None = None  # SASL_PLAINTEXT listeners: the handshake not yet done
+    auth: SaslAuthenticator | None = None  # SASL listeners: the handshake not yet done
+    principal: str = "User:ANONYMOUS"  # an SSL client's certificate subject; a SASL login's user
 
     async def serve(self) -> None:
         config = self.broker.config
         frames = FrameBuffer(config.sasl_server_max_receive_size if self.auth else config.socket_request_max_bytes)
         try:
+            if isinstance(self.stream, trio.SSLStream) and not await self._tls_handshake():
+                return
             while await self._receive(frames):
                 await self._drain(frames)
         except (CloseConnection, FrameTooLargeError) as exc:
@@ -84,15 +100,36 @@ class Connection:
         except Exception:  # a bug in one request must not take the broker down
             log.exception("closing connection from %s after an unexpected error", self.peer)
         finally:
-            with trio.CancelScope(shield=True):
-                await self.stream.aclose()
+            with trio.CancelScope(shield=True), trio.move_on_after(CLOSE_NOTIFY_SECONDS):
+                await self.stream.aclose()  # TLS: close_notify, unless the client does not read it in time
+
+    async def _tls_handshake(self) -> bool:
+        """The TLS handshake; False (counted as a failed login unless the client just went away) if it fails."""
+        stream: trio.SSLStream = self.stream  # type: ignore[assignment]
+        try:
+            await stream.do_handshake()
+        except trio.BrokenResourceError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ssl.SSLError) and not isinstance(cause, ssl.SSLEOFError):
+                log.info("closing connection from %s: TLS handshake failed (%s)", self.peer, cause.reason or cause)
+                self._count_login("failed")
+            return False
+        self.principal = peer_principal(stream.getpeercert())
+        log.debug("TLS handshake with %s done: %s, %s", self.peer, stream.version(), self.principal)
+        if self.auth is None:  # SSL: the handshake is the login; SASL_SSL counts its SASL login
+            self._count_login("successful")
+        return True
 
     async def _receive(self, frames: FrameBuffer) -> bool:
         """Receive some bytes into ``frames`` (a large frame straight into its buffer); False at end of stream."""
         target = frames.receive_buffer()
-        if target is None:
-            data = await self.stream.receive_some(RECEIVE_SIZE)
-            frames.receive_data(data)
+        if target is None or isinstance(self.stream, trio.SSLStream):
+            data = await self.stream.receive_some(RECEIVE_SIZE if target is None else len(target))
+            if target is None:
+                frames.receive_data(data)
+            else:
+                target[: len(data)] = data
+                frames.received_into(len(data))
             return bool(data)
         try:
             n = await self.stream.socket.recv_into(target)
@@ -108,6 +145,7 @@ class Connection:
                 await self._authenticate(frame)
                 if self.auth.complete:  # logged in: frames up to socket.request.max.bytes from now on
                     frames.max_frame_size = self.broker.config.socket_request_max_bytes
+                    self.principal = f"User:{self.auth.principal}"
                 continue
             response = await dispatch(self.broker, self, frame)
             if response is not NO_RESPONSE:
@@ -157,6 +195,12 @@ class Connection:
         self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))
 
     async def _sendfile(self, region: FileRegion) -> None:
+        if isinstance(self.stream, trio.SSLStream):
+            for start in range(0, region.count, TLS_READ_BYTES):
+                size = min(TLS_READ_BYTES, region.count - start)
+                data = os.pread(region.fileno, size, region.position + start)
+                await self.stream.send_all(data + bytes(size - len(data)))  # a shrunk file is padded
+            return
         sock = self.stream.socket
         sent, total = 0, region.count
         while sent < total:

@@ -13,9 +13,11 @@ Metadata, DescribeCluster and FindCoordinator answer each client with the
 advertised address of the listener it connected to: a container gets
 ``broker:29092``, the host ``localhost:9092``. A listener with no advertised
 entry advertises its bound address, with an empty or wildcard host replaced by
-this machine's host name, as Kafka does. PLAINTEXT and SASL_PLAINTEXT (with
-SASL/PLAIN and SCRAM, ``sasl_config.py``, whose settings are checked here) are
-served: a listener mapped to another protocol is refused at startup.
+this machine's host name, as Kafka does. All four of Kafka's security
+protocols are served: PLAINTEXT, SSL (TLS, ``ssl_config.py``), SASL_PLAINTEXT
+and SASL_SSL (SASL/PLAIN and SCRAM, ``sasl_config.py``, over TLS for the
+latter). A listener's settings are checked here, so a bad one stops the start;
+a listener mapped to another protocol name is refused.
 Listeners named in ``controller.listener.names`` (a KRaft combined-mode file)
 are not bound: there is no controller quorum to serve.
 """
@@ -23,14 +25,15 @@ are not bound: there is no controller quorum to serve.
 from __future__ import annotations
 
 import socket
+import ssl
 
 import attrs
 
 from .config import KAFKA_PROTOCOL_MAP, ConfigError
 from .sasl_config import SaslSettings, sasl_settings
+from .ssl_config import ssl_context
 
-
-SERVED_PROTOCOLS = ("PLAINTEXT", "SASL_PLAINTEXT")
+SERVED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
 @attrs.frozen
@@ -39,7 +42,8 @@ class Listener:
     host: str
     port: int
     protocol: str = "PLAINTEXT"
-    sasl: SaslSettings | None = attrs.field(default=None, eq=False, hash=False)  # SASL_PLAINTEXT: mechanisms
+    sasl: SaslSettings | None = attrs.field(default=None, eq=False, hash=False)  # SASL_*: mechanisms
+    tls: ssl.SSLContext | None = attrs.field(default=None, eq=False, hash=False)  # SSL, SASL_SSL
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -54,7 +58,7 @@ def parse_protocol_map(text: str) -> dict[str, str]:
 
 
 def parse_listeners(text: str, key: str, protocols: dict[str, str] | None = None) -> list[Listener]:
-    """The listeners of ``text``; each name must be unique and map to PLAINTEXT."""
+    """The listeners of ``text``; each name must be unique and map to a served security protocol."""
     protocols = parse_protocol_map(KAFKA_PROTOCOL_MAP) if protocols is None else protocols
     result: list[Listener] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -67,8 +71,8 @@ def parse_listeners(text: str, key: str, protocols: dict[str, str] | None = None
             raise ConfigError(f"{key}: no security protocol defined for listener {name} "
                               "in listener.security.protocol.map")  # fmt: skip
         if protocols[name] not in SERVED_PROTOCOLS:
-            raise ConfigError(f"{key}: listener {name} uses {protocols[name]}; only PLAINTEXT and SASL_PLAINTEXT "
-                              "are supported")  # fmt: skip
+            raise ConfigError(f"{key}: listener {name} uses {protocols[name]}, which is not a security protocol "
+                              f"(expected one of {', '.join(SERVED_PROTOCOLS)})")  # fmt: skip
         if any(other.name == name for other in result):
             raise ConfigError(f"{key}: each listener must have a different name, {name} is given twice")
         result.append(Listener(name, host.strip("[]"), int(port), protocols[name]))
@@ -83,8 +87,7 @@ def served_listeners(config) -> list[Listener]:
     served = [lst for lst in listeners if lst.name not in controllers]
     if not served:
         raise ConfigError("listeners: at least one listener other than the controller's is required")
-    served = [attrs.evolve(lst, sasl=sasl_settings(config, lst.name)) if lst.protocol == "SASL_PLAINTEXT" else lst
-              for lst in served]  # a SASL listener's mechanisms and users are set, or the start stops here
+    served = [_with_settings(config, lst) for lst in served]
     names = {lst.name for lst in served}
     inter = config.inter_broker_listener_name.strip().upper()
     if inter and inter not in names:
@@ -93,6 +96,13 @@ def served_listeners(config) -> list[Listener]:
         if adv.name not in names:
             raise ConfigError(f"advertised.listeners: {adv.name} is not one of the listeners {sorted(names)}")
     return served
+
+
+def _with_settings(config, listener: Listener) -> Listener:
+    """``listener`` with its SASL mechanisms and users, and its TLS context; or the start stops here."""
+    sasl = sasl_settings(config, listener.name) if listener.protocol.startswith("SASL_") else None
+    tls = ssl_context(config, listener.name) if listener.protocol.endswith("SSL") else None
+    return attrs.evolve(listener, sasl=sasl, tls=tls)
 
 
 def advertised_endpoints(config, bound: list[tuple[str, str, int]]) -> dict[str, tuple[str, int]]:

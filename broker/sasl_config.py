@@ -1,6 +1,6 @@
-"""A SASL_PLAINTEXT listener's mechanisms and their settings, checked at startup as Kafka's keys say.
+"""A SASL_PLAINTEXT or SASL_SSL listener's mechanisms and their settings, checked at startup as Kafka's keys say.
 
-A listener mapped to SASL_PLAINTEXT in ``listener.security.protocol.map``
+A listener mapped to SASL_PLAINTEXT or SASL_SSL in ``listener.security.protocol.map``
 serves the mechanisms of ``listener.name.<listener>.sasl.enabled.mechanisms``
 (else ``sasl.enabled.mechanisms``, whose default is Kafka's GSSAPI), in that
 order, which is the order SaslHandshake lists them in. PLAIN, SCRAM-SHA-256
@@ -45,7 +45,7 @@ class SaslSettings:
 
 
 def sasl_settings(config: Any, listener: str) -> SaslSettings:
-    """Check a SASL_PLAINTEXT listener's settings; its mechanisms and PLAIN users."""
+    """Check a SASL listener's settings; its mechanisms and PLAIN users."""
     prefix = f"listener.name.{listener.lower()}."
     overrides = config.listener_overrides
     mechanisms_key = prefix + "sasl.enabled.mechanisms"
@@ -53,10 +53,10 @@ def sasl_settings(config: Any, listener: str) -> SaslSettings:
     text = overrides.get(mechanisms_key, config.sasl_enabled_mechanisms)
     mechanisms = tuple(dict.fromkeys(m.strip().upper() for m in text.split(",") if m.strip()))
     if not mechanisms:
-        raise ConfigError(f"{key}: no SASL mechanism enabled on SASL_PLAINTEXT listener {listener}")
+        raise ConfigError(f"{key}: no SASL mechanism enabled on SASL listener {listener}")
     for mechanism in mechanisms:
         if mechanism not in SERVED:
-            raise ConfigError(f"{key}: {mechanism} is not supported on SASL_PLAINTEXT listener {listener} "
+            raise ConfigError(f"{key}: {mechanism} is not supported on SASL listener {listener} "
                               f"(served: {', '.join(SERVED)}), got {text!r}")  # fmt: skip
     for mechanism in mechanisms:
         jaas_key = f"{prefix}{mechanism.lower()}.sasl.jaas.config"

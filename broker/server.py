@@ -6,7 +6,8 @@ listener (port 0 picks a free port; ``broker.bound`` tells which), starts the
 metrics endpoint and the periodic tasks, then reports the ``Broker`` as
 started. Each accepted connection knows its listener (what Metadata
 advertises to it) and gets Kafka's ``socket.send.buffer.bytes`` /
-``socket.receive.buffer.bytes``. Cancelling it is a graceful shutdown:
+``socket.receive.buffer.bytes``; on an SSL or SASL_SSL listener its stream
+is wrapped in TLS with the listener's context. Cancelling it is a graceful shutdown:
 listeners close, connections end, and the storage writes its checkpoints and
 clean-shutdown marker.
 
@@ -33,8 +34,8 @@ from .cleaning import start_cleaner, stop_cleaner
 from .connection import Connection
 from .core import Broker
 from .dispatch import load_handlers
-from .listeners import served_listeners
-from .sasl_config import SaslSettings, new_authenticator
+from .listeners import Listener, served_listeners
+from .sasl_config import new_authenticator
 
 log = logging.getLogger("minibroker")
 
@@ -50,7 +51,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             for listener in served_listeners(config):
                 sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]
-                nursery.start_soon(_accept_loop, broker, listener.name, sockets, listener.sasl)
+                nursery.start_soon(_accept_loop, broker, listener, sockets)
             broker.set_bound(bound)
             nursery.start_soon(_periodic, broker)
             nursery.start_soon(broker.groups.run)
@@ -64,25 +65,26 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.close()
 
 
-async def _accept_loop(broker: Broker, name: str, listeners: list, sasl: SaslSettings | None) -> None:
-    await trio.serve_listeners(lambda stream: _serve_connection(broker, stream, name, sasl), listeners)
+async def _accept_loop(broker: Broker, listener: Listener, sockets: list) -> None:
+    await trio.serve_listeners(lambda stream: _serve_connection(broker, stream, listener), sockets)
 
 
-async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: str,
-                            sasl: SaslSettings | None = None) -> None:  # fmt: skip
+async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: Listener) -> None:
     try:
         peer = "%s:%d" % stream.socket.getpeername()[:2]
         _set_buffers(stream.socket, broker.config)
     except OSError:
         peer = "?"
-    connection = Connection(broker, stream, peer, listener)
-    if sasl is not None:  # SASL_PLAINTEXT: nothing but the handshake until the client has logged in
-        connection.auth = new_authenticator(sasl, broker.scram)
-    broker.metrics.connections.labels(listener).inc()
+    connection = Connection(broker, stream, peer, listener.name)
+    if listener.tls is not None:  # SSL, SASL_SSL: TLS first (the handshake is the connection's first step)
+        connection.stream = trio.SSLStream(stream, listener.tls, server_side=True)
+    if listener.sasl is not None:  # SASL_*: nothing but the handshake until the client has logged in
+        connection.auth = new_authenticator(listener.sasl, broker.scram)
+    broker.metrics.connections.labels(listener.name).inc()
     try:
         await connection.serve()
     finally:
-        broker.metrics.connections.labels(listener).dec()
+        broker.metrics.connections.labels(listener.name).dec()
 
 
 def _set_buffers(sock, config: Any) -> None:

@@ -72,7 +72,8 @@ log.retention.check.interval.ms=300000
 @pytest.mark.parametrize(
     "override,named",
     [("log.segmnt.bytes=5", "log.segmnt.bytes"), ("node.id=x", "node.id"), ("log.segment.bytes=3", "log.segment.bytes"),
-     ("listeners=SSL://:9093", "listeners"), ("compression.lz4.level=18", "compression.lz4.level"),
+     ("listeners=SSL://:9093", "ssl.keystore.location"), ("listeners=X://:9093", "listeners"),
+     ("compression.lz4.level=18", "compression.lz4.level"),
      ("listeners=INTERNAL://:9093", "listeners"), ("process.roles=controller", "process.roles"),
      ("socket.send.buffer.bytes=0", "socket.send.buffer.bytes"),
      ("inter.broker.listener.name=REPLICATION", "inter.broker.listener.name")],

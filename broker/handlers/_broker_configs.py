@@ -12,7 +12,8 @@ in ``server.properties`` or an override (even to its default value),
 DEFAULT_CONFIG (5) otherwise, with
 the synonym chain Kafka shows (the static value, then the default). Every
 entry is read-only: this broker has no dynamic broker configs. Entries are
-sorted by name.
+sorted by name. Kafka's PASSWORD keys (``ssl.keystore.password`` ...) are
+sensitive: their value is null in every entry and synonym.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 
 import attrs
 
-from ..config import BROKER_KEYS, Key
+from ..config import BROKER_KEYS, SSL_PASSWORD_KEYS, Key
 from ._admin import CONFIG_TYPES, DEFAULT_CONFIG, STATIC_BROKER_CONFIG, source_id, type_id
 
 # Kafka's ConfigDef types of the broker keys we serve; others follow their parser.
@@ -66,6 +67,9 @@ def _key_entry(key: Key, value: Any, explicit: bool) -> BrokerConfigEntry:
     if explicit:  # set in server.properties or an override, even to its default value (as Kafka reports)
         synonyms.insert(0, (key.name, current, STATIC_BROKER_CONFIG))
         source = STATIC_BROKER_CONFIG
+    if key.name in SSL_PASSWORD_KEYS:  # Kafka's PASSWORD type: never shown, even when unset
+        synonyms = [(name, None, kind) for name, _, kind in synonyms]
+        return BrokerConfigEntry(key.name, None, source, True, True, CONFIG_TYPES["PASSWORD"], key.doc, synonyms)
     return BrokerConfigEntry(key.name, current, source, True, False, _type_of(key), key.doc or None, synonyms)
 
 

@@ -192,3 +192,22 @@ async def test_a_broker_key_set_to_its_default_is_still_static_as_in_kafka(tmp_p
         assert (entry.value, entry.config_source) == (value, STATIC), name
         assert [(s.source, s.value) for s in entry.synonyms] == [(STATIC, value), (DEFAULT, value)], name
     assert configs["auto.create.topics.enable"].config_source == DEFAULT  # not set: the default
+
+
+async def test_password_keys_are_sensitive_and_never_shown(tmp_path):
+    """Kafka's PASSWORD keys (``ssl.keystore.password`` ...) come back null and sensitive, set or not."""
+    props = {"log.dirs": str(tmp_path), "prometheus.port": "0", "ssl.keystore.password": "s3cret",
+             "ssl.keystore.location": "/etc/kafka/ks.p12"}  # fmt: skip
+    b = Broker.open(BrokerConfig.from_props(props))
+    try:
+        configs = {c.name: c for c in (await describe(b, "1", rtype=BROKER)).configs}
+    finally:
+        b.close()
+    password, unset, location = configs["ssl.keystore.password"], configs["ssl.key.password"], configs[
+        "ssl.keystore.location"]  # fmt: skip
+    assert (password.value, password.is_sensitive, password.config_source, password.config_type) == (
+        None, True, STATIC, 9)  # fmt: skip
+    assert [(s.source, s.value) for s in password.synonyms] == [(STATIC, None), (DEFAULT, None)]
+    assert (unset.value, unset.is_sensitive, unset.config_source) == (None, True, DEFAULT)
+    assert (location.value, location.is_sensitive) == ("/etc/kafka/ks.p12", False)
+    assert "s3cret" not in repr(list(configs.values()))

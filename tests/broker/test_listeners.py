@@ -18,12 +18,13 @@ def _config(**props: str) -> BrokerConfig:
     return BrokerConfig.from_props({k.replace("_", "."): v for k, v in props.items()})
 
 
-def test_kafkas_default_map_takes_plaintext_and_refuses_other_protocols():
+def test_kafkas_default_map_takes_the_four_protocols_and_refuses_other_names():
     assert [x.name for x in parse_listeners("plaintext://:1,PLAINTEXT_X://:2", "listeners",
                                             {"PLAINTEXT": "PLAINTEXT", "PLAINTEXT_X": "PLAINTEXT"})] == [
         "PLAINTEXT", "PLAINTEXT_X"]  # fmt: skip
-    with pytest.raises(ConfigError, match="listener SSL uses SSL; only PLAINTEXT"):
-        parse_listeners("SSL://:9093", "listeners")
+    assert [x.protocol for x in parse_listeners("SSL://:1,SASL_SSL://:2", "listeners")] == ["SSL", "SASL_SSL"]
+    with pytest.raises(ConfigError, match="listener X uses TLS, which is not a security protocol"):
+        parse_listeners("X://:9093", "listeners", {"X": "TLS"})
     with pytest.raises(ConfigError, match="no security protocol defined for listener INTERNAL"):
         parse_listeners("INTERNAL://:9093", "listeners")
     with pytest.raises(ConfigError, match="different name, PLAINTEXT is given twice"):

@@ -122,7 +122,7 @@ SASL = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}
 
 
 @pytest.mark.parametrize(("props", "message"), [
-    ({}, "sasl.enabled.mechanisms: GSSAPI is not supported on SASL_PLAINTEXT listener SASL_PLAINTEXT "
+    ({}, "sasl.enabled.mechanisms: GSSAPI is not supported on SASL listener SASL_PLAINTEXT "
          "(served: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), got 'GSSAPI'"),
     ({"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER"}, "sasl.enabled.mechanisms: OAUTHBEARER is not supported"),
     ({"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "GSSAPI", "sasl.enabled.mechanisms": "PLAIN"},
@@ -135,8 +135,8 @@ SASL = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}
     ({"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
       "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\" password=\"b\";"},
      "listener.name.sasl_plaintext.plain.sasl.jaas.config: no user_<name>"),
-    ({"listener.name.sasl_plaintext.ssl.keystore.location": "/x"},
-     "listener.name.sasl_plaintext.ssl.keystore.location: unknown configuration key"),
+    ({"listener.name.sasl_plaintext.ssl.keystore.passwd": "/x"},
+     "listener.name.sasl_plaintext.ssl.keystore.passwd: unknown configuration key"),
 ])  # fmt: skip
 def test_sasl_listener_settings_are_checked_at_startup(tmp_path, props, message):
     with pytest.raises(ConfigError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
