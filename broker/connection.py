@@ -12,7 +12,9 @@ only by the kernel.
 On an SSL or SASL_SSL listener ``stream`` is a ``trio.SSLStream`` and the
 TLS handshake comes first. A handshake that fails (no client certificate
 when ``ssl.client.auth=required``, a plaintext client, no common TLS version)
-closes the connection and counts as a failed authentication, one that
+is answered with OpenSSL's alert (Java clients report an authentication
+failure only when it arrives), closes the connection and counts as a
+failed authentication, one that
 succeeds as a successful one on SSL listeners, as Kafka's selector counts
 them. Over TLS the kernel cannot send file regions, so they are read and
 written through the TLS stream (as Kafka's ``SslTransportLayer`` does), and
@@ -74,6 +76,23 @@ class FileRegion:
         return os.pread(self.fileno, self.count, self.position)
 
 
+async def _send_alert(stream: trio.SSLStream) -> None:
+    """Send the TLS alert of a failed handshake before the close, as Kafka flushes it: clients (Java's
+    with TLS 1.3) report an authentication failure only when the alert arrives, and retry on a bare close.
+
+    trio's SSLStream drops the bytes OpenSSL queued once the handshake fails, so they are taken from its
+    outgoing buffer (``_outgoing``, there since trio 0.2); without it the connection just closes.
+    """
+    outgoing = getattr(stream, "_outgoing", None)
+    alert = outgoing.read() if isinstance(outgoing, ssl.MemoryBIO) else b""
+    if alert:
+        with trio.move_on_after(CLOSE_NOTIFY_SECONDS):
+            try:
+                await stream.transport_stream.send_all(alert)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+
+
 @attrs.define(eq=False)
 class Connection:
     broker: Any
@@ -113,6 +132,7 @@ class Connection:
             if isinstance(cause, ssl.SSLError) and not isinstance(cause, ssl.SSLEOFError):
                 log.info("closing connection from %s: TLS handshake failed (%s)", self.peer, cause.reason or cause)
                 self._count_login("failed")
+                await _send_alert(stream)
             return False
         self.principal = peer_principal(stream.getpeercert())
         log.debug("TLS handshake with %s done: %s, %s", self.peer, stream.version(), self.principal)

@@ -6,7 +6,8 @@ end is a TLS stream with the test CA (``tests/tls_pki.py``). Checked here:
 the principal a client certificate gives (Kafka's default mapping) and a
 SASL login gives over TLS; a login counted once per connection (the
 handshake on SSL, the SASL login on SASL_SSL); a handshake without the
-required certificate counted as failed; a request frame much larger than
+required certificate answered with TLS's
+"certificate required" alert and counted as failed; a request frame much larger than
 one receive and a Fetch answer larger than one file read, through TLS,
 byte for byte.
 """
@@ -108,9 +109,11 @@ async def test_a_handshake_without_the_required_certificate_is_a_failed_login(br
     async with trio.open_nursery() as nursery:
         with trio.fail_after(10):
             _, stream = await _serve_tls(broker, nursery, _server_context(pki), _client_context(pki, False))
-            with pytest.raises(trio.BrokenResourceError):
+            with pytest.raises(trio.BrokenResourceError) as refused:
                 async with stream:  # TLS 1.3: the refusal arrives with the first read
                     await _exchange(stream, 18, 3, req(18))
+    alert = refused.value.__cause__  # the broker's alert, not a bare close (Java reports only the former)
+    assert isinstance(alert, ssl.SSLError) and alert.reason == "TLSV13_ALERT_CERTIFICATE_REQUIRED"
     assert _logins(broker, "SSL") == (0.0, 1.0)
 
 
