@@ -82,6 +82,14 @@ BROKER_KEYS: tuple[Key, ...] = (
         "SASL mechanisms of SASL_PLAINTEXT listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),  # fmt: skip
     Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", int, 524_288, _positive,
         "largest frame a SASL_PLAINTEXT connection may send before it has logged in"),  # fmt: skip
+    Key("max.connections", "max_connections", int, 2**31 - 1, _non_negative,
+        "connections the broker accepts at once (also per listener: listener.name.<l>.max.connections)"),
+    Key("max.connections.per.ip", "max_connections_per_ip", int, 2**31 - 1, _non_negative,
+        "connections from one address; more are closed at once"),  # fmt: skip
+    Key("max.connections.per.ip.overrides", "max_connections_per_ip_overrides", str, "", None,
+        "host:count pairs overriding max.connections.per.ip"),  # fmt: skip
+    Key("connections.max.idle.ms", "connections_max_idle_ms", int, 600_000, _positive,
+        "a connection with no request for this long is closed"),  # fmt: skip
     Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", int, 100,
         _non_negative, "how long a connection whose SASL login failed stays open after the answer"),  # fmt: skip
     Key("controller.listener.names", "controller_listener_names", str, "", None, "listeners not bound (no KRaft)"),
@@ -168,16 +176,18 @@ _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
 LISTENER_PREFIX = "listener.name."
 _LISTENER_KEYS = (  # after listener.name.<listener>.
     "sasl.enabled.mechanisms", "plain.sasl.jaas.config", "scram-sha-256.sasl.jaas.config",
-    "scram-sha-512.sasl.jaas.config", *SSL_KEYS,
+    "scram-sha-512.sasl.jaas.config", "max.connections", *SSL_KEYS,
 )  # fmt: skip
 
 
 def _listener_override(name: str, text: str) -> str:
-    """A per-listener key (Kafka's ``listener.name.<listener>.<key>``); only the SASL ones are known."""
+    """A per-listener key (Kafka's ``listener.name.<listener>.<key>``): SASL, SSL and ``max.connections``."""
     listener, _, key = name[len(LISTENER_PREFIX):].partition(".")
     if not listener or key not in _LISTENER_KEYS:
         raise ConfigError(f"{name}: unknown configuration key (per-listener keys: {', '.join(_LISTENER_KEYS)})")
-    return text
+    if key == "max.connections" and not text.strip().isdigit():
+        raise ConfigError(f"{name}: invalid value {text!r} (expected a count >= 0)")
+    return text.strip() if key == "max.connections" else text
 
 
 def read_properties(text: str) -> dict[str, str]:
@@ -252,9 +262,10 @@ class BrokerConfig:
         from storage import ConfigError as StorageConfigError
         from storage.config import ConfigModel
 
+        from .connection_quotas import ConnectionQuotas
         from .listeners import served_listeners
 
-        served_listeners(self)
+        ConnectionQuotas(self, [listener.name for listener in served_listeners(self)])
         try:
             ConfigModel.from_broker_props(self.log_props)
         except StorageConfigError as exc:

@@ -3,7 +3,9 @@
 Kafka handles one request per connection at a time (it mutes the channel
 while a request is in flight), so answers always come back in request order;
 we get the same by processing frames sequentially in the connection's task.
-A frame that Kafka would refuse closes the connection (``CloseConnection``).
+A frame that Kafka would refuse closes the connection (``CloseConnection``),
+and so does ``connections.max.idle.ms`` without a byte from the client (a
+request in progress, such as a long-polling Fetch, is not idle time).
 
 A large request frame is received straight into its own buffer
 (``FrameBuffer.receive_buffer`` and ``recv_into``), so its bytes are copied
@@ -107,10 +109,18 @@ class Connection:
     async def serve(self) -> None:
         config = self.broker.config
         frames = FrameBuffer(config.sasl_server_max_receive_size if self.auth else config.socket_request_max_bytes)
+        idle_s = config.connections_max_idle_ms / 1000
         try:
-            if isinstance(self.stream, trio.SSLStream) and not await self._tls_handshake():
+            ready = False
+            with trio.move_on_after(idle_s):
+                ready = not isinstance(self.stream, trio.SSLStream) or await self._tls_handshake()
+            if not ready:  # the handshake failed or took longer than connections.max.idle.ms
                 return
-            while await self._receive(frames):
+            while True:
+                with trio.move_on_after(idle_s) as waiting:
+                    more = await self._receive(frames)
+                if waiting.cancelled_caught or not more:  # idle for connections.max.idle.ms, or closed
+                    break
                 await self._drain(frames)
         except (CloseConnection, FrameTooLargeError) as exc:
             log.info("closing connection from %s: %s", self.peer, exc)

@@ -88,6 +88,12 @@ class BrokerMetrics:
         self.connections = Gauge(
             "kafka_server_socketservermetrics_connection_count", "Open connections", ["listener"], registry=r
         )
+        self.connections_created = Counter(
+            "kafka_server_socketservermetrics_connection_creation", "Connections accepted", ["listener"], registry=r
+        )
+        self.connections_closed = Counter(
+            "kafka_server_socketservermetrics_connection_close", "Connections closed", ["listener"], registry=r
+        )
         self.network_bytes_out = Counter(
             "kafka_server_socketservermetrics_outgoing_byte", "Bytes sent", registry=r
         )

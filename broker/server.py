@@ -6,7 +6,8 @@ listener (port 0 picks a free port; ``broker.bound`` tells which), starts the
 metrics endpoint and the periodic tasks, then reports the ``Broker`` as
 started. Each accepted connection knows its listener (what Metadata
 advertises to it) and gets Kafka's ``socket.send.buffer.bytes`` /
-``socket.receive.buffer.bytes``; on an SSL or SASL_SSL listener its stream
+``socket.receive.buffer.bytes``, within the connection limits of
+``connection_quotas.py``; on an SSL or SASL_SSL listener its stream
 is wrapped in TLS with the listener's context. Cancelling it is a graceful shutdown:
 listeners close, connections end, and the storage writes its checkpoints and
 clean-shutdown marker.
@@ -24,6 +25,7 @@ with the server and stop before the storage closes (``broker.cleaning``).
 
 from __future__ import annotations
 
+import errno
 import logging
 import socket
 from typing import Any
@@ -33,11 +35,13 @@ import trio
 from .cleaning import start_cleaner, stop_cleaner
 from .connection import Connection
 from .core import Broker
+from .connection_quotas import ConnectionQuotas
 from .dispatch import load_handlers
 from .listeners import Listener, served_listeners
 from .sasl_config import new_authenticator
 
 log = logging.getLogger("minibroker")
+_ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}  # out of a resource: retry
 
 
 async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -47,11 +51,12 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
     broker.transactions.load()
     try:
         async with trio.open_nursery() as nursery:
-            bound = []
-            for listener in served_listeners(config):
+            bound, listeners = [], served_listeners(config)
+            quotas = ConnectionQuotas(config, [listener.name for listener in listeners])
+            for listener in listeners:
                 sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]
-                nursery.start_soon(_accept_loop, broker, listener, sockets)
+                nursery.start_soon(_accept_loop, broker, listener, sockets, quotas)
             broker.set_bound(bound)
             nursery.start_soon(_periodic, broker)
             nursery.start_soon(broker.groups.run)
@@ -65,26 +70,62 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.close()
 
 
-async def _accept_loop(broker: Broker, listener: Listener, sockets: list) -> None:
-    await trio.serve_listeners(lambda stream: _serve_connection(broker, stream, listener), sockets)
+async def _accept_loop(broker: Broker, listener: Listener, sockets: list, quotas: ConnectionQuotas) -> None:
+    async with trio.open_nursery() as nursery:
+        for sock in sockets:
+            nursery.start_soon(_accept_from, broker, listener, sock, quotas, nursery)
 
 
-async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: Listener) -> None:
+async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketListener, quotas: ConnectionQuotas,
+                       nursery: trio.Nursery) -> None:  # fmt: skip
+    """Accept while the listener has a free slot (``max.connections``); serve each connection in ``nursery``."""
+    while True:
+        await quotas.wait_for_slot(listener.name)
+        try:
+            stream = await sock.accept()
+        except OSError as exc:
+            if exc.errno not in _ACCEPT_CAPACITY_ERRNOS:
+                raise
+            log.error("accepting on %s failed (%s); retrying in 100 ms", listener.name, exc)
+            await trio.sleep(0.1)
+            continue
+        nursery.start_soon(_serve_connection, broker, stream, listener, quotas)
+
+
+async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: Listener,
+                            quotas: ConnectionQuotas) -> None:  # fmt: skip
     try:
-        peer = "%s:%d" % stream.socket.getpeername()[:2]
+        ip, port = stream.socket.getpeername()[:2]
         _set_buffers(stream.socket, broker.config)
     except OSError:
-        peer = "?"
+        ip, port = "?", 0
+    over = quotas.admit(listener.name, ip)
+    try:
+        if over is not None:
+            log.info("Rejected connection from %s, address already has the configured maximum of %d connections.",
+                     ip, over)  # fmt: skip
+            await trio.aclose_forcefully(stream)
+            return
+        await _serve_admitted(broker, stream, listener, f"{ip}:{port}")
+    finally:
+        with trio.CancelScope(shield=True):
+            await quotas.release(listener.name, ip)
+
+
+async def _serve_admitted(broker: Broker, stream: trio.SocketStream, listener: Listener, peer: str) -> None:
     connection = Connection(broker, stream, peer, listener.name)
     if listener.tls is not None:  # SSL, SASL_SSL: TLS first (the handshake is the connection's first step)
         connection.stream = trio.SSLStream(stream, listener.tls, server_side=True)
     if listener.sasl is not None:  # SASL_*: nothing but the handshake until the client has logged in
         connection.auth = new_authenticator(listener.sasl, broker.scram)
-    broker.metrics.connections.labels(listener.name).inc()
+    metrics = broker.metrics
+    metrics.connections.labels(listener.name).inc()
+    metrics.connections_created.labels(listener.name).inc()
     try:
         await connection.serve()
     finally:
-        broker.metrics.connections.labels(listener.name).dec()
+        metrics.connections.labels(listener.name).dec()
+        metrics.connections_closed.labels(listener.name).inc()
 
 
 def _set_buffers(sock, config: Any) -> None:

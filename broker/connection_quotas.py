@@ -1,0 +1,95 @@
+"""Connection limits, as Kafka's ``ConnectionQuotas`` applies them when it accepts a connection.
+
+* ``max.connections`` (broker-wide) and ``listener.name.<listener>.max.connections``:
+  when a limit is reached the listener stops accepting (new connections wait
+  in the kernel's backlog) until a connection closes. The inter-broker
+  listener (``inter.broker.listener.name``, when there are several
+  listeners) is exempt from the broker-wide limit, as in Kafka.
+* ``max.connections.per.ip``, with ``max.connections.per.ip.overrides``
+  (``host:count,...``, hosts resolved at startup): a connection past its
+  address's limit is accepted and closed at once, and logged.
+* Every connection made and closed is counted per listener:
+  ``kafka_server_socketservermetrics_connection_creation_total`` and
+  ``..._connection_close_total`` (Kafka's socket-server-metrics
+  ``connection-creation-total`` / ``connection-close-total``).
+
+``ConnectionQuotas`` is used from the event loop's thread only.
+"""
+
+from __future__ import annotations
+
+import socket
+from typing import Any
+
+import trio
+
+from .config import ConfigError
+
+UNLIMITED = 2**31 - 1
+
+
+def parse_ip_overrides(text: str) -> dict[str, int]:
+    """``max.connections.per.ip.overrides``: ``host:count`` pairs, each host resolved to its addresses."""
+    result: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        host, sep, count = item.rpartition(":")
+        if not sep or not host or not count.strip().isdigit():
+            raise ConfigError(f"max.connections.per.ip.overrides: {item!r} is not host:count")
+        try:
+            infos = socket.getaddrinfo(host.strip("[] "), None, proto=socket.IPPROTO_TCP)
+        except OSError as exc:
+            raise ConfigError(f"max.connections.per.ip.overrides: cannot resolve {host!r} ({exc})") from None
+        for info in infos:
+            result[str(info[4][0])] = int(count)
+    return result
+
+
+class ConnectionQuotas:
+    def __init__(self, config: Any, listeners: list[str]) -> None:
+        self.total = 0
+        self.per_listener = dict.fromkeys(listeners, 0)
+        self.per_ip: dict[str, int] = {}
+        self.max_total = config.max_connections
+        self.max_listener = {
+            name: int(config.listener_overrides.get(f"listener.name.{name.lower()}.max.connections", UNLIMITED))
+            for name in listeners
+        }  # fmt: skip
+        self.max_ip = config.max_connections_per_ip
+        self.ip_overrides = parse_ip_overrides(config.max_connections_per_ip_overrides)
+        if self.max_ip == 0 and not self.ip_overrides:
+            raise ConfigError("max.connections.per.ip: 0 needs max.connections.per.ip.overrides, "
+                              "or no connection could be made")  # fmt: skip
+        inter = config.inter_broker_listener_name.strip().upper()
+        self.protected = inter if inter in self.per_listener and len(listeners) > 1 else None
+        self._changed = trio.Condition()
+
+    def slot_available(self, listener: str) -> bool:
+        if self.per_listener[listener] >= self.max_listener[listener]:
+            return False
+        return listener == self.protected or self.total < self.max_total
+
+    async def wait_for_slot(self, listener: str) -> None:
+        """Return when ``listener`` may accept one more connection."""
+        async with self._changed:
+            while not self.slot_available(listener):
+                await self._changed.wait()
+
+    def admit(self, listener: str, ip: str) -> int | None:
+        """Count a new connection; the per-IP limit it breaks (it must be closed then, and released), or None."""
+        self.total += 1
+        self.per_listener[listener] += 1
+        count = self.per_ip.get(ip, 0)
+        self.per_ip[ip] = count + 1
+        limit = self.ip_overrides.get(ip, self.max_ip)
+        return limit if count >= limit else None
+
+    async def release(self, listener: str, ip: str) -> None:
+        self.total -= 1
+        self.per_listener[listener] -= 1
+        left = self.per_ip[ip] - 1
+        if left:
+            self.per_ip[ip] = left
+        else:
+            del self.per_ip[ip]
+        async with self._changed:
+            self._changed.notify_all()

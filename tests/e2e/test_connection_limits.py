@@ -1,0 +1,153 @@
+"""Connection limits and idle connections on a real broker process, as Kafka's socket server applies them.
+
+``max.connections.per.ip`` (and its overrides): a connection past the limit
+is closed at once, and logged; ``max.connections`` and
+``listener.name.<l>.max.connections``: the broker stops accepting until a
+connection closes, so the next client waits instead of being refused;
+``connections.max.idle.ms``: a connection without a request for that long is
+closed, while a long-polling Fetch is not idle. Connections made and closed
+are counted per listener. Bad values stop the start naming the key.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import subprocess
+import sys
+import time
+
+import pytest
+
+from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
+
+from ..broker._admin_client import req, sub
+from .harness import ROOT, BrokerProcess, wait_until
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
+
+
+def _start(tmp_path, **props) -> BrokerProcess:
+    return BrokerProcess(tmp_path / "data", props).start()
+
+
+def _connect(port: int) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", port), timeout=5)
+
+
+def _api_versions(sock: socket.socket, timeout: float = 5.0) -> bool:
+    """True if the broker answers ApiVersions on ``sock``; False if it closed it or said nothing in time."""
+    sock.settimeout(timeout)
+    try:
+        sock.sendall(encode_request(RequestHeader(18, 0, 1, "limits"), req(18)))
+        head = sock.recv(4)
+    except (TimeoutError, ConnectionError):
+        return False
+    if len(head) < 4:
+        return False
+    size = struct.unpack(">i", head)[0]
+    data = b""
+    while len(data) < size:
+        data += sock.recv(size - len(data))
+    return decode_response(data, API_BY_KEY[18], 0)[1].error_code == 0
+
+
+def _closed(sock: socket.socket, within: float) -> bool:
+    sock.settimeout(within)
+    try:
+        return sock.recv(1) == b""
+    except ConnectionError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def _counter(broker: BrokerProcess, name: str, listener: str = "PLAINTEXT") -> float:
+    key = (f"kafka_server_socketservermetrics_connection_{name}_total", (("listener", listener),))
+    return broker.scrape().get(key, 0.0)
+
+
+def test_connections_past_the_per_ip_limit_are_closed_at_once(tmp_path):
+    broker = _start(tmp_path, **{"max.connections.per.ip": "2"})
+    try:
+        first, second = _connect(broker.port), _connect(broker.port)
+        assert _api_versions(first) and _api_versions(second)
+        third = _connect(broker.port)
+        assert _closed(third, 5)
+        wait_until(lambda: "Rejected connection from 127.0.0.1, address already has the configured maximum of 2 "
+                           "connections." in broker.log_text())  # fmt: skip
+        first.close()
+        wait_until(lambda: _counter(broker, "close") == 1)
+        fourth = _connect(broker.port)
+        assert _api_versions(fourth)
+        assert _counter(broker, "creation") == 3  # the refused one was never made
+        for sock in (second, third, fourth):
+            sock.close()
+    finally:
+        broker.kill()
+
+
+def test_an_override_for_an_address_wins_even_over_zero(tmp_path):
+    broker = _start(tmp_path, **{"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "localhost:1"})
+    try:
+        first = _connect(broker.port)
+        assert _api_versions(first)
+        with _connect(broker.port) as second:
+            assert _closed(second, 5)
+        first.close()
+    finally:
+        broker.kill()
+
+
+def test_at_max_connections_the_next_client_waits_until_one_closes(tmp_path):
+    broker = _start(tmp_path, **{"listeners": "PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0",
+                                 "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT",
+                                 "max.connections": "3", "listener.name.plaintext.max.connections": "1"})  # fmt: skip
+    try:
+        first = _connect(broker.ports[0])
+        assert _api_versions(first)
+        waiting = _connect(broker.ports[0])  # in the backlog: the listener's one slot is taken
+        assert not _api_versions(waiting, timeout=1.0)
+        other = [_connect(broker.ports[1]) for _ in range(2)]  # the other listener: up to the broker-wide 3
+        assert all(_api_versions(s) for s in other)
+        first.close()
+        waiting.settimeout(5)
+        assert len(waiting.recv(4)) == 4  # accepted now: its request is answered
+        for sock in (waiting, *other):
+            sock.close()
+    finally:
+        broker.kill()
+
+
+def test_idle_connections_are_closed_but_a_long_poll_is_not_idle(tmp_path):
+    broker = _start(tmp_path, **{"connections.max.idle.ms": "700"})
+    try:
+        idle = _connect(broker.port)
+        assert _api_versions(idle)
+        started = time.monotonic()
+        assert _closed(idle, 10) and 0.6 < time.monotonic() - started < 5
+        idle.close()
+        polling = _connect(broker.port)
+        part = sub(1, "FetchTopic", "FetchPartition")(partition=0, fetch_offset=0, partition_max_bytes=1024)
+        fetch = req(1, replica_id=-1, max_wait_ms=1500, min_bytes=1, max_bytes=1024,
+                    topics=[sub(1, "FetchTopic")(topic="absent", partitions=[part])])  # fmt: skip
+        polling.sendall(encode_request(RequestHeader(1, 4, 2, "limits"), fetch))
+        polling.settimeout(5)
+        assert len(polling.recv(4)) == 4  # answered after the long poll, not closed at 0.7 s
+        polling.close()
+    finally:
+        broker.kill()
+
+
+@pytest.mark.parametrize(("override", "named"), [
+    ("max.connections.per.ip=0", "max.connections.per.ip: 0 needs max.connections.per.ip.overrides"),
+    ("max.connections.per.ip.overrides=localhost", "max.connections.per.ip.overrides: 'localhost' is not host:count"),
+    ("max.connections.per.ip.overrides=no-such-host.invalid:3", "max.connections.per.ip.overrides: cannot resolve"),
+    ("listener.name.plaintext.max.connections=many", "listener.name.plaintext.max.connections: invalid value"),
+    ("connections.max.idle.ms=0", "connections.max.idle.ms"),
+])  # fmt: skip
+def test_bad_limits_stop_the_start_naming_the_key(tmp_path, override, named):
+    result = subprocess.run([sys.executable, "-m", "broker", "serve", str(ROOT / "config" / "server.properties"),
+                             "--override", f"log.dirs={tmp_path}", "--override", override, "--override",
+                             "prometheus.port=0"], cwd=ROOT, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert result.returncode == 2 and named in result.stderr, result.stderr
