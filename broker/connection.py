@@ -11,7 +11,7 @@ A large request frame is received straight into its own buffer
 (``FrameBuffer.receive_buffer`` and ``recv_into``), so its bytes are copied
 only by the kernel.
 
-On an SSL or SASL_SSL listener ``stream`` is a ``trio.SSLStream`` and the
+On an SSL or SASL_SSL listener ``stream`` is a ``TlsStream`` and the
 TLS handshake comes first. A handshake that fails (no client certificate
 when ``ssl.client.auth=required``, a plaintext client, no common TLS version)
 is answered with OpenSSL's alert (Java clients report an authentication
@@ -54,6 +54,7 @@ from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
 from .sasl_auth import SaslAuthenticator, TokenRefused, UnexpectedRequest
 from .ssl_config import peer_principal
+from .tls_stream import TlsStream
 
 log = logging.getLogger(__name__)
 DIRECT_SEND_BYTES = 256 * 1024  # a response chunk this big is sent without joining
@@ -78,27 +79,10 @@ class FileRegion:
         return os.pread(self.fileno, self.count, self.position)
 
 
-async def _send_alert(stream: trio.SSLStream) -> None:
-    """Send the TLS alert of a failed handshake before the close, as Kafka flushes it: clients (Java's
-    with TLS 1.3) report an authentication failure only when the alert arrives, and retry on a bare close.
-
-    trio's SSLStream drops the bytes OpenSSL queued once the handshake fails, so they are taken from its
-    outgoing buffer (``_outgoing``, there since trio 0.2); without it the connection just closes.
-    """
-    outgoing = getattr(stream, "_outgoing", None)
-    alert = outgoing.read() if isinstance(outgoing, ssl.MemoryBIO) else b""
-    if alert:
-        with trio.move_on_after(CLOSE_NOTIFY_SECONDS):
-            try:
-                await stream.transport_stream.send_all(alert)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                pass
-
-
 @attrs.define(eq=False)
 class Connection:
     broker: Any
-    stream: trio.SocketStream | trio.SSLStream
+    stream: trio.SocketStream | TlsStream
     peer: str = ""
     listener: str = ""  # the listener's name: what Metadata advertises to this client
     requests: int = 0
@@ -113,7 +97,7 @@ class Connection:
         try:
             ready = False
             with trio.move_on_after(idle_s):
-                ready = not isinstance(self.stream, trio.SSLStream) or await self._tls_handshake()
+                ready = not isinstance(self.stream, TlsStream) or await self._tls_handshake()
             if not ready:  # the handshake failed or took longer than connections.max.idle.ms
                 return
             while True:
@@ -134,7 +118,7 @@ class Connection:
 
     async def _tls_handshake(self) -> bool:
         """The TLS handshake; False (counted as a failed login unless the client just went away) if it fails."""
-        stream: trio.SSLStream = self.stream  # type: ignore[assignment]
+        stream: TlsStream = self.stream  # type: ignore[assignment]
         try:
             await stream.do_handshake()
         except trio.BrokenResourceError as exc:
@@ -142,7 +126,6 @@ class Connection:
             if isinstance(cause, ssl.SSLError) and not isinstance(cause, ssl.SSLEOFError):
                 log.info("closing connection from %s: TLS handshake failed (%s)", self.peer, cause.reason or cause)
                 self._count_login("failed")
-                await _send_alert(stream)
             return False
         self.principal = peer_principal(stream.getpeercert())
         log.debug("TLS handshake with %s done: %s, %s", self.peer, stream.version(), self.principal)
@@ -153,20 +136,29 @@ class Connection:
     async def _receive(self, frames: FrameBuffer) -> bool:
         """Receive some bytes into ``frames`` (a large frame straight into its buffer); False at end of stream."""
         target = frames.receive_buffer()
-        if target is None or isinstance(self.stream, trio.SSLStream):
-            data = await self.stream.receive_some(RECEIVE_SIZE if target is None else len(target))
-            if target is None:
-                frames.receive_data(data)
-            else:
-                target[: len(data)] = data
-                frames.received_into(len(data))
+        if target is None:
+            data = await self.stream.receive_some(RECEIVE_SIZE)
+            frames.receive_data(data)
             return bool(data)
+        if isinstance(self.stream, TlsStream):
+            return await self._receive_tls_frame(frames, target)
         try:
             n = await self.stream.socket.recv_into(target)
         except OSError as exc:  # as SocketStream.receive_some reports it
             raise trio.BrokenResourceError(str(exc)) from exc
         frames.received_into(n)
         return n > 0
+
+    async def _receive_tls_frame(self, frames: FrameBuffer, target: memoryview) -> bool:
+        """The rest of a large frame, decrypted straight into its buffer."""
+        filled = 0
+        while filled < len(target):
+            n = await self.stream.receive_into(target[filled:])  # type: ignore[union-attr]
+            if not n:
+                break
+            filled += n
+        frames.received_into(filled)
+        return filled == len(target)
 
     async def _drain(self, frames: FrameBuffer) -> None:
         while (frame := frames.next_frame()) is not NEED_DATA:
@@ -225,7 +217,7 @@ class Connection:
         self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))
 
     async def _sendfile(self, region: FileRegion) -> None:
-        if isinstance(self.stream, trio.SSLStream):
+        if isinstance(self.stream, TlsStream):
             for start in range(0, region.count, TLS_READ_BYTES):
                 size = min(TLS_READ_BYTES, region.count - start)
                 data = os.pread(region.fileno, size, region.position + start)

@@ -39,6 +39,7 @@ from .connection_quotas import ConnectionQuotas
 from .dispatch import load_handlers
 from .listeners import Listener, served_listeners
 from .sasl_config import new_authenticator
+from .tls_stream import TlsStream
 
 log = logging.getLogger("minibroker")
 _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}  # out of a resource: retry
@@ -89,23 +90,27 @@ async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketList
             log.error("accepting on %s failed (%s); retrying in 100 ms", listener.name, exc)
             await trio.sleep(0.1)
             continue
-        nursery.start_soon(_serve_connection, broker, stream, listener, quotas)
+        try:
+            ip, port = stream.socket.getpeername()[:2]
+        except OSError:
+            ip, port = "?", 0
+        over = quotas.admit(listener.name, ip)  # counted before the next accept, so its slot check sees it
+        nursery.start_soon(_serve_connection, broker, stream, listener, quotas, (ip, port, over))
 
 
-async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: Listener,
-                            quotas: ConnectionQuotas) -> None:  # fmt: skip
-    try:
-        ip, port = stream.socket.getpeername()[:2]
-        _set_buffers(stream.socket, broker.config)
-    except OSError:
-        ip, port = "?", 0
-    over = quotas.admit(listener.name, ip)
+async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: Listener, quotas: ConnectionQuotas,
+                            admitted: tuple[str, int, int | None]) -> None:  # fmt: skip
+    ip, port, over = admitted
     try:
         if over is not None:
             log.info("Rejected connection from %s, address already has the configured maximum of %d connections.",
                      ip, over)  # fmt: skip
             await trio.aclose_forcefully(stream)
             return
+        try:
+            _set_buffers(stream.socket, broker.config)
+        except OSError:
+            pass
         await _serve_admitted(broker, stream, listener, f"{ip}:{port}")
     finally:
         with trio.CancelScope(shield=True):
@@ -115,7 +120,7 @@ async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener:
 async def _serve_admitted(broker: Broker, stream: trio.SocketStream, listener: Listener, peer: str) -> None:
     connection = Connection(broker, stream, peer, listener.name)
     if listener.tls is not None:  # SSL, SASL_SSL: TLS first (the handshake is the connection's first step)
-        connection.stream = trio.SSLStream(stream, listener.tls, server_side=True)
+        connection.stream = TlsStream(stream, listener.tls)
     if listener.sasl is not None:  # SASL_*: nothing but the handshake until the client has logged in
         connection.auth = new_authenticator(listener.sasl, broker.scram)
     metrics = broker.metrics

@@ -57,6 +57,7 @@ def ssl_context(config: Any, listener: str) -> ssl.SSLContext:
     if setting("ssl.engine.factory.class"):
         raise ConfigError(f"{named('ssl.engine.factory.class')}: a Java SSL engine factory cannot be used here")
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.options |= ssl.OP_NO_RENEGOTIATION  # as Kafka's broker: TLS 1.2 renegotiation is refused
     _set_versions(context, setting("ssl.enabled.protocols"), named("ssl.enabled.protocols"))
     if setting("ssl.cipher.suites"):
         _set_ciphers(context, setting("ssl.cipher.suites"), named("ssl.cipher.suites"))

@@ -1,6 +1,6 @@
 """A connection over TLS, in process: handshake, principal, login counts, big frames and file regions.
 
-The broker's end is a ``Connection`` on a ``trio.SSLStream`` over a socket
+The broker's end is a ``Connection`` on a ``TlsStream`` over a socket
 pair, with the context an SSL listener gets from its settings; the client's
 end is a TLS stream with the test CA (``tests/tls_pki.py``). Checked here:
 the principal a client certificate gives (Kafka's default mapping) and a
@@ -23,6 +23,7 @@ from broker.config import BrokerConfig
 from broker.connection import TLS_READ_BYTES, Connection
 from broker.sasl_config import SaslSettings, new_authenticator
 from broker.ssl_config import ssl_context
+from broker.tls_stream import TlsStream
 from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
 from protocol.records import RecordBatchBuilder, iter_batches
 from tests.tls_pki import CLIENT_PRINCIPAL, make_pki
@@ -52,8 +53,7 @@ def _client_context(pki, certificate: bool = True) -> ssl.SSLContext:
 async def _serve_tls(broker, nursery, server: ssl.SSLContext, client: ssl.SSLContext, listener: str = "SSL",
                      sasl: SaslSettings | None = None):  # noqa: F811  # fmt: skip
     ours, theirs = trio.socket.socketpair()
-    connection = Connection(broker, trio.SSLStream(trio.SocketStream(ours), server, server_side=True), "peer",
-                            listener)  # fmt: skip
+    connection = Connection(broker, TlsStream(trio.SocketStream(ours), server), "peer", listener)
     if sasl is not None:
         connection.auth = new_authenticator(sasl, broker.scram)
     nursery.start_soon(connection.serve)
