@@ -3,7 +3,8 @@
 Behaviour (Kafka's controller, ``listPartitionReassignments``): the answer
 lists only partitions being reassigned, for every topic (null ``topics``) or
 the named ones that exist. A single node's partitions have their one replica
-and AlterPartitionReassignments is not served, so the answer is always NONE
+and AlterPartitionReassignments never starts a move (``alter_partition_reassignments.py``),
+so the answer is always NONE
 with no topics and a null message, which is what ``kafka-reassign-partitions.sh
 --list`` and admin UIs read as "nothing in progress".
 """
