@@ -31,13 +31,13 @@ API = Api(
         F("throttle_time_ms", INT32),
         F("allow_replication_factor_change", BOOL, v="1+", default=True),
         F("error_code", INT16),
-        F("error_message", STRING, null="0+", default=None),
+        F("error_message", STRING, null="0+", default=""),
         F("responses", [Struct(
             F("name", STRING),
             F("partitions", [Struct(
                 F("partition_index", INT32),
                 F("error_code", INT16),
-                F("error_message", STRING, null="0+", default=None),
+                F("error_message", STRING, null="0+", default=""),
                 name="ReassignablePartitionResponse",
             )]),
             name="ReassignableTopicResponse",
