@@ -1,38 +1,56 @@
-"""DescribeGroups (key 15): v0-5, a group's state, protocol and members.
+"""DescribeGroups (key 15): v0-6, a group's state, protocol and members.
 
 Behaviour: as Kafka's classic coordinator: a stable group lists its members
 with their metadata for the chosen protocol and their assignments; in any
 other state members are listed without them and the protocol is empty. An
-unknown group (the empty id included, as Kafka allows it here) is described
-as ``Dead`` with error NONE. With ``include_authorized_operations`` (v3+) every
-operation a GROUP resource supports is reported (no authorizer).
+unknown or deleted group (the empty id included, as Kafka allows it here) is
+described as ``Dead``: with error NONE up to v5, and from v6 (KIP-1043) with
+GROUP_ID_NOT_FOUND and the message "Group <id> not found.", the other fields
+left empty as Kafka leaves them. With ``include_authorized_operations`` (v3+)
+a group answered without error reports every operation a GROUP resource
+supports (no authorizer); one answered with an error keeps the INT32_MIN
+default, as Kafka only fills in groups without error.
 
 Version notes: v1 throttle time; v3 authorized operations; v4
-``group_instance_id``; v5 flexible.
+``group_instance_id``; v5 flexible; v6 ``error_message`` and
+GROUP_ID_NOT_FOUND for a missing group.
 """
 
 from __future__ import annotations
 
+from protocol import ErrorCode
+
 from ..dispatch import RequestContext, handler
+from ..groups.group import DEAD
 
 API_KEY = 15
-# AclOperation codes a GROUP resource supports: READ 3, DELETE 6, DESCRIBE 8.
-GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8))
+# AclOperation codes a GROUP resource supports (Kafka's AclEntry.supportedOperations):
+# READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
+GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
 
 
-@handler(API_KEY, 0, 5)
+@handler(API_KEY, 0, 6)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     group_cls = type(resp).DescribedGroup
-    member_cls = group_cls.DescribedGroupMember
     for group_id in request.groups:
         s = ctx.broker.groups.describe(group_id)
-        members = [member_cls(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-                              client_host=m.client_host, member_metadata=m.metadata,
-                              member_assignment=m.assignment) for m in s.members]  # fmt: skip
-        described = group_cls(error_code=s.error, group_id=group_id, group_state=s.state,
-                              protocol_type=s.protocol_type, protocol_data=s.protocol, members=members)  # fmt: skip
-        if request.include_authorized_operations:
+        if ctx.version >= 6 and s.state == DEAD:
+            described = group_cls(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
+                                  group_id=group_id, group_state=DEAD)  # fmt: skip
+        else:
+            described = _described(group_cls, s)
+        if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
             described.authorized_operations = GROUP_OPERATIONS
         resp.groups.append(described)
     return resp
+
+
+def _described(group_cls, s) -> object:
+    """The answer for a group summary ``s`` (a ``GroupSummary``), its error included."""
+    member_cls = group_cls.DescribedGroupMember
+    members = [member_cls(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                          client_host=m.client_host, member_metadata=m.metadata,
+                          member_assignment=m.assignment) for m in s.members]  # fmt: skip
+    return group_cls(error_code=s.error, group_id=s.group_id, group_state=s.state, protocol_type=s.protocol_type,
+                     protocol_data=s.protocol, members=members)  # fmt: skip

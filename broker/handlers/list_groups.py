@@ -1,11 +1,15 @@
-"""ListGroups (key 16): v0-4, every group this coordinator knows.
+"""ListGroups (key 16): v0-5, every group this coordinator knows.
 
 Behaviour: each group with its protocol type ("consumer" for consumers, ""
 for groups that only store offsets); v4 adds the state and filters by
 ``states_filter`` (case-insensitive, as Kafka parses state names). Deleted
-groups are not listed.
+groups are not listed. Every group here is a classic group: v5 reports
+``group_type`` "classic" and filters by ``types_filter`` as Kafka's
+``GroupType.parse`` does: names are matched case-insensitively, a name that
+is no group type matches no group, and an empty filter matches every group;
+so a filter lists our groups only if it names "classic".
 
-Version notes: v1 throttle time; v3 flexible; v4 states.
+Version notes: v1 throttle time; v3 flexible; v4 states; v5 types (KIP-848).
 """
 
 from __future__ import annotations
@@ -13,13 +17,22 @@ from __future__ import annotations
 from ..dispatch import RequestContext, handler
 
 API_KEY = 16
+CLASSIC = "classic"  # Kafka's GroupType name for the only kind of group we run
 
 
-@handler(API_KEY, 0, 4)
+def lists_classic(types_filter: list[str]) -> bool:
+    """Whether a v5 ``types_filter`` admits classic groups (empty admits all)."""
+    return not types_filter or any(t.lower() == CLASSIC for t in types_filter)
+
+
+@handler(API_KEY, 0, 5)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
+    if ctx.version >= 5 and not lists_classic(request.types_filter):
+        return resp
     listed = type(resp).ListedGroup
     states = request.states_filter if ctx.version >= 4 else None
     for group_id, protocol_type, state in ctx.broker.groups.list(states):
-        resp.groups.append(listed(group_id=group_id, protocol_type=protocol_type, group_state=state))
+        resp.groups.append(listed(group_id=group_id, protocol_type=protocol_type, group_state=state,
+                                  group_type=CLASSIC))  # fmt: skip
     return resp

@@ -1,4 +1,4 @@
-"""DescribeGroups (key 15): we serve v0-5; flexible from v5.
+"""DescribeGroups (key 15): we serve v0-6; flexible from v5.
 
 Version notes:
 
@@ -9,6 +9,8 @@ Version notes:
   means "not asked for".
 * v4 adds each member's ``group_instance_id`` (KIP-345).
 * v5 is the first flexible version.
+* v6 (KIP-1043) adds each group's nullable ``error_message``; the layout is
+  otherwise v5's (what changes is how a missing group is answered).
 """
 
 from ..schema import BOOL, BYTES, INT16, INT32, STRING, Api, F, Struct
@@ -16,7 +18,7 @@ from ..schema import BOOL, BYTES, INT16, INT32, STRING, Api, F, Struct
 API = Api(
     15,
     "DescribeGroups",
-    (0, 5),
+    (0, 6),
     flexible=5,
     request=Struct(
         F("groups", [STRING]),
@@ -26,6 +28,7 @@ API = Api(
         F("throttle_time_ms", INT32, v="1+"),
         F("groups", [Struct(
             F("error_code", INT16),
+            F("error_message", STRING, v="6+", null="6+", default=None),
             F("group_id", STRING),
             F("group_state", STRING),
             F("protocol_type", STRING),

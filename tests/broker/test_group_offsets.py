@@ -103,7 +103,7 @@ async def test_describe_list_and_delete_groups(groups_broker):
         (member.member_id, "admin-test", b"sub", b"x")]  # fmt: skip
     assert (s.group_state, s.protocol_type, s.members) == ("Empty", "", [])
     assert (nope.error_code, nope.group_state) == (ErrorCode.NONE, "Dead")
-    assert g.authorized_operations == (1 << 3) | (1 << 6) | (1 << 8)
+    assert g.authorized_operations == (1 << 3) | (1 << 6) | (1 << 8) | (1 << 10) | (1 << 11)
     listed = await call(groups_broker, 16, 4, req(16, states_filter=["stable"]))
     assert [(x.group_id, x.protocol_type, x.group_state) for x in listed.groups] == [("g", "consumer", "Stable")]
     every = await call(groups_broker, 16, 2, req(16))

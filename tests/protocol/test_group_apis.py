@@ -52,8 +52,8 @@ def _both_ways(api, version: int, obj, data: bytes, is_request: bool) -> None:
         ("Heartbeat", 12, (0, 4), 4),
         ("LeaveGroup", 13, (0, 5), 4),
         ("SyncGroup", 14, (0, 5), 4),
-        ("DescribeGroups", 15, (0, 5), 5),
-        ("ListGroups", 16, (0, 4), 3),
+        ("DescribeGroups", 15, (0, 6), 5),
+        ("ListGroups", 16, (0, 5), 3),
         ("DeleteGroups", 42, (0, 2), 2),
     ],
 )
