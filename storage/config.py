@@ -16,10 +16,19 @@ is reported as ``3.0-IV1``. The KIP-390 levels (``compression.gzip.level``,
 ``compression.lz4.level``, ``compression.zstd.level``, broker keys of the
 same names) are the level a batch is compressed at when the broker rebuilds
 it for a topic whose ``compression.type`` names that codec.
+
+A refused value is a ``ConfigError`` in the words of Kafka's ``ConfigDef``:
+"Invalid value soon for configuration retention.ms: Not a number of type
+LONG" for a text its type cannot parse (INT, LONG, DOUBLE, BOOLEAN), "...:
+Value must be at least -1" for a number out of range, "...: String must be
+one of: ..." for a choice. ``cleanup.policy`` is a LIST kept in the order it
+was given (``delete,compact`` is stored and described so); what matters to
+the log is whether it holds ``compact`` and/or ``delete``.
 """
 
 from __future__ import annotations
 
+import decimal
 import logging
 import math
 import re
@@ -27,56 +36,127 @@ from typing import Any, Callable
 
 import attrs
 
-from protocol.primitives import INT64_MAX, INT64_MIN
+from protocol.primitives import INT64_MAX
 
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
 LONG_MAX = INT64_MAX  # Kafka's Long.MAX_VALUE, the "no limit" of LONG configs
-INT_MAX = 2**31 - 1
 V2_FORMAT = "3.0-IV1"
 _VERSION = re.compile(r"(0\.(8|9|10|11)\.\d|[1-4]\.\d{1,2})(\.\d+)?(-IV\d+)?")
-_TYPE_RANGES = {"INT": (-(2**31), 2**31 - 1), "LONG": (INT64_MIN, INT64_MAX)}
+_INTEGER = re.compile(r"[+-]?\d+")  # Integer.parseInt / Long.parseLong (any Unicode digits, as Java)
+_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")  # parseDouble
+_POLICIES = ("compact", "delete")
+
+
+class Refused(ValueError):
+    """Kafka's reason for refusing a value; ``value`` is the part refused when not the whole text (a list item)."""
+
+    def __init__(self, reason: str, value: Any = None) -> None:
+        super().__init__(reason)
+        self.value = value
+
+
+class ListRefused(ValueError):
+    """A refusal that names the key but no value, as Kafka's ``ValidList``: "Configuration 'k' <reason>"."""
+
+
+def invalid_value(key: str, text: Any, exc: ValueError) -> str:
+    """Kafka's ConfigException text for ``key`` set to ``text``: "Invalid value v for configuration k: reason"."""
+    if isinstance(exc, ListRefused):
+        return f"Configuration '{key}' {exc}"
+    value = exc.value if isinstance(exc, Refused) and exc.value is not None else text
+    return f"Invalid value {java_text(value)} for configuration {key}: {exc}"
+
+
+def java_text(value: Any) -> str:
+    """``value`` as Java's ``toString`` writes it: ``true``, ``1.0E-5``, ``Infinity``; other values as ``str``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if not isinstance(value, float):
+        return str(value)
+    if math.isinf(value) or math.isnan(value):
+        return {math.inf: "Infinity", -math.inf: "-Infinity"}.get(value, "NaN")
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        return repr(value)
+    digits = decimal.Decimal(repr(value)).normalize()
+    sign, numerals, _ = digits.as_tuple()
+    mantissa = "".join(map(str, numerals))
+    return f"{'-' if sign else ''}{mantissa[0]}.{mantissa[1:] or '0'}E{digits.adjusted()}"
+
+
+def _integer(text: str, bits: int, kind: str) -> int:
+    try:
+        value = int(text) if _INTEGER.fullmatch(text) else None
+    except ValueError:  # more digits than Python converts: far outside any Java integer
+        value = None
+    if value is None or not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise ValueError(f"Not a number of type {kind}")
+    return value
+
+
+def _int(text: str) -> int:
+    """Kafka's INT: a 32-bit integer."""
+    return _integer(text, 32, "INT")
+
+
+def _long(text: str) -> int:
+    """Kafka's LONG: a 64-bit integer."""
+    return _integer(text, 64, "LONG")
+
+
+def _double(text: str) -> float:
+    """Kafka's DOUBLE, in Java's ``Double.parseDouble`` syntax (decimal only)."""
+    if not _DOUBLE.fullmatch(text):
+        raise ValueError("Not a number of type DOUBLE")
+    return float(text.rstrip("fFdD"))
 
 
 def _bool(text: str) -> bool:
-    if text.strip().lower() not in ("true", "false"):
-        raise ValueError("expected true or false")
-    return text.strip().lower() == "true"
+    if text.lower() not in ("true", "false"):
+        raise ValueError("Expected value to be either true or false")
+    return text.lower() == "true"
 
 
 def _format_version(text: str) -> int:
-    if text.strip() != "2":
+    if text != "2":
         raise ValueError("the only record format to upgrade to is 2")
     return 2
 
 
 def _gzip_level(text: str) -> int:
     """``compression.gzip.level``: Kafka takes zlib's 1-9, or -1 for zlib's default."""
-    level = int(text)
+    level = _int(text)
     if level != -1 and not 1 <= level <= 9:
-        raise ValueError("expected -1 or a level from 1 to 9")
+        raise Refused("Value must be between 1 and 9 or equal to -1", level)
     return level
 
 
 def _policy(text: str) -> tuple[str, ...]:
-    items = tuple(sorted({p.strip() for p in text.split(",") if p.strip()}))
-    if not items or not set(items) <= {"compact", "delete"}:
-        raise ValueError("expected a list of compact and/or delete")
+    """``cleanup.policy``, a LIST kept in the order given (``delete,compact`` stays so), checked as Kafka's
+    ``ValidList``: no duplicates, no empty items, each one of compact or delete. An empty list is no policy."""
+    items = tuple(item.strip() for item in text.split(",")) if text else ()
+    if len(set(items)) != len(items):
+        raise ListRefused("values must not be duplicated.")
+    for item in items:
+        if not item:
+            raise ListRefused("values must not be empty.")
+        if item not in _POLICIES:
+            raise Refused(f"String must be one of: {', '.join(_POLICIES)}", item)
     return items
 
 
 def _metadata_version(text: str) -> str:
     """Kafka's MetadataVersion strings (``0.10.2``, ``2.8``, ``3.0-IV1``): accepted, then ignored (KIP-724)."""
     if not _VERSION.fullmatch(text):
-        raise ValueError("expected a Kafka version such as 0.10.2, 2.8 or 3.0-IV1")
+        raise ValueError(f"Version {text} is not a valid version")
     return text
 
 
 def _one_of(*choices: str) -> Callable[[str], str]:
     def parse(text: str) -> str:
         if text not in choices:
-            raise ValueError(f"expected one of {', '.join(choices)}")
+            raise Refused(f"String must be one of: {', '.join(choices)}", text)
         return text
 
     return parse
@@ -98,18 +178,23 @@ class ConfigSpec:
         return self.name.replace(".", "_")
 
     def convert(self, text: str, key: str) -> Any:
+        """The parsed value of ``text`` set under ``key``, or ConfigError with Kafka's wording (naming ``key``)."""
         try:
             value = self.parse(str(text).strip())
+            _check_range(value, self.low, self.high)
         except ValueError as exc:
-            raise ConfigError(f"{key}: invalid value {text!r} ({exc})") from None
-        low, high = _TYPE_RANGES.get(self.type, (None, None))
-        low = low if self.low is None else self.low
-        high = high if self.high is None else self.high
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"{key}: value {text!r} is not a finite number")
-        if low is not None and value < low or high is not None and value > high:
-            raise ConfigError(f"{key}: value {text!r} is out of range [{low}, {high}]")
+            raise ConfigError(invalid_value(key, text, exc)) from None
         return value
+
+
+def _check_range(value: Any, low: float | None, high: float | None) -> None:
+    """Kafka's ``ConfigDef.Range``; NaN, which Kafka lets through, is refused here."""
+    if low is not None and value < low:
+        raise Refused(f"Value must be at least {low}", value)
+    if high is not None and value > high:
+        raise Refused(f"Value must be no more than {high}", value)
+    if isinstance(value, float) and math.isnan(value):
+        raise Refused("Value must be a number", value)
 
 
 def _spec(name, broker, type_, default, parse, low=None, high=None, doc=""):
@@ -122,21 +207,21 @@ TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
           _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), doc="codec the log is stored in"),
     _spec("compression.gzip.level", "compression.gzip.level", "INT", -1, _gzip_level,
           doc="gzip level when compression.type is gzip (KIP-390; -1: zlib's default)"),
-    _spec("compression.lz4.level", "compression.lz4.level", "INT", 9, int, 1, 17,
+    _spec("compression.lz4.level", "compression.lz4.level", "INT", 9, _int, 1, 17,
           doc="lz4 level when compression.type is lz4 (KIP-390; 9: LZ4's fast mode, others LZ4 HC)"),
-    _spec("compression.zstd.level", "compression.zstd.level", "INT", 3, int, -131072, 22,
+    _spec("compression.zstd.level", "compression.zstd.level", "INT", 3, _int, -131072, 22,
           doc="zstd level when compression.type is zstd (KIP-390)"),
-    _spec("delete.retention.ms", "log.cleaner.delete.retention.ms", "LONG", 86_400_000, int, 0,
+    _spec("delete.retention.ms", "log.cleaner.delete.retention.ms", "LONG", 86_400_000, _long, 0,
           doc="how long tombstones are kept after the cleaner first sees them"),
-    _spec("file.delete.delay.ms", "log.segment.delete.delay.ms", "LONG", 60_000, int, 0,
+    _spec("file.delete.delay.ms", "log.segment.delete.delay.ms", "LONG", 60_000, _long, 0,
           doc="delay before a replaced or deleted segment file is removed"),
-    _spec("flush.messages", "log.flush.interval.messages", "LONG", LONG_MAX, int, 1, doc="fsync every N records"),
-    _spec("flush.ms", "log.flush.interval.ms", "LONG", LONG_MAX, int, 0, doc="fsync at least this often"),
-    _spec("index.interval.bytes", "log.index.interval.bytes", "INT", 4096, int, 0, INT_MAX,
+    _spec("flush.messages", "log.flush.interval.messages", "LONG", LONG_MAX, _long, 1, doc="fsync every N records"),
+    _spec("flush.ms", "log.flush.interval.ms", "LONG", LONG_MAX, _long, 0, doc="fsync at least this often"),
+    _spec("index.interval.bytes", "log.index.interval.bytes", "INT", 4096, _int, 0,
           doc="bytes between offset-index entries"),
-    _spec("max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", "LONG", LONG_MAX, int, 1,
+    _spec("max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", "LONG", LONG_MAX, _long, 1,
           doc="longest a record may stay uncompacted (KIP-354)"),
-    _spec("max.message.bytes", "message.max.bytes", "INT", 1_048_588, int, 0, INT_MAX,
+    _spec("max.message.bytes", "message.max.bytes", "INT", 1_048_588, _int, 0,
           doc="largest record batch accepted"),
     _spec("message.downconversion.enable", "log.message.downconversion.enable", "BOOLEAN", "true", _bool,
           doc="serve Fetch v0-3 by down-converting"),
@@ -144,25 +229,25 @@ TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
           doc="deprecated (KIP-724): always stored as v2"),
     _spec("message.timestamp.type", "log.message.timestamp.type", "STRING", "CreateTime",
           _one_of("CreateTime", "LogAppendTime"), doc="CreateTime or LogAppendTime"),
-    _spec("message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", "LONG", LONG_MAX, int, 0,
+    _spec("message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", "LONG", LONG_MAX, _long, 0,
           doc="how far in the past a CreateTime timestamp may be"),
-    _spec("message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", "LONG", LONG_MAX, int, 0,
+    _spec("message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", "LONG", LONG_MAX, _long, 0,
           doc="how far in the future a CreateTime timestamp may be"),
     _spec("message.timestamp.difference.max.ms", "log.message.timestamp.difference.max.ms", "LONG", LONG_MAX,
-          int, 0, doc="deprecated: default of the before/after bounds"),
-    _spec("min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", "DOUBLE", 0.5, float, 0, 1,
+          _long, 0, doc="deprecated: default of the before/after bounds"),
+    _spec("min.cleanable.dirty.ratio", "log.cleaner.min.cleanable.ratio", "DOUBLE", 0.5, _double, 0, 1,
           doc="dirty ratio above which the cleaner picks the log"),
-    _spec("min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", "LONG", 0, int, 0,
+    _spec("min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", "LONG", 0, _long, 0,
           doc="youngest a record may be to be compacted"),
-    _spec("min.insync.replicas", "min.insync.replicas", "INT", 1, int, 1, INT_MAX, doc="accepted; single node"),
+    _spec("min.insync.replicas", "min.insync.replicas", "INT", 1, _int, 1, doc="accepted; single node"),
     _spec("preallocate", "log.preallocate", "BOOLEAN", "false", _bool, doc="accepted"),
-    _spec("retention.bytes", "log.retention.bytes", "LONG", -1, int, doc="size limit per partition (-1: none)"),
-    _spec("retention.ms", "log.retention.ms", "LONG", 604_800_000, int, -1, doc="time limit (-1: none)"),
-    _spec("segment.bytes", "log.segment.bytes", "INT", 1_073_741_824, int, 14, INT_MAX, doc="segment size"),
-    _spec("segment.index.bytes", "log.index.size.max.bytes", "INT", 10_485_760, int, 4, INT_MAX,
+    _spec("retention.bytes", "log.retention.bytes", "LONG", -1, _long, doc="size limit per partition (-1: none)"),
+    _spec("retention.ms", "log.retention.ms", "LONG", 604_800_000, _long, -1, doc="time limit (-1: none)"),
+    _spec("segment.bytes", "log.segment.bytes", "INT", 1_073_741_824, _int, 14, doc="segment size"),
+    _spec("segment.index.bytes", "log.index.size.max.bytes", "INT", 10_485_760, _int, 4,
           doc="offset/time index size"),
-    _spec("segment.jitter.ms", "log.roll.jitter.ms", "LONG", 0, int, 0, doc="random jitter on segment.ms"),
-    _spec("segment.ms", "log.roll.ms", "LONG", 604_800_000, int, 1, doc="roll the active segment after this"),
+    _spec("segment.jitter.ms", "log.roll.jitter.ms", "LONG", 0, _long, 0, doc="random jitter on segment.ms"),
+    _spec("segment.ms", "log.roll.ms", "LONG", 604_800_000, _long, 1, doc="roll the active segment after this"),
     _spec("tombstone.header", "log.tombstone.header", "STRING", "kafka.tombstone", str,
           doc="records with this header are explicit tombstones (KIP-87); empty disables"),
     _spec("unclean.leader.election.enable", "unclean.leader.election.enable", "BOOLEAN", "false", _bool,
@@ -181,16 +266,16 @@ OTHER_BROKER_KEYS: dict[str, Callable[[str], Any]] = {
     "log.flush.durable.enable": _bool,
     "log.record.version.force.upgrade": _format_version,
     "log.cleaner.enable": _bool,
-    "log.cleaner.threads": int,
-    "log.cleaner.backoff.ms": int,
-    "log.cleaner.dedupe.buffer.size": int,
-    "log.cleaner.io.max.bytes.per.second": float,
-    "log.cleaner.io.buffer.size": int,
-    "log.cleaner.io.buffer.load.factor": float,
-    "num.recovery.threads.per.data.dir": int,
-    "log.flush.scheduler.interval.ms": int,
-    "log.flush.start.offset.checkpoint.interval.ms": int,
-    "producer.id.expiration.ms": int,
+    "log.cleaner.threads": _int,
+    "log.cleaner.backoff.ms": _long,
+    "log.cleaner.dedupe.buffer.size": _long,
+    "log.cleaner.io.max.bytes.per.second": _double,
+    "log.cleaner.io.buffer.size": _int,
+    "log.cleaner.io.buffer.load.factor": _double,
+    "num.recovery.threads.per.data.dir": _int,
+    "log.flush.scheduler.interval.ms": _long,
+    "log.flush.start.offset.checkpoint.interval.ms": _int,
+    "producer.id.expiration.ms": _int,
 }
 
 
@@ -238,13 +323,14 @@ class ConfigModel:
                 try:
                     other[key] = OTHER_BROKER_KEYS[key](text.strip())
                 except ValueError as exc:
-                    raise ConfigError(f"{key}: invalid value {text!r} ({exc})") from None
+                    raise ConfigError(invalid_value(key, text, exc)) from None
             elif not _unit_key(key):
                 raise ConfigError(f"{key}: unknown configuration key")
         for name, units in _UNIT_KEYS.items():
             for key, factor in units:
                 if key in props:
-                    value = SPECS[name].convert(props[key], key) * factor
+                    spec = SPECS[name] if factor == 1 else attrs.evolve(SPECS[name], type="INT", parse=_int)
+                    value = spec.convert(props[key], key) * factor
                     broker[name] = (key, props[key].strip(), str(value))
                     break
         cleaner = {k: str(v) for k, v in props.items() if k.startswith("log.cleaner.")}
@@ -262,14 +348,17 @@ class ConfigModel:
             if values[attr] == LONG_MAX:
                 values[attr] = values["message_timestamp_difference_max_ms"]
         values["message_format_version"] = V2_FORMAT
-        if values["max_compaction_lag_ms"] < values["min_compaction_lag_ms"]:
-            raise ConfigError("max.compaction.lag.ms must be at least min.compaction.lag.ms")
+        low, high = values["min_compaction_lag_ms"], values["max_compaction_lag_ms"]
+        if low > high:
+            raise ConfigError(
+                f"conflict topic config setting min.compaction.lag.ms ({low}) > max.compaction.lag.ms ({high})"
+            )
         return LogConfig(**values)
 
     def validate_overrides(self, overrides: dict[str, str]) -> None:
         for key in overrides:
             if key not in SPECS:
-                raise ConfigError(f"{key}: unknown topic configuration")
+                raise ConfigError(f"Unknown topic config name: {key}")
         if "message.format.version" in overrides:
             log.warning("message.format.version is deprecated (KIP-724) and ignored: topics are stored as v2")
         self.effective(overrides)
@@ -294,7 +383,7 @@ class ConfigModel:
                 synonyms.append((key, text, "STATIC_BROKER_CONFIG"))
             synonyms.append((spec.broker_key or spec.name, spec.default_text, "DEFAULT_CONFIG"))
             value = getattr(effective, spec.attr)
-            text = ",".join(value) if isinstance(value, tuple) else str(value).lower() if isinstance(value, bool) else str(value)
+            text = ",".join(value) if isinstance(value, tuple) else java_text(value)
             entries.append(ConfigEntry(spec.name, text, synonyms[0][2], type=spec.type, doc=spec.doc,
                                        synonyms=tuple(synonyms)))  # fmt: skip
         return entries

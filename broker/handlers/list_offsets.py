@@ -1,4 +1,4 @@
-"""ListOffsets (key 2): v0-8, offsets by time and the log's boundaries.
+"""ListOffsets (key 2): v0-11, offsets by time and the log's boundaries.
 
 Behaviour, per partition (v1+, Kafka's ``Partition.fetchOffsetForTimestamp``):
 
@@ -11,21 +11,32 @@ Behaviour, per partition (v1+, Kafka's ``Partition.fetchOffsetForTimestamp``):
   log start offset, timestamp -1;
 * -3 (max timestamp, v7+): the first record with the largest timestamp, its
   offset and timestamp (-1/-1 on an empty log);
+* -5 (latest tiered, v9+) and -6 (earliest pending upload, v11+): what Kafka
+  answers for a log without tiered storage, offset -1, timestamp -1 and
+  leader epoch -1, no error;
+* any other negative timestamp, or one of the above sent in a version older
+  than the one that introduced it: UNSUPPORTED_VERSION, offset -1 and
+  timestamp -1 (Kafka's ``isListOffsetsTimestampUnsupported``);
 * anything else: the first record whose timestamp is >= ``timestamp``
   (``Log.offset_for_timestamp``), if it lies below the limit; otherwise
   offset -1, timestamp -1.
 
-A found offset carries leader epoch 0 (v4+), a not-found one -1. A partition
-listed twice is INVALID_REQUEST, an unknown one UNKNOWN_TOPIC_OR_PARTITION,
+A found offset carries leader epoch 0 (v4+), a not-found one -1. In Kafka's
+order, a partition listed twice is INVALID_REQUEST, then an unsupported
+timestamp UNSUPPORTED_VERSION, an unknown partition UNKNOWN_TOPIC_OR_PARTITION,
 and a given ``current_leader_epoch`` other than 0 FENCED/UNKNOWN_LEADER_EPOCH.
+``timeout_ms`` (v10+) bounds a wait for tiered storage; a single node with
+none answers at once.
 
 v0 answers ``old_style_offsets`` instead (``_legacy_offsets``): up to
 ``max_num_offsets`` segment boundary offsets older than the timestamp,
-newest first, as Kafka's ``legacyFetchOffsetsBefore`` does.
+newest first, as Kafka's ``legacyFetchOffsetsBefore`` does; a timestamp below
+-2 is UNSUPPORTED_VERSION there, as in Kafka 3.x.
 
 Version notes: v1 single offset and timestamp; v2 isolation_level and
 throttle_time_ms; v4 current_leader_epoch and leader_epoch; v6 flexible;
-v7 max timestamp (-3); v8 earliest local (-4). Kafka 4.0 dropped v0.
+v7 max timestamp (-3); v8 earliest local (-4); v9 latest tiered (-5); v10
+timeout_ms; v11 earliest pending upload (-6). Kafka 4.0 dropped v0.
 """
 
 from __future__ import annotations
@@ -40,12 +51,17 @@ from ._legacy_offsets import legacy_offsets
 
 API_KEY = 2
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL = -1, -2, -3, -4
+LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -5, -6
+# The first version that may send each negative timestamp (Kafka's timestampMinSupportedVersion).
+TIMESTAMP_MIN_VERSION = {
+    LATEST: 1, EARLIEST: 1, MAX_TIMESTAMP: 7, EARLIEST_LOCAL: 8, LATEST_TIERED: 9, EARLIEST_PENDING_UPLOAD: 11,
+}  # fmt: skip
 CONSUMER, DEBUGGING = -1, -2
 READ_COMMITTED = 1
 NOT_FOUND = (-1, -1, NO_EPOCH)
 
 
-@handler(API_KEY, 0, 8)
+@handler(API_KEY, 0, 11)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     Topic = type(resp).ListOffsetsTopicResponse
@@ -57,11 +73,21 @@ async def handle(ctx: RequestContext, request) -> object:
             part = Part(partition_index=p.partition_index)
             if ctx.version >= 1 and seen.count((topic.name, p.partition_index)) > 1:
                 part.error_code = ErrorCode.INVALID_REQUEST
+            elif timestamp_unsupported(p.timestamp, ctx.version):
+                part.error_code = ErrorCode.UNSUPPORTED_VERSION
             else:
                 _answer(ctx, request, topic.name, p, part)
             parts.append(part)
         resp.topics.append(Topic(name=topic.name, partitions=parts))
     return resp
+
+
+def timestamp_unsupported(timestamp: int, version: int) -> bool:
+    """A negative timestamp this version may not send: Kafka answers UNSUPPORTED_VERSION (v0: below -2)."""
+    if version == 0:
+        return timestamp < EARLIEST
+    minimum = TIMESTAMP_MIN_VERSION.get(timestamp)
+    return timestamp < 0 and (minimum is None or version < minimum)
 
 
 def _answer(ctx: RequestContext, request, topic: str, p: Any, part: Any) -> None:
@@ -90,6 +116,8 @@ def _lookup(log: Any, timestamp: int, replica_id: int, committed: bool = False) 
         return -1, limit, LEADER_EPOCH
     if timestamp in (EARLIEST, EARLIEST_LOCAL):
         return -1, log.log_start_offset, LEADER_EPOCH
+    if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+        return NOT_FOUND  # nothing is tiered: Kafka's answer without remote storage
     if timestamp == MAX_TIMESTAMP:
         found = log.max_timestamp_offset()
         if found is None:

@@ -1,4 +1,4 @@
-"""ListOffsets (key 2): we serve v0-8; flexible from v6.
+"""ListOffsets (key 2): we serve v0-11; flexible from v6.
 
 Version notes:
 
@@ -14,6 +14,11 @@ Version notes:
 * v6 is the first flexible version.
 * v7 accepts timestamp -3, "the offset of the largest timestamp" (KIP-734);
   v8 accepts -4, "the local log start offset" (KIP-405). Same layout.
+* v9 accepts -5, "the latest tiered offset" (KIP-1005); same layout.
+* v10 adds ``timeout_ms`` at the end of the request, how long a broker may
+  wait for tiered storage to answer (KIP-1075); the response is unchanged.
+* v11 accepts -6, "the earliest offset pending upload" (KIP-1023); same
+  layout.
 
 Kafka 4.0 no longer serves v0 (KIP-896); we still do.
 """
@@ -23,7 +28,7 @@ from ..schema import INT8, INT16, INT32, INT64, STRING, Api, F, Struct
 API = Api(
     2,
     "ListOffsets",
-    (0, 8),
+    (0, 11),
     flexible=6,
     request=Struct(
         F("replica_id", INT32),
@@ -39,6 +44,7 @@ API = Api(
             )]),
             name="ListOffsetsTopic",
         )]),
+        F("timeout_ms", INT32, v="10+"),
     ),
     response=Struct(
         F("throttle_time_ms", INT32, v="2+"),
