@@ -3,11 +3,29 @@
 Behaviour: this broker (``node.id``, advertised host and port) is the only
 broker, the controller and the leader of every partition, with itself as the
 only replica and ISR. Which topics: v0 answers all topics for an empty list;
-v1+ answers all topics for a null list and none for an empty one. An unknown
-topic is created on the spot when ``auto.create.topics.enable`` is true and the
-request allows it (always before v4; ``allow_auto_topic_creation`` from v4),
-with ``num.partitions`` partitions, and returned at once; otherwise it gets
+v1+ answers all topics for a null list and none for an empty one. Named
+topics are answered once each, in the order asked. An unknown topic is created
+on the spot when ``auto.create.topics.enable`` is true and the request allows
+it (always before v4; ``allow_auto_topic_creation`` from v4), with
+``num.partitions`` partitions, and returned at once; otherwise it gets
 UNKNOWN_TOPIC_OR_PARTITION, and an illegal name INVALID_TOPIC_EXCEPTION.
+
+By topic id (v12+), as Kafka's ``handleTopicMetadataRequest``: if any
+requested topic has a non-zero ``topic_id`` the request is resolved by id
+alone (topics asked for by name only, with a zero id, are dropped; a name
+sent with an id is ignored). Unknown ids come first, each as
+UNKNOWN_TOPIC_ID with a null name and the id echoed; then the known ids'
+topics, named. Nothing is ever created for an id. A null name with no id
+anywhere in the request makes Kafka fail (a NullPointerException): every
+requested topic is answered UNKNOWN_SERVER_ERROR (a null name as ""), no
+brokers.
+
+Authorized operations (v8+): there is no authorizer, so everything is
+allowed. With ``include_topic_authorized_operations`` every topic entry except
+an unknown id's carries the bit field of all TOPIC operations; with
+``include_cluster_authorized_operations`` (v8-10) the response carries all
+CLUSTER operations (``describe_cluster.CLUSTER_OPERATIONS``). Otherwise, and
+before v8, the fields keep INT32_MIN.
 
 Version notes: v1 controller_id, is_internal, rack, null topics; v2
 cluster_id; v3 throttle_time_ms; v4 allow_auto_topic_creation; v5
@@ -24,55 +42,79 @@ import uuid
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
-from ..topics import TopicError
+from ..topics import INTERNAL_TOPICS, TopicError, check_topic_name
+from .describe_cluster import CLUSTER_OPERATIONS
 
 API_KEY = 3
+
+# AclOperation codes a TOPIC resource supports (Kafka's AclEntry.supportedOperations):
+# READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
+TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+_NO_ID = uuid.UUID(int=0)
 
 
 @handler(API_KEY, 0, 12)
 async def handle(ctx: RequestContext, request) -> object:
     broker = ctx.broker
-    if ctx.version < 12 and request.topics and any(t.name is None or t.topic_id != _NO_ID for t in request.topics):
-        return _invalid(ctx, request)
+    asked = request.topics if _names_topics(ctx, request) else []
+    if ctx.version < 12 and any(t.name is None or t.topic_id != _NO_ID for t in asked):
+        return _error_answer(ctx, request, ErrorCode.INVALID_REQUEST)
+    topic_ids = list(dict.fromkeys(t.topic_id for t in asked if t.topic_id != _NO_ID))
+    if not topic_ids and any(t.name is None for t in asked):
+        return _error_answer(ctx, request, ErrorCode.UNKNOWN_SERVER_ERROR)
     resp = ctx.response(cluster_id=broker.cluster_id, controller_id=broker.config.node_id)
     cls = type(resp)
     host, port = ctx.advertised
     resp.brokers = [cls.MetadataResponseBroker(node_id=broker.config.node_id, host=host, port=port, rack=None)]
-    for name in _requested_names(ctx, request):
+    if topic_ids:
+        names = _known_names(ctx, cls, topic_ids, resp.topics)
+    else:
+        names = _requested_names(ctx, request)
+    for name in names:
         error = None
-        if name is not None and _may_create(ctx, request) and broker.topics.get(name) is None:
+        if not topic_ids and _may_create(ctx, request) and broker.topics.get(name) is None:
             error = await _auto_create(ctx, name)
-        resp.topics.append(_topic(ctx, cls, name, error))
+        resp.topics.append(_topic(ctx, cls, name, error, request))
+    _set_cluster_operations(ctx, request, resp)
     return resp
 
 
-_NO_ID = uuid.UUID(int=0)
+def _names_topics(ctx: RequestContext, request) -> bool:
+    """Whether the request lists its topics (Kafka's ``!isAllTopics``)."""
+    return request.topics is not None and not (ctx.version == 0 and not request.topics)
 
 
-def _invalid(ctx: RequestContext, request) -> object:
-    """Kafka's error answer to a v10-11 request naming topics by id: INVALID_REQUEST per topic."""
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every requested topic (a null name as ""), no brokers."""
     resp = ctx.response()
     Topic = type(resp).MetadataResponseTopic
-    resp.topics = [Topic(error_code=ErrorCode.INVALID_REQUEST, name=t.name or "", topic_id=t.topic_id)
-                   for t in request.topics]  # fmt: skip
+    resp.topics = [Topic(error_code=error, name=t.name or "", topic_id=t.topic_id)
+                   for t in request.topics or []]  # fmt: skip
     return resp
 
 
-def _requested_names(ctx: RequestContext, request) -> list[str | None]:
-    if request.topics is None or (ctx.version == 0 and not request.topics):
-        return sorted(ctx.broker.topics.names())
+def _known_names(ctx: RequestContext, cls, topic_ids: list[uuid.UUID], entries: list) -> list[str]:
+    """The names of the known ``topic_ids``; an UNKNOWN_TOPIC_ID entry in ``entries`` for each unknown one."""
     names = []
-    for t in request.topics:
-        if t.name is None:
-            names.append(ctx.broker.topics.name_for_id(t.topic_id))
+    for topic_id in topic_ids:
+        name = ctx.broker.topics.name_for_id(topic_id)
+        if name is None:
+            entries.append(cls.MetadataResponseTopic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None,
+                                                     topic_id=topic_id, is_internal=False))  # fmt: skip
         else:
-            names.append(t.name)
+            names.append(name)
     return names
+
+
+def _requested_names(ctx: RequestContext, request) -> list[str]:
+    if not _names_topics(ctx, request):
+        return sorted(ctx.broker.topics.names())
+    return list(dict.fromkeys(t.name for t in request.topics))
 
 
 def _may_create(ctx: RequestContext, request) -> bool:
     allowed = request.allow_auto_topic_creation if ctx.version >= 4 else True
-    return allowed and ctx.broker.config.auto_create_topics_enable
+    return _names_topics(ctx, request) and allowed and ctx.broker.config.auto_create_topics_enable
 
 
 async def _auto_create(ctx: RequestContext, name: str) -> ErrorCode | None:
@@ -88,15 +130,18 @@ async def _auto_create(ctx: RequestContext, name: str) -> ErrorCode | None:
     return None
 
 
-def _topic(ctx: RequestContext, cls, name: str | None, error: ErrorCode | None) -> object:
-    Topic = cls.MetadataResponseTopic
-    if name is None:
-        return Topic(error_code=ErrorCode.UNKNOWN_TOPIC_ID, name=None)
-    if error is not None:
-        return Topic(error_code=error, name=name)
-    topic = ctx.broker.topics.get(name)
+def _topic(ctx: RequestContext, cls, name: str, error: ErrorCode | None, request) -> object:
+    """The entry for the topic ``name`` (an error entry if ``error`` is set or it does not exist)."""
+    entry = _topic_entry(ctx, cls.MetadataResponseTopic, name, error)
+    if ctx.version >= 8 and request.include_topic_authorized_operations:
+        entry.topic_authorized_operations = TOPIC_OPERATIONS
+    return entry
+
+
+def _topic_entry(ctx: RequestContext, Topic, name: str, error: ErrorCode | None) -> object:
+    topic = ctx.broker.topics.get(name) if error is None else None
     if topic is None:
-        return Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name)
+        return Topic(error_code=error or _missing_error(name), name=name, is_internal=name in INTERNAL_TOPICS)
     node = ctx.broker.config.node_id
     Part = Topic.MetadataResponsePartition
     parts = [
@@ -104,3 +149,18 @@ def _topic(ctx: RequestContext, cls, name: str | None, error: ErrorCode | None) 
         for i in range(topic.num_partitions)
     ]
     return Topic(name=name, topic_id=topic.topic_id, is_internal=topic.internal, partitions=parts)
+
+
+def _missing_error(name: str) -> ErrorCode:
+    """Kafka's error for a named topic that does not exist: INVALID_TOPIC_EXCEPTION if the name is illegal."""
+    try:
+        check_topic_name(name)
+    except TopicError as exc:
+        return exc.error_code
+    return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _set_cluster_operations(ctx: RequestContext, request, resp) -> None:
+    """v8-10 ``include_cluster_authorized_operations``: every CLUSTER operation (no authorizer)."""
+    if 8 <= ctx.version <= 10 and request.include_cluster_authorized_operations:
+        resp.cluster_authorized_operations = CLUSTER_OPERATIONS
