@@ -15,10 +15,9 @@ On an SSL or SASL_SSL listener ``stream`` is a ``TlsStream`` and the
 TLS handshake comes first. A handshake that fails (no client certificate
 when ``ssl.client.auth=required``, a plaintext client, no common TLS version)
 is answered with OpenSSL's alert (Java clients report an authentication
-failure only when it arrives), closes the connection and counts as a
-failed authentication, one that
-succeeds as a successful one on SSL listeners, as Kafka's selector counts
-them. Over TLS the kernel cannot send file regions, so they are read and
+failure only when it arrives), closes the connection and counts as a failed
+authentication; one that succeeds counts as a successful one on SSL
+listeners, as Kafka's selector counts them. Over TLS the kernel cannot send file regions, so they are read and
 written through the TLS stream (as Kafka's ``SslTransportLayer`` does), and
 large frames are received through it too.
 

@@ -37,6 +37,7 @@ class TlsStream(trio.abc.Stream):
         self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
         self._ssl = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
         self._closed = False
+        self._scratch = memoryview(bytearray(READ_BYTES))  # plaintext of a receive_some, copied out
 
     async def do_handshake(self) -> None:
         while True:
@@ -58,9 +59,10 @@ class TlsStream(trio.abc.Stream):
         return self._ssl.version()
 
     async def receive_some(self, max_bytes: int | None = None) -> bytes:
-        buffer = bytearray(max_bytes or READ_BYTES)
-        n = await self.receive_into(memoryview(buffer))
-        return bytes(buffer[:n])
+        size = max_bytes or READ_BYTES
+        view = self._scratch[:size] if size <= READ_BYTES else memoryview(bytearray(size))
+        n = await self.receive_into(view)
+        return bytes(view[:n])
 
     async def receive_into(self, target: memoryview) -> int:
         """Decrypt into ``target`` every record that has arrived (waiting for one if none has); 0 at the end."""
