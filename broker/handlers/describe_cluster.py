@@ -16,15 +16,12 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
+from ._admin import CLUSTER_OPERATIONS, NO_OPERATIONS
 
 API_KEY = 60
 ENDPOINT_BROKERS = 1
 _ENDPOINT_NAMES = {1: "BROKER", 2: "CONTROLLER"}
 
-# AclOperation codes a CLUSTER resource supports: CREATE 5, ALTER 7, DESCRIBE 8,
-# CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12.
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
-NO_OPERATIONS = -(2**31)
 
 
 @handler(API_KEY, 0, 1)

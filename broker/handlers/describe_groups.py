@@ -22,11 +22,9 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..groups.group import DEAD
+from ._admin import GROUP_OPERATIONS
 
 API_KEY = 15
-# AclOperation codes a GROUP resource supports (Kafka's AclEntry.supportedOperations):
-# READ 3, DELETE 6, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
-GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
 
 
 @handler(API_KEY, 0, 6)

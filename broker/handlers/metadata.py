@@ -24,7 +24,7 @@ Authorized operations (v8+): there is no authorizer, so everything is
 allowed. With ``include_topic_authorized_operations`` every topic entry except
 an unknown id's carries the bit field of all TOPIC operations; with
 ``include_cluster_authorized_operations`` (v8-10) the response carries all
-CLUSTER operations (``describe_cluster.CLUSTER_OPERATIONS``). Otherwise, and
+CLUSTER operations (``_admin.CLUSTER_OPERATIONS``). Otherwise, and
 before v8, the fields keep INT32_MIN.
 
 Version notes: v1 controller_id, is_internal, rack, null topics; v2
@@ -43,13 +43,10 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..topics import INTERNAL_TOPICS, TopicError, check_topic_name
-from .describe_cluster import CLUSTER_OPERATIONS
+from ._admin import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
 
 API_KEY = 3
 
-# AclOperation codes a TOPIC resource supports (Kafka's AclEntry.supportedOperations):
-# READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11.
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 _NO_ID = uuid.UUID(int=0)
 
 

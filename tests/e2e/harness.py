@@ -60,6 +60,12 @@ class BrokerProcess:
         return {(sample.name, tuple(sorted(sample.labels.items()))): sample.value
                 for family in text_string_to_metric_families(text) for sample in family.samples}  # fmt: skip
 
+    def logins(self, listener: str) -> tuple[float, float]:
+        """(successful, failed) authentications counted on ``listener``, from the metrics endpoint."""
+        samples = self.scrape()
+        return tuple(samples.get((f"kafka_server_socketservermetrics_{outcome}_authentication_total",
+                                  (("listener", listener),)), 0.0) for outcome in ("successful", "failed"))  # fmt: skip
+
     def _command(self) -> list[str]:
         props = {
             "listeners": "PLAINTEXT://127.0.0.1:0",

@@ -69,15 +69,8 @@ def test_confluent_logs_in_and_round_trips_and_plaintext_still_serves(sasl_broke
         assert got == [(i, b"k%d" % i, b"v%d" % i, [("h", b"%d" % i)]) for i in range(20)]
     metadata = admin.list_topics(timeout=10)
     assert [(b.host, b.port) for b in metadata.brokers.values()] == [("127.0.0.1", sasl_broker.ports[1])]
-    successful, failed = _logins(sasl_broker)  # librdkafka logs in on its bootstrap and broker connections
+    successful, failed = sasl_broker.logins("SASL_PLAINTEXT")  # librdkafka logs in on bootstrap and broker links
     assert successful >= 3 and failed == 0  # at least the admin client, the producer and the SASL consumer
-
-
-def _logins(broker) -> tuple[float, float]:
-    """(successful, failed) SASL logins on the SASL_PLAINTEXT listener, from the metrics endpoint."""
-    samples = broker.scrape()
-    return tuple(samples.get((f"kafka_server_socketservermetrics_{outcome}_authentication_total",
-                              (("listener", "SASL_PLAINTEXT"),)), 0.0) for outcome in ("successful", "failed"))
 
 
 def test_a_wrong_password_gets_kafkas_error_and_no_data_in(sasl_broker):
@@ -88,7 +81,7 @@ def test_a_wrong_password_gets_kafkas_error_and_no_data_in(sasl_broker):
     refused = [e for e in errors if e.code() == KafkaError._AUTHENTICATION]
     assert refused and all("Authentication failed: Invalid username or password" in e.str() for e in refused)
     wait_until(lambda: any("SASL/PLAIN authentication failed" in line for line in sasl_broker.output))
-    successful, failed = _logins(sasl_broker)
+    successful, failed = sasl_broker.logins("SASL_PLAINTEXT")
     assert successful == 0 and failed >= 1
 
 

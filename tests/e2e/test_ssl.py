@@ -75,12 +75,6 @@ def _ssl_conf(broker, pki, **extra) -> dict:
             "ssl.ca.location": pki.ca_pem, **extra}  # fmt: skip
 
 
-def _logins(broker, listener: str = "SSL") -> tuple[float, float]:
-    samples = broker.scrape()
-    return tuple(samples.get((f"kafka_server_socketservermetrics_{outcome}_authentication_total",
-                              (("listener", listener),)), 0.0) for outcome in ("successful", "failed"))  # fmt: skip
-
-
 def _produce(conf: dict, topic: str, n: int, size: int = 10) -> None:
     admin = AdminClient(conf)  # kept alive until the topic is created
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
@@ -102,7 +96,7 @@ def test_confluent_over_ssl_with_large_fetches_and_metadata_of_the_ssl_listener(
                                                                      if k != "bootstrap.servers"})) == expected
     brokers = AdminClient(conf).list_topics(timeout=10).brokers.values()
     assert [(b.host, b.port) for b in brokers] == [("127.0.0.1", tls_broker.ports[1])]
-    successful, failed = _logins(tls_broker)  # each TLS handshake is a login on an SSL listener, as in Kafka
+    successful, failed = tls_broker.logins("SSL")  # each TLS handshake is a login on an SSL listener, as in Kafka
     assert successful >= 3 and failed == 0
 
 
@@ -118,14 +112,14 @@ def test_mutual_tls_lets_a_signed_client_in_and_refuses_one_without_a_certificat
     producer.produce("m", b"never")
     assert producer.flush(10) == 0  # expired, undelivered
     assert any(e.code() in (KafkaError._SSL, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN) for e in errors)
-    wait_until(lambda: _logins(mtls_broker)[1] >= 1)
+    wait_until(lambda: mtls_broker.logins("SSL")[1] >= 1)
     assert any("TLS handshake failed" in line for line in mtls_broker.output)
     # the SASL_SSL listener keeps Kafka's default ssl.client.auth=none: no certificate needed there
     sasl = {"bootstrap.servers": f"127.0.0.1:{mtls_broker.ports[2]}", "security.protocol": "SASL_SSL",
             "ssl.ca.location": pki.ca_pem, "sasl.mechanisms": "PLAIN", "sasl.username": "alice",
             "sasl.password": "alice-secret"}  # fmt: skip
     _produce(sasl, "s", 3)
-    successful, failed = _logins(mtls_broker, "SASL_SSL")
+    successful, failed = mtls_broker.logins("SASL_SSL")
     assert successful >= 2 and failed == 0
 
 
@@ -184,7 +178,7 @@ def test_a_plaintext_client_on_the_ssl_port_is_closed_and_others_go_on(tls_broke
     with socket.create_connection(("127.0.0.1", tls_broker.ports[1]), timeout=10) as sock:
         sock.sendall(encode_request(RequestHeader(18, 3, 1, "raw"), req(18)))
         assert sock.recv(1024)[:1] in (b"", b"\x15")  # closed, or a TLS alert record first
-    wait_until(lambda: _logins(tls_broker)[1] == 1)
+    wait_until(lambda: tls_broker.logins("SSL")[1] == 1)
     context = ssl.create_default_context(cafile=pki.ca_pem)
     with context.wrap_socket(socket.create_connection(("127.0.0.1", tls_broker.ports[1]), timeout=10),
                              server_hostname="localhost") as tls:  # fmt: skip
@@ -195,7 +189,7 @@ def test_a_plaintext_client_on_the_ssl_port_is_closed_and_others_go_on(tls_broke
                             server_hostname="localhost")  # as a frame over socket.request.max.bytes: closed
     with socket.create_connection(("127.0.0.1", tls_broker.ports[0]), timeout=10) as plain:  # PLAINTEXT as before
         assert _tls_call(plain, 18, 0, req(18)).error_code == 0
-    assert _logins(tls_broker) == (1.0, 1.0)
+    assert tls_broker.logins("SSL") == (1.0, 1.0)
 
 
 def test_a_python_ssl_client_with_a_certificate_is_one_login(mtls_broker, pki):
@@ -204,4 +198,4 @@ def test_a_python_ssl_client_with_a_certificate_is_one_login(mtls_broker, pki):
     with context.wrap_socket(socket.create_connection(("127.0.0.1", mtls_broker.ports[1]), timeout=10),
                              server_hostname="localhost") as tls:  # fmt: skip
         assert _tls_call(tls, 18, 0, req(18)).error_code == 0
-    assert _logins(mtls_broker) == (1.0, 0.0)
+    assert mtls_broker.logins("SSL") == (1.0, 0.0)

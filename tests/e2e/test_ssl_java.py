@@ -94,13 +94,6 @@ def _expected_records() -> list[list[str]]:
     return [[str(i), f"key-{i}", values[i], f"n={i};tls=yes", str(BASE_TS + i)] for i in range(COUNT)]
 
 
-def _logins(broker: BrokerProcess, listener: str) -> tuple[float, float]:
-    """(successful, failed) authentications on ``listener``, from the metrics endpoint."""
-    samples = broker.scrape()
-    return tuple(samples.get((f"kafka_server_socketservermetrics_{outcome}_authentication_total",
-                              (("listener", listener),)), 0.0) for outcome in ("successful", "failed"))  # fmt: skip
-
-
 def _round_trip(classpath: str, props: str, port: int, topic: str, broker: BrokerProcess) -> None:
     rows = _java(classpath, props, port, topic, "round-trip", broker)
     assert [row for row in rows if row[0] == "#node"] == [["#node", "1", "127.0.0.1", str(port)]]
@@ -110,16 +103,16 @@ def _round_trip(classpath: str, props: str, port: int, topic: str, broker: Broke
 def test_mutual_tls_round_trips_and_advertises_the_ssl_port(tls_broker, pki, classpath, tmp_path):
     props = _client_props(tmp_path, pki, keystore=True)
     _round_trip(classpath, props, tls_broker.ports[1], "ssl-java", tls_broker)
-    successful, failed = _logins(tls_broker, "SSL")
+    successful, failed = tls_broker.logins("SSL")
     assert successful >= 3 and failed == 0  # at least the admin client, the producer and the consumer
-    assert _logins(tls_broker, "SASL_SSL") == (0, 0)
+    assert tls_broker.logins("SASL_SSL") == (0, 0)
 
 
 def test_without_a_client_certificate_the_handshake_is_refused(tls_broker, pki, classpath, tmp_path):
     props = _client_props(tmp_path, pki)
     rows = _java(classpath, props, tls_broker.ports[1], "never", "refused", tls_broker)
     assert not [row for row in rows if row[0] == "#connected"]
-    successful, failed = wait_until(lambda: (logins := _logins(tls_broker, "SSL"))[1] >= 2 and logins)
+    successful, failed = wait_until(lambda: (logins := tls_broker.logins("SSL"))[1] >= 2 and logins)
     assert successful == 0 and failed >= 2  # at least one refused handshake per client
     assert "TLS handshake failed (PEER_DID_NOT_RETURN_A_CERTIFICATE)" in tls_broker.log_text()
     # The client fails at once only if the broker's TLS alert reaches it (Kafka's broker flushes it before
@@ -131,6 +124,6 @@ def test_without_a_client_certificate_the_handshake_is_refused(tls_broker, pki, 
 def test_scram_over_sasl_ssl_round_trips_without_a_client_certificate(tls_broker, pki, classpath, tmp_path):
     props = _client_props(tmp_path, pki, scram=True)
     _round_trip(classpath, props, tls_broker.ports[2], "sasl-ssl-java", tls_broker)
-    successful, failed = _logins(tls_broker, "SASL_SSL")
+    successful, failed = tls_broker.logins("SASL_SSL")
     assert successful >= 3 and failed == 0
-    assert _logins(tls_broker, "SSL") == (0, 0)
+    assert tls_broker.logins("SSL") == (0, 0)
