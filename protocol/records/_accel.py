@@ -11,11 +11,12 @@
   of up-conversion (``legacy.plain_rows`` and wrappers' inner sets try it first).
 * ``BUILT_SCAN``: the Produce check of a v2 batch's records
   (``scan.scan_v2_records`` tries it first).
-* ``BUILT_BATCHES``: whole batches, LZ4 ones to legacy wrappers and
-  uncompressed ones to messages, on two threads (``_cbatches``), and
-  ``BUILT_BATCHES_START``, the same begun on the helper thread while the
-  caller goes on; both None when the extension was not built. Without the
-  system's ``liblz4.so.1`` (``LZ4_IN_C``) the LZ4 batches go the Python way.
+* ``BUILT_CHUNK``: the whole batches of a chunk of a log slice, LZ4 ones to
+  legacy wrappers and uncompressed ones to messages, on two threads
+  (``_cbatches``), and ``BUILT_CHUNK_START``, the same begun on the helper
+  thread while the caller goes on; both None when the extension was not
+  built. Without the system's ``liblz4.so.1`` (``LZ4_IN_C``) the LZ4 batches
+  go the Python way.
 
 The one place that imports the extension, so a build without a C compiler
 changes nothing but speed.
@@ -30,14 +31,14 @@ try:
     from ._cdownconvert import emit as BUILT_EMIT
     from ._cdownconvert import plain_rows as BUILT_PLAIN_ROWS
     from ._cdownconvert import scan as BUILT_SCAN
-    from ._cdownconvert import convert_batches as BUILT_BATCHES
-    from ._cdownconvert import convert_batches_start as BUILT_BATCHES_START
+    from ._cdownconvert import convert_chunk as BUILT_CHUNK
+    from ._cdownconvert import convert_chunk_start as BUILT_CHUNK_START
     from ._cdownconvert import lz4_available
 except ImportError:  # built without a C compiler
     crc32 = zlib.crc32
-    BUILT_EMIT = BUILT_BATCHES = BUILT_BATCHES_START = BUILT_PLAIN_ROWS = BUILT_SCAN = None
+    BUILT_EMIT = BUILT_CHUNK = BUILT_CHUNK_START = BUILT_PLAIN_ROWS = BUILT_SCAN = None
     LZ4_IN_C = False
 else:
     LZ4_IN_C = lz4_available()
 
-__all__ = ["BUILT_BATCHES", "BUILT_BATCHES_START", "BUILT_EMIT", "BUILT_PLAIN_ROWS", "BUILT_SCAN", "LZ4_IN_C", "crc32"]
+__all__ = ["BUILT_CHUNK", "BUILT_CHUNK_START", "BUILT_EMIT", "BUILT_PLAIN_ROWS", "BUILT_SCAN", "LZ4_IN_C", "crc32"]

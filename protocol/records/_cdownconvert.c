@@ -379,11 +379,12 @@ static PyMethodDef methods[] = {
      "CRC path (tests): 0 tables, 1 PCLMULQDQ, 2 AVX-512; capped by the CPU; returns the old."},
     {"scan", cscan_scan, METH_VARARGS, "Check v2 records for Produce as scan_v2_records does (None: use Python)."},
     {"plain_rows", clegacy_plain_rows, METH_VARARGS, "Rows of a set of plain legacy messages (None: use Python)."},
-    {"convert_batches", clz4_convert, METH_VARARGS,
-     "LZ4 and uncompressed v2 batches to legacy entries, on two threads (None per job: use Python)."},
-    {"convert_batches_start", clz4_convert_start, METH_VARARGS,
-     "convert_batches on the helper thread while the caller goes on: a Pending whose result() is its answer."},
-    {"lz4_available", clz4_available, METH_NOARGS, "Whether the system's liblz4 was loaded for convert_batches."},
+    {"convert_chunk", clz4_chunk, METH_VARARGS,
+     "The LZ4 and uncompressed v2 batches of a chunk to legacy entries, on two threads (None: use Python)."},
+    {"convert_chunk_start", clz4_chunk_start, METH_VARARGS,
+     "convert_chunk on the helper thread while the caller goes on: a Pending whose result() is its answer."},
+    {"crc32c", ccrc32c_py, METH_VARARGS, "CRC-32C of a buffer, optionally continuing from a value (tests)."},
+    {"lz4_available", clz4_available, METH_NOARGS, "Whether the system's liblz4 was loaded for convert_chunk."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -391,6 +392,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cdownconvert", NULL
 
 PyMODINIT_FUNC PyInit__cdownconvert(void) {
     crc_init();
+    crc32c_init();
     clz4_init();
     if (clz4_threads_init() < 0)
         return NULL;

@@ -1,8 +1,8 @@
 /*
  * What the C files of the accelerator share (_cdownconvert.c: the record reader, the message
  * writer and CRC-32; _clz4.c and _clz4_threads.c: whole LZ4 batches to wrappers on two threads;
- * _cscan.c: the Produce check of a batch's records; _clegacy.c: reading plain legacy messages for
- * up-conversion).
+ * _ccrc32c.c: the CRC-32C those jobs check; _cscan.c: the Produce check of a batch's records;
+ * _clegacy.c: reading plain legacy messages for up-conversion).
  */
 #ifndef MINIBROKER_CDOWNCONVERT_H
 #define MINIBROKER_CDOWNCONVERT_H
@@ -38,6 +38,9 @@ typedef struct {
 } Totals;
 
 uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n);
+uint32_t crc32c_update(uint32_t crc, const uint8_t *p, size_t n);
+void crc32c_init(void);
+PyObject *ccrc32c_py(PyObject *self, PyObject *args);
 int read_zigzag(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int bits, int64_t *out);
 int walk_headers(const uint8_t *d, Py_ssize_t p, Py_ssize_t stop, const uint8_t *key, Py_ssize_t klen, int *found);
 int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r);
@@ -45,8 +48,8 @@ uint8_t *convert(const Args *a, uint8_t *o, Totals *t);
 uint8_t *put_be(uint8_t *o, uint64_t v, int n);
 
 int clz4_init(void);
-PyObject *clz4_convert(PyObject *self, PyObject *args);
-PyObject *clz4_convert_start(PyObject *self, PyObject *args);
+PyObject *clz4_chunk(PyObject *self, PyObject *args);
+PyObject *clz4_chunk_start(PyObject *self, PyObject *args);
 PyObject *clz4_available(PyObject *self, PyObject *unused);
 int clz4_threads_init(void);
 PyObject *cscan_scan(PyObject *self, PyObject *args);

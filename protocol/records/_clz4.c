@@ -1,18 +1,19 @@
 /*
  * Down-conversion of whole v2 batches (LZ4 or uncompressed) to legacy messages, on two threads.
  *
- * convert_batches(jobs, magic, frame_header) takes the batches of one chunk of a Fetch v0-v3
- * answer, each job (records section, record count, base offset, base timestamp, append time or
- * None, message attributes, most bytes it may decompress to, and optionally the codec, 3 (LZ4,
- * the default) or 0, and the fetch offset), and returns `(joined, lengths, written)`: the entries
- * written, one after another in one bytes object, and per job the length of its entries there
- * and the records written, or None where that job must go the Python way. An LZ4 job's entry is
- * the legacy wrapper that protocol/records/convert.py would write for it (same fields, same CRC,
- * the frame in Kafka's framing: `frame_header` then independent 64 KiB blocks, a block stored raw
- * when LZ4 does not shrink it, an end mark); an uncompressed job's entries are its messages from
- * the fetch offset on, as the accelerator's `emit` writes them.
+ * convert_chunk(chunk, magic, frame_header, fetch_offset, max_size[, lz4]) takes one chunk of a
+ * Fetch v0-v3 answer's log slice (whole entries) and makes a job of every entry that is a v2
+ * batch, LZ4 (unless `lz4` is false) or uncompressed, not a control batch, with records: its
+ * fields are read from the batch header here, with the GIL. It returns `(joined, lengths,
+ * written, consumed)`: the entries written, one after another in one bytes object; per entry the
+ * length of its output there and the records written, or None where that entry must go the
+ * Python way; and how far the well-framed entries reach (the rest is Python's too). An LZ4 job's
+ * entry is the legacy wrapper that protocol/records/convert.py would write for it (same fields,
+ * same CRC, the frame in Kafka's framing: `frame_header` then independent 64 KiB blocks, a block
+ * stored raw when LZ4 does not shrink it, an end mark); an uncompressed job's entries are its
+ * messages from the fetch offset on, as the accelerator's `emit` writes them.
  *
- * Per job, without the GIL: the records section is decompressed (an LZ4 frame of version 1 without
+ * Per job, without the GIL: the batch's CRC-32C is checked, the records section is decompressed (an LZ4 frame of version 1 without
  * checksums or a dictionary, blocks linked or not, with or without a content size), the records are
  * written as messages by the same `convert` as the accelerator's `emit` (every record read and
  * checked, headers too), and the messages are compressed. Anything else, and anything unusual on
@@ -20,7 +21,7 @@
  * job None: the Python path then raises the exact error, so this code never has to.
  *
  * The jobs of a call are run by _clz4_threads.c, on the calling thread and a helper thread
- * (convert_batches), or on the helper while the caller goes on (convert_batches_start).
+ * (convert_chunk), or on the helper while the caller goes on (convert_chunk_start).
  * The codec is the system's liblz4, loaded with dlopen; where it is missing, every job is
  * None and python-lz4 does the work.
  */
@@ -197,6 +198,8 @@ static void run_plain(Job *j) {
 }
 
 void clz4_run_job(Job *j) {
+    if (j->check_crc && crc32c_update(0, j->crc_from, (size_t)j->crc_len) != j->crc_want)
+        return;  /* a corrupt batch: the Python way raises CorruptRecordError in its turn */
     if (j->codec == CODEC_NONE) {
         run_plain(j);
         return;
@@ -226,17 +229,8 @@ done:
 
 /* -- jobs from and results to Python (with the GIL) -------------------------------------------- */
 
-int clz4_parse_job(PyObject *item, Job *j, int magic, const uint8_t *header) {
-    PyObject *append_time;
-    long long base_offset, base_ts, fetch_offset = INT64_MIN;
-    j->codec = CODEC_LZ4;
-    if (!PyArg_ParseTuple(item, "y*nLLOin|iL", &j->src, &j->a.count, &base_offset, &base_ts, &append_time,
-                          &j->ts_flag, &j->max_size, &j->codec, &fetch_offset))
-        return -1;
-    j->a.base_offset = base_offset, j->a.base_ts = base_ts, j->a.has_append_time = append_time != Py_None;
-    j->a.append_time = j->a.has_append_time ? PyLong_AsLongLong(append_time) : 0;
-    if (j->a.has_append_time && PyErr_Occurred())
-        return -1;
+/* Planning that the job's fields decide; 1: planned for C, 0: the Python way. */
+static int plan(Job *j, int magic, const uint8_t *header, int64_t fetch_offset) {
     j->a.magic = magic, j->a.attributes = j->ts_flag, j->a.fetch_offset = INT64_MIN;
     j->wrapper_magic = magic, j->header = header;
     if (j->codec == CODEC_NONE) {  /* messages for the records from the fetch offset on, no wrapper */
@@ -246,14 +240,44 @@ int clz4_parse_job(PyObject *item, Job *j, int magic, const uint8_t *header) {
     return j->codec == CODEC_LZ4 && lz4_compress != NULL && j->a.count > 0 && j->max_size > 0 && plan_frame(j);
 }
 
-/* The entries are joined in job order into one bytes object (each copied once); a job's length there
- * and its records written are None when it goes the Python way. */
-PyObject *clz4_results(Job *list, Py_ssize_t n) {
+static uint64_t get_be(const uint8_t *p, int n) {
+    uint64_t v = 0;
+    while (n--)
+        v = v << 8 | *p++;
+    return v;
+}
+
+/* v2 batch header: base offset 0, length 8, magic 16, CRC 17, attributes 21, base timestamp 27,
+ * max timestamp 35, record count 57, records from 61. */
+int clz4_plan_entry(Job *j, const uint8_t *e, Py_ssize_t size, int magic, const uint8_t *header,
+                    int64_t fetch_offset, Py_ssize_t max_size, int lz4) {
+    if (size < 61 || e[16] != 2)
+        return 0;
+    int attributes = (int)get_be(e + 21, 2);
+    j->codec = attributes & 7;
+    if ((attributes & 0x20) || (j->codec != CODEC_NONE && !(j->codec == CODEC_LZ4 && lz4)))  /* control; codecs */
+        return 0;
+    j->src.buf = (void *)(e + 61), j->src.len = size - 61, j->src.obj = NULL;
+    j->a.count = (int32_t)get_be(e + 57, 4);
+    j->a.base_offset = (int64_t)get_be(e, 8), j->a.base_ts = (int64_t)get_be(e + 27, 8);
+    j->a.has_append_time = (attributes & 0x08) != 0;  /* LogAppendTime: every record gets the max timestamp */
+    j->a.append_time = j->a.has_append_time ? (int64_t)get_be(e + 35, 8) : 0;
+    j->ts_flag = j->a.has_append_time && magic == 1 ? 0x08 : 0;
+    j->max_size = max_size;
+    j->check_crc = 1, j->crc_from = e + 21, j->crc_len = size - 21, j->crc_want = (uint32_t)get_be(e + 17, 4);
+    return plan(j, magic, header, fetch_offset);
+}
+
+/* Per job the length of its entries and its records written, None when it goes the Python way; the
+ * entries are `joined` (a buffer the threads joined, taken over) or, without it, copied here. */
+PyObject *clz4_results(Job *list, Py_ssize_t n, Py_ssize_t consumed, PyObject *joined) {
     Py_ssize_t total = 0;
-    for (Py_ssize_t i = 0; i < n; i++)
+    for (Py_ssize_t i = 0; i < n && joined == NULL; i++)
         total += list[i].out ? list[i].out_len : 0;
-    PyObject *joined = PyBytes_FromStringAndSize(NULL, total), *lengths = PyList_New(n), *written = PyList_New(n);
-    char *dst = joined ? PyBytes_AS_STRING(joined) : NULL;
+    char *dst = NULL;
+    if (joined == NULL && (joined = PyBytes_FromStringAndSize(NULL, total)) != NULL)
+        dst = PyBytes_AS_STRING(joined);
+    PyObject *lengths = PyList_New(n), *written = PyList_New(n);
     for (Py_ssize_t i = 0; i < n && joined != NULL && lengths != NULL && written != NULL; i++) {
         const Job *j = &list[i];
         PyObject *length = j->out ? PyLong_FromSsize_t(j->out_len) : Py_NewRef(Py_None);
@@ -266,7 +290,7 @@ PyObject *clz4_results(Job *list, Py_ssize_t n) {
         }
         PyList_SET_ITEM(lengths, i, length);
         PyList_SET_ITEM(written, i, count);
-        if (j->out)
+        if (j->out && dst != NULL)
             memcpy(dst, j->out + j->out_start, (size_t)j->out_len), dst += j->out_len;
     }
     if (joined == NULL || lengths == NULL || written == NULL) {
@@ -275,7 +299,7 @@ PyObject *clz4_results(Job *list, Py_ssize_t n) {
         Py_XDECREF(written);
         return NULL;
     }
-    return Py_BuildValue("(NNN)", joined, lengths, written);
+    return Py_BuildValue("(NNNn)", joined, lengths, written, consumed);
 }
 
 int clz4_loaded(void) {

@@ -13,7 +13,7 @@
 #define CODEC_LZ4 3
 
 typedef struct {
-    Py_buffer src;            /* the batch's records section: one LZ4 frame, or the records themselves */
+    Py_buffer src;            /* the batch's records section (one LZ4 frame, or the records): a view, no owner */
     Args a;                   /* data/end are filled in once decompressed */
     int codec;                /* CODEC_LZ4: one wrapper entry; CODEC_NONE: messages from fetch_offset on */
     Py_ssize_t written;       /* records written */
@@ -21,18 +21,26 @@ typedef struct {
     Py_ssize_t body, max_size, bound;  /* where the blocks start; decompression limit; its upper bound */
     int planned, linked, wrapper_magic, ts_flag;
     const uint8_t *header;    /* the 7-byte frame header of the output */
+    const uint8_t *crc_from;  /* with check_crc: the bytes the batch's CRC-32C covers, ... */
+    Py_ssize_t crc_len;
+    uint32_t crc_want;        /* ... and the CRC stored in the batch; a mismatch leaves the job to Python */
+    int check_crc;
     uint8_t *out;             /* holds the wrapper entry (malloc), NULL: go the Python way */
     Py_ssize_t out_start, out_len;  /* where the entry starts in `out` (a v0 head is shorter), its length */
 } Job;
 
-/* Fill `j` from one job tuple (with the GIL); 1: planned for C, 0: the Python way, -1: an error is set. */
-int clz4_parse_job(PyObject *item, Job *j, int magic, const uint8_t *header);
+/* Fill `j` from the v2 batch at `e` (`size` bytes, the whole entry), with the GIL; 1: planned for C,
+ * 0: the Python way (not v2, a control batch, another codec or LZ4 without `lz4`, no records). The
+ * CRC is checked when the job runs. */
+int clz4_plan_entry(Job *j, const uint8_t *e, Py_ssize_t size, int magic, const uint8_t *header,
+                    int64_t fetch_offset, Py_ssize_t max_size, int lz4);
 /* Convert planned job `j` (no GIL): decompress, write the messages, compress and wrap (LZ4), or
  * write the messages (uncompressed); j->out stays NULL when it cannot. */
 void clz4_run_job(Job *j);
 /* Whether the system's liblz4 was loaded (clz4_init). */
 int clz4_loaded(void);
-/* `(joined, lengths, written)` of `n` jobs that have run (with the GIL). */
-PyObject *clz4_results(Job *list, Py_ssize_t n);
+/* `(joined, lengths, written, consumed)` of `n` jobs that have run (with the GIL); `joined` is the
+ * threads' joined entries as a memoryview (taken over), or NULL: they are copied into a bytes object. */
+PyObject *clz4_results(Job *list, Py_ssize_t n, Py_ssize_t consumed, PyObject *joined);
 
 #endif

@@ -80,7 +80,7 @@ Row = tuple[int, int, "bytes | None", "bytes | None", tuple, int]
 class DownConverted:
     """The result of ``down_convert``."""
 
-    records: bytes  # the legacy message set to put in the Fetch response
+    records: bytes | memoryview  # the legacy message set to put in the Fetch response (C: a read-only view)
     converted_count: int  # records written in converted form (FetchMessageConversionsPerSec)
 
 
@@ -236,19 +236,18 @@ def start_down_convert(
     """
     if target_magic not in (0, 1):
         raise ValueError(f"down-conversion targets magic 0 or 1, not {target_magic}")
-    batches = list(iter_batches(data))
-    in_c = _cbatches.start(batches, target_magic, fetch_offset, max_decompressed_size, background=background)
-    return lambda: _converted(batches, in_c(), target_magic, fetch_offset, max_decompressed_size)
+    in_c = _cbatches.start(data, target_magic, fetch_offset, max_decompressed_size, background=background)
+    return lambda: _converted(data, in_c(), target_magic, fetch_offset, max_decompressed_size)
 
 
-def _converted(batches: list, in_c, target_magic: int, fetch_offset: int, max_size: int) -> DownConverted:
-    done, whole = in_c or ([None] * len(batches), None)
-    if whole is not None:  # every batch went to the C accelerator: its buffer is the output
+def _converted(data, in_c, target_magic: int, fetch_offset: int, max_size: int) -> DownConverted:
+    done, _, whole = in_c or ([], 0, None)
+    if whole is not None:  # every entry went to the C accelerator: its buffer is the output
         return DownConverted(whole, sum(written for _, written in done))
     chunks: list = []
     converted = 0
-    for batch, entry in zip(batches, done):
-        if entry is not None:  # a batch the C accelerator converted: (its entries, records written)
+    for i, batch in enumerate(iter_batches(data)):  # the entries C did not take, and its framing errors
+        if (entry := done[i] if i < len(done) else None) is not None:  # C converted it: (entries, records)
             chunks.append(entry[0])
             converted += entry[1]
             continue

@@ -15,6 +15,7 @@ import shutil
 import struct
 import zlib
 
+import crc32c
 import pytest
 
 from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, down_convert
@@ -174,3 +175,16 @@ def test_crc32_is_zlibs_for_many_lengths_and_offsets(crc_path):
         piece = memoryview(data)[start : start + n]
         seed = rng.getrandbits(32)
         assert cdc.crc32(piece, seed) == zlib.crc32(piece, seed), (start, n)
+
+
+@pytest.mark.parametrize(
+    "n", [*range(0, 17), 767, 768, 769, 775, 776, 3 * 8192 - 1, 3 * 8192, 3 * 8192 + 1, 3 * 8192 + 775,
+          6 * 8192 + 768 + 9, 200_003]
+)  # the three-stretch steps of 3 x 8 KiB and 3 x 256 bytes, and what is left after them
+@pytest.mark.parametrize("hardware", [True, False], ids=["sse42", "table"])
+def test_crc32c_is_the_crc32c_packages(n, hardware):
+    rng = random.Random(n)
+    data = memoryview(rng.randbytes(n + 5))[5:]  # misaligned
+    assert cdc.crc32c(data, 0, hardware) == crc32c.crc32c(data)
+    head = rng.randrange(n + 1)
+    assert cdc.crc32c(data[head:], cdc.crc32c(data[:head], 0, hardware), hardware) == crc32c.crc32c(data)

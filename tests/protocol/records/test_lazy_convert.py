@@ -166,7 +166,7 @@ def test_first_and_chunks_are_the_whole_conversion(monkeypatch, spec, chunk_byte
     chunks = _chunks(conv)
     converted = [conv.start(c)() for c in chunks]
     whole = down_convert(data, target_magic=magic, fetch_offset=skip)
-    assert conv.first.records + b"".join(c.records for c in converted) == whole.records
+    assert b"".join([conv.first.records, *(c.records for c in converted)]) == whole.records
     assert conv.first.converted_count + sum(c.converted_count for c in converted) == whole.converted_count
     assert data[: valid_bytes(data)].endswith(b"".join(chunks))
     assert all(len(c) <= chunk_bytes or _one_entry(c) for c in chunks)

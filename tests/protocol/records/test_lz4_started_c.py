@@ -1,4 +1,4 @@
-"""Conversions begun on the C helper thread (``convert_batches_start``, ``start_down_convert``).
+"""Conversions begun on the C helper thread (``convert_chunk_start``, ``start_down_convert``).
 
 The broker begins the next chunks of a Fetch v0-v3 answer before it sends the
 one ahead of them, so several rounds of LZ4 jobs can wait for the helper at
@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from protocol.records import down_convert, iter_batches
+from protocol.records import down_convert
 from protocol.records.convert import start_down_convert
 from protocol.records._lz4 import frame_header
 
@@ -26,11 +26,6 @@ pytestmark = pytest.mark.skipif(not cdc.lz4_available(), reason="no liblz4.so.1 
 
 def _chunk(seed: int, batches: int = 6) -> bytes:
     return b"".join(lz4_batch(seed * 100 + s, base=100 * s) for s in range(batches))
-
-
-def _jobs(data: bytes) -> list:
-    batches = iter_batches(data)
-    return [(b.records_section, b.records_count, b.base_offset, b.base_timestamp, None, 0, MAX) for b in batches]
 
 
 def test_begun_conversions_give_pythons_bytes_ended_in_any_order():
@@ -53,18 +48,20 @@ def test_rounds_dropped_unended_leave_the_helper_working():
     data = _chunk(9)
     expected = python_way(data, 1)
     for _ in range(30):
-        started = [cdc.convert_batches_start(_jobs(data), 1, frame_header(1)) for _ in range(rng.randrange(1, 4))]
+        started = [cdc.convert_chunk_start(data, 1, frame_header(1), 0, MAX) for _ in range(rng.randrange(1, 4))]
         keep = started[rng.randrange(len(started))]
         del started  # the others are dropped, queued or half done
-        joined, lengths, written = keep.result()
+        joined, lengths, written, consumed = keep.result()
         assert sum(lengths) == len(joined) == len(expected.records) and sum(written) == expected.converted_count
+        assert consumed == len(data)
     assert down_convert(data, target_magic=1, fetch_offset=0) == expected
 
 
 def test_a_result_is_taken_once():
-    pending = cdc.convert_batches_start(_jobs(_chunk(1, 2)), 1, frame_header(1))
-    joined, lengths, written = pending.result()
+    pending = cdc.convert_chunk_start(_chunk(1, 2), 1, frame_header(1), 0, MAX)
+    joined, lengths, written, consumed = pending.result()
     assert len(lengths) == 2 and None not in lengths and len(joined) == sum(lengths) and written == [60, 60]
+    assert consumed == len(_chunk(1, 2))
     with pytest.raises(RuntimeError, match="already taken"):
         pending.result()
 
@@ -93,9 +90,9 @@ def test_threads_with_rounds_ahead():
 
 def test_bad_arguments_queue_nothing():
     with pytest.raises(ValueError, match="7-byte frame header"):
-        cdc.convert_batches_start(_jobs(_chunk(2, 2)), 1, b"\x04\x22")
+        cdc.convert_chunk_start(_chunk(2, 2), 1, b"\x04\x22", 0, MAX)
     with pytest.raises(TypeError):
-        cdc.convert_batches_start(_jobs(_chunk(2, 2)) + [(b"x", "not a count", 0, 0, None, 0, MAX)], 1, frame_header(1))
+        cdc.convert_chunk_start(_chunk(2, 2), 1, frame_header(1), "not an offset", MAX)
     with pytest.raises(ValueError, match="magic 0 or 1"):
         start_down_convert(_chunk(2, 2), target_magic=2, fetch_offset=0)
     assert down_convert(_chunk(2, 2), target_magic=1, fetch_offset=0) == python_way(_chunk(2, 2), 1)

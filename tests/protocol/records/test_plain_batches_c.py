@@ -14,7 +14,7 @@ import random
 import pytest
 
 from protocol.errors import CorruptRecordError, InvalidRecordError
-from protocol.records import Codec, RecordBatchBuilder, TimestampType, down_convert, iter_batches
+from protocol.records import Codec, RecordBatchBuilder, TimestampType, down_convert
 from protocol.records import _cbatches
 from protocol.records._lz4 import frame_header
 from protocol.records._model import Codec as ModelCodec
@@ -86,14 +86,39 @@ def test_a_bad_record_is_left_to_python_which_raises():
 def test_a_batch_with_a_bad_crc_is_left_to_python():
     data = bytearray(plain_batch(6, 0))
     data[RECORD_BATCH_OVERHEAD + 3] ^= 1
-    assert taken(bytes(data), 1) == []
+    assert taken(bytes(data), 1) == [False]  # planned, declined when its CRC-32C was checked
     with pytest.raises(CorruptRecordError, match="Record batch is corrupt"):
         down_convert(bytes(data), target_magic=1, fetch_offset=0)
 
 
 def test_the_c_answer_counts_what_it_wrote():
-    batches = list(iter_batches(plain_batch(7, 0) + lz4_batch(8, base=40, records=30)))
-    jobs = [(b.records_section, b.records_count, b.base_offset, b.base_timestamp, None, 0, 1 << 20,
-             int(b.compression), 25) for b in batches]  # fmt: skip
-    joined, lengths, written = cdc.convert_batches(jobs, 1, frame_header(1))
+    data = plain_batch(7, 0) + lz4_batch(8, base=40, records=30)
+    joined, lengths, written, consumed = cdc.convert_chunk(data, 1, frame_header(1), 25, 1 << 20)
     assert written == [15, 30] and sum(lengths) == len(joined)  # plain: offsets 25-39; a wrapper keeps all 30
+    assert consumed == len(data)
+
+
+def test_a_corrupt_batch_between_good_ones_is_the_only_one_left_to_python():
+    bad = bytearray(plain_batch(10, 40))
+    bad[RECORD_BATCH_OVERHEAD + 7] ^= 0x40
+    data = plain_batch(9, 0) + bytes(bad) + lz4_batch(11, base=80, records=20)
+    assert taken(data, 1) == [True, False, True]
+    with pytest.raises(CorruptRecordError, match="Record batch is corrupt"):
+        down_convert(data, target_magic=1, fetch_offset=0)
+
+
+def test_bytes_past_the_last_whole_entry_are_left_to_python():
+    whole = plain_batch(12, 0) + lz4_batch(13, base=40, records=20)
+    for tail in (b"\x00" * 9, plain_batch(14, 60)[:-1]):  # a partial header; a batch cut short
+        joined, lengths, written, consumed = cdc.convert_chunk(whole + tail, 1, frame_header(1), 0, 1 << 20)
+        assert consumed == len(whole) and None not in lengths and len(lengths) == 2
+        assert down_convert(whole + tail, target_magic=1, fetch_offset=0) == python_way(whole + tail, 1)
+
+
+def test_the_joined_entries_are_handed_over_without_a_copy():
+    data = plain_batch(15, 0) + lz4_batch(16, base=40, records=20)
+    joined, lengths, _, _ = cdc.convert_chunk(data, 1, frame_header(1), 0, 1 << 20)
+    assert isinstance(joined, memoryview) and joined.readonly and type(joined.obj).__name__ == "Output"
+    assert bytes(joined) == python_way(data, 1).records and len(joined) == sum(lengths)
+    empty = cdc.convert_chunk(b"", 1, frame_header(1), 0, 1 << 20)
+    assert empty == (b"", [], [], 0)  # no job ran, so nothing was joined: an empty bytes object
