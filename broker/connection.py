@@ -88,6 +88,7 @@ class Connection:
     client_software: tuple[str, str] | None = None
     auth: SaslAuthenticator | None = None  # SASL listeners: the handshake not yet done
     principal: str = "User:ANONYMOUS"  # an SSL client's certificate subject; a SASL login's user
+    read_ahead: dict = attrs.Factory(dict)  # Fetch v0-v3 down-conversions begun for the next Fetch (read_ahead)
 
     async def serve(self) -> None:
         config = self.broker.config
@@ -214,6 +215,9 @@ class Connection:
         if pending:
             await self.stream.send_all(b"".join(pending))
         self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))
+        for chunk in chunks:
+            if isinstance(chunk, ConvertedRecords):
+                chunk.after_sent()
 
     async def _sendfile(self, region: FileRegion) -> None:
         if isinstance(self.stream, TlsStream):

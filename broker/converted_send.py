@@ -24,6 +24,9 @@ handing whole chunks to a Python worker thread was measured slower on the
 2-core machines we run on (a thread hop costs about 100 us there, and the GIL
 is contended by the Python parts of the conversion).
 
+Once the whole response is out, ``after_sent`` lets the broker begin the
+read-ahead of this partition's next answer (``read_ahead``).
+
 Metrics: ``fetchmessageconversions`` counts the records of every chunk
 converted, and ``MessageConversionsTimeMs`` (``request="Fetch"``) observes,
 once the partition is sent, the time the event loop's thread spent converting
@@ -51,6 +54,7 @@ class ConvertedRecords:
     on_converted: Callable[[int], None]  # records converted (fetchmessageconversions)
     on_done: Callable[[float], None]  # seconds spent converting, once sent
     first_seconds: float = 0.0
+    on_sent: Callable[[LazyDownConversion], None] | None = None  # once the whole response is out (read_ahead)
 
     def __len__(self) -> int:
         return self.conversion.size
@@ -69,3 +73,8 @@ class ConvertedRecords:
             if piece:
                 await send_all(piece)
         self.on_done(seconds)
+
+    def after_sent(self) -> None:
+        """The response this partition was in has gone out whole: begin the read-ahead, if any."""
+        if self.on_sent is not None:
+            self.on_sent(self.conversion)

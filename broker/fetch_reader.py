@@ -5,8 +5,10 @@ the error code, offsets for the answer, and the records value to put in the
 response. For Fetch v4+ that value is a ``FileRegion`` over the segment file
 (sent with ``sendfile``); for v0-3 it is a ``ConvertedRecords`` (message
 format 0 for v0-1, 1 for v2-3): its first batches are converted here, which
-fixes its size (KIP-283), and the rest while it is sent. A slice that old
-formats cannot carry at all (only markers or emptied batches) is read past.
+fixes its size (KIP-283), and the rest while it is sent; the chunks a
+read-ahead began after the connection's previous answer are taken over when
+they are of this very slice (``read_ahead``). A slice that old formats cannot
+carry at all (only markers or emptied batches) is read past.
 
 A read_committed Fetch (v4+ ``isolation_level`` 1) stops at the last stable
 offset, below the first open transaction, and carries the aborted
@@ -34,6 +36,7 @@ import attrs
 from protocol import ErrorCode, KafkaProtocolError
 from protocol.records.lazy_convert import start_down_conversion
 
+from . import read_ahead
 from .connection import FileRegion
 from .converted_send import ConvertedRecords
 
@@ -106,21 +109,23 @@ def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: 
         result.records = FileRegion(piece.fileno, piece.position, piece.size, keepalive=piece)
         result.size = piece.size
         return
-    started = time.perf_counter()
-    conversion = _start_conversion(log, piece, offset, limit, min_one, 0 if ctx.version <= 1 else 1)
-    if conversion is None:
+    started, magic, key = time.perf_counter(), 0 if ctx.version <= 1 else 1, (topic, result.partition)
+    if (found := _start_conversion(log, piece, offset, limit, min_one, magic)) is None:
         return
+    piece, conversion = found
+    read_ahead.take(ctx, key, piece, conversion)
     metrics = ctx.broker.metrics
     result.records = ConvertedRecords(
         conversion, metrics.fetch_conversions.labels(topic).inc,
         lambda seconds: metrics.conversion_time.labels("Fetch").observe(seconds * 1000),
         first_seconds=time.perf_counter() - started,
+        on_sent=read_ahead.preparer(ctx, key, log, limit, min_one, magic),
     )  # fmt: skip
     result.size = conversion.size
 
 
 def _start_conversion(log, piece, offset: int, limit: int, min_one: bool, target_magic: int):
-    """The down-conversion of ``piece``, reading on past batches that old formats cannot carry.
+    """``(slice, its down-conversion)`` from ``piece``, reading on past batches old formats cannot carry.
 
     Transaction markers and batches the cleaner emptied convert to nothing, and an old client
     cannot step over offsets it is never sent; so while a slice yields nothing, the next one
@@ -129,7 +134,7 @@ def _start_conversion(log, piece, offset: int, limit: int, min_one: bool, target
     for _ in range(READS_PAST_EMPTY):
         conversion = start_down_conversion(piece, target_magic=target_magic, fetch_offset=offset)
         if conversion.first.records:
-            return conversion
+            return piece, conversion
         if conversion.next_offset is None:  # only a partial batch: the client must ask for more bytes
             return None
         piece = log.read(conversion.next_offset, max(limit, 0), min_one_message=min_one)

@@ -85,6 +85,9 @@ class BrokerMetrics:
             buckets=_LATENCY_BUCKETS_MS,
             registry=r,
         )
+        self.fetch_read_ahead = Counter(  # ours (broker/read_ahead.py): Kafka has no such MBean
+            "minibroker_fetch_conversion_read_ahead", "Fetch v0-v3 down-conversions begun ahead of the "
+            "client's next Fetch, by what became of them", ["outcome"], registry=r)  # fmt: skip
         self.connections = Gauge(
             "kafka_server_socketservermetrics_connection_count", "Open connections", ["listener"], registry=r
         )

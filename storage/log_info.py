@@ -55,6 +55,11 @@ class LogSlice:
         """``size`` bytes from ``position`` within the slice (fewer at its end)."""
         return os.pread(self.fileno, max(min(size, self.size - position), 0), self.position + position)
 
+    def same_region(self, other: LogSlice) -> bool:
+        """Whether ``other`` is the same bytes of the same open segment file (not merely the same path:
+        a segment the cleaner or retention replaced is another file)."""
+        return self._handle is other._handle and (self.position, self.size) == (other.position, other.size)
+
 
 @attrs.define
 class SegmentInfo:

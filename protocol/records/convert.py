@@ -82,6 +82,8 @@ class DownConverted:
 
     records: bytes | memoryview  # the legacy message set to put in the Fetch response (C: a read-only view)
     converted_count: int  # records written in converted form (FetchMessageConversionsPerSec)
+    # bytes of ``records`` per source entry, in order (0 for markers): where a cut output leaves a client
+    entry_lengths: tuple = attrs.field(default=(), eq=False)
 
 
 # -- legacy message encoding -------------------------------------------------------
@@ -243,7 +245,7 @@ def start_down_convert(
 def _converted(data, in_c, target_magic: int, fetch_offset: int, max_size: int) -> DownConverted:
     done, _, whole = in_c or ([], 0, None)
     if whole is not None:  # every entry went to the C accelerator: its buffer is the output
-        return DownConverted(whole, sum(written for _, written in done))
+        return DownConverted(whole, sum(written for _, written in done), tuple(len(v) for v, _ in done))
     chunks: list = []
     converted = 0
     for i, batch in enumerate(iter_batches(data)):  # the entries C did not take, and its framing errors
@@ -255,7 +257,7 @@ def _converted(data, in_c, target_magic: int, fetch_offset: int, max_size: int) 
         chunks.append(piece)
         converted += per_entry * entries
     one = len(chunks) == 1 and type(chunks[0]) is bytes  # the usual single-batch chunk: no copy
-    return DownConverted(chunks[0] if one else b"".join(chunks), converted)
+    return DownConverted(chunks[0] if one else b"".join(chunks), converted, tuple(len(c) for c in chunks))
 
 
 # -- up-conversion (KIP-724) -----------------------------------------------------

@@ -29,6 +29,13 @@ out to be zstd or corrupt, the rest is an *overflow* entry: offset -1 and a
 length larger than the bytes left, which clients also drop as partial. A
 framing error after the first batches ends the chunks there (the next fetch
 starts at it and reports it).
+
+Read-ahead (the broker's ``read_ahead``): once an answer is sent whole,
+``resume_offset`` says where the client's next fetch will land (the first
+offset of the first entry it did not get whole, from the per-entry output
+lengths of ``DownConverted``), so the broker can plan that slice and
+``begin_ahead`` its first chunks before the fetch comes; the fetch's own
+conversion then ``adopt``s them when it is of the same bytes.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from ..errors import CorruptRecordError, KafkaProtocolError
 from .batches import HEADER_SIZE_UP_TO_MAGIC, iter_batches, next_entry_size
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE
 from .convert import DownConverted, down_convert, start_down_convert
-from .v2 import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD
+from .v2 import LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, RecordBatchView
 
 CHUNK_SOURCE_BYTES = 1024 * 1024
 CHUNKS_AHEAD = 2  # chunks being converted while the one before them is sent
@@ -86,6 +93,27 @@ class LazyDownConversion:
     target_magic: int
     fetch_offset: int
     max_decompressed_size: int
+    ahead: _Ahead | None = None  # chunks begun before the answer is sent (``begin_ahead``, ``adopt``)
+    resume_offset: int | None = None  # once sent whole: where the client fetches next (``fitted_pieces``)
+
+    def begin_ahead(self) -> None:
+        """Begin the first chunks now, before the answer is sent (a read-ahead); ``fitted_pieces``
+        goes on with them."""
+        if self.ahead is None:
+            self.ahead = _Ahead(self)
+            self.ahead.begin(self.size - len(self.first.records))
+
+    def adopt(self, other: LazyDownConversion) -> bool:
+        """Take over the chunks ``other`` began, when the caller knows it converts the same source
+        bytes (the same file region) and its first batches end where ours do. Those chunks hold only
+        records past our first batches, which the fetch offset does not change."""
+        same = (other.position, other.target_magic, other.max_decompressed_size) == (
+            self.position, self.target_magic, self.max_decompressed_size)  # fmt: skip
+        if other.ahead is None or self.ahead is not None or not same:
+            return False
+        self.ahead, other.ahead = other.ahead, None
+        self.ahead.conversion = self
+        return True
 
     def iter_chunks(self) -> Iterator[memoryview]:
         """The whole batches after ``first``, read about ``CHUNK_SOURCE_BYTES`` at a time (an entry
@@ -120,19 +148,45 @@ def fitted_pieces(conversion: LazyDownConversion) -> Iterator[tuple[bytes | memo
     bytes already begun (converted output is rarely smaller than its source), and none after one
     that fails.
     """
-    out, ahead, converted = SizedOutput(conversion.size), _Ahead(conversion), conversion.first
-    while converted is not None:
+    out, ahead = SizedOutput(conversion.size), conversion.ahead or _Ahead(conversion)
+    conversion.ahead = None
+    item: tuple | None = (conversion.first, None)  # (converted, its source chunk; None: the first batches)
+    while item is not None:
+        converted, source = item
+        sent = min(len(converted.records), out.remaining)
         piece = out.fit(converted.records)
         ahead.begin(out.remaining)
         yield piece, converted.converted_count
-        converted = ahead.end() if out.remaining else None
+        item = ahead.end() if out.remaining else None
+    conversion.resume_offset = _resume_offset(conversion, converted, source, sent)
     if out.remaining:
         yield out.pad(), 0
 
 
+def _resume_offset(conversion: LazyDownConversion, converted: DownConverted, source, sent: int) -> int | None:
+    """Where a client that got ``sent`` bytes of the last piece fetches next, as far as the slice it
+    will get goes: in the first entry it did not get whole, or after the last one it did (a run of
+    entries without output, markers, just before counts as not got). None when that is in this
+    fetch's first batches (it asks for them again) or in a legacy entry (whose first offset is
+    inside its compressed messages)."""
+    if source is None:
+        return conversion.next_offset if sent == len(converted.records) else None
+    done, after, empty_from = 0, None, None
+    for view, length in zip(iter_batches(source), converted.entry_lengths):
+        v2 = isinstance(view, RecordBatchView)
+        if done + length > sent:
+            return empty_from if empty_from is not None else view.base_offset if v2 else None
+        done, after = done + length, view.next_offset
+        if length:
+            empty_from = None
+        elif empty_from is None:
+            empty_from = view.base_offset if v2 else after
+    return empty_from if empty_from is not None else after
+
+
 @attrs.define
 class _Ahead:
-    """The chunks begun and not yet ended, oldest first: ``(the call that ends it, source bytes)``."""
+    """The chunks begun and not yet ended, oldest first: ``(the call that ends it, the chunk)``."""
 
     conversion: LazyDownConversion
     chunks: Iterator[memoryview] | None = None  # None once they ended, or one failed to begin
@@ -143,23 +197,25 @@ class _Ahead:
 
     def begin(self, remaining: int) -> None:
         while self.chunks is not None and len(self.begun) < CHUNKS_AHEAD:
-            if remaining <= sum(size for _, size in self.begun):
+            if remaining <= sum(len(chunk) for _, chunk in self.begun):
                 return
             chunk = next(self.chunks, None)
             if chunk is None:
                 self.chunks = None
                 return
             try:
-                self.begun.append((self.conversion.start(chunk), len(chunk)))
+                self.begun.append((self.conversion.start(chunk), chunk))
             except KafkaProtocolError:  # the chunks end here: the next fetch starts at it and reports it
                 self.chunks = None
 
-    def end(self) -> DownConverted | None:
-        """The oldest begun chunk converted; None when none is begun, or it failed (then no later one counts)."""
+    def end(self) -> tuple[DownConverted, memoryview] | None:
+        """The oldest begun chunk converted, and its source; None when none is begun, or it failed (then
+        no later one counts)."""
         if not self.begun:
             return None
+        end, chunk = self.begun.popleft()
         try:
-            return self.begun.popleft()[0]()
+            return end(), chunk
         except KafkaProtocolError:
             self.begun.clear()
             self.chunks = None

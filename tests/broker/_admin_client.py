@@ -57,11 +57,16 @@ def sub(api_key: int, *path: str):
     return cls
 
 
-async def call(broker, api_key: int, version: int, body, timeout: float = 5):
+def fake_connection(**fields):
+    """What handlers use of a connection: pass one to ``call`` to keep its read-aheads between calls."""
+    return types.SimpleNamespace(read_ahead={}, **fields)
+
+
+async def call(broker, api_key: int, version: int, body, timeout: float = 5, connection=None):
     api = API_BY_KEY[api_key]
     frame = bytearray(encode_request(RequestHeader(api_key, version, 11, "admin-test"), body)[4:])
     with trio.fail_after(timeout):
-        chunks = await dispatch(broker, types.SimpleNamespace(), frame)
+        chunks = await dispatch(broker, connection or fake_connection(), frame)
     data = await collect(chunks)
     correlation_id, resp = decode_response(data[4:], api, version)
     assert correlation_id == 11
@@ -69,13 +74,16 @@ async def call(broker, api_key: int, version: int, body, timeout: float = 5):
 
 
 async def collect(chunks: list) -> bytes:
-    """A response's bytes, as the connection would send them."""
+    """A response's bytes, as the connection would send them (read-aheads begun once it is all out)."""
     out = bytearray()
     for c in chunks:
         if isinstance(c, ConvertedRecords):
             await c.send(lambda piece: _extend(out, piece))
         else:
             out += c.read() if isinstance(c, FileRegion) else c
+    for c in chunks:
+        if isinstance(c, ConvertedRecords):
+            c.after_sent()
     return bytes(out)
 
 

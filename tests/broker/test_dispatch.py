@@ -32,7 +32,7 @@ async def _call(broker, api_key: int, version: int, body=None, client_id="t"):
     body = body if body is not None else message_class(api, True)()
     frame = bytearray(encode_request(RequestHeader(api_key, version, 42, client_id), body)[4:])
     with trio.fail_after(5):
-        chunks = await dispatch(broker, types.SimpleNamespace(), frame)
+        chunks = await dispatch(broker, types.SimpleNamespace(read_ahead={}), frame)
     data = b"".join(chunks)
     assert struct.unpack(">i", data[:4])[0] == len(data) - 4
     reply_version = 0 if api_key == 18 and version > HANDLERS[18].max_version else version
@@ -85,4 +85,4 @@ async def test_legacy_versions_off_like_kafka_4():
 async def test_refused_frames_close(frame):
     with pytest.raises(CloseConnection):
         with trio.fail_after(5):
-            await dispatch(_broker(), types.SimpleNamespace(), bytearray(frame))
+            await dispatch(_broker(), types.SimpleNamespace(read_ahead={}), bytearray(frame))

@@ -120,7 +120,7 @@ async def _answer_one(broker, api_key: int, version: int, body) -> None:
     api = API_BY_KEY[api_key]
     frame = bytearray(encode_request(RequestHeader(api_key, version, 77, "fuzz"), _capped(body))[4:])
     try:
-        chunks = await dispatch(broker, types.SimpleNamespace(listener="PLAINTEXT"), frame)
+        chunks = await dispatch(broker, types.SimpleNamespace(listener="PLAINTEXT", read_ahead={}), frame)
     except CloseConnection:
         return
     if not isinstance(chunks, list):

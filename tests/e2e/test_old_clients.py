@@ -155,10 +155,16 @@ def test_old_kafka_python_with_small_fetches_reads_every_record_once(broker, old
     topic = f"small-fetch-{old}-{codec}"
     records = _many(400)
     _produce_in_small_batches(broker.bootstrap, topic, records, codec)
+    used = _read_aheads_used(broker)
     got = kp_consume(broker.bootstrap, topic, 400, api_version=OLD[old], max_partition_fetch_bytes=2048)
     assert [(m.offset, m.key, m.value) for m in got] == [(i, k, v) for i, (k, v, _, _) in enumerate(records)]
     counter = ("kafka_server_brokertopicmetrics_fetchmessageconversions_total", (("topic", topic),))
     assert broker.scrape()[counter] >= 400
+    assert _read_aheads_used(broker) >= used + 5  # answers after the first were converted ahead (read_ahead.py)
+
+
+def _read_aheads_used(broker) -> float:
+    return broker.scrape().get(("minibroker_fetch_conversion_read_ahead_total", (("outcome", "used"),)), 0.0)
 
 
 @pytest.mark.parametrize("codec", ["none", "lz4"])
@@ -167,5 +173,7 @@ def test_librdkafka_0_9_with_small_fetches_reads_every_record_once(broker, codec
     records = _many(400)
     _produce_in_small_batches(broker.bootstrap, topic, records, None if codec == "none" else codec)
     old = {"api.version.request": False, "broker.version.fallback": "0.9.0", "fetch.message.max.bytes": 2048}
+    used = _read_aheads_used(broker)
     got = [(m.offset(), m.key(), m.value()) for m in ck_consume(broker.bootstrap, topic, 400, **old)]
     assert got == [(i, k, v) for i, (k, v, _, _) in enumerate(records)]
+    assert _read_aheads_used(broker) >= used + 5

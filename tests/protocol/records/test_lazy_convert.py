@@ -11,11 +11,11 @@ from __future__ import annotations
 import struct
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import CorruptRecordError, UnsupportedCompressionError
-from protocol.records import Codec, RecordBatchBuilder, down_convert, valid_bytes
+from protocol.records import Codec, RecordBatchBuilder, down_convert, iter_batches, valid_bytes
 from protocol.records import lazy_convert
 from protocol.records.lazy_convert import BytesSource, SizedOutput, fitted_pieces
 from protocol.records.lazy_convert import start_down_conversion as _start
@@ -262,3 +262,102 @@ def test_a_send_given_up_part_way_drops_its_begun_chunks(monkeypatch):
     assert kp_read(_fitted(start_down_conversion(data, target_magic=0, fetch_offset=0)))[:10] == _whole_records(
         _batch(0, 10, Codec.LZ4, size=300), 0
     )
+
+
+# -- read-ahead: where the client resumes, and chunks begun before the answer ------------------------
+
+
+def _slice_data(spec) -> tuple[bytes, bool]:
+    data, offset = b"", 0
+    for n, codec, size, marker in spec:
+        data += _marker(offset) if marker else _batch(offset, n, codec, size)
+        offset += 1 if marker else n
+    return data, any(marker for *_, marker in spec)
+
+
+def _holding(data: bytes, offset: int) -> int:
+    """Index of the batch a read from ``offset`` starts at (past the end: the batch count)."""
+    views = list(iter_batches(data))
+    return next((i for i, view in enumerate(views) if view.next_offset > offset), len(views))
+
+
+def _read(data: bytes, offset: int, limit: int) -> bytes:
+    """What a log read from ``offset`` gives: from the batch holding it, ``limit`` bytes (that batch whole)."""
+    start, views = 0, list(iter_batches(data))
+    for view in views[: _holding(data, offset)]:
+        start += view.size_in_bytes
+    first = views[_holding(data, offset)].size_in_bytes if _holding(data, offset) < len(views) else 0
+    return data[start : start + max(limit, first)]
+
+
+def _client_next(fitted: bytes, fetch_offset: int) -> int:
+    read = kp_read(fitted)
+    return max(r[0] for r in read) + 1 if read else fetch_offset
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(spec=_slices, chunk_bytes=st.integers(1, 3000), magic=st.sampled_from([0, 1]), skip=st.integers(0, 5),
+       limit=st.integers(1, 6000))  # fmt: skip
+def test_resume_offset_lands_in_the_batch_the_client_fetches_next(monkeypatch, spec, chunk_bytes, magic, skip, limit):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", chunk_bytes)
+    data, markers = _slice_data(spec)
+    conv = start_down_conversion(_read(data, skip, limit), target_magic=magic, fetch_offset=skip)
+    if not conv.first.records:
+        return
+    then = _holding(data, _client_next(_fitted(conv), skip))
+    if conv.resume_offset is None:  # it asks again from this fetch's first batches
+        assert then <= _holding(data, conv.next_offset - 1)
+    elif markers:  # a marker just before a chunk's first entry is not seen: the guess may be past it
+        assert _holding(data, conv.resume_offset) >= then
+    else:
+        assert _holding(data, conv.resume_offset) == then
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
+@given(spec=_slices, chunk_bytes=st.integers(1, 3000), magic=st.sampled_from([0, 1]), skip=st.integers(0, 5),
+       limit=st.integers(1, 6000))  # fmt: skip
+def test_chunks_begun_ahead_and_adopted_send_what_a_fresh_conversion_sends(monkeypatch, spec, chunk_bytes, magic,
+                                                                          skip, limit):  # fmt: skip
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", chunk_bytes)
+    data, _ = _slice_data(spec)
+    conv = start_down_conversion(_read(data, skip, limit), target_magic=magic, fetch_offset=skip)
+    fitted = _fitted(conv)  # sets resume_offset
+    if not conv.first.records or conv.resume_offset is None:
+        return
+    ahead_slice, nxt = _read(data, conv.resume_offset, limit), _client_next(fitted, skip)
+    if _read(data, nxt, limit) != ahead_slice or not ahead_slice:  # the broker drops it unless the region is the same
+        return
+    ahead = start_down_conversion(ahead_slice, target_magic=magic, fetch_offset=conv.resume_offset)
+    if not ahead.first.records:
+        return
+    ahead.begin_ahead()
+    adopting = start_down_conversion(ahead_slice, target_magic=magic, fetch_offset=nxt)
+    assert adopting.adopt(ahead) and ahead.ahead is None
+    fresh = start_down_conversion(ahead_slice, target_magic=magic, fetch_offset=nxt)
+    event("adopted")
+    assert _fitted(adopting) == _fitted(fresh)
+
+
+def test_chunks_begun_ahead_are_not_begun_again(monkeypatch):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", 1)  # one batch per chunk
+    batches = [_batch(i * 10, 10, Codec.LZ4, size=40) for i in range(6)]
+    fresh = _fitted(start_down_conversion(b"".join(batches), target_magic=1, fetch_offset=0))
+    begun = _spy_begun(monkeypatch)
+    conv = start_down_conversion(b"".join(batches), target_magic=1, fetch_offset=0)
+    conv.begin_ahead()
+    assert begun == batches[1 : 1 + lazy_convert.CHUNKS_AHEAD]
+    assert _fitted(conv) == fresh
+    assert begun == batches[1 : 1 + len(begun)] and len(begun) > lazy_convert.CHUNKS_AHEAD  # each begun once
+
+
+def test_adopt_refuses_another_place_magic_or_nothing_begun():
+    data = b"".join(_batch(i * 10, 10, Codec.LZ4) for i in range(4))
+    later = data[len(_batch(0, 10, Codec.LZ4)) :]
+    ahead = start_down_conversion(data, target_magic=1, fetch_offset=0)
+    assert not start_down_conversion(data, target_magic=1, fetch_offset=3).adopt(ahead)  # nothing begun yet
+    ahead.begin_ahead()
+    assert not start_down_conversion(data, target_magic=0, fetch_offset=3).adopt(ahead)
+    assert not start_down_conversion(later, target_magic=1, fetch_offset=10).adopt(ahead)
+    assert start_down_conversion(data, target_magic=1, fetch_offset=3).adopt(ahead) and ahead.ahead is None
