@@ -151,16 +151,25 @@ _slices = st.lists(
 )  # fmt: skip
 
 
-@settings(max_examples=80, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
-@given(spec=_slices, chunk_bytes=st.integers(1, 3000), magic=st.sampled_from([0, 1]), skip=st.integers(0, 5),
-       cut=st.integers(0, 200))  # fmt: skip
-def test_first_and_chunks_are_the_whole_conversion(monkeypatch, spec, chunk_bytes, magic, skip, cut):
-    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", chunk_bytes)
+_SLOW_OK = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow, HealthCheck.function_scoped_fixture]}
+_A_SLICE = {"spec": _slices, "chunk_bytes": st.integers(1, 3000), "magic": st.sampled_from([0, 1]),
+            "skip": st.integers(0, 5)}  # fmt: skip
+
+
+def _slice_data(spec) -> tuple[bytes, bool]:
+    """The batches (and markers) ``spec`` describes, and whether there is a marker among them."""
     data, offset = b"", 0
     for n, codec, size, marker in spec:
         data += _marker(offset) if marker else _batch(offset, n, codec, size)
         offset += 1 if marker else n
+    return data, any(marker for *_, marker in spec)
+
+
+@settings(max_examples=80, **_SLOW_OK)
+@given(**_A_SLICE, cut=st.integers(0, 200))
+def test_first_and_chunks_are_the_whole_conversion(monkeypatch, spec, chunk_bytes, magic, skip, cut):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", chunk_bytes)
+    data, _ = _slice_data(spec)
     data = data[: max(len(data) - cut, 0)]
     conv = start_down_conversion(data, target_magic=magic, fetch_offset=skip)
     chunks = _chunks(conv)
@@ -267,14 +276,6 @@ def test_a_send_given_up_part_way_drops_its_begun_chunks(monkeypatch):
 # -- read-ahead: where the client resumes, and chunks begun before the answer ------------------------
 
 
-def _slice_data(spec) -> tuple[bytes, bool]:
-    data, offset = b"", 0
-    for n, codec, size, marker in spec:
-        data += _marker(offset) if marker else _batch(offset, n, codec, size)
-        offset += 1 if marker else n
-    return data, any(marker for *_, marker in spec)
-
-
 def _holding(data: bytes, offset: int) -> int:
     """Index of the batch a read from ``offset`` starts at (past the end: the batch count)."""
     views = list(iter_batches(data))
@@ -295,10 +296,8 @@ def _client_next(fitted: bytes, fetch_offset: int) -> int:
     return max(r[0] for r in read) + 1 if read else fetch_offset
 
 
-@settings(max_examples=80, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
-@given(spec=_slices, chunk_bytes=st.integers(1, 3000), magic=st.sampled_from([0, 1]), skip=st.integers(0, 5),
-       limit=st.integers(1, 6000))  # fmt: skip
+@settings(max_examples=80, **_SLOW_OK)
+@given(**_A_SLICE, limit=st.integers(1, 6000))
 def test_resume_offset_lands_in_the_batch_the_client_fetches_next(monkeypatch, spec, chunk_bytes, magic, skip, limit):
     monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", chunk_bytes)
     data, markers = _slice_data(spec)
@@ -314,10 +313,8 @@ def test_resume_offset_lands_in_the_batch_the_client_fetches_next(monkeypatch, s
         assert _holding(data, conv.resume_offset) == then
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
-@given(spec=_slices, chunk_bytes=st.integers(1, 3000), magic=st.sampled_from([0, 1]), skip=st.integers(0, 5),
-       limit=st.integers(1, 6000))  # fmt: skip
+@settings(max_examples=60, **_SLOW_OK)
+@given(**_A_SLICE, limit=st.integers(1, 6000))
 def test_chunks_begun_ahead_and_adopted_send_what_a_fresh_conversion_sends(monkeypatch, spec, chunk_bytes, magic,
                                                                           skip, limit):  # fmt: skip
     monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", chunk_bytes)
