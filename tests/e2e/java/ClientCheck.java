@@ -17,6 +17,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Properties;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 import org.apache.kafka.clients.admin.AdminClient;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -70,30 +71,7 @@ public class ClientCheck {
             producer.flush();
             for (Future<RecordMetadata> f : sent) f.get();
         }
-        Properties c = new Properties();
-        c.putAll(common);
-        c.put("enable.auto.commit", "false");
-        c.put("key.deserializer", ByteArrayDeserializer.class.getName());
-        c.put("value.deserializer", ByteArrayDeserializer.class.getName());
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            consumer.assign(Collections.singleton(tp));
-            consumer.seekToBeginning(Collections.singleton(tp));
-            int seen = 0;
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (seen < count && System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    StringBuilder h = new StringBuilder();
-                    for (Header header : r.headers()) {
-                        if (h.length() > 0) h.append(';');
-                        h.append(header.key()).append('=').append(new String(header.value(), StandardCharsets.UTF_8));
-                    }
-                    System.out.println(r.offset() + "\t" + str(r.key()) + "\t" + str(r.value()) + "\t" + h + "\t"
-                            + r.timestamp());
-                    seen++;
-                }
-            }
-        }
+        printRecords(common, topic, count, ClientCheck::str);
         printLogDirs(common, topic);
         printAcls(common);
         printProducers(common, new TopicPartition(topic, 0));
@@ -153,6 +131,35 @@ public class ClientCheck {
 
     static byte[] bytes(String s) {
         return s.getBytes(StandardCharsets.UTF_8);
+    }
+
+    /** Reads {@code count} records of partition 0 from the start with {@code assign} and prints each as
+     * offset, key, value (as {@code value} shows it), headers and timestamp, tab-separated (SslCheck too). */
+    static void printRecords(Properties common, String topic, int count, Function<byte[], String> value) {
+        Properties c = new Properties();
+        c.putAll(common);
+        c.put("enable.auto.commit", "false");
+        c.put("key.deserializer", ByteArrayDeserializer.class.getName());
+        c.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            consumer.assign(Collections.singleton(tp));
+            consumer.seekToBeginning(Collections.singleton(tp));
+            int seen = 0;
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (seen < count && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
+                    StringBuilder h = new StringBuilder();
+                    for (Header header : r.headers()) {
+                        if (h.length() > 0) h.append(';');
+                        h.append(header.key()).append('=').append(str(header.value()));
+                    }
+                    System.out.println(r.offset() + "\t" + str(r.key()) + "\t" + value.apply(r.value()) + "\t" + h
+                            + "\t" + r.timestamp());
+                    seen++;
+                }
+            }
+        }
     }
 
     static String str(byte[] b) {

@@ -13,7 +13,6 @@
 import java.io.FileReader;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -24,15 +23,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.Node;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 public class SslCheck {
@@ -52,7 +46,7 @@ public class SslCheck {
         if (mode.equals("round-trip")) {
             createTopic(common, topic);
             produce(common, topic, count);
-            consume(common, topic, count);
+            ClientCheck.printRecords(common, topic, count, SslCheck::shown);  // compiled with ClientCheck.java
         } else if (mode.equals("refused")) {
             refusedAdmin(common);
             refusedProducer(common, topic);
@@ -87,33 +81,6 @@ public class SslCheck {
             }
             producer.flush();
             for (Future<RecordMetadata> f : sent) f.get(30, TimeUnit.SECONDS);
-        }
-    }
-
-    static void consume(Properties common, String topic, int count) {
-        Properties c = new Properties();
-        c.putAll(common);
-        c.put("enable.auto.commit", "false");
-        c.put("key.deserializer", ByteArrayDeserializer.class.getName());
-        c.put("value.deserializer", ByteArrayDeserializer.class.getName());
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            consumer.assign(Collections.singleton(tp));
-            consumer.seekToBeginning(Collections.singleton(tp));
-            int seen = 0;
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (seen < count && System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(200))) {
-                    StringBuilder h = new StringBuilder();
-                    for (Header header : r.headers()) {
-                        if (h.length() > 0) h.append(';');
-                        h.append(header.key()).append('=').append(str(header.value()));
-                    }
-                    System.out.println(r.offset() + "\t" + str(r.key()) + "\t" + shown(r.value()) + "\t" + h + "\t"
-                            + r.timestamp());
-                    seen++;
-                }
-            }
         }
     }
 
