@@ -13,6 +13,7 @@
   ``..._connection_close_total`` (Kafka's socket-server-metrics
   ``connection-creation-total`` / ``connection-close-total``).
 
+The limits may change at runtime (dynamic broker configs: ``reconfigure``).
 ``ConnectionQuotas`` is used from the event loop's thread only.
 """
 
@@ -44,24 +45,40 @@ def parse_ip_overrides(text: str) -> dict[str, int]:
     return result
 
 
+def ip_limits(config: Any) -> dict[str, int]:
+    """The per-address overrides of ``config``; ``ConfigError`` if its per-IP limits let no one in."""
+    overrides = parse_ip_overrides(config.max_connections_per_ip_overrides)
+    if config.max_connections_per_ip == 0 and not overrides:
+        raise ConfigError("max.connections.per.ip: 0 needs max.connections.per.ip.overrides, "
+                          "or no connection could be made")  # fmt: skip
+    return overrides
+
+
 class ConnectionQuotas:
     def __init__(self, config: Any, listeners: list[str]) -> None:
         self.total = 0
         self.per_listener = dict.fromkeys(listeners, 0)
         self.per_ip: dict[str, int] = {}
-        self.max_total = config.max_connections
-        self.max_listener = {
-            name: int(config.listener_overrides.get(f"listener.name.{name.lower()}.max.connections", UNLIMITED))
-            for name in listeners
-        }  # fmt: skip
-        self.max_ip = config.max_connections_per_ip
-        self.ip_overrides = parse_ip_overrides(config.max_connections_per_ip_overrides)
-        if self.max_ip == 0 and not self.ip_overrides:
-            raise ConfigError("max.connections.per.ip: 0 needs max.connections.per.ip.overrides, "
-                              "or no connection could be made")  # fmt: skip
+        self.set_limits(config)
         inter = config.inter_broker_listener_name.strip().upper()
         self.protected = inter if inter in self.per_listener and len(listeners) > 1 else None
         self._changed = trio.Condition()
+
+    def set_limits(self, config: Any) -> None:
+        """Take the limits from ``config``; ``ConfigError`` (and nothing changed) if they are not valid."""
+        self.ip_overrides = ip_limits(config)
+        self.max_total, self.max_ip = config.max_connections, config.max_connections_per_ip
+        self.max_listener = {
+            name: int(config.listener_overrides.get(f"listener.name.{name.lower()}.max.connections", UNLIMITED))
+            for name in self.per_listener
+        }  # fmt: skip
+
+    async def reconfigure(self, config: Any) -> None:
+        """New limits at runtime (dynamic broker configs): a listener held at a limit that was raised
+        accepts again at once; a lowered limit closes no connection that is open."""
+        self.set_limits(config)
+        async with self._changed:
+            self._changed.notify_all()
 
     def slot_available(self, listener: str) -> bool:
         if self.per_listener[listener] >= self.max_listener[listener]:

@@ -17,6 +17,8 @@ One ``Broker`` per server. Handlers reach everything through it:
   producers and keeps their state in ``__transaction_state``.
 * ``scram`` (``ScramStore``) holds the users' SCRAM credentials, read from
   the first log dir at start and rewritten there on every change.
+* ``dynamic_config`` (``DynamicBrokerConfig``) holds the dynamic broker
+  configs, applied at start and changed by AlterConfigs on a BROKER resource.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -32,6 +34,7 @@ import trio
 
 from protocol import ErrorCode
 
+from .dynamic_config import DynamicBrokerConfig
 from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
 from .log_validator import ValidatedRecords
@@ -69,6 +72,7 @@ class Broker:
         self.metrics.add_state_collector(self.groups.state_metrics)
         self.transactions = TransactionCoordinator(self)
         self.scram = ScramStore.load(config.log_dir_list()[0])
+        self.dynamic_config = DynamicBrokerConfig.load(self)
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

@@ -53,7 +53,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
     try:
         async with trio.open_nursery() as nursery:
             bound, listeners = [], served_listeners(config)
-            quotas = ConnectionQuotas(config, [listener.name for listener in listeners])
+            quotas = broker.connection_quotas = ConnectionQuotas(config, [listener.name for listener in listeners])
             for listener in listeners:
                 sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]

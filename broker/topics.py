@@ -184,9 +184,10 @@ class TopicRegistry:
         self.invalidate(name)
         self.manager.delete_topic(name)
 
-    def invalidate(self, name: str) -> None:
-        """Forget cached partitions of ``name`` (after a config change, deletion or growth)."""
-        for key in [k for k in self._partitions if k[0] == name]:
+    def invalidate(self, name: str | None) -> None:
+        """Forget cached partitions of ``name`` (after a config change, deletion or growth); None: of
+        every topic (new broker-level defaults)."""
+        for key in [k for k in self._partitions if name is None or k[0] == name]:
             del self._partitions[key]
 
     def partition(self, topic: str, index: int) -> Partition | None:

@@ -12,7 +12,8 @@ uncleanable (logged and counted) and the thread goes on with other logs; a
 round abandoned because the log changed (deleted, segments removed by
 retention or DeleteRecords, so a file it was reading is gone) or the cleaner
 is stopping is only logged at INFO; a thread killed by an error outside a round
-is counted in ``dead_threads``. ``owner`` runs the short steps that touch a
+is counted in ``dead_threads``. ``reconfigure`` restarts the threads with new
+tuning (dynamic broker configs). ``owner`` runs the short steps that touch a
 log's segment list (swap, checkpoint, retention) on the thread that owns the
 logs: in the broker, the trio thread, via ``trio.from_thread.run_sync``
 (see ``broker.cleaning``). ``run_once`` is the loop's body, which tests call
@@ -73,11 +74,12 @@ class LogCleaner:
         self.dead_threads = 0
 
     def _new_cleaner(self) -> Cleaner:
-        c = self.config
+        c, stop = self.config, self._stop  # a cleaner of an earlier generation (see reconfigure) keeps its own
         offset_map = OffsetMap.for_threads(c.dedupe_buffer_size, c.threads, c.io_buffer_load_factor)
         return Cleaner(offset_map, clock=self.clock, throttler=self.throttler,
                        io_buffer_size=c.io_buffer_size // max(1, c.threads), owner=self.owner,
-                       should_abort=self._should_abort, gate=self.gate)  # fmt: skip
+                       should_abort=lambda log_: stop.is_set() or not self.manager.is_current(log_),
+                       gate=self.gate)  # fmt: skip
 
     def _should_abort(self, log_: Any) -> bool:
         return self._stop.is_set() or not self.manager.is_current(log_)
@@ -86,7 +88,7 @@ class LogCleaner:
 
     def start(self) -> None:
         for i in range(len(self.cleaners)):
-            thread = threading.Thread(target=self._run, args=(i,), name=f"kafka-log-cleaner-thread-{i}", daemon=True)
+            thread = threading.Thread(target=self._run, args=(i, self._stop), name=f"kafka-log-cleaner-thread-{i}", daemon=True)
             self._threads.append(thread)
             thread.start()
 
@@ -96,11 +98,25 @@ class LogCleaner:
         for thread in self._threads:
             thread.join(timeout)
 
-    def _run(self, index: int) -> None:
+    def reconfigure(self, config: CleanerConfig) -> None:
+        """New tuning at runtime (Kafka's LogCleaner.reconfigure, for dynamic broker configs): running
+        threads stop (a round in flight is abandoned, its log left dirty for the next), the throttler takes
+        the new rate, and ``config.threads`` threads start again with offset maps of the new size."""
+        running = bool(self._threads)
+        self.stop()
+        self._threads, self._stop = [], threading.Event()
+        self.config = config
+        self.throttler.rate = config.io_max_bytes_per_second
+        self.cleaners = [self._new_cleaner() for _ in range(max(1, config.threads))]
+        self.last_stats = [None] * len(self.cleaners)
+        if running and config.enable:
+            self.start()
+
+    def _run(self, index: int, stop: threading.Event) -> None:
         try:
-            while not self._stop.is_set():
+            while not stop.is_set():
                 if not self.run_once(index):
-                    self._stop.wait(self.config.backoff_ms / 1000)
+                    stop.wait(self.config.backoff_ms / 1000)
         except Exception:
             self.dead_threads += 1
             log.exception("log cleaner thread %d died", index)

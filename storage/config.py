@@ -6,7 +6,10 @@ Kafka type, default and check. ``ConfigModel.from_broker_props`` validates the
 broker-level keys (refusing unknown ones, naming the key), and
 ``effective(overrides)`` resolves a topic's ``LogConfig``: topic override,
 else broker setting, else Kafka's default (``describe`` reports which, with
-the synonyms in Kafka's order, for DescribeConfigs).
+the synonyms in Kafka's order, for DescribeConfigs). ``with_dynamic`` lays
+Kafka's dynamic broker configs (``DYNAMIC_KEYS``, changed at runtime through
+AlterConfigs on a BROKER resource) over the ``server.properties`` values: per
+broker, then the cluster-wide default, then static, then Kafka's default.
 
 Kafka's precedence for time keys is kept: ``log.retention.ms`` over
 ``log.retention.minutes`` over ``log.retention.hours`` (and the same for
@@ -28,138 +31,21 @@ the log is whether it holds ``compact`` and/or ``delete``.
 
 from __future__ import annotations
 
-import decimal
 import logging
 import math
-import re
 from typing import Any, Callable
 
 import attrs
 
 from protocol.primitives import INT64_MAX
 
+from .config_values import (Refused, _bool, _double, _format_version, _gzip_level, _int, _long, _metadata_version,
+                            _one_of, _policy, invalid_value, java_text)  # fmt: skip
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
 LONG_MAX = INT64_MAX  # Kafka's Long.MAX_VALUE, the "no limit" of LONG configs
 V2_FORMAT = "3.0-IV1"
-_VERSION = re.compile(r"(0\.(8|9|10|11)\.\d|[1-4]\.\d{1,2})(\.\d+)?(-IV\d+)?")
-_INTEGER = re.compile(r"[+-]?\d+")  # Integer.parseInt / Long.parseLong (any Unicode digits, as Java)
-_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")  # parseDouble
-_POLICIES = ("compact", "delete")
-
-
-class Refused(ValueError):
-    """Kafka's reason for refusing a value; ``value`` is the part refused when not the whole text (a list item)."""
-
-    def __init__(self, reason: str, value: Any = None) -> None:
-        super().__init__(reason)
-        self.value = value
-
-
-class ListRefused(ValueError):
-    """A refusal that names the key but no value, as Kafka's ``ValidList``: "Configuration 'k' <reason>"."""
-
-
-def invalid_value(key: str, text: Any, exc: ValueError) -> str:
-    """Kafka's ConfigException text for ``key`` set to ``text``: "Invalid value v for configuration k: reason"."""
-    if isinstance(exc, ListRefused):
-        return f"Configuration '{key}' {exc}"
-    value = exc.value if isinstance(exc, Refused) and exc.value is not None else text
-    return f"Invalid value {java_text(value)} for configuration {key}: {exc}"
-
-
-def java_text(value: Any) -> str:
-    """``value`` as Java's ``toString`` writes it: ``true``, ``1.0E-5``, ``Infinity``; other values as ``str``."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if not isinstance(value, float):
-        return str(value)
-    if math.isinf(value) or math.isnan(value):
-        return {math.inf: "Infinity", -math.inf: "-Infinity"}.get(value, "NaN")
-    if value == 0 or 1e-3 <= abs(value) < 1e7:
-        return repr(value)
-    digits = decimal.Decimal(repr(value)).normalize()
-    sign, numerals, _ = digits.as_tuple()
-    mantissa = "".join(map(str, numerals))
-    return f"{'-' if sign else ''}{mantissa[0]}.{mantissa[1:] or '0'}E{digits.adjusted()}"
-
-
-def _integer(text: str, bits: int, kind: str) -> int:
-    try:
-        value = int(text) if _INTEGER.fullmatch(text) else None
-    except ValueError:  # more digits than Python converts: far outside any Java integer
-        value = None
-    if value is None or not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
-        raise ValueError(f"Not a number of type {kind}")
-    return value
-
-
-def _int(text: str) -> int:
-    """Kafka's INT: a 32-bit integer."""
-    return _integer(text, 32, "INT")
-
-
-def _long(text: str) -> int:
-    """Kafka's LONG: a 64-bit integer."""
-    return _integer(text, 64, "LONG")
-
-
-def _double(text: str) -> float:
-    """Kafka's DOUBLE, in Java's ``Double.parseDouble`` syntax (decimal only)."""
-    if not _DOUBLE.fullmatch(text):
-        raise ValueError("Not a number of type DOUBLE")
-    return float(text.rstrip("fFdD"))
-
-
-def _bool(text: str) -> bool:
-    if text.lower() not in ("true", "false"):
-        raise ValueError("Expected value to be either true or false")
-    return text.lower() == "true"
-
-
-def _format_version(text: str) -> int:
-    if text != "2":
-        raise ValueError("the only record format to upgrade to is 2")
-    return 2
-
-
-def _gzip_level(text: str) -> int:
-    """``compression.gzip.level``: Kafka takes zlib's 1-9, or -1 for zlib's default."""
-    level = _int(text)
-    if level != -1 and not 1 <= level <= 9:
-        raise Refused("Value must be between 1 and 9 or equal to -1", level)
-    return level
-
-
-def _policy(text: str) -> tuple[str, ...]:
-    """``cleanup.policy``, a LIST kept in the order given (``delete,compact`` stays so), checked as Kafka's
-    ``ValidList``: no duplicates, no empty items, each one of compact or delete. An empty list is no policy."""
-    items = tuple(item.strip() for item in text.split(",")) if text else ()
-    if len(set(items)) != len(items):
-        raise ListRefused("values must not be duplicated.")
-    for item in items:
-        if not item:
-            raise ListRefused("values must not be empty.")
-        if item not in _POLICIES:
-            raise Refused(f"String must be one of: {', '.join(_POLICIES)}", item)
-    return items
-
-
-def _metadata_version(text: str) -> str:
-    """Kafka's MetadataVersion strings (``0.10.2``, ``2.8``, ``3.0-IV1``): accepted, then ignored (KIP-724)."""
-    if not _VERSION.fullmatch(text):
-        raise ValueError(f"Version {text} is not a valid version")
-    return text
-
-
-def _one_of(*choices: str) -> Callable[[str], str]:
-    def parse(text: str) -> str:
-        if text not in choices:
-            raise Refused(f"String must be one of: {', '.join(choices)}", text)
-        return text
-
-    return parse
 
 
 @attrs.frozen
@@ -277,6 +163,15 @@ OTHER_BROKER_KEYS: dict[str, Callable[[str], Any]] = {
     "log.flush.start.offset.checkpoint.interval.ms": _int,
     "producer.id.expiration.ms": _int,
 }
+# The storage keys Kafka lets AlterConfigs change at runtime on a BROKER resource (its DynamicLogConfig,
+# LogCleaner and DynamicThreadPool reconfigurables): each topic default under its primary broker key (not
+# the .hours/.minutes forms, not log.message.format.version), the cleaner's tuning, producer id expiry.
+DYNAMIC_KEYS = frozenset(
+    {s.broker_key for s in TOPIC_CONFIGS if s.broker_key and s.name != "message.format.version"}
+    | {"log.cleaner.threads", "log.cleaner.backoff.ms", "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.size",
+       "log.cleaner.io.buffer.load.factor", "log.cleaner.io.max.bytes.per.second", "producer.id.expiration.ms",
+       "num.recovery.threads.per.data.dir"}
+)  # fmt: skip
 
 
 @attrs.frozen
@@ -303,10 +198,13 @@ class ConfigModel:
     """Broker-level defaults plus the rules to resolve and describe topic configs."""
 
     def __init__(self, broker_values: dict[str, tuple[str, str, str]], other: dict[str, Any],
-                 cleaner_props: dict[str, str] | None = None) -> None:  # fmt: skip
+                 cleaner_props: dict[str, str] | None = None, dynamic: tuple = (),
+                 static_other: dict[str, Any] | None = None) -> None:  # fmt: skip
         self._broker = broker_values  # topic config name -> (broker key, text as set[, text in the topic unit])
-        self.other = other  # non-topic storage/cleaner keys by name, parsed
+        self.other = other  # non-topic storage/cleaner keys by name, parsed (dynamic values over static ones)
+        self.static_other = other if static_other is None else static_other
         self.cleaner_props = cleaner_props or {}  # every log.cleaner.* key as given, for the cleaner
+        self._dynamic = dynamic  # ((source, {topic config name: (broker key, text)}), ...), most specific first
 
     @classmethod
     def from_broker_props(cls, props: dict[str, str]) -> "ConfigModel":
@@ -320,10 +218,7 @@ class ConfigModel:
                     log.warning("%s is deprecated (KIP-724) and ignored: logs are always format v2", key)
                 broker.setdefault(spec.name, (key, text, text))
             elif key in OTHER_BROKER_KEYS:
-                try:
-                    other[key] = OTHER_BROKER_KEYS[key](text.strip())
-                except ValueError as exc:
-                    raise ConfigError(invalid_value(key, text, exc)) from None
+                other[key] = _other_value(key, text)
             elif not _unit_key(key):
                 raise ConfigError(f"{key}: unknown configuration key")
         for name, units in _UNIT_KEYS.items():
@@ -336,6 +231,28 @@ class ConfigModel:
         cleaner = {k: str(v) for k, v in props.items() if k.startswith("log.cleaner.")}
         model = cls(broker, other, cleaner)
         model.effective({})  # cross-key checks on the broker defaults
+        return model
+
+    def with_dynamic(self, layers: list[tuple[str, dict[str, str]]]) -> "ConfigModel":
+        """This model under Kafka's dynamic broker configs. ``layers`` are ``(source, {broker key: text})``,
+        most specific first (``DYNAMIC_BROKER_CONFIG``, then ``DYNAMIC_DEFAULT_BROKER_CONFIG``), each over
+        the ``server.properties`` values this model was made from. Keys of ``DYNAMIC_KEYS`` only: others
+        are skipped (the broker refuses them). A bad value raises ``ConfigError`` naming the key, as do
+        the cross-key checks of the resulting broker defaults."""
+        dynamic, other = [], dict(self.static_other)
+        for source, props in reversed(layers):  # least specific first: a more specific layer wins in ``other``
+            layer = {}
+            for key, text in props.items():
+                if key not in DYNAMIC_KEYS:
+                    continue
+                if key in _BY_BROKER_KEY:
+                    _BY_BROKER_KEY[key].convert(text, key)
+                    layer[_BY_BROKER_KEY[key].name] = (key, text)
+                else:
+                    other[key] = _other_value(key, text)
+            dynamic.insert(0, (source, layer))
+        model = ConfigModel(self._broker, other, self.cleaner_props, tuple(dynamic), self.static_other)
+        model.effective({})
         return model
 
     def effective(self, overrides: dict[str, str]) -> Any:
@@ -366,6 +283,10 @@ class ConfigModel:
     def _text(self, spec: ConfigSpec, overrides: dict[str, str]) -> tuple[str, str]:
         if spec.name in overrides:
             return overrides[spec.name], spec.name
+        for _source, layer in self._dynamic:
+            if spec.name in layer:
+                key, text = layer[spec.name]
+                return text, key
         if spec.name in self._broker:
             key, _, text = self._broker[spec.name]
             return text, key
@@ -378,6 +299,7 @@ class ConfigModel:
             synonyms = []
             if spec.name in overrides:
                 synonyms.append((spec.name, overrides[spec.name], "DYNAMIC_TOPIC_CONFIG"))
+            synonyms += [(*layer[spec.name], source) for source, layer in self._dynamic if spec.name in layer]
             if spec.name in self._broker:
                 key, text, _ = self._broker[spec.name]
                 synonyms.append((key, text, "STATIC_BROKER_CONFIG"))
@@ -387,6 +309,24 @@ class ConfigModel:
             entries.append(ConfigEntry(spec.name, text, synonyms[0][2], type=spec.type, doc=spec.doc,
                                        synonyms=tuple(synonyms)))  # fmt: skip
         return entries
+
+
+def _other_value(key: str, text: str) -> Any:
+    try:
+        return OTHER_BROKER_KEYS[key](text.strip())
+    except ValueError as exc:
+        raise ConfigError(invalid_value(key, text, exc)) from None
+
+
+def is_storage_key(key: str) -> bool:
+    """Whether ``key`` is a broker key of the storage layer's (a topic default, a unit form of one, or a
+    storage or cleaner setting)."""
+    return key in _BY_BROKER_KEY or key in OTHER_BROKER_KEYS or _unit_key(key)
+
+
+def broker_key_spec(key: str) -> ConfigSpec | None:
+    """The topic config whose broker-level default ``key`` sets (its primary key only), or None."""
+    return _BY_BROKER_KEY.get(key)
 
 
 def _unit_key(key: str) -> bool:

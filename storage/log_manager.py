@@ -275,6 +275,27 @@ class LogManager:
             if topic == name:
                 log_.config = config
 
+    def reconfigure(self, model: ConfigModel) -> None:
+        """New broker-level defaults (dynamic broker configs): every log takes its topic's effective config
+        under ``model`` at once, as Kafka's DynamicLogConfig does; ``check_model`` first."""
+        configs = self.check_model(model)
+        self.model = model
+        expiration = model.other.get("producer.id.expiration.ms", 86_400_000)
+        for (topic, _), log_ in self._logs.items():
+            log_.config = configs[topic]
+            log_.producer_state.expiration_ms = expiration
+
+    def check_model(self, model: ConfigModel) -> dict[str, Any]:
+        """Every topic's effective config under ``model``; ``ConfigError`` if one of them is not valid (a new
+        broker default that conflicts with a topic's override, e.g. min.compaction.lag.ms > max)."""
+        configs = {}
+        for name, meta in self._topics.items():
+            try:
+                configs[name] = model.effective(meta.overrides)
+            except ConfigError as exc:
+                raise ConfigError(f"{exc} (for topic {name})") from None
+        return configs
+
     def get_log(self, topic: str, partition: int) -> Log | None:
         return self._logs.get((topic, partition))
 

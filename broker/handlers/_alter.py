@@ -3,13 +3,16 @@
 Both APIs end in the same step: a topic's complete new set of overrides is
 checked and (unless ``validate_only``) stored with ``set_topic_overrides``,
 after which the registry forgets the topic's cached partitions so produce and
-fetch see the new effective config. The checks, in Kafka's order:
+fetch see the new effective config; for a BROKER resource, the level's
+complete new set of dynamic broker configs (``store_broker_configs``). The
+checks, in Kafka's order:
 
 1. the resource: a TOPIC with an empty name is INVALID_REQUEST ("Default
    topic resources are not allowed."), an illegal name INVALID_TOPIC_EXCEPTION,
    an unknown topic UNKNOWN_TOPIC_OR_PARTITION; a BROKER must be this node or
-   empty, and since this broker has no dynamic broker configs any change to
-   one is INVALID_REQUEST; other resource types are INVALID_REQUEST "Unknown
+   empty (the cluster-wide default); its change is a dynamic broker config
+   change (``broker/dynamic_config.py``: null values and every refusal there
+   are INVALID_REQUEST); other resource types are INVALID_REQUEST "Unknown
    resource type N" (IncrementalAlterConfigs handles BROKER_LOGGER first);
 2. the same resource twice in one request: INVALID_REQUEST "Duplicate
    resource." for it;
@@ -21,7 +24,7 @@ fetch see the new effective config. The checks, in Kafka's order:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 from protocol import ErrorCode
 
@@ -39,7 +42,7 @@ class Refused(Exception):
         self.outcome: Outcome = (error_code, message)
 
 
-def alter_all(ctx: RequestContext, request, change: Callable[[Any], Outcome]) -> object:
+async def alter_all(ctx: RequestContext, request, change: Callable[[Any], Awaitable[Outcome]]) -> object:
     """Answer every resource of an alter request; ``change`` handles one resource."""
     resp = ctx.response()
     Result = type(resp).AlterConfigsResourceResponse
@@ -54,7 +57,7 @@ def alter_all(ctx: RequestContext, request, change: Callable[[Any], Outcome]) ->
             code, message = ErrorCode.INVALID_REQUEST, "Duplicate resource."
         else:
             try:
-                code, message = change(resource)
+                code, message = await change(resource)
             except Refused as exc:
                 code, message = exc.outcome
         resp.responses.append(
@@ -64,7 +67,7 @@ def alter_all(ctx: RequestContext, request, change: Callable[[Any], Outcome]) ->
 
 
 def check_target(ctx: RequestContext, resource) -> None:
-    """Raise ``Refused`` unless the resource is an existing topic (or an empty broker change)."""
+    """Raise ``Refused`` unless the resource is an existing topic or this broker (or the cluster default)."""
     if resource.resource_type == RESOURCE_TOPIC:
         name = resource.resource_name
         if not name:
@@ -80,14 +83,30 @@ def check_target(ctx: RequestContext, resource) -> None:
         message = broker_resource_error(ctx.broker.config.node_id, resource.resource_name)
         if message:
             raise Refused(ErrorCode.INVALID_REQUEST, message)
-        if resource.configs:
-            names = ",".join(c.name for c in resource.configs)
-            raise Refused(
-                ErrorCode.INVALID_REQUEST,
-                f"Dynamic broker configs are not supported by this broker ({names}); set them in server.properties.",
-            )
         return
     raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
+
+
+def broker_level(resource) -> str:
+    """The dynamic config level a checked BROKER resource names: ``""`` (cluster default) or our node id."""
+    return str(int(resource.resource_name)) if resource.resource_name else ""
+
+
+def null_broker_values(names: list[str]) -> None:
+    """Kafka's broker-side refusal of null values (every operation but DELETE)."""
+    if names:
+        raise Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(names))
+
+
+async def store_broker_configs(ctx: RequestContext, level: str, props: dict[str, str], validate_only: bool) -> Outcome:
+    """Make ``props`` the complete dynamic configs of ``level`` (``dynamic_config``), unless validate_only."""
+    from ..dynamic_config import Refused as DynamicRefused
+
+    try:
+        await ctx.broker.dynamic_config.apply(level, props, validate_only)
+    except DynamicRefused as exc:
+        return ErrorCode.INVALID_REQUEST, str(exc)
+    return OK
 
 
 def current_overrides(ctx: RequestContext, topic: str) -> dict[str, str]:

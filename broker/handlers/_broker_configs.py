@@ -7,12 +7,15 @@ Two families of keys make up a broker's configuration:
 * the broker-level defaults of topic configs (``log.segment.bytes``,
   ``log.retention.ms``, ``log.cleaner.*`` ...), owned by the storage layer.
 
-Each entry gets Kafka's source: STATIC_BROKER_CONFIG (4) when the key is set
-in ``server.properties`` or an override (even to its default value),
-DEFAULT_CONFIG (5) otherwise, with
-the synonym chain Kafka shows (the static value, then the default). Every
-entry is read-only: this broker has no dynamic broker configs. Entries are
-sorted by name. Kafka's PASSWORD keys (``ssl.keystore.password`` ...) are
+Each entry gets Kafka's source, the most specific place its value is set:
+DYNAMIC_BROKER_CONFIG (2) and DYNAMIC_DEFAULT_BROKER_CONFIG (3) for a dynamic
+broker config of this node or of the cluster (``broker/dynamic_config.py``),
+STATIC_BROKER_CONFIG (4) when the key is set in ``server.properties`` or an
+override (even to its default value), DEFAULT_CONFIG (5) otherwise, with the
+synonym chain Kafka shows (those places, most specific first). An entry is
+read-only unless Kafka lets its key change at runtime. ``default_configs``
+answers the cluster-default resource (name ``""``): its dynamic configs only.
+Entries are sorted by name. Kafka's PASSWORD keys (``ssl.keystore.password`` ...) are
 sensitive: their value is null in every entry and synonym.
 """
 
@@ -23,6 +26,7 @@ from typing import Any
 import attrs
 
 from ..config import BROKER_KEYS, SSL_PASSWORD_KEYS, Key
+from ..dynamic_config import DYNAMIC_DEFAULT, dynamic_key
 from ._admin import CONFIG_TYPES, DEFAULT_CONFIG, STATIC_BROKER_CONFIG, source_id, type_id
 
 # Kafka's ConfigDef types of the broker keys we serve; others follow their parser.
@@ -59,27 +63,52 @@ def _type_of(key: Key) -> int:
     return CONFIG_TYPES[name]
 
 
-def _key_entry(key: Key, value: Any, explicit: bool) -> BrokerConfigEntry:
-    default = format_value(key.default)
-    current = format_value(value)
-    synonyms = [(key.name, default, DEFAULT_CONFIG)]
-    source = DEFAULT_CONFIG
+def _key_entry(key: Key, static: Any, explicit: bool, dynamic: list) -> BrokerConfigEntry:
+    """``static``: the key's value in server.properties (or its default); ``dynamic``: its dynamic synonyms."""
+    synonyms = [(n, v, source_id(s)) for n, v, s in dynamic]
     if explicit:  # set in server.properties or an override, even to its default value (as Kafka reports)
-        synonyms.insert(0, (key.name, current, STATIC_BROKER_CONFIG))
-        source = STATIC_BROKER_CONFIG
+        synonyms.append((key.name, format_value(static), STATIC_BROKER_CONFIG))
+    synonyms.append((key.name, format_value(key.default), DEFAULT_CONFIG))
+    _name, current, source = synonyms[0]
+    read_only = not dynamic_key(key.name)
     if key.name in SSL_PASSWORD_KEYS:  # Kafka's PASSWORD type: never shown, even when unset
         synonyms = [(name, None, kind) for name, _, kind in synonyms]
-        return BrokerConfigEntry(key.name, None, source, True, True, CONFIG_TYPES["PASSWORD"], key.doc, synonyms)
-    return BrokerConfigEntry(key.name, current, source, True, False, _type_of(key), key.doc or None, synonyms)
+        return BrokerConfigEntry(key.name, None, source, read_only, True, CONFIG_TYPES["PASSWORD"], key.doc,
+                                 synonyms)  # fmt: skip
+    return BrokerConfigEntry(key.name, current, source, read_only, False, _type_of(key), key.doc or None, synonyms)
 
 
 def broker_configs(broker: Any) -> list[BrokerConfigEntry]:
     """Every broker-level config of this node, as DescribeConfigs entries."""
-    config = broker.config
-    entries = {k.name: _key_entry(k, getattr(config, k.attr), k.name in config.explicit) for k in BROKER_KEYS}
-    for entry in _log_entries(broker):
+    config, dynamic = broker.config, broker.dynamic_config
+    entries = {
+        k.name: _key_entry(k, dynamic.static_values.get(k.name, getattr(config, k.attr)), k.name in config.explicit,
+                           dynamic.synonyms(k.name))
+        for k in BROKER_KEYS
+    }  # fmt: skip
+    for entry in _log_entries(broker) + _listener_entries(broker):
         entries.setdefault(entry.name, entry)
     return [entries[name] for name in sorted(entries)]
+
+
+def default_configs(broker: Any) -> list[BrokerConfigEntry]:
+    """The cluster-wide default resource's entries: each dynamic default config, as Kafka describes it."""
+    level = broker.dynamic_config.levels[""]
+    return [BrokerConfigEntry(name, level[name], source_id(DYNAMIC_DEFAULT), False, False, CONFIG_TYPES["UNKNOWN"],
+                              None, [(name, level[name], source_id(DYNAMIC_DEFAULT))])
+            for name in sorted(level)]  # fmt: skip
+
+
+def _listener_entries(broker: Any) -> list[BrokerConfigEntry]:
+    """``listener.name.<l>.max.connections`` set dynamically (with the static value below, if any)."""
+    dynamic, static = broker.dynamic_config, broker.dynamic_config.static_listeners
+    entries = []
+    for name in sorted(n for n in dynamic.names() if n.startswith("listener.name.")):
+        chain = [(n, v, source_id(s)) for n, v, s in dynamic.synonyms(name)]
+        chain += [(name, static[name], STATIC_BROKER_CONFIG)] if name in static else []
+        entries.append(BrokerConfigEntry(name, chain[0][1], chain[0][2], False, False, CONFIG_TYPES["INT"], None,
+                                         chain))  # fmt: skip
+    return entries
 
 
 def _log_entries(broker: Any) -> list[BrokerConfigEntry]:
@@ -87,7 +116,8 @@ def _log_entries(broker: Any) -> list[BrokerConfigEntry]:
 
     The storage layer's description of a topic without overrides carries, per
     topic config, the broker key that sets its default (its DEFAULT_CONFIG
-    synonym) and the value set in ``server.properties`` if any (its
+    synonym) and where else that key is set: dynamically (DYNAMIC_BROKER_CONFIG,
+    DYNAMIC_DEFAULT_BROKER_CONFIG) and in ``server.properties`` (its
     STATIC_BROKER_CONFIG synonym). Storage keys that are not topic defaults
     (``log.cleaner.threads``, ``log.retention.hours`` ...) are listed when set.
     """
@@ -97,16 +127,17 @@ def _log_entries(broker: Any) -> list[BrokerConfigEntry]:
     for spec, described in zip(TOPIC_CONFIGS, broker.topics.manager.describe_overrides({})):
         if not spec.broker_key or described.name != spec.name:
             continue
-        default = (spec.broker_key, spec.default_text, DEFAULT_CONFIG)
         synonyms = [(n, v, source_id(src)) for n, v, src in described.synonyms]
-        static = [s for s in synonyms if s[0] == spec.broker_key and s[2] == STATIC_BROKER_CONFIG]
-        chain = static[:1] + [default]
-        value, source = chain[0][1], chain[0][2]
-        entries.append(BrokerConfigEntry(spec.broker_key, value, source, True, False, type_id(spec.type),
-                                         spec.doc or None, chain))  # fmt: skip
-    covered = {e.name for e in entries}
-    for name, text in broker.config.log_props.items():
-        if name not in covered:
-            synonyms = [(name, text, STATIC_BROKER_CONFIG)]
-            entries.append(BrokerConfigEntry(name, text, STATIC_BROKER_CONFIG, True, False, 0, None, synonyms))
+        chain = [s for s in synonyms if s[0] == spec.broker_key and s[2] != DEFAULT_CONFIG]
+        chain.append((spec.broker_key, spec.default_text, DEFAULT_CONFIG))
+        entries.append(BrokerConfigEntry(spec.broker_key, chain[0][1], chain[0][2], not dynamic_key(spec.broker_key),
+                                         False, type_id(spec.type), spec.doc or None, chain))  # fmt: skip
+    covered = {e.name for e in entries} | {k.name for k in BROKER_KEYS}
+    dynamic, static = broker.dynamic_config, broker.config.log_props
+    for name in sorted((set(static) | dynamic.names()) - covered):
+        if name.startswith("listener.name."):
+            continue
+        chain = [(n, v, source_id(s)) for n, v, s in dynamic.synonyms(name)]
+        chain += [(name, static[name], STATIC_BROKER_CONFIG)] if name in static else []
+        entries.append(BrokerConfigEntry(name, chain[0][1], chain[0][2], not dynamic_key(name), False, 0, None, chain))
     return entries

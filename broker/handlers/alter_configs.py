@@ -5,9 +5,11 @@ Behaviour: the legacy, non-incremental API. For a TOPIC resource the given
 listed goes back to its broker-level or built-in default. The new set is
 checked as a whole (null values and values the storage layer refuses give
 INVALID_CONFIG with the key named in ``error_message``); ``validate_only``
-checks without storing. Resource checks (unknown topic, bad names, broker
-resources, duplicates) are in ``_alter``: this broker keeps no dynamic broker
-configs, so altering a BROKER resource is INVALID_REQUEST.
+checks without storing. For a BROKER resource (this ``node.id``, or empty for
+the cluster-wide default) the given configs become that level's complete set
+of dynamic broker configs (``broker/dynamic_config.py``); a null value is
+INVALID_REQUEST "Null value not supported for : k". Resource checks (unknown
+topic, bad names, broker ids, duplicates) are in ``_alter``.
 
 Version notes: v1 answers before throttling; v2 flexible.
 """
@@ -15,19 +17,23 @@ Version notes: v1 answers before throttling; v2 flexible.
 from __future__ import annotations
 
 from ..dispatch import RequestContext, handler
-from ._admin import RESOURCE_TOPIC
-from ._alter import OK, Outcome, alter_all, check_target, store_overrides
+from ._admin import RESOURCE_BROKER, RESOURCE_TOPIC
+from ._alter import (OK, Outcome, alter_all, broker_level, check_target, null_broker_values, store_broker_configs,
+                     store_overrides)  # fmt: skip
 
 API_KEY = 33
 
 
 @handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
-    def change(resource) -> Outcome:
+    async def change(resource) -> Outcome:
         check_target(ctx, resource)
+        configs = {c.name: c.value for c in resource.configs}
+        if resource.resource_type == RESOURCE_BROKER:
+            null_broker_values([name for name, value in configs.items() if value is None])
+            return await store_broker_configs(ctx, broker_level(resource), configs, request.validate_only)
         if resource.resource_type != RESOURCE_TOPIC:
             return OK
-        overrides = {c.name: c.value for c in resource.configs}
-        return store_overrides(ctx, resource.resource_name, overrides, request.validate_only)
+        return store_overrides(ctx, resource.resource_name, configs, request.validate_only)
 
-    return alter_all(ctx, request, change)
+    return await alter_all(ctx, request, change)

@@ -5,12 +5,14 @@ Behaviour, per resource (Kafka's ``ConfigHelper``):
 * TOPIC (2): an illegal name is INVALID_TOPIC_EXCEPTION, an unknown topic
   UNKNOWN_TOPIC_OR_PARTITION with no configs; otherwise every topic config
   from the storage layer's ``describe_config``: its effective value, source
-  (1 topic override, 4 ``server.properties``, 5 default) and synonyms, the
+  (1 topic override, 2/3 dynamic broker config of this node / of the cluster,
+  4 ``server.properties``, 5 default) and synonyms, the
   chain of places the value could come from, most specific first.
 * BROKER (4): the resource name must be this ``node.id`` (every broker key,
-  ``broker_configs``) or empty (the cluster-wide dynamic defaults, of which a
-  single node without dynamic configs has none); anything else is
-  INVALID_REQUEST with Kafka's message. Broker keys are read-only here.
+  ``broker_configs``, with dynamic values and sources) or empty (the
+  cluster-wide dynamic defaults only, ``default_configs``); anything else is
+  INVALID_REQUEST with Kafka's message. Keys Kafka cannot change at runtime
+  are read-only.
 * BROKER_LOGGER (8): the broker's loggers and their levels
   (``_broker_loggers.py``), for this ``node.id`` only;
 * any other type: INVALID_REQUEST "Unsupported resource type".
@@ -44,7 +46,7 @@ from ._admin import (
     synonym_parts,
     type_id,
 )
-from ._broker_configs import broker_configs
+from ._broker_configs import broker_configs, default_configs
 
 API_KEY = 32
 
@@ -83,7 +85,7 @@ def _entries(ctx: RequestContext, resource) -> list | None:
         if message:
             raise TopicError(ErrorCode.INVALID_REQUEST, message)
         if not resource.resource_name:
-            return []  # no dynamic cluster-wide defaults on this broker
+            return default_configs(ctx.broker)  # the cluster-wide dynamic defaults
         return broker_configs(ctx.broker)
     if resource.resource_type == RESOURCE_BROKER_LOGGER:
         try:

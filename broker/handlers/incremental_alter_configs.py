@@ -13,7 +13,13 @@ the topic's current overrides, in request order (Kafka's controller rules):
 
 A key named twice in one resource is INVALID_REQUEST, an unknown operation
 id INVALID_REQUEST. A BROKER_LOGGER resource (8) sets or unsets the levels
-of the broker's loggers at runtime (``_broker_loggers.py``). The resulting set of overrides is then checked and stored
+of the broker's loggers at runtime (``_broker_loggers.py``). A BROKER resource
+(4: this ``node.id``, or empty for the cluster-wide default) applies the
+operations to that level's dynamic broker configs (``broker/dynamic_config.py``):
+a null value (except in DELETE) is INVALID_REQUEST, APPEND/SUBTRACT work on
+``log.cleanup.policy`` only (onto the level's value or Kafka's default, not
+``server.properties``) and are INVALID_REQUEST "Config value append is not
+allowed for config key: k" elsewhere. The resulting set of overrides is then checked and stored
 exactly as AlterConfigs does (``_alter``); ``validate_only`` stores nothing.
 
 Version notes: v1 flexible.
@@ -27,17 +33,20 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from . import _broker_loggers as loggers
-from ._admin import DEFAULT_CONFIG, LIST_TYPE, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC, synonym_parts, type_id
-from ._alter import OK, Outcome, Refused, alter_all, check_target, current_overrides, store_overrides
+from ._admin import (DEFAULT_CONFIG, LIST_TYPE, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC, synonym_parts,
+                     type_id)  # fmt: skip
+from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_target, current_overrides,
+                     null_broker_values, store_broker_configs, store_overrides)  # fmt: skip
 
 API_KEY = 44
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 _OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
+_BROKER_LISTS = {"log.cleanup.policy": "delete"}  # the LIST-typed dynamic broker keys and their defaults
 
 
 @handler(API_KEY, 0, 1)
 async def handle(ctx: RequestContext, request) -> object:
-    def change(resource) -> Outcome:
+    async def change(resource) -> Outcome:
         if resource.resource_type == RESOURCE_BROKER_LOGGER:
             _check_duplicates(resource.configs)
             try:
@@ -47,13 +56,19 @@ async def handle(ctx: RequestContext, request) -> object:
                 return exc.error_code, str(exc)
             return OK
         check_target(ctx, resource)
+        if resource.resource_type == RESOURCE_BROKER:
+            _check_ops(resource.configs)
+            null_broker_values([c.name for c in resource.configs if c.config_operation != DELETE and c.value is None])
+            level = broker_level(resource)
+            props = _apply_broker(ctx.broker.dynamic_config.levels.get(level, {}), resource.configs)
+            return await store_broker_configs(ctx, level, props, request.validate_only)
         if resource.resource_type != RESOURCE_TOPIC:
             return OK
         _check_ops(resource.configs)
         overrides = _apply(ctx, resource.resource_name, resource.configs)
         return store_overrides(ctx, resource.resource_name, overrides, request.validate_only)
 
-    return alter_all(ctx, request, change)
+    return await alter_all(ctx, request, change)
 
 
 def _check_duplicates(configs: list[Any]) -> None:
@@ -83,6 +98,28 @@ def _apply(ctx: RequestContext, topic: str, configs: list[Any]) -> dict[str, str
                 entries = {e.name: e for e in ctx.broker.topics.describe_config(topic)}
             overrides[c.name] = _list_op(c, overrides.get(c.name), entries.get(c.name))
     return overrides
+
+
+def _apply_broker(current: dict[str, str], configs: list[Any]) -> dict[str, str]:
+    """A broker level's dynamic configs after the operations (Kafka's prepareIncrementalConfigs)."""
+    props = dict(current)
+    for c in configs:
+        if c.config_operation == SET:
+            props[c.name] = c.value
+        elif c.config_operation == DELETE:
+            props.pop(c.name, None)
+        elif c.name not in _BROKER_LISTS:
+            op = _OP_NAMES[c.config_operation].lower()
+            raise Refused(ErrorCode.INVALID_REQUEST, f"Config value {op} is not allowed for config key: {c.name}")
+        else:  # as Kafka: onto this level's value, else the key's built-in default (not server.properties)
+            items = (props.get(c.name) or _BROKER_LISTS[c.name]).split(",")
+            changes = c.value.split(",")
+            if c.config_operation == APPEND:
+                items += [item for item in changes if item not in items]
+            else:
+                items = [item for item in items if item not in changes]
+            props[c.name] = ",".join(items)
+    return props
 
 
 def _list_op(c: Any, current: str | None, entry: Any) -> str:

@@ -73,7 +73,10 @@ async def test_describe_configs_broker(broker):
     assert configs["num.partitions"].value == "3" and configs["num.partitions"].config_type == 3
     assert configs["delete.topic.enable"].value == "true" and configs["delete.topic.enable"].config_source == DEFAULT
     assert configs["delete.topic.enable"].config_type == 1
-    assert all(c.read_only for c in result.configs)
+    # read-only exactly where Kafka reads the key only at startup (DynamicBrokerConfig.AllDynamicConfigs)
+    assert configs["node.id"].read_only and configs["num.partitions"].read_only
+    assert not configs["log.segment.bytes"].read_only and not configs["max.connections"].read_only
+    assert configs["log.message.format.version"].read_only
     assert [(s.name, s.source) for s in configs["num.partitions"].synonyms] == [
         ("num.partitions", STATIC), ("num.partitions", DEFAULT),
     ]  # fmt: skip

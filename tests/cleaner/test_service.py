@@ -83,6 +83,31 @@ def test_threads_clean_in_the_background_and_stop(tmp_path):
     assert not any(t.is_alive() for t in threading.enumerate() if t.name.startswith("kafka-log-cleaner"))
 
 
+def test_reconfigure_restarts_the_threads_with_the_new_tuning(tmp_path):
+    """Kafka's LogCleaner.reconfigure (dynamic broker configs): old threads stop, the new count starts."""
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    cleaner = LogCleaner(lm, CleanerConfig(threads=1, backoff_ms=10), clock=clock)
+    cleaner.start()
+    first = [t for t in threading.enumerate() if t.name.startswith("kafka-log-cleaner")]
+    cleaner.reconfigure(CleanerConfig(threads=2, backoff_ms=10, io_max_bytes_per_second=1e6))
+    try:
+        assert len(cleaner.cleaners) == 2 and cleaner.throttler.rate == 1e6
+        assert not any(t.is_alive() for t in first)
+        assert sum(t.is_alive() for t in threading.enumerate() if t.name.startswith("kafka-log-cleaner")) == 2
+        logs = [_dirty(lm, f"r{i}") for i in range(2)]
+        deadline = time.monotonic() + 20
+        while any(len(read_records(l)) != 1 for l in logs) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert [len(read_records(l)) for l in logs] == [1, 1]
+    finally:
+        cleaner.stop()
+    assert not any(t.is_alive() for t in threading.enumerate() if t.name.startswith("kafka-log-cleaner"))
+    stopped = LogCleaner(lm, CleanerConfig(), clock=clock)  # never started: stays stopped, takes the tuning
+    stopped.reconfigure(CleanerConfig(threads=2))
+    assert len(stopped.cleaners) == 2 and not stopped._threads
+
+
 def test_compact_delete_logs_get_retention_after_cleaning(tmp_path):
     clock = Clock()
     lm = open_manager(tmp_path, clock)

@@ -5,7 +5,8 @@ is closed at once, and logged; ``max.connections`` and
 ``listener.name.<l>.max.connections``: the broker stops accepting until a
 connection closes, so the next client waits instead of being refused;
 ``connections.max.idle.ms``: a connection without a request for that long is
-closed, while a long-polling Fetch is not idle. Connections made and closed
+closed, while a long-polling Fetch is not idle. A limit raised at runtime
+(a dynamic broker config) lets a waiting client in at once. Connections made and closed
 are counted per listener. Bad values stop the start naming the key.
 """
 
@@ -114,6 +115,35 @@ def test_at_max_connections_the_next_client_waits_until_one_closes(tmp_path):
         waiting.settimeout(5)
         assert len(waiting.recv(4)) == 4  # accepted now: its request is answered
         for sock in (waiting, *other):
+            sock.close()
+    finally:
+        broker.kill()
+
+
+def _raise_limit_dynamically(sock: socket.socket, limit: int) -> int:
+    """IncrementalAlterConfigs v1 on node 1: ``max.connections`` SET to ``limit``; the resource's error code."""
+    Res = sub(44, "AlterConfigsResource")
+    body = req(44, resources=[Res(resource_type=4, resource_name="1", configs=[
+        Res.AlterableConfig(name="max.connections", config_operation=0, value=str(limit))])])  # fmt: skip
+    sock.sendall(encode_request(RequestHeader(44, 1, 7, "limits"), body))
+    size = struct.unpack(">i", sock.recv(4))[0]
+    data = b""
+    while len(data) < size:
+        data += sock.recv(size - len(data))
+    return decode_response(data, API_BY_KEY[44], 1)[1].responses[0].error_code
+
+
+def test_a_limit_raised_dynamically_lets_the_waiting_client_in(tmp_path):
+    broker = _start(tmp_path, **{"max.connections": "1"})
+    try:
+        first = _connect(broker.port)
+        assert _api_versions(first)
+        waiting = _connect(broker.port)
+        assert not _api_versions(waiting, timeout=1.0)
+        assert _raise_limit_dynamically(first, 2) == 0
+        waiting.settimeout(5)
+        assert len(waiting.recv(4)) == 4  # accepted at once, without any connection closing
+        for sock in (first, waiting):
             sock.close()
     finally:
         broker.kill()

@@ -60,6 +60,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
         "InvalidConfigurationException", "Invalid value soon for configuration retention.ms"),
     "incrementalAlterConfigs.broker.readOnlyKey": ("InvalidRequestException", "node.id"),
     "incrementalAlterConfigs.broker.dynamicKey": ("OK", "log.cleaner.threads=2/DYNAMIC_BROKER_CONFIG"),
+    "incrementalAlterConfigs.clusterDefault": (
+        "OK", "log.segment.bytes=8388608/DYNAMIC_DEFAULT_BROKER_CONFIG log.segment.bytes=8388608/"
+              "DYNAMIC_DEFAULT_BROKER_CONFIG segment.bytes=8388608/DYNAMIC_DEFAULT_BROKER_CONFIG"),
     "incrementalAlterConfigs.brokerLogger": ("OK", "root=INFO/DYNAMIC_BROKER_LOGGER_CONFIG"),
     "deleteRecords": ("OK", "lowWatermark=2"),
     "deleteRecords.beyondHighWatermark": ("OffsetOutOfRangeException", ""),
@@ -135,8 +138,6 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
 _NO_API = "the broker does not serve the API ({}), Kafka 4.x does"
 DIFFERS: dict[str, str] = {
     "describeFeatures": "ApiVersions v3+ carries no SupportedFeatures/FinalizedFeatures (metadata.version ...)",
-    "describeConfigs.broker": "every broker config is read-only here; Kafka's log.segment.bytes is dynamic",
-    "incrementalAlterConfigs.broker.dynamicKey": "no dynamic broker configs (by design, README)",
     "alterReplicaLogDirs.sameDir": _NO_API.format("AlterReplicaLogDirs, key 34"),
     "describeConfigs.group": "DescribeConfigs refuses GROUP resources (KIP-848 group configs): INVALID_REQUEST",
     "alterClientQuotas": _NO_API.format("AlterClientQuotas, key 49"),

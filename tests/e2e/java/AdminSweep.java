@@ -208,6 +208,12 @@ public class AdminSweep {
             alter(admin, broker, op("log.cleaner.threads", "2", AlterConfigOp.OpType.SET));
             return config(admin, broker, "log.cleaner.threads");
         });
+        ConfigResource clusterDefault = new ConfigResource(ConfigResource.Type.BROKER, "");
+        call("incrementalAlterConfigs.clusterDefault", () -> {
+            alter(admin, clusterDefault, op("log.segment.bytes", "8388608", AlterConfigOp.OpType.SET));
+            return config(admin, clusterDefault, "log.segment.bytes") + " " + config(admin, broker, "log.segment.bytes")
+                    + " " + config(admin, topic, "segment.bytes");
+        });
         call("incrementalAlterConfigs.brokerLogger", () -> {
             alter(admin, logger, op("root", "INFO", AlterConfigOp.OpType.SET));
             return config(admin, logger, "root");

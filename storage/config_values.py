@@ -1,0 +1,138 @@
+"""Kafka's config value types and the words of its refusals, for ``storage.config``.
+
+Each parser takes a value's text and returns the value, or raises a
+``ValueError`` whose text is Kafka's ``ConfigDef`` reason ("Not a number of type
+LONG", "String must be one of: ..."); ``invalid_value`` turns that into the
+whole ConfigException message naming the key. ``java_text`` writes a value the
+way Java's ``toString`` does, for DescribeConfigs.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import re
+from typing import Any, Callable
+
+_VERSION = re.compile(r"(0\.(8|9|10|11)\.\d|[1-4]\.\d{1,2})(\.\d+)?(-IV\d+)?")
+_INTEGER = re.compile(r"[+-]?\d+")  # Integer.parseInt / Long.parseLong (any Unicode digits, as Java)
+_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?[fFdD]?)")  # parseDouble
+_POLICIES = ("compact", "delete")
+
+
+class Refused(ValueError):
+    """Kafka's reason for refusing a value; ``value`` is the part refused when not the whole text (a list item)."""
+
+    def __init__(self, reason: str, value: Any = None) -> None:
+        super().__init__(reason)
+        self.value = value
+
+
+class ListRefused(ValueError):
+    """A refusal that names the key but no value, as Kafka's ``ValidList``: "Configuration 'k' <reason>"."""
+
+
+def invalid_value(key: str, text: Any, exc: ValueError) -> str:
+    """Kafka's ConfigException text for ``key`` set to ``text``: "Invalid value v for configuration k: reason"."""
+    if isinstance(exc, ListRefused):
+        return f"Configuration '{key}' {exc}"
+    value = exc.value if isinstance(exc, Refused) and exc.value is not None else text
+    return f"Invalid value {java_text(value)} for configuration {key}: {exc}"
+
+
+def java_text(value: Any) -> str:
+    """``value`` as Java's ``toString`` writes it: ``true``, ``1.0E-5``, ``Infinity``; other values as ``str``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if not isinstance(value, float):
+        return str(value)
+    if math.isinf(value) or math.isnan(value):
+        return {math.inf: "Infinity", -math.inf: "-Infinity"}.get(value, "NaN")
+    if value == 0 or 1e-3 <= abs(value) < 1e7:
+        return repr(value)
+    digits = decimal.Decimal(repr(value)).normalize()
+    sign, numerals, _ = digits.as_tuple()
+    mantissa = "".join(map(str, numerals))
+    return f"{'-' if sign else ''}{mantissa[0]}.{mantissa[1:] or '0'}E{digits.adjusted()}"
+
+
+def _integer(text: str, bits: int, kind: str) -> int:
+    try:
+        value = int(text) if _INTEGER.fullmatch(text) else None
+    except ValueError:  # more digits than Python converts: far outside any Java integer
+        value = None
+    if value is None or not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise ValueError(f"Not a number of type {kind}")
+    return value
+
+
+def _int(text: str) -> int:
+    """Kafka's INT: a 32-bit integer."""
+    return _integer(text, 32, "INT")
+
+
+def _long(text: str) -> int:
+    """Kafka's LONG: a 64-bit integer."""
+    return _integer(text, 64, "LONG")
+
+
+def _double(text: str) -> float:
+    """Kafka's DOUBLE, in Java's ``Double.parseDouble`` syntax (decimal only)."""
+    if not _DOUBLE.fullmatch(text):
+        raise ValueError("Not a number of type DOUBLE")
+    return float(text.rstrip("fFdD"))
+
+
+def _bool(text: str) -> bool:
+    if text.lower() not in ("true", "false"):
+        raise ValueError("Expected value to be either true or false")
+    return text.lower() == "true"
+
+
+def _format_version(text: str) -> int:
+    if text != "2":
+        raise ValueError("the only record format to upgrade to is 2")
+    return 2
+
+
+def _gzip_level(text: str) -> int:
+    """``compression.gzip.level``: Kafka takes zlib's 1-9, or -1 for zlib's default."""
+    level = _int(text)
+    if level != -1 and not 1 <= level <= 9:
+        raise Refused("Value must be between 1 and 9 or equal to -1", level)
+    return level
+
+
+def _policy(text: str) -> tuple[str, ...]:
+    """``cleanup.policy``, a LIST kept in the order given (``delete,compact`` stays so), checked as Kafka's
+    ``ValidList``: no duplicates, no empty items, each one of compact or delete. An empty list is no policy."""
+    items = tuple(item.strip() for item in text.split(",")) if text else ()
+    if len(set(items)) != len(items):
+        raise ListRefused("values must not be duplicated.")
+    for item in items:
+        if not item:
+            raise ListRefused("values must not be empty.")
+        if item not in _POLICIES:
+            raise Refused(f"String must be one of: {', '.join(_POLICIES)}", item)
+    return items
+
+
+def _metadata_version(text: str) -> str:
+    """Kafka's MetadataVersion strings (``0.10.2``, ``2.8``, ``3.0-IV1``): accepted, then ignored (KIP-724)."""
+    if not _VERSION.fullmatch(text):
+        raise ValueError(f"Version {text} is not a valid version")
+    return text
+
+
+def _one_of(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise Refused(f"String must be one of: {', '.join(choices)}", text)
+        return text
+
+    return parse
+
+
+# The parser of each Kafka ConfigDef type a value may be checked as (STRING: any text).
+TYPE_PARSERS: dict[str, Callable[[str], Any]] = {"INT": _int, "LONG": _long, "DOUBLE": _double, "BOOLEAN": _bool,
+                                                 "STRING": str}  # fmt: skip

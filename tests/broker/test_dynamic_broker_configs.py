@@ -1,0 +1,232 @@
+"""Dynamic broker configs (``broker/dynamic_config.py``), driven in-process through ``dispatch``.
+
+AlterConfigs / IncrementalAlterConfigs on a BROKER resource at Kafka's two
+levels (cluster default ``""``, this node), what DescribeConfigs then reports
+(sources 2 and 3, synonyms most specific first), the effect on logs without
+a topic override, Kafka's refusals and their messages, and that the levels
+survive a restart in ``__broker_configs.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from broker.config import BrokerConfig
+from broker.connection_quotas import ConnectionQuotas
+from broker.core import Broker
+from protocol import ErrorCode
+from storage import StorageError
+
+from ._admin_client import (  # noqa: F401  (broker is a fixture)
+    BROKER, DEFAULT, NODE, OVERRIDE, STATIC, broker, call, configs_of, create_ok, describe, produce, req, sub,
+)  # fmt: skip
+
+DYNAMIC_BROKER, DYNAMIC_DEFAULT = 2, 3
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
+NODE_NAME = str(NODE)
+
+
+async def incremental(broker, name: str, ops: list, validate_only=False):
+    Res = sub(44, "AlterConfigsResource")
+    entries = [Res.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in ops]
+    res = Res(resource_type=BROKER, resource_name=name, configs=entries)
+    return (await call(broker, 44, 1, req(44, resources=[res], validate_only=validate_only))).responses[0]
+
+
+async def alter(broker, name: str, configs: dict, validate_only=False):
+    Res = sub(33, "AlterConfigsResource")
+    entries = [Res.AlterableConfig(name=k, value=v) for k, v in configs.items()]
+    body = req(33, resources=[Res(resource_type=BROKER, resource_name=name, configs=entries)],
+               validate_only=validate_only)  # fmt: skip
+    return (await call(broker, 33, 2, body)).responses[0]
+
+
+async def ok(result) -> None:
+    assert (result.error_code, result.error_message) == (ErrorCode.NONE, None)
+
+
+async def broker_entry(broker, key: str):
+    return {c.name: c for c in (await describe(broker, NODE_NAME, rtype=BROKER)).configs}[key]
+
+
+def chain(entry) -> list:
+    return [(s.value, s.source) for s in entry.synonyms]
+
+
+async def test_a_cluster_default_reaches_topics_without_an_override_and_a_node_value_wins(broker):
+    await create_ok(broker, "plain")
+    await create_ok(broker, "own", configs={"segment.bytes": "65536"})
+    await ok(await incremental(broker, "", [("log.segment.bytes", SET, "4096")]))
+    default = (await describe(broker, "", rtype=BROKER)).configs
+    assert [(c.name, c.value, c.config_source, c.read_only) for c in default] == [
+        ("log.segment.bytes", "4096", DYNAMIC_DEFAULT, False)]
+    entry = await broker_entry(broker, "log.segment.bytes")
+    assert chain(entry) == [("4096", DYNAMIC_DEFAULT), ("1048576", STATIC), ("1073741824", DEFAULT)]
+    topic = (await configs_of(broker, "plain"))["segment.bytes"]
+    assert (topic.value, topic.config_source) == ("4096", DYNAMIC_DEFAULT)
+    assert broker.topics.partition("plain", 0).log.config.segment_bytes == 4096
+    assert broker.topics.partition("own", 0).log.config.segment_bytes == 65536
+    await ok(await incremental(broker, NODE_NAME, [("log.segment.bytes", SET, "8192")]))
+    topic = (await configs_of(broker, "plain"))["segment.bytes"]
+    assert (topic.value, topic.config_source) == ("8192", DYNAMIC_BROKER)
+    assert [(s.name, s.source) for s in topic.synonyms] == [
+        ("log.segment.bytes", DYNAMIC_BROKER), ("log.segment.bytes", DYNAMIC_DEFAULT),
+        ("log.segment.bytes", STATIC), ("log.segment.bytes", DEFAULT)]  # fmt: skip
+    assert broker.topics.partition("plain", 0).log.config.segment_bytes == 8192
+
+
+async def test_the_new_segment_size_rolls_the_next_appends(broker):
+    await create_ok(broker, "rolls")
+    log_ = broker.topics.partition("rolls", 0).log
+    for _ in range(4):
+        await produce(broker, "rolls", [1] * 20)
+    assert len(log_.segments) == 1
+    await ok(await incremental(broker, "", [("log.segment.bytes", SET, "1024")]))
+    for _ in range(4):
+        await produce(broker, "rolls", [1] * 20)
+    assert len(log_.segments) >= 3  # the first one, then a roll every ~1 KiB
+
+
+async def test_cleanup_policy_append_makes_every_plain_topic_compacted(broker):
+    await create_ok(broker, "events")
+    assert not broker.topics.partition("events", 0).validation_config.compacted
+    await ok(await incremental(broker, "", [("log.cleanup.policy", APPEND, "compact")]))
+    assert broker.dynamic_config.levels[""] == {"log.cleanup.policy": "delete,compact"}
+    assert broker.topics.partition("events", 0).validation_config.compacted
+    await ok(await incremental(broker, "", [("log.cleanup.policy", SUBTRACT, "delete")]))
+    assert (await configs_of(broker, "events"))["cleanup.policy"].value == "compact"
+    await ok(await incremental(broker, "", [("log.cleanup.policy", DELETE, None)]))
+    assert broker.dynamic_config.levels[""] == {}
+    assert not broker.topics.partition("events", 0).validation_config.compacted
+
+
+@pytest.mark.parametrize(("ops", "message"), [
+    ([("node.id", SET, "7")], "Cannot update these configs dynamically: Set(node.id)"),
+    ([("log.retention.hours", SET, "1"), ("num.partitions", SET, "2")],
+     "Cannot update these configs dynamically: Set(log.retention.hours, num.partitions)"),
+    ([("log.message.format.version", SET, "3.0")], "Cannot update these configs dynamically"),
+    ([("ssl.keystore.location", SET, "/k.p12")],
+     "These security configs can be dynamically updated only per-listener using the listener prefix: "
+     "Set(ssl.keystore.location)"),
+    ([("log.segment.bytes", SET, "soon")],
+     "Invalid value soon for configuration log.segment.bytes: Not a number of type INT"),
+    ([("max.connections", SET, "-1")], "Invalid value -1 for configuration max.connections: Value must be at least 0"),
+    ([("log.segment.bytes", APPEND, "1")], "Config value append is not allowed for config key: log.segment.bytes"),
+    ([("log.segment.bytes", SET, None)], "Null value not supported for : log.segment.bytes"),
+    ([("listener.name.plaintext.ssl.keystore.location", SET, "/k")], "only max.connections"),
+    ([("no.such.key", SET, "1")], "Unknown broker configs: Set(no.such.key)"),
+    ([("log.cleaner.threads", SET, "3")], "Invalid dynamic configuration"),
+    ([("num.io.threads", SET, "17")], "Invalid dynamic configuration"),
+])  # fmt: skip
+async def test_refusals_are_invalid_request_with_kafkas_message_and_change_nothing(broker, ops, message):
+    for level in ("", NODE_NAME):
+        result = await incremental(broker, level, ops)
+        assert result.error_code == ErrorCode.INVALID_REQUEST and message in result.error_message
+    assert broker.dynamic_config.levels == {"": {}, NODE_NAME: {}}
+    assert not (broker.dynamic_config.path).exists()
+
+
+async def test_thread_counts_may_go_to_half_or_double(broker):
+    await ok(await incremental(broker, "", [("log.cleaner.threads", SET, "2"), ("num.io.threads", SET, "4")]))
+    assert broker.topics.manager.model.other["log.cleaner.threads"] == 2 and broker.config.num_io_threads == 4
+    assert (await incremental(broker, "", [("num.io.threads", SET, "1")])).error_code == ErrorCode.INVALID_REQUEST
+    await ok(await incremental(broker, "", [("num.io.threads", SET, "2")]))
+
+
+async def test_a_default_that_conflicts_with_a_topic_override_is_refused(broker):
+    await create_ok(broker, "lagged", configs={"max.compaction.lag.ms": "1000"})
+    result = await incremental(broker, "", [("log.cleaner.min.compaction.lag.ms", SET, "5000")])
+    assert result.error_code == ErrorCode.INVALID_REQUEST and "lagged" in result.error_message
+    assert broker.dynamic_config.levels[""] == {}
+
+
+async def test_alter_configs_replaces_the_whole_level_and_validate_only_stores_nothing(broker):
+    await ok(await alter(broker, NODE_NAME, {"log.retention.ms": "60000", "max.connections": "50"}))
+    await ok(await alter(broker, NODE_NAME, {"log.retention.ms": "120000"}))
+    assert broker.dynamic_config.levels[NODE_NAME] == {"log.retention.ms": "120000"}
+    assert broker.config.max_connections == 2**31 - 1  # back to its static (default) value
+    await ok(await alter(broker, NODE_NAME, {"log.retention.ms": "5"}, validate_only=True))
+    await ok(await incremental(broker, "", [("log.retention.ms", SET, "5")], validate_only=True))
+    assert broker.dynamic_config.levels == {"": {}, NODE_NAME: {"log.retention.ms": "120000"}}
+    null = await alter(broker, NODE_NAME, {"log.retention.ms": None})
+    assert null.error_code == ErrorCode.INVALID_REQUEST and "Null value" in null.error_message
+    assert (await alter(broker, "99", {"log.retention.ms": "1"})).error_code == ErrorCode.INVALID_REQUEST
+
+
+async def test_broker_keys_and_cleaner_keys_report_their_dynamic_sources(broker):
+    await ok(await incremental(broker, NODE_NAME, [("max.connections", SET, "40"), ("log.cleaner.backoff.ms", SET, "50"),
+                                                   ("listener.name.plaintext.max.connections", SET, "9")]))
+    await ok(await incremental(broker, "", [("max.connections", SET, "60")]))
+    entry = await broker_entry(broker, "max.connections")
+    assert (entry.value, entry.config_source, entry.read_only) == ("40", DYNAMIC_BROKER, False)
+    assert chain(entry) == [("40", DYNAMIC_BROKER), ("60", DYNAMIC_DEFAULT), (str(2**31 - 1), DEFAULT)]
+    backoff = await broker_entry(broker, "log.cleaner.backoff.ms")
+    assert (backoff.value, backoff.config_source, backoff.read_only) == ("50", DYNAMIC_BROKER, False)
+    listener = await broker_entry(broker, "listener.name.plaintext.max.connections")
+    assert (listener.value, listener.config_source) == ("9", DYNAMIC_BROKER)
+    assert broker.config.max_connections == 40
+    assert broker.config.listener_overrides["listener.name.plaintext.max.connections"] == "9"
+    assert broker.topics.manager.model.other["log.cleaner.backoff.ms"] == 50
+    assert (await broker_entry(broker, "node.id")).read_only
+
+
+async def test_connection_limits_change_at_once(broker):
+    quotas = broker.connection_quotas = ConnectionQuotas(broker.config, ["PLAINTEXT"])
+    await ok(await incremental(broker, "", [("max.connections", SET, "5"), ("max.connections.per.ip", SET, "2"),
+                                            ("listener.name.plaintext.max.connections", SET, "4")]))
+    assert (quotas.max_total, quotas.max_ip, quotas.max_listener) == (5, 2, {"PLAINTEXT": 4})
+    bad = await incremental(broker, "", [("max.connections.per.ip", SET, "0")])
+    assert bad.error_code == ErrorCode.INVALID_REQUEST and "max.connections.per.ip.overrides" in bad.error_message
+    assert quotas.max_ip == 2
+
+
+async def test_producer_id_expiration_reaches_every_log(broker):
+    await create_ok(broker, "pids", partitions=2)
+    await ok(await incremental(broker, NODE_NAME, [("producer.id.expiration.ms", SET, "1234")]))
+    assert {broker.topics.partition("pids", p).log.producer_state.expiration_ms for p in (0, 1)} == {1234}
+
+
+def _open(tmp_path):
+    props = {"node.id": NODE_NAME, "log.dirs": str(tmp_path / "data"), "prometheus.port": "0"}
+    return Broker.open(BrokerConfig.from_props(props))
+
+
+async def test_levels_survive_a_restart(broker, tmp_path):
+    await create_ok(broker, "kept")
+    await ok(await incremental(broker, "", [("log.retention.ms", SET, "60000")]))
+    await ok(await incremental(broker, NODE_NAME, [("max.connections", SET, "77")]))
+    broker.close()
+    stored = json.loads((tmp_path / "data" / "__broker_configs.json").read_text())
+    assert stored == {"<default>": {"log.retention.ms": "60000"}, NODE_NAME: {"max.connections": "77"}}
+    again = _open(tmp_path)
+    try:
+        assert again.topics.partition("kept", 0).log.config.retention_ms == 60000
+        assert again.config.max_connections == 77
+        entry = {c.name: c for c in (await describe(again, NODE_NAME, rtype=BROKER)).configs}["log.retention.ms"]
+        assert (entry.value, entry.config_source) == ("60000", DYNAMIC_DEFAULT)
+    finally:
+        again.close()
+
+
+def test_a_stored_level_no_longer_valid_is_skipped_and_logged(tmp_path, caplog):
+    (tmp_path / "data").mkdir()
+    stored = {"<default>": {"log.segment.bytes": "soon"}, NODE_NAME: {"log.retention.ms": "1000"}}
+    (tmp_path / "data" / "__broker_configs.json").write_text(json.dumps(stored))
+    with caplog.at_level(logging.ERROR, logger="minibroker"):
+        b = _open(tmp_path)
+    try:
+        assert b.dynamic_config.levels == {"": {}, NODE_NAME: {"log.retention.ms": "1000"}}
+        assert b.topics.manager.model.effective({}).retention_ms == 1000
+        assert "ignoring the stored dynamic broker configs of <default> (log.segment.bytes)" in caplog.text
+    finally:
+        b.close()
+
+
+def test_a_damaged_file_stops_the_start(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "__broker_configs.json").write_text("{not json")
+    with pytest.raises(StorageError, match="__broker_configs.json is damaged"):
+        _open(tmp_path)
