@@ -47,7 +47,7 @@ import json
 import logging
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 import trio
@@ -222,10 +222,11 @@ class DynamicBrokerConfig:
 
     # -- applying ------------------------------------------------------------------------
 
-    async def apply(self, level: str, props: dict[str, str], validate_only: bool) -> None:
-        """Make ``props`` the complete set of ``level``'s dynamic configs (after ``plan``'s checks)."""
+    async def apply(self, level: str, change: Callable[[dict[str, str]], dict[str, str]], validate_only: bool) -> None:
+        """Make ``change(current)`` the complete set of ``level``'s dynamic configs (after ``plan``'s checks);
+        ``change`` runs under the lock, so a change is never made on a level another one is replacing."""
         async with self._lock:
-            plan = self.plan(level, props)
+            plan = self.plan(level, change(dict(self.levels.get(level, {}))))
             if validate_only:
                 return
             self._save(plan.levels)

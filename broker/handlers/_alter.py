@@ -98,12 +98,14 @@ def null_broker_values(names: list[str]) -> None:
         raise Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(names))
 
 
-async def store_broker_configs(ctx: RequestContext, level: str, props: dict[str, str], validate_only: bool) -> Outcome:
-    """Make ``props`` the complete dynamic configs of ``level`` (``dynamic_config``), unless validate_only."""
+async def store_broker_configs(ctx: RequestContext, level: str, change: Callable[[dict[str, str]], dict[str, str]],
+                               validate_only: bool) -> Outcome:  # fmt: skip
+    """Make ``change(current)`` the complete dynamic configs of ``level`` (``dynamic_config``), unless
+    validate_only."""
     from ..dynamic_config import Refused as DynamicRefused
 
     try:
-        await ctx.broker.dynamic_config.apply(level, props, validate_only)
+        await ctx.broker.dynamic_config.apply(level, change, validate_only)
     except DynamicRefused as exc:
         return ErrorCode.INVALID_REQUEST, str(exc)
     return OK

@@ -92,10 +92,11 @@ def broker_configs(broker: Any) -> list[BrokerConfigEntry]:
 
 
 def default_configs(broker: Any) -> list[BrokerConfigEntry]:
-    """The cluster-wide default resource's entries: each dynamic default config, as Kafka describes it."""
-    level = broker.dynamic_config.levels[""]
-    return [BrokerConfigEntry(name, level[name], source_id(DYNAMIC_DEFAULT), False, False, CONFIG_TYPES["UNKNOWN"],
-                              None, [(name, level[name], source_id(DYNAMIC_DEFAULT))])
+    """The cluster-wide default resource's entries: each dynamic default config, as Kafka describes it
+    (its type and documentation those of the node's entry for the key)."""
+    level, source = broker.dynamic_config.levels[""], source_id(DYNAMIC_DEFAULT)
+    node = {e.name: e for e in broker_configs(broker)}
+    return [attrs.evolve(node[name], value=level[name], source=source, synonyms=[(name, level[name], source)])
             for name in sorted(level)]  # fmt: skip
 
 

@@ -31,7 +31,8 @@ async def handle(ctx: RequestContext, request) -> object:
         configs = {c.name: c.value for c in resource.configs}
         if resource.resource_type == RESOURCE_BROKER:
             null_broker_values([name for name, value in configs.items() if value is None])
-            return await store_broker_configs(ctx, broker_level(resource), configs, request.validate_only)
+            return await store_broker_configs(ctx, broker_level(resource), lambda _current: configs,
+                                              request.validate_only)  # fmt: skip
         if resource.resource_type != RESOURCE_TOPIC:
             return OK
         return store_overrides(ctx, resource.resource_name, configs, request.validate_only)

@@ -59,9 +59,9 @@ async def handle(ctx: RequestContext, request) -> object:
         if resource.resource_type == RESOURCE_BROKER:
             _check_ops(resource.configs)
             null_broker_values([c.name for c in resource.configs if c.config_operation != DELETE and c.value is None])
-            level = broker_level(resource)
-            props = _apply_broker(ctx.broker.dynamic_config.levels.get(level, {}), resource.configs)
-            return await store_broker_configs(ctx, level, props, request.validate_only)
+            return await store_broker_configs(ctx, broker_level(resource),
+                                              lambda current: _apply_broker(current, resource.configs),
+                                              request.validate_only)  # fmt: skip
         if resource.resource_type != RESOURCE_TOPIC:
             return OK
         _check_ops(resource.configs)

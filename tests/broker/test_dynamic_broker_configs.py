@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
+import trio
 
 from broker.config import BrokerConfig
 from broker.connection_quotas import ConnectionQuotas
@@ -61,8 +63,9 @@ async def test_a_cluster_default_reaches_topics_without_an_override_and_a_node_v
     await create_ok(broker, "own", configs={"segment.bytes": "65536"})
     await ok(await incremental(broker, "", [("log.segment.bytes", SET, "4096")]))
     default = (await describe(broker, "", rtype=BROKER)).configs
-    assert [(c.name, c.value, c.config_source, c.read_only) for c in default] == [
-        ("log.segment.bytes", "4096", DYNAMIC_DEFAULT, False)]
+    assert [(c.name, c.value, c.config_source, c.read_only, c.config_type) for c in default] == [
+        ("log.segment.bytes", "4096", DYNAMIC_DEFAULT, False, 3)]  # 3: INT
+    assert [(s.value, s.source) for s in default[0].synonyms] == [("4096", DYNAMIC_DEFAULT)]
     entry = await broker_entry(broker, "log.segment.bytes")
     assert chain(entry) == [("4096", DYNAMIC_DEFAULT), ("1048576", STATIC), ("1073741824", DEFAULT)]
     topic = (await configs_of(broker, "plain"))["segment.bytes"]
@@ -230,3 +233,18 @@ def test_a_damaged_file_stops_the_start(tmp_path):
     (tmp_path / "data" / "__broker_configs.json").write_text("{not json")
     with pytest.raises(StorageError, match="__broker_configs.json is damaged"):
         _open(tmp_path)
+
+
+async def test_concurrent_changes_to_one_level_both_land(broker):
+    """Each change is worked out under the level's lock, from the level as the change before it left it."""
+
+    class SlowCleaner:
+        def reconfigure(self, config) -> None:
+            time.sleep(0.1)
+
+    broker.cleaner = SlowCleaner()
+    async with trio.open_nursery() as nursery:
+        for key, value in (("log.cleaner.backoff.ms", "100"), ("log.retention.ms", "60000"), ("max.connections", "9")):
+            nursery.start_soon(incremental, broker, NODE_NAME, [(key, SET, value)])
+    assert broker.dynamic_config.levels[NODE_NAME] == {
+        "log.cleaner.backoff.ms": "100", "log.retention.ms": "60000", "max.connections": "9"}
