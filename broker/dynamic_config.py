@@ -74,7 +74,9 @@ BROKER_DYNAMIC: dict[str, tuple[str, int | None]] = {
     "max.connections.per.ip.overrides": ("STRING", None), "num.io.threads": ("INT", 1),
     "num.network.threads": ("INT", 1), "transaction.partition.verification.enable": ("BOOLEAN", None),
 }  # fmt: skip
+# The thread counts Kafka keeps between half and double on a change; the storage ones' Kafka defaults (4.x).
 _THREAD_COUNTS = ("num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir", "log.cleaner.threads")
+_STORAGE_THREAD_DEFAULTS = {"num.recovery.threads.per.data.dir": 2, "log.cleaner.threads": 1}
 _KNOWN_FIXED = frozenset(k.name for k in BROKER_KEYS) | {"broker.id", "log.dir"}
 
 
@@ -206,9 +208,9 @@ class DynamicBrokerConfig:
 
     def _check_thread_counts(self, model: ConfigModel, values: dict[str, Any]) -> None:
         """Kafka's DynamicThreadPool / LogCleaner rule: a count goes to between half and double its value."""
+        current = self.broker.topics.manager.model.other, vars(self.broker.config)
         for name in _THREAD_COUNTS:
-            old, new = self._thread_count(name, self.broker.topics.manager.model.other, vars(self.broker.config)), \
-                self._thread_count(name, model.other, values)  # fmt: skip
+            old, new = self._thread_count(name, *current), self._thread_count(name, model.other, values)
             if new != old and not (1 <= new and old // 2 <= new <= old * 2):
                 log.info("refused %s=%d: a thread count may change to between half and double its value %d",
                          name, new, old)  # fmt: skip
@@ -218,7 +220,7 @@ class DynamicBrokerConfig:
     def _thread_count(name: str, other: dict[str, Any], values: dict[str, Any]) -> int:
         if name in BROKER_DYNAMIC:
             return values[name.replace(".", "_")]
-        return other.get(name, 1)
+        return other.get(name, _STORAGE_THREAD_DEFAULTS[name])
 
     # -- applying ------------------------------------------------------------------------
 

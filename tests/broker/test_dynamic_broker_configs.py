@@ -137,6 +137,9 @@ async def test_thread_counts_may_go_to_half_or_double(broker):
     assert broker.topics.manager.model.other["log.cleaner.threads"] == 2 and broker.config.num_io_threads == 4
     assert (await incremental(broker, "", [("num.io.threads", SET, "1")])).error_code == ErrorCode.INVALID_REQUEST
     await ok(await incremental(broker, "", [("num.io.threads", SET, "2")]))
+    recovery = await incremental(broker, "", [("num.recovery.threads.per.data.dir", SET, "5")])  # Kafka's default: 2
+    assert recovery.error_code == ErrorCode.INVALID_REQUEST
+    await ok(await incremental(broker, "", [("num.recovery.threads.per.data.dir", SET, "4")]))
 
 
 async def test_a_default_that_conflicts_with_a_topic_override_is_refused(broker):
