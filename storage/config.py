@@ -163,6 +163,19 @@ OTHER_BROKER_KEYS: dict[str, Callable[[str], Any]] = {
     "log.flush.start.offset.checkpoint.interval.ms": _int,
     "producer.id.expiration.ms": _int,
 }
+# Each storage key's Kafka type and default as DescribeConfigs shows them (None: no default), the unit
+# forms of topic defaults included (log.retention.minutes has none: log.retention.hours decides).
+OTHER_BROKER_DEFAULTS: dict[str, tuple[str, str | None]] = {
+    "log.flush.durable.enable": ("BOOLEAN", "false"), "log.record.version.force.upgrade": ("STRING", None),
+    "log.cleaner.enable": ("BOOLEAN", "true"), "log.cleaner.threads": ("INT", "1"),
+    "log.cleaner.backoff.ms": ("LONG", "15000"), "log.cleaner.dedupe.buffer.size": ("LONG", "134217728"),
+    "log.cleaner.io.max.bytes.per.second": ("DOUBLE", "1.7976931348623157E308"),
+    "log.cleaner.io.buffer.size": ("INT", "524288"), "log.cleaner.io.buffer.load.factor": ("DOUBLE", "0.9"),
+    "num.recovery.threads.per.data.dir": ("INT", "2"), "log.flush.scheduler.interval.ms": ("LONG", str(LONG_MAX)),
+    "log.flush.start.offset.checkpoint.interval.ms": ("INT", "60000"), "producer.id.expiration.ms": ("INT", "86400000"),
+    "log.retention.minutes": ("INT", None), "log.retention.hours": ("INT", "168"), "log.roll.hours": ("INT", "168"),
+    "log.roll.jitter.hours": ("INT", "0"),
+}  # fmt: skip
 # The storage keys Kafka lets AlterConfigs change at runtime on a BROKER resource (its DynamicLogConfig,
 # LogCleaner and DynamicThreadPool reconfigurables): each topic default under its primary broker key (not
 # the .hours/.minutes forms, not log.message.format.version), the cleaner's tuning, producer id expiry.

@@ -120,9 +120,11 @@ def _log_entries(broker: Any) -> list[BrokerConfigEntry]:
     synonym) and where else that key is set: dynamically (DYNAMIC_BROKER_CONFIG,
     DYNAMIC_DEFAULT_BROKER_CONFIG) and in ``server.properties`` (its
     STATIC_BROKER_CONFIG synonym). Storage keys that are not topic defaults
-    (``log.cleaner.threads``, ``log.retention.hours`` ...) are listed when set.
+    (``log.cleaner.threads``, ``log.retention.hours`` ...) are listed too, with
+    Kafka's type and default (``storage.config.OTHER_BROKER_DEFAULTS``).
     """
     from storage import TOPIC_CONFIGS
+    from storage.config import OTHER_BROKER_DEFAULTS
 
     entries = []
     for spec, described in zip(TOPIC_CONFIGS, broker.topics.manager.describe_overrides({})):
@@ -135,10 +137,13 @@ def _log_entries(broker: Any) -> list[BrokerConfigEntry]:
                                          False, type_id(spec.type), spec.doc or None, chain))  # fmt: skip
     covered = {e.name for e in entries} | {k.name for k in BROKER_KEYS}
     dynamic, static = broker.dynamic_config, broker.config.log_props
-    for name in sorted((set(static) | dynamic.names()) - covered):
+    for name in sorted((set(static) | dynamic.names() | set(OTHER_BROKER_DEFAULTS)) - covered):
         if name.startswith("listener.name."):
             continue
+        kind, default = OTHER_BROKER_DEFAULTS.get(name, ("UNKNOWN", None))
         chain = [(n, v, source_id(s)) for n, v, s in dynamic.synonyms(name)]
         chain += [(name, static[name], STATIC_BROKER_CONFIG)] if name in static else []
-        entries.append(BrokerConfigEntry(name, chain[0][1], chain[0][2], not dynamic_key(name), False, 0, None, chain))
+        chain.append((name, default, DEFAULT_CONFIG))
+        entries.append(BrokerConfigEntry(name, chain[0][1], chain[0][2], not dynamic_key(name), False,
+                                         CONFIG_TYPES[kind], None, chain))  # fmt: skip
     return entries

@@ -77,6 +77,10 @@ async def test_describe_configs_broker(broker):
     assert configs["node.id"].read_only and configs["num.partitions"].read_only
     assert not configs["log.segment.bytes"].read_only and not configs["max.connections"].read_only
     assert configs["log.message.format.version"].read_only
+    cleaner_threads = configs["log.cleaner.threads"]  # not set anywhere: Kafka's default, listed as Kafka lists it
+    assert (cleaner_threads.value, cleaner_threads.config_source, cleaner_threads.config_type) == ("1", DEFAULT, 3)
+    assert not cleaner_threads.read_only and configs["log.cleaner.enable"].read_only
+    assert (configs["log.retention.minutes"].value, configs["log.retention.minutes"].config_source) == (None, DEFAULT)
     assert [(s.name, s.source) for s in configs["num.partitions"].synonyms] == [
         ("num.partitions", STATIC), ("num.partitions", DEFAULT),
     ]  # fmt: skip

@@ -45,6 +45,9 @@ def test_kafka_python_sets_a_segment_size_that_rolls_segments_and_survives_a_res
         result = admin.alter_configs([KPResource(ConfigResourceType.BROKER, NODE,
                                                  configs={"log.segment.bytes": "2048"})])  # fmt: skip
         assert result == {"broker": {NODE: "OK"}}
+        threads = admin.alter_configs([KPResource(ConfigResourceType.BROKER, NODE,
+                                                  configs={"log.cleaner.threads": "2"})])  # fmt: skip
+        assert threads == {"broker": {NODE: "OK"}}  # a key never set: listed with its default, so known dynamic
         entry = _kp_broker_configs(admin, NODE)["log.segment.bytes"]
         assert (entry["value"], entry["config_source"], entry["read_only"]) == ("2048", "DYNAMIC_BROKER_CONFIG", False)
     finally:
