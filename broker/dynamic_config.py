@@ -38,7 +38,8 @@ thread count out of range ("Invalid dynamic configuration", the reason in the
 log). Two refusals are this broker's own: a per-listener key other than
 ``max.connections`` (Kafka reloads a listener's SSL and SASL settings; here
 they are set in ``server.properties``), and a key this broker does not know
-(Kafka stores unknown keys and never reads them).
+(Kafka stores unknown keys and never reads them). A change the file cannot
+take (a full or failing disk) is not made: KAFKA_STORAGE_ERROR.
 """
 
 from __future__ import annotations
@@ -82,6 +83,10 @@ _KNOWN_FIXED = frozenset(k.name for k in BROKER_KEYS) | {"broker.id", "log.dir"}
 
 class Refused(Exception):
     """A change Kafka refuses: INVALID_REQUEST with this message."""
+
+
+class NotStored(Exception):
+    """A change that could not be written to ``__broker_configs.json`` (and so was not made)."""
 
 
 def listener_limit(name: str) -> bool:
@@ -231,7 +236,11 @@ class DynamicBrokerConfig:
             plan = self.plan(level, change(dict(self.levels.get(level, {}))))
             if validate_only:
                 return
-            self._save(plan.levels)
+            try:
+                self._save(plan.levels)
+            except OSError as exc:
+                log.error("could not store the dynamic broker configs in %s: %s", self.path, exc)
+                raise NotStored(f"could not store the dynamic broker configs: {exc}") from None
             old_cleaner = CleanerConfig.from_props(self.broker.topics.manager.model.other)
             self._install(plan)
             log.info("dynamic broker configs of %s are now: %s", level or _FILE_DEFAULT, plan.levels[level])
@@ -252,9 +261,10 @@ class DynamicBrokerConfig:
         config.listener_overrides = plan.listener_overrides
 
     def _save(self, levels: dict[str, dict[str, str]]) -> None:
-        self.stored.update(levels)
-        data = {(k or _FILE_DEFAULT): v for k, v in sorted(self.stored.items()) if v}
+        stored = {**self.stored, **levels}
+        data = {(k or _FILE_DEFAULT): v for k, v in sorted(stored.items()) if v}
         atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+        self.stored = stored
 
     # -- describing ----------------------------------------------------------------------
 

@@ -102,12 +102,15 @@ async def store_broker_configs(ctx: RequestContext, level: str, change: Callable
                                validate_only: bool) -> Outcome:  # fmt: skip
     """Make ``change(current)`` the complete dynamic configs of ``level`` (``dynamic_config``), unless
     validate_only."""
+    from ..dynamic_config import NotStored
     from ..dynamic_config import Refused as DynamicRefused
 
     try:
         await ctx.broker.dynamic_config.apply(level, change, validate_only)
     except DynamicRefused as exc:
         return ErrorCode.INVALID_REQUEST, str(exc)
+    except NotStored as exc:
+        return ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
     return OK
 
 

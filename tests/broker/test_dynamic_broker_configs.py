@@ -251,3 +251,11 @@ async def test_concurrent_changes_to_one_level_both_land(broker):
             nursery.start_soon(incremental, broker, NODE_NAME, [(key, SET, value)])
     assert broker.dynamic_config.levels[NODE_NAME] == {
         "log.cleaner.backoff.ms": "100", "log.retention.ms": "60000", "max.connections": "9"}
+
+
+async def test_a_change_the_file_cannot_take_is_not_made(broker):
+    (broker.dynamic_config.path.parent / "__broker_configs.json.tmp").mkdir()  # the atomic write's temporary file
+    result = await incremental(broker, "", [("log.retention.ms", SET, "60000")])
+    assert result.error_code == ErrorCode.KAFKA_STORAGE_ERROR and "could not store" in result.error_message
+    assert broker.dynamic_config.levels[""] == {}
+    assert broker.topics.manager.model.effective({}).retention_ms == 604_800_000
