@@ -166,7 +166,8 @@ def fitted_pieces(conversion: LazyDownConversion) -> Iterator[tuple[bytes | memo
 def _resume_offset(conversion: LazyDownConversion, converted: DownConverted, source, sent: int) -> int | None:
     """Where a client that got ``sent`` bytes of the last piece fetches next, as far as the slice it
     will get goes: in the first entry it did not get whole, or after the last one it did (a run of
-    entries without output, markers, just before counts as not got). None when that is in this
+    entries without output, markers, just before counts as not got, unless the client got a message
+    of the entry after them whole). None when that is in this
     fetch's first batches (it asks for them again) or in a legacy entry (whose first offset is
     inside its compressed messages)."""
     if source is None:
@@ -175,13 +176,23 @@ def _resume_offset(conversion: LazyDownConversion, converted: DownConverted, sou
     for view, length in zip(iter_batches(source), converted.entry_lengths):
         v2 = isinstance(view, RecordBatchView)
         if done + length > sent:
-            return empty_from if empty_from is not None else view.base_offset if v2 else None
+            if empty_from is not None and not _got_a_message(converted.records, done, sent):
+                return empty_from
+            return view.base_offset if v2 else None
         done, after = done + length, view.next_offset
         if length:
             empty_from = None
         elif empty_from is None:
             empty_from = view.base_offset if v2 else after
     return empty_from if empty_from is not None else after
+
+
+def _got_a_message(records, start: int, sent: int) -> bool:
+    """Whether the client got the first message written from ``start`` whole (its 12-byte offset and
+    size prefix, then the message), i.e. resumes inside that entry rather than before it."""
+    if sent - start < 12:
+        return False
+    return sent - start >= 12 + int.from_bytes(records[start + 8 : start + 12], "big", signed=True)
 
 
 @attrs.define

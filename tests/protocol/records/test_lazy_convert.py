@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import CorruptRecordError, UnsupportedCompressionError
@@ -298,6 +298,8 @@ def _client_next(fitted: bytes, fetch_offset: int) -> int:
 
 @settings(max_examples=80, **_SLOW_OK)
 @given(**_A_SLICE, limit=st.integers(1, 6000))
+@example(spec=[(1, Codec.NONE, 0, False), (1, Codec.NONE, 0, True), (10, Codec.NONE, 0, False)], chunk_bytes=231,
+         magic=0, skip=0, limit=301)  # a marker, then a batch the client got a few messages of: it resumes there
 def test_resume_offset_lands_in_the_batch_the_client_fetches_next(monkeypatch, spec, chunk_bytes, magic, skip, limit):
     monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", chunk_bytes)
     data, markers = _slice_data(spec)
