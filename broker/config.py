@@ -139,6 +139,9 @@ BROKER_KEYS: tuple[Key, ...] = (
         "transaction_remove_expired_transaction_cleanup_interval_ms", int, 3_600_000, _positive, ""),
     Key("transaction.partition.verification.enable", "transaction_partition_verification_enable", _bool, True,
         None, "refuse transactional produce to a partition not added to the transaction (KIP-890)"),
+    Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),
+    Key("quota.window.size.seconds", "quota_window_size_seconds", int, 1, _positive,
+        "length of one sample of a client quota's measure"),  # fmt: skip
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
     Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
 )

@@ -5,7 +5,10 @@ while a request is in flight), so answers always come back in request order;
 we get the same by processing frames sequentially in the connection's task.
 A frame that Kafka would refuse closes the connection (``CloseConnection``),
 and so does ``connections.max.idle.ms`` without a byte from the client (a
-request in progress, such as a long-polling Fetch, is not idle time).
+request in progress, such as a long-polling Fetch, is not idle time). A
+handler that finds the client over a quota sets ``throttle``: the connection
+reads nothing more for that long (Kafka mutes the channel), after the answer
+for versions whose clients throttle themselves (KIP-219), else before it.
 
 A large request frame is received straight into its own buffer
 (``FrameBuffer.receive_buffer`` and ``recv_into``), so its bytes are copied
@@ -88,6 +91,7 @@ class Connection:
     client_software: tuple[str, str] | None = None
     auth: SaslAuthenticator | None = None  # SASL listeners: the handshake not yet done
     principal: str = "User:ANONYMOUS"  # an SSL client's certificate subject; a SASL login's user
+    throttle: tuple[int, bool] | None = None  # set by a handler over a client quota: (ms, after the answer)
     read_ahead: dict = attrs.Factory(dict)  # Fetch v0-v3 down-conversions begun for the next Fetch (read_ahead)
 
     async def serve(self) -> None:
@@ -170,8 +174,14 @@ class Connection:
                     self.principal = f"User:{self.auth.principal}"
                 continue
             response = await dispatch(self.broker, self, frame)
+            throttle_ms, after = self.throttle or (0, True)
+            self.throttle = None
+            if throttle_ms and not after:  # a client that does not throttle itself gets the answer late
+                await trio.sleep(throttle_ms / 1000)
             if response is not NO_RESPONSE:
                 await self.send_chunks(response)
+            if throttle_ms and after:  # KIP-219: answered at once, then muted for the throttle time
+                await trio.sleep(throttle_ms / 1000)
 
     async def _authenticate(self, frame: bytearray) -> None:
         """One frame before a SASL_PLAINTEXT connection is authenticated (``sasl_auth.py``)."""

@@ -19,6 +19,8 @@ One ``Broker`` per server. Handlers reach everything through it:
   the first log dir at start and rewritten there on every change.
 * ``dynamic_config`` (``DynamicBrokerConfig``) holds the dynamic broker
   configs, applied at start and changed by AlterConfigs on a BROKER resource.
+* ``quotas`` (``ClientQuotas``) holds the client quotas and measures the
+  clients' byte rates against them.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -39,6 +41,7 @@ from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
 from .log_validator import ValidatedRecords
 from .metrics import BrokerMetrics
+from .quotas import ClientQuotas
 from .scram_store import ScramStore
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
 from .transactions import TransactionCoordinator
@@ -73,6 +76,9 @@ class Broker:
         self.transactions = TransactionCoordinator(self)
         self.scram = ScramStore.load(config.log_dir_list()[0])
         self.dynamic_config = DynamicBrokerConfig.load(self)
+        self.quotas = ClientQuotas.load(config.log_dir_list()[0], config.quota_window_num,
+                                        config.quota_window_size_seconds)
+        self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

@@ -86,6 +86,7 @@ class RequestContext:
     broker: Any
     connection: Any
     request: Request
+    size: int = 0  # the request's bytes (its frame), for the client quotas
 
     @property
     def version(self) -> int:
@@ -134,7 +135,7 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
             return _api_versions_fallback(request.header.correlation_id)
         raise CloseConnection(f"{request.api.name} v{request.version} is not enabled")
     started = time.perf_counter()
-    body = await h.fn(RequestContext(broker, connection, request), request.body)
+    body = await h.fn(RequestContext(broker, connection, request, len(frame) + 4), request.body)
     broker.metrics.observe_request(request.api.name, request.version, time.perf_counter() - started)
     if body is NO_RESPONSE:
         return NO_RESPONSE

@@ -1,10 +1,11 @@
-"""DescribeClientQuotas (key 48): v0-1, the filter checked as Kafka's ClientQuotasImage does; no quotas.
+"""DescribeClientQuotas (key 48): v0-1, the quotas set (``broker/quotas.py``) that a filter matches.
 
-Behaviour: this broker enforces no client quotas, so a valid filter matches
-no entity and the answer is an empty list. It is served because
-``kafka-configs.sh --describe --entity-type users`` asks for the users'
-quotas before their SCRAM credentials and gives up if the broker cannot
-answer. The filter is still checked, with Kafka's messages: an empty entity
+Behaviour: every entity with quotas that the filter matches, with its
+values: each filter component names an entity type the entity must have and
+how its name must match (exact, the default entity, or any named one); with
+``strict`` the entity may have no other types (an empty strict filter
+matches nothing, as in Kafka; an empty loose one everything). The filter is
+checked first, with Kafka's messages: an empty entity
 type, or one given twice, is INVALID_REQUEST; a type other than ``user``,
 ``client-id`` and ``ip`` is UNSUPPORTED_VERSION; match type 0 (exact) needs
 a match string, 1 (default) and 2 (any named) must not have one, others are
@@ -60,4 +61,27 @@ async def handle(ctx: RequestContext, request) -> object:
     error = filter_error(request.components)
     if error is not None:
         return ctx.response(throttle_time_ms=0, error_code=error[0], error_message=error[1], entries=None)
-    return ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, entries=[])
+    resp = ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, entries=[])
+    Entry = type(resp).EntryData
+    for entity, values in sorted(ctx.broker.quotas.quotas.items(), key=lambda item: repr(item[0])):
+        if _matches(entity, request.components, request.strict):
+            resp.entries.append(Entry(
+                entity=[Entry.EntityData(entity_type=kind, entity_name=name) for kind, name in entity],
+                values=[Entry.ValueData(key=k, value=v) for k, v in sorted(values.items())],
+            ))  # fmt: skip
+    return resp
+
+
+def _matches(entity, components, strict: bool) -> bool:
+    """Kafka's filter: each component's type must be in the entity and match its name (exact, the
+    default, or any named one); ``strict``: the entity has no other types."""
+    names = dict(entity)
+    for component in components:
+        if component.entity_type not in names:
+            return False
+        name = names[component.entity_type]
+        if component.match_type == EXACT and name != component.match:
+            return False
+        if (component.match_type == DEFAULT and name is not None) or (component.match_type == SPECIFIED and name is None):
+            return False
+    return not strict or len(names) == len(components)

@@ -22,6 +22,11 @@ Behaviour:
 * ``isolation_level`` 1 (read_committed, v4+) reads up to the last stable
   offset and lists the aborted transactions in range (``fetch_reader``);
   every answer carries the partition's ``last_stable_offset``.
+* Client quotas (``broker/quotas.py``): the answer's records bytes count
+  against the client's ``consumer_byte_rate``; a fetch that would go over is
+  answered without topics and with ``throttle_time_ms``, its bytes not
+  counted, and the connection is muted that long; a fetch never reads more
+  than the quota allows in one window.
 * Fetch sessions (v7+) are not kept: the answer's ``session_id`` is 0, which
   tells clients to keep sending full fetch requests.
 
@@ -38,6 +43,7 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..fetch_reader import PartitionRead, read_partition
+from ..quotas import request_identity, throttle
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -56,11 +62,28 @@ async def handle(ctx: RequestContext, request) -> object:
         if scope.cancelled_caught:
             reads = _read_all(ctx, request)
             break
+    throttle_ms = _quota(ctx, sum(r.size for r in reads))
+    if throttle_ms:
+        return ctx.response(session_id=0, throttle_time_ms=throttle_ms)
     return _response(ctx, request, reads)
+
+
+def _quota(ctx: RequestContext, size: int) -> int:
+    """Kafka's consumer_byte_rate check: a fetch that goes over is answered empty, its bytes not counted,
+    and the connection muted for the throttle time."""
+    quotas, (user, client_id), now = ctx.broker.quotas, request_identity(ctx), ctx.broker.clock()
+    throttle_ms = quotas.record("consumer_byte_rate", user, client_id, size, now)
+    if throttle_ms:
+        quotas.unrecord("consumer_byte_rate", user, client_id, size, now)
+        throttle(ctx, throttle_ms)
+    return throttle_ms
 
 
 def _read_all(ctx: RequestContext, request) -> list[PartitionRead]:
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
+    quota_limit = ctx.broker.quotas.fetch_limit(*request_identity(ctx))
+    if quota_limit is not None:  # one fetch alone must fit the quota window (Kafka's cap)
+        budget = min(budget, quota_limit)
     min_one = ctx.version >= 3
     committed = ctx.version >= 4 and request.isolation_level == READ_COMMITTED
     reads = []

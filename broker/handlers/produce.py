@@ -16,7 +16,10 @@ INVALID_PRODUCER_EPOCH. A transactional batch needs the request's
 Kafka's authorizer answers it) and, as Kafka 3.6+ verifies (KIP-890 part 1),
 a partition added to that producer's open transaction: INVALID_TXN_STATE
 otherwise, and the coordinator's error for a stale epoch or producer id.
-With ``acks=0`` nothing is answered, and when any
+The request's size then counts against the client's ``producer_byte_rate``
+quota (``broker/quotas.py``): over it, the answer carries
+``throttle_time_ms`` and the connection is muted that long (with ``acks=0``
+too). With ``acks=0`` nothing is answered, and when any
 partition failed the connection is closed so the producer notices (Kafka's
 rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
 fsync.
@@ -38,6 +41,7 @@ from storage.producer_state import BatchInfo, Duplicate
 
 from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, handler
 from ..log_validator import ValidationError, validate_and_assign
+from ..quotas import request_identity, throttle
 
 log = logging.getLogger(__name__)
 API_KEY = 0
@@ -62,12 +66,15 @@ async def handle(ctx: RequestContext, request) -> object:
             failed |= part.error_code != ErrorCode.NONE
             parts.append(part)
         resp.responses.append(Topic(name=topic.name, partition_responses=parts))
+    if request.acks == -1 and appended:
+        await ctx.broker.wait_durable()
+    user, client_id = request_identity(ctx)
+    resp.throttle_time_ms = ctx.broker.quotas.record("producer_byte_rate", user, client_id, ctx.size, ctx.broker.clock())
+    throttle(ctx, resp.throttle_time_ms)
     if request.acks == 0:
         if failed:
             raise CloseConnection("acks=0 produce failed")
         return NO_RESPONSE
-    if request.acks == -1 and appended:
-        await ctx.broker.wait_durable()
     return resp
 
 

@@ -140,7 +140,6 @@ DIFFERS: dict[str, str] = {
     "describeFeatures": "ApiVersions v3+ carries no SupportedFeatures/FinalizedFeatures (metadata.version ...)",
     "alterReplicaLogDirs.sameDir": _NO_API.format("AlterReplicaLogDirs, key 34"),
     "describeConfigs.group": "DescribeConfigs refuses GROUP resources (KIP-848 group configs): INVALID_REQUEST",
-    "alterClientQuotas": _NO_API.format("AlterClientQuotas, key 49"),
     "describeMetadataQuorum": _NO_API.format("DescribeQuorum, key 55"),
     "describeDelegationToken": _NO_API.format("DescribeDelegationToken, key 41"),
     "createDelegationToken": _NO_API.format("CreateDelegationToken, key 38"),

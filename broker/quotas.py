@@ -1,0 +1,243 @@
+"""Client quotas (Kafka's ClientQuotaManager: KIP-13, KIP-55, KIP-219, KIP-546): byte rates per user and client id.
+
+**Store.** AlterClientQuotas sets quotas on *entities*: a ``user``, a
+``client-id``, both, or an ``ip``, each named or the type's default (a null
+name). ``ClientQuotas`` keeps them, checked as Kafka's controller checks them,
+in ``__client_quotas.json`` in the first log dir (rewritten atomically on
+every change; Kafka keeps them in its metadata log), and answers
+DescribeClientQuotas filters. The keys are Kafka's: ``producer_byte_rate`` and
+``consumer_byte_rate`` (whole bytes per second, enforced here),
+``request_percentage`` and ``controller_mutation_rate`` (user and client-id
+entities) and ``connection_creation_rate`` (ip entities). Those last three are
+refused: this broker does not enforce them, and storing them would pretend it
+does.
+
+**Which quota.** For a request of user ``U`` (the principal's name;
+``ANONYMOUS`` without a login) and client id ``C``, Kafka's eight levels, the
+first entity holding the key wins: ``(U, C)``, ``(U, default C)``, ``(U)``,
+``(default U, C)``, ``(default U, default C)``, ``(default U)``, ``(C)``,
+``(default C)``. Clients that share the winning entity share its measure: a
+quota on ``(U)`` is for all of U's clients together, one on ``(default C)``
+is for each client id apart (Kafka's quota metric tags).
+
+**Measure.** Kafka's ``Rate`` over ``quota.window.num`` (11) samples of
+``quota.window.size.seconds`` (1 s): the bytes of the samples not older than
+11 s, over the time they span (at least 10 s; both broker keys as in Kafka). A request that takes the rate
+past the quota ``Q`` is throttled for ``(rate - Q) / Q * window`` ms, the
+time the rate needs to come back to the quota.
+
+**Enforcement** (``record``, used by Produce and Fetch): Produce records the
+size of the request after its append (``producer_byte_rate``); Fetch records
+the records bytes of its answer (``consumer_byte_rate``) and, when that
+throttles, answers without records and takes the bytes back, as Kafka does; a
+fetch never asks for more than ``Q * (samples - 1) * window`` bytes, so one
+fetch alone is never over. The connection then stays muted for the throttle
+time (KIP-219, ``Connection``): Produce v6+ and Fetch v8+ get their answer at
+once (with ``throttle_time_ms``, so the client waits too), older versions get
+it when the time is up. Metrics per user and client id are Kafka's
+``kafka.server:type=Produce|Fetch,user=,client-id=`` ``byte-rate`` and
+``throttle-time``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any, Iterator
+
+from storage import StorageError
+from storage.topic_store import atomic_write
+
+log = logging.getLogger("minibroker")
+FILE_NAME = "__client_quotas.json"
+ENFORCED = {"producer_byte_rate": "Produce", "consumer_byte_rate": "Fetch"}
+_USER_CLIENT_KEYS = {"producer_byte_rate": "LONG", "consumer_byte_rate": "LONG", "request_percentage": "DOUBLE",
+                     "controller_mutation_rate": "DOUBLE"}  # fmt: skip
+_IP_KEYS = {"connection_creation_rate": "INT"}
+_TYPE_MAX = {"INT": 2**31 - 1, "LONG": 2**63 - 1}
+# KIP-219: from these versions the client throttles itself, so the answer goes out at once
+CLIENT_THROTTLES = {0: 6, 1: 8}
+Entity = tuple[tuple[str, "str | None"], ...]  # sorted (entity type, name or None for the default)
+
+
+class QuotaRefused(Exception):
+    """An entity or op Kafka refuses: INVALID_REQUEST with this message."""
+
+
+def entity_of(pairs: list[tuple[str, str | None]]) -> Entity:
+    """An entity in canonical form, checked as Kafka's ClientQuotaControlManager.validateEntity does."""
+    if not pairs:
+        raise QuotaRefused("Invalid empty client quota entity")
+    seen: dict[str, str | None] = {}
+    for kind, name in pairs:
+        if kind in seen:
+            raise QuotaRefused(f"Invalid client quota entity, duplicate entity entry {kind}")
+        if kind not in ("user", "client-id", "ip"):
+            raise QuotaRefused(f"Unhandled client quota entity type: {kind}")
+        if name is not None and not name:
+            raise QuotaRefused(f"Empty {kind} not supported")
+        seen[kind] = name
+    if "ip" in seen and len(seen) > 1:
+        raise QuotaRefused("Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId")
+    return tuple(sorted(seen.items()))
+
+
+def check_op(entity: Entity, key: str, value: float) -> None:
+    """Kafka's validateQuotaKeyValue, then this broker's refusal of the quotas it does not enforce."""
+    keys = _IP_KEYS if entity[0][0] == "ip" else _USER_CLIENT_KEYS
+    if key not in keys:
+        raise QuotaRefused(f"Invalid configuration key {key}")
+    if value <= 0.0:
+        raise QuotaRefused(f"Quota {key} must be greater than 0")
+    kind = keys[key]
+    if kind in _TYPE_MAX:
+        if value > _TYPE_MAX[kind]:
+            raise QuotaRefused(f"Proposed value for {key} is too large for {'an INT' if kind == 'INT' else 'a LONG'}.")
+        if abs(math.fmod(value, 1.0)) > 1e-6:
+            raise QuotaRefused(f"{key} cannot be a fractional value.")
+    if key not in ENFORCED:
+        raise QuotaRefused(f"Quota {key} is not enforced by this broker (only producer_byte_rate and "
+                           "consumer_byte_rate are)")  # fmt: skip
+
+
+class Samples:
+    """Kafka's SampledStat: values summed per ``window_ms`` sample, ``count`` samples kept."""
+
+    def __init__(self, count: int = 11, window_ms: int = 1000) -> None:
+        self.count, self.window = count, window_ms  # Kafka's quota.window.num, quota.window.size.seconds
+        self.samples: list[list[float]] = []  # [start ms, sum, count], oldest first
+
+    def record(self, value: float, now_ms: float) -> None:
+        self._purge(now_ms)
+        if not self.samples or now_ms - self.samples[-1][0] >= self.window:
+            self.samples.append([now_ms, 0.0, 0])
+            del self.samples[:-self.count]
+        sample = self.samples[-1]
+        sample[1] += value
+        sample[2] += 1
+
+    def _purge(self, now_ms: float) -> None:
+        self.samples = [s for s in self.samples if now_ms - s[0] < self.count * self.window]
+
+    def window_ms(self, now_ms: float) -> float:
+        """Kafka's Rate.windowSize: the time the samples span, at least ``count - 1`` whole windows."""
+        elapsed = now_ms - self.samples[0][0] if self.samples else 0.0
+        full = elapsed // self.window
+        return elapsed + max(self.count - 1 - full, 0) * self.window
+
+    def rate(self, now_ms: float) -> float:
+        """Per second."""
+        self._purge(now_ms)
+        return sum(s[1] for s in self.samples) / (self.window_ms(now_ms) / 1000)
+
+    def average(self, now_ms: float) -> float:
+        self._purge(now_ms)
+        count = sum(s[2] for s in self.samples)
+        return sum(s[1] for s in self.samples) / count if count else 0.0
+
+
+class ClientQuotas:
+    """The quotas set, and the measures of the clients they apply to."""
+
+    def __init__(self, path: Path, quotas: dict[Entity, dict[str, float]], samples: int = 11,
+                 window_s: int = 1) -> None:  # fmt: skip
+        self.path = path
+        self.quotas = quotas
+        self.samples, self.window_ms = samples, window_s * 1000
+        self.measures: dict[tuple[str, str, str], Samples] = {}  # (key, user tag, client tag) -> bytes
+        self.throttles: dict[tuple[str, str, str], Samples] = {}  # -> throttle times recorded
+
+    @classmethod
+    def load(cls, log_dir: str, samples: int = 11, window_s: int = 1) -> "ClientQuotas":
+        path = Path(log_dir) / FILE_NAME
+        quotas: dict[Entity, dict[str, float]] = {}
+        try:
+            for item in json.loads(path.read_text()) if path.exists() else []:
+                values = {k: float(v) for k, v in item["quotas"].items()}
+                quotas[tuple(sorted((k, v) for k, v in item["entity"]))] = values
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise StorageError(f"{path} is damaged ({exc!r}): mend or remove it") from None
+        return cls(path, quotas, samples, window_s)
+
+    def alter(self, changes: list[tuple[Entity, dict[str, float | None]]]) -> None:
+        """Apply checked changes (``None``: remove the key) and store them."""
+        quotas = {entity: dict(values) for entity, values in self.quotas.items()}
+        for entity, ops in changes:
+            values = quotas.setdefault(entity, {})
+            for key, value in ops.items():
+                if value is None:
+                    values.pop(key, None)
+                else:
+                    values[key] = value
+            if not values:
+                del quotas[entity]
+        data = [{"entity": [list(pair) for pair in entity], "quotas": values} for entity, values in sorted(
+            quotas.items(), key=lambda item: repr(item[0]))]  # fmt: skip
+        atomic_write(self.path, json.dumps(data, indent=1) + "\n")
+        self.quotas = quotas
+
+    # -- enforcement ---------------------------------------------------------------------
+
+    def quota(self, key: str, user: str, client_id: str) -> tuple[float | None, tuple[str, str]]:
+        """The quota on ``key`` for this user and client id, and the metric tags of its measure."""
+        u, c, du, dc = ("user", user), ("client-id", client_id), ("user", None), ("client-id", None)
+        levels = (((c, u), (user, client_id)), ((dc, u), (user, client_id)), ((u,), (user, "")),
+                  ((c, du), (user, client_id)), ((dc, du), (user, client_id)), ((du,), (user, "")),
+                  ((c,), ("", client_id)), ((dc,), ("", client_id)))  # fmt: skip
+        for entity, tags in levels:
+            value = self.quotas.get(entity, {}).get(key)
+            if value is not None:
+                return value, tags
+        return None, ("", client_id)
+
+    def record(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> int:
+        """Record ``value`` bytes; the throttle time in ms (0 when within the quota or without one)."""
+        quota, tags = self.quota(key, user, client_id)
+        measure = self.measures.setdefault((key, *tags), Samples(self.samples, self.window_ms))
+        measure.record(value, now_ms)
+        if quota is None:
+            return 0
+        rate = measure.rate(now_ms)
+        if rate <= quota:
+            return 0
+        throttle = round((rate - quota) / quota * measure.window_ms(now_ms))
+        self.throttles.setdefault((key, *tags), Samples(self.samples, self.window_ms)).record(throttle, now_ms)
+        return throttle
+
+    def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> None:
+        """Take back bytes recorded for an answer that was not sent (a throttled fetch)."""
+        _quota, tags = self.quota(key, user, client_id)
+        self.measures[(key, *tags)].record(-value, now_ms)
+
+    def fetch_limit(self, user: str, client_id: str) -> int | None:
+        """The most one fetch may return and still be within the quota on its own (Kafka's cap)."""
+        quota, _tags = self.quota("consumer_byte_rate", user, client_id)
+        return None if quota is None else int(quota * (self.samples - 1) * self.window_ms / 1000)
+
+    # -- describing ----------------------------------------------------------------------
+
+    def metric_samples(self, now_ms: float) -> Iterator[tuple[str, str, list[str], list[tuple[list[str], float]]]]:
+        """Kafka's ``type=Produce|Fetch,user=,client-id=`` ``byte-rate`` and ``throttle-time`` gauges."""
+        labels = ["user", "client_id"]
+        for key, kind in ENFORCED.items():
+            rates = [([u, c], s.rate(now_ms)) for (k, u, c), s in list(self.measures.items()) if k == key]
+            throttles = [([u, c], s.average(now_ms)) for (k, u, c), s in list(self.throttles.items()) if k == key]
+            name = f"kafka_server_{kind.lower()}"
+            yield f"{name}_byte_rate", f"{kind} bytes per second, per user and client id", labels, rates
+            yield (f"{name}_throttle_time", f"Average {kind} throttle time in ms, per user and client id", labels,
+                   throttles)  # fmt: skip
+
+
+def request_identity(ctx: Any) -> tuple[str, str]:
+    """The user (the principal's name) and client id quotas are looked up by."""
+    principal = getattr(ctx.connection, "principal", "User:ANONYMOUS")
+    return principal.partition(":")[2] or principal, ctx.request.header.client_id or ""
+
+
+def throttle(ctx: Any, ms: int) -> None:
+    """Mute the request's connection for ``ms`` after (KIP-219 versions) or before its answer."""
+    if ms > 0:
+        after = ctx.version >= CLIENT_THROTTLES.get(ctx.request.header.api_key, 0)
+        ctx.connection.throttle = (ms, after)

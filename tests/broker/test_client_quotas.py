@@ -1,0 +1,181 @@
+"""Client quotas (``broker/quotas.py``): Kafka's measure and throttle time, its eight levels, its checks,
+the store, and AlterClientQuotas / DescribeClientQuotas / Produce / Fetch driven in-process."""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.quotas import ClientQuotas, QuotaRefused, Samples, check_op, entity_of
+from protocol import ErrorCode
+from protocol.records import RecordBatchBuilder
+from storage import StorageError
+
+from ._admin_client import broker, call, create_ok, fake_connection, req, sub  # noqa: F401  (broker: a fixture)
+
+CLIENT = "admin-test"  # the client id ``call`` sends
+U, C, DU, DC = ("user", "alice"), ("client-id", "app"), ("user", None), ("client-id", None)
+
+
+# -- the measure -------------------------------------------------------------------------
+
+
+def test_the_rate_spans_at_least_ten_windows_and_the_throttle_is_kafkas():
+    samples = Samples()
+    samples.record(20_000, 0)
+    assert samples.window_ms(0) == 10_000 and samples.rate(0) == 2_000
+    samples.record(5_000, 4_500)  # a new sample: 4.5 s elapsed, still 10 s as the window
+    assert samples.window_ms(4_500) == 10_500 and samples.rate(4_500) == pytest.approx(25_000 / 10.5)
+    assert samples.rate(11_000) == pytest.approx(5_000 / 10.5)  # the first sample is 11 s old: dropped
+    short = Samples(3, 1000)  # quota.window.num=3: at least 2 s
+    short.record(4_000, 0)
+    assert short.window_ms(0) == 2_000 and short.rate(0) == 2_000
+    quotas = ClientQuotas(None, {((C[0], "app"),): {"producer_byte_rate": 1_000.0}})
+    assert quotas.record("producer_byte_rate", "u", "app", 5_000, 0) == 0  # 500 B/s
+    assert quotas.record("producer_byte_rate", "u", "app", 15_000, 0) == 10_000  # (2000 - 1000) / 1000 * 10 s
+    assert quotas.record("producer_byte_rate", "u", "other", 50_000, 0) == 0  # no quota for that client id
+
+
+def test_the_first_of_kafkas_eight_levels_that_holds_the_key_wins():
+    levels = [((C, U), ("alice", "app")), ((DC, U), ("alice", "app")), ((U,), ("alice", "")),
+              ((C, DU), ("alice", "app")), ((DC, DU), ("alice", "app")), ((DU,), ("alice", "")),
+              ((C,), ("", "app")), ((DC,), ("", "app"))]  # fmt: skip
+    quotas = ClientQuotas(None, {entity: {"consumer_byte_rate": float(i + 1)} for i, (entity, _) in enumerate(levels)})
+    for i, (entity, tags) in enumerate(levels):
+        assert quotas.quota("consumer_byte_rate", "alice", "app") == (float(i + 1), tags)
+        del quotas.quotas[entity]
+    assert quotas.quota("consumer_byte_rate", "alice", "app") == (None, ("", "app"))
+    assert quotas.fetch_limit("alice", "app") is None
+
+
+@pytest.mark.parametrize(("pairs", "message"), [
+    ([], "Invalid empty client quota entity"),
+    ([("user", "a"), ("user", "b")], "Invalid client quota entity, duplicate entity entry user"),
+    ([("group", "g")], "Unhandled client quota entity type: group"),
+    ([("client-id", "")], "Empty client-id not supported"),
+    ([("ip", "10.0.0.1"), ("user", "a")], "IP entity shouldnot be combined with User or ClientId"),
+])  # fmt: skip
+def test_entities_are_checked_as_kafka_checks_them(pairs, message):
+    with pytest.raises(QuotaRefused, match=message):
+        entity_of(pairs)
+
+
+@pytest.mark.parametrize(("entity", "key", "value", "message"), [
+    ([U], "producer_byte_rate", 0.0, "Quota producer_byte_rate must be greater than 0"),
+    ([U], "producer_byte_rate", 10.5, "producer_byte_rate cannot be a fractional value."),
+    ([U], "producer_byte_rate", 2.0**64, "Proposed value for producer_byte_rate is too large for a LONG."),
+    ([U], "connection_creation_rate", 5.0, "Invalid configuration key connection_creation_rate"),
+    ([("ip", None)], "producer_byte_rate", 5.0, "Invalid configuration key producer_byte_rate"),
+    ([C], "request_percentage", 50.0, "Quota request_percentage is not enforced by this broker"),
+    ([("ip", None)], "connection_creation_rate", 5.0, "Quota connection_creation_rate is not enforced"),
+])  # fmt: skip
+def test_values_are_checked_as_kafka_checks_them(entity, key, value, message):
+    with pytest.raises(QuotaRefused, match=message.replace("(", r"\(").replace(".", r"\.")):
+        check_op(entity_of(entity), key, value)
+
+
+def test_the_store_survives_a_reload_and_a_damaged_one_stops_the_start(tmp_path):
+    quotas = ClientQuotas.load(str(tmp_path))
+    quotas.alter([(entity_of([U, C]), {"producer_byte_rate": 1024.0}), (entity_of([DC]), {"consumer_byte_rate": 9.0})])
+    quotas.alter([(entity_of([DC]), {"consumer_byte_rate": None})])
+    assert ClientQuotas.load(str(tmp_path)).quotas == {(C, U): {"producer_byte_rate": 1024.0}}
+    (tmp_path / "__client_quotas.json").write_text("[{]")
+    with pytest.raises(StorageError, match="__client_quotas.json is damaged"):
+        ClientQuotas.load(str(tmp_path))
+
+
+# -- the APIs ------------------------------------------------------------------------------
+
+
+def entity(*pairs):
+    Entry = sub(49, "EntryData")
+    return [Entry.EntityData(entity_type=k, entity_name=v) for k, v in pairs]
+
+
+async def alter(broker, changes: list, validate_only=False):
+    Entry = sub(49, "EntryData")
+    entries = [Entry(entity=entity(*pairs), ops=[Entry.OpData(key=k, value=v or 0.0, remove=v is None)
+                                                 for k, v in ops.items()]) for pairs, ops in changes]  # fmt: skip
+    resp = await call(broker, 49, 1, req(49, entries=entries, validate_only=validate_only))
+    return [(e.error_code, e.error_message) for e in resp.entries]
+
+
+async def describe(broker, components: list, strict=False):
+    Comp = sub(48, "ComponentData")
+    body = req(48, components=[Comp(entity_type=k, match_type=t, match=m) for k, t, m in components], strict=strict)
+    resp = await call(broker, 48, 1, body)
+    assert resp.error_code == ErrorCode.NONE
+    return [({e.entity_type: e.entity_name for e in entry.entity}, {v.key: v.value for v in entry.values})
+            for entry in resp.entries]  # fmt: skip
+
+
+async def test_alter_then_describe_with_kafkas_filters(broker):
+    answers = await alter(broker, [([U], {"producer_byte_rate": 1024.0}), ([U, DC], {"consumer_byte_rate": 2048.0}),
+                                   ([C], {"request_percentage": 10.0}), ([DU], {"producer_byte_rate": 512.0})])
+    assert answers[0] == answers[1] == answers[3] == (ErrorCode.NONE, None)
+    assert answers[2][0] == ErrorCode.INVALID_REQUEST and "request_percentage" in answers[2][1]
+    everything = await describe(broker, [])
+    assert sorted((e for e, _ in everything), key=repr) == sorted([{"user": "alice"}, {"user": "alice", "client-id": None},
+                                                       {"user": None}], key=repr)  # fmt: skip
+    assert await describe(broker, [("user", 0, "alice")], strict=True) == [({"user": "alice"}, {"producer_byte_rate": 1024.0})]
+    assert [e for e, _ in await describe(broker, [("user", 0, "alice")])] == [
+        {"client-id": None, "user": "alice"}, {"user": "alice"}]  # fmt: skip
+    assert [e for e, _ in await describe(broker, [("user", 1, None)])] == [{"user": None}]
+    assert [e for e, _ in await describe(broker, [("user", 2, None), ("client-id", 1, None)])] == [
+        {"client-id": None, "user": "alice"}]  # fmt: skip
+    assert await describe(broker, [], strict=True) == []
+    assert await alter(broker, [([U], {"producer_byte_rate": None})]) == [(ErrorCode.NONE, None)]
+    assert await alter(broker, [([DU], {"producer_byte_rate": 1.0})], validate_only=True) == [(ErrorCode.NONE, None)]
+    assert await describe(broker, [("user", 0, "alice")], strict=True) == []
+    assert await describe(broker, [("user", 1, None)]) == [({"user": None}, {"producer_byte_rate": 512.0})]
+
+
+async def produce(broker, topic: str, size: int, version: int = 9, connection=None):
+    builder = RecordBatchBuilder()
+    for i in range(size // 1000):
+        builder.append(b"k%d" % i, b"v" * 1000, timestamp=1)
+    Data = sub(0, "TopicProduceData")
+    part = Data.PartitionProduceData(index=0, records=builder.build())
+    body = req(0, acks=1, timeout_ms=1000, topic_data=[Data(name=topic, partition_data=[part])])
+    return await call(broker, 0, version, body, connection=connection)
+
+
+async def test_produce_over_the_quota_is_answered_with_a_throttle_and_mutes_the_connection(broker):
+    await create_ok(broker, "q")
+    await alter(broker, [([C[0:1] + (CLIENT,)], {"producer_byte_rate": 2_000.0})])
+    first = fake_connection(throttle=None)
+    assert (await produce(broker, "q", 15_000, connection=first)).throttle_time_ms == 0  # 1.5 kB/s over 10 s
+    resp = await produce(broker, "q", 15_000, connection=first)
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.NONE  # appended all the same
+    assert 4_000 < resp.throttle_time_ms < 6_000  # about (3 kB/s - 2 kB/s) / 2 kB/s * 10 s
+    assert first.throttle == (resp.throttle_time_ms, True)  # v9: answered at once, then muted
+    old = fake_connection(throttle=None)
+    assert (await produce(broker, "q", 2_000, version=5, connection=old)).throttle_time_ms > 0
+    assert old.throttle[1] is False  # v5: the answer itself waits
+    other = fake_connection(throttle=None)
+    samples = dict(((name, tuple(labels)), value) for name, _h, _l, rows in broker.quotas.metric_samples(broker.clock())
+                   for labels, value in rows)  # fmt: skip
+    assert samples[("kafka_server_produce_throttle_time", ("", CLIENT))] > 0
+    assert samples[("kafka_server_produce_byte_rate", ("", CLIENT))] > 2_000
+    assert other.throttle is None
+
+
+async def fetch(broker, topic: str, max_bytes: int, connection):
+    T = sub(1, "FetchTopic")
+    body = req(1, max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, topics=[T(topic=topic, partitions=[
+        T.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=max_bytes)])])  # fmt: skip
+    return await call(broker, 1, 11, body, connection=connection)
+
+
+async def test_a_fetch_over_the_quota_is_answered_empty_and_its_bytes_are_not_counted(broker):
+    await create_ok(broker, "f")
+    for _ in range(5):
+        await produce(broker, "f", 10_000)
+    await alter(broker, [([("client-id", CLIENT)], {"consumer_byte_rate": 2_000.0})])  # one fetch: 20 kB at most
+    conn = fake_connection(throttle=None)
+    first = await fetch(broker, "f", 1_000_000, conn)
+    got = len(first.responses[0].partitions[0].records)
+    assert 10_000 < got <= 21_000 and first.throttle_time_ms == 0 and conn.throttle is None
+    second = await fetch(broker, "f", 1_000_000, conn)
+    assert second.responses == [] and second.throttle_time_ms > 0 and conn.throttle == (second.throttle_time_ms, True)
+    rate = broker.quotas.measures[("consumer_byte_rate", "", CLIENT)].rate(broker.clock())
+    assert rate == pytest.approx(got / 10, rel=0.05)  # the empty answer's bytes were taken back

@@ -1,0 +1,75 @@
+"""Client quotas on a real broker process, felt by real clients.
+
+The quotas are set with AlterClientQuotas from our own encoder (neither Python
+client has the call; the Java Admin sweep makes it with kafka-clients). Then
+a confluent-kafka producer over its ``producer_byte_rate`` must be told to
+wait (librdkafka's ``throttle_cb``) and still deliver every record, and a
+kafka-python consumer over its ``consumer_byte_rate`` must be throttled (the
+broker's ``throttle-time`` metric) and still read every record, in order.
+Sizes are picked so the throttle lasts a few seconds: a burst of ``B`` bytes
+within the 10 s window is throttled ``(B / (10 s * Q) - 1) * 10 s``.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import warnings
+
+import pytest
+from confluent_kafka import Producer
+
+from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
+
+from ..broker._admin_client import req, sub
+from .clients import kp_consume
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from kafka import KafkaProducer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+
+def _set_quota(port: int, client_id: str, key: str, value: float) -> None:
+    Entry = sub(49, "EntryData")
+    body = req(49, entries=[Entry(entity=[Entry.EntityData(entity_type="client-id", entity_name=client_id)],
+                                  ops=[Entry.OpData(key=key, value=value, remove=False)])])  # fmt: skip
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(encode_request(RequestHeader(49, 1, 1, "quota-admin"), body))
+        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+        resp = decode_response(sock.recv(size, socket.MSG_WAITALL), API_BY_KEY[49], 1)[1]
+    assert [(e.error_code, e.error_message) for e in resp.entries] == [(0, None)]
+
+
+def _metric(broker, name: str, client_id: str) -> float:
+    return broker.scrape().get((name, (("client_id", client_id), ("user", ""))), 0.0)
+
+
+def test_a_producer_over_its_quota_is_told_to_wait_and_delivers_everything(broker):
+    _set_quota(broker.port, "quota-producer", "producer_byte_rate", 20_000)
+    throttles, delivered = [], []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "client.id": "quota-producer", "linger.ms": 5,
+                         "throttle_cb": lambda event: throttles.append(event.throttle_time)})  # fmt: skip
+    for i in range(240):  # ~245 kB at once: about 2 s over a 20 kB/s quota
+        producer.produce("quota-p", key=b"%d" % i, value=b"x" * 1000,
+                         on_delivery=lambda err, msg: delivered.append((err, msg.offset())))  # fmt: skip
+    assert producer.flush(60) == 0
+    producer.poll(1)
+    assert [err for err, _ in delivered if err is not None] == []
+    assert sorted(offset for _, offset in delivered) == list(range(240))
+    assert throttles and max(throttles) > 0.5  # seconds, as librdkafka reports them
+    assert _metric(broker, "kafka_server_produce_throttle_time", "quota-producer") > 0
+
+
+def test_a_consumer_over_its_quota_is_throttled_and_reads_everything(broker_factory):
+    broker = broker_factory(**{"quota.window.num": "3"})  # a 2 s window: the test waits seconds, not tens
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=5)
+    for i in range(60):
+        producer.send("quota-c", key=b"%d" % i, value=b"y" * 1000, partition=0)
+    producer.flush(30)
+    producer.close(5)
+    _set_quota(broker.port, "quota-consumer", "consumer_byte_rate", 20_000)  # one fetch: 40 kB at most
+    got = kp_consume(broker.bootstrap, "quota-c", 60, client_id="quota-consumer", consumer_timeout_ms=40_000)
+    assert [(m.offset, m.key) for m in got] == [(i, b"%d" % i) for i in range(60)]
+    assert _metric(broker, "kafka_server_fetch_throttle_time", "quota-consumer") > 0
