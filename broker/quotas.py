@@ -145,6 +145,7 @@ class ClientQuotas:
                  window_s: int = 1) -> None:  # fmt: skip
         self.path = path
         self.quotas = quotas
+        self.keys = {key for values in quotas.values() for key in values}  # the quota keys set on any entity
         self.samples, self.window_ms = samples, window_s * 1000
         self.measures: dict[tuple[str, str, str], Samples] = {}  # (key, user tag, client tag) -> bytes
         self.throttles: dict[tuple[str, str, str], Samples] = {}  # -> throttle times recorded
@@ -177,6 +178,7 @@ class ClientQuotas:
             quotas.items(), key=lambda item: repr(item[0]))]  # fmt: skip
         atomic_write(self.path, json.dumps(data, indent=1) + "\n")
         self.quotas = quotas
+        self.keys = {key for values in quotas.values() for key in values}
 
     # -- enforcement ---------------------------------------------------------------------
 
@@ -193,7 +195,10 @@ class ClientQuotas:
         return None, ("", client_id)
 
     def record(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> int:
-        """Record ``value`` bytes; the throttle time in ms (0 when within the quota or without one)."""
+        """Record ``value`` bytes; the throttle time in ms (0 when within the quota or without one). As in
+        Kafka, nothing is measured while no entity has a quota on ``key``."""
+        if key not in self.keys:
+            return 0
         quota, tags = self.quota(key, user, client_id)
         measure = self.measures.setdefault((key, *tags), Samples(self.samples, self.window_ms))
         measure.record(value, now_ms)
@@ -209,10 +214,13 @@ class ClientQuotas:
     def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> None:
         """Take back bytes recorded for an answer that was not sent (a throttled fetch)."""
         _quota, tags = self.quota(key, user, client_id)
-        self.measures[(key, *tags)].record(-value, now_ms)
+        if (key, *tags) in self.measures:
+            self.measures[(key, *tags)].record(-value, now_ms)
 
     def fetch_limit(self, user: str, client_id: str) -> int | None:
         """The most one fetch may return and still be within the quota on its own (Kafka's cap)."""
+        if "consumer_byte_rate" not in self.keys:
+            return None
         quota, _tags = self.quota("consumer_byte_rate", user, client_id)
         return None if quota is None else int(quota * (self.samples - 1) * self.window_ms / 1000)
 

@@ -33,6 +33,8 @@ def test_the_rate_spans_at_least_ten_windows_and_the_throttle_is_kafkas():
     assert quotas.record("producer_byte_rate", "u", "app", 5_000, 0) == 0  # 500 B/s
     assert quotas.record("producer_byte_rate", "u", "app", 15_000, 0) == 10_000  # (2000 - 1000) / 1000 * 10 s
     assert quotas.record("producer_byte_rate", "u", "other", 50_000, 0) == 0  # no quota for that client id
+    assert quotas.record("consumer_byte_rate", "u", "app", 50_000, 0) == 0 and not any(
+        key == "consumer_byte_rate" for key, _u, _c in quotas.measures)  # no such quota anywhere: not measured
 
 
 def test_the_first_of_kafkas_eight_levels_that_holds_the_key_wins():
