@@ -87,6 +87,7 @@ class Connection:
     stream: trio.SocketStream | TlsStream
     peer: str = ""
     listener: str = ""  # the listener's name: what Metadata advertises to this client
+    security_protocol: str = "PLAINTEXT"  # the listener's: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
     requests: int = 0
     client_software: tuple[str, str] | None = None
     auth: SaslAuthenticator | None = None  # SASL listeners: the handshake not yet done

@@ -118,7 +118,7 @@ async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener:
 
 
 async def _serve_admitted(broker: Broker, stream: trio.SocketStream, listener: Listener, peer: str) -> None:
-    connection = Connection(broker, stream, peer, listener.name)
+    connection = Connection(broker, stream, peer, listener.name, listener.protocol)
     if listener.tls is not None:  # SSL, SASL_SSL: TLS first (the handshake is the connection's first step)
         connection.stream = TlsStream(stream, listener.tls)
     if listener.sasl is not None:  # SASL_*: nothing but the handshake until the client has logged in

@@ -123,6 +123,8 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "describeMetadataQuorum": ("OK", "leader=true voters=1"),
     "describeDelegationToken": ("UnsupportedByAuthenticationException", "not allowed on PLAINTEXT"),
     "createDelegationToken": ("UnsupportedByAuthenticationException", "not allowed on PLAINTEXT"),
+    "renewDelegationToken": ("UnsupportedByAuthenticationException", "not allowed on PLAINTEXT"),
+    "expireDelegationToken": ("UnsupportedByAuthenticationException", "not allowed on PLAINTEXT"),
     "listConfigResources": ("OK", None),
     "listConfigResources.clientMetrics": ("OK", "[]"),
     "describeShareGroups": ("GroupIdNotFoundException", ""),
@@ -141,10 +143,6 @@ DIFFERS: dict[str, str] = {
     "alterReplicaLogDirs.sameDir": _NO_API.format("AlterReplicaLogDirs, key 34"),
     "describeConfigs.group": "DescribeConfigs refuses GROUP resources (KIP-848 group configs): INVALID_REQUEST",
     "describeMetadataQuorum": _NO_API.format("DescribeQuorum, key 55"),
-    "describeDelegationToken": _NO_API.format("DescribeDelegationToken, key 41"),
-    "createDelegationToken": _NO_API.format("CreateDelegationToken, key 38"),
-    "listConfigResources": _NO_API.format("ListConfigResources, key 74"),
-    "listConfigResources.clientMetrics": _NO_API.format("ListConfigResources v0, key 74"),
 }
 
 EITHER: dict[str, set[str]] = {

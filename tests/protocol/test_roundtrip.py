@@ -228,10 +228,14 @@ def _kp_decode(kp_class: type, data: bytes, version: int) -> Any:
 
 
 ORACLE_CASES = [c for c in CASES if (c[0], c[2]) in ORACLE and c[1] <= ORACLE[(c[0], c[2])].max_version]
+# kafka-python 3.0 has no delegation token messages (keys 38-41): kafka-clients 4.3.0 decodes ours
+# instead, all four of them, in the Java Admin sweep (tests/e2e/test_java_admin_sweep.py).
+NO_ORACLE = {38, 39, 40, 41}
 
 
 def test_the_oracle_knows_every_api_and_version():
-    assert ORACLE_CASES == CASES
+    assert ORACLE_CASES == [c for c in CASES if c[0] not in NO_ORACLE]
+    assert not any(key in NO_ORACLE for key, _is_request in ORACLE)  # an oracle that appears is to be used
 
 
 @pytest.mark.roundtrip

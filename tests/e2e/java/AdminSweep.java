@@ -421,6 +421,8 @@ public class AdminSweep {
         });
         call("describeDelegationToken", () -> "" + get(admin.describeDelegationToken().delegationTokens()));
         call("createDelegationToken", () -> "" + get(admin.createDelegationToken().delegationToken()));
+        call("renewDelegationToken", () -> "" + get(admin.renewDelegationToken(new byte[] {1, 2}).expiryTimestamp()));
+        call("expireDelegationToken", () -> "" + get(admin.expireDelegationToken(new byte[] {1, 2}).expiryTimestamp()));
         call("listConfigResources", () -> sorted(get(admin.listConfigResources().all()).stream()
                 .filter(r -> !r.name().startsWith("__")).collect(Collectors.toList())));
         call("listConfigResources.clientMetrics", () -> "" + get(admin.listConfigResources(
