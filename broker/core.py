@@ -64,6 +64,7 @@ class Broker:
         self.bound: list[tuple[str, int]] = []
         self.advertised: tuple[str, int] = ("localhost", 0)  # the first listener's
         self.advertised_by_listener: dict[str, tuple[str, int]] = {}
+        self.tls_contexts: dict[str, Any] = {}  # a listener's TLS context since a keystore reload
         self.cluster_id = topics.cluster_id
         self._append_lot = trio.lowlevel.ParkingLot()
         self._metrics_server: Any = None

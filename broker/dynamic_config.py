@@ -24,6 +24,9 @@ What may change (``dynamic_key``), and what the change does:
 * ``max.connections``, ``max.connections.per.ip``, ``max.connections.per.ip.overrides``,
   ``listener.name.<l>.max.connections``: the connection limits (a lowered
   one closes no open connection);
+* an SSL listener's keystore and truststore keys, ``listener.name.<l>.ssl.keystore.location``
+  ..., for this node only: the listener's TLS context is built again
+  (``tls_reload.py``; the same path again reloads a rotated keystore);
 * ``producer.id.expiration.ms``, ``transaction.partition.verification.enable``;
 * ``num.io.threads``, ``num.network.threads``, ``num.recovery.threads.per.data.dir``:
   accepted as in ``server.properties`` (one event loop serves every request).
@@ -36,8 +39,8 @@ dynamically updated only per-listener using the listener prefix: ..."), a bad
 value ("Invalid value x for configuration k: Not a number of type INT"), a
 thread count out of range ("Invalid dynamic configuration", the reason in the
 log). Two refusals are this broker's own: a per-listener key other than
-``max.connections`` (Kafka reloads a listener's SSL and SASL settings; here
-they are set in ``server.properties``), and a key this broker does not know
+those (Kafka also changes a listener's SASL settings, cipher suites and
+protocols; here they are set in ``server.properties``), and a key this broker does not know
 (Kafka stores unknown keys and never reads them). A change the file cannot
 take (a full or failing disk) is not made: KAFKA_STORAGE_ERROR.
 """
@@ -61,8 +64,9 @@ from storage.config import ConfigModel, is_storage_key
 from storage.config_values import TYPE_PARSERS, invalid_value
 from storage.topic_store import atomic_write
 
-from .config import BROKER_KEYS, LISTENER_PREFIX, SSL_KEYS, ConfigError
+from .config import BROKER_KEYS, LISTENER_PREFIX, ConfigError
 from .connection_quotas import ip_limits
+from .tls_reload import RELOADABLE, NotReloadable, reloadable_key, reloaded_contexts
 
 log = logging.getLogger("minibroker")
 FILE_NAME = "__broker_configs.json"
@@ -96,27 +100,32 @@ def listener_limit(name: str) -> bool:
 
 
 def dynamic_key(name: str) -> bool:
-    return name in STORAGE_DYNAMIC_KEYS or name in BROKER_DYNAMIC or listener_limit(name)
+    return name in STORAGE_DYNAMIC_KEYS or name in BROKER_DYNAMIC or listener_limit(name) or reloadable_key(name)
 
 
 def scala_set(names: set[str]) -> str:
     return "Set(" + ", ".join(sorted(names)) + ")"
 
 
-def check_keys(props: dict[str, str]) -> None:
+def check_keys(props: dict[str, str], per_broker: bool) -> None:
     """Kafka's key checks of a dynamic change, in its order; ``Refused`` names the keys."""
     names = set(props)
-    security = names & set(SSL_KEYS)
+    security = names & RELOADABLE
     fixed = {n for n in names - security if not dynamic_key(n) and (n in _KNOWN_FIXED or is_storage_key(n))}
     if fixed:
         raise Refused(f"Cannot update these configs dynamically: {scala_set(fixed)}")
     if security:
         raise Refused("These security configs can be dynamically updated only per-listener using the listener "
                       f"prefix: {scala_set(security)}")  # fmt: skip
-    listener = {n for n in names if n.startswith(LISTENER_PREFIX) and not listener_limit(n)}
+    per_listener = {n for n in names if n.startswith(LISTENER_PREFIX) and not listener_limit(n)}
+    if not per_broker and per_listener:
+        raise Refused("Cannot update these configs at default cluster level, broker id must be specified: "
+                      f"{scala_set(per_listener)}")  # fmt: skip
+    listener = {n for n in per_listener if not reloadable_key(n)}
     if listener:
-        raise Refused("Of the per-listener configs only max.connections can be updated dynamically on this "
-                      f"broker (set the others in server.properties): {scala_set(listener)}")  # fmt: skip
+        raise Refused("Of the per-listener configs only max.connections and the keystore and truststore keys can "
+                      f"be updated dynamically on this broker (set the others in server.properties): "
+                      f"{scala_set(listener)}")  # fmt: skip
     unknown = {n for n in names if not dynamic_key(n) and n not in listener}
     if unknown:
         raise Refused(f"Unknown broker configs: {scala_set(unknown)}")
@@ -143,6 +152,7 @@ class Plan:
     values: dict[str, Any]  # broker config attribute -> value, for the keys of BROKER_DYNAMIC
     listener_overrides: dict[str, str]
     cleaner: CleanerConfig
+    tls: dict[str, Any]  # listener name -> its new TLS context (keystore or truststore reloaded)
 
 
 class DynamicBrokerConfig:
@@ -184,19 +194,24 @@ class DynamicBrokerConfig:
 
     def plan(self, level: str, props: dict[str, str], *, check_threads: bool = True) -> Plan:
         """Check ``props`` as the new complete set of ``level``'s dynamic configs; ``Refused`` if not valid."""
-        check_keys(props)
+        check_keys(props, per_broker=level != DEFAULT_LEVEL)
         levels = {**self.levels, level: dict(props)}
         layers = [(DYNAMIC_BROKER, levels[self.node]), (DYNAMIC_DEFAULT, levels[DEFAULT_LEVEL])]
         try:
             model = self.static_model.with_dynamic(layers)
             self.broker.topics.manager.check_model(model)
             values, listeners = self._broker_values(levels)
-            ip_limits(types.SimpleNamespace(**values))
+            candidate = types.SimpleNamespace(**{**vars(self.broker.config), **values, "listener_overrides": listeners})
+            ip_limits(candidate)
+            tls = reloaded_contexts(self.broker, candidate, levels[self.node])
         except (StorageConfigError, ConfigError) as exc:
             raise Refused(str(exc)) from None
+        except NotReloadable as exc:  # Kafka's answer does not say why; the log does
+            log.info("refused a TLS context reload: %s", exc)
+            raise Refused("Invalid dynamic configuration") from None
         if check_threads:
             self._check_thread_counts(model, values)
-        return Plan(levels, model, values, listeners, CleanerConfig.from_props(model.other))
+        return Plan(levels, model, values, listeners, CleanerConfig.from_props(model.other), tls)
 
     def _broker_values(self, levels: dict[str, dict[str, str]]) -> tuple[dict[str, Any], dict[str, str]]:
         values = {}
@@ -209,6 +224,8 @@ class DynamicBrokerConfig:
             for name, text in levels[level].items():
                 if listener_limit(name):
                     listeners[name] = str(parse_value(name, text))
+                elif reloadable_key(name):
+                    listeners[name] = text
         return values, listeners
 
     def _check_thread_counts(self, model: ConfigModel, values: dict[str, Any]) -> None:
@@ -259,11 +276,12 @@ class DynamicBrokerConfig:
         for attr, value in plan.values.items():
             setattr(config, attr, value)
         config.listener_overrides = plan.listener_overrides
+        self.broker.tls_contexts.update(plan.tls)
 
     def _save(self, levels: dict[str, dict[str, str]]) -> None:
         stored = {**self.stored, **levels}
         data = {(k or _FILE_DEFAULT): v for k, v in sorted(stored.items()) if v}
-        atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+        atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n", private=True)  # passwords
         self.stored = stored
 
     # -- describing ----------------------------------------------------------------------

@@ -39,8 +39,9 @@ _P12_TYPES = ("PKCS12", "JKS")
 Setting = Callable[[str], str]  # the effective value of an ssl.* key ("" when unset)
 
 
-def load_keystore(context: ssl.SSLContext, setting: Setting, named: Setting) -> None:
-    """Load the listener's key pair into ``context``; ``named`` gives a key's name as set, for errors."""
+def load_keystore(context: ssl.SSLContext, setting: Setting, named: Setting) -> str:
+    """Load the listener's key pair into ``context``; ``named`` gives a key's name as set, for errors.
+    Returns the PEM it loaded (the certificate chain, first the listener's own, and the key)."""
     kind = setting("ssl.keystore.type").upper()
     location, chain, key = (setting(k) for k in ("ssl.keystore.location", "ssl.keystore.certificate.chain",
                                                  "ssl.keystore.key"))  # fmt: skip
@@ -48,20 +49,18 @@ def load_keystore(context: ssl.SSLContext, setting: Setting, named: Setting) -> 
         if location or not (chain and key):
             raise ConfigError(f"{named('ssl.keystore.key')}: give it together with ssl.keystore.certificate.chain, "
                               "and without ssl.keystore.location")  # fmt: skip
-        _load_pem_pair(context, chain + "\n" + key, setting("ssl.key.password"), named("ssl.keystore.key"))
-        return
+        return _load_pem_pair(context, chain + "\n" + key, setting("ssl.key.password"), named("ssl.keystore.key"))
     if not location:
         raise ConfigError(f"{named('ssl.keystore.location')}: an SSL listener needs a keystore")
     data = _read(named("ssl.keystore.location"), location)
     if kind in _PEM_TYPES:
-        _load_pem_pair(context, data.decode("ascii", "replace"), setting("ssl.key.password"),
-                       named("ssl.keystore.location"))  # fmt: skip
-    elif kind in _P12_TYPES:
+        return _load_pem_pair(context, data.decode("ascii", "replace"), setting("ssl.key.password"),
+                              named("ssl.keystore.location"))  # fmt: skip
+    if kind in _P12_TYPES:
         _refuse_jks(named("ssl.keystore.location"), data)
         pem = _p12_key_pair(data, setting("ssl.keystore.password"), setting("ssl.key.password"), named)
-        _load_pem_pair(context, pem, "", named("ssl.keystore.location"))
-    else:
-        raise ConfigError(f"{named('ssl.keystore.type')}: {kind!r} is not supported (PKCS12, PEM or JKS)")
+        return _load_pem_pair(context, pem, "", named("ssl.keystore.location"))
+    raise ConfigError(f"{named('ssl.keystore.type')}: {kind!r} is not supported (PKCS12, PEM or JKS)")
 
 
 def load_truststore(context: ssl.SSLContext, setting: Setting, named: Setting) -> bool:
@@ -102,7 +101,7 @@ def _refuse_jks(key: str, data: bytes) -> None:
                           "-deststoretype PKCS12 and set the type to PKCS12")  # fmt: skip
 
 
-def _load_pem_pair(context: ssl.SSLContext, pem: str, password: str, key: str) -> None:
+def _load_pem_pair(context: ssl.SSLContext, pem: str, password: str, key: str) -> str:
     with tempfile.TemporaryDirectory(prefix="minibroker-ssl-") as directory:
         path = os.path.join(directory, "pair.pem")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -113,6 +112,7 @@ def _load_pem_pair(context: ssl.SSLContext, pem: str, password: str, key: str) -
         except (ssl.SSLError, ValueError, OSError) as exc:
             raise ConfigError(f"{key}: no usable private key and certificate chain ({_reason(exc)}; "
                               "a wrong ssl.key.password gives this too)") from None  # fmt: skip
+    return pem
 
 
 def _verify_locations(context: ssl.SSLContext, pem: str, key: str) -> None:

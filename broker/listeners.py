@@ -79,15 +79,17 @@ def parse_listeners(text: str, key: str, protocols: dict[str, str] | None = None
     return result
 
 
-def served_listeners(config) -> list[Listener]:
-    """The listeners to bind: ``listeners`` without the controller's; at least one must be left."""
+def served_listeners(config, *, contexts: bool = True) -> list[Listener]:
+    """The listeners to bind: ``listeners`` without the controller's; at least one must be left.
+    ``contexts=False``: without their SASL settings and TLS contexts."""
     protocols = parse_protocol_map(config.listener_security_protocol_map)
     controllers = {n.strip().upper() for n in config.controller_listener_names.split(",") if n.strip()}
     listeners = parse_listeners(config.listeners, "listeners", protocols)
     served = [lst for lst in listeners if lst.name not in controllers]
     if not served:
         raise ConfigError("listeners: at least one listener other than the controller's is required")
-    served = [_with_settings(config, lst) for lst in served]
+    if contexts:
+        served = [_with_settings(config, lst) for lst in served]
     names = {lst.name for lst in served}
     inter = config.inter_broker_listener_name.strip().upper()
     if inter and inter not in names:

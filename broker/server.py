@@ -59,6 +59,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]
                 nursery.start_soon(_accept_loop, broker, listener, sockets, quotas)
             broker.set_bound(bound)
+            broker.tls_contexts.update({listener.name: listener.tls for listener in listeners if listener.tls})
             nursery.start_soon(_periodic, broker)
             nursery.start_soon(broker.groups.run)
             nursery.start_soon(broker.transactions.run)
@@ -120,7 +121,7 @@ async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener:
 async def _serve_admitted(broker: Broker, stream: trio.SocketStream, listener: Listener, peer: str) -> None:
     connection = Connection(broker, stream, peer, listener.name, listener.protocol)
     if listener.tls is not None:  # SSL, SASL_SSL: TLS first (the handshake is the connection's first step)
-        connection.stream = TlsStream(stream, listener.tls)
+        connection.stream = TlsStream(stream, broker.tls_contexts.get(listener.name, listener.tls))
     if listener.sasl is not None:  # SASL_*: nothing but the handshake until the client has logged in
         connection.auth = new_authenticator(listener.sasl, broker.scram)
     metrics = broker.metrics

@@ -20,7 +20,10 @@ server ``SSLContext``:
 Keys that only tune Java's implementation (``ssl.keymanager.algorithm``,
 ``ssl.provider`` ...) are accepted and have no effect;
 ``ssl.engine.factory.class`` cannot be honoured and stops the start.
-A client's principal is ``User:`` and the RFC 2253 name of its certificate,
+``certificate_names`` gives the subject and alternative names of the
+certificate a context serves, which a keystore reload (a dynamic broker
+config) must keep, as in Kafka. A client's principal is ``User:`` and the
+RFC 2253 name of its certificate,
 or ``User:ANONYMOUS`` without one, as with Kafka's default
 ``ssl.principal.mapping.rules``.
 """
@@ -61,7 +64,7 @@ def ssl_context(config: Any, listener: str) -> ssl.SSLContext:
     _set_versions(context, setting("ssl.enabled.protocols"), named("ssl.enabled.protocols"))
     if setting("ssl.cipher.suites"):
         _set_ciphers(context, setting("ssl.cipher.suites"), named("ssl.cipher.suites"))
-    load_keystore(context, setting, named)
+    context.keystore_pem = load_keystore(context, setting, named)  # type: ignore[attr-defined]  (for reloads)
     trusted = load_truststore(context, setting, named)
     mode = setting("ssl.client.auth").lower()
     if mode not in _CLIENT_AUTH:
@@ -71,6 +74,18 @@ def ssl_context(config: Any, listener: str) -> ssl.SSLContext:
                           "(ssl.truststore.location or ssl.truststore.certificates)")  # fmt: skip
     context.verify_mode = _CLIENT_AUTH[mode]
     return context
+
+
+def certificate_names(context: ssl.SSLContext) -> tuple[str, frozenset[str]]:
+    """The RFC 4514 subject and the subject alternative names of the certificate ``context`` serves."""
+    from cryptography import x509
+
+    certificate = x509.load_pem_x509_certificates(context.keystore_pem.encode())[0]  # type: ignore[attr-defined]
+    try:
+        names = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return certificate.subject.rfc4514_string(), frozenset()
+    return certificate.subject.rfc4514_string(), frozenset(str(n.value) for n in names)
 
 
 def _attr(key: str) -> str:

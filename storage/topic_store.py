@@ -78,10 +78,13 @@ def kafka_uuid(value: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(value.bytes).rstrip(b"=").decode()
 
 
-def atomic_write(path: Path, text: str, *, sync: bool = True) -> None:
-    """Replace ``path`` by ``text`` through a temporary file; ``sync``: fsync the file and its directory."""
+def atomic_write(path: Path, text: str, *, sync: bool = True, private: bool = False) -> None:
+    """Replace ``path`` by ``text`` through a temporary file; ``sync``: fsync the file and its directory;
+    ``private``: readable by the owner only (it may hold passwords)."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
+    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666), "w") as f:
+        if private:
+            os.fchmod(f.fileno(), 0o600)  # a temporary file left by a crash may have other bits
         f.write(text)
         if sync:
             f.flush()

@@ -3,7 +3,8 @@
 ``make_pki(directory)`` writes, with ``cryptography``:
 
 * ``ca.pem``: the CA certificate (clients trust it; the broker checks client
-  certificates against it); ``other-ca.pem``: a CA that signed nothing here;
+  certificates against it), ``ca.key`` its key (``issue_broker_pair`` signs
+  rotated broker keystores with it); ``other-ca.pem``: a CA that signed nothing here;
 * ``broker-pair.pem`` (key, then certificate chain), ``broker.key`` /
   ``broker.pem`` apart, ``broker-encrypted.pem`` (key encrypted with
   ``KEY_PASSWORD``), ``broker.p12`` (PKCS12, ``STORE_PASSWORD``), for
@@ -81,7 +82,7 @@ def make_pki(directory: Path) -> Pki:
     broker = _certificate(_name(CN="localhost"), broker_key, ca_name, ca_key, names=names)
     client = _certificate(_name(O="minibroker", OU="tests", CN="client-1"), client_key, ca_name, ca_key)
     files = {
-        "ca.pem": _pem(ca), "other-ca.pem": _pem(other),
+        "ca.pem": _pem(ca), "ca.key": _key_pem(ca_key), "other-ca.pem": _pem(other),
         "broker.key": _key_pem(broker_key), "broker.pem": _pem(broker) + _pem(ca),
         "broker-pair.pem": _key_pem(broker_key) + _pem(broker) + _pem(ca),
         "broker-encrypted.pem": _key_pem(broker_key, KEY_PASSWORD) + _pem(broker) + _pem(ca),
@@ -94,3 +95,15 @@ def make_pki(directory: Path) -> Pki:
     for name, data in files.items():
         (directory / name).write_bytes(data)
     return Pki(directory)
+
+
+def issue_broker_pair(pki: Pki, path: Path, common_name: str = "localhost") -> Path:
+    """A new key pair for the broker, signed by ``pki``'s CA, with the subject names of ``make_pki``'s
+    (unless ``common_name`` differs), as a PEM pair (key, certificate, CA) at ``path``: a rotated keystore."""
+    ca = x509.load_pem_x509_certificate(Path(pki.ca_pem).read_bytes())
+    ca_key = serialization.load_pem_private_key(Path(pki.ca_key).read_bytes(), None)
+    key = ec.generate_private_key(ec.SECP256R1())
+    names = [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+    cert = _certificate(_name(CN=common_name), key, ca.subject, ca_key, names=names)
+    path.write_bytes(_key_pem(key) + _pem(cert) + _pem(ca))
+    return path

@@ -101,14 +101,18 @@ def default_configs(broker: Any) -> list[BrokerConfigEntry]:
 
 
 def _listener_entries(broker: Any) -> list[BrokerConfigEntry]:
-    """``listener.name.<l>.max.connections`` set dynamically (with the static value below, if any)."""
+    """The per-listener keys set dynamically (``max.connections``, keystore and truststore keys), with the
+    static value below, if any; passwords never shown."""
     dynamic, static = broker.dynamic_config, broker.dynamic_config.static_listeners
     entries = []
     for name in sorted(n for n in dynamic.names() if n.startswith("listener.name.")):
         chain = [(n, v, source_id(s)) for n, v, s in dynamic.synonyms(name)]
         chain += [(name, static[name], STATIC_BROKER_CONFIG)] if name in static else []
-        entries.append(BrokerConfigEntry(name, chain[0][1], chain[0][2], False, False, CONFIG_TYPES["INT"], None,
-                                         chain))  # fmt: skip
+        secret = name.rpartition("listener.name.")[2].partition(".")[2] in SSL_PASSWORD_KEYS
+        if secret:  # a password, as Kafka: never shown
+            chain = [(n, None, s) for n, _v, s in chain]
+        kind = CONFIG_TYPES["PASSWORD" if secret else "INT" if name.endswith(".max.connections") else "STRING"]
+        entries.append(BrokerConfigEntry(name, chain[0][1], chain[0][2], False, secret, kind, None, chain))
     return entries
 
 

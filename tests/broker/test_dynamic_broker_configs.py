@@ -119,7 +119,10 @@ async def test_cleanup_policy_append_makes_every_plain_topic_compacted(broker):
     ([("max.connections", SET, "-1")], "Invalid value -1 for configuration max.connections: Value must be at least 0"),
     ([("log.segment.bytes", APPEND, "1")], "Config value append is not allowed for config key: log.segment.bytes"),
     ([("log.segment.bytes", SET, None)], "Null value not supported for : log.segment.bytes"),
-    ([("listener.name.plaintext.ssl.keystore.location", SET, "/k")], "only max.connections"),
+    ([("listener.name.plaintext.sasl.enabled.mechanisms", SET, "PLAIN")],
+     "Set(listener.name.plaintext.sasl.enabled.mechanisms)"),  # default level: per broker; node: not here
+    ([("ssl.keystore.location", SET, "/k.p12"), ("listener.name.ssl.ssl.keystore.location", SET, "/k.p12")],
+     "These security configs can be dynamically updated only per-listener"),
     ([("no.such.key", SET, "1")], "Unknown broker configs: Set(no.such.key)"),
     ([("log.cleaner.threads", SET, "3")], "Invalid dynamic configuration"),
     ([("num.io.threads", SET, "17")], "Invalid dynamic configuration"),
@@ -259,3 +262,15 @@ async def test_a_change_the_file_cannot_take_is_not_made(broker):
     assert result.error_code == ErrorCode.KAFKA_STORAGE_ERROR and "could not store" in result.error_message
     assert broker.dynamic_config.levels[""] == {}
     assert broker.topics.manager.model.effective({}).retention_ms == 604_800_000
+
+
+async def test_listener_keystore_keys_are_per_broker_and_their_passwords_never_shown(broker):
+    default = await incremental(broker, "", [("listener.name.ssl.ssl.keystore.location", SET, "/k.pem")])
+    assert default.error_code == ErrorCode.INVALID_REQUEST
+    assert default.error_message == ("Cannot update these configs at default cluster level, broker id must be "
+                                     "specified: Set(listener.name.ssl.ssl.keystore.location)")  # fmt: skip
+    await ok(await incremental(broker, NODE_NAME, [("listener.name.ssl.ssl.keystore.password", SET, "s3cret")]))
+    entry = await broker_entry(broker, "listener.name.ssl.ssl.keystore.password")
+    assert (entry.value, entry.is_sensitive, entry.config_source) == (None, True, DYNAMIC_BROKER)
+    assert [s.value for s in entry.synonyms] == [None]
+    assert broker.dynamic_config.path.stat().st_mode & 0o777 == 0o600  # the file holds it in clear
