@@ -84,6 +84,8 @@ BROKER_KEYS: tuple[Key, ...] = (
         "largest frame a SASL_PLAINTEXT connection may send before it has logged in"),  # fmt: skip
     Key("max.connections", "max_connections", int, 2**31 - 1, _non_negative,
         "connections the broker accepts at once (also per listener: listener.name.<l>.max.connections)"),
+    Key("max.connection.creation.rate", "max_connection_creation_rate", int, 2**31 - 1, _non_negative,
+        "new connections per second the broker accepts (also per listener); past it accepting waits"),  # fmt: skip
     Key("max.connections.per.ip", "max_connections_per_ip", int, 2**31 - 1, _non_negative,
         "connections from one address; more are closed at once"),  # fmt: skip
     Key("max.connections.per.ip.overrides", "max_connections_per_ip_overrides", str, "", None,
@@ -179,18 +181,19 @@ _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
 LISTENER_PREFIX = "listener.name."
 _LISTENER_KEYS = (  # after listener.name.<listener>.
     "sasl.enabled.mechanisms", "plain.sasl.jaas.config", "scram-sha-256.sasl.jaas.config",
-    "scram-sha-512.sasl.jaas.config", "max.connections", *SSL_KEYS,
+    "scram-sha-512.sasl.jaas.config", "max.connections", "max.connection.creation.rate", *SSL_KEYS,
 )  # fmt: skip
 
 
 def _listener_override(name: str, text: str) -> str:
-    """A per-listener key (Kafka's ``listener.name.<listener>.<key>``): SASL, SSL and ``max.connections``."""
+    """A per-listener key (Kafka's ``listener.name.<listener>.<key>``): SASL, SSL and the connection limits."""
     listener, _, key = name[len(LISTENER_PREFIX):].partition(".")
     if not listener or key not in _LISTENER_KEYS:
         raise ConfigError(f"{name}: unknown configuration key (per-listener keys: {', '.join(_LISTENER_KEYS)})")
-    if key == "max.connections" and not text.strip().isdigit():
+    counted = key in ("max.connections", "max.connection.creation.rate")
+    if counted and not text.strip().isdigit():
         raise ConfigError(f"{name}: invalid value {text!r} (expected a count >= 0)")
-    return text.strip() if key == "max.connections" else text
+    return text.strip() if counted else text
 
 
 def read_properties(text: str) -> dict[str, str]:

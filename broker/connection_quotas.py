@@ -8,6 +8,17 @@
 * ``max.connections.per.ip``, with ``max.connections.per.ip.overrides``
   (``host:count,...``, hosts resolved at startup): a connection past its
   address's limit is accepted and closed at once, and logged.
+* ``max.connection.creation.rate`` (broker-wide, the inter-broker listener
+  exempt) and ``listener.name.<listener>.max.connection.creation.rate``: new
+  connections per second, measured as the client quotas are (Kafka's
+  ``Rate`` over ``quota.window.num`` samples); a connection that takes the
+  rate past a limit waits, and the listener accepts nothing meanwhile, for
+  the time the rate needs to come back (at most one window), as Kafka's
+  acceptor does.
+* The ``connection_creation_rate`` quota of an ``ip`` entity (the address
+  itself, else the default ``ip``; AlterClientQuotas): a connection that
+  takes its address past it is not served, not counted, and closed after
+  that time.
 * Every connection made and closed is counted per listener:
   ``kafka_server_socketservermetrics_connection_creation_total`` and
   ``..._connection_close_total`` (Kafka's socket-server-metrics
@@ -25,6 +36,7 @@ from typing import Any
 import trio
 
 from .config import ConfigError
+from .quotas import Samples
 
 UNLIMITED = 2**31 - 1
 
@@ -54,11 +66,22 @@ def ip_limits(config: Any) -> dict[str, int]:
     return overrides
 
 
+def _over(samples: Samples, limit: float, now_ms: float, window_ms: int) -> int:
+    """Record one connection; the wait that brings the rate back to ``limit``, at most one window (Kafka's
+    bounded throttle time), or 0."""
+    samples.record(1, now_ms)
+    rate = samples.rate(now_ms)
+    if rate <= limit:
+        return 0
+    return min(round((rate - limit) / limit * samples.window_ms(now_ms)) if limit else window_ms, window_ms)
+
+
 class ConnectionQuotas:
     def __init__(self, config: Any, listeners: list[str]) -> None:
         self.total = 0
         self.per_listener = dict.fromkeys(listeners, 0)
         self.per_ip: dict[str, int] = {}
+        self.rates: dict[Any, Samples] = {}  # None: broker-wide; a listener's name; ("ip", address)
         self.set_limits(config)
         inter = config.inter_broker_listener_name.strip().upper()
         self.protected = inter if inter in self.per_listener and len(listeners) > 1 else None
@@ -68,10 +91,39 @@ class ConnectionQuotas:
         """Take the limits from ``config``; ``ConfigError`` (and nothing changed) if they are not valid."""
         self.ip_overrides = ip_limits(config)
         self.max_total, self.max_ip = config.max_connections, config.max_connections_per_ip
-        self.max_listener = {
-            name: int(config.listener_overrides.get(f"listener.name.{name.lower()}.max.connections", UNLIMITED))
-            for name in self.per_listener
-        }  # fmt: skip
+        self.max_listener = self._per_listener(config, "max.connections")
+        self.max_rate = {None: config.max_connection_creation_rate,
+                         **self._per_listener(config, "max.connection.creation.rate")}  # fmt: skip
+        self.windows = (getattr(config, "quota_window_num", 11), getattr(config, "quota_window_size_seconds", 1) * 1000)
+
+    def _per_listener(self, config: Any, key: str) -> dict[str, int]:
+        return {name: int(config.listener_overrides.get(f"listener.name.{name.lower()}.{key}", UNLIMITED))
+                for name in self.per_listener}  # fmt: skip
+
+    def accept_throttle(self, listener: str, now_ms: float) -> int:
+        """Count a new connection in the creation rates (the broker's, unless the listener is the protected
+        inter-broker one, and the listener's); how long accepting must wait, in ms (Kafka's acceptor)."""
+        throttle = 0 if listener == self.protected else self._record(None, now_ms)
+        return max(throttle, self._record(listener, now_ms))
+
+    def ip_throttle(self, listener: str, ip: str, limit: float | None, now_ms: float) -> int:
+        """Count a connection from ``ip`` against its ``connection_creation_rate`` quota ``limit``; over it,
+        take the connection back out of every rate and return how long to wait before closing it."""
+        if limit is None:
+            return 0
+        samples = self.rates.setdefault(("ip", ip), Samples(*self.windows))
+        throttle = _over(samples, limit, now_ms, self.windows[1])
+        if throttle:
+            for key in [("ip", ip), listener] + ([None] if listener != self.protected else []):
+                if key in self.rates:
+                    self.rates[key].record(-1, now_ms)
+        return throttle
+
+    def _record(self, key: str | None, now_ms: float) -> int:
+        limit = self.max_rate[key]
+        if limit >= UNLIMITED:
+            return 0
+        return _over(self.rates.setdefault(key, Samples(*self.windows)), limit, now_ms, self.windows[1])
 
     async def reconfigure(self, config: Any) -> None:
         """New limits at runtime (dynamic broker configs): a listener held at a limit that was raised

@@ -22,7 +22,8 @@ What may change (``dynamic_key``), and what the change does:
   ``.io.buffer.size``, ``.io.buffer.load.factor``, ``.io.max.bytes.per.second``:
   the cleaner threads restart with them (``LogCleaner.reconfigure``);
 * ``max.connections``, ``max.connections.per.ip``, ``max.connections.per.ip.overrides``,
-  ``listener.name.<l>.max.connections``: the connection limits (a lowered
+  ``max.connection.creation.rate``, ``listener.name.<l>.max.connections`` and
+  ``.max.connection.creation.rate``: the connection limits (a lowered
   one closes no open connection);
 * an SSL listener's keystore and truststore keys, ``listener.name.<l>.ssl.keystore.location``
   ..., for this node only: the listener's TLS context is built again
@@ -75,7 +76,7 @@ _FILE_DEFAULT = "<default>"
 DYNAMIC_BROKER, DYNAMIC_DEFAULT = "DYNAMIC_BROKER_CONFIG", "DYNAMIC_DEFAULT_BROKER_CONFIG"
 # The keys of broker/config.py that Kafka lets change at runtime: their ConfigDef type and lower bound.
 BROKER_DYNAMIC: dict[str, tuple[str, int | None]] = {
-    "max.connections": ("INT", 0), "max.connections.per.ip": ("INT", 0),
+    "max.connections": ("INT", 0), "max.connections.per.ip": ("INT", 0), "max.connection.creation.rate": ("INT", 0),
     "max.connections.per.ip.overrides": ("STRING", None), "num.io.threads": ("INT", 1),
     "num.network.threads": ("INT", 1), "transaction.partition.verification.enable": ("BOOLEAN", None),
 }  # fmt: skip
@@ -83,6 +84,7 @@ BROKER_DYNAMIC: dict[str, tuple[str, int | None]] = {
 _THREAD_COUNTS = ("num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir", "log.cleaner.threads")
 _STORAGE_THREAD_DEFAULTS = {"num.recovery.threads.per.data.dir": 2, "log.cleaner.threads": 1}
 _KNOWN_FIXED = frozenset(k.name for k in BROKER_KEYS) | {"broker.id", "log.dir"}
+_LISTENER_LIMITS = ("max.connections", "max.connection.creation.rate")
 
 
 class Refused(Exception):
@@ -94,9 +96,9 @@ class NotStored(Exception):
 
 
 def listener_limit(name: str) -> bool:
-    """``listener.name.<listener>.max.connections``, the one per-listener key that may change here."""
-    parts = name.split(".")
-    return len(parts) == 5 and name.startswith(LISTENER_PREFIX) and parts[3:] == ["max", "connections"]
+    """``listener.name.<listener>.max.connections`` or ``.max.connection.creation.rate``."""
+    parts = name.split(".", 3)
+    return len(parts) == 4 and name.startswith(LISTENER_PREFIX) and parts[3] in _LISTENER_LIMITS
 
 
 def dynamic_key(name: str) -> bool:

@@ -8,9 +8,9 @@ every change; Kafka keeps them in its metadata log), and answers
 DescribeClientQuotas filters. The keys are Kafka's: ``producer_byte_rate`` and
 ``consumer_byte_rate`` (whole bytes per second, enforced here),
 ``request_percentage`` and ``controller_mutation_rate`` (user and client-id
-entities) and ``connection_creation_rate`` (ip entities). Those last three are
-refused: this broker does not enforce them, and storing them would pretend it
-does.
+entities, refused: this broker does not enforce them, and storing them would
+pretend it does) and ``connection_creation_rate`` (ip entities, connections per
+second, enforced by ``connection_quotas.py``).
 
 **Which quota.** For a request of user ``U`` (the principal's name;
 ``ANONYMOUS`` without a login) and client id ``C``, Kafka's eight levels, the
@@ -41,9 +41,11 @@ it when the time is up. Metrics per user and client id are Kafka's
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import math
+import socket
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -81,7 +83,21 @@ def entity_of(pairs: list[tuple[str, str | None]]) -> Entity:
         seen[kind] = name
     if "ip" in seen and len(seen) > 1:
         raise QuotaRefused("Invalid quota entity combination, IP entity shouldnot be combined with User or ClientId")
+    if seen.get("ip") is not None and not addresses_of(seen["ip"]):
+        raise QuotaRefused(f"{seen['ip']} is not a valid IP or resolvable host.")
     return tuple(sorted(seen.items()))
+
+
+def addresses_of(host: str) -> frozenset[str]:
+    """The IP addresses ``host`` names (itself when it is one); empty when it resolves to nothing."""
+    try:
+        return frozenset({str(ipaddress.ip_address(host))})
+    except ValueError:
+        pass
+    try:
+        return frozenset(str(info[4][0]) for info in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP))
+    except OSError:
+        return frozenset()
 
 
 def check_op(entity: Entity, key: str, value: float) -> None:
@@ -97,9 +113,9 @@ def check_op(entity: Entity, key: str, value: float) -> None:
             raise QuotaRefused(f"Proposed value for {key} is too large for {'an INT' if kind == 'INT' else 'a LONG'}.")
         if abs(math.fmod(value, 1.0)) > 1e-6:
             raise QuotaRefused(f"{key} cannot be a fractional value.")
-    if key not in ENFORCED:
-        raise QuotaRefused(f"Quota {key} is not enforced by this broker (only producer_byte_rate and "
-                           "consumer_byte_rate are)")  # fmt: skip
+    if key not in ENFORCED and key != "connection_creation_rate":
+        raise QuotaRefused(f"Quota {key} is not enforced by this broker (only producer_byte_rate, "
+                           "consumer_byte_rate and connection_creation_rate are)")  # fmt: skip
 
 
 class Samples:
@@ -146,6 +162,7 @@ class ClientQuotas:
         self.path = path
         self.quotas = quotas
         self.keys = {key for values in quotas.values() for key in values}  # the quota keys set on any entity
+        self.resolved: dict[str, frozenset[str]] = {}  # ip entity names -> their addresses
         self.samples, self.window_ms = samples, window_s * 1000
         self.measures: dict[tuple[str, str, str], Samples] = {}  # (key, user tag, client tag) -> bytes
         self.throttles: dict[tuple[str, str, str], Samples] = {}  # -> throttle times recorded
@@ -216,6 +233,22 @@ class ClientQuotas:
         _quota, tags = self.quota(key, user, client_id)
         if (key, *tags) in self.measures:
             self.measures[(key, *tags)].record(-value, now_ms)
+
+    def connection_rate(self, ip: str) -> float | None:
+        """The ``connection_creation_rate`` quota of an address: its own entity's (a host name set as the
+        entity counts for each of its addresses, resolved once), else the default ip entity's."""
+        if "connection_creation_rate" not in self.keys:
+            return None
+        for entity, values in self.quotas.items():
+            name = entity[0][1] if entity[0][0] == "ip" else None
+            if name is not None and "connection_creation_rate" in values and ip in self._addresses(name):
+                return values["connection_creation_rate"]
+        return self.quotas.get((("ip", None),), {}).get("connection_creation_rate")
+
+    def _addresses(self, name: str) -> frozenset[str]:
+        if name not in self.resolved:
+            self.resolved[name] = addresses_of(name)
+        return self.resolved[name]
 
     def fetch_limit(self, user: str, client_id: str) -> int | None:
         """The most one fetch may return and still be within the quota on its own (Kafka's cap)."""

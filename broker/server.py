@@ -95,8 +95,22 @@ async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketList
             ip, port = stream.socket.getpeername()[:2]
         except OSError:
             ip, port = "?", 0
+        now = broker.clock()
+        wait_ms = quotas.accept_throttle(listener.name, now)
+        if wait_ms:  # past a connection creation rate: this connection and the listener wait
+            await trio.sleep(wait_ms / 1000)
+        ip_wait = quotas.ip_throttle(listener.name, ip, broker.quotas.connection_rate(ip), now)
+        if ip_wait:  # past the address's connection_creation_rate quota: closed, unserved, after the wait
+            nursery.start_soon(_close_after, stream, ip, ip_wait)
+            continue
         over = quotas.admit(listener.name, ip)  # counted before the next accept, so its slot check sees it
         nursery.start_soon(_serve_connection, broker, stream, listener, quotas, (ip, port, over))
+
+
+async def _close_after(stream: trio.SocketStream, ip: str, wait_ms: int) -> None:
+    log.debug("throttling %s for %d ms: past its connection_creation_rate quota", ip, wait_ms)
+    await trio.sleep(wait_ms / 1000)
+    await trio.aclose_forcefully(stream)
 
 
 async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: Listener, quotas: ConnectionQuotas,

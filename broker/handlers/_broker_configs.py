@@ -111,7 +111,8 @@ def _listener_entries(broker: Any) -> list[BrokerConfigEntry]:
         secret = name.rpartition("listener.name.")[2].partition(".")[2] in SSL_PASSWORD_KEYS
         if secret:  # a password, as Kafka: never shown
             chain = [(n, None, s) for n, _v, s in chain]
-        kind = CONFIG_TYPES["PASSWORD" if secret else "INT" if name.endswith(".max.connections") else "STRING"]
+        counted = name.endswith((".max.connections", ".max.connection.creation.rate"))
+        kind = CONFIG_TYPES["PASSWORD" if secret else "INT" if counted else "STRING"]
         entries.append(BrokerConfigEntry(name, chain[0][1], chain[0][2], False, secret, kind, None, chain))
     return entries
 

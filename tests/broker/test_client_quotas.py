@@ -55,6 +55,7 @@ def test_the_first_of_kafkas_eight_levels_that_holds_the_key_wins():
     ([("group", "g")], "Unhandled client quota entity type: group"),
     ([("client-id", "")], "Empty client-id not supported"),
     ([("ip", "10.0.0.1"), ("user", "a")], "IP entity shouldnot be combined with User or ClientId"),
+    ([("ip", "no-such-host.invalid")], "no-such-host.invalid is not a valid IP or resolvable host."),
 ])  # fmt: skip
 def test_entities_are_checked_as_kafka_checks_them(pairs, message):
     with pytest.raises(QuotaRefused, match=message):
@@ -68,7 +69,8 @@ def test_entities_are_checked_as_kafka_checks_them(pairs, message):
     ([U], "connection_creation_rate", 5.0, "Invalid configuration key connection_creation_rate"),
     ([("ip", None)], "producer_byte_rate", 5.0, "Invalid configuration key producer_byte_rate"),
     ([C], "request_percentage", 50.0, "Quota request_percentage is not enforced by this broker"),
-    ([("ip", None)], "connection_creation_rate", 5.0, "Quota connection_creation_rate is not enforced"),
+    ([("ip", "10.0.0.1")], "connection_creation_rate", 2.5, "connection_creation_rate cannot be a fractional value."),
+    ([C], "controller_mutation_rate", 5.0, "Quota controller_mutation_rate is not enforced"),
 ])  # fmt: skip
 def test_values_are_checked_as_kafka_checks_them(entity, key, value, message):
     with pytest.raises(QuotaRefused, match=message.replace("(", r"\(").replace(".", r"\.")):
@@ -181,3 +183,13 @@ async def test_a_fetch_over_the_quota_is_answered_empty_and_its_bytes_are_not_co
     assert second.responses == [] and second.throttle_time_ms > 0 and conn.throttle == (second.throttle_time_ms, True)
     rate = broker.quotas.measures[("consumer_byte_rate", "", CLIENT)].rate(broker.clock())
     assert rate == pytest.approx(got / 10, rel=0.05)  # the empty answer's bytes were taken back
+
+
+def test_an_address_gets_its_own_connection_rate_quota_else_the_default_ip_one():
+    quotas = ClientQuotas(None, {(("ip", "10.0.0.1"),): {"connection_creation_rate": 5.0},
+                                 (("ip", "localhost"),): {"connection_creation_rate": 7.0},
+                                 (("ip", None),): {"connection_creation_rate": 2.0}})  # fmt: skip
+    assert quotas.connection_rate("10.0.0.1") == 5.0
+    assert quotas.connection_rate("127.0.0.1") == 7.0  # a host name counts for its addresses
+    assert quotas.connection_rate("10.9.9.9") == 2.0
+    assert ClientQuotas(None, {}).connection_rate("10.0.0.1") is None

@@ -274,3 +274,16 @@ async def test_listener_keystore_keys_are_per_broker_and_their_passwords_never_s
     assert (entry.value, entry.is_sensitive, entry.config_source) == (None, True, DYNAMIC_BROKER)
     assert [s.value for s in entry.synonyms] == [None]
     assert broker.dynamic_config.path.stat().st_mode & 0o777 == 0o600  # the file holds it in clear
+
+
+def test_connection_creation_rates_throttle_the_acceptor_and_an_address():
+    config = BrokerConfig.from_props({"max.connection.creation.rate": "2", "quota.window.num": "2",
+                                      "listener.name.plaintext.max.connection.creation.rate": "3"})  # fmt: skip
+    quotas = ConnectionQuotas(config, ["PLAINTEXT"])
+    # a 1 s window (2 samples of 1 s, at least one whole): 2 connections in it are fine, the third waits
+    assert [quotas.accept_throttle("PLAINTEXT", 0) for _ in range(3)] == [0, 0, 500]  # (3 - 2) / 2 * 1 s
+    assert quotas.ip_throttle("PLAINTEXT", "10.0.0.1", None, 0) == 0
+    assert quotas.ip_throttle("PLAINTEXT", "10.0.0.2", 1.0, 0) == 0
+    assert quotas.ip_throttle("PLAINTEXT", "10.0.0.2", 1.0, 0) == 1000  # over: waits, at most one window
+    assert quotas.rates[("ip", "10.0.0.2")].rate(0) == 1.0  # the refused connection is taken back out
+    assert quotas.rates[None].rate(0) == 2.0 and quotas.rates["PLAINTEXT"].rate(0) == 2.0

@@ -5,7 +5,9 @@ is closed at once, and logged; ``max.connections`` and
 ``listener.name.<l>.max.connections``: the broker stops accepting until a
 connection closes, so the next client waits instead of being refused;
 ``connections.max.idle.ms``: a connection without a request for that long is
-closed, while a long-polling Fetch is not idle. A limit raised at runtime
+closed, while a long-polling Fetch is not idle. ``max.connection.creation.rate``
+makes the acceptor wait, and an address past its ``connection_creation_rate``
+quota has its connection closed unserved. A limit raised at runtime
 (a dynamic broker config) lets a waiting client in at once. Connections made and closed
 are counted per listener. Bad values stop the start naming the key.
 """
@@ -144,6 +146,34 @@ def test_a_limit_raised_dynamically_lets_the_waiting_client_in(tmp_path):
         waiting.settimeout(5)
         assert len(waiting.recv(4)) == 4  # accepted at once, without any connection closing
         for sock in (first, waiting):
+            sock.close()
+    finally:
+        broker.kill()
+
+
+def _ip_quota(sock: socket.socket, rate: int) -> int:
+    """AlterClientQuotas v1: ``connection_creation_rate`` of ip 127.0.0.1; the entry's error code."""
+    Entry = sub(49, "EntryData")
+    body = req(49, entries=[Entry(entity=[Entry.EntityData(entity_type="ip", entity_name="127.0.0.1")],
+                                  ops=[Entry.OpData(key="connection_creation_rate", value=rate, remove=False)])])
+    sock.sendall(encode_request(RequestHeader(49, 1, 8, "limits"), body))
+    size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+    return decode_response(sock.recv(size, socket.MSG_WAITALL), API_BY_KEY[49], 1)[1].entries[0].error_code
+
+
+def test_connection_creation_rates_make_the_acceptor_wait_and_close_an_address_past_its_quota(tmp_path):
+    broker = _start(tmp_path, **{"max.connection.creation.rate": "4", "quota.window.num": "2"})  # a 1 s window
+    try:
+        started = time.monotonic()
+        first = [_connect(broker.port) for _ in range(6)]
+        assert all(_api_versions(s) for s in first)  # the fifth and sixth waited to be accepted
+        assert time.monotonic() - started >= 0.2
+        assert _ip_quota(first[0], 1) == 0
+        time.sleep(1.1)  # a fresh window
+        kept, refused = _connect(broker.port), _connect(broker.port)
+        assert _api_versions(kept)
+        assert not _api_versions(refused, timeout=3.0)  # closed after its wait, never served
+        for sock in (*first, kept, refused):
             sock.close()
     finally:
         broker.kill()
