@@ -20,7 +20,7 @@ API = Api(
         F("error_code", INT16),
         F("config_resources", [Struct(
             F("resource_name", STRING),
-            F("resource_type", INT8, "1+"),
+            F("resource_type", INT8, "1+", default=16),  # v0 lists client-metrics resources only
             name="ConfigResource",
         )]),
     ),
