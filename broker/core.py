@@ -37,6 +37,7 @@ import trio
 from protocol import ErrorCode
 
 from .dynamic_config import DynamicBrokerConfig
+from .fetch_sessions import FetchSessionCache
 from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
 from .log_validator import ValidatedRecords
@@ -77,6 +78,8 @@ class Broker:
         self.transactions = TransactionCoordinator(self)
         self.scram = ScramStore.load(config.log_dir_list()[0])
         self.dynamic_config = DynamicBrokerConfig.load(self)
+        self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
+        self.metrics.add_state_collector(self.fetch_sessions.metric_samples)
         self.quotas = ClientQuotas.load(config.log_dir_list()[0], config.quota_window_num,
                                         config.quota_window_size_seconds)
         self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))

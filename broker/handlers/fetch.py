@@ -27,8 +27,10 @@ Behaviour:
   answered without topics and with ``throttle_time_ms``, its bytes not
   counted, and the connection is muted that long; a fetch never reads more
   than the quota allows in one window.
-* Fetch sessions (v7+) are not kept: the answer's ``session_id`` is 0, which
-  tells clients to keep sending full fetch requests.
+* Fetch sessions (v7+, KIP-227, ``fetch_sessions.py``): epoch 0 opens one
+  (the answer's ``session_id``), later fetches name only what changed and
+  are answered with only the partitions that have something new; epoch -1
+  fetches without a session.
 
 Version notes: v1 throttle_time_ms; v3 max_bytes; v4 isolation_level,
 last_stable_offset, aborted_transactions; v5 log_start_offset; v7 sessions;
@@ -51,21 +53,25 @@ READ_COMMITTED = 1
 
 @handler(API_KEY, 0, 12)
 async def handle(ctx: RequestContext, request) -> object:
+    fetch = ctx.broker.fetch_sessions.context(request, ctx.version, ctx.broker.clock())
+    if fetch.error:
+        return ctx.response(error_code=fetch.error, session_id=0)
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000.0
     while True:
-        reads = _read_all(ctx, request)
+        reads = _read_all(ctx, request, fetch.partitions)
         available = sum(r.size for r in reads)
         if available >= request.min_bytes or any(r.error for r in reads):
             break
         with trio.move_on_at(deadline) as scope:
             await ctx.broker.wait_for_append()
         if scope.cancelled_caught:
-            reads = _read_all(ctx, request)
+            reads = _read_all(ctx, request, fetch.partitions)
             break
     throttle_ms = _quota(ctx, sum(r.size for r in reads))
-    if throttle_ms:
-        return ctx.response(session_id=0, throttle_time_ms=throttle_ms)
-    return _response(ctx, request, reads)
+    if throttle_ms:  # a session's epoch has moved on all the same, as in Kafka; no session is opened
+        return ctx.response(session_id=fetch.session.id if fetch.session else 0, throttle_time_ms=throttle_ms)
+    session_id, answered = fetch.respond(reads, ctx.broker.clock())
+    return _response(ctx, session_id, answered)
 
 
 def _quota(ctx: RequestContext, size: int) -> int:
@@ -79,7 +85,7 @@ def _quota(ctx: RequestContext, size: int) -> int:
     return throttle_ms
 
 
-def _read_all(ctx: RequestContext, request) -> list[PartitionRead]:
+def _read_all(ctx: RequestContext, request, partitions: list) -> list[PartitionRead]:
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     quota_limit = ctx.broker.quotas.fetch_limit(*request_identity(ctx))
     if quota_limit is not None:  # one fetch alone must fit the quota window (Kafka's cap)
@@ -87,37 +93,35 @@ def _read_all(ctx: RequestContext, request) -> list[PartitionRead]:
     min_one = ctx.version >= 3
     committed = ctx.version >= 4 and request.isolation_level == READ_COMMITTED
     reads = []
-    for topic in request.topics:
-        for p in topic.partitions:
-            r = read_partition(ctx, topic.topic, p, budget, min_one, committed)
-            if r.size:
-                budget = max(budget - r.size, 0)
-                min_one = False
-            reads.append(r)
+    for topic, p in partitions:
+        r = read_partition(ctx, topic, p, budget, min_one, committed)
+        if r.size:
+            budget = max(budget - r.size, 0)
+            min_one = False
+        reads.append(r)
     return reads
 
 
-def _response(ctx: RequestContext, request, reads: list[PartitionRead]) -> object:
-    resp = ctx.response(session_id=0)
+def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, PartitionRead]]) -> object:
+    """The answer: the partitions in order, one topic entry per run of partitions of one topic (as Kafka's
+    FetchResponse groups them)."""
+    resp = ctx.response(session_id=session_id)
     Topic = type(resp).FetchableTopicResponse
     Part = Topic.PartitionData
-    it = iter(reads)
-    for topic in request.topics:
-        parts = []
-        for _ in topic.partitions:
-            r = next(it)
-            parts.append(
-                Part(
-                    partition_index=r.partition, error_code=r.error, high_watermark=r.high_watermark,
-                    last_stable_offset=r.last_stable_offset, log_start_offset=r.log_start_offset,
-                    aborted_transactions=_aborted(ctx, Part, r), records=r.records,
-                )  # fmt: skip
-            )
-            if r.error != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
-                ctx.broker.metrics.total_fetch.labels(topic.topic).inc()
-            if r.size:
-                ctx.broker.metrics.bytes_out.labels(topic.topic).inc(r.size)
-        resp.responses.append(Topic(topic=topic.topic, partitions=parts))
+    for topic, r in answered:
+        if not resp.responses or resp.responses[-1].topic != topic:
+            resp.responses.append(Topic(topic=topic, partitions=[]))
+        resp.responses[-1].partitions.append(
+            Part(
+                partition_index=r.partition, error_code=r.error, high_watermark=r.high_watermark,
+                last_stable_offset=r.last_stable_offset, log_start_offset=r.log_start_offset,
+                aborted_transactions=_aborted(ctx, Part, r), records=r.records,
+            )  # fmt: skip
+        )
+        if r.error != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+            ctx.broker.metrics.total_fetch.labels(topic).inc()
+        if r.size:
+            ctx.broker.metrics.bytes_out.labels(topic).inc(r.size)
     return resp
 
 
