@@ -2,7 +2,9 @@
 
 kafka-python 3.0 ships Kafka's message definitions as JSON
 (``kafka/protocol/schemas/resources/<Name>Request.json``). They are read here
-at test time from the installed package, never copied into the repository.
+at test time from the installed package, never copied into the repository;
+the few it lacks (the delegation token APIs) from the kafka-clients jar the
+Java tests fetch, when it is there.
 
 For every API we declare and every version in *our* range, both sides are
 flattened into ``{path: shape}`` where ``path`` is ``topics[].partitions[].index``
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+import zipfile
 import uuid
 from pathlib import Path
 from typing import Any
@@ -67,12 +70,26 @@ RENAMED: dict[tuple[str, bool], dict[str, str]] = {
 }
 
 
+# kafka-clients 4.3.0, which the Java end-to-end tests fetch into .cache/java (they run first in the full
+# suite), carries the definitions kafka-python lacks (the delegation token APIs).
+_CLIENTS_JAR = Path(__file__).resolve().parents[2] / ".cache" / "java" / "kafka-clients-4.3.0.jar"
+
+
+def _kafka_json(name: str) -> str:
+    path = _resources() / name
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
+    if _CLIENTS_JAR.is_file():
+        with zipfile.ZipFile(_CLIENTS_JAR) as jar:
+            if f"common/message/{name}" in jar.namelist():
+                return jar.read(f"common/message/{name}").decode("utf-8")
+    pytest.skip(f"neither kafka-python nor a fetched kafka-clients jar has {name}")
+
+
 def load_kafka_schema(api: Api, is_request: bool) -> dict:
     """Kafka's JSON definition of the request or response, comments stripped, common structs inlined."""
-    path = _resources() / f"{api.name}{'Request' if is_request else 'Response'}.json"
-    if not path.is_file():
-        pytest.skip(f"the installed kafka-python ships no {path.name}")
-    data = json.loads(_COMMENT.sub("", path.read_text(encoding="utf-8")))
+    text = _kafka_json(f"{api.name}{'Request' if is_request else 'Response'}.json")
+    data = json.loads(_COMMENT.sub("", text))
     common = {s["name"]: s["fields"] for s in data.get("commonStructs", [])}
     _inline_common(data["fields"], common)
     renamed = RENAMED.get((api.name, is_request), {})
