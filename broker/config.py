@@ -79,7 +79,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("listener.security.protocol.map", "listener_security_protocol_map", str, KAFKA_PROTOCOL_MAP, None,
         "listener name -> security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),  # fmt: skip
     Key("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", str, "GSSAPI", None,
-        "SASL mechanisms of SASL_PLAINTEXT listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512"),  # fmt: skip
+        "SASL mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER"),  # fmt: skip
     Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", int, 524_288, _positive,
         "largest frame a SASL_PLAINTEXT connection may send before it has logged in"),  # fmt: skip
     Key("max.connections", "max_connections", int, 2**31 - 1, _non_negative,
@@ -183,7 +183,8 @@ _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
 LISTENER_PREFIX = "listener.name."
 _LISTENER_KEYS = (  # after listener.name.<listener>.
     "sasl.enabled.mechanisms", "plain.sasl.jaas.config", "scram-sha-256.sasl.jaas.config",
-    "scram-sha-512.sasl.jaas.config", "max.connections", "max.connection.creation.rate", *SSL_KEYS,
+    "scram-sha-512.sasl.jaas.config", "oauthbearer.sasl.jaas.config", "max.connections",
+    "max.connection.creation.rate", *SSL_KEYS,
 )  # fmt: skip
 
 

@@ -3,9 +3,9 @@
 A listener mapped to SASL_PLAINTEXT or SASL_SSL in ``listener.security.protocol.map``
 serves the mechanisms of ``listener.name.<listener>.sasl.enabled.mechanisms``
 (else ``sasl.enabled.mechanisms``, whose default is Kafka's GSSAPI), in that
-order, which is the order SaslHandshake lists them in. PLAIN, SCRAM-SHA-256
-and SCRAM-SHA-512 are served, alone or together; anything else stops the
-start naming the key.
+order, which is the order SaslHandshake lists them in. PLAIN, SCRAM-SHA-256,
+SCRAM-SHA-512 and OAUTHBEARER (unsecured JWTs, ``sasl_oauthbearer.py``) are
+served, alone or together; anything else stops the start naming the key.
 
 * PLAIN needs the listener's ``listener.name.<listener>.plain.sasl.jaas.config``
   (a PlainLoginModule entry with ``user_<name>`` options, ``sasl_plain.py``).
@@ -15,6 +15,8 @@ start naming the key.
   (``org.apache.kafka.common.security.scram.ScramLoginModule required;``)
   or a JAAS file; here it may be left out, and if given it must name that
   module.
+* OAUTHBEARER's JAAS entry, ``listener.name.<listener>.oauthbearer.sasl.jaas.config``
+  (``OAuthBearerLoginModule``), may carry the unsecured validator's options.
 
 ``new_authenticator`` makes a connection's ``SaslAuthenticator`` with one
 mechanism server factory for all of them: SCRAM servers read the live
@@ -30,11 +32,12 @@ import attrs
 
 from .config import ConfigError
 from .sasl_auth import MechanismServer, SaslAuthenticator
+from .sasl_oauthbearer import OAUTHBEARER, OAuthBearerServer, ValidatorOptions
 from .sasl_plain import PLAIN, PlainServer, parse_jaas, parse_plain_jaas
 from .scram import MECHANISMS, ScramServer
 from .scram_store import ScramStore
 
-SERVED = (PLAIN, *MECHANISMS)
+SERVED = (PLAIN, *MECHANISMS, OAUTHBEARER)
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 
@@ -42,6 +45,7 @@ SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 class SaslSettings:
     mechanisms: tuple[str, ...]
     plain_users: dict[str, str] = attrs.field(factory=dict, eq=False, hash=False)
+    oauthbearer: ValidatorOptions = ValidatorOptions()
 
 
 def sasl_settings(config: Any, listener: str) -> SaslSettings:
@@ -60,9 +64,12 @@ def sasl_settings(config: Any, listener: str) -> SaslSettings:
                               f"(served: {', '.join(SERVED)}), got {text!r}")  # fmt: skip
     for mechanism in mechanisms:
         jaas_key = f"{prefix}{mechanism.lower()}.sasl.jaas.config"
-        if mechanism != PLAIN and jaas_key in overrides:
+        if mechanism in MECHANISMS and jaas_key in overrides:
             parse_jaas(jaas_key, overrides[jaas_key], SCRAM_MODULE)
-    return SaslSettings(mechanisms, _plain_users(overrides, prefix, listener) if PLAIN in mechanisms else {})
+    oauth_key = prefix + "oauthbearer.sasl.jaas.config"
+    oauth = ValidatorOptions.from_jaas(oauth_key, overrides.get(oauth_key)) if OAUTHBEARER in mechanisms else None
+    return SaslSettings(mechanisms, _plain_users(overrides, prefix, listener) if PLAIN in mechanisms else {},
+                        oauth or ValidatorOptions())  # fmt: skip
 
 
 def _plain_users(overrides: dict[str, str], prefix: str, listener: str) -> dict[str, str]:
@@ -81,6 +88,8 @@ def new_authenticator(settings: SaslSettings, store: ScramStore) -> SaslAuthenti
     def new_server(mechanism: str) -> MechanismServer:
         if mechanism == PLAIN:
             return PlainServer(settings.plain_users)
+        if mechanism == OAUTHBEARER:
+            return OAuthBearerServer(settings.oauthbearer)
         return ScramServer(MECHANISMS[mechanism], store.get)
 
     return SaslAuthenticator(settings.mechanisms, new_server)

@@ -123,8 +123,13 @@ SASL = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}
 
 @pytest.mark.parametrize(("props", "message"), [
     ({}, "sasl.enabled.mechanisms: GSSAPI is not supported on SASL listener SASL_PLAINTEXT "
-         "(served: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), got 'GSSAPI'"),
-    ({"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER"}, "sasl.enabled.mechanisms: OAUTHBEARER is not supported"),
+         "(served: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER), got 'GSSAPI'"),
+    ({"sasl.enabled.mechanisms": "PLAIN,GSSAPI"}, "sasl.enabled.mechanisms: GSSAPI is not supported"),
+    ({"sasl.enabled.mechanisms": "OAUTHBEARER",
+      "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": "org.apache.kafka.common.security.plain."
+                                                                   "PlainLoginModule required;"},
+     "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config: expected 'org.apache.kafka.common.security."
+     "oauthbearer.OAuthBearerLoginModule required ...;'"),
     ({"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "GSSAPI", "sasl.enabled.mechanisms": "PLAIN"},
      "listener.name.sasl_plaintext.sasl.enabled.mechanisms: GSSAPI is not supported"),
     ({"sasl.enabled.mechanisms": " , "}, "sasl.enabled.mechanisms: no SASL mechanism enabled"),

