@@ -19,6 +19,9 @@
   itself, else the default ``ip``; AlterClientQuotas): a connection that
   takes its address past it is not served, not counted, and closed after
   that time.
+* The waits are Kafka's ``connection-accept-throttle-time`` and
+  ``ip-connection-accept-throttle-time`` per listener
+  (``kafka_server_socketservermetrics_..._throttle_time``).
 * Every connection made and closed is counted per listener:
   ``kafka_server_socketservermetrics_connection_creation_total`` and
   ``..._connection_close_total`` (Kafka's socket-server-metrics
@@ -36,7 +39,7 @@ from typing import Any
 import trio
 
 from .config import ConfigError
-from .quotas import Samples
+from .quotas import PRUNE_EVERY_MS, Samples, prune_idle
 
 UNLIMITED = 2**31 - 1
 
@@ -82,6 +85,8 @@ class ConnectionQuotas:
         self.per_listener = dict.fromkeys(listeners, 0)
         self.per_ip: dict[str, int] = {}
         self.rates: dict[Any, Samples] = {}  # None: broker-wide; a listener's name; ("ip", address)
+        self.throttle_times: dict[Any, Samples] = {}  # a listener's name, ("ip", listener): waits recorded
+        self.pruned_ms = 0.0
         self.set_limits(config)
         inter = config.inter_broker_listener_name.strip().upper()
         self.protected = inter if inter in self.per_listener and len(listeners) > 1 else None
@@ -104,20 +109,38 @@ class ConnectionQuotas:
         """Count a new connection in the creation rates (the broker's, unless the listener is the protected
         inter-broker one, and the listener's); how long accepting must wait, in ms (Kafka's acceptor)."""
         throttle = 0 if listener == self.protected else self._record(None, now_ms)
-        return max(throttle, self._record(listener, now_ms))
+        throttle = max(throttle, self._record(listener, now_ms))
+        if throttle:
+            self.throttle_times.setdefault(listener, Samples(*self.windows)).record(throttle, now_ms)
+        return throttle
 
     def ip_throttle(self, listener: str, ip: str, limit: float | None, now_ms: float) -> int:
         """Count a connection from ``ip`` against its ``connection_creation_rate`` quota ``limit``; over it,
         take the connection back out of every rate and return how long to wait before closing it."""
         if limit is None:
             return 0
+        if now_ms - self.pruned_ms >= PRUNE_EVERY_MS:  # addresses that came and went
+            prune_idle(self.rates, now_ms)
+            self.pruned_ms = now_ms
         samples = self.rates.setdefault(("ip", ip), Samples(*self.windows))
         throttle = _over(samples, limit, now_ms, self.windows[1])
         if throttle:
             for key in [("ip", ip), listener] + ([None] if listener != self.protected else []):
                 if key in self.rates:
                     self.rates[key].record(-1, now_ms)
+            self.throttle_times.setdefault(("ip", listener), Samples(*self.windows)).record(throttle, now_ms)
         return throttle
+
+    def metric_samples(self, now_ms: float):
+        """Kafka's socket-server-metrics ``connection-accept-throttle-time`` and
+        ``ip-connection-accept-throttle-time`` per listener: the average throttle of the window, in ms."""
+        name = "kafka_server_socketservermetrics_"
+        times = list(self.throttle_times.items())
+        yield (name + "connection_accept_throttle_time", "Average wait of accepts past a connection creation rate",
+               ["listener"], [([k], s.average(now_ms)) for k, s in times if isinstance(k, str)])  # fmt: skip
+        yield (name + "ip_connection_accept_throttle_time", "Average wait before closing a connection past its "
+               "address's connection_creation_rate", ["listener"],
+               [([k[1]], s.average(now_ms)) for k, s in times if isinstance(k, tuple)])  # fmt: skip
 
     def _record(self, key: str | None, now_ms: float) -> int:
         limit = self.max_rate[key]

@@ -148,10 +148,25 @@ class Samples:
         self._purge(now_ms)
         return sum(s[1] for s in self.samples) / (self.window_ms(now_ms) / 1000)
 
+    def idle(self, now_ms: float) -> bool:
+        """Nothing recorded within the samples' span: the measure reads 0 and can be dropped."""
+        self._purge(now_ms)
+        return not self.samples
+
     def average(self, now_ms: float) -> float:
         self._purge(now_ms)
         count = sum(s[2] for s in self.samples)
         return sum(s[1] for s in self.samples) / count if count else 0.0
+
+
+PRUNE_EVERY_MS = 60_000
+
+
+def prune_idle(table: dict, now_ms: float) -> None:
+    """Drop the measures of ``table`` that have nothing recorded in their span (Kafka expires idle quota
+    sensors too), so clients that came and went do not pile up."""
+    for key in [k for k, samples in table.items() if samples.idle(now_ms)]:
+        del table[key]
 
 
 class ClientQuotas:
@@ -166,6 +181,7 @@ class ClientQuotas:
         self.samples, self.window_ms = samples, window_s * 1000
         self.measures: dict[tuple[str, str, str], Samples] = {}  # (key, user tag, client tag) -> bytes
         self.throttles: dict[tuple[str, str, str], Samples] = {}  # -> throttle times recorded
+        self.pruned_ms = 0.0  # when idle measures were last dropped
 
     @classmethod
     def load(cls, log_dir: str, samples: int = 11, window_s: int = 1) -> "ClientQuotas":
@@ -216,6 +232,10 @@ class ClientQuotas:
         Kafka, nothing is measured while no entity has a quota on ``key``."""
         if key not in self.keys:
             return 0
+        if now_ms - self.pruned_ms >= PRUNE_EVERY_MS:
+            prune_idle(self.measures, now_ms)
+            prune_idle(self.throttles, now_ms)
+            self.pruned_ms = now_ms
         quota, tags = self.quota(key, user, client_id)
         measure = self.measures.setdefault((key, *tags), Samples(self.samples, self.window_ms))
         measure.record(value, now_ms)

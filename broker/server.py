@@ -54,6 +54,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
         async with trio.open_nursery() as nursery:
             bound, listeners = [], served_listeners(config)
             quotas = broker.connection_quotas = ConnectionQuotas(config, [listener.name for listener in listeners])
+            broker.metrics.add_state_collector(lambda: quotas.metric_samples(broker.clock()))
             for listener in listeners:
                 sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]

@@ -35,6 +35,9 @@ def test_the_rate_spans_at_least_ten_windows_and_the_throttle_is_kafkas():
     assert quotas.record("producer_byte_rate", "u", "other", 50_000, 0) == 0  # no quota for that client id
     assert quotas.record("consumer_byte_rate", "u", "app", 50_000, 0) == 0 and not any(
         key == "consumer_byte_rate" for key, _u, _c in quotas.measures)  # no such quota anywhere: not measured
+    assert ("producer_byte_rate", "", "other") in quotas.measures
+    quotas.record("producer_byte_rate", "u", "app", 1, 70_000)  # a minute on: measures gone quiet are dropped
+    assert list(quotas.measures) == [("producer_byte_rate", "", "app")] and quotas.throttles == {}
 
 
 def test_the_first_of_kafkas_eight_levels_that_holds_the_key_wins():

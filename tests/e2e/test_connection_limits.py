@@ -173,6 +173,9 @@ def test_connection_creation_rates_make_the_acceptor_wait_and_close_an_address_p
         kept, refused = _connect(broker.port), _connect(broker.port)
         assert _api_versions(kept)
         assert not _api_versions(refused, timeout=3.0)  # closed after its wait, never served
+        samples = broker.scrape()
+        for name in ("connection_accept_throttle_time", "ip_connection_accept_throttle_time"):
+            assert samples[(f"kafka_server_socketservermetrics_{name}", (("listener", "PLAINTEXT"),))] > 0
         for sock in (*first, kept, refused):
             sock.close()
     finally:
