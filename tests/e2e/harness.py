@@ -6,6 +6,8 @@ directory, waits for the "serving on" log line to learn the bound port, and
 can stop it with SIGTERM (clean shutdown), kill it with SIGKILL (crash) and
 start it again on the same data. Metrics go to a free local port picked just
 before start (prometheus-client cannot report an ephemeral port back).
+``raw_call`` sends one request with our own encoder over a plain socket and
+decodes the answer (for the calls no Python client makes).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import re
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -22,6 +25,8 @@ import urllib.request
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
+
+from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
 
 ROOT = Path(__file__).resolve().parents[2]
 _SERVING = re.compile(r"serving on \[\('127\.0\.0\.1', (\d+)\)")
@@ -131,3 +136,24 @@ def wait_until(predicate, timeout: float = 20.0, interval: float = 0.1):
             return value
         time.sleep(interval)
     raise AssertionError("condition not met in time")
+
+
+def raw_call(target: int | socket.socket, api_key: int, version: int, body, client_id: str = "e2e"):
+    """One request and its decoded answer body, on a new connection to ``127.0.0.1:<target>`` or on the
+    open socket ``target``."""
+    if isinstance(target, int):
+        with socket.create_connection(("127.0.0.1", target), timeout=20) as sock:
+            return raw_call(sock, api_key, version, body, client_id)
+    target.sendall(encode_request(RequestHeader(api_key, version, 1, client_id), body))
+    size = struct.unpack(">i", recv_exactly(target, 4))[0]
+    return decode_response(recv_exactly(target, size), API_BY_KEY[api_key], version)[1]
+
+
+def recv_exactly(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:  # a socket with a timeout may return less than MSG_WAITALL asks for
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError(f"closed after {len(data)} of {n} bytes")
+        data += chunk
+    return data

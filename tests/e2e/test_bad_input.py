@@ -17,6 +17,8 @@ import pytest
 from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request, message_class
 from protocol.records import Codec, RecordBatchBuilder, iter_batches
 
+from .harness import recv_exactly
+
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 
@@ -25,20 +27,12 @@ def _connect(broker) -> socket.socket:
     return s
 
 
-def _recv_exact(s: socket.socket, n: int) -> bytes:
-    out = b""
-    while len(out) < n:
-        chunk = s.recv(n - len(out))
-        if not chunk:
-            raise ConnectionError("closed")
-        out += chunk
-    return out
 
 
 def _roundtrip(s: socket.socket, api_key: int, version: int, body, correlation_id: int = 7):
     s.sendall(encode_request(RequestHeader(api_key, version, correlation_id, "bad-input-test"), body))
-    size = struct.unpack(">i", _recv_exact(s, 4))[0]
-    return decode_response(_recv_exact(s, size), API_BY_KEY[api_key], version)
+    size = struct.unpack(">i", recv_exactly(s, 4))[0]
+    return decode_response(recv_exactly(s, size), API_BY_KEY[api_key], version)
 
 
 def _is_closed(s: socket.socket) -> bool:
@@ -104,8 +98,8 @@ def test_refused_frames_close_the_connection(broker, frame):
 def test_api_versions_too_new_gets_v0_unsupported_version(broker):
     with _connect(broker) as s:
         s.sendall(encode_request(RequestHeader(18, 99, 5, "x"), message_class(API_BY_KEY[18], True)()))
-        size = struct.unpack(">i", _recv_exact(s, 4))[0]
-        corr, body = decode_response(_recv_exact(s, size), API_BY_KEY[18], 0)
+        size = struct.unpack(">i", recv_exactly(s, 4))[0]
+        corr, body = decode_response(recv_exactly(s, size), API_BY_KEY[18], 0)
     assert corr == 5 and body.error_code == ErrorCode.UNSUPPORTED_VERSION
     assert [(k.api_key, k.min_version) for k in body.api_keys] == [(18, 0)]
 
@@ -159,8 +153,8 @@ def test_large_frames_in_uneven_pieces_are_stored_whole_and_in_order(broker):
             pos += step
         answers = []
         for _ in range(3):
-            size = struct.unpack(">i", _recv_exact(s, 4))[0]
-            answers.append(decode_response(_recv_exact(s, size), API_BY_KEY[0], 9))
+            size = struct.unpack(">i", recv_exactly(s, 4))[0]
+            answers.append(decode_response(recv_exactly(s, size), API_BY_KEY[0], 9))
     parts = [body.responses[0].partition_responses[0] for _, body in answers]
     assert [corr for corr, _ in answers] == [1, 2, 3]
     assert [(p.error_code, p.base_offset) for p in parts] == [(0, 0), (0, 600), (0, 602)]

@@ -12,17 +12,14 @@ within the 10 s window is throttled ``(B / (10 s * Q) - 1) * 10 s``.
 
 from __future__ import annotations
 
-import socket
-import struct
 import warnings
 
 import pytest
 from confluent_kafka import Producer
 
-from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
-
 from ..broker._admin_client import req, sub
 from .clients import kp_consume
+from .harness import raw_call
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -35,10 +32,7 @@ def _set_quota(port: int, client_id: str, key: str, value: float) -> None:
     Entry = sub(49, "EntryData")
     body = req(49, entries=[Entry(entity=[Entry.EntityData(entity_type="client-id", entity_name=client_id)],
                                   ops=[Entry.OpData(key=key, value=value, remove=False)])])  # fmt: skip
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(encode_request(RequestHeader(49, 1, 1, "quota-admin"), body))
-        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
-        resp = decode_response(sock.recv(size, socket.MSG_WAITALL), API_BY_KEY[49], 1)[1]
+    resp = raw_call(port, 49, 1, body)
     assert [(e.error_code, e.error_message) for e in resp.entries] == [(0, None)]
 
 

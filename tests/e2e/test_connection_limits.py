@@ -25,7 +25,7 @@ import pytest
 from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
 
 from ..broker._admin_client import req, sub
-from .harness import ROOT, BrokerProcess, wait_until
+from .harness import ROOT, BrokerProcess, raw_call, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
 
@@ -127,12 +127,7 @@ def _raise_limit_dynamically(sock: socket.socket, limit: int) -> int:
     Res = sub(44, "AlterConfigsResource")
     body = req(44, resources=[Res(resource_type=4, resource_name="1", configs=[
         Res.AlterableConfig(name="max.connections", config_operation=0, value=str(limit))])])  # fmt: skip
-    sock.sendall(encode_request(RequestHeader(44, 1, 7, "limits"), body))
-    size = struct.unpack(">i", sock.recv(4))[0]
-    data = b""
-    while len(data) < size:
-        data += sock.recv(size - len(data))
-    return decode_response(data, API_BY_KEY[44], 1)[1].responses[0].error_code
+    return raw_call(sock, 44, 1, body).responses[0].error_code
 
 
 def test_a_limit_raised_dynamically_lets_the_waiting_client_in(tmp_path):
@@ -156,9 +151,7 @@ def _ip_quota(sock: socket.socket, rate: int) -> int:
     Entry = sub(49, "EntryData")
     body = req(49, entries=[Entry(entity=[Entry.EntityData(entity_type="ip", entity_name="127.0.0.1")],
                                   ops=[Entry.OpData(key="connection_creation_rate", value=rate, remove=False)])])
-    sock.sendall(encode_request(RequestHeader(49, 1, 8, "limits"), body))
-    size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
-    return decode_response(sock.recv(size, socket.MSG_WAITALL), API_BY_KEY[49], 1)[1].entries[0].error_code
+    return raw_call(sock, 49, 1, body).entries[0].error_code
 
 
 def test_connection_creation_rates_make_the_acceptor_wait_and_close_an_address_past_its_quota(tmp_path):

@@ -9,28 +9,22 @@ batch rule gives a whole batch even above ``partition_max_bytes``.
 
 from __future__ import annotations
 
-import socket
-import struct
 import threading
 import time
 
 import pytest
 
-from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request, message_class
+from protocol import API_BY_KEY, ErrorCode, message_class
 from protocol.records import RecordBatchBuilder, iter_batches
+
+from .harness import raw_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
 FETCH, PRODUCE, CREATE = API_BY_KEY[1], API_BY_KEY[0], API_BY_KEY[19]
 
 
 def _call(port: int, api, version: int, body):
-    with socket.create_connection(("127.0.0.1", port), timeout=20) as s:
-        s.sendall(encode_request(RequestHeader(api.key, version, 1, "t"), body))
-        size = struct.unpack(">i", s.recv(4, socket.MSG_WAITALL))[0]
-        data = b""
-        while len(data) < size:
-            data += s.recv(size - len(data))
-    return decode_response(data, api, version)[1]
+    return raw_call(port, api.key, version, body)
 
 
 def _create(port: int, name: str) -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import shutil
 import socket
 import ssl
-import struct
 import subprocess
 import warnings
 
@@ -24,7 +23,7 @@ import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
+from protocol import RequestHeader, encode_request
 from tests.tls_pki import make_pki
 
 from ..broker._admin_client import req
@@ -32,7 +31,7 @@ from .clients import ck_consume, kp_consume
 from .test_aiokafka import _exact as _aio_rows
 from .test_aiokafka import _read, _records, run
 from .test_aiokafka import _produce as _aio_produce
-from .harness import BrokerProcess, wait_until
+from .harness import BrokerProcess, raw_call, wait_until
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -160,18 +159,7 @@ def test_kcat_over_ssl_with_a_client_certificate(mtls_broker, pki):
 
 
 def _tls_call(sock: ssl.SSLSocket, key: int, version: int, body) -> object:
-    sock.sendall(encode_request(RequestHeader(key, version, 7, "raw"), body))
-    size = struct.unpack(">i", _recv_exact(sock, 4))[0]
-    return decode_response(_recv_exact(sock, size), API_BY_KEY[key], version)[1]
-
-
-def _recv_exact(sock, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        assert chunk, "closed"
-        data += chunk
-    return data
+    return raw_call(sock, key, version, body, client_id="raw")
 
 
 def test_a_plaintext_client_on_the_ssl_port_is_closed_and_others_go_on(tls_broker, pki):

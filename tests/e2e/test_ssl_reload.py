@@ -12,16 +12,13 @@ from __future__ import annotations
 import shutil
 import socket
 import ssl
-import struct
 
 import pytest
 from confluent_kafka import Producer
 
-from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
-
 from ..broker._admin_client import req, sub
 from ..tls_pki import issue_broker_pair, make_pki
-from .harness import BrokerProcess
+from .harness import BrokerProcess, raw_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 KEY = "listener.name.ssl.ssl.keystore.location"
@@ -31,10 +28,7 @@ def _alter(port: int, location: str) -> tuple[int, str | None]:
     Res = sub(44, "AlterConfigsResource")
     body = req(44, resources=[Res(resource_type=4, resource_name="1", configs=[
         Res.AlterableConfig(name=KEY, config_operation=0, value=location)])])  # fmt: skip
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(encode_request(RequestHeader(44, 1, 1, "rotate"), body))
-        size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
-        result = decode_response(sock.recv(size, socket.MSG_WAITALL), API_BY_KEY[44], 1)[1].responses[0]
+    result = raw_call(port, 44, 1, body).responses[0]
     return result.error_code, result.error_message
 
 
