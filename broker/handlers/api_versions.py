@@ -9,7 +9,9 @@ Kafka's pattern or the answer is INVALID_REQUEST. A too-high version never
 reaches this handler: dispatch answers it in v0 form.
 
 Version notes: v1 adds throttle_time_ms; v3 is flexible and adds the client
-software fields; v4 is identical to v3 on the wire.
+software fields, and the answer carries the feature tables (``broker.features``,
+KIP-584) as tagged fields; v4 is identical to v3 on the wire, and may list a
+supported feature whose lowest level is 0.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import re
 
 from protocol import ErrorCode
 
+from .. import features
 from ..dispatch import REGISTRY, RequestContext, enabled_range, handler
 
 API_KEY = 18
@@ -42,4 +45,15 @@ async def handle(ctx: RequestContext, request) -> object:
         if not (_SOFTWARE.fullmatch(name or "") and _SOFTWARE.fullmatch(version or "")):
             return ctx.response(error_code=ErrorCode.INVALID_REQUEST)
         ctx.connection.client_software = (name, version)
+        return _with_features(ctx, ctx.response(error_code=ErrorCode.NONE, api_keys=_advertised(ctx)))
     return ctx.response(error_code=ErrorCode.NONE, api_keys=_advertised(ctx))
+
+
+def _with_features(ctx: RequestContext, resp):
+    cls = type(resp)
+    resp.supported_features = [cls.SupportedFeatureKey(name=name, min_version=low, max_version=high)
+                               for name, low, high in features.supported(ctx.version)]  # fmt: skip
+    resp.finalized_features = [cls.FinalizedFeatureKey(name=name, min_version_level=level, max_version_level=level)
+                               for name, level in features.finalized()]  # fmt: skip
+    resp.finalized_features_epoch = features.FINALIZED_EPOCH
+    return resp

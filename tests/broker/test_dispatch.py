@@ -86,3 +86,22 @@ async def test_refused_frames_close(frame):
     with pytest.raises(CloseConnection):
         with trio.fail_after(5):
             await dispatch(_broker(), types.SimpleNamespace(read_ahead={}), bytearray(frame))
+
+
+@pytest.mark.parametrize("version", [3, 4])
+async def test_api_versions_v3_carries_the_feature_tables(version):
+    body = message_class(API_BY_KEY[18], True)(client_software_name="pytest", client_software_version="1.0")
+    _, resp = await _call(_broker(), 18, version, body)
+    assert [(f.name, f.min_version, f.max_version) for f in resp.supported_features] == [("metadata.version", 7, 21)]
+    assert [(f.name, f.min_version_level, f.max_version_level) for f in resp.finalized_features] == [
+        ("metadata.version", 21, 21)
+    ]
+    assert resp.finalized_features_epoch == 0
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+async def test_api_versions_below_v3_has_no_feature_tables(version):
+    frame = encode_request(RequestHeader(18, version, 7, "t"), message_class(API_BY_KEY[18], True)())[4:]
+    with trio.fail_after(5):
+        data = b"".join(await dispatch(_broker(), types.SimpleNamespace(read_ahead={}), bytearray(frame)))
+    assert b"metadata.version" not in data
