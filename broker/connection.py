@@ -54,6 +54,7 @@ from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestE
 
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
+from .quotas import record_send_time
 from .sasl_auth import SaslAuthenticator, TokenRefused, UnexpectedRequest
 from .ssl_config import peer_principal
 from .tls_stream import TlsStream
@@ -93,6 +94,7 @@ class Connection:
     auth: SaslAuthenticator | None = None  # SASL listeners: the handshake not yet done
     principal: str = "User:ANONYMOUS"  # an SSL client's certificate subject; a SASL login's user
     throttle: tuple[int, bool] | None = None  # set by a handler over a client quota: (ms, after the answer)
+    answering: tuple[str, str] | None = None  # (user, client id) of the answer to send, while request quotas are on
     read_ahead: dict = attrs.Factory(dict)  # Fetch v0-v3 down-conversions begun for the next Fetch (read_ahead)
 
     async def serve(self) -> None:
@@ -180,9 +182,22 @@ class Connection:
             if throttle_ms and not after:  # a client that does not throttle itself gets the answer late
                 await trio.sleep(throttle_ms / 1000)
             if response is not NO_RESPONSE:
-                await self.send_chunks(response)
+                await self._send_timed(response)
             if throttle_ms and after:  # KIP-219: answered at once, then muted for the throttle time
                 await trio.sleep(throttle_ms / 1000)
+
+    async def _send_timed(self, response: list) -> None:
+        """Send an answer; while request quotas are on, its sending time counts for its client too."""
+        identity, self.answering = self.answering, None
+        timer = self.broker.request_time
+        if identity is None or not timer.installed:
+            await self.send_chunks(response)
+            return
+        timer.begin()
+        try:
+            await self.send_chunks(response)
+        finally:
+            record_send_time(self.broker, identity, timer.end())
 
     async def _authenticate(self, frame: bytearray) -> None:
         """One frame before a SASL_PLAINTEXT connection is authenticated (``sasl_auth.py``)."""

@@ -43,6 +43,7 @@ from .listeners import advertised_endpoints
 from .log_validator import ValidatedRecords
 from .metrics import BrokerMetrics
 from .quotas import ClientQuotas
+from .request_time import TaskTime
 from .scram_store import ScramStore
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
 from .transactions import TransactionCoordinator
@@ -83,6 +84,7 @@ class Broker:
         self.quotas = ClientQuotas.load(config.log_dir_list()[0], config.quota_window_num,
                                         config.quota_window_size_seconds)
         self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))
+        self.request_time = TaskTime()  # installed while a request_percentage quota is set
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

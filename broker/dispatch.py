@@ -34,6 +34,8 @@ from protocol import (
     response_chunks,
 )
 
+from . import quotas
+
 log = logging.getLogger(__name__)
 
 API_VERSIONS = 18
@@ -87,6 +89,7 @@ class RequestContext:
     connection: Any
     request: Request
     size: int = 0  # the request's bytes (its frame), for the client quotas
+    request_time_recorded: bool = False  # the request_percentage quota has had this request's time
 
     @property
     def version(self) -> int:
@@ -135,7 +138,11 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
             return _api_versions_fallback(request.header.correlation_id)
         raise CloseConnection(f"{request.api.name} v{request.version} is not enabled")
     started = time.perf_counter()
-    body = await h.fn(RequestContext(broker, connection, request, len(frame) + 4), request.body)
+    ctx = RequestContext(broker, connection, request, len(frame) + 4)
+    timed = quotas.start_request_time(ctx)
+    body = await h.fn(ctx, request.body)
+    if timed:
+        quotas.apply_request_quota(ctx, body)
     broker.metrics.observe_request(request.api.name, request.version, time.perf_counter() - started)
     if body is NO_RESPONSE:
         return NO_RESPONSE

@@ -7,10 +7,11 @@ in ``__client_quotas.json`` in the first log dir (rewritten atomically on
 every change; Kafka keeps them in its metadata log), and answers
 DescribeClientQuotas filters. The keys are Kafka's: ``producer_byte_rate`` and
 ``consumer_byte_rate`` (whole bytes per second, enforced here),
-``request_percentage`` and ``controller_mutation_rate`` (user and client-id
-entities, refused: this broker does not enforce them, and storing them would
-pretend it does) and ``connection_creation_rate`` (ip entities, connections per
-second, enforced by ``connection_quotas.py``).
+``request_percentage`` (the share of a thread's time the client's requests may
+take, in percent, enforced here), ``controller_mutation_rate`` (user and
+client-id entities, refused: this broker does not enforce it, and storing it
+would pretend it does) and ``connection_creation_rate`` (ip entities,
+connections per second, enforced by ``connection_quotas.py``).
 
 **Which quota.** For a request of user ``U`` (the principal's name;
 ``ANONYMOUS`` without a login) and client id ``C``, Kafka's eight levels, the
@@ -37,6 +38,20 @@ once (with ``throttle_time_ms``, so the client waits too), older versions get
 it when the time is up. Metrics per user and client id are Kafka's
 ``kafka.server:type=Produce|Fetch,user=,client-id=`` ``byte-rate`` and
 ``throttle-time``.
+
+**Request time** (``request_percentage``, Kafka's ClientRequestQuotaManager):
+``dispatch`` records the time the event loop ran each request of the client
+(``request_time.TaskTime``: its handler's steps, not its waits) as a
+percentage of a second, and after the answer is sent the time spent sending
+it, which never throttles that request (Kafka's network-thread time). A
+request that takes the rate past the quota is throttled as above, for at most
+one window (``quota.window.size.seconds``), and for Produce and Fetch the
+longer of this and the byte-rate throttle applies; a throttled Fetch is
+answered empty, as Kafka does. Whether the answer waits or goes out at once
+follows Kafka's per-API rule (``CLIENT_THROTTLES``: the versions whose
+clients throttle themselves; the rest wait). WriteTxnMarkers, a cluster
+action, is exempt. Metrics: ``type=Request`` ``request-time`` and
+``throttle-time``.
 """
 
 from __future__ import annotations
@@ -54,13 +69,20 @@ from storage.topic_store import atomic_write
 
 log = logging.getLogger("minibroker")
 FILE_NAME = "__client_quotas.json"
-ENFORCED = {"producer_byte_rate": "Produce", "consumer_byte_rate": "Fetch"}
+ENFORCED = {"producer_byte_rate": "Produce", "consumer_byte_rate": "Fetch", "request_percentage": "Request"}
+_MEASURE_NAMES = {"producer_byte_rate": ("byte_rate", "bytes per second"),
+                  "consumer_byte_rate": ("byte_rate", "bytes per second"),
+                  "request_percentage": ("request_time", "thread time in percent")}  # fmt: skip
 _USER_CLIENT_KEYS = {"producer_byte_rate": "LONG", "consumer_byte_rate": "LONG", "request_percentage": "DOUBLE",
                      "controller_mutation_rate": "DOUBLE"}  # fmt: skip
 _IP_KEYS = {"connection_creation_rate": "INT"}
 _TYPE_MAX = {"INT": 2**31 - 1, "LONG": 2**63 - 1}
-# KIP-219: from these versions the client throttles itself, so the answer goes out at once
-CLIENT_THROTTLES = {0: 6, 1: 8}
+# KIP-219 (Kafka's shouldClientThrottle): from these versions the client throttles itself, so the answer goes
+# out at once; an API not listed never does, so its answer waits out the throttle
+CLIENT_THROTTLES = {0: 6, 1: 8, 2: 3, 3: 6, 8: 4, 9: 4, 10: 2, 11: 3, 12: 2, 13: 2, 14: 2, 15: 2, 16: 2, 18: 2, 19: 3,
+                    20: 2, 21: 1, 22: 1, 24: 1, 25: 1, 26: 1, 28: 1, 29: 1, 30: 1, 31: 1, 32: 2, 33: 1, 34: 1, 35: 1,
+                    37: 1, 38: 1, 39: 1, 40: 1, 41: 1, 42: 1, 43: 0, 44: 0, 45: 0, 46: 0, 47: 0, 50: 0, 51: 0}
+EXEMPT = {27}  # WriteTxnMarkers: a cluster action, measured by Kafka apart and never throttled
 Entity = tuple[tuple[str, "str | None"], ...]  # sorted (entity type, name or None for the default)
 
 
@@ -115,7 +137,7 @@ def check_op(entity: Entity, key: str, value: float) -> None:
             raise QuotaRefused(f"{key} cannot be a fractional value.")
     if key not in ENFORCED and key != "connection_creation_rate":
         raise QuotaRefused(f"Quota {key} is not enforced by this broker (only producer_byte_rate, "
-                           "consumer_byte_rate and connection_creation_rate are)")  # fmt: skip
+                           "consumer_byte_rate, request_percentage and connection_creation_rate are)")  # fmt: skip
 
 
 class Samples:
@@ -227,9 +249,9 @@ class ClientQuotas:
                 return value, tags
         return None, ("", client_id)
 
-    def record(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> int:
-        """Record ``value`` bytes; the throttle time in ms (0 when within the quota or without one). As in
-        Kafka, nothing is measured while no entity has a quota on ``key``."""
+    def record(self, key: str, user: str, client_id: str, value: float, now_ms: float, check: bool = True) -> int:
+        """Record ``value`` bytes; the throttle time in ms (0 when within the quota or without one, or not
+        ``check``ed). As in Kafka, nothing is measured while no entity has a quota on ``key``."""
         if key not in self.keys:
             return 0
         if now_ms - self.pruned_ms >= PRUNE_EVERY_MS:
@@ -239,12 +261,14 @@ class ClientQuotas:
         quota, tags = self.quota(key, user, client_id)
         measure = self.measures.setdefault((key, *tags), Samples(self.samples, self.window_ms))
         measure.record(value, now_ms)
-        if quota is None:
+        if quota is None or not check:
             return 0
         rate = measure.rate(now_ms)
         if rate <= quota:
             return 0
         throttle = round((rate - quota) / quota * measure.window_ms(now_ms))
+        if key == "request_percentage":  # Kafka bounds this one throttle by a window
+            throttle = min(throttle, self.window_ms)
         self.throttles.setdefault((key, *tags), Samples(self.samples, self.window_ms)).record(throttle, now_ms)
         return throttle
 
@@ -285,8 +309,8 @@ class ClientQuotas:
         for key, kind in ENFORCED.items():
             rates = [([u, c], s.rate(now_ms)) for (k, u, c), s in list(self.measures.items()) if k == key]
             throttles = [([u, c], s.average(now_ms)) for (k, u, c), s in list(self.throttles.items()) if k == key]
-            name = f"kafka_server_{kind.lower()}"
-            yield f"{name}_byte_rate", f"{kind} bytes per second, per user and client id", labels, rates
+            name, (measure, what) = f"kafka_server_{kind.lower()}", _MEASURE_NAMES[key]
+            yield f"{name}_{measure}", f"{kind} {what}, per user and client id", labels, rates
             yield (f"{name}_throttle_time", f"Average {kind} throttle time in ms, per user and client id", labels,
                    throttles)  # fmt: skip
 
@@ -300,5 +324,46 @@ def request_identity(ctx: Any) -> tuple[str, str]:
 def throttle(ctx: Any, ms: int) -> None:
     """Mute the request's connection for ``ms`` after (KIP-219 versions) or before its answer."""
     if ms > 0:
-        after = ctx.version >= CLIENT_THROTTLES.get(ctx.request.header.api_key, 0)
+        after = ctx.version >= CLIENT_THROTTLES.get(ctx.request.header.api_key, 1 << 15)
         ctx.connection.throttle = (ms, after)
+
+
+def start_request_time(ctx: Any) -> bool:
+    """Begin timing this request when some entity has a ``request_percentage`` quota; whether it is timed."""
+    timer = ctx.broker.request_time
+    timer.sync("request_percentage" in ctx.broker.quotas.keys)
+    if timer.installed:
+        timer.begin()
+    return timer.installed
+
+
+def apply_request_quota(ctx: Any, body: Any) -> None:
+    """After the handler: the request's time recorded (unless the handler did), and its throttle applied to the
+    answer's ``throttle_time_ms`` and the connection when longer than the byte-rate one."""
+    ms = request_time_throttle(ctx)
+    ctx.broker.request_time.end()
+    ctx.connection.answering = request_identity(ctx)  # its sending is timed too (Connection)
+    if ms <= 0:
+        return
+    if hasattr(body, "throttle_time_ms"):
+        body.throttle_time_ms = max(body.throttle_time_ms or 0, ms)
+    if ms > (ctx.connection.throttle or (0, True))[0]:
+        throttle(ctx, ms)
+
+
+def record_send_time(broker: Any, identity: tuple[str, str], seconds: float) -> None:
+    """The time spent sending an answer to ``(user, client id)``, recorded without throttling (Kafka's
+    network-thread time)."""
+    broker.quotas.record("request_percentage", *identity, seconds * 100, broker.clock(), check=False)
+
+
+def request_time_throttle(ctx: Any) -> int:
+    """Record the time the event loop has run this request so far against the client's
+    ``request_percentage`` (once per request); the throttle time in ms."""
+    timer = ctx.broker.request_time
+    if ctx.request_time_recorded or not timer.installed or ctx.request.header.api_key in EXEMPT:
+        return 0
+    ctx.request_time_recorded = True
+    user, client_id = request_identity(ctx)
+    return ctx.broker.quotas.record("request_percentage", user, client_id, timer.elapsed() * 100,
+                                    ctx.broker.clock())  # fmt: skip

@@ -45,7 +45,7 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ..fetch_reader import PartitionRead, read_partition
-from ..quotas import request_identity, throttle
+from ..quotas import request_identity, request_time_throttle, throttle
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -75,10 +75,11 @@ async def handle(ctx: RequestContext, request) -> object:
 
 
 def _quota(ctx: RequestContext, size: int) -> int:
-    """Kafka's consumer_byte_rate check: a fetch that goes over is answered empty, its bytes not counted,
-    and the connection muted for the throttle time."""
+    """Kafka's consumer_byte_rate and request_percentage checks: a fetch that goes over either is answered
+    empty, its bytes not counted, and the connection muted for the longer throttle time."""
     quotas, (user, client_id), now = ctx.broker.quotas, request_identity(ctx), ctx.broker.clock()
-    throttle_ms = quotas.record("consumer_byte_rate", user, client_id, size, now)
+    request_ms = request_time_throttle(ctx)
+    throttle_ms = max(quotas.record("consumer_byte_rate", user, client_id, size, now), request_ms)
     if throttle_ms:
         quotas.unrecord("consumer_byte_rate", user, client_id, size, now)
         throttle(ctx, throttle_ms)

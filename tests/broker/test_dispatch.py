@@ -17,6 +17,8 @@ import trio
 from broker.config import BrokerConfig
 from broker.dispatch import CloseConnection, dispatch, load_handlers
 from broker.metrics import BrokerMetrics
+from broker.quotas import ClientQuotas
+from broker.request_time import TaskTime
 from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request, message_class
 
 HANDLERS = load_handlers()
@@ -24,7 +26,8 @@ HANDLERS = load_handlers()
 
 def _broker(**props: str):
     config = BrokerConfig.from_props({k.replace("_", "."): v for k, v in props.items()})
-    return types.SimpleNamespace(config=config, metrics=BrokerMetrics())
+    return types.SimpleNamespace(config=config, metrics=BrokerMetrics(), quotas=ClientQuotas(None, {}),
+                                 request_time=TaskTime())  # fmt: skip
 
 
 async def _call(broker, api_key: int, version: int, body=None, client_id="t"):

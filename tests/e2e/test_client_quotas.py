@@ -67,3 +67,28 @@ def test_a_consumer_over_its_quota_is_throttled_and_reads_everything(broker_fact
     got = kp_consume(broker.bootstrap, "quota-c", 60, client_id="quota-consumer", consumer_timeout_ms=40_000)
     assert [(m.offset, m.key) for m in got] == [(i, b"%d" % i) for i in range(60)]
     assert _metric(broker, "kafka_server_fetch_throttle_time", "quota-consumer") > 0
+
+
+def test_clients_over_their_request_percentage_are_throttled_and_lose_nothing(broker_factory):
+    """1 % of a thread over a 2 s window (2 samples of 1 s): 20 ms of the event loop's time, which some tens
+    of one-record Produce requests use up; each throttle is then at most one sample (1 s), as in Kafka."""
+    broker = broker_factory(**{"quota.window.num": "2"})
+    _set_quota(broker.port, "busy-producer", "request_percentage", 1.0)
+    _set_quota(broker.port, "busy-consumer", "request_percentage", 1.0)
+    throttles, delivered = [], []
+    producer = Producer({"bootstrap.servers": broker.bootstrap, "client.id": "busy-producer", "linger.ms": 0,
+                         "batch.num.messages": 1, "max.in.flight": 1,
+                         "throttle_cb": lambda event: throttles.append(event.throttle_time)})  # fmt: skip
+    for i in range(80):
+        producer.produce("quota-r", key=b"%d" % i, value=b"z" * 100, partition=0,
+                         on_delivery=lambda err, msg: delivered.append((err, msg.offset())))  # fmt: skip
+        producer.poll(0)
+    assert producer.flush(90) == 0
+    producer.poll(1)
+    assert [err for err, _ in delivered if err is not None] == []
+    assert sorted(offset for _, offset in delivered) == list(range(80))
+    assert throttles and 0 < max(throttles) <= 1.0  # seconds; a request throttle is bounded by the window
+    assert _metric(broker, "kafka_server_request_throttle_time", "busy-producer") > 0
+    got = kp_consume(broker.bootstrap, "quota-r", 80, client_id="busy-consumer", consumer_timeout_ms=60_000)
+    assert [(m.offset, m.key) for m in got] == [(i, b"%d" % i) for i in range(80)]
+    assert _metric(broker, "kafka_server_request_request_time", "busy-consumer") > 0

@@ -1,0 +1,120 @@
+"""``request_percentage`` quotas (KIP-124, ``broker/request_time.py`` and ``broker/quotas.py``): the time the
+event loop runs a client's requests, Kafka's bounded throttle, its per-API muting rule, the empty Fetch, the
+exempt WriteTxnMarkers and the time spent sending, in-process."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import trio
+
+from broker.quotas import CLIENT_THROTTLES, record_send_time
+from broker.request_time import TaskTime
+from protocol import ErrorCode
+
+from ._admin_client import broker, call, create_ok, fake_connection, req  # noqa: F401  (broker: a fixture)
+from .test_client_quotas import CLIENT, alter, fetch, produce
+
+
+def _busy(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+async def test_only_the_steps_of_the_watched_task_count():
+    timer = TaskTime()
+
+    async def other():
+        await trio.sleep(0.01)
+        _busy(0.05)  # runs while the watched task sleeps: not its time
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            timer.sync(True)
+            nursery.start_soon(other)
+            timer.begin()
+            _busy(0.02)
+            await trio.sleep(0.1)  # waiting is not running
+            _busy(0.02)
+            seconds = timer.end()
+            timer.sync(False)
+    assert 0.04 <= seconds < 0.055
+    assert not timer.watched and not timer.installed
+
+
+def test_the_muting_rule_is_kafkas_per_api():
+    assert (CLIENT_THROTTLES[3], CLIENT_THROTTLES[18], CLIENT_THROTTLES[44]) == (6, 2, 0)
+    assert 48 not in CLIENT_THROTTLES and 60 not in CLIENT_THROTTLES  # never: those answers wait
+
+
+async def metadata(broker, version: int, connection):
+    return await call(broker, 3, version, req(3, topics=[]), connection=connection)
+
+
+async def test_a_client_over_its_request_percentage_is_throttled_for_at_most_a_window(broker):
+    assert await alter(broker, [([("client-id", CLIENT)], {"request_percentage": 0.0001})]) == [(ErrorCode.NONE, None)]
+    assert broker.request_time.installed is False  # installed by the next request
+    conn = fake_connection(throttle=None)
+    resp = await metadata(broker, 6, conn)
+    assert broker.request_time.installed
+    assert 0 < resp.throttle_time_ms <= 1000  # bounded by quota.window.size.seconds
+    assert conn.throttle == (resp.throttle_time_ms, True)  # Metadata v6+: answered at once, then muted
+    assert conn.answering == ("ANONYMOUS", CLIENT)
+    old = fake_connection(throttle=None)
+    await metadata(broker, 5, old)
+    assert old.throttle[1] is False  # Metadata v5: the answer itself waits
+    quotas = broker.quotas
+    rate = quotas.measures[("request_percentage", "", CLIENT)].rate(broker.clock())
+    assert rate > 0.0001
+    samples = {name: rows for name, _h, _l, rows in quotas.metric_samples(broker.clock())}
+    assert samples["kafka_server_request_request_time"][0][0] == ["", CLIENT]
+    assert samples["kafka_server_request_throttle_time"][0][1] > 0
+    assert await alter(broker, [([("client-id", CLIENT)], {"request_percentage": None})]) == [(ErrorCode.NONE, None)]
+    unthrottled = fake_connection(throttle=None)
+    assert (await metadata(broker, 6, unthrottled)).throttle_time_ms == 0 and unthrottled.throttle is None
+    assert not broker.request_time.installed  # removed once no entity has the quota
+
+
+async def test_within_the_quota_nothing_is_throttled(broker):
+    await alter(broker, [([("client-id", CLIENT)], {"request_percentage": 1000.0})])
+    conn = fake_connection(throttle=None)
+    for _ in range(5):
+        assert (await metadata(broker, 9, conn)).throttle_time_ms == 0
+    assert conn.throttle is None
+
+
+async def test_a_fetch_over_the_request_quota_is_answered_empty(broker):
+    await create_ok(broker, "rq")
+    await produce(broker, "rq", 5_000)
+    await alter(broker, [([("client-id", CLIENT)], {"request_percentage": 0.0001})])
+    conn = fake_connection(throttle=None)
+    resp = await fetch(broker, "rq", 100_000, conn)
+    assert resp.responses == [] and 0 < resp.throttle_time_ms <= 1000
+    assert conn.throttle == (resp.throttle_time_ms, True)
+
+
+async def test_a_produce_gets_the_longer_of_its_two_throttles(broker):
+    await create_ok(broker, "rp")
+    await alter(broker, [([("client-id", CLIENT)], {"request_percentage": 0.0001, "producer_byte_rate": 1e9})])
+    conn = fake_connection(throttle=None)
+    resp = await produce(broker, "rp", 3_000, connection=conn)
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.NONE  # appended all the same
+    assert 0 < resp.throttle_time_ms <= 1000 and conn.throttle == (resp.throttle_time_ms, True)
+
+
+async def test_write_txn_markers_is_exempt(broker):
+    await alter(broker, [([("client-id", CLIENT)], {"request_percentage": 0.0001})])
+    conn = fake_connection(throttle=None)
+    await call(broker, 27, 1, req(27, markers=[]), connection=conn)
+    assert conn.throttle is None
+    assert ("request_percentage", "", CLIENT) not in broker.quotas.measures
+
+
+async def test_the_time_spent_sending_counts_but_never_throttles(broker):
+    await alter(broker, [([("client-id", CLIENT)], {"request_percentage": 0.0001})])
+    record_send_time(broker, ("ANONYMOUS", CLIENT), 0.5)
+    measure = broker.quotas.measures[("request_percentage", "", CLIENT)]
+    assert measure.rate(broker.clock()) == pytest.approx(50 / 10)  # 0.5 s of a thread over the 10 s window
+    assert ("request_percentage", "", CLIENT) not in broker.quotas.throttles
