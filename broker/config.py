@@ -172,6 +172,34 @@ SSL_KEYS = {  # Kafka's ssl.* keys of SSL/SASL_SSL listeners (``ssl_config.py``)
     "ssl.provider": ("", "accepted; Java-only"),
     "ssl.engine.factory.class": ("", "must stay empty"),
 }
+# The broker keys of KIP-848 consumer groups and KIP-932 share groups (Kafka's GroupCoordinatorConfig and
+# ShareGroupConfig): default, lowest, highest. Neither kind of group is served here; the keys give the group
+# configs (``group_configs.py``) their defaults and the bounds they are checked against.
+GROUP_PROTOCOL_KEYS: dict[str, tuple[int, int, int | None]] = {
+    "group.consumer.session.timeout.ms": (45_000, 1, None),
+    "group.consumer.min.session.timeout.ms": (45_000, 1, None),
+    "group.consumer.max.session.timeout.ms": (60_000, 1, None),
+    "group.consumer.heartbeat.interval.ms": (5_000, 1, None),
+    "group.consumer.min.heartbeat.interval.ms": (5_000, 1, None),
+    "group.consumer.max.heartbeat.interval.ms": (15_000, 1, None),
+    "group.share.session.timeout.ms": (45_000, 1, None),
+    "group.share.min.session.timeout.ms": (45_000, 1, None),
+    "group.share.max.session.timeout.ms": (60_000, 1, None),
+    "group.share.heartbeat.interval.ms": (5_000, 1, None),
+    "group.share.min.heartbeat.interval.ms": (5_000, 1, None),
+    "group.share.max.heartbeat.interval.ms": (15_000, 1, None),
+    "group.share.record.lock.duration.ms": (30_000, 1_000, 3_600_000),
+    "group.share.min.record.lock.duration.ms": (15_000, 1_000, 30_000),
+    "group.share.max.record.lock.duration.ms": (60_000, 30_000, 3_600_000),
+}
+
+
+def _within(low: int, high: int | None) -> Callable[[int], bool]:
+    return lambda v: low <= v and (high is None or v <= high)
+
+
+BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), int, d, _within(low, high), "default or bound of group configs")
+                     for n, (d, low, high) in GROUP_PROTOCOL_KEYS.items())  # fmt: skip
 SSL_PASSWORD_KEYS = frozenset({"ssl.keystore.password", "ssl.key.password", "ssl.truststore.password",
                                "ssl.keystore.key", "ssl.keystore.certificate.chain",
                                "ssl.truststore.certificates"})  # fmt: skip  (Kafka's PASSWORD type)
@@ -272,9 +300,11 @@ class BrokerConfig:
         from storage.config import ConfigModel
 
         from .connection_quotas import ConnectionQuotas
+        from .group_configs import check_group_protocol_keys
         from .listeners import served_listeners
 
         ConnectionQuotas(self, [listener.name for listener in served_listeners(self)])
+        check_group_protocol_keys(self)
         try:
             ConfigModel.from_broker_props(self.log_props)
         except StorageConfigError as exc:

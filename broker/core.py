@@ -19,6 +19,8 @@ One ``Broker`` per server. Handlers reach everything through it:
   the first log dir at start and rewritten there on every change.
 * ``dynamic_config`` (``DynamicBrokerConfig``) holds the dynamic broker
   configs, applied at start and changed by AlterConfigs on a BROKER resource.
+* ``group_configs`` (``GroupConfigs``) holds the group configs (GROUP
+  resources), read at start and changed by AlterConfigs on a GROUP resource.
 * ``quotas`` (``ClientQuotas``) holds the client quotas and measures the
   clients' byte rates against them.
 
@@ -38,6 +40,7 @@ from protocol import ErrorCode
 
 from .dynamic_config import DynamicBrokerConfig
 from .fetch_sessions import FetchSessionCache
+from .group_configs import GroupConfigs
 from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
 from .log_validator import ValidatedRecords
@@ -79,6 +82,7 @@ class Broker:
         self.transactions = TransactionCoordinator(self)
         self.scram = ScramStore.load(config.log_dir_list()[0])
         self.dynamic_config = DynamicBrokerConfig.load(self)
+        self.group_configs = GroupConfigs.load(config)
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.metrics.add_state_collector(self.fetch_sessions.metric_samples)
         self.quotas = ClientQuotas.load(config.log_dir_list()[0], config.quota_window_num,

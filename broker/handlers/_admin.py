@@ -1,9 +1,9 @@
 """Helpers shared by the admin handlers: config resources, sources, types, epochs.
 
 Kafka names a config owner with a ``resource_type`` (2 = TOPIC, 4 = BROKER,
-8 = BROKER_LOGGER) and a ``resource_name`` (the topic, or the broker id as a
-string). Config entries carry a *source* (where the value came from) and, in
-DescribeConfigs v3+, a *type*; both are small ids on the wire
+8 = BROKER_LOGGER, 32 = GROUP) and a ``resource_name`` (the topic, the broker
+id as a string, or the group). Config entries carry a *source* (where the
+value came from) and, in DescribeConfigs v3+, a *type*; both are small ids on the wire
 (``DescribeConfigsResponse.ConfigSource`` and ``ConfigType`` in Kafka). The
 storage layer may describe them as ids, names or enums: ``source_id`` and
 ``type_id`` accept all three.
@@ -37,6 +37,7 @@ NO_OPERATIONS = -(2**31)
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 RESOURCE_BROKER_LOGGER = 8
+RESOURCE_GROUP = 32
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
@@ -61,6 +62,10 @@ CONFIG_SOURCES = {
     "STATIC_BROKER_CONFIG": 4,
     "DEFAULT_CONFIG": 5,
     "DYNAMIC_BROKER_LOGGER_CONFIG": 6,
+    "CLIENT_METRICS_CONFIG": 7,
+    "DYNAMIC_CLIENT_METRICS_CONFIG": 7,
+    "GROUP_CONFIG": 8,
+    "DYNAMIC_GROUP_CONFIG": 8,
 }
 DEFAULT_CONFIG = CONFIG_SOURCES["DEFAULT_CONFIG"]
 STATIC_BROKER_CONFIG = CONFIG_SOURCES["STATIC_BROKER_CONFIG"]
@@ -89,7 +94,7 @@ def _id_of(value: Any, table: dict[str, int]) -> int:
 
 
 def source_id(value: Any) -> int:
-    """A config source as Kafka's id (1 = topic override ... 5 = default)."""
+    """A config source as Kafka's id (1 = topic override ... 5 = default ... 8 = group config)."""
     return _id_of(value, CONFIG_SOURCES)
 
 

@@ -4,16 +4,22 @@ Both APIs end in the same step: a topic's complete new set of overrides is
 checked and (unless ``validate_only``) stored with ``set_topic_overrides``,
 after which the registry forgets the topic's cached partitions so produce and
 fetch see the new effective config; for a BROKER resource, the level's
-complete new set of dynamic broker configs (``store_broker_configs``). The
-checks, in Kafka's order:
+complete new set of dynamic broker configs (``store_broker_configs``); for a
+GROUP resource, the group's complete new set of group configs
+(``store_group_configs``, ``broker/group_configs.py``). The checks, in
+Kafka's order:
 
 1. the resource: a TOPIC with an empty name is INVALID_REQUEST ("Default
    topic resources are not allowed."), an illegal name INVALID_TOPIC_EXCEPTION,
    an unknown topic UNKNOWN_TOPIC_OR_PARTITION; a BROKER must be this node or
    empty (the cluster-wide default); its change is a dynamic broker config
    change (``broker/dynamic_config.py``: null values and every refusal there
-   are INVALID_REQUEST); other resource types are INVALID_REQUEST "Unknown
-   resource type N" (IncrementalAlterConfigs handles BROKER_LOGGER first);
+   are INVALID_REQUEST); a GROUP is any group, existing or not, checked
+   after its operations as Kafka's controller does: an empty name is
+   INVALID_REQUEST "Default group resources are not allowed.", and every
+   refusal of ``group_configs.check`` INVALID_CONFIG; other resource types
+   are INVALID_REQUEST "Unknown resource type N" (IncrementalAlterConfigs
+   handles BROKER_LOGGER first);
 2. the same resource twice in one request: INVALID_REQUEST "Duplicate
    resource." for it;
 3. the new overrides: null values and values the storage layer refuses are
@@ -30,7 +36,9 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext
 from ..topics import TopicError, check_topic_name
-from ._admin import RESOURCE_BROKER, RESOURCE_TOPIC, broker_resource_error, null_config_error
+from ..dynamic_config import NotStored
+from ..group_configs import InvalidGroupConfig
+from ._admin import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC, broker_resource_error, null_config_error
 
 Outcome = tuple[ErrorCode, str | None]
 OK: Outcome = (ErrorCode.NONE, None)
@@ -84,6 +92,8 @@ def check_target(ctx: RequestContext, resource) -> None:
         if message:
             raise Refused(ErrorCode.INVALID_REQUEST, message)
         return
+    if resource.resource_type == RESOURCE_GROUP:
+        return  # any group; its name is checked with the new configs (store_group_configs)
     raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
 
 
@@ -102,13 +112,25 @@ async def store_broker_configs(ctx: RequestContext, level: str, change: Callable
                                validate_only: bool) -> Outcome:  # fmt: skip
     """Make ``change(current)`` the complete dynamic configs of ``level`` (``dynamic_config``), unless
     validate_only."""
-    from ..dynamic_config import NotStored
     from ..dynamic_config import Refused as DynamicRefused
 
     try:
         await ctx.broker.dynamic_config.apply(level, change, validate_only)
     except DynamicRefused as exc:
         return ErrorCode.INVALID_REQUEST, str(exc)
+    except NotStored as exc:
+        return ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
+    return OK
+
+
+def store_group_configs(ctx: RequestContext, group: str, props: dict[str, str], validate_only: bool) -> Outcome:
+    """Check a group's complete new configs as Kafka's controller does and, unless validate_only, store them."""
+    if not group:
+        return ErrorCode.INVALID_REQUEST, "Default group resources are not allowed."
+    try:
+        ctx.broker.group_configs.replace(group, props, validate_only)
+    except InvalidGroupConfig as exc:
+        return ErrorCode.INVALID_CONFIG, str(exc)
     except NotStored as exc:
         return ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
     return OK

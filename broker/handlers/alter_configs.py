@@ -8,18 +8,24 @@ INVALID_CONFIG with the key named in ``error_message``); ``validate_only``
 checks without storing. For a BROKER resource (this ``node.id``, or empty for
 the cluster-wide default) the given configs become that level's complete set
 of dynamic broker configs (``broker/dynamic_config.py``); a null value is
-INVALID_REQUEST "Null value not supported for : k". Resource checks (unknown
-topic, bad names, broker ids, duplicates) are in ``_alter``.
+INVALID_REQUEST "Null value not supported for : k". For a GROUP resource
+(any group name) the given configs become the group's complete set of group
+configs (``broker/group_configs.py``), as Kafka 4.x's controller takes them
+from this legacy API too: a key named twice is INVALID_REQUEST "Error due to
+duplicate config keys", a null value INVALID_REQUEST as for BROKER. Resource
+checks (unknown topic, bad names, broker ids, duplicates) are in ``_alter``.
 
 Version notes: v1 answers before throttling; v2 flexible.
 """
 
 from __future__ import annotations
 
+from protocol import ErrorCode
+
 from ..dispatch import RequestContext, handler
-from ._admin import RESOURCE_BROKER, RESOURCE_TOPIC
-from ._alter import (OK, Outcome, alter_all, broker_level, check_target, null_broker_values, store_broker_configs,
-                     store_overrides)  # fmt: skip
+from ._admin import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC
+from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_target, null_broker_values,
+                     store_broker_configs, store_group_configs, store_overrides)  # fmt: skip
 
 API_KEY = 33
 
@@ -33,6 +39,11 @@ async def handle(ctx: RequestContext, request) -> object:
             null_broker_values([name for name, value in configs.items() if value is None])
             return await store_broker_configs(ctx, broker_level(resource), lambda _current: configs,
                                               request.validate_only)  # fmt: skip
+        if resource.resource_type == RESOURCE_GROUP:
+            if len(configs) < len(resource.configs):
+                raise Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+            null_broker_values([name for name, value in configs.items() if value is None])
+            return store_group_configs(ctx, resource.resource_name, configs, request.validate_only)
         if resource.resource_type != RESOURCE_TOPIC:
             return OK
         return store_overrides(ctx, resource.resource_name, configs, request.validate_only)

@@ -1,4 +1,4 @@
-"""DescribeConfigs (key 32): v0-4, topic and broker configs with their sources.
+"""DescribeConfigs (key 32): v0-4, topic, broker and group configs with their sources.
 
 Behaviour, per resource (Kafka's ``ConfigHelper``):
 
@@ -15,6 +15,10 @@ Behaviour, per resource (Kafka's ``ConfigHelper``):
   are read-only.
 * BROKER_LOGGER (8): the broker's loggers and their levels
   (``_broker_loggers.py``), for this ``node.id`` only;
+* GROUP (32): the group configs of any group, existing or not
+  (``broker/group_configs.py``), each with source DYNAMIC_GROUP_CONFIG (8)
+  or DEFAULT_CONFIG (5) and itself as its one synonym; an empty name is
+  INVALID_REQUEST "Group name must not be empty";
 * any other type: INVALID_REQUEST "Unsupported resource type".
 
 ``configuration_keys`` null or empty means every key, else only those named.
@@ -40,6 +44,7 @@ from ._admin import (
     DEFAULT_CONFIG,
     RESOURCE_BROKER,
     RESOURCE_BROKER_LOGGER,
+    RESOURCE_GROUP,
     RESOURCE_TOPIC,
     broker_resource_error,
     source_id,
@@ -92,6 +97,10 @@ def _entries(ctx: RequestContext, resource) -> list | None:
             return loggers.describe_entries(ctx.broker.config.node_id, resource.resource_name)
         except loggers.LoggerError as exc:
             raise TopicError(exc.error_code, str(exc)) from None
+    if resource.resource_type == RESOURCE_GROUP:
+        if not resource.resource_name:
+            raise TopicError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+        return ctx.broker.group_configs.describe(resource.resource_name)
     raise TopicError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {resource.resource_type}")
 
 

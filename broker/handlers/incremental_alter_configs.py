@@ -19,7 +19,11 @@ operations to that level's dynamic broker configs (``broker/dynamic_config.py``)
 a null value (except in DELETE) is INVALID_REQUEST, APPEND/SUBTRACT work on
 ``log.cleanup.policy`` only (onto the level's value or Kafka's default, not
 ``server.properties``) and are INVALID_REQUEST "Config value append is not
-allowed for config key: k" elsewhere. The resulting set of overrides is then checked and stored
+allowed for config key: k" elsewhere. A GROUP resource (32, any group name)
+applies SET and DELETE to the group's configs (``broker/group_configs.py``):
+a null value (except in DELETE) is INVALID_REQUEST, APPEND/SUBTRACT
+INVALID_CONFIG "Can't APPEND to key k because its type is not LIST." (no
+group config is a LIST). The resulting set of overrides is then checked and stored
 exactly as AlterConfigs does (``_alter``); ``validate_only`` stores nothing.
 
 Version notes: v1 flexible.
@@ -33,10 +37,10 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from . import _broker_loggers as loggers
-from ._admin import (DEFAULT_CONFIG, LIST_TYPE, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_TOPIC, synonym_parts,
-                     type_id)  # fmt: skip
+from ._admin import (DEFAULT_CONFIG, LIST_TYPE, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_GROUP, RESOURCE_TOPIC,
+                     synonym_parts, type_id)  # fmt: skip
 from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_target, current_overrides,
-                     null_broker_values, store_broker_configs, store_overrides)  # fmt: skip
+                     null_broker_values, store_broker_configs, store_group_configs, store_overrides)  # fmt: skip
 
 API_KEY = 44
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -58,10 +62,15 @@ async def handle(ctx: RequestContext, request) -> object:
         check_target(ctx, resource)
         if resource.resource_type == RESOURCE_BROKER:
             _check_ops(resource.configs)
-            null_broker_values([c.name for c in resource.configs if c.config_operation != DELETE and c.value is None])
+            _check_nulls(resource.configs)
             return await store_broker_configs(ctx, broker_level(resource),
                                               lambda current: _apply_broker(current, resource.configs),
                                               request.validate_only)  # fmt: skip
+        if resource.resource_type == RESOURCE_GROUP:
+            _check_ops(resource.configs)
+            _check_nulls(resource.configs)
+            props = _apply_group(ctx.broker.group_configs.current(resource.resource_name), resource.configs)
+            return store_group_configs(ctx, resource.resource_name, props, request.validate_only)
         if resource.resource_type != RESOURCE_TOPIC:
             return OK
         _check_ops(resource.configs)
@@ -83,6 +92,10 @@ def _check_ops(configs: list[Any]) -> None:
     for c in configs:
         if c.config_operation not in _OP_NAMES:
             raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown alter configs operation type {c.config_operation}")
+
+
+def _check_nulls(configs: list[Any]) -> None:
+    null_broker_values([c.name for c in configs if c.config_operation != DELETE and c.value is None])
 
 
 def _apply(ctx: RequestContext, topic: str, configs: list[Any]) -> dict[str, str | None]:
@@ -119,6 +132,20 @@ def _apply_broker(current: dict[str, str], configs: list[Any]) -> dict[str, str]
             else:
                 items = [item for item in items if item not in changes]
             props[c.name] = ",".join(items)
+    return props
+
+
+def _apply_group(current: dict[str, str], configs: list[Any]) -> dict[str, str]:
+    """A group's configs after SET and DELETE; APPEND and SUBTRACT are refused, no group config being a LIST."""
+    props = dict(current)
+    for c in configs:
+        if c.config_operation == SET:
+            props[c.name] = c.value
+        elif c.config_operation == DELETE:
+            props.pop(c.name, None)
+        else:
+            op = _OP_NAMES[c.config_operation]
+            raise Refused(ErrorCode.INVALID_CONFIG, f"Can't {op} to key {c.name} because its type is not LIST.")
     return props
 
 

@@ -4,8 +4,9 @@ Behaviour: v0 (ListClientMetricsResources) lists client-metrics resources
 only, and this broker has none (KIP-714 client metrics are not served). v1
 lists the ``resource_types`` asked for, every type it lists when none is
 asked: TOPIC (2) every topic, internal ones too; BROKER_LOGGER (8) and BROKER
-(4) this node's id; GROUP (32) the groups with dynamic group configs and
-CLIENT_METRICS (16), of which there are none here. Any other type makes the
+(4) this node's id; GROUP (32) the groups that have group configs
+(``broker/group_configs.py``, existing groups or not), by name; CLIENT_METRICS
+(16), of which there are none here. Any other type makes the
 whole answer UNSUPPORTED_VERSION with no resources, as in Kafka.
 
 Version notes: v1 resource_types, and resource_type per entry.
@@ -33,7 +34,8 @@ async def handle(ctx: RequestContext, request) -> object:
         return resp
     Resource = type(resp).ConfigResource
     node = str(ctx.broker.config.node_id)
-    names = {TOPIC: sorted(ctx.broker.topics.topics()), BROKER_LOGGER: [node], BROKER: [node]}
+    names = {TOPIC: sorted(ctx.broker.topics.topics()), BROKER_LOGGER: [node], BROKER: [node],
+             GROUP: ctx.broker.group_configs.names()}  # fmt: skip
     for kind in _LISTED:
         if kind in wanted:
             resp.config_resources += [Resource(resource_name=n, resource_type=kind) for n in names.get(kind, [])]
