@@ -8,10 +8,10 @@ every change; Kafka keeps them in its metadata log), and answers
 DescribeClientQuotas filters. The keys are Kafka's: ``producer_byte_rate`` and
 ``consumer_byte_rate`` (whole bytes per second, enforced here),
 ``request_percentage`` (the share of a thread's time the client's requests may
-take, in percent, enforced here), ``controller_mutation_rate`` (user and
-client-id entities, refused: this broker does not enforce it, and storing it
-would pretend it does) and ``connection_creation_rate`` (ip entities,
-connections per second, enforced by ``connection_quotas.py``).
+take, in percent, enforced here), ``controller_mutation_rate`` (partitions
+created or deleted per second, enforced by ``mutation_quota.py``) and
+``connection_creation_rate`` (ip entities, connections per second, enforced
+by ``connection_quotas.py``).
 
 **Which quota.** For a request of user ``U`` (the principal's name;
 ``ANONYMOUS`` without a login) and client id ``C``, Kafka's eight levels, the
@@ -123,7 +123,7 @@ def addresses_of(host: str) -> frozenset[str]:
 
 
 def check_op(entity: Entity, key: str, value: float) -> None:
-    """Kafka's validateQuotaKeyValue, then this broker's refusal of the quotas it does not enforce."""
+    """Kafka's validateQuotaKeyValue."""
     keys = _IP_KEYS if entity[0][0] == "ip" else _USER_CLIENT_KEYS
     if key not in keys:
         raise QuotaRefused(f"Invalid configuration key {key}")
@@ -135,9 +135,6 @@ def check_op(entity: Entity, key: str, value: float) -> None:
             raise QuotaRefused(f"Proposed value for {key} is too large for {'an INT' if kind == 'INT' else 'a LONG'}.")
         if abs(math.fmod(value, 1.0)) > 1e-6:
             raise QuotaRefused(f"{key} cannot be a fractional value.")
-    if key not in ENFORCED and key != "connection_creation_rate":
-        raise QuotaRefused(f"Quota {key} is not enforced by this broker (only producer_byte_rate, "
-                           "consumer_byte_rate, request_percentage and connection_creation_rate are)")  # fmt: skip
 
 
 class Samples:
@@ -202,6 +199,7 @@ class ClientQuotas:
         self.resolved: dict[str, frozenset[str]] = {}  # ip entity names -> their addresses
         self.samples, self.window_ms = samples, window_s * 1000
         self.measures: dict[tuple[str, str, str], Samples] = {}  # (key, user tag, client tag) -> bytes
+        self.buckets: dict[tuple[str, str, str], Any] = {}  # controller_mutation_rate's token buckets
         self.throttles: dict[tuple[str, str, str], Samples] = {}  # -> throttle times recorded
         self.pruned_ms = 0.0  # when idle measures were last dropped
 

@@ -5,8 +5,7 @@ that sets a value are checked as Kafka's controller checks them (an empty
 entity, a type given twice or unknown, an empty name, ``ip`` with another
 type, a key not of that entity, a value not above 0, a fraction for a byte
 rate), each failure INVALID_REQUEST with Kafka's message on that entry only.
-The quota this broker does not enforce (``controller_mutation_rate``) is
-refused the same way. An op with ``remove`` removes its key. The entries that pass are
+An op with ``remove`` removes its key. The entries that pass are
 stored together, unless ``validate_only``; if the store cannot be written
 they get KAFKA_STORAGE_ERROR and nothing changes. A change applies from the
 next request on.

@@ -26,6 +26,7 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
+from ..mutation_quota import THROTTLED, MutationQuota
 from ..topics import TopicError
 from ._admin import INVALID_REPLICA_ASSIGNMENT, MAX_PARTITIONS_PER_REQUEST
 
@@ -39,6 +40,7 @@ async def handle(ctx: RequestContext, request) -> object:
     names = [t.name for t in request.topics]
     answered: set[str] = set()
     room = MAX_PARTITIONS_PER_REQUEST  # partitions this request may still create
+    mutations = MutationQuota(ctx)
     for topic in request.topics:
         if topic.name in answered:
             continue
@@ -47,13 +49,15 @@ async def handle(ctx: RequestContext, request) -> object:
             code, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         else:
             async with ctx.broker.topics.changes:
-                code, message, added = await _grow(ctx, topic, request.validate_only, room)
+                code, message, added = await _grow(ctx, topic, request.validate_only, room, mutations)
             room -= added
         resp.results.append(Result(name=topic.name, error_code=code, error_message=message))
+    mutations.answer(resp)
     return resp
 
 
-async def _grow(ctx: RequestContext, topic, validate_only: bool, room: int) -> tuple[ErrorCode, str | None, int]:
+async def _grow(ctx: RequestContext, topic, validate_only: bool, room: int,
+                mutations: MutationQuota) -> tuple[ErrorCode, str | None, int]:  # fmt: skip
     """The topic's answer and the partitions it added (or would add, ``validate_only``)."""
     topics = ctx.broker.topics
     current = topics.get(topic.name)
@@ -71,6 +75,8 @@ async def _grow(ctx: RequestContext, topic, validate_only: bool, room: int) -> t
             return INVALID_REPLICA_ASSIGNMENT, message, 0
     if want - have > room:
         return ErrorCode.POLICY_VIOLATION, "Unable to perform excessively large batch operation.", 0
+    if not mutations.charge(want - have):
+        return *THROTTLED, 0
     if not validate_only:
         try:
             await topics.add_partitions(topic.name, want)

@@ -42,6 +42,7 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
+from ..mutation_quota import THROTTLED, MutationQuota
 from ..topics import TopicError, check_topic_name
 from ._admin import INVALID_REPLICA_ASSIGNMENT, MAX_PARTITIONS_PER_REQUEST, null_config_error, source_id
 from ._alter import validate_overrides
@@ -64,6 +65,7 @@ async def handle(ctx: RequestContext, request) -> object:
     for topic in request.topics:
         counts[topic.name] = counts.get(topic.name, 0) + 1
     answered: set[str] = set()
+    mutations = MutationQuota(ctx)
     too_many = _partitions_asked(ctx, [t for t in request.topics if counts[t.name] == 1]) > MAX_PARTITIONS_PER_REQUEST
     for topic in request.topics:
         if topic.name in answered:
@@ -78,9 +80,10 @@ async def handle(ctx: RequestContext, request) -> object:
             continue
         try:
             async with ctx.broker.topics.changes:
-                resp.topics.append(await _create(ctx, Result, topic, request.validate_only))
+                resp.topics.append(await _create(ctx, Result, topic, request.validate_only, mutations))
         except _Refused as exc:
             resp.topics.append(_error(Result, topic.name, exc.error_code, exc.message))
+    mutations.answer(resp)
     return resp
 
 
@@ -101,7 +104,7 @@ def _error(Result: type, name: str, code: ErrorCode, message: str | None) -> Any
     return Result(name=name, error_code=code, error_message=message)
 
 
-async def _create(ctx: RequestContext, Result: type, topic, validate_only: bool) -> Any:
+async def _create(ctx: RequestContext, Result: type, topic, validate_only: bool, mutations: MutationQuota) -> Any:
     topics = ctx.broker.topics
     try:
         check_topic_name(topic.name)
@@ -116,6 +119,8 @@ async def _create(ctx: RequestContext, Result: type, topic, validate_only: bool)
         num_partitions = _check_assignments(ctx, topic)
     else:
         num_partitions = _check_counts(ctx, topic)
+    if not mutations.charge(num_partitions):
+        raise _Refused(*THROTTLED)
     try:
         created = await topics.create(topic.name, num_partitions, configs, validate_only=validate_only)
     except TopicError as exc:

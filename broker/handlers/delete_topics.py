@@ -28,6 +28,7 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
+from ..mutation_quota import THROTTLED, MutationQuota
 from ..topics import TopicError
 from ._admin import UNKNOWN_TOPIC_MESSAGE
 
@@ -52,9 +53,11 @@ async def handle(ctx: RequestContext, request) -> object:
         return resp
     names = [n for n, _ in wanted if n is not None]
     ids = [i for n, i in wanted if n is None and i != ZERO_ID]
+    mutations = MutationQuota(ctx)
     for name, topic_id in wanted:
         async with ctx.broker.topics.changes:  # not while a creation or growth is under way
-            resp.responses.append(_delete_one(ctx, Result, name, topic_id, names, ids))
+            resp.responses.append(_delete_one(ctx, Result, (name, topic_id), (names, ids), mutations))
+    mutations.answer(resp)
     for result in resp.responses:
         if result.error_code == ErrorCode.NONE:  # Kafka's handleDeletedPartitions: the topic's offsets go too
             await ctx.broker.groups.topic_deleted(result.name)
@@ -67,7 +70,8 @@ def _wanted(ctx: RequestContext, request) -> list[tuple[str | None, uuid.UUID]]:
     return [(t.name, t.topic_id) for t in request.topics]
 
 
-def _delete_one(ctx: RequestContext, Result: type, name, topic_id, names: list, ids: list) -> Any:
+def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, mutations: MutationQuota) -> Any:
+    (name, topic_id), (names, ids) = wanted, asked
     if name is not None and topic_id != ZERO_ID:
         message = "You may not specify both topic name and topic id."
         return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, message)
@@ -86,6 +90,8 @@ def _delete_one(ctx: RequestContext, Result: type, name, topic_id, names: list, 
     topic = topics.get(name)
     if topic is not None:
         topic_id = topic.topic_id
+        if not mutations.charge(topic.num_partitions):
+            return _result(ctx, Result, name, topic_id, *THROTTLED)
     try:
         topics.delete(name)
     except TopicError as exc:

@@ -72,7 +72,7 @@ def test_entities_are_checked_as_kafka_checks_them(pairs, message):
     ([U], "connection_creation_rate", 5.0, "Invalid configuration key connection_creation_rate"),
     ([("ip", None)], "producer_byte_rate", 5.0, "Invalid configuration key producer_byte_rate"),
     ([("ip", "10.0.0.1")], "connection_creation_rate", 2.5, "connection_creation_rate cannot be a fractional value."),
-    ([C], "controller_mutation_rate", 5.0, "Quota controller_mutation_rate is not enforced"),
+    ([C], "controller_mutation_rate", 0.5 - 1, "Quota controller_mutation_rate must be greater than 0"),
 ])  # fmt: skip
 def test_values_are_checked_as_kafka_checks_them(entity, key, value, message):
     with pytest.raises(QuotaRefused, match=message.replace("(", r"\(").replace(".", r"\.")):
@@ -116,9 +116,9 @@ async def describe(broker, components: list, strict=False):
 
 async def test_alter_then_describe_with_kafkas_filters(broker):
     answers = await alter(broker, [([U], {"producer_byte_rate": 1024.0}), ([U, DC], {"consumer_byte_rate": 2048.0}),
-                                   ([C], {"controller_mutation_rate": 10.0}), ([DU], {"producer_byte_rate": 512.0})])
+                                   ([C], {"connection_creation_rate": 10.0}), ([DU], {"producer_byte_rate": 512.0})])
     assert answers[0] == answers[1] == answers[3] == (ErrorCode.NONE, None)
-    assert answers[2][0] == ErrorCode.INVALID_REQUEST and "controller_mutation_rate" in answers[2][1]
+    assert answers[2] == (ErrorCode.INVALID_REQUEST, "Invalid configuration key connection_creation_rate")
     everything = await describe(broker, [])
     assert sorted((e for e, _ in everything), key=repr) == sorted([{"user": "alice"}, {"user": "alice", "client-id": None},
                                                        {"user": None}], key=repr)  # fmt: skip

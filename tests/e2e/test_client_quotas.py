@@ -7,15 +7,19 @@ wait (librdkafka's ``throttle_cb``) and still deliver every record, and a
 kafka-python consumer over its ``consumer_byte_rate`` must be throttled (the
 broker's ``throttle-time`` metric) and still read every record, in order.
 Sizes are picked so the throttle lasts a few seconds: a burst of ``B`` bytes
-within the 10 s window is throttled ``(B / (10 s * Q) - 1) * 10 s``.
+within the 10 s window is throttled ``(B / (10 s * Q) - 1) * 10 s``. The
+request-time and controller-mutation quotas are felt by the same clients.
 """
 
 from __future__ import annotations
 
+import time
 import warnings
 
 import pytest
 from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import NewTopic as CNewTopic
 
 from ..broker._admin_client import req, sub
 from .clients import kp_consume
@@ -24,6 +28,8 @@ from .harness import raw_call
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     from kafka import KafkaProducer
+    from kafka.admin import KafkaAdminClient, NewTopic
+    from kafka.errors import NodeNotReadyError
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -92,3 +98,30 @@ def test_clients_over_their_request_percentage_are_throttled_and_lose_nothing(br
     got = kp_consume(broker.bootstrap, "quota-r", 80, client_id="busy-consumer", consumer_timeout_ms=60_000)
     assert [(m.offset, m.key) for m in got] == [(i, b"%d" % i) for i in range(80)]
     assert _metric(broker, "kafka_server_request_request_time", "busy-consumer") > 0
+
+
+def test_topic_mutations_over_controller_mutation_rate_are_throttled(broker):
+    """5 partitions a second: a bucket of 55 (11 windows of 1 s). kafka-python (CreateTopics v7, strict) is
+    let through once below zero and then holds back for the throttle; librdkafka (v4, permissive) creates
+    everything and is told how long to wait (``throttle_cb``)."""
+    _set_quota(broker.port, "mut-kp", "controller_mutation_rate", 5.0)
+    _set_quota(broker.port, "mut-ck", "controller_mutation_rate", 5.0)
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, client_id="mut-kp")
+    try:
+        for name, partitions in (("m-50", 50), ("m-10", 10)):  # 55 - 60: 1 s below zero
+            assert admin.create_topics([NewTopic(name, partitions, 1)])["topics"][0]["error_code"] == 0
+        with pytest.raises(NodeNotReadyError, match="throttle"):  # the client waits out the throttle
+            admin.create_topics([NewTopic("m-1", 1, 1)])
+        time.sleep(1.2)
+        assert admin.create_topics([NewTopic("m-1", 1, 1)])["topics"][0]["error_code"] == 0
+    finally:
+        admin.close()
+    throttles = []
+    confluent = AdminClient({"bootstrap.servers": broker.bootstrap, "client.id": "mut-ck",
+                             "throttle_cb": lambda event: throttles.append(event.throttle_time)})  # fmt: skip
+    for name, partitions in (("c-60", 60), ("c-5", 5)):
+        confluent.create_topics([CNewTopic(name, partitions, 1)])[name].result(30)
+    confluent.poll(1)
+    assert throttles and 0.9 <= throttles[0] <= 1.0  # 55 - 60: 1 s
+    assert {t: len(m.partitions) for t, m in confluent.list_topics(timeout=10).topics.items() if t[:2] == "c-"} == {
+        "c-60": 60, "c-5": 5}  # fmt: skip

@@ -1,0 +1,87 @@
+"""Controller mutation quotas (KIP-599): ``controller_mutation_rate``, partitions created or deleted per second.
+
+Kafka's controller charges every topic a CreateTopics, CreatePartitions or
+DeleteTopics request would create, grow or delete the partitions it adds or
+removes, against a token bucket per quota entity (found with the same eight
+levels as the other client quotas, ``quotas.ClientQuotas.quota``): it holds
+at most ``quota * quota.window.num * quota.window.size.seconds`` tokens, and
+refills at ``quota`` tokens a second. The charge is made once a topic has
+passed its own checks (so a refused topic costs nothing; validate-only
+requests are charged, as Kafka's controller charges them).
+
+Two modes, by request version (Kafka's ``newQuotaFor``): from CreateTopics
+v6, CreatePartitions v3 and DeleteTopics v5 a client knows the error, so the
+quota is *strict*: a topic that finds the bucket below zero is refused with
+THROTTLING_QUOTA_EXCEEDED ("The throttling quota has been exceeded.") and
+left as it is, while one that finds it at zero or above goes through even if
+it takes the bucket below (one big topic is never refused outright). Older
+versions are *permissive*: everything goes through and is charged. Either way
+a bucket below zero makes the answer's ``throttle_time_ms`` the time the
+bucket needs to come back to zero, ``-tokens / quota`` seconds, less the time
+since then, and mutes the connection as other throttles do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from protocol import ErrorCode
+
+from .quotas import request_identity, throttle
+
+KEY = "controller_mutation_rate"
+THROTTLED = (ErrorCode.THROTTLING_QUOTA_EXCEEDED, "The throttling quota has been exceeded.")
+STRICT_SINCE = {19: 6, 20: 5, 37: 3}  # CreateTopics, DeleteTopics, CreatePartitions
+
+
+class TokenBucket:
+    """Kafka's TokenBucket stat: starts full; refilled at the quota's rate up to its burst."""
+
+    def __init__(self) -> None:
+        self.tokens: float | None = None
+        self.updated_ms = 0.0
+
+    def tokens_at(self, quota: float, burst: float, now_ms: float) -> float:
+        elapsed = max(now_ms - self.updated_ms, 0.0)
+        self.tokens = burst if self.tokens is None else min(burst, self.tokens + quota * elapsed / 1000)
+        self.updated_ms = now_ms
+        return self.tokens
+
+    def take(self, permits: float, quota: float, burst: float, now_ms: float) -> float:
+        self.tokens = min(burst, self.tokens_at(quota, burst, now_ms) - permits)
+        return self.tokens
+
+
+class MutationQuota:
+    """One request's charges: ``charge`` per topic, then ``answer`` once the response is built."""
+
+    def __init__(self, ctx: Any) -> None:
+        self.ctx, quotas = ctx, ctx.broker.quotas
+        self.quota, tags = quotas.quota(KEY, *request_identity(ctx)) if KEY in quotas.keys else (None, ("", ""))
+        self.strict = ctx.version >= STRICT_SINCE[ctx.request.header.api_key]
+        self.burst = (self.quota or 0.0) * quotas.samples * quotas.window_ms / 1000
+        self.bucket = quotas.buckets.setdefault((KEY, *tags), TokenBucket()) if self.quota else None
+        self.throttle_ms, self.throttled_at = 0, 0.0
+
+    def charge(self, partitions: int) -> bool:
+        """Charge ``partitions`` mutations; False when a strict quota refuses them (nothing is charged)."""
+        if self.bucket is None:
+            return True
+        now = self.ctx.broker.clock()
+        if self.strict and self._below_zero(self.bucket.tokens_at(self.quota, self.burst, now), now):
+            return False
+        self._below_zero(self.bucket.take(partitions, self.quota, self.burst, now), now)
+        return True
+
+    def _below_zero(self, tokens: float, now: float) -> bool:
+        if tokens >= 0:
+            return False
+        self.throttle_ms, self.throttled_at = round(-tokens / self.quota * 1000), now
+        return True
+
+    def answer(self, resp: Any) -> None:
+        """The throttle left, on the answer's ``throttle_time_ms`` and the connection."""
+        left = max(0, self.throttle_ms - round(self.ctx.broker.clock() - self.throttled_at))
+        if left > 0:
+            resp.throttle_time_ms = max(resp.throttle_time_ms or 0, left)
+            throttle(self.ctx, left)
