@@ -20,6 +20,11 @@ A Fetch v7+ names a ``session_id`` and ``session_epoch``:
   answered moves to the end of the order, so all get their turn at the byte
   budget (Kafka's rotation).
 
+From v13 (KIP-516) a request names topics by ``topic_id``; a session then
+keys its partitions by id (a client keeps one version), so a topic deleted
+and made again under the same name is another topic to it (the handler
+answers an id it cannot find with UNKNOWN_TOPIC_ID).
+
 The next epoch is ``n + 1``, after 2**31 - 1 back to 1. Metrics are Kafka's
 ``FetchSessionCache`` gauges ``NumIncrementalFetchSessions`` and
 ``NumIncrementalFetchPartitionsCached``.
@@ -37,14 +42,14 @@ from protocol import ErrorCode
 
 FINAL_EPOCH, INITIAL_EPOCH = -1, 0
 EVICTION_MS = 120_000  # Kafka's: a session unused this long may give its slot to a new one
-Key = tuple[str, int]
+Key = tuple[Any, int]  # (topic name, or its id from Fetch v13, partition)
 
 
 @attrs.define
 class SessionPartition:
     """A partition of a session: what the client last asked for, and what it was last told."""
 
-    topic: str
+    topic: Any  # the name, or the id from Fetch v13
     partition: int
     fetch_offset: int
     partition_max_bytes: int
@@ -118,7 +123,7 @@ class FetchSessionCache:
 
     def context(self, request: Any, version: int, now_ms: float) -> FetchContext:
         """The context of a Fetch request (``session_id``, ``session_epoch``, ``topics``, ``forgotten_topics_data``)."""
-        listed = [(t.topic, p) for t in request.topics for p in t.partitions]
+        listed = [(topic_key(t, version), p) for t in request.topics for p in t.partitions]
         if version < 7 or request.session_epoch in (FINAL_EPOCH, INITIAL_EPOCH):
             if version >= 7 and request.session_id:
                 self.sessions.pop(request.session_id, None)
@@ -128,7 +133,8 @@ class FetchSessionCache:
             return FetchContext(self, [], error=ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         if session.epoch != request.session_epoch:
             return FetchContext(self, [], error=ErrorCode.INVALID_FETCH_SESSION_EPOCH)
-        _update(session, listed, request.forgotten_topics_data)
+        forgotten = [(topic_key(t, version), t.partitions) for t in request.forgotten_topics_data or []]
+        _update(session, listed, forgotten)
         session.epoch = _next_epoch(session.epoch)
         session.last_used_ms = now_ms
         self.sessions.move_to_end(session.id)
@@ -165,9 +171,14 @@ def _update(session: FetchSession, listed: list[tuple[str, Any]], forgotten: lis
         if cached is None:
             cached = session.partitions[(topic, p.partition)] = SessionPartition(topic, p.partition, 0, 0)
         cached.update(p)
-    for gone in forgotten or []:
-        for index in gone.partitions:
-            session.partitions.pop((gone.topic, index), None)
+    for topic, indexes in forgotten:
+        for index in indexes:
+            session.partitions.pop((topic, index), None)
+
+
+def topic_key(topic: Any, version: int) -> Any:
+    """How a request's topic entry names its topic: by name, or from v13 by id."""
+    return topic.topic_id if version >= 13 else topic.topic
 
 
 def _next_epoch(epoch: int) -> int:

@@ -1,4 +1,4 @@
-"""Fetch (key 1): v0-12, long poll, byte limits, zero-copy sends, down-conversion.
+"""Fetch (key 1): v0-18, long poll, byte limits, zero-copy sends, down-conversion.
 
 Behaviour:
 
@@ -31,10 +31,16 @@ Behaviour:
   (the answer's ``session_id``), later fetches name only what changed and
   are answered with only the partitions that have something new; epoch -1
   fetches without a session.
+* Topic ids (v13+, KIP-516): the request names each topic by id and the
+  answer does too; an id of no topic here is UNKNOWN_TOPIC_ID for its
+  partitions. The fields for followers (``replica_state``, the directory id
+  and high watermark per partition) are read and not used: there are none.
 
 Version notes: v1 throttle_time_ms; v3 max_bytes; v4 isolation_level,
 last_stable_offset, aborted_transactions; v5 log_start_offset; v7 sessions;
-v9 current_leader_epoch; v11 rack_id, preferred_read_replica; v12 flexible.
+v9 current_leader_epoch; v11 rack_id, preferred_read_replica; v12 flexible;
+v13 topic ids; v14 same; v15 replica_state; v16 node_endpoints (empty: the
+leader never moves); v17 replica_directory_id; v18 high_watermark.
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ API_KEY = 1
 READ_COMMITTED = 1
 
 
-@handler(API_KEY, 0, 12)
+@handler(API_KEY, 0, 18)
 async def handle(ctx: RequestContext, request) -> object:
     fetch = ctx.broker.fetch_sessions.context(request, ctx.version, ctx.broker.clock())
     if fetch.error:
@@ -93,8 +99,12 @@ def _read_all(ctx: RequestContext, request, partitions: list) -> list[PartitionR
         budget = min(budget, quota_limit)
     min_one = ctx.version >= 3
     committed = ctx.version >= 4 and request.isolation_level == READ_COMMITTED
-    reads = []
-    for topic, p in partitions:
+    reads, names = [], _topic_names(ctx)
+    for key, p in partitions:
+        topic = names.get(key) if names is not None else key
+        if topic is None:
+            reads.append(PartitionRead(p.partition, error=ErrorCode.UNKNOWN_TOPIC_ID))
+            continue
         r = read_partition(ctx, topic, p, budget, min_one, committed)
         if r.size:
             budget = max(budget - r.size, 0)
@@ -109,9 +119,10 @@ def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, Pa
     resp = ctx.response(session_id=session_id)
     Topic = type(resp).FetchableTopicResponse
     Part = Topic.PartitionData
-    for topic, r in answered:
-        if not resp.responses or resp.responses[-1].topic != topic:
-            resp.responses.append(Topic(topic=topic, partitions=[]))
+    by_id, names = ctx.version >= 13, _topic_names(ctx)
+    for key, r in answered:
+        if not resp.responses or (resp.responses[-1].topic_id if by_id else resp.responses[-1].topic) != key:
+            resp.responses.append(Topic(topic_id=key, partitions=[]) if by_id else Topic(topic=key, partitions=[]))
         resp.responses[-1].partitions.append(
             Part(
                 partition_index=r.partition, error_code=r.error, high_watermark=r.high_watermark,
@@ -119,11 +130,19 @@ def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, Pa
                 aborted_transactions=_aborted(ctx, Part, r), records=r.records,
             )  # fmt: skip
         )
-        if r.error != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:
+        topic = names.get(key) if names is not None else key
+        if r.error not in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID):
             ctx.broker.metrics.total_fetch.labels(topic).inc()
         if r.size:
             ctx.broker.metrics.bytes_out.labels(topic).inc(r.size)
     return resp
+
+
+def _topic_names(ctx: RequestContext) -> dict | None:
+    """v13+: the topics here by id (a request names topics by id); None before, when it names them."""
+    if ctx.version < 13:
+        return None
+    return {meta.topic_id: name for name, meta in ctx.broker.topics.manager.topics().items()}
 
 
 

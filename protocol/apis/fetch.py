@@ -1,4 +1,4 @@
-"""Fetch (key 1): we serve v0-12; flexible from v12.
+"""Fetch (key 1): we serve v0-18; flexible from v12.
 
 Version notes:
 
@@ -21,20 +21,33 @@ Version notes:
   ``last_fetched_epoch``, the tagged request ``cluster_id`` and the tagged
   ``diverging_epoch`` and ``current_leader`` answers, plus ``snapshot_id``
   (KIP-630).
+* v13 (KIP-516) names topics by ``topic_id`` instead of name, in the request,
+  its forgotten topics and the response; v14 has the same layout (KIP-405's
+  tiered-storage error).
+* v15 (KIP-903) moves the follower's ``replica_id`` into the tagged
+  ``replica_state`` (with its epoch); v16 (KIP-951) adds the tagged
+  ``node_endpoints`` answer for leader changes.
+* v17 (KIP-853) adds the follower's tagged ``replica_directory_id``, v18
+  (KIP-1166) the follower's tagged ``high_watermark``, per partition.
 
 Kafka 4.0 no longer serves v0-3 (KIP-896); we still do.
 """
 
-from ..schema import INT8, INT16, INT32, INT64, RECORDS, STRING, Api, F, Struct
+from ..schema import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, Api, F, Struct
 
 API = Api(
     1,
     "Fetch",
-    (0, 12),
+    (0, 18),
     flexible=12,
     request=Struct(
         F("cluster_id", STRING, v="12+", null="12+", tag=0, default=None),
-        F("replica_id", INT32, default=-1),
+        F("replica_id", INT32, v="0-14", default=-1),
+        F("replica_state", Struct(
+            F("replica_id", INT32, default=-1),
+            F("replica_epoch", INT64, default=-1),
+            name="ReplicaState",
+        ), v="15+", tag=1),
         F("max_wait_ms", INT32),
         F("min_bytes", INT32),
         F("max_bytes", INT32, v="3+", default=0x7FFFFFFF),
@@ -42,7 +55,8 @@ API = Api(
         F("session_id", INT32, v="7+"),
         F("session_epoch", INT32, v="7+", default=-1),
         F("topics", [Struct(
-            F("topic", STRING),
+            F("topic", STRING, v="0-12"),
+            F("topic_id", UUID, v="13+"),
             F("partitions", [Struct(
                 F("partition", INT32),
                 F("current_leader_epoch", INT32, v="9+", default=-1),
@@ -50,12 +64,15 @@ API = Api(
                 F("last_fetched_epoch", INT32, v="12+", default=-1),
                 F("log_start_offset", INT64, v="5+", default=-1),
                 F("partition_max_bytes", INT32),
+                F("replica_directory_id", UUID, v="17+", tag=0),
+                F("high_watermark", INT64, v="18+", tag=1, default=0x7FFFFFFFFFFFFFFF),
                 name="FetchPartition",
             )]),
             name="FetchTopic",
         )]),
         F("forgotten_topics_data", [Struct(
-            F("topic", STRING),
+            F("topic", STRING, v="7-12"),
+            F("topic_id", UUID, v="13+"),
             F("partitions", [INT32]),
             name="ForgottenTopic",
         )], v="7+"),
@@ -66,7 +83,8 @@ API = Api(
         F("error_code", INT16, v="7+"),
         F("session_id", INT32, v="7+"),
         F("responses", [Struct(
-            F("topic", STRING),
+            F("topic", STRING, v="0-12"),
+            F("topic_id", UUID, v="13+"),
             F("partitions", [Struct(
                 F("partition_index", INT32),
                 F("error_code", INT16),
@@ -99,5 +117,12 @@ API = Api(
             )]),
             name="FetchableTopicResponse",
         )]),
+        F("node_endpoints", [Struct(
+            F("node_id", INT32),
+            F("host", STRING),
+            F("port", INT32),
+            F("rack", STRING, null="16+", default=None),
+            name="NodeEndpoint",
+        )], v="16+", tag=0),
     ),
 )
