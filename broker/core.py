@@ -21,6 +21,8 @@ One ``Broker`` per server. Handlers reach everything through it:
   configs, applied at start and changed by AlterConfigs on a BROKER resource.
 * ``quotas`` (``ClientQuotas``) holds the client quotas and measures the
   clients' byte rates against them.
+* ``log_dir_moves`` (``LogDirMoves``) runs the moves of partitions between
+  log dirs (AlterReplicaLogDirs) in the background.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -40,6 +42,7 @@ from .dynamic_config import DynamicBrokerConfig
 from .fetch_sessions import FetchSessionCache
 from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
+from .log_dir_moves import LogDirMoves
 from .log_validator import ValidatedRecords
 from .metrics import BrokerMetrics
 from .quotas import ClientQuotas
@@ -83,6 +86,7 @@ class Broker:
         self.quotas = ClientQuotas.load(config.log_dir_list()[0], config.quota_window_num,
                                         config.quota_window_size_seconds)
         self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))
+        self.log_dir_moves = LogDirMoves(topics.manager)
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

@@ -140,7 +140,6 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
 _NO_API = "the broker does not serve the API ({}), Kafka 4.x does"
 DIFFERS: dict[str, str] = {
     "describeFeatures": "ApiVersions v3+ carries no SupportedFeatures/FinalizedFeatures (metadata.version ...)",
-    "alterReplicaLogDirs.sameDir": _NO_API.format("AlterReplicaLogDirs, key 34"),
     "describeConfigs.group": "DescribeConfigs refuses GROUP resources (KIP-848 group configs): INVALID_REQUEST",
     "describeMetadataQuorum": _NO_API.format("DescribeQuorum, key 55"),
 }
