@@ -23,6 +23,8 @@ One ``Broker`` per server. Handlers reach everything through it:
   resources), read at start and changed by AlterConfigs on a GROUP resource.
 * ``quotas`` (``ClientQuotas``) holds the client quotas and measures the
   clients' byte rates against them.
+* ``log_dir_moves`` (``LogDirMoves``) runs the moves of partitions between
+  log dirs (AlterReplicaLogDirs) in the background.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -43,6 +45,7 @@ from .fetch_sessions import FetchSessionCache
 from .group_configs import GroupConfigs
 from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
+from .log_dir_moves import LogDirMoves
 from .log_validator import ValidatedRecords
 from .metrics import BrokerMetrics
 from .quotas import ClientQuotas
@@ -89,6 +92,7 @@ class Broker:
                                         config.quota_window_size_seconds)
         self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))
         self.request_time = TaskTime()  # installed while a request_percentage quota is set
+        self.log_dir_moves = LogDirMoves(topics.manager)
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

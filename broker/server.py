@@ -20,7 +20,9 @@ writes every ``log.flush.offset.checkpoint.interval.ms``, and removal of
 ``.deleted`` files whose delay has passed. Groups are rebuilt from
 ``__consumer_offsets`` before the listeners open, and the group
 coordinator's timers run as one more task. The log cleaner's threads start
-with the server and stop before the storage closes (``broker.cleaning``).
+with the server and stop before the storage closes (``broker.cleaning``), as
+do moves of partitions between log dirs still copying (their copies are
+removed; ``broker.log_dir_moves``).
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             task_status.started(broker)
     finally:
         with trio.CancelScope(shield=True):
+            await broker.log_dir_moves.stop()
             await stop_cleaner(broker)
             broker.close()
 

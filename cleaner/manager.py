@@ -8,7 +8,9 @@ marked uncleanable, remembers the figures behind the manager's gauges
 to be reset to the log start is written back to ``cleaner-offset-checkpoint``
 at once, as Kafka does. ``done_cleaning`` records the round's end offset;
 ``mark_uncleanable`` sets a log aside after an unexpected error (until the
-partition goes away, as in Kafka) and counts it.
+partition goes away, as in Kafka) and counts it. A log being moved to
+another log dir is ``paused`` (Kafka's abortAndPauseCleaning): not picked,
+and a round in progress is abandoned, until the move ends.
 
 ``compaction_delays(now)`` recomputes KIP-354's delay for every compacted log
 on demand, so the scrape-time gauges are fresh rather than the stale value
@@ -43,7 +45,7 @@ class CleanerManager:
         self.last_run_ms = clock()
 
     def _compacted_logs(self) -> list:
-        return [l for l in self.log_manager.logs() if is_compacted(l) and not l.deleted]
+        return [l for l in self.log_manager.logs() if is_compacted(l) and not l.deleted and not self.paused(l)]
 
     def grab_filthiest(self, now: int) -> LogToClean | None:
         with self._lock:
@@ -77,6 +79,10 @@ class CleanerManager:
     def is_current(self, log_: Any) -> bool:
         """False once the log was deleted or replaced (a topic deleted and created again)."""
         return not log_.deleted and self.log_manager.get_log(*_key(log_)) is log_
+
+    def paused(self, log_: Any) -> bool:
+        """True while the log is being moved to another log dir."""
+        return self.log_manager.moves.get(*_key(log_)) is not None
 
     def compaction_delays(self, now: int) -> list[tuple[Any, int]]:
         """(log, KIP-354 delay in ms) for every compacted log, computed now."""

@@ -10,7 +10,8 @@ threads share one ``Throttler`` (``log.cleaner.io.max.bytes.per.second``).
 Failures: a log whose round raises an unexpected error is marked
 uncleanable (logged and counted) and the thread goes on with other logs; a
 round abandoned because the log changed (deleted, segments removed by
-retention or DeleteRecords, so a file it was reading is gone) or the cleaner
+retention or DeleteRecords, so a file it was reading is gone; or it began a
+move to another log dir, which pauses its cleaning as in Kafka) or the cleaner
 is stopping is only logged at INFO; a thread killed by an error outside a round
 is counted in ``dead_threads``. ``reconfigure`` restarts the threads with new
 tuning (dynamic broker configs). ``owner`` runs the short steps that touch a
@@ -78,11 +79,14 @@ class LogCleaner:
         offset_map = OffsetMap.for_threads(c.dedupe_buffer_size, c.threads, c.io_buffer_load_factor)
         return Cleaner(offset_map, clock=self.clock, throttler=self.throttler,
                        io_buffer_size=c.io_buffer_size // max(1, c.threads), owner=self.owner,
-                       should_abort=lambda log_: stop.is_set() or not self.manager.is_current(log_),
+                       should_abort=lambda log_: stop.is_set() or not self._cleanable(log_),
                        gate=self.gate)  # fmt: skip
 
     def _should_abort(self, log_: Any) -> bool:
-        return self._stop.is_set() or not self.manager.is_current(log_)
+        return self._stop.is_set() or not self._cleanable(log_)
+
+    def _cleanable(self, log_: Any) -> bool:
+        return self.manager.is_current(log_) and not self.manager.paused(log_)
 
     # -- threads -----------------------------------------------------------------------
 

@@ -3,6 +3,8 @@
 * ``LogManager`` — every log of the broker, topic metadata, checkpoints,
   recovery on open, timed duties and durable group commit;
 * ``new_logs`` — topic creation and growth one log at a time, seen whole;
+* ``log_move`` — a partition's log moving to another of ``log.dirs``, crash-safe;
+* ``dir_checkpoints`` — each log dir's recovery-point, log-start and cleaner checkpoints;
 * ``Log`` — one partition: segments, offsets, rolls, reads, retention;
   ``append`` returns an ``AppendInfo``, ``read`` a ``LogSlice`` for sendfile;
 * ``group_commit`` — durable mode: one fsync round for every waiting producer;

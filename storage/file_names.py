@@ -3,7 +3,9 @@
 ``00000000000000000000.log`` / ``.index`` / ``.timeindex`` / ``.txnindex``; temporary suffixes
 ``.cleaned`` (cleaner output being written), ``.swap`` (ready to replace) and
 ``.deleted`` (waiting for ``file.delete.delay.ms``). Partition directories
-are ``<topic>-<partition>``.
+are ``<topic>-<partition>``; ``<topic>-<partition>.<id>`` with the suffix
+``-delete`` is one being removed, ``-stray`` one set aside, ``-future`` the
+copy a move to another log dir is making (``log_move.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 LOG, INDEX, TIME_INDEX, TXN_INDEX = ".log", ".index", ".timeindex", ".txnindex"
 CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
+DELETE_SUFFIX, STRAY_SUFFIX, FUTURE_SUFFIX = "-delete", "-stray", "-future"
 
 
 def file_stem(offset: int) -> str:
@@ -44,6 +47,14 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
     if not sep or not topic or not number.isdigit():
         return None
     return topic, int(number)
+
+
+def parse_future_dir(name: str) -> tuple[str, int] | None:
+    """The (topic, partition) of a ``<topic>-<partition>.<id>-future`` directory name, or None."""
+    if not name.endswith(FUTURE_SUFFIX):
+        return None
+    stem, dot, unique = name[: -len(FUTURE_SUFFIX)].rpartition(".")
+    return parse_partition_dir(stem) if dot and unique else None
 
 
 def offset_of(path: Path | str) -> int | None:

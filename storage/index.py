@@ -132,6 +132,12 @@ class _Index:
     def close(self) -> None:
         self.trim()
 
+    def relocate(self, path: Path) -> None:
+        """Follow the file, copied to ``path`` up to its entries (a log dir move); the old one is left as it is."""
+        if self._fd >= 0:
+            os.close(self._fd)
+        self._fd, self._preallocated, self.path = -1, False, path
+
     def delete(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)

@@ -31,6 +31,8 @@ the replay after a crash) in ``log_txn.py``.
 ``replace_segments`` (``segment_swap.py``) swaps the cleaner's output in
 with Kafka's ``.cleaned`` -> ``.swap`` -> rename protocol, which
 ``log_loader`` (which also opens a log: ``load_log``) completes or rolls back after a crash.
+``relocate`` carries the log on in another directory once a log dir move
+(``log_move.py``) has copied its files there.
 """
 
 from __future__ import annotations
@@ -349,6 +351,18 @@ class Log:
             self._unflushed = [s for s in self._unflushed if s in self.segments]
             self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.rebuild_producer_state()
+
+    def relocate(self, directory: Path) -> None:
+        """Carry on in ``directory``, which holds a whole, fsynced copy of the log's files (a log dir move):
+        the same object, its segments reopening their files there on next use."""
+        with self._flush_lock:
+            for seg in self.segments:
+                seg.relocate(directory)
+            self.dir = self.producer_state.dir = directory
+            self._unflushed = []
+            self.recovery_point = max(self.recovery_point, self.log_end_offset)
+        self._unflushed_messages = 0
+        self._pending_deletes = []  # their files went with the old directory
 
     def close(self) -> None:
         if not self.deleted and self.dir.exists():

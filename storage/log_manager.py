@@ -6,12 +6,14 @@ directories with segments and a ``partition.metadata`` file (``version: 0`` /
 ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``
 (written by ``write_checkpoints``), ``cleaner-offset-checkpoint`` (rewritten
 by ``update_cleaner_offset`` after each cleaning, as Kafka's doneCleaning
-does), and ``.kafka_cleanshutdown`` after a clean stop. Topic metadata that
-Kafka keeps in its controller (partition count, per-topic config overrides,
-topic id) is kept in ``__topics.json`` in the first log dir, written
-atomically (a damaged one stops the start with a ``StorageError``: configs
-such as ``cleanup.policy`` must never silently fall back to defaults), and
-``meta.properties`` holds the cluster id (both in ``topic_store.py``).
+does; all three in ``dir_checkpoints.py``), and ``.kafka_cleanshutdown``
+after a clean stop. Topic metadata that Kafka keeps in its controller
+(partition count, per-topic config overrides, topic id) is kept in
+``__topics.json`` in the first log dir, written atomically (a damaged one
+stops the start with a ``StorageError``: configs such as ``cleanup.policy``
+must never silently fall back to defaults), ``meta.properties`` holds the
+cluster id and ``producer-id-block`` the next block of producer ids (all in
+``topic_store.py``).
 
 Opening: with the clean-shutdown marker present, logs open without scanning
 and the marker is removed (so a crash from now on is detected); without it,
@@ -30,37 +32,35 @@ partition directory of a topic that is not known, or whose
 is a *stray*: on open it is renamed ``<topic>-<p>.<id>-stray`` and left
 alone, as Kafka's KRaft brokers do, so a topic created later under that name
 never takes its data.
+
+A partition moves to another log dir (AlterReplicaLogDirs) through a
+``LogMove`` (``log_move.py``), registered in ``moves`` while it runs; the
+moves a crash interrupted are finished or undone before the logs open.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .checkpoint import fsync_dir, read_checkpoint, write_checkpoint
+from .checkpoint import fsync_dir, read_checkpoint
 from .config import LONG_MAX, ConfigModel
+from .dir_checkpoints import CLEANER_OFFSETS, LOG_STARTS, RECOVERY_POINTS, DirCheckpoints
 from .errors import ConfigError, StorageError
-from .file_names import parse_partition_dir, partition_dir, remove_dir
+from .file_names import DELETE_SUFFIX, STRAY_SUFFIX, parse_partition_dir, remove_dir
 from .group_commit import GroupCommit
 from .log import Log
+from .log_move import LogMoves, finish_interrupted_moves
 from .new_logs import NewLogs
-from .topic_store import (TopicMeta, atomic_write, load_cluster_id, load_topics, read_partition_topic_id, save_topics,
-                          write_partition_metadata)  # fmt: skip
+from .topic_store import (ProducerIds, TopicMeta, atomic_write, load_cluster_id, load_topics, read_partition_topic_id,
+                          save_topics, write_partition_metadata)  # fmt: skip
 from .upgrade import upgrade_log
 
 log = logging.getLogger(__name__)
 CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
-RECOVERY_POINTS = "recovery-point-offset-checkpoint"
-LOG_STARTS = "log-start-offset-checkpoint"
-CLEANER_OFFSETS = "cleaner-offset-checkpoint"
-PRODUCER_IDS = "producer-id-block"
-PRODUCER_ID_BLOCK = 1000
-DELETE_SUFFIX = "-delete"
-STRAY_SUFFIX = "-stray"
 
 
 class LogManager:
@@ -73,11 +73,10 @@ class LogManager:
         self._pending: dict[str, TopicMeta] = {}  # being created: saved, not yet seen (new_logs.py)
         self._logs: dict[tuple[str, int], Log] = {}
         self.group_commit = GroupCommit()
-        self._cleaner_offsets: dict[tuple[str, int], int] = {}
-        self._checkpoint_lock = threading.Lock()
+        self.checkpoints = DirCheckpoints(dirs, self.logs, self._log_in)
+        self.moves = LogMoves()
         self.cluster_id = ""
-        self._next_producer_id = 0
-        self._producer_id_limit = 0
+        self._producer_ids = ProducerIds(dirs)
 
     @classmethod
     def open(cls, log_dirs: list, broker_props: dict[str, str], clock: Callable[[], int]) -> "LogManager":
@@ -98,6 +97,7 @@ class LogManager:
         save_topics(self.dirs[0], {**self._topics, **self._pending})
 
     def _open_logs(self) -> None:
+        finish_interrupted_moves(self.dirs)
         for root in self.dirs:
             clean = (root / CLEAN_SHUTDOWN).exists()
             points = read_checkpoint(root / RECOVERY_POINTS)
@@ -118,7 +118,7 @@ class LogManager:
                     log_start_offset=starts.get(parsed, 0), recovery_point=points.get(parsed, 0), clean=clean,
                 ))  # fmt: skip
             cleaned = read_checkpoint(root / CLEANER_OFFSETS)
-            self._cleaner_offsets.update((k, o) for k, o in cleaned.items() if self._log_in(k, root))
+            self.checkpoints.cleaner_offsets.update((k, o) for k, o in cleaned.items() if self._log_in(k, root))
             if clean:  # from now on a crash must be noticed: make the removal durable
                 (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
                 fsync_dir(root)
@@ -156,8 +156,9 @@ class LogManager:
         return parsed
 
     def _log_in(self, key: tuple[str, int], root: Path) -> bool:
+        """The log is in ``root``, or being moved there (a move's checkpoints are written ahead)."""
         log_ = self._logs.get(key)
-        return log_ is not None and log_.dir.parent == root
+        return log_ is not None and (log_.dir.parent == root or self.moves.moving_into(key, root))
 
     def _register(self, log_: Log) -> Log:
         log_.on_append = self.group_commit.note_append
@@ -255,6 +256,7 @@ class LogManager:
     def delete_topic(self, name: str) -> None:
         meta = self._topics.pop(name)
         self._save_topics()
+        self.moves.stop_topic(name)
         for p in range(meta.num_partitions):
             log_ = self._logs.pop((name, p), None)
             if log_ is not None:
@@ -263,7 +265,7 @@ class LogManager:
                 log_.dir.rename(doomed)
                 remove_dir(doomed)
         self.group_commit.forget(lambda l: l.topic == name)
-        self._forget_cleaner_offsets(name)
+        self.checkpoints.forget_cleaner_offsets(name)
 
     def set_topic_overrides(self, name: str, overrides: dict[str, str]) -> None:
         overrides = {k: str(v) for k, v in overrides.items()}
@@ -324,36 +326,22 @@ class LogManager:
         for log_ in self.logs():
             log_.flush_rolled()
         for root in self.dirs:
-            mine = [l for l in self.logs() if l.dir.parent == root]
-            write_checkpoint(root / RECOVERY_POINTS, {(l.topic, l.partition): l.recovery_point for l in mine})
-            starts = {(l.topic, l.partition): l.log_start_offset for l in mine
-                      if l.log_start_offset > l.segments[0].base_offset}  # fmt: skip
-            write_checkpoint(root / LOG_STARTS, starts)
+            self.checkpoints.write_offsets(root)
+
+    def write_dir_checkpoints(self, root: Path) -> None:
+        """The checkpoint files of ``root`` now (a move writes its destination's before it commits)."""
+        self.checkpoints.write_offsets(root)
+        self.checkpoints.write_cleaner_offsets()
 
     # -- cleaner checkpoint -------------------------------------------------------------
 
     def cleaner_offsets(self) -> dict[tuple[str, int], int]:
         """First dirty offset per compacted partition, as last checkpointed by the cleaner."""
-        return dict(self._cleaner_offsets)
+        return dict(self.checkpoints.cleaner_offsets)
 
     def update_cleaner_offset(self, topic: str, partition: int, offset: int) -> None:
         """Record where the next cleaning starts (Kafka's doneCleaning) and rewrite ``cleaner-offset-checkpoint``."""
-        with self._checkpoint_lock:
-            self._cleaner_offsets[(topic, partition)] = offset
-            self._write_cleaner_checkpoints()
-
-    def _forget_cleaner_offsets(self, topic: str) -> None:
-        with self._checkpoint_lock:
-            gone = [k for k in self._cleaner_offsets if k[0] == topic]
-            for key in gone:
-                del self._cleaner_offsets[key]
-            if gone:
-                self._write_cleaner_checkpoints()
-
-    def _write_cleaner_checkpoints(self) -> None:
-        for root in self.dirs:
-            mine = {k: o for k, o in self._cleaner_offsets.items() if self._log_in(k, root)}
-            write_checkpoint(root / CLEANER_OFFSETS, mine)
+        self.checkpoints.update_cleaner_offset((topic, partition), offset)
 
     def partition_states(self) -> list[tuple[str, int, int, int, int, int]]:
         """Per log: ``(topic, partition, size in bytes, log_start_offset, log_end_offset, segments)``."""
@@ -364,14 +352,7 @@ class LogManager:
 
     def allocate_producer_id(self) -> int:
         """A producer id never handed out before, even across restarts (blocks persisted ahead)."""
-        if self._next_producer_id >= self._producer_id_limit:
-            path = self.dirs[0] / PRODUCER_IDS
-            start = int(path.read_text().strip() or 0) if path.exists() else 0
-            atomic_write(path, f"{start + PRODUCER_ID_BLOCK}\n")
-            self._next_producer_id, self._producer_id_limit = start, start + PRODUCER_ID_BLOCK
-        pid = self._next_producer_id
-        self._next_producer_id += 1
-        return pid
+        return self._producer_ids.allocate()
 
     # -- group commit (group_commit.py) -----------------------------------------------
 
@@ -394,7 +375,9 @@ class LogManager:
         return self.group_commit.fsync_count
 
     def close(self) -> None:
-        """Flush everything, write the checkpoints, close the logs and leave the clean-shutdown marker."""
+        """Stop the moves, flush everything, write the checkpoints, close the logs, leave the clean-shutdown marker."""
+        for move in self.moves.all():
+            self.moves.end(move)
         for log_ in self.logs():
             log_.flush()
         self.write_checkpoints()

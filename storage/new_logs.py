@@ -21,7 +21,9 @@ their directories, the failed one's too, and a pending topic is forgotten.
 whose topic was deleted in between is undone at its last step and raises
 ``StorageError``.
 
-New directories go to the log dir holding the fewest partitions, counting the
+New directories go to the partition's preferred log dir if AlterReplicaLogDirs
+named one before it existed (``LogMoves.preferred``, used up once the change is
+published), else to the log dir holding the fewest partitions, counting the
 logs this change has made (Kafka's choice); ``partition.metadata`` is written
 without an fsync (Kafka flushes it later too): the topic id lives in the
 fsynced ``__topics.json``, and opening rewrites a missing or stale copy.
@@ -90,7 +92,8 @@ class NewLogs:
 
     def _make(self, partition: int) -> Log:
         manager, meta = self.manager, self.meta
-        root = min(manager.dirs, key=lambda r: self._per_root[r])
+        root = manager.moves.preferred.get((meta.name, partition))
+        root = root or min(manager.dirs, key=lambda r: self._per_root[r])
         self._per_root[root] += 1
         directory = partition_dir(root, meta.name, partition)
         try:
@@ -111,6 +114,8 @@ class NewLogs:
         for log_ in self._made:
             log_.config = config
         manager.publish(meta, self._made, self.num_partitions)
+        for log_ in self._made:
+            manager.moves.preferred.pop((meta.name, log_.partition), None)
         self._done = True
 
     def abort(self) -> None:

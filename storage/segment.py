@@ -23,7 +23,9 @@ The file descriptor lives in a ``FileHandle`` (``batch_files.py``) shared with `
 and closed when the last holder drops it, so a segment that is deleted or
 closed while a slice of it is being sent (``sendfile``) or fsynced from the
 group-commit thread stays readable. Not otherwise thread-safe: the owning
-``Log`` serialises appends, reads and rolls.
+``Log`` serialises appends, reads and rolls. ``relocate`` follows the files
+to another directory after a log dir move copied them; ``rewrites`` counts
+the rebuilds (``recover``) that may have changed them, so a move copies them again.
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class Segment:
         self.bytes_since_index = 0
         self.roll_jitter_ms = 0
         self.damaged = False  # bytes were found missing or invalid when it was loaded
+        self.rewrites = 0
 
     @classmethod
     def create(cls, directory: Path, base_offset: int, config: Any, created_ms: int) -> "Segment":
@@ -317,6 +320,7 @@ class Segment:
 
         Returns the number of bytes truncated (0 when the file was whole).
         """
+        self.rewrites += 1
         self.offset_index.reset()
         self.time_index.reset()
         self._first_ts, self.bytes_since_index = _UNKNOWN, 0
@@ -357,6 +361,15 @@ class Segment:
         if self._txn_index is not None:
             self._txn_index.close()
         self._handle = None
+
+    def relocate(self, directory: Path) -> None:
+        """Follow the files, copied to ``directory``: descriptors reopen there on next use (a slice being
+        sent keeps its own), loaded index entries stay in memory."""
+        self._handle = None
+        self.dir, self._path = directory, None
+        for index in (self._offset_index, self._time_index, self._txn_index):
+            if index is not None:
+                index.relocate(directory / index.path.name)
 
     def rename_to_deleted(self) -> list[Path]:
         """Give the segment's files the ``.deleted`` suffix; open slices keep reading."""

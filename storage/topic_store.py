@@ -1,4 +1,4 @@
-"""The broker's own metadata files in the first log dir: ``meta.properties`` and ``__topics.json``.
+"""The broker's own metadata files in the first log dir: ``meta.properties``, ``__topics.json``, ``producer-id-block``.
 
 Kafka keeps a topic's partition count, config overrides and id in its
 controller; a single-node broker keeps them in ``__topics.json``, one JSON
@@ -7,7 +7,8 @@ in Kafka's UUID text form). Both are written whole and atomically
 (``atomic_write``: a temporary file, fsync, rename, fsync of the directory),
 so a crash leaves the old file or the new one. A damaged ``__topics.json``
 stops the start with a ``StorageError``: configs such as ``cleanup.policy``
-must never silently fall back to defaults.
+must never silently fall back to defaults. ``ProducerIds`` hands out producer
+ids, reserving them ``PRODUCER_ID_BLOCK`` at a time in ``producer-id-block``.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from .errors import StorageError
 
 TOPICS_FILE = "__topics.json"
 META_PROPERTIES = "meta.properties"
+PRODUCER_IDS = "producer-id-block"
+PRODUCER_ID_BLOCK = 1000
 
 
 @attrs.define
@@ -116,3 +119,20 @@ def read_partition_topic_id(directory: Path) -> uuid.UUID | None:
     except (OSError, UnicodeDecodeError, StopIteration, ValueError):
         return None
     return uuid.UUID(bytes=raw) if len(raw) == 16 else None
+
+
+class ProducerIds:
+    """Producer ids never handed out twice, even across restarts: a block is saved before it is used."""
+
+    def __init__(self, dirs: list[Path]) -> None:
+        self.dirs = dirs  # the file is in the first
+        self._next = self._limit = 0
+
+    def allocate(self) -> int:
+        if self._next >= self._limit:
+            path = self.dirs[0] / PRODUCER_IDS
+            start = int(path.read_text().strip() or 0) if path.exists() else 0
+            atomic_write(path, f"{start + PRODUCER_ID_BLOCK}\n")
+            self._next, self._limit = start, start + PRODUCER_ID_BLOCK
+        self._next += 1
+        return self._next - 1

@@ -168,6 +168,11 @@ class TransactionIndex:
             os.close(self._fd)
             self._fd = -1
 
+    def relocate(self, path: Path) -> None:
+        """Follow the file, copied to ``path`` (a log dir move)."""
+        self.close()
+        self.path = path
+
     def renamed(self, path: Path) -> Path | None:
         """Close, move the file (if there is one) to ``path`` and follow it; returns ``path`` if a file moved."""
         self.close()

@@ -6,8 +6,10 @@ whose logs it holds, grouped by topic: a null ``topics`` asks for every
 partition; otherwise only the partitions named (unknown ones are left out,
 and an empty list asks for none). ``partition_size`` is the bytes of the
 log's segments; ``offset_lag`` is how far the log end is behind the high
-watermark, which on one node is 0; there are no future logs
-(AlterReplicaLogDirs is not served), so ``is_future_key`` is false. From v4
+watermark, which on one node is 0. A partition being moved to another
+directory (AlterReplicaLogDirs) is also listed under the destination with
+``is_future_key`` true, the bytes copied so far and, as ``offset_lag``, how
+far the copy's end is behind the log end offset. From v4
 each result carries its volume's ``total_bytes`` and ``usable_bytes``
 (``statvfs``); a directory that cannot be read answers KAFKA_STORAGE_ERROR
 with no topics. No directory is cordoned (v5), and the top-level
@@ -36,7 +38,11 @@ async def handle(ctx: RequestContext, request) -> object:
     logs_by_dir: dict[Path, list[Any]] = defaultdict(list)
     for log_ in manager.logs():
         if wanted is None or (log_.topic, log_.partition) in wanted:
-            logs_by_dir[log_.dir.parent].append(log_)
+            logs_by_dir[log_.dir.parent].append((log_, log_.size_in_bytes, 0, False))
+    for move in manager.moves.all():
+        if wanted is None or move.key in wanted:
+            lag = max(move.log.log_end_offset - move.future_end_offset, 0)
+            logs_by_dir[move.dest_root].append((move.log, move.future_size, lag, True))
     Result = type(resp).DescribeLogDirsResult
     for root in manager.dirs:
         resp.results.append(_result(Result, root, logs_by_dir[root]))
@@ -51,9 +57,9 @@ def _result(Result: type, root: Path, logs: list[Any]) -> Any:
     except OSError:
         return Result(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=os.path.abspath(root), topics=[])
     by_topic: dict[str, list[Any]] = defaultdict(list)
-    for log_ in sorted(logs, key=lambda l: (l.topic, l.partition)):
-        by_topic[log_.topic].append(Part(partition_index=log_.partition, partition_size=log_.size_in_bytes,
-                                         offset_lag=0, is_future_key=False))  # fmt: skip
+    for log_, size, lag, future in sorted(logs, key=lambda l: (l[0].topic, l[0].partition)):
+        by_topic[log_.topic].append(Part(partition_index=log_.partition, partition_size=size, offset_lag=lag,
+                                         is_future_key=future))  # fmt: skip
     return Result(
         error_code=ErrorCode.NONE, log_dir=os.path.abspath(root),
         topics=[Topic(name=name, partitions=parts) for name, parts in by_topic.items()],

@@ -213,3 +213,27 @@ def test_broker_keys_reach_the_cleaner():
     cleaner = LogCleaner(None, config, clock=Clock())
     assert len(cleaner.cleaners) == 3 and cleaner.throttler.rate == 1e6
     assert cleaner.cleaners[0].map.capacity == 500  # 72,000 / 3 threads / 24 bytes x 0.5
+
+
+def test_a_log_being_moved_is_not_cleaned_and_a_round_under_way_is_given_up(tmp_path):
+    """Kafka's abortAndPauseCleaning for a move to another log dir, resumed once the move ends."""
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = _dirty(lm, "moving")
+    cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
+    move = lm.moves.start(log_, tmp_path)
+    assert not cleaner.run_once() and len(read_records(log_)) == 6
+    lm.moves.end(move)
+    real = cleaner.cleaners[0]._write_group
+
+    def move_meanwhile(log_arg, group, filt):
+        moves.append(lm.moves.start(log_arg, tmp_path))  # the move starts while the round is under way
+        return real(log_arg, group, filt)
+
+    moves: list = []
+    cleaner.cleaners[0]._write_group = move_meanwhile
+    assert cleaner.run_once() and len(read_records(log_)) == 6 and not cleaner.manager.uncleanable
+    assert not list(tmp_path.rglob("*.cleaned")) and not list(tmp_path.rglob("*.swap"))
+    lm.moves.end(moves[0])
+    cleaner.cleaners[0]._write_group = real
+    assert cleaner.run_once() and len(read_records(log_)) == 1

@@ -139,7 +139,6 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
 
 _NO_API = "the broker does not serve the API ({}), Kafka 4.x does"
 DIFFERS: dict[str, str] = {
-    "alterReplicaLogDirs.sameDir": _NO_API.format("AlterReplicaLogDirs, key 34"),
     "describeMetadataQuorum": _NO_API.format("DescribeQuorum, key 55"),
 }
 

@@ -1,0 +1,116 @@
+"""Real clients move a partition between the two log dirs of a broker process (AlterReplicaLogDirs).
+
+kafka-python's admin: a producer keeps writing while the move runs;
+afterwards ``describe_log_dirs`` lists the partition under the new dir only,
+every acknowledged record is read back exactly once with its offset, key,
+value and timestamp, writing goes on, and all of it is still there after a
+clean restart and after a crash. The Java Admin (kafka-clients 4.3.0) sees
+the move with ``describeReplicaLogDirs`` as ``kafka-reassign-partitions.sh
+--verify`` does.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import warnings
+
+import pytest
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from kafka import KafkaAdminClient, KafkaProducer, TopicPartitionReplica
+    from kafka.admin import NewTopic
+    from kafka.errors import LogDirNotFoundError, NoError, UnknownTopicOrPartitionError
+
+from .clients import kp_consume
+from .harness import wait_until
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
+
+BASE_TS = 1_750_000_000_000
+NODE = 1  # config/server.properties
+
+
+def _where(admin: KafkaAdminClient, topic: str) -> dict[str, bool]:
+    """log dir -> whether it holds a future copy, for every dir listing partition 0 of ``topic``."""
+    (answer,) = admin.describe_log_dirs()
+    return {d["log_dir"]: p["is_future_key"] for d in answer["log_dirs"] for t in d["topics"] if t["name"] == topic
+            for p in t["partitions"] if p["partition_index"] == 0}  # fmt: skip
+
+
+def _send(producer: KafkaProducer, start: int, n: int) -> list:
+    futures = [producer.send("moved", key=b"k%d" % i, value=b"value-%d " % i * 20, timestamp_ms=BASE_TS + i,
+                             partition=0) for i in range(start, start + n)]  # fmt: skip
+    producer.flush(30)
+    return [f.get(timeout=30).offset for f in futures]
+
+
+def _check(bootstrap: str, n: int) -> None:
+    got = kp_consume(bootstrap, "moved", n)
+    assert [(m.offset, m.key, m.value, m.timestamp) for m in got] == [
+        (i, b"k%d" % i, b"value-%d " % i * 20, BASE_TS + i) for i in range(n)]
+
+
+def test_a_partition_moves_between_log_dirs_while_it_is_written(broker_factory, tmp_path):
+    dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
+    broker = broker_factory(log_dirs=",".join(dirs), log_segment_bytes="262144")
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic("moved", 1, 1)])
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=2, acks="all")
+    offsets = _send(producer, 0, 20_000)  # ~4 MB in a few dozen segments
+    (source,) = _where(admin, "moved")
+    target = next(d for d in dirs if os.path.abspath(d) != source)
+    during: list = []
+
+    def write_on() -> None:
+        for start in range(20_000, 30_000, 100):
+            during.extend(_send(producer, start, 100))
+
+    writer = threading.Thread(target=write_on)
+    writer.start()
+    tpr = TopicPartitionReplica("moved", 0, NODE)
+    assert admin.alter_replica_log_dirs({tpr: os.path.abspath(target)}) == {tpr: NoError}
+    wait_until(lambda: _where(admin, "moved") == {os.path.abspath(target): False})
+    writer.join(60)
+    assert offsets + during == list(range(30_000))
+    assert _send(producer, 30_000, 10) == list(range(30_000, 30_010))
+    producer.close(5)
+    _check(broker.bootstrap, 30_010)
+    assert not os.path.exists(os.path.join(source, "moved-0"))
+    unknown = TopicPartitionReplica("moved", 1, NODE)
+    answers = admin.alter_replica_log_dirs({tpr: "/not/a/log/dir", unknown: os.path.abspath(target)})
+    assert answers == {tpr: LogDirNotFoundError, unknown: UnknownTopicOrPartitionError}
+    admin.close()
+    broker.stop()
+    broker.restart()
+    _check(broker.bootstrap, 30_010)
+    broker.kill()  # a crash: the move must not come undone either
+    broker.restart()
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    assert _where(admin, "moved") == {os.path.abspath(target): False}
+    admin.close()
+    _check(broker.bootstrap, 30_010)
+
+
+def test_the_java_admin_moves_a_partition_and_sees_it_in_its_new_dir(broker_factory, tmp_path):
+    """kafka-clients 4.3.0: alterReplicaLogDirs, then describeReplicaLogDirs as the reassign tool's --verify."""
+    from .test_java_client import compile_java
+
+    classpath = compile_java("LogDirMove.java")
+    dirs = [os.path.abspath(tmp_path / "a"), os.path.abspath(tmp_path / "b")]
+    broker = broker_factory(log_dirs=",".join(dirs))
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic("moved", 1, 1)])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+    _send(producer, 0, 500)
+    producer.close(5)
+    result = subprocess.run(["java", "-cp", classpath, "LogDirMove", broker.bootstrap, "moved", str(NODE), dirs[1]],
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [line.split("\t") for line in result.stdout.splitlines() if line.startswith("#")]
+    assert rows == [["#before", dirs[0], "null"], ["#alter", "OK"], ["#after", dirs[1], "null"],
+                    ["#elsewhere", "LogDirNotFoundException"]]  # fmt: skip
+    _check(broker.bootstrap, 500)
