@@ -109,18 +109,29 @@ async def test_create_topics_that_run_out_of_files_leaves_no_topic(broker, monke
     assert _dirs(broker, "t") == [f"t-{p}" for p in range(5)]
 
 
+def _fill_descriptor_holes() -> list[int]:
+    """Descriptors on /dev/null in every free number below the highest one in use (earlier tests closed
+    some), and one past it: so the next descriptors the broker opens come after the last of them."""
+    highest, fillers = max(int(fd) for fd in os.listdir("/proc/self/fd")), []
+    while not fillers or fillers[-1] < highest:
+        fillers.append(os.open(os.devnull, os.O_RDONLY))
+    return fillers
+
+
 async def test_a_real_shortage_of_file_descriptors_is_answered_and_undone(broker):
     """The process's own limit, lowered for the test: segment files and indexes fail where they may."""
     await create_ok(broker, "grow", 1)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     fds = open_files_under(broker.topics.manager.dirs[0])
-    in_use = len(os.listdir("/proc/self/fd"))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (in_use + 40, hard))  # room for about a dozen partitions
+    fillers = _fill_descriptor_holes()  # the limit caps descriptor numbers: no free ones below it but ours
+    resource.setrlimit(resource.RLIMIT_NOFILE, (fillers[-1] + 40, hard))  # room for about a dozen partitions
     try:
         [(_, grown, message)] = await _grow(broker, ("grow", 31))
         created = await create(broker, creatable("t", 30))
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        for fd in fillers:
+            os.close(fd)
     assert grown == created["t"].error_code == ErrorCode.KAFKA_STORAGE_ERROR and "Too many open files" in message
     assert broker.topics.get("grow").num_partitions == 1 and broker.topics.names() == ["grow"]
     assert _dirs(broker, "grow") == ["grow-0"] and _dirs(broker, "t") == []
