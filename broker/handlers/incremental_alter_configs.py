@@ -113,30 +113,8 @@ def _apply(ctx: RequestContext, topic: str, configs: list[Any]) -> dict[str, str
     return overrides
 
 
-def _apply_broker(current: dict[str, str], configs: list[Any]) -> dict[str, str]:
-    """A broker level's dynamic configs after the operations (Kafka's prepareIncrementalConfigs)."""
-    props = dict(current)
-    for c in configs:
-        if c.config_operation == SET:
-            props[c.name] = c.value
-        elif c.config_operation == DELETE:
-            props.pop(c.name, None)
-        elif c.name not in _BROKER_LISTS:
-            op = _OP_NAMES[c.config_operation].lower()
-            raise Refused(ErrorCode.INVALID_REQUEST, f"Config value {op} is not allowed for config key: {c.name}")
-        else:  # as Kafka: onto this level's value, else the key's built-in default (not server.properties)
-            items = (props.get(c.name) or _BROKER_LISTS[c.name]).split(",")
-            changes = c.value.split(",")
-            if c.config_operation == APPEND:
-                items += [item for item in changes if item not in items]
-            else:
-                items = [item for item in items if item not in changes]
-            props[c.name] = ",".join(items)
-    return props
-
-
-def _apply_group(current: dict[str, str], configs: list[Any]) -> dict[str, str]:
-    """A group's configs after SET and DELETE; APPEND and SUBTRACT are refused, no group config being a LIST."""
+def _apply_ops(current: dict[str, str], configs: list[Any], list_op) -> dict[str, str]:
+    """``current`` after the operations: SET and DELETE, and APPEND / SUBTRACT through ``list_op``."""
     props = dict(current)
     for c in configs:
         if c.config_operation == SET:
@@ -144,9 +122,34 @@ def _apply_group(current: dict[str, str], configs: list[Any]) -> dict[str, str]:
         elif c.config_operation == DELETE:
             props.pop(c.name, None)
         else:
-            op = _OP_NAMES[c.config_operation]
-            raise Refused(ErrorCode.INVALID_CONFIG, f"Can't {op} to key {c.name} because its type is not LIST.")
+            props[c.name] = list_op(c, props)
     return props
+
+
+def _apply_broker(current: dict[str, str], configs: list[Any]) -> dict[str, str]:
+    """A broker level's dynamic configs after the operations (Kafka's prepareIncrementalConfigs)."""
+    return _apply_ops(current, configs, _broker_list_op)
+
+
+def _broker_list_op(c: Any, props: dict[str, str]) -> str:
+    if c.name not in _BROKER_LISTS:
+        op = _OP_NAMES[c.config_operation].lower()
+        raise Refused(ErrorCode.INVALID_REQUEST, f"Config value {op} is not allowed for config key: {c.name}")
+    items = (props.get(c.name) or _BROKER_LISTS[c.name]).split(",")  # as Kafka: this level's, else built-in
+    changes = c.value.split(",")
+    if c.config_operation == APPEND:
+        return ",".join(items + [item for item in changes if item not in items])
+    return ",".join(item for item in items if item not in changes)
+
+
+def _apply_group(current: dict[str, str], configs: list[Any]) -> dict[str, str]:
+    """A group's configs after SET and DELETE; APPEND and SUBTRACT are refused, no group config being a LIST."""
+    return _apply_ops(current, configs, _group_list_op)
+
+
+def _group_list_op(c: Any, props: dict[str, str]) -> str:
+    op = _OP_NAMES[c.config_operation]
+    raise Refused(ErrorCode.INVALID_CONFIG, f"Can't {op} to key {c.name} because its type is not LIST.")
 
 
 def _list_op(c: Any, current: str | None, entry: Any) -> str:

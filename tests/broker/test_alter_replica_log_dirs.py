@@ -197,10 +197,7 @@ async def test_the_last_path_naming_a_partition_wins(two_dirs):
 
 async def test_a_move_in_progress_is_a_future_log_until_the_swap(two_dirs, gate):
     _, d2 = _dirs(two_dirs)
-    await create_ok(two_dirs, "t", 1)
-    await produce(two_dirs, 100, 0)
-    assert await alter(two_dirs, {d2: {"t": [0]}}) == {("t", 0): ErrorCode.NONE}
-    await trio.to_thread.run_sync(gate.entered.wait, 10)
+    assert await _held_move(two_dirs, gate, d2) == {("t", 0): ErrorCode.NONE}
     assert await listed(two_dirs) == {"d1": {("t", 0): False}, "d2": {("t", 0): True}}
     resp = await call(two_dirs, 35, 4, req(35, topics=None))
     future = resp.results[1].topics[0].partitions[0]
@@ -215,12 +212,18 @@ async def test_a_move_in_progress_is_a_future_log_until_the_swap(two_dirs, gate)
     assert await listed(two_dirs) == {"d1": {}, "d2": {("t", 0): False}}
 
 
-async def test_a_request_for_the_current_dir_gives_a_move_up(two_dirs, gate):
-    d1, d2 = _dirs(two_dirs)
+async def _held_move(two_dirs, gate, to: str) -> dict:
+    """Topic ``t`` (100 records) moving to ``to``, its copy held at the gate; the request's answer."""
     await create_ok(two_dirs, "t", 1)
     await produce(two_dirs, 100, 0)
-    await alter(two_dirs, {d2: {"t": [0]}})
+    answer = await alter(two_dirs, {to: {"t": [0]}})
     await trio.to_thread.run_sync(gate.entered.wait, 10)
+    return answer
+
+
+async def test_a_request_for_the_current_dir_gives_a_move_up(two_dirs, gate):
+    d1, d2 = _dirs(two_dirs)
+    await _held_move(two_dirs, gate, d2)
     assert await alter(two_dirs, {d1: {"t": [0]}}) == {("t", 0): ErrorCode.NONE}
     assert await listed(two_dirs) == {"d1": {("t", 0): False}, "d2": {}}
     gate.open.set()
@@ -237,10 +240,7 @@ async def test_records_produced_while_the_copy_runs_are_all_there_once(two_dirs,
     monkeypatch.setattr(log_move.LogMove, "finish", _counting(log_move.LogMove.finish, rounds, "finish"))
     monkeypatch.setattr(log_move.LogMove, "plan", _counting(log_move.LogMove.plan, rounds, "plan"))
     _, d2 = _dirs(two_dirs)
-    await create_ok(two_dirs, "t", 1)
-    await produce(two_dirs, 100, 0)
-    await alter(two_dirs, {d2: {"t": [0]}})
-    await trio.to_thread.run_sync(gate.entered.wait, 10)
+    await _held_move(two_dirs, gate, d2)
     for start in range(100, 400, 30):  # rolls included: 8 KiB segments
         assert await produce(two_dirs, 30, start) == start
         assert len(await fetch_all(two_dirs)) == start + 30
@@ -282,10 +282,7 @@ async def test_a_moved_partition_is_there_after_a_restart(tmp_path):
 
 async def test_deleting_the_topic_during_a_move_removes_the_copy(two_dirs, gate):
     _, d2 = _dirs(two_dirs)
-    await create_ok(two_dirs, "t", 1)
-    await produce(two_dirs, 100, 0)
-    await alter(two_dirs, {d2: {"t": [0]}})
-    await trio.to_thread.run_sync(gate.entered.wait, 10)
+    await _held_move(two_dirs, gate, d2)
     deleted = await call(two_dirs, 20, 4, req(20, topic_names=["t"], timeout_ms=1000))
     assert deleted.responses[0].error_code == ErrorCode.NONE
     gate.open.set()
