@@ -3,8 +3,9 @@
 Also runnable as ``python -m broker serve ...``. Mirrors Kafka's
 ``kafka-server-start.sh server.properties --override k=v``: the file gives the
 configuration, each ``--override`` replaces one key. A bad or unknown key stops
-startup with a message naming it (exit status 2). SIGTERM and SIGINT shut the
-broker down gracefully: connections are closed, logs flushed and the
+startup with a message naming it (exit status 2), and so does a JWKS endpoint
+(signed OAUTHBEARER tokens) that cannot be read when the broker starts.
+SIGTERM and SIGINT shut the broker down gracefully: connections are closed, logs flushed and the
 clean-shutdown marker written, so the next start skips recovery. The soft
 open-files limit is raised to the hard one first (``limits``), as the JVM does
 for Kafka.
@@ -105,8 +106,22 @@ def main(argv: list[str] | None = None) -> int:
     use_accelerator()
     was, now = raise_open_files_limit()
     logging.getLogger("minibroker").info("open files limit: %d (was %d)", now, was)
-    trio.run(_run, config)
+    try:
+        trio.run(_run, config)
+    except BaseException as exc:  # a JWKS endpoint that cannot be read stops the start, as a bad key does
+        error = _startup_error(exc)
+        if error is None:
+            raise
+        print(f"minibroker: configuration error: {error}", file=sys.stderr)
+        return 2
     return 0
+
+
+def _startup_error(exc: BaseException) -> ConfigError | None:
+    """The ``ConfigError`` that ended the start, if that is what ended it (trio wraps it in exception groups)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc if isinstance(exc, ConfigError) else None
 
 
 if __name__ == "__main__":

@@ -80,6 +80,8 @@ BROKER_KEYS: tuple[Key, ...] = (
         "listener name -> security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),  # fmt: skip
     Key("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", str, "GSSAPI", None,
         "SASL mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER"),  # fmt: skip
+    Key("sasl.server.callback.handler.class", "sasl_server_callback_handler_class", str, "", None,
+        "accepted; Kafka reads it only per listener and mechanism (listener.name.<l>.oauthbearer.sasl...)"),
     Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", int, 524_288, _positive,
         "largest frame a SASL_PLAINTEXT connection may send before it has logged in"),  # fmt: skip
     Key("max.connections", "max_connections", int, 2**31 - 1, _non_negative,
@@ -200,6 +202,23 @@ def _within(low: int, high: int | None) -> Callable[[int], bool]:
 
 BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), int, d, _within(low, high), "default or bound of group configs")
                      for n, (d, low, high) in GROUP_PROTOCOL_KEYS.items())  # fmt: skip
+# Kafka's sasl.oauthbearer.* keys of a broker (BrokerSecurityConfigs): parser, default, meaning. A listener whose
+# OAUTHBEARER server callback handler is OAuthBearerValidatorCallbackHandler reads them (``oauth_config.py``), also
+# per listener as listener.name.<l>.sasl.oauthbearer.* or listener.name.<l>.oauthbearer.sasl.oauthbearer.*.
+OAUTHBEARER_KEYS: dict[str, tuple[Callable[[str], Any], Any, str]] = {
+    "sasl.oauthbearer.jwks.endpoint.url": (str, "", "JWKS (signing keys of tokens): an https:, http: or file: URL"),
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms": (int, 3_600_000, "how often a JWKS endpoint is fetched again"),
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": (int, 100, "first wait between JWKS fetch attempts"),
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": (int, 10_000, "how long failed JWKS fetches are retried"),
+    "sasl.oauthbearer.clock.skew.seconds": (int, 30, "leeway of exp, nbf when tokens are checked"),
+    "sasl.oauthbearer.expected.audience": (str, "", "comma-separated: one must be in a token's aud claim"),
+    "sasl.oauthbearer.expected.issuer": (str, "", "a token's iss claim must be this"),
+    "sasl.oauthbearer.sub.claim.name": (str, "sub", "the claim naming the principal"),
+    "sasl.oauthbearer.scope.claim.name": (str, "scope", "the claim holding the scopes"),
+    "sasl.oauthbearer.token.endpoint.url": (str, "", "accepted; the broker's own login (inter-broker), not made"),
+}
+BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), parse, default, None, doc)
+                     for n, (parse, default, doc) in OAUTHBEARER_KEYS.items())  # fmt: skip
 SSL_PASSWORD_KEYS = frozenset({"ssl.keystore.password", "ssl.key.password", "ssl.truststore.password",
                                "ssl.keystore.key", "ssl.keystore.certificate.chain",
                                "ssl.truststore.certificates"})  # fmt: skip  (Kafka's PASSWORD type)
@@ -212,7 +231,8 @@ LISTENER_PREFIX = "listener.name."
 _LISTENER_KEYS = (  # after listener.name.<listener>.
     "sasl.enabled.mechanisms", "plain.sasl.jaas.config", "scram-sha-256.sasl.jaas.config",
     "scram-sha-512.sasl.jaas.config", "oauthbearer.sasl.jaas.config", "max.connections",
-    "max.connection.creation.rate", *SSL_KEYS,
+    "max.connection.creation.rate", *SSL_KEYS, "oauthbearer.sasl.server.callback.handler.class",
+    "oauthbearer.sasl.login.callback.handler.class", *OAUTHBEARER_KEYS, *(f"oauthbearer.{k}" for k in OAUTHBEARER_KEYS),
 )  # fmt: skip
 
 

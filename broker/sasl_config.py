@@ -4,8 +4,9 @@ A listener mapped to SASL_PLAINTEXT or SASL_SSL in ``listener.security.protocol.
 serves the mechanisms of ``listener.name.<listener>.sasl.enabled.mechanisms``
 (else ``sasl.enabled.mechanisms``, whose default is Kafka's GSSAPI), in that
 order, which is the order SaslHandshake lists them in. PLAIN, SCRAM-SHA-256,
-SCRAM-SHA-512 and OAUTHBEARER (unsecured JWTs, ``sasl_oauthbearer.py``) are
-served, alone or together; anything else stops the start naming the key.
+SCRAM-SHA-512 and OAUTHBEARER (unsecured JWTs, ``sasl_oauthbearer.py``, or
+signed ones, ``oauth_config.py``) are served, alone or together; anything
+else stops the start naming the key.
 
 * PLAIN needs the listener's ``listener.name.<listener>.plain.sasl.jaas.config``
   (a PlainLoginModule entry with ``user_<name>`` options, ``sasl_plain.py``).
@@ -16,7 +17,11 @@ served, alone or together; anything else stops the start naming the key.
   or a JAAS file; here it may be left out, and if given it must name that
   module.
 * OAUTHBEARER's JAAS entry, ``listener.name.<listener>.oauthbearer.sasl.jaas.config``
-  (``OAuthBearerLoginModule``), may carry the unsecured validator's options.
+  (``OAuthBearerLoginModule``), may carry the unsecured validator's options;
+  with ``listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class``
+  Kafka's ``OAuthBearerValidatorCallbackHandler``, tokens are signed JWTs
+  checked with a JWKS (``oauth_config.py``; ``jwks_endpoints`` lists the
+  endpoints the server fetches before it opens the listeners, then refreshes).
 
 ``new_authenticator`` makes a connection's ``SaslAuthenticator`` with one
 mechanism server factory for all of them: SCRAM servers read the live
@@ -32,6 +37,9 @@ import attrs
 
 from .config import ConfigError
 from .sasl_auth import MechanismServer, SaslAuthenticator
+from .oauth_config import signed_validator, uses_signed_tokens
+from .oauth_jwks import JwksEndpoint
+from .oauth_validator import SignedValidator
 from .sasl_oauthbearer import OAUTHBEARER, OAuthBearerServer, ValidatorOptions
 from .sasl_plain import PLAIN, PlainServer, parse_jaas, parse_plain_jaas
 from .scram import MECHANISMS, ScramServer
@@ -45,7 +53,7 @@ SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 class SaslSettings:
     mechanisms: tuple[str, ...]
     plain_users: dict[str, str] = attrs.field(factory=dict, eq=False, hash=False)
-    oauthbearer: ValidatorOptions = ValidatorOptions()
+    oauthbearer: ValidatorOptions | SignedValidator = ValidatorOptions()
 
 
 def sasl_settings(config: Any, listener: str) -> SaslSettings:
@@ -66,10 +74,21 @@ def sasl_settings(config: Any, listener: str) -> SaslSettings:
         jaas_key = f"{prefix}{mechanism.lower()}.sasl.jaas.config"
         if mechanism in MECHANISMS and jaas_key in overrides:
             parse_jaas(jaas_key, overrides[jaas_key], SCRAM_MODULE)
-    oauth_key = prefix + "oauthbearer.sasl.jaas.config"
-    oauth = ValidatorOptions.from_jaas(oauth_key, overrides.get(oauth_key)) if OAUTHBEARER in mechanisms else None
-    return SaslSettings(mechanisms, _plain_users(overrides, prefix, listener) if PLAIN in mechanisms else {},
-                        oauth or ValidatorOptions())  # fmt: skip
+    oauth = _oauthbearer(config, listener) if OAUTHBEARER in mechanisms else ValidatorOptions()
+    return SaslSettings(mechanisms, _plain_users(overrides, prefix, listener) if PLAIN in mechanisms else {}, oauth)
+
+
+def _oauthbearer(config: Any, listener: str) -> ValidatorOptions | SignedValidator:
+    """The listener's OAUTHBEARER validator: unsecured JWTs (Kafka's default) or signed ones."""
+    jaas_key = f"listener.name.{listener.lower()}.oauthbearer.sasl.jaas.config"
+    options = ValidatorOptions.from_jaas(jaas_key, config.listener_overrides.get(jaas_key))
+    return signed_validator(config, listener) if uses_signed_tokens(config, listener) else options
+
+
+def jwks_endpoints(listeners: list) -> list[JwksEndpoint]:
+    """The JWKS endpoints of the listeners' signed OAUTHBEARER validators."""
+    validators = [lst.sasl.oauthbearer for lst in listeners if lst.sasl is not None]
+    return [v.jwks for v in validators if isinstance(v, SignedValidator) and isinstance(v.jwks, JwksEndpoint)]
 
 
 def _plain_users(overrides: dict[str, str], prefix: str, listener: str) -> dict[str, str]:

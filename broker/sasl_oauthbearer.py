@@ -1,12 +1,15 @@
-"""SASL/OAUTHBEARER with unsecured JWTs: Kafka's OAuthBearerSaslServer and its default validator.
+"""SASL/OAUTHBEARER: Kafka's OAuthBearerSaslServer, and its default validator of unsecured JWTs.
 
 A Kafka broker whose listener enables OAUTHBEARER without a server callback
 handler of its own validates tokens with ``OAuthBearerUnsecuredValidatorCallbackHandler``:
 unsigned JSON Web Tokens, meant for development and tests (what
 ``enable.sasl.oauthbearer.unsecure.jwt=true`` in librdkafka and the Java
 client's default ``OAuthBearerLoginModule`` login make). This broker does the
-same, and nothing else: signed tokens and a JWKS endpoint (KIP-768) are not
-served.
+same (``ValidatorOptions``). A listener whose handler is Kafka's
+``OAuthBearerValidatorCallbackHandler`` checks signed tokens with the keys of
+a JWKS instead (KIP-768: ``oauth_config.py`` picks the validator,
+``oauth_validator.py`` is the signed one); ``OAuthBearerServer`` is the same
+for both: it calls its validator's ``validate(token, now_ms)``.
 
 The client's first message (RFC 7628) is ``n,[a=<authzid>],`` then
 ``\\x01auth=Bearer <token>\\x01`` and optional ``key=value\\x01`` extensions,
@@ -39,7 +42,7 @@ import binascii
 import json
 import re
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 import attrs
 
@@ -80,6 +83,14 @@ class ValidatorOptions:
         return cls(options.get("unsecuredValidatorPrincipalClaimName", "sub").strip() or "sub",
                    options.get("unsecuredValidatorScopeClaimName", "scope").strip() or "scope",
                    tuple(options.get("unsecuredValidatorRequiredScope", "").split()), int(skew))  # fmt: skip
+
+    def validate(self, token: str, now_ms: float) -> tuple[str, dict]:
+        return validate_unsecured(token, self, now_ms)
+
+
+class TokenValidator(Protocol):
+    def validate(self, token: str, now_ms: float) -> tuple[str, dict]:
+        """The principal and claims of a token; ``InvalidToken`` says why it is refused."""
 
 
 def parse_client_message(message: bytes) -> tuple[str, str]:
@@ -158,7 +169,7 @@ def _check_times(claims: dict, options: ValidatorOptions, now_ms: float) -> None
 class OAuthBearerServer:
     """OAUTHBEARER's side: the client's message in; empty out (logged in) or the error challenge out."""
 
-    options: ValidatorOptions
+    validator: TokenValidator  # ValidatorOptions (unsecured JWTs) or oauth_validator.SignedValidator
     clock: Callable[[], float] = lambda: time.time() * 1000
     principal: str | None = None
     error: str | None = None  # the challenge sent; the client's next message must acknowledge it
@@ -175,7 +186,7 @@ class OAuthBearerServer:
             raise SaslFailed("an OAUTHBEARER client must acknowledge the error challenge with ^A")
         authzid, token = parse_client_message(message)
         try:
-            principal, self.claims = validate_unsecured(token, self.options, self.clock())
+            principal, self.claims = self.validator.validate(token, self.clock())
         except InvalidToken as exc:
             challenge = {"status": exc.status, **({"scope": exc.scope} if exc.scope else {})}
             self.error = json.dumps(challenge, separators=(",", ":"))

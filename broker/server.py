@@ -12,6 +12,10 @@ is wrapped in TLS with the listener's context. Cancelling it is a graceful shutd
 listeners close, connections end, and the storage writes its checkpoints and
 clean-shutdown marker.
 
+A listener that checks signed OAUTHBEARER tokens has its JWKS endpoint
+fetched before anything is opened (one that cannot be read stops the start
+with a ``ConfigError``), then refreshed by a task of its own (``oauth_jwks.py``).
+
 Periodic duties, all driven from here so storage stays free of timers:
 retention every ``log.retention.check.interval.ms``, the idle-segment roll
 check (KIP-354: a compacted log with ``max.compaction.lag.ms`` must roll its
@@ -40,7 +44,7 @@ from .core import Broker
 from .connection_quotas import ConnectionQuotas
 from .dispatch import load_handlers
 from .listeners import Listener, served_listeners
-from .sasl_config import new_authenticator
+from .sasl_config import jwks_endpoints, new_authenticator
 from .tls_stream import TlsStream
 
 log = logging.getLogger("minibroker")
@@ -49,12 +53,16 @@ _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBU
 
 async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     load_handlers()
+    listeners = served_listeners(config)
+    endpoints = jwks_endpoints(listeners)
+    for endpoint in endpoints:  # signed OAUTHBEARER tokens: their JWKS, before anything is opened (ConfigError)
+        await endpoint.load()
     broker = Broker.open(config)
     broker.groups.load()
     broker.transactions.load()
     try:
         async with trio.open_nursery() as nursery:
-            bound, listeners = [], served_listeners(config)
+            bound = []
             quotas = broker.connection_quotas = ConnectionQuotas(config, [listener.name for listener in listeners])
             broker.metrics.add_state_collector(lambda: quotas.metric_samples(broker.clock()))
             for listener in listeners:
@@ -64,6 +72,8 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.set_bound(bound)
             broker.tls_contexts.update({listener.name: listener.tls for listener in listeners if listener.tls})
             nursery.start_soon(_periodic, broker)
+            for endpoint in endpoints:
+                nursery.start_soon(endpoint.run)
             nursery.start_soon(broker.groups.run)
             nursery.start_soon(broker.transactions.run)
             start_cleaner(broker)
@@ -77,9 +87,13 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
 
 
 async def _accept_loop(broker: Broker, listener: Listener, sockets: list, quotas: ConnectionQuotas) -> None:
-    async with trio.open_nursery() as nursery:
+    try:
+        async with trio.open_nursery() as nursery:
+            for sock in sockets:
+                nursery.start_soon(_accept_from, broker, listener, sock, quotas, nursery)
+    finally:  # cancelled (shutdown): the listening sockets close with the loop
         for sock in sockets:
-            nursery.start_soon(_accept_from, broker, listener, sock, quotas, nursery)
+            sock.socket.close()
 
 
 async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketListener, quotas: ConnectionQuotas,
