@@ -19,6 +19,10 @@ versions are *permissive*: everything goes through and is charged. Either way
 a bucket below zero makes the answer's ``throttle_time_ms`` the time the
 bucket needs to come back to zero, ``-tokens / quota`` seconds, less the time
 since then, and mutes the connection as other throttles do.
+
+Metrics are Kafka's ``type=ControllerMutation,user=,client-id=``:
+``mutation-rate`` (the partitions charged, on the quotas' ``Rate``),
+``throttle-time`` and ``tokens`` (``ClientQuotas.metric_samples``).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from typing import Any
 
 from protocol import ErrorCode
 
-from .quotas import request_identity, throttle
+from .quotas import Samples, request_identity, throttle
 
 KEY = "controller_mutation_rate"
 THROTTLED = (ErrorCode.THROTTLING_QUOTA_EXCEEDED, "The throttling quota has been exceeded.")
@@ -61,6 +65,7 @@ class MutationQuota:
         self.strict = ctx.version >= STRICT_SINCE[ctx.request.header.api_key]
         self.burst = (self.quota or 0.0) * quotas.samples * quotas.window_ms / 1000
         self.bucket = quotas.buckets.setdefault((KEY, *tags), TokenBucket()) if self.quota else None
+        self.identity = request_identity(ctx)
         self.throttle_ms, self.throttled_at = 0, 0.0
 
     def charge(self, partitions: int) -> bool:
@@ -71,6 +76,7 @@ class MutationQuota:
         if self.strict and self._below_zero(self.bucket.tokens_at(self.quota, self.burst, now), now):
             return False
         self._below_zero(self.bucket.take(partitions, self.quota, self.burst, now), now)
+        self.ctx.broker.quotas.record(KEY, *self.identity, partitions, now, check=False)
         return True
 
     def _below_zero(self, tokens: float, now: float) -> bool:
@@ -83,5 +89,8 @@ class MutationQuota:
         """The throttle left, on the answer's ``throttle_time_ms`` and the connection."""
         left = max(0, self.throttle_ms - round(self.ctx.broker.clock() - self.throttled_at))
         if left > 0:
+            quotas, tags = self.ctx.broker.quotas, self.ctx.broker.quotas.quota(KEY, *self.identity)[1]
+            quotas.throttles.setdefault((KEY, *tags), Samples(quotas.samples, quotas.window_ms)).record(
+                left, self.ctx.broker.clock())  # fmt: skip
             resp.throttle_time_ms = max(resp.throttle_time_ms or 0, left)
             throttle(self.ctx, left)

@@ -69,10 +69,12 @@ from storage.topic_store import atomic_write
 
 log = logging.getLogger("minibroker")
 FILE_NAME = "__client_quotas.json"
-ENFORCED = {"producer_byte_rate": "Produce", "consumer_byte_rate": "Fetch", "request_percentage": "Request"}
+ENFORCED = {"producer_byte_rate": "Produce", "consumer_byte_rate": "Fetch", "request_percentage": "Request",
+            "controller_mutation_rate": "ControllerMutation"}  # fmt: skip
 _MEASURE_NAMES = {"producer_byte_rate": ("byte_rate", "bytes per second"),
                   "consumer_byte_rate": ("byte_rate", "bytes per second"),
-                  "request_percentage": ("request_time", "thread time in percent")}  # fmt: skip
+                  "request_percentage": ("request_time", "thread time in percent"),
+                  "controller_mutation_rate": ("mutation_rate", "partition mutations per second")}  # fmt: skip
 _USER_CLIENT_KEYS = {"producer_byte_rate": "LONG", "consumer_byte_rate": "LONG", "request_percentage": "DOUBLE",
                      "controller_mutation_rate": "DOUBLE"}  # fmt: skip
 _IP_KEYS = {"connection_creation_rate": "INT"}
@@ -302,7 +304,8 @@ class ClientQuotas:
     # -- describing ----------------------------------------------------------------------
 
     def metric_samples(self, now_ms: float) -> Iterator[tuple[str, str, list[str], list[tuple[list[str], float]]]]:
-        """Kafka's ``type=Produce|Fetch,user=,client-id=`` ``byte-rate`` and ``throttle-time`` gauges."""
+        """Kafka's ``type=Produce|Fetch|Request|ControllerMutation,user=,client-id=`` gauges: the measure
+        (``byte-rate``, ``request-time``, ``mutation-rate``), ``throttle-time``, and the ``tokens`` left."""
         labels = ["user", "client_id"]
         for key, kind in ENFORCED.items():
             rates = [([u, c], s.rate(now_ms)) for (k, u, c), s in list(self.measures.items()) if k == key]
@@ -311,6 +314,9 @@ class ClientQuotas:
             yield f"{name}_{measure}", f"{kind} {what}, per user and client id", labels, rates
             yield (f"{name}_throttle_time", f"Average {kind} throttle time in ms, per user and client id", labels,
                    throttles)  # fmt: skip
+        tokens = [([u, c], bucket.tokens) for (_k, u, c), bucket in list(self.buckets.items())]
+        yield ("kafka_server_controllermutation_tokens", "Tokens left in the controller mutation bucket, per user "
+               "and client id", labels, tokens)  # fmt: skip
 
 
 def request_identity(ctx: Any) -> tuple[str, str]:

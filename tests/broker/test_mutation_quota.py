@@ -94,3 +94,14 @@ async def test_without_the_quota_nothing_is_counted(broker):
     resp = await call(broker, 19, 7, req(19, topics=[creatable("free", 50)], timeout_ms=1000))
     assert resp.topics[0].error_code == ErrorCode.NONE and resp.throttle_time_ms == 0
     assert broker.quotas.buckets == {}
+
+
+async def test_kafkas_controller_mutation_metrics(broker):
+    await _limit(broker)
+    await call(broker, 19, 7, req(19, topics=[creatable("x1", 12), creatable("x2", 1)], timeout_ms=1000))
+    samples = {(name, tuple(labels)): value for name, _h, _l, rows in broker.quotas.metric_samples(broker.clock())
+               for labels, value in rows}  # fmt: skip
+    tags = ("", CLIENT)
+    assert samples[("kafka_server_controllermutation_mutation_rate", tags)] == pytest.approx(12 / 10, rel=0.01)  # x2 refused
+    assert samples[("kafka_server_controllermutation_tokens", tags)] == pytest.approx(-1, abs=0.01)
+    assert 900 <= samples[("kafka_server_controllermutation_throttle_time", tags)] <= 1000
