@@ -1,4 +1,4 @@
-"""FindCoordinator (key 10): v0-4, this broker coordinates every group.
+"""FindCoordinator (key 10): v0-6, this broker coordinates every group.
 
 Behaviour: a group key (``key_type`` 0) gets this node's advertised
 endpoint. The first lookup starts creating ``__consumer_offsets`` (in the
@@ -9,10 +9,14 @@ answers that at once, which clients such as kafka-python's admin client do
 not retry).
 A transaction key (``key_type`` 1) gets this node too, once
 ``__transaction_state`` exists (created on the first lookup the same way).
-Any other key type is INVALID_REQUEST.
+A share key (``key_type`` 2, KIP-932, v6) is INVALID_REQUEST for each key,
+with no message: Kafka's answer from a broker without a share coordinator
+(and at any version below 6); this broker runs no share groups. Any other
+key type is INVALID_REQUEST.
 
 Version notes: v1 adds ``key_type`` and ``error_message``; v3 flexible; v4
-(KIP-699) looks up many keys at once, one ``Coordinator`` entry per key.
+(KIP-699) looks up many keys at once, one ``Coordinator`` entry per key; v5
+may answer TRANSACTION_ABORTABLE (never here); v6 the share key type.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from protocol import ErrorCode
 from ..dispatch import RequestContext, handler
 
 API_KEY = 10
-GROUP, TRANSACTION = 0, 1
+GROUP, TRANSACTION, SHARE = 0, 1, 2
 CREATION_WAIT_S = 5.0
 
 
@@ -33,6 +37,8 @@ async def _lookup(ctx: RequestContext, key_type: int) -> tuple[ErrorCode, str | 
         if await ctx.broker.transactions.ready() is not None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
         return ErrorCode.NONE, None
+    if key_type == SHARE:  # Kafka's getCoordinator: no share coordinator (and before v6, never)
+        return ErrorCode.INVALID_REQUEST, None
     if key_type != GROUP:
         return ErrorCode.INVALID_REQUEST, f"Unknown coordinator type {key_type}"
     with trio.move_on_after(CREATION_WAIT_S):
@@ -42,7 +48,7 @@ async def _lookup(ctx: RequestContext, key_type: int) -> tuple[ErrorCode, str | 
     return ErrorCode.NONE, None
 
 
-@handler(API_KEY, 0, 4)
+@handler(API_KEY, 0, 6)
 async def handle(ctx: RequestContext, request) -> object:
     host, port = ctx.advertised
     node = ctx.broker.config.node_id
