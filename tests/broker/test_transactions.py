@@ -9,6 +9,8 @@ open transaction, markers ending it, aborted transactions listed by Fetch.
 
 from __future__ import annotations
 
+import pytest
+
 from protocol import ErrorCode
 from protocol.records import RecordBatchBuilder, iter_batches
 
@@ -80,13 +82,14 @@ async def open_txn(broker, values=(b"a", b"b")):
     return pid, epoch
 
 
-async def test_init_gives_a_producer_id_and_each_call_bumps_its_epoch(groups_broker):
-    error, pid, epoch = await init(groups_broker)
+@pytest.mark.parametrize("version", [4, 5])
+async def test_init_gives_a_producer_id_and_each_call_bumps_its_epoch(groups_broker, version):
+    error, pid, epoch = await init(groups_broker, version=version)
     assert (error, epoch) == (ErrorCode.NONE, 0) and pid >= 0
-    assert await init(groups_broker) == (ErrorCode.NONE, pid, 1)
-    assert await init(groups_broker, pid=pid, epoch=1) == (ErrorCode.NONE, pid, 2)  # KIP-360 bump
-    assert await init(groups_broker, pid=pid, epoch=1) == (ErrorCode.NONE, pid, 2)  # its retry: same answer
-    assert (await init(groups_broker, pid=pid, epoch=0))[0] == ErrorCode.PRODUCER_FENCED
+    assert await init(groups_broker, version=version) == (ErrorCode.NONE, pid, 1)
+    assert await init(groups_broker, version=version, pid=pid, epoch=1) == (ErrorCode.NONE, pid, 2)  # KIP-360 bump
+    assert await init(groups_broker, version=version, pid=pid, epoch=1) == (ErrorCode.NONE, pid, 2)  # its retry
+    assert (await init(groups_broker, version=version, pid=pid, epoch=0))[0] == ErrorCode.PRODUCER_FENCED
     assert (await init(groups_broker, version=3, pid=pid, epoch=0))[0] == ErrorCode.INVALID_PRODUCER_EPOCH
     other = await init(groups_broker, txn="tx-2")
     assert other[0] == ErrorCode.NONE and other[1] != pid
