@@ -248,6 +248,24 @@ async def test_describe_and_list_transactions(groups_broker):
     assert await listed(version=0, state_filters=["Ongoing"], duration_filter=1000) == ([], [(TXN, "Ongoing")])
 
 
+async def test_list_transactions_v2_filters_by_a_java_pattern(groups_broker):
+    """KIP-1152: the whole id must match (Java's ``matches``); null or empty is no filter."""
+    for txn in ("tx-1", "tx-22", "other", "TX-3"):
+        assert (await init(groups_broker, txn=txn))[0] == ErrorCode.NONE
+
+    async def listed(pattern, version=2):
+        resp = await call(groups_broker, 66, version, req(66, transactional_id_pattern=pattern))
+        return resp.error_code, [s.transactional_id for s in resp.transaction_states]
+
+    assert await listed(None) == await listed("") == (ErrorCode.NONE, ["TX-3", "other", "tx-1", "tx-22"])
+    assert await listed("tx-\\d") == (ErrorCode.NONE, ["tx-1"])  # not tx-22: the whole id must match
+    assert await listed("tx.*") == (ErrorCode.NONE, ["tx-1", "tx-22"])
+    assert await listed("(?i)tx-.*") == (ErrorCode.NONE, ["TX-3", "tx-1", "tx-22"])
+    assert await listed("tx-(") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])
+    assert await listed("(?P<n>tx)-1") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])  # Python-only syntax
+    assert await listed("tx-(", version=1) == (ErrorCode.NONE, ["TX-3", "other", "tx-1", "tx-22"])  # no field
+
+
 async def test_requests_for_unknown_ids_leave_no_state_behind(groups_broker):
     await create_ok(groups_broker, "t", 1)
     for i in range(20):
