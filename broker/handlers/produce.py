@@ -21,7 +21,8 @@ transaction itself, as Kafka's ReplicaManager does for any v12+ request (it
 goes by the request version, not by the finalized ``transaction.version``,
 and whatever ``transaction.partition.verification.enable`` says): every
 existing partition whose records are one transactional v2 batch goes to the
-coordinator's ``add_partitions`` at once, before ``acks`` is looked at; if
+coordinator's ``add_partitions`` at once, before ``acks`` is looked at (an
+internal topic's too, which the append then refuses, as in Kafka); if
 the coordinator refuses, those partitions get its error as Kafka translates
 it (PRODUCER_FENCED as INVALID_PRODUCER_EPOCH, a transaction being ended or
 coordinator trouble as NOT_ENOUGH_REPLICAS) and nothing is written to them.
@@ -115,8 +116,8 @@ async def _enroll(ctx: RequestContext, request, names: list[str | None], txn_id:
     for topic, name in zip(request.topic_data, names):
         for pd in topic.partition_data:
             producer = _single_transactional_batch(pd.records)
-            if name is not None and producer is not None and not isinstance(
-                    ctx.broker.partition_for_produce(name, pd.index), ErrorCode):  # fmt: skip
+            # Every existing partition, an internal topic's too: Kafka refuses those only at the append.
+            if name is not None and producer is not None and ctx.broker.topics.partition(name, pd.index):
                 wanted.add((name, pd.index))
                 producers.add(producer)
     if not wanted:

@@ -100,6 +100,17 @@ async def test_v12_adds_before_looking_at_acks_and_skips_unknown_partitions(grou
     assert groups_broker.transactions.txns[TXN].partitions == {("t", 0)}
 
 
+async def test_v12_adds_an_internal_partition_that_the_append_then_refuses(groups_broker):
+    """Kafka adds first and refuses internal topics only when appending."""
+    await create_ok(groups_broker, "t", 1)
+    await groups_broker.groups.store.ready()
+    _, pid, epoch = await init(groups_broker)
+    batch = _records([b"a"], pid, epoch, 0, True)
+    answer = await _produce(groups_broker, 12, {"__consumer_offsets": {0: batch}}, txn=TXN)
+    assert answer == [("__consumer_offsets", 0, ErrorCode.INVALID_TOPIC_EXCEPTION, -1)]
+    assert groups_broker.transactions.txns[TXN].partitions == {("__consumer_offsets", 0)}
+
+
 async def test_v13_names_topics_by_id(groups_broker):
     tid = (await create_ok(groups_broker, "t", 2)).topic_id
     stranger = uuid.uuid4()
