@@ -24,10 +24,11 @@ Kafka's rules to an incoming v2 batch *before* it is written:
 ``check_marker(producer_id, epoch, coordinator_epoch)`` applies Kafka's checks
 to a COMMIT/ABORT marker a coordinator (or an admin client, WriteTxnMarkers)
 asks to write, *before* it is written (``appendEndTxnMarker``, origin
-COORDINATOR): an epoch below the producer's is INVALID_PRODUCER_EPOCH, a
-coordinator epoch below the one of the producer's last marker is
-TRANSACTION_COORDINATOR_FENCED; a producer the partition does not know
-passes.
+COORDINATOR): an epoch below the producer's is INVALID_PRODUCER_EPOCH (for
+a marker of transaction version 2, KIP-1228, an equal one too while the
+producer's transaction is open), a coordinator epoch below the one of the
+producer's last marker is TRANSACTION_COORDINATOR_FENCED; a producer the
+partition does not know passes.
 
 ``update(batch)`` records an appended data batch; a transactional one starts
 the producer's transaction at its first offset when none is open.
@@ -202,12 +203,18 @@ class ProducerStateManager:
             return ErrorCode.INVALID_TXN_STATE
         return None
 
-    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int) -> ErrorCode | None:
-        """Kafka's checks for a COMMIT/ABORT marker of ``producer_id``; None when it may be appended."""
+    def check_marker(self, producer_id: int, epoch: int, coordinator_epoch: int,
+                     transaction_version: int = 0) -> ErrorCode | None:  # fmt: skip
+        """Kafka's checks for a COMMIT/ABORT marker of ``producer_id``; None when it may be appended.
+
+        A marker of transaction version 2 (KIP-1228) carries an epoch its coordinator bumped, so it must be
+        above the producer's, except a retry of the marker that ended the transaction (same epoch, no
+        transaction open), which Kafka lets through; before version 2 the epoch may equal the producer's."""
         entry = self.producers.get(producer_id)
         if entry is None:
             return None
-        if epoch < entry.epoch:
+        if epoch < entry.epoch or (transaction_version >= 2 and epoch == entry.epoch
+                                   and entry.current_txn_first_offset is not None):  # fmt: skip
             return ErrorCode.INVALID_PRODUCER_EPOCH
         if coordinator_epoch < entry.coordinator_epoch:
             return ErrorCode.TRANSACTION_COORDINATOR_FENCED

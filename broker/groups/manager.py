@@ -56,10 +56,11 @@ class GroupManager:
 
     async def commit(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
                      retention_ms: int, partitions: list[tuple[str, int, int, int, str | None]],
-                     ) -> list[ErrorCode]:  # fmt: skip
-        """One error per ``(topic, partition, offset, leader_epoch, metadata)``, in order."""
+                     missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION) -> list[ErrorCode]:  # fmt: skip
+        """One error per ``(topic, partition, offset, leader_epoch, metadata)``, in order; ``missing`` for all
+        when the group does not exist and a generation is given."""
         group = self.groups.get(group_id)
-        error = o.commit_error(group, member_id, instance_id, generation)
+        error = o.commit_error(group, member_id, instance_id, generation, missing)
         if error is not None:
             return [error] * len(partitions)
         if group is None:

@@ -34,10 +34,12 @@ from .group import COMPLETING, DEAD, EMPTY, Group
 OFFSET_METADATA_MAX_BYTES = 4096
 
 
-def commit_error(group: Group | None, member_id: str, instance_id: str | None, generation: int) -> ErrorCode | None:
-    """The group-level answer to an OffsetCommit, or None when its partitions may be committed."""
+def commit_error(group: Group | None, member_id: str, instance_id: str | None, generation: int,
+                 missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION) -> ErrorCode | None:  # fmt: skip
+    """The group-level answer to an OffsetCommit, or None when its partitions may be committed; ``missing``
+    for a group that does not exist and a generation (GROUP_ID_NOT_FOUND from OffsetCommit v9)."""
     if group is None:
-        return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
+        return None if generation < 0 else missing
     if group.state == DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     if generation >= 0 or member_id or instance_id is not None:

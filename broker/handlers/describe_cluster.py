@@ -1,4 +1,4 @@
-"""DescribeCluster (key 60): v0-1, the one-node cluster as the Admin client sees it.
+"""DescribeCluster (key 60): v0-2, the one-node cluster as the Admin client sees it.
 
 Behaviour: this broker (``node.id``, advertised host and port, no rack) is
 the only broker; the cluster id is the storage layer's; the controller id is
@@ -8,7 +8,11 @@ every operation a CLUSTER resource supports (there is no authorizer, so all
 are allowed), as the bit field Kafka sends; otherwise INT32_MIN.
 
 Version notes: v1 ``endpoint_type``: 1 (brokers) is what a broker serves; 2
-(controllers) gets MISMATCHED_ENDPOINT_TYPE with Kafka's message.
+(controllers) gets MISMATCHED_ENDPOINT_TYPE with Kafka's message. v2
+(KIP-1073) ``include_fenced_brokers`` asks for fenced brokers too, each
+broker carrying ``is_fenced``: this broker, registered with itself as
+controller, is never fenced, so the answer is the same either way and its
+``is_fenced`` false.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ _ENDPOINT_NAMES = {1: "BROKER", 2: "CONTROLLER"}
 
 
 
-@handler(API_KEY, 0, 1)
+@handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
     broker = ctx.broker
     if ctx.version >= 1 and request.endpoint_type != ENDPOINT_BROKERS:
@@ -35,7 +39,8 @@ async def handle(ctx: RequestContext, request) -> object:
         )
     resp = ctx.response(cluster_id=broker.cluster_id, controller_id=broker.config.node_id)
     host, port = ctx.advertised
-    resp.brokers.append(type(resp).DescribeClusterBroker(broker_id=broker.config.node_id, host=host, port=port))
+    resp.brokers.append(type(resp).DescribeClusterBroker(broker_id=broker.config.node_id, host=host, port=port,
+                                                                 is_fenced=False))
     resp.endpoint_type = ENDPOINT_BROKERS
     if request.include_cluster_authorized_operations:
         resp.cluster_authorized_operations = CLUSTER_OPERATIONS

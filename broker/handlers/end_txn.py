@@ -9,8 +9,11 @@ retry of a completed EndTxn is answered NONE; ending in another state is
 INVALID_TXN_STATE; PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2.
 
 Version notes: v1 identical (throttling); v2 PRODUCER_FENCED; v3 flexible;
-v4 identical on the wire. v5 (KIP-890 part 2, epoch bump per transaction) is
-not served.
+v4 identical on the wire. v5 (KIP-890 part 2) is not served: Kafka takes a
+v5 request as a client on transaction protocol v2 whatever the finalized
+``transaction.version``, and ends the transaction with a bumped epoch (a new
+producer id once it is exhausted) that the answer returns; this coordinator
+keeps Kafka's protocol v1, one epoch for the producer's life.
 """
 
 from __future__ import annotations

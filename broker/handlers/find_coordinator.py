@@ -1,4 +1,4 @@
-"""FindCoordinator (key 10): v0-4, this broker coordinates every group.
+"""FindCoordinator (key 10): v0-6, this broker coordinates every group.
 
 Behaviour: a group key (``key_type`` 0) gets this node's advertised
 endpoint. The first lookup starts creating ``__consumer_offsets`` (in the
@@ -9,10 +9,19 @@ answers that at once, which clients such as kafka-python's admin client do
 not retry).
 A transaction key (``key_type`` 1) gets this node too, once
 ``__transaction_state`` exists (created on the first lookup the same way).
-Any other key type is INVALID_REQUEST.
+A share key (``key_type`` 2, KIP-932, v6) is INVALID_REQUEST for each key,
+with no message: Kafka's answer from a broker without a share coordinator
+(and at any version below 6); this broker runs no share groups. Any other
+key type is INVALID_REQUEST (Kafka fails such a request as a whole).
+
+Messages as Kafka's: before v4 an error answer carries the error's standard
+message (Kafka's error response); from v4 a key's error from the lookup
+(COORDINATOR_NOT_AVAILABLE, a share key) has none, while an unknown key
+type gives every key the standard INVALID_REQUEST message.
 
 Version notes: v1 adds ``key_type`` and ``error_message``; v3 flexible; v4
-(KIP-699) looks up many keys at once, one ``Coordinator`` entry per key.
+(KIP-699) looks up many keys at once, one ``Coordinator`` entry per key; v5
+may answer TRANSACTION_ABORTABLE (never here); v6 the share key type.
 """
 
 from __future__ import annotations
@@ -24,35 +33,49 @@ from protocol import ErrorCode
 from ..dispatch import RequestContext, handler
 
 API_KEY = 10
-GROUP, TRANSACTION = 0, 1
+GROUP, TRANSACTION, SHARE = 0, 1, 2
 CREATION_WAIT_S = 5.0
 
 
-async def _lookup(ctx: RequestContext, key_type: int) -> tuple[ErrorCode, str | None]:
+# Kafka's Errors.message() of the errors answered here, which its error responses carry.
+_MESSAGES = {
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+    ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client library"
+                               " or the message was sent to an incompatible broker. See the broker logs for more"
+                               " details.",
+}  # fmt: skip
+
+
+async def _lookup(ctx: RequestContext, key_type: int) -> ErrorCode:
     if key_type == TRANSACTION:
         if await ctx.broker.transactions.ready() is not None:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
-        return ErrorCode.NONE, None
+            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+        return ErrorCode.NONE
+    if key_type == SHARE:  # Kafka's getCoordinator: no share coordinator (and before v6, never)
+        return ErrorCode.INVALID_REQUEST
     if key_type != GROUP:
-        return ErrorCode.INVALID_REQUEST, f"Unknown coordinator type {key_type}"
+        return ErrorCode.INVALID_REQUEST
     with trio.move_on_after(CREATION_WAIT_S):
         await ctx.broker.groups.store.ready()
     if not ctx.broker.groups.store.ensure_topic():
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available."
-    return ErrorCode.NONE, None
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    return ErrorCode.NONE
 
 
-@handler(API_KEY, 0, 4)
+@handler(API_KEY, 0, 6)
 async def handle(ctx: RequestContext, request) -> object:
     host, port = ctx.advertised
     node = ctx.broker.config.node_id
-    if ctx.version < 4:
-        error, message = await _lookup(ctx, request.key_type)
+    error = await _lookup(ctx, request.key_type)
+    if ctx.version < 4:  # an error goes out as Kafka's error response, with the error's own message
         if error != ErrorCode.NONE:
-            return ctx.response(error_code=error, error_message=message, node_id=-1, host="", port=-1)
+            return ctx.response(error_code=error, error_message=_MESSAGES[error], node_id=-1, host="", port=-1)
         return ctx.response(error_code=error, node_id=node, host=host, port=port)
+    # v4+: getCoordinator's answers carry no message; an unknown key type fails the request as a whole,
+    # and Kafka's error response gives each key the error's message.
+    unknown_type = request.key_type not in (GROUP, TRANSACTION, SHARE)
+    message = _MESSAGES[error] if unknown_type else None
     resp = ctx.response()
-    error, message = await _lookup(ctx, request.key_type)
     for key in request.coordinator_keys:
         found = error == ErrorCode.NONE
         resp.coordinators.append(type(resp).Coordinator(

@@ -1,4 +1,4 @@
-"""InitProducerId (key 22): v0-4, producer ids for idempotent and transactional producers.
+"""InitProducerId (key 22): v0-5, producer ids for idempotent and transactional producers.
 
 Behaviour: a producer without a transactional id gets a fresh producer id
 (allocated in persisted blocks, so ids are never reused after a restart) and
@@ -15,7 +15,9 @@ state (``storage.producer_state``): retries are answered with their original
 offsets, gaps and fenced epochs are refused.
 
 Version notes: v1 identical; v2 flexible; v3 producer_id/epoch in the
-request (KIP-360); v4 identical on the wire.
+request (KIP-360); v4 identical on the wire (PRODUCER_FENCED); v5 identical
+(its client understands TRANSACTION_ABORTABLE, which no path here answers).
+v6 (KIP-939 two-phase commit) is unstable in Kafka 4.3 and not served.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ API_KEY = 22
 _EPOCH_MAX = 32767
 
 
-@handler(API_KEY, 0, 4)
+@handler(API_KEY, 0, 5)
 async def handle(ctx: RequestContext, request) -> object:
     if request.transactional_id is not None:
         return await _transactional(ctx, request)

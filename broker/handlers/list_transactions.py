@@ -1,10 +1,17 @@
-"""ListTransactions (key 66): v0-1, the transactional ids this coordinator knows (KIP-664, KIP-994).
+"""ListTransactions (key 66): v0-2, the transactional ids this coordinator knows (KIP-664, KIP-994, KIP-1152).
 
 Behaviour (Kafka's ``TransactionStateManager.listTransactionStates``): every
 id with its producer id and state name, kept when it passes every filter
 given: ``state_filters`` (Kafka's state names; a name that is none of them is
-echoed in ``unknown_state_filters``), ``producer_id_filters`` and (v1)
-``duration_filter``: only transactions started more than that many ms ago.
+echoed in ``unknown_state_filters``), ``producer_id_filters``, (v1)
+``duration_filter``: only transactions started more than that many ms ago,
+and (v2) ``transactional_id_pattern``: a Java regular expression the whole
+id must match (``Pattern.matcher(id).matches()``; null or empty means no
+filter). A pattern Java cannot compile makes the whole answer
+INVALID_REGULAR_EXPRESSION with nothing listed, as Kafka's error response.
+The pattern is evaluated with Python's ``re`` through ``broker.java_regex``,
+which also refuses (INVALID_REGULAR_EXPRESSION) the Java constructs whose
+meaning ``re`` does not share, where Kafka would list the matching ids.
 What ``kafka-transactions.sh list`` and ``find-hanging`` read.
 """
 
@@ -13,13 +20,19 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
+from ..java_regex import JavaRegexError, compile_java
 from ..transactions.state import TxnState
 
 API_KEY = 66
 
 
-@handler(API_KEY, 0, 1)
+@handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
+    pattern = request.transactional_id_pattern if ctx.version >= 2 else None
+    try:
+        id_filter = compile_java(pattern) if pattern else None
+    except JavaRegexError:
+        return ctx.response(error_code=ErrorCode.INVALID_REGULAR_EXPRESSION)
     resp = ctx.response(error_code=ErrorCode.NONE)
     states = {TxnState.by_kafka_name(n) for n in request.state_filters} - {None}
     resp.unknown_state_filters = [n for n in request.state_filters if TxnState.by_kafka_name(n) is None]
@@ -30,6 +43,8 @@ async def handle(ctx: RequestContext, request) -> object:
         if (request.state_filters and meta.state not in states) or (pids and meta.producer_id not in pids):
             continue
         if duration >= 0 and now - meta.start_ms <= duration:
+            continue
+        if id_filter is not None and id_filter.fullmatch(txn_id) is None:
             continue
         resp.transaction_states.append(type(resp).TransactionState(
             transactional_id=txn_id, producer_id=meta.producer_id, transaction_state=meta.state.kafka_name))

@@ -1,4 +1,4 @@
-"""Metadata (key 3): v0-12, a single-node cluster.
+"""Metadata (key 3): v0-13, a single-node cluster.
 
 Behaviour: this broker (``node.id``, advertised host and port) is the only
 broker, the controller and the leader of every partition, with itself as the
@@ -20,6 +20,12 @@ anywhere in the request makes Kafka fail (a NullPointerException): every
 requested topic is answered UNKNOWN_SERVER_ERROR (a null name as ""), no
 brokers.
 
+The top-level ``error_code`` (v13+, KIP-1102) stays NONE in every answer of
+the normal path: like Kafka 4.x, this broker never asks a client to
+re-bootstrap. Only the whole-request error answers (Kafka's
+``getErrorResponse``: the UNKNOWN_SERVER_ERROR just above) carry their error
+there as well as on every topic.
+
 Authorized operations (v8+): there is no authorizer, so everything is
 allowed. With ``include_topic_authorized_operations`` every topic entry except
 an unknown id's carries the bit field of all TOPIC operations; with
@@ -30,7 +36,8 @@ before v8, the fields keep INT32_MIN.
 Version notes: v1 controller_id, is_internal, rack, null topics; v2
 cluster_id; v3 throttle_time_ms; v4 allow_auto_topic_creation; v5
 offline_replicas; v7 leader_epoch; v8 authorized operations; v9 flexible;
-v10 topic ids; v12 topics may be named by id only. Before v12 a topic asked
+v10 topic ids; v12 topics may be named by id only; v13 the top-level
+error_code. Before v12 a topic asked
 for by id (or with a null name) makes the request invalid, as in Kafka: every
 requested topic is answered INVALID_REQUEST (a null name as ""), no brokers.
 """
@@ -50,7 +57,7 @@ API_KEY = 3
 _NO_ID = uuid.UUID(int=0)
 
 
-@handler(API_KEY, 0, 12)
+@handler(API_KEY, 0, 13)
 async def handle(ctx: RequestContext, request) -> object:
     broker = ctx.broker
     asked = request.topics if _names_topics(ctx, request) else []
@@ -82,8 +89,9 @@ def _names_topics(ctx: RequestContext, request) -> bool:
 
 
 def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
-    """Kafka's ``getErrorResponse``: ``error`` for every requested topic (a null name as ""), no brokers."""
-    resp = ctx.response()
+    """Kafka's ``getErrorResponse``: ``error`` for every requested topic (a null name as "") and, from v13, at
+    the top level; no brokers."""
+    resp = ctx.response(error_code=error)
     Topic = type(resp).MetadataResponseTopic
     resp.topics = [Topic(error_code=error, name=t.name or "", topic_id=t.topic_id)
                    for t in request.topics or []]  # fmt: skip

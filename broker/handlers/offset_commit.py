@@ -1,36 +1,63 @@
-"""OffsetCommit (key 8): v0-8, committed offsets stored in ``__consumer_offsets``.
+"""OffsetCommit (key 8): v0-10, committed offsets stored in ``__consumer_offsets``.
 
 Behaviour: ``GroupManager.commit`` checks the group and member as Kafka does
 (see ``broker.groups.offsets``), then each partition: unknown ones get
 UNKNOWN_TOPIC_OR_PARTITION, metadata over 4096 bytes OFFSET_METADATA_TOO_LARGE.
 The rest are written as one batch and answered once it is durable.
 
+A group that does not exist takes a commit with a negative generation (a
+"simple" group is made); with a generation it is ILLEGAL_GENERATION before
+v9 and GROUP_ID_NOT_FOUND from v9, as Kafka's ``OffsetMetadataManager``
+answers every protocol. The rest of v9 (member epochs, STALE_MEMBER_EPOCH)
+concerns KIP-848 consumer groups, which this broker does not run: every
+group here is a classic group, validated by generation as before.
+
+v10 names topics by id (KIP-848): each id is resolved first, as Kafka's
+``handleOffsetCommitRequest`` does; an id of no topic here is
+UNKNOWN_TOPIC_ID for each of its partitions and never reaches the group.
+The answer names topics by id. Offsets are stored by topic name, as in
+Kafka, so a commit by id and a fetch by name (or the reverse) meet.
+
 Version notes: v0 has no generation or member (a "simple" commit); v1's
 per-partition commit timestamp is accepted and ignored (the broker's time is
 used, as Kafka does since KIP-211); v2-4 ``retention_time_ms`` sets an
-explicit expiry; v6 leader epoch; v7 ``group_instance_id``; v8 flexible.
+explicit expiry; v6 leader epoch; v7 ``group_instance_id``; v8 flexible; v9
+GROUP_ID_NOT_FOUND; v10 topic ids.
 """
 
 from __future__ import annotations
+
+from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 
 API_KEY = 8
 
 
-@handler(API_KEY, 0, 8)
+@handler(API_KEY, 0, 10)
 async def handle(ctx: RequestContext, request) -> object:
-    wanted = [(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
-              for t in request.topics for p in t.partitions]  # fmt: skip
+    names = _topic_names(ctx, request)
+    wanted = [(name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
+              for t, name in zip(request.topics, names) if name is not None for p in t.partitions]  # fmt: skip
     generation = request.generation_id_or_member_epoch if ctx.version >= 1 else -1
+    missing = ErrorCode.GROUP_ID_NOT_FOUND if ctx.version >= 9 else ErrorCode.ILLEGAL_GENERATION
     errors = iter(await ctx.broker.groups.commit(
         request.group_id, request.member_id, request.group_instance_id, generation,
-        request.retention_time_ms if 2 <= ctx.version <= 4 else -1, wanted,
-    ))  # fmt: skip
+        request.retention_time_ms if 2 <= ctx.version <= 4 else -1, wanted, missing,
+    ) if wanted or None not in names else [])  # fmt: skip
     resp = ctx.response()
     topic_cls = type(resp).OffsetCommitResponseTopic
     part_cls = topic_cls.OffsetCommitResponsePartition
-    for t in request.topics:
-        parts = [part_cls(partition_index=p.partition_index, error_code=next(errors)) for p in t.partitions]
-        resp.topics.append(topic_cls(name=t.name, partitions=parts))
+    for t, name in zip(request.topics, names):
+        parts = [part_cls(partition_index=p.partition_index,
+                          error_code=ErrorCode.UNKNOWN_TOPIC_ID if name is None else next(errors))
+                 for p in t.partitions]  # fmt: skip
+        resp.topics.append(topic_cls(name=t.name, topic_id=t.topic_id, partitions=parts))
     return resp
+
+
+def _topic_names(ctx: RequestContext, request) -> list[str | None]:
+    """Each requested topic's name: v10 names topics by id (None for an id of no topic here)."""
+    if ctx.version < 10:
+        return [t.name for t in request.topics]
+    return [ctx.broker.topics.name_for_id(t.topic_id) for t in request.topics]

@@ -1,4 +1,4 @@
-"""Produce (key 0): v0-11.
+"""Produce (key 0): v0-13.
 
 Behaviour: per partition, the records are validated and given offsets by
 ``log_validator`` (in place for v2 batches whose codec is kept; rebuilt as one
@@ -16,6 +16,18 @@ INVALID_PRODUCER_EPOCH. A transactional batch needs the request's
 Kafka's authorizer answers it) and, as Kafka 3.6+ verifies (KIP-890 part 1),
 a partition added to that producer's open transaction: INVALID_TXN_STATE
 otherwise, and the coordinator's error for a stale epoch or producer id.
+From v12 (KIP-890 part 2) the broker first adds those partitions to the
+transaction itself, as Kafka's ReplicaManager does for any v12+ request (it
+goes by the request version, not by the finalized ``transaction.version``,
+and whatever ``transaction.partition.verification.enable`` says): every
+existing partition whose records are one transactional v2 batch goes to the
+coordinator's ``add_partitions`` at once, before ``acks`` is looked at (an
+internal topic's too, which the append then refuses, as in Kafka); if
+the coordinator refuses, those partitions get its error as Kafka translates
+it (PRODUCER_FENCED as INVALID_PRODUCER_EPOCH, a transaction being ended or
+coordinator trouble as NOT_ENOUGH_REPLICAS) and nothing is written to them.
+v13 names topics by id (KIP-516): an id of no topic here is UNKNOWN_TOPIC_ID
+for each of its partitions, and the answer names its topics by id.
 The request's size then counts against the client's ``producer_byte_rate``
 quota (``broker/quotas.py``): over it, the answer carries
 ``throttle_time_ms`` and the connection is muted that long (with ``acks=0``
@@ -26,7 +38,8 @@ fsync.
 
 Version notes: v1 throttle_time_ms; v2 log_append_time_ms (message format
 v1); v3 transactional_id and magic 2 only; v5 log_start_offset; v7 zstd; v8
-record_errors and error_message; v9 flexible.
+record_errors and error_message; v9 flexible; v12 adds transactional
+partitions to the transaction; v13 topics by id.
 """
 
 from __future__ import annotations
@@ -35,7 +48,7 @@ import logging
 import struct
 import time
 
-from protocol import ErrorCode
+from protocol import CorruptRecordError, ErrorCode
 from protocol.records import RECORD_BATCH_OVERHEAD, iter_batches
 from storage.producer_state import BatchInfo, Duplicate
 
@@ -49,23 +62,30 @@ _TRANSACTIONAL = 0x10
 _PRODUCER, _LENGTH = struct.Struct(">qh"), struct.Struct(">i")
 
 
-@handler(API_KEY, 0, 11)
+@handler(API_KEY, 0, 13)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
     acks_ok = request.acks in (-1, 0, 1)
+    names = _topic_names(ctx, request)
+    txn_id = _txn_id(ctx, request)
+    enrolled = await _enroll(ctx, request, names, txn_id)
     failed = appended = False
-    for topic in request.topic_data:
+    for topic, name in zip(request.topic_data, names):
         parts = []
         for pd in topic.partition_data:
             part = Part(index=pd.index, base_offset=-1)
-            if not acks_ok:
+            if name is None:
+                part.error_code = ErrorCode.UNKNOWN_TOPIC_ID
+            elif (error := enrolled.get((name, pd.index))) is not None:
+                part.error_code = error
+            elif not acks_ok:
                 part.error_code = ErrorCode.INVALID_REQUIRED_ACKS
             else:
-                appended |= _produce_one(ctx, topic.name, pd, part, _txn_id(ctx, request))
+                appended |= _produce_one(ctx, name, pd, part, txn_id)
             failed |= part.error_code != ErrorCode.NONE
             parts.append(part)
-        resp.responses.append(Topic(name=topic.name, partition_responses=parts))
+        resp.responses.append(Topic(name=topic.name, topic_id=topic.topic_id, partition_responses=parts))
     if request.acks == -1 and appended:
         await ctx.broker.wait_durable()
     user, client_id = request_identity(ctx)
@@ -76,6 +96,49 @@ async def handle(ctx: RequestContext, request) -> object:
             raise CloseConnection("acks=0 produce failed")
         return NO_RESPONSE
     return resp
+
+
+def _topic_names(ctx: RequestContext, request) -> list[str | None]:
+    """Each requested topic's name: v13+ names topics by id (None for an id of no topic here)."""
+    if ctx.version < 13:
+        return [t.name for t in request.topic_data]
+    return [ctx.broker.topics.name_for_id(t.topic_id) for t in request.topic_data]
+
+
+async def _enroll(ctx: RequestContext, request, names: list[str | None], txn_id: str | None) -> dict:
+    """v12+ (KIP-890 part 2): Kafka adds the partitions a transactional produce writes to to the producer's
+    transaction itself, as one AddPartitionsToTxn, whatever ``transaction.partition.verification.enable``
+    says, and before it looks at ``acks``. ``{(topic, index): error}`` for the partitions that could not be
+    added (nothing when all were)."""
+    if ctx.version < 12 or txn_id is None:
+        return {}
+    wanted, producers = set(), set()
+    for topic, name in zip(request.topic_data, names):
+        for pd in topic.partition_data:
+            producer = _single_transactional_batch(pd.records)
+            # Every existing partition, an internal topic's too: Kafka refuses those only at the append.
+            if name is not None and producer is not None and ctx.broker.topics.partition(name, pd.index):
+                wanted.add((name, pd.index))
+                producers.add(producer)
+    if not wanted:
+        return {}
+    producer_id, epoch = next(iter(producers))  # Kafka's head of the set
+    error = await ctx.broker.transactions.add_partitions(txn_id, producer_id, epoch, wanted)
+    if error == ErrorCode.NONE:
+        return {}
+    return dict.fromkeys(wanted, _ENROL_ERRORS.get(error, error))
+
+
+def _single_transactional_batch(records) -> tuple[int, int] | None:
+    """``(producer id, epoch)`` when ``records`` are what Kafka lets through to the append (one v2 batch) and
+    that batch is transactional."""
+    try:
+        batches = list(iter_batches(memoryview(records or b"")))
+    except CorruptRecordError:  # Kafka's validateRecords refuses it before any of this
+        return None
+    if len(batches) != 1 or batches[0].magic != 2:
+        return None
+    return _transactional_producer(records)
 
 
 def _txn_id(ctx: RequestContext, request) -> str | None:
@@ -162,6 +225,13 @@ def _transactional_producer(data) -> tuple[int, int] | None:
 # INVALID_PRODUCER_EPOCH, and a transaction being ended NOT_ENOUGH_REPLICAS, which every client retries.
 _PRODUCE_ERRORS = {ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
                    ErrorCode.CONCURRENT_TRANSACTIONS: ErrorCode.NOT_ENOUGH_REPLICAS}  # fmt: skip
+
+# What Kafka's ReplicaManager answers a producer whose partitions its AddPartitionsToTxn (v12+) could not add:
+# retriable coordinator trouble as NOT_ENOUGH_REPLICAS, an unknown producer as OUT_OF_ORDER_SEQUENCE_NUMBER.
+_ENROL_ERRORS = {**_PRODUCE_ERRORS, ErrorCode.UNKNOWN_PRODUCER_ID: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                 **dict.fromkeys((ErrorCode.NETWORK_EXCEPTION, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                                  ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR),
+                                 ErrorCode.NOT_ENOUGH_REPLICAS)}  # fmt: skip
 
 
 def _producer_check(state, data) -> Duplicate | ErrorCode | None:

@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28): v0-4, a transactional producer commits a group's offsets in its transaction.
+"""TxnOffsetCommit (key 28): v0-5, a transactional producer commits a group's offsets in its transaction.
 
 Behaviour, in Kafka's order (``KafkaApis.handleTxnOffsetCommitRequest``, then
 ``GroupCoordinator.handleTxnCommitOffsets``):
@@ -13,7 +13,12 @@ Behaviour, in Kafka's order (``KafkaApis.handleTxnOffsetCommitRequest``, then
   (``TransactionCoordinator.check_offsets_allowed``); its error goes on every
   partition, PRODUCER_FENCED as INVALID_PRODUCER_EPOCH (what Kafka's
   verification answers producers) and, before v4, TRANSACTION_ABORTABLE as
-  INVALID_TXN_STATE;
+  INVALID_TXN_STATE. From v5 (KIP-890 part 2) the broker adds the group's
+  ``__consumer_offsets`` partition to the transaction itself instead
+  (``TransactionCoordinator.add_offsets``, what AddOffsetsToTxn does), as
+  Kafka's coordinator runtime does for any v5 request whatever the finalized
+  ``transaction.version`` and ``transaction.partition.verification.enable``;
+  a refusal goes on every partition the same way;
 * the group checks (``broker.groups.txn_offsets.commit_error``) and metadata
   over 4096 bytes (OFFSET_METADATA_TOO_LARGE) as for OffsetCommit;
 * the offsets are written in a transactional batch of the producer to the
@@ -23,7 +28,8 @@ Behaviour, in Kafka's order (``KafkaApis.handleTxnOffsetCommitRequest``, then
 
 Version notes: v2 ``committed_leader_epoch``; v3 flexible, with
 ``generation_id``, ``member_id`` and ``group_instance_id`` (KIP-447: a
-zombie member of an old generation is refused); v4 TRANSACTION_ABORTABLE.
+zombie member of an old generation is refused); v4 TRANSACTION_ABORTABLE; v5
+adds the offsets partition to the transaction.
 """
 
 from __future__ import annotations
@@ -35,14 +41,18 @@ from ..dispatch import RequestContext, handler
 API_KEY = 28
 
 
-def _verify(ctx: RequestContext, request) -> ErrorCode | None:
+async def _verify(ctx: RequestContext, request) -> ErrorCode | None:
     """The group-level errors before the group itself is looked at."""
     if not request.group_id:
         return ErrorCode.INVALID_GROUP_ID
     if not ctx.broker.groups.store.ensure_topic():
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    error = ctx.broker.transactions.check_offsets_allowed(request.transactional_id, request.producer_id,
-                                                          request.producer_epoch, request.group_id)  # fmt: skip
+    txns, producer = ctx.broker.transactions, (request.producer_id, request.producer_epoch)
+    if ctx.version >= 5:
+        error = await txns.add_offsets(request.transactional_id, *producer, request.group_id)
+        error = None if error == ErrorCode.NONE else error
+    else:
+        error = txns.check_offsets_allowed(request.transactional_id, *producer, request.group_id)
     if error == ErrorCode.PRODUCER_FENCED:
         return ErrorCode.INVALID_PRODUCER_EPOCH
     if error == ErrorCode.TRANSACTION_ABORTABLE and ctx.version < 4:
@@ -53,7 +63,7 @@ def _verify(ctx: RequestContext, request) -> ErrorCode | None:
 async def _commit(ctx: RequestContext, request, wanted: list) -> list[ErrorCode]:
     if not wanted:
         return []
-    error = _verify(ctx, request)
+    error = await _verify(ctx, request)
     if error is not None:
         return [error] * len(wanted)
     return await ctx.broker.groups.txn_commit(
@@ -62,7 +72,7 @@ async def _commit(ctx: RequestContext, request, wanted: list) -> list[ErrorCode]
     )  # fmt: skip
 
 
-@handler(API_KEY, 0, 4)
+@handler(API_KEY, 0, 5)
 async def handle(ctx: RequestContext, request) -> object:
     topics = ctx.broker.topics
     everything = [(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)

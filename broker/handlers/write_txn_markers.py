@@ -1,4 +1,4 @@
-"""WriteTxnMarkers (key 27): v0-1, write the COMMIT/ABORT markers a coordinator or an admin client sends.
+"""WriteTxnMarkers (key 27): v0-2, write the COMMIT/ABORT markers a coordinator or an admin client sends.
 
 Our own transaction coordinator writes its markers in-process
 (``transactions.markers``); this request comes from ``Admin.abortTransaction``
@@ -11,7 +11,11 @@ and each partition it names (a partition named twice in one marker is
 written once):
 
 * an unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION;
-* an epoch below the producer's epoch in that partition: INVALID_PRODUCER_EPOCH;
+* an epoch below the producer's epoch in that partition: INVALID_PRODUCER_EPOCH,
+  and from v2 for a marker of ``transaction_version`` 2 (KIP-1228) also an
+  equal epoch while the producer's transaction there is open (an equal
+  epoch with none open is the retry of the marker that ended it, written
+  again, as Kafka 4.3 lets it through);
   a coordinator epoch below that of the producer's last marker there:
   TRANSACTION_COORDINATOR_FENCED (``ProducerStateManager.check_marker``);
 * otherwise the control batch is appended at the log end offset: the
@@ -30,7 +34,8 @@ a storage failure is KAFKA_STORAGE_ERROR. Errors are grouped by producer id
 order. There is no authorizer, so no CLUSTER_ACTION check, and the
 transaction coordinator's own state is left alone, as in Kafka.
 
-Version notes: v1 is the v0 layout, flexible.
+Version notes: v1 is the v0 layout, flexible; v2 adds each marker's
+``transaction_version``.
 """
 
 from __future__ import annotations
@@ -48,7 +53,7 @@ API_KEY = 27
 Errors = dict[tuple[str, int], ErrorCode]
 
 
-@handler(API_KEY, 0, 1)
+@handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
     results: dict[int, Errors] = {}
     appended: list[tuple[int, tuple[str, int]]] = []
@@ -75,7 +80,8 @@ async def _write(ctx: RequestContext, marker, topic: str, index: int) -> ErrorCo
     if partition is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     pid, epoch, commit = marker.producer_id, marker.producer_epoch, marker.transaction_result
-    error = partition.log.producer_state.check_marker(pid, epoch, marker.coordinator_epoch)
+    version = marker.transaction_version if ctx.version >= 2 else 0
+    error = partition.log.producer_state.check_marker(pid, epoch, marker.coordinator_epoch, version)
     if error is not None:
         log.info("WriteTxnMarkers for producer %d (epoch %d, coordinator epoch %d) refused in %s-%d: %s", pid,
                  epoch, marker.coordinator_epoch, topic, index, error.name)  # fmt: skip

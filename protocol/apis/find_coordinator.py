@@ -1,4 +1,4 @@
-"""FindCoordinator (key 10): we serve v0-4; flexible from v3.
+"""FindCoordinator (key 10): we serve v0-6; flexible from v3.
 
 Version notes:
 
@@ -11,6 +11,10 @@ Version notes:
 * v4 batches the lookup (KIP-699): ``coordinator_keys`` in the request, one
   ``Coordinator`` entry per key in the response, replacing the single-key
   fields of v0-3.
+* v5 has the v4 layout; its client understands TRANSACTION_ABORTABLE
+  (KIP-890).
+* v6 has the v4 layout and lets ``key_type`` be 2, a share group's state
+  (KIP-932), whose key is ``groupId:topicId:partition``.
 """
 
 from ..schema import INT8, INT16, INT32, STRING, Api, F, Struct
@@ -18,7 +22,7 @@ from ..schema import INT8, INT16, INT32, STRING, Api, F, Struct
 API = Api(
     10,
     "FindCoordinator",
-    (0, 4),
+    (0, 6),
     flexible=3,
     request=Struct(
         F("key", STRING, v="0-3"),

@@ -1,4 +1,4 @@
-"""InitProducerId (key 22): we serve v0-4; flexible from v2.
+"""InitProducerId (key 22): we serve v0-5; flexible from v2.
 
 Hands an idempotent or transactional producer its ``producer_id`` and
 ``producer_epoch`` (KIP-98); a null ``transactional_id`` asks for an
@@ -12,6 +12,9 @@ Version notes:
   ``producer_epoch`` (-1 when it has none) so it can bump its epoch after
   an error instead of being fenced.
 * v4 has the same layout; its client understands PRODUCER_FENCED.
+* v5 has the same layout; its client understands TRANSACTION_ABORTABLE
+  (KIP-890). (v6, two-phase commit (KIP-939), is unstable in Kafka 4.3 and
+  not served.)
 """
 
 from ..schema import INT16, INT32, INT64, STRING, Api, F, Struct
@@ -19,7 +22,7 @@ from ..schema import INT16, INT32, INT64, STRING, Api, F, Struct
 API = Api(
     22,
     "InitProducerId",
-    (0, 4),
+    (0, 5),
     flexible=2,
     request=Struct(
         F("transactional_id", STRING, null="0+"),

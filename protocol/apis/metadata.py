@@ -1,4 +1,4 @@
-"""Metadata (key 3): we serve v0-12; flexible from v9.
+"""Metadata (key 3): we serve v0-13; flexible from v9.
 
 Version notes:
 
@@ -17,6 +17,8 @@ Version notes:
   though brokers only honour lookup by id from v12.
 * v11 drops the cluster's authorized operations (moved to DescribeCluster,
   KIP-700); v12 lets a response topic name be null.
+* v13 adds a top-level ``error_code`` to the response (KIP-1102), which lets
+  a broker tell the client to re-bootstrap (REBOOTSTRAP_REQUIRED).
 """
 
 from ..schema import BOOL, INT16, INT32, STRING, UUID, Api, F, Struct
@@ -26,7 +28,7 @@ _NO_OPERATIONS = -2147483648
 API = Api(
     3,
     "Metadata",
-    (0, 12),
+    (0, 13),
     flexible=9,
     request=Struct(
         F("topics", [Struct(
@@ -68,5 +70,6 @@ API = Api(
             name="MetadataResponseTopic",
         )]),
         F("cluster_authorized_operations", INT32, v="8-10", default=_NO_OPERATIONS),
+        F("error_code", INT16, v="13+"),
     ),
 )

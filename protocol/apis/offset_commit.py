@@ -1,4 +1,4 @@
-"""OffsetCommit (key 8): we serve v0-8; flexible from v8.
+"""OffsetCommit (key 8): we serve v0-10; flexible from v8.
 
 Version notes:
 
@@ -13,17 +13,23 @@ Version notes:
 * v6 adds ``committed_leader_epoch`` per partition (KIP-320).
 * v7 adds ``group_instance_id`` for static members (KIP-345).
 * v8 is the first flexible version.
+* v9 has the v8 layout and is the first a KIP-848 consumer may use
+  (``generation_id_or_member_epoch`` then carries its member epoch); it may
+  answer STALE_MEMBER_EPOCH, and GROUP_ID_NOT_FOUND for a group that does
+  not exist.
+* v10 names each topic by ``topic_id`` instead of ``name``, in the request
+  and in the response (KIP-848), and may answer UNKNOWN_TOPIC_ID.
 
 Kafka 4.0 no longer serves v0-1 (KIP-896); we still do, so their fields are
 declared here.
 """
 
-from ..schema import INT16, INT32, INT64, STRING, Api, F, Struct
+from ..schema import INT16, INT32, INT64, STRING, UUID, Api, F, Struct
 
 API = Api(
     8,
     "OffsetCommit",
-    (0, 8),
+    (0, 10),
     flexible=8,
     request=Struct(
         F("group_id", STRING),
@@ -32,7 +38,8 @@ API = Api(
         F("group_instance_id", STRING, v="7+", null="7+", default=None),
         F("retention_time_ms", INT64, v="2-4", default=-1),
         F("topics", [Struct(
-            F("name", STRING),
+            F("name", STRING, v="0-9"),
+            F("topic_id", UUID, v="10+"),
             F("partitions", [Struct(
                 F("partition_index", INT32),
                 F("committed_offset", INT64),
@@ -47,7 +54,8 @@ API = Api(
     response=Struct(
         F("throttle_time_ms", INT32, v="3+"),
         F("topics", [Struct(
-            F("name", STRING),
+            F("name", STRING, v="0-9"),
+            F("topic_id", UUID, v="10+"),
             F("partitions", [Struct(
                 F("partition_index", INT32),
                 F("error_code", INT16),

@@ -1,4 +1,4 @@
-"""OffsetFetch (key 9): we serve v0-8; flexible from v6.
+"""OffsetFetch (key 9): we serve v0-10; flexible from v6.
 
 Version notes:
 
@@ -14,16 +14,21 @@ Version notes:
 * v8 (KIP-709) asks for several groups at once: the single-group fields of
   v0-7 give way to ``groups`` in both directions, each group with its own
   (nullable) topic list and its own ``error_code``.
+* v9 adds each group's ``member_id`` and ``member_epoch``, which a KIP-848
+  consumer fills in (null and -1 otherwise); it may answer UNKNOWN_MEMBER_ID
+  and STALE_MEMBER_EPOCH.
+* v10 names each topic by ``topic_id`` instead of ``name``, in the request
+  and in the response (KIP-848), and may answer UNKNOWN_TOPIC_ID.
 
 Kafka 4.0 no longer serves v0 (KIP-896); we still do.
 """
 
-from ..schema import BOOL, INT16, INT32, INT64, STRING, Api, F, Struct
+from ..schema import BOOL, INT16, INT32, INT64, STRING, UUID, Api, F, Struct
 
 API = Api(
     9,
     "OffsetFetch",
-    (0, 8),
+    (0, 10),
     flexible=6,
     request=Struct(
         F("group_id", STRING, v="0-7"),
@@ -34,8 +39,11 @@ API = Api(
         )], v="0-7", null="2-7"),
         F("groups", [Struct(
             F("group_id", STRING, v="8+"),
+            F("member_id", STRING, v="9+", null="9+", default=None),
+            F("member_epoch", INT32, v="9+", default=-1),
             F("topics", [Struct(
-                F("name", STRING, v="8+"),
+                F("name", STRING, v="8-9"),
+                F("topic_id", UUID, v="10+"),
                 F("partition_indexes", [INT32], v="8+"),
                 name="OffsetFetchRequestTopics",
             )], v="8+", null="8+"),
@@ -61,7 +69,8 @@ API = Api(
         F("groups", [Struct(
             F("group_id", STRING, v="8+"),
             F("topics", [Struct(
-                F("name", STRING, v="8+"),
+                F("name", STRING, v="8-9"),
+                F("topic_id", UUID, v="10+"),
                 F("partitions", [Struct(
                     F("partition_index", INT32, v="8+"),
                     F("committed_offset", INT64, v="8+"),

@@ -1,4 +1,4 @@
-"""Produce (key 0): we serve v0-11; flexible from v9.
+"""Produce (key 0): we serve v0-13; flexible from v9.
 
 Version notes:
 
@@ -18,24 +18,30 @@ Version notes:
   follow a leader change without a Metadata round trip.
 * v11 has the v10 layout; its client understands TRANSACTION_ABORTABLE
   (KIP-890).
+* v12 has the v11 layout (KIP-890 part 2): from it a transactional produce
+  also adds its partitions to the producer's transaction, so a producer on
+  transaction protocol v2 sends no AddPartitionsToTxn.
+* v13 names each topic by ``topic_id`` instead of ``name``, in the request
+  and in the response (KIP-516).
 
 A request with ``acks`` 0 gets no response at all. Kafka 4.0 rejects v0-2
 (KIP-896) while still advertising them (KAFKA-18659); we serve them.
 """
 
-from ..schema import INT16, INT32, INT64, RECORDS, STRING, Api, F, Struct
+from ..schema import INT16, INT32, INT64, RECORDS, STRING, UUID, Api, F, Struct
 
 API = Api(
     0,
     "Produce",
-    (0, 11),
+    (0, 13),
     flexible=9,
     request=Struct(
         F("transactional_id", STRING, v="3+", null="3+", default=None),
         F("acks", INT16),
         F("timeout_ms", INT32),
         F("topic_data", [Struct(
-            F("name", STRING),
+            F("name", STRING, v="0-12"),
+            F("topic_id", UUID, v="13+"),
             F("partition_data", [Struct(
                 F("index", INT32),
                 F("records", RECORDS, null="0+"),
@@ -46,7 +52,8 @@ API = Api(
     ),
     response=Struct(
         F("responses", [Struct(
-            F("name", STRING),
+            F("name", STRING, v="0-12"),
+            F("topic_id", UUID, v="13+"),
             F("partition_responses", [Struct(
                 F("index", INT32),
                 F("error_code", INT16),

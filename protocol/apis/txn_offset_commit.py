@@ -1,4 +1,4 @@
-"""TxnOffsetCommit (key 28): we serve v0-4; flexible from v3.
+"""TxnOffsetCommit (key 28): we serve v0-5; flexible from v3.
 
 A transactional producer commits consumer offsets as part of its
 transaction: the group coordinator writes them to ``__consumer_offsets`` as
@@ -14,6 +14,9 @@ Version notes:
   zombie group members (KIP-447).
 * v4 has the same layout; its client understands TRANSACTION_ABORTABLE
   (KIP-890).
+* v5 has the same layout (KIP-890 part 2): the broker itself adds the
+  group's offsets partition to the transaction, so a producer on
+  transaction protocol v2 sends no AddOffsetsToTxn.
 """
 
 from ..schema import INT16, INT32, INT64, STRING, Api, F, Struct
@@ -21,7 +24,7 @@ from ..schema import INT16, INT32, INT64, STRING, Api, F, Struct
 API = Api(
     28,
     "TxnOffsetCommit",
-    (0, 4),
+    (0, 5),
     flexible=3,
     request=Struct(
         F("transactional_id", STRING),

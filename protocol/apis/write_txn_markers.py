@@ -1,4 +1,4 @@
-"""WriteTxnMarkers (key 27): we serve v0-1; flexible from v1.
+"""WriteTxnMarkers (key 27): we serve v0-2; flexible from v1.
 
 The transaction coordinator's request to a partition leader (KIP-98): for
 each marker (producer id and epoch, COMMIT when ``transaction_result`` is
@@ -8,15 +8,20 @@ too (``Admin.abortTransaction``, ``kafka-transactions.sh abort``, KIP-664) to
 end a hanging transaction. The response lists the errors per producer id,
 topic and partition; it has no ``throttle_time_ms``.
 
-Version notes: v1 has the v0 layout and is the first flexible version.
+Version notes:
+
+* v1 has the v0 layout and is the first flexible version.
+* v2 adds each marker's ``transaction_version`` (KIP-1228): 0 or 1 for
+  Kafka's first transaction protocol, 2 for KIP-890 part 2, whose markers
+  come with an epoch the coordinator has already bumped.
 """
 
-from ..schema import BOOL, INT16, INT32, INT64, STRING, Api, F, Struct
+from ..schema import BOOL, INT8, INT16, INT32, INT64, STRING, Api, F, Struct
 
 API = Api(
     27,
     "WriteTxnMarkers",
-    (0, 1),
+    (0, 2),
     flexible=1,
     request=Struct(
         F("markers", [Struct(
@@ -29,6 +34,7 @@ API = Api(
                 name="WritableTxnMarkerTopic",
             )]),
             F("coordinator_epoch", INT32),
+            F("transaction_version", INT8, v="2+"),
             name="WritableTxnMarker",
         )]),
     ),

@@ -7,6 +7,8 @@ trio nursery, each bounded by ``fail_after`` in ``call``.
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 import trio
 
@@ -228,6 +230,32 @@ async def test_find_coordinator_every_version_creates_the_offsets_topic(groups_b
     assert groups_broker.topics.get("__transaction_state").num_partitions == 3
     bad = await call(groups_broker, 10, 4, req(10, key_type=7, coordinator_keys=["x"]))
     assert bad.coordinators[0].error_code == ErrorCode.INVALID_REQUEST
+    assert bad.coordinators[0].error_message.startswith("This most likely occurs because of a request being malformed")
+
+
+@pytest.mark.parametrize("version", [5, 6])
+async def test_find_coordinator_v5_v6_batch_as_v4(groups_broker, version):
+    resp = await call(groups_broker, 10, version, req(10, key_type=0, coordinator_keys=["a", "b"]))
+    assert [(c.key, c.node_id, c.host, c.port, c.error_code) for c in resp.coordinators] == [
+        ("a", 3, "127.0.0.1", 9999, 0), ("b", 3, "127.0.0.1", 9999, 0)]  # fmt: skip
+    txn = await call(groups_broker, 10, version, req(10, key_type=1, coordinator_keys=["t"]))
+    assert [(c.node_id, c.error_code) for c in txn.coordinators] == [(3, ErrorCode.NONE)]
+
+
+@pytest.mark.parametrize("version", [4, 5, 6])
+async def test_find_coordinator_share_keys_are_invalid_without_a_share_coordinator(groups_broker, version):
+    """KIP-932's key type 2: Kafka's answer from a broker with no share coordinator (before v6, always)."""
+    key = f"g:{uuid.uuid4()}:0"
+    resp = await call(groups_broker, 10, version, req(10, key_type=2, coordinator_keys=[key]))
+    assert [(c.key, c.node_id, c.host, c.port, c.error_code, c.error_message) for c in resp.coordinators] == [
+        (key, -1, "", -1, ErrorCode.INVALID_REQUEST, None)]  # fmt: skip
+
+
+@pytest.mark.parametrize("key_type", [2, 7])
+async def test_find_coordinator_before_v4_an_invalid_key_type_is_kafkas_error_answer(groups_broker, key_type):
+    resp = await call(groups_broker, 10, 3, req(10, key="g", key_type=key_type))
+    assert (resp.error_code, resp.node_id, resp.host, resp.port) == (ErrorCode.INVALID_REQUEST, -1, "", -1)
+    assert resp.error_message.startswith("This most likely occurs because of a request being malformed")
 
 
 async def test_a_static_member_that_misses_the_rebalance_stays_until_its_session_ends(groups_broker):

@@ -36,11 +36,12 @@ def _entries(resp) -> list[tuple]:
     return [(t.error_code, t.name, t.topic_id, len(t.partitions)) for t in resp.topics]
 
 
+@pytest.mark.parametrize("version", [12, 13])
 @pytest.mark.parametrize("name", ["", None, "ignored-name"])
-async def test_v12_a_known_id_gives_its_topic_named(broker, name):  # noqa: F811
+async def test_v12_a_known_id_gives_its_topic_named(broker, name, version):  # noqa: F811
     topic_id = (await create_ok(broker, "by-id", partitions=2)).topic_id
     await create_ok(broker, "other")
-    resp = await _metadata(broker, 12, [Topic(topic_id=topic_id, name=name)])
+    resp = await _metadata(broker, version, [Topic(topic_id=topic_id, name=name)])
     assert _entries(resp) == [(ErrorCode.NONE, "by-id", topic_id, 2)]
     assert [b.node_id for b in resp.brokers] == [broker.config.node_id]
 
@@ -94,16 +95,30 @@ async def test_before_v12_a_null_name_makes_the_request_invalid(broker, version)
     assert _entries(resp) == [(ErrorCode.INVALID_REQUEST, "", NO_ID, 0)]
 
 
-async def test_v12_a_null_name_without_any_id_fails_as_kafka(broker):  # noqa: F811
-    """Kafka looks the null name up and fails with a NullPointerException: UNKNOWN_SERVER_ERROR for all."""
+@pytest.mark.parametrize("version", [12, 13])
+async def test_a_null_name_without_any_id_fails_as_kafka(broker, version):  # noqa: F811
+    """Kafka looks the null name up and fails with a NullPointerException: UNKNOWN_SERVER_ERROR for all, and
+    from v13 at the top level too (its ``getErrorResponse``)."""
     await create_ok(broker, "named")
-    resp = await _metadata(broker, 12, [Topic(name="named"), Topic(name=None)])
+    resp = await _metadata(broker, version, [Topic(name="named"), Topic(name=None)])
     assert _entries(resp) == [(ErrorCode.UNKNOWN_SERVER_ERROR, "named", NO_ID, 0),
                               (ErrorCode.UNKNOWN_SERVER_ERROR, "", NO_ID, 0)]  # fmt: skip
     assert resp.brokers == []
+    assert resp.error_code == (ErrorCode.UNKNOWN_SERVER_ERROR if version >= 13 else ErrorCode.NONE)
 
 
-@pytest.mark.parametrize("version", [10, 12])
+async def test_v13_the_top_level_error_is_none_when_answered(broker):  # noqa: F811
+    """KIP-1102's top-level error: Kafka never asks for a re-bootstrap, even for unknown topics and ids."""
+    topic_id = (await create_ok(broker, "here")).topic_id
+    by_name = await _metadata(broker, 13, [Topic(name="here"), Topic(name="absent")], allow_auto_topic_creation=False)
+    assert _entries(by_name) == [(ErrorCode.NONE, "here", topic_id, 1),
+                                 (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "absent", NO_ID, 0)]  # fmt: skip
+    by_id = await _metadata(broker, 13, [Topic(topic_id=uuid.uuid4())])
+    assert _entries(by_id)[0][0] == ErrorCode.UNKNOWN_TOPIC_ID
+    assert (by_name.error_code, by_id.error_code) == (ErrorCode.NONE, ErrorCode.NONE)
+
+
+@pytest.mark.parametrize("version", [10, 12, 13])
 async def test_v10_plus_by_name_answers_the_topic_id(broker, version):  # noqa: F811
     topic_id = (await create_ok(broker, "named")).topic_id
     resp = await _metadata(broker, version, [Topic(name="named")])
@@ -123,7 +138,7 @@ async def test_an_illegal_name_not_created_is_invalid_topic(broker):  # noqa: F8
     assert _entries(resp) == [(ErrorCode.INVALID_TOPIC_EXCEPTION, "bad name", NO_ID, 0)]
 
 
-@pytest.mark.parametrize("version", [8, 9, 10, 11, 12])
+@pytest.mark.parametrize("version", [8, 9, 10, 11, 12, 13])
 async def test_topic_authorized_operations_when_asked(broker, version):  # noqa: F811
     await create_ok(broker, "ops")
     asked = [Topic(name="ops"), Topic(name="missing")]

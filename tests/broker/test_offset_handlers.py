@@ -47,7 +47,7 @@ async def test_delete_records_compacted_topic_is_policy_violation(broker):
 # -- DescribeCluster -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("version", range(0, 2))
+@pytest.mark.parametrize("version", range(0, 3))
 async def test_describe_cluster(broker, version):
     resp = await call(broker, 60, version, req(60, include_cluster_authorized_operations=True))
     assert resp.error_code == ErrorCode.NONE and resp.cluster_id == broker.cluster_id and resp.cluster_id
@@ -58,9 +58,17 @@ async def test_describe_cluster(broker, version):
     assert plain.cluster_authorized_operations == -(2**31)
 
 
-async def test_describe_cluster_controller_endpoint_is_mismatched(broker):
-    resp = await call(broker, 60, 1, req(60, endpoint_type=2))
+@pytest.mark.parametrize("version", [1, 2])
+async def test_describe_cluster_controller_endpoint_is_mismatched(broker, version):
+    resp = await call(broker, 60, version, req(60, endpoint_type=2, include_fenced_brokers=True))
     assert resp.error_code == ErrorCode.MISMATCHED_ENDPOINT_TYPE and resp.brokers == []
+
+
+@pytest.mark.parametrize("fenced_too", [False, True])
+async def test_describe_cluster_v2_this_broker_is_never_fenced(broker, fenced_too):
+    """KIP-1073: fenced brokers only when asked for; the one broker here is registered and unfenced."""
+    resp = await call(broker, 60, 2, req(60, include_fenced_brokers=fenced_too))
+    assert [(b.broker_id, b.is_fenced) for b in resp.brokers] == [(NODE, False)]
 
 
 # -- OffsetForLeaderEpoch --------------------------------------------------------------

@@ -9,6 +9,8 @@ open transaction, markers ending it, aborted transactions listed by Fetch.
 
 from __future__ import annotations
 
+import pytest
+
 from protocol import ErrorCode
 from protocol.records import RecordBatchBuilder, iter_batches
 
@@ -80,13 +82,14 @@ async def open_txn(broker, values=(b"a", b"b")):
     return pid, epoch
 
 
-async def test_init_gives_a_producer_id_and_each_call_bumps_its_epoch(groups_broker):
-    error, pid, epoch = await init(groups_broker)
+@pytest.mark.parametrize("version", [4, 5])
+async def test_init_gives_a_producer_id_and_each_call_bumps_its_epoch(groups_broker, version):
+    error, pid, epoch = await init(groups_broker, version=version)
     assert (error, epoch) == (ErrorCode.NONE, 0) and pid >= 0
-    assert await init(groups_broker) == (ErrorCode.NONE, pid, 1)
-    assert await init(groups_broker, pid=pid, epoch=1) == (ErrorCode.NONE, pid, 2)  # KIP-360 bump
-    assert await init(groups_broker, pid=pid, epoch=1) == (ErrorCode.NONE, pid, 2)  # its retry: same answer
-    assert (await init(groups_broker, pid=pid, epoch=0))[0] == ErrorCode.PRODUCER_FENCED
+    assert await init(groups_broker, version=version) == (ErrorCode.NONE, pid, 1)
+    assert await init(groups_broker, version=version, pid=pid, epoch=1) == (ErrorCode.NONE, pid, 2)  # KIP-360 bump
+    assert await init(groups_broker, version=version, pid=pid, epoch=1) == (ErrorCode.NONE, pid, 2)  # its retry
+    assert (await init(groups_broker, version=version, pid=pid, epoch=0))[0] == ErrorCode.PRODUCER_FENCED
     assert (await init(groups_broker, version=3, pid=pid, epoch=0))[0] == ErrorCode.INVALID_PRODUCER_EPOCH
     other = await init(groups_broker, txn="tx-2")
     assert other[0] == ErrorCode.NONE and other[1] != pid
@@ -243,6 +246,24 @@ async def test_describe_and_list_transactions(groups_broker):
     assert await listed(state_filters=["Ongoing"], duration_filter=999) == ([], [(TXN, "Ongoing")])
     assert await listed(state_filters=["Ongoing"], duration_filter=1000) == ([], [])
     assert await listed(version=0, state_filters=["Ongoing"], duration_filter=1000) == ([], [(TXN, "Ongoing")])
+
+
+async def test_list_transactions_v2_filters_by_a_java_pattern(groups_broker):
+    """KIP-1152: the whole id must match (Java's ``matches``); null or empty is no filter."""
+    for txn in ("tx-1", "tx-22", "other", "TX-3"):
+        assert (await init(groups_broker, txn=txn))[0] == ErrorCode.NONE
+
+    async def listed(pattern, version=2):
+        resp = await call(groups_broker, 66, version, req(66, transactional_id_pattern=pattern))
+        return resp.error_code, [s.transactional_id for s in resp.transaction_states]
+
+    assert await listed(None) == await listed("") == (ErrorCode.NONE, ["TX-3", "other", "tx-1", "tx-22"])
+    assert await listed("tx-\\d") == (ErrorCode.NONE, ["tx-1"])  # not tx-22: the whole id must match
+    assert await listed("tx.*") == (ErrorCode.NONE, ["tx-1", "tx-22"])
+    assert await listed("(?i)tx-.*") == (ErrorCode.NONE, ["TX-3", "tx-1", "tx-22"])
+    assert await listed("tx-(") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])
+    assert await listed("(?P<n>tx)-1") == (ErrorCode.INVALID_REGULAR_EXPRESSION, [])  # Python-only syntax
+    assert await listed("tx-(", version=1) == (ErrorCode.NONE, ["TX-3", "other", "tx-1", "tx-22"])  # no field
 
 
 async def test_requests_for_unknown_ids_leave_no_state_behind(groups_broker):

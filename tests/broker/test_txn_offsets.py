@@ -337,6 +337,38 @@ async def test_with_the_real_transaction_coordinator(groups_broker):
     assert late == {(T, 0): ErrorCode.INVALID_TXN_STATE}  # the transaction is over
 
 
-def test_the_handler_serves_versions_0_to_4():
+async def test_v5_adds_the_offsets_partition_itself(groups_broker):
+    """KIP-890 part 2: no AddOffsetsToTxn before a v5 TxnOffsetCommit; v4 still needs it."""
+    b = groups_broker
+    await create_ok(b, T, 1)
+    await b.groups.store.ready()
+    init = await call(b, 22, 5, req(22, transactional_id="tx", transaction_timeout_ms=60_000))
+    assert init.error_code == ErrorCode.NONE
+    pid, epoch = init.producer_id, init.producer_epoch
+    unadded = await txn_commit(b, "g", {(T, 0): 10}, pid=pid, epoch=epoch, version=4)
+    assert unadded == {(T, 0): ErrorCode.INVALID_TXN_STATE}
+    assert await txn_commit(b, "g", {(T, 0): 10}, pid=pid, epoch=epoch, version=5) == {(T, 0): ErrorCode.NONE}
+    meta = b.transactions.txns["tx"]
+    assert (meta.state.name, meta.partitions) == ("ONGOING", {(OFFSETS_TOPIC, b.groups.store.partition_of("g"))})
+    assert await stable_fetch(b, "g", {T: [0]}) == {(T, 0): (-1, ErrorCode.UNSTABLE_OFFSET_COMMIT)}
+    ids = dict(transactional_id="tx", producer_id=pid, producer_epoch=epoch)
+    assert (await call(b, 26, 4, req(26, committed=True, **ids))).error_code == ErrorCode.NONE
+    assert await stable_fetch(b, "g", {T: [0]}) == {(T, 0): (10, 0)}
+
+
+async def test_v5_refusals_of_the_transaction_coordinator(groups_broker):
+    b = groups_broker
+    await create_ok(b, T, 1)
+    await b.groups.store.ready()
+    init = await call(b, 22, 5, req(22, transactional_id="tx", transaction_timeout_ms=60_000))
+    pid, epoch = init.producer_id, init.producer_epoch
+    fenced = await txn_commit(b, "g", {(T, 0): 10}, pid=pid, epoch=epoch + 1, version=5)
+    assert fenced == {(T, 0): ErrorCode.INVALID_PRODUCER_EPOCH}  # PRODUCER_FENCED, as Kafka's verification says
+    stranger = await txn_commit(b, "g", {(T, 0): 10}, pid=pid + 1, epoch=epoch, version=5)
+    assert stranger == {(T, 0): ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+    assert b.transactions.txns["tx"].partitions == set() and "g" not in b.groups.groups
+
+
+def test_the_handler_serves_versions_0_to_5():
     h = REGISTRY[28]
-    assert (h.min_version, h.max_version) == (0, 4)
+    assert (h.min_version, h.max_version) == (0, 5)

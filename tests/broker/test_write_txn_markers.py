@@ -13,7 +13,10 @@ the one of the producer's last marker (TRANSACTION_COORDINATOR_FENCED), an
 unknown topic or partition (UNKNOWN_TOPIC_OR_PARTITION, the other partitions
 still written). A ``__consumer_offsets`` partition goes to the group
 coordinator: the producer's TxnOffsetCommit offsets become the group's
-committed offsets, or are dropped. Last, the v0 and v1 layouts byte for byte.
+committed offsets, or are dropped. v2 markers (KIP-1228) of transaction
+version 0 or 1 are v1 markers; of version 2 they need an epoch above the
+producer's, except the retry of the one that ended its transaction. Last, the
+v0 and v1 layouts byte for byte.
 """
 
 from __future__ import annotations
@@ -41,13 +44,13 @@ def group_props():
     return {"transaction.partition.verification.enable": "false"}
 
 
-async def markers(broker, *entries, version=1):
+async def markers(broker, *entries, version=1, transaction_version=0):
     """``entries``: (producer id, epoch, commit, coordinator epoch, {topic: [partitions]}) each;
     returns [(producer id, {(topic, partition): error})] in the response's order."""
     Marker = sub(27, "WritableTxnMarker")
     body = req(27, markers=[
         Marker(producer_id=pid, producer_epoch=epoch, transaction_result=commit, coordinator_epoch=coordinator,
-               topics=[Marker.WritableTxnMarkerTopic(name=t, partition_indexes=ps) for t, ps in parts.items()])
+               transaction_version=transaction_version, topics=[Marker.WritableTxnMarkerTopic(name=t, partition_indexes=ps) for t, ps in parts.items()])
         for pid, epoch, commit, coordinator, parts in entries
     ])  # fmt: skip
     resp = await call(broker, 27, version, body)
@@ -55,9 +58,10 @@ async def markers(broker, *entries, version=1):
             for m in resp.markers]  # fmt: skip
 
 
-async def abort(broker, epoch=EPOCH, coordinator=0, pid=PID, commit=False, version=1, topic="t"):
-    """One marker to ``topic``-0; its error."""
-    [(_, errors)] = await markers(broker, (pid, epoch, commit, coordinator, {topic: [0]}), version=version)
+async def abort(broker, epoch=EPOCH, coordinator=0, pid=PID, commit=False, version=1, topic="t", tv=0):
+    """One marker to ``topic``-0 (of transaction version ``tv`` from v2); its error."""
+    entry = (pid, epoch, commit, coordinator, {topic: [0]})
+    [(_, errors)] = await markers(broker, entry, version=version, transaction_version=tv)
     return errors[(topic, 0)]
 
 
@@ -110,6 +114,32 @@ async def test_a_marker_below_the_producers_epoch_is_refused(groups_broker):
     assert await abort(groups_broker, epoch=EPOCH + 1) == ErrorCode.NONE  # a higher epoch fences the producer
     assert await producer_state(groups_broker) == {PID: (EPOCH + 1, 0, -1)}
     assert (await send(groups_broker, PID, EPOCH, 2, [b"c"], txn=GHOST))[0] == ErrorCode.INVALID_PRODUCER_EPOCH
+
+
+@pytest.mark.parametrize("tv", [0, 1])
+async def test_v2_markers_before_transaction_version_2_are_v1_markers(groups_broker, tv):
+    await hang(groups_broker)
+    assert await abort(groups_broker, epoch=EPOCH - 1, version=2, tv=tv) == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert await abort(groups_broker, version=2, tv=tv) == ErrorCode.NONE  # the producer's own epoch
+    assert await fetch(groups_broker, committed=True) == ([b"v0", b"a", b"b"], 4, 4, [(PID, 1)])
+
+
+async def test_a_transaction_version_2_marker_needs_a_bumped_epoch(groups_broker):
+    """KIP-1228: a TV2 coordinator bumps the epoch before its markers; the same epoch ends no open transaction."""
+    await hang(groups_broker)
+    assert await abort(groups_broker, version=2, tv=2) == ErrorCode.INVALID_PRODUCER_EPOCH
+    assert await abort(groups_broker, epoch=EPOCH, version=1, tv=2) == ErrorCode.NONE  # v1 carries no version
+    assert log_end(groups_broker) == 4
+
+
+async def test_a_transaction_version_2_marker_with_a_bumped_epoch_and_its_retry(groups_broker):
+    await hang(groups_broker)
+    assert await abort(groups_broker, epoch=EPOCH + 1, version=2, tv=2) == ErrorCode.NONE
+    assert await producer_state(groups_broker) == {PID: (EPOCH + 1, 0, -1)}
+    assert await abort(groups_broker, epoch=EPOCH + 1, version=2, tv=2) == ErrorCode.NONE  # the retry (KAFKA-19999)
+    assert log_end(groups_broker) == 5  # written again, ending nothing
+    assert await fetch(groups_broker, committed=True) == ([b"v0", b"a", b"b"], 5, 5, [(PID, 1)])
+    assert await abort(groups_broker, epoch=EPOCH, version=2, tv=2) == ErrorCode.INVALID_PRODUCER_EPOCH
 
 
 async def test_a_marker_of_an_older_coordinator_is_fenced(groups_broker):

@@ -45,9 +45,9 @@ def _both_ways(api, version: int, obj, data: bytes, is_request: bool) -> None:
 @pytest.mark.parametrize(
     "name,key,versions,flexible",
     [
-        ("OffsetCommit", 8, (0, 8), 8),
-        ("OffsetFetch", 9, (0, 8), 6),
-        ("FindCoordinator", 10, (0, 4), 3),
+        ("OffsetCommit", 8, (0, 10), 8),
+        ("OffsetFetch", 9, (0, 10), 6),
+        ("FindCoordinator", 10, (0, 6), 3),
         ("JoinGroup", 11, (0, 9), 6),
         ("Heartbeat", 12, (0, 4), 4),
         ("LeaveGroup", 13, (0, 5), 4),

@@ -49,7 +49,7 @@ def _cs(text: str | None) -> bytes:
         ("AddPartitionsToTxn", 24, (0, 3), 3),
         ("AddOffsetsToTxn", 25, (0, 4), 3),
         ("EndTxn", 26, (0, 4), 3),
-        ("TxnOffsetCommit", 28, (0, 4), 3),
+        ("TxnOffsetCommit", 28, (0, 5), 3),
     ],
 )
 def test_registered_with_our_ranges(name, key, versions, flexible):
