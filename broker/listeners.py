@@ -100,6 +100,12 @@ def served_listeners(config, *, contexts: bool = True) -> list[Listener]:
     return served
 
 
+def with_current_tls(config, listeners: list[Listener]) -> list[Listener]:
+    """``listeners`` with TLS contexts made again from ``config`` as it is now (after the stored dynamic
+    configs were applied: a keystore rotated at runtime is the one served after a restart)."""
+    return [attrs.evolve(lst, tls=ssl_context(config, lst.name)) if lst.tls is not None else lst for lst in listeners]
+
+
 def _with_settings(config, listener: Listener) -> Listener:
     """``listener`` with its SASL mechanisms and users, and its TLS context; or the start stops here."""
     sasl = sasl_settings(config, listener.name) if listener.protocol.startswith("SASL_") else None

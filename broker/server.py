@@ -43,7 +43,7 @@ from .connection import Connection
 from .core import Broker
 from .connection_quotas import ConnectionQuotas
 from .dispatch import load_handlers
-from .listeners import Listener, served_listeners
+from .listeners import Listener, served_listeners, with_current_tls
 from .sasl_config import jwks_endpoints, new_authenticator
 from .tls_stream import TlsStream
 
@@ -58,6 +58,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
     for endpoint in endpoints:  # signed OAUTHBEARER tokens: their JWKS, before anything is opened (ConfigError)
         await endpoint.load()
     broker = Broker.open(config)
+    listeners = with_current_tls(config, listeners)  # the keystores of stored dynamic configs, applied by open
     broker.groups.load()
     broker.transactions.load()
     try:
