@@ -140,7 +140,12 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
     started = time.perf_counter()
     ctx = RequestContext(broker, connection, request, len(frame) + 4)
     timed = quotas.start_request_time(ctx)
-    body = await h.fn(ctx, request.body)
+    try:
+        body = await h.fn(ctx, request.body)
+    except BaseException:
+        if timed:  # the connection closes: its watch must not outlive it
+            broker.request_time.end()
+        raise
     if timed:
         quotas.apply_request_quota(ctx, body)
     broker.metrics.observe_request(request.api.name, request.version, time.perf_counter() - started)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import time
 
+import attrs
 import pytest
 import trio
 
+from broker.dispatch import REGISTRY
 from broker.quotas import CLIENT_THROTTLES, record_send_time
 from broker.request_time import TaskTime
 from protocol import ErrorCode
@@ -118,3 +120,16 @@ async def test_the_time_spent_sending_counts_but_never_throttles(broker):
     measure = broker.quotas.measures[("request_percentage", "", CLIENT)]
     assert measure.rate(broker.clock()) == pytest.approx(50 / 10)  # 0.5 s of a thread over the 10 s window
     assert ("request_percentage", "", CLIENT) not in broker.quotas.throttles
+
+
+async def test_a_request_that_fails_leaves_no_watch_behind(broker, monkeypatch):
+    await alter(broker, [([("client-id", CLIENT)], {"request_percentage": 1000.0})])
+    await metadata(broker, 9, fake_connection(throttle=None))  # installs the instrument
+
+    async def broken(ctx, request):
+        raise RuntimeError("a bug in a handler")
+
+    monkeypatch.setitem(REGISTRY, 3, attrs.evolve(REGISTRY[3], fn=broken))
+    with pytest.raises(RuntimeError, match="a bug in a handler"):
+        await metadata(broker, 9, fake_connection(throttle=None))
+    assert broker.request_time.installed and broker.request_time.watched == {}
