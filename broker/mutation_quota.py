@@ -31,7 +31,7 @@ from typing import Any
 
 from protocol import ErrorCode
 
-from .quotas import Samples, request_identity, throttle
+from .quotas import request_identity, throttle
 
 KEY = "controller_mutation_rate"
 THROTTLED = (ErrorCode.THROTTLING_QUOTA_EXCEEDED, "The throttling quota has been exceeded.")
@@ -61,11 +61,11 @@ class MutationQuota:
 
     def __init__(self, ctx: Any) -> None:
         self.ctx, quotas = ctx, ctx.broker.quotas
-        self.quota, tags = quotas.quota(KEY, *request_identity(ctx)) if KEY in quotas.keys else (None, ("", ""))
+        self.identity = request_identity(ctx)
+        self.quota, self.tags = quotas.quota(KEY, *self.identity) if KEY in quotas.keys else (None, ("", ""))
         self.strict = ctx.version >= STRICT_SINCE[ctx.request.header.api_key]
         self.burst = (self.quota or 0.0) * quotas.samples * quotas.window_ms / 1000
-        self.bucket = quotas.buckets.setdefault((KEY, *tags), TokenBucket()) if self.quota else None
-        self.identity = request_identity(ctx)
+        self.bucket = quotas.buckets.setdefault((KEY, *self.tags), TokenBucket()) if self.quota else None
         self.throttle_ms, self.throttled_at = 0, 0.0
 
     def charge(self, partitions: int) -> bool:
@@ -89,8 +89,6 @@ class MutationQuota:
         """The throttle left, on the answer's ``throttle_time_ms`` and the connection."""
         left = max(0, self.throttle_ms - round(self.ctx.broker.clock() - self.throttled_at))
         if left > 0:
-            quotas, tags = self.ctx.broker.quotas, self.ctx.broker.quotas.quota(KEY, *self.identity)[1]
-            quotas.throttles.setdefault((KEY, *tags), Samples(quotas.samples, quotas.window_ms)).record(
-                left, self.ctx.broker.clock())  # fmt: skip
+            self.ctx.broker.quotas.record_throttle(KEY, self.tags, left, self.ctx.broker.clock())
             resp.throttle_time_ms = max(resp.throttle_time_ms or 0, left)
             throttle(self.ctx, left)

@@ -269,8 +269,12 @@ class ClientQuotas:
         throttle = round((rate - quota) / quota * measure.window_ms(now_ms))
         if key == "request_percentage":  # Kafka bounds this one throttle by a window
             throttle = min(throttle, self.window_ms)
-        self.throttles.setdefault((key, *tags), Samples(self.samples, self.window_ms)).record(throttle, now_ms)
+        self.record_throttle(key, tags, throttle, now_ms)
         return throttle
+
+    def record_throttle(self, key: str, tags: tuple[str, str], ms: float, now_ms: float) -> None:
+        """A throttle of ``ms`` given on ``key`` to the measure tagged ``tags`` (the ``throttle-time`` gauge)."""
+        self.throttles.setdefault((key, *tags), Samples(self.samples, self.window_ms)).record(ms, now_ms)
 
     def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> None:
         """Take back bytes recorded for an answer that was not sent (a throttled fetch)."""

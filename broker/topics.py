@@ -140,10 +140,11 @@ class TopicRegistry:
         return Topic(meta.name, meta.topic_id, meta.num_partitions, name in INTERNAL_TOPICS)
 
     def name_for_id(self, topic_id: uuid.UUID) -> str | None:
-        for meta in self.manager.topics().values():
-            if meta.topic_id == topic_id:
-                return meta.name
-        return None
+        return self.names_by_id().get(topic_id)
+
+    def names_by_id(self) -> dict[uuid.UUID, str]:
+        """Every topic's name by its id (for requests that name many topics by id)."""
+        return {meta.topic_id: name for name, meta in self.manager.topics().items()}
 
     async def create(self, name: str, num_partitions: int, configs: dict[str, str],
                      validate_only: bool = False) -> Topic:  # fmt: skip

@@ -142,7 +142,7 @@ def _topic_names(ctx: RequestContext) -> dict | None:
     """v13+: the topics here by id (a request names topics by id); None before, when it names them."""
     if ctx.version < 13:
         return None
-    return {meta.topic_id: name for name, meta in ctx.broker.topics.manager.topics().items()}
+    return ctx.broker.topics.names_by_id()
 
 
 

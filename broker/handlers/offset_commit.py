@@ -60,4 +60,5 @@ def _topic_names(ctx: RequestContext, request) -> list[str | None]:
     """Each requested topic's name: v10 names topics by id (None for an id of no topic here)."""
     if ctx.version < 10:
         return [t.name for t in request.topics]
-    return [ctx.broker.topics.name_for_id(t.topic_id) for t in request.topics]
+    names = ctx.broker.topics.names_by_id()
+    return [names.get(t.topic_id) for t in request.topics]

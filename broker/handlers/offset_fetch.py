@@ -85,8 +85,8 @@ async def handle(ctx: RequestContext, request) -> object:
 
 def _by_topic_id(ctx: RequestContext, request, resp, stable: bool) -> object:
     """v10: topics by id; an unknown id answers its partitions UNKNOWN_TOPIC_ID, in the order asked."""
-    ids = {name: meta.topic_id for name, meta in ctx.broker.topics.manager.topics().items()}
-    names = {topic_id: name for name, topic_id in ids.items()}
+    names = ctx.broker.topics.names_by_id()
+    ids = {name: topic_id for topic_id, name in names.items()}
     group_cls = type(resp).OffsetFetchResponseGroup
     topic_cls = group_cls.OffsetFetchResponseTopics
     part_cls = topic_cls.OffsetFetchResponsePartitions

@@ -102,7 +102,8 @@ def _topic_names(ctx: RequestContext, request) -> list[str | None]:
     """Each requested topic's name: v13+ names topics by id (None for an id of no topic here)."""
     if ctx.version < 13:
         return [t.name for t in request.topic_data]
-    return [ctx.broker.topics.name_for_id(t.topic_id) for t in request.topic_data]
+    names = ctx.broker.topics.names_by_id()
+    return [names.get(t.topic_id) for t in request.topic_data]
 
 
 async def _enroll(ctx: RequestContext, request, names: list[str | None], txn_id: str | None) -> dict:
