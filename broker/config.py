@@ -20,6 +20,8 @@ from typing import Any, Callable
 
 import attrs
 
+from .authorizer import AUTHORIZER_CLASSES
+
 log = logging.getLogger(__name__)
 
 
@@ -55,6 +57,10 @@ def _roles(text: str) -> str:
     if "broker" not in roles or not roles <= {"broker", "controller"}:
         raise ValueError("expected broker or broker,controller (the controller role is accepted, not run)")
     return text
+
+
+def _authorizer_class(text: str) -> bool:
+    return text in ("", *AUTHORIZER_CLASSES)
 
 
 @attrs.frozen
@@ -148,6 +154,11 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),
     Key("quota.window.size.seconds", "quota_window_size_seconds", int, 1, _positive,
         "length of one sample of a client quota's measure"),  # fmt: skip
+    Key("authorizer.class.name", "authorizer_class_name", str, "", _authorizer_class,
+        "StandardAuthorizer switches ACLs on (authorizer.py); empty: everything is allowed"),  # fmt: skip
+    Key("super.users", "super_users", str, "", None, "principals allowed everything, separated by ';'"),
+    Key("allow.everyone.if.no.acl.found", "allow_everyone_if_no_acl_found", _bool, False, None,
+        "with an authorizer: a resource no ACL applies to is open to everyone"),  # fmt: skip
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
     Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
 )

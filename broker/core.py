@@ -25,6 +25,8 @@ One ``Broker`` per server. Handlers reach everything through it:
   clients' byte rates against them.
 * ``log_dir_moves`` (``LogDirMoves``) runs the moves of partitions between
   log dirs (AlterReplicaLogDirs) in the background.
+* ``authorizer`` (``Authorizer``, or None without ``authorizer.class.name``)
+  decides what each principal may do, from the ACLs kept in the first log dir.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -42,6 +44,7 @@ from protocol import ErrorCode
 
 from .dynamic_config import DynamicBrokerConfig
 from .fetch_sessions import FetchSessionCache
+from .authorizer import Authorizer
 from .group_configs import GroupConfigs
 from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
@@ -93,6 +96,8 @@ class Broker:
         self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))
         self.request_time = TaskTime()  # installed while a request_percentage quota is set
         self.log_dir_moves = LogDirMoves(topics.manager)
+        self.authorizer = None if not config.authorizer_class_name else Authorizer.load(
+            config.log_dir_list()[0], config.super_users, config.allow_everyone_if_no_acl_found)
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

@@ -35,6 +35,7 @@ from protocol import (
 )
 
 from . import quotas
+from .acl_model import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +98,36 @@ class RequestContext:
 
     def response(self, **fields: Any) -> Any:
         return message_class(self.request.api, False)(**fields)
+
+    @property
+    def principal(self) -> str:
+        return getattr(self.connection, "principal", None) or "User:ANONYMOUS"
+
+    @property
+    def client_host(self) -> str:
+        """The client's address, as ACLs name hosts (the connection's peer is ``ip:port``)."""
+        return str(getattr(self.connection, "peer", "")).rpartition(":")[0]
+
+    def authorized(self, op: AclOperation, rtype: ResourceType, name: str, *, log_denied: bool = True) -> bool:
+        """May this request's principal do ``op`` to the resource? Always, without an authorizer."""
+        auth = self.broker.authorizer
+        return auth is None or auth.authorize(self.principal, self.client_host, op, rtype, name,
+                                              self.request.api.name, log_denied)  # fmt: skip
+
+    def authorized_cluster(self, op: AclOperation) -> bool:
+        return self.authorized(op, ResourceType.CLUSTER, CLUSTER_NAME)
+
+    def authorized_by_type(self, op: AclOperation, rtype: ResourceType) -> bool:
+        """May the principal do ``op`` to some resource of ``rtype``? (Kafka's ``authorizeByResourceType``.)"""
+        auth = self.broker.authorizer
+        return auth is None or auth.authorize_by_type(self.principal, self.client_host, op, rtype)
+
+    def authorized_operations(self, rtype: ResourceType, name: str) -> int:
+        """The ``authorized_operations`` bitfield of a resource: all it has, without an authorizer."""
+        auth = self.broker.authorizer
+        if auth is None:
+            return sum(1 << op for op in SUPPORTED_OPERATIONS[rtype])
+        return auth.authorized_operations(self.principal, self.client_host, rtype, name)
 
     @property
     def advertised(self) -> tuple[str, int]:

@@ -1,12 +1,22 @@
-"""What DescribeAcls, CreateAcls and DeleteAcls share: the broker has no authorizer.
+"""What DescribeAcls, CreateAcls and DeleteAcls share (Kafka's ``AclApis``).
 
-Kafka without ``authorizer.class.name`` answers every ACL request with
-SECURITY_DISABLED (DescribeAcls once for the request, CreateAcls per
-creation, DeleteAcls per filter), and its admin tools report that ACLs are
-not enabled. Before that, parsing the request refuses a binding or filter
-with an UNKNOWN (0) resource type, pattern type, operation or permission type
-(an IllegalArgumentException while the request is read), which closes the
-connection; ``check_known`` does the same.
+**Without an authorizer** (no ``authorizer.class.name``) Kafka answers every
+ACL request with SECURITY_DISABLED (DescribeAcls once for the request,
+CreateAcls per creation, DeleteAcls per filter), and its admin tools report
+that ACLs are not enabled.
+
+**With one**, DescribeAcls needs DESCRIBE on the cluster and CreateAcls and
+DeleteAcls need ALTER on it; without that the whole request is answered
+CLUSTER_AUTHORIZATION_FAILED. The bindings themselves are kept by
+``broker/authorizer.py``.
+
+Before any of this, parsing the request refuses a binding or filter with an
+UNKNOWN resource type, pattern type, operation or permission type (0, or a
+code Kafka does not know: an IllegalArgumentException while the request is
+read), which closes the connection; ``check_known`` does the same.
+
+Version 0 has no pattern type (LITERAL): PREFIXED bindings are left out of
+v0 answers, which cannot name them.
 """
 
 from __future__ import annotations
@@ -15,21 +25,44 @@ from typing import Any
 
 from protocol import ErrorCode
 
-from ..dispatch import CloseConnection
+from ..acl_model import AclBinding, AclFilter, AclOperation, PatternType, PermissionType, ResourceType, enum_or_unknown
+from ..dispatch import CloseConnection, RequestContext
 
 DESCRIBE_MESSAGE = "No Authorizer is configured on the broker"  # DescribeAcls
 CHANGE_MESSAGE = "No Authorizer is configured."  # CreateAcls and DeleteAcls
-UNKNOWN = 0
 FILTER_CODES = ("resource_type_filter", "pattern_type_filter", "operation", "permission_type")  # Describe, Delete
+_ENUMS = (ResourceType, PatternType, AclOperation, PermissionType)
 
 
 def check_known(name: str, entries: list[Any], fields: tuple[str, ...]) -> None:
     """Close the connection if any of ``fields`` of any entry is UNKNOWN, as Kafka's request parser does."""
     for entry in entries:
-        if any(getattr(entry, field) == UNKNOWN for field in fields):
+        if any(enum_or_unknown(enum, getattr(entry, f)) == 0 for enum, f in zip(_ENUMS, fields)):
             raise CloseConnection(f"{name} contains UNKNOWN elements")
 
 
-def refuse_each(Result: type, entries: list[Any], **fields: Any) -> list[Any]:
-    """One SECURITY_DISABLED result per creation (CreateAcls) or filter (DeleteAcls)."""
-    return [Result(error_code=ErrorCode.SECURITY_DISABLED, error_message=CHANGE_MESSAGE, **fields) for _ in entries]
+def denied(ctx: RequestContext, op: AclOperation) -> str | None:
+    """The CLUSTER_AUTHORIZATION_FAILED message when the principal may not do ``op`` to the cluster."""
+    return None if ctx.authorized_cluster(op) else f"Request {ctx.request.api.name} is not authorized."
+
+
+def each(Result: type, entries: list[Any], code: ErrorCode, message: str, **fields: Any) -> list[Any]:
+    """The same error for every creation (CreateAcls) or filter (DeleteAcls)."""
+    return [Result(error_code=code, error_message=message, **fields) for _ in entries]
+
+
+def acl_filter(entry: Any) -> AclFilter:
+    return AclFilter(ResourceType(entry.resource_type_filter), entry.resource_name_filter,
+                     PatternType(entry.pattern_type_filter), entry.principal_filter, entry.host_filter,
+                     AclOperation(entry.operation), PermissionType(entry.permission_type))  # fmt: skip
+
+
+def binding(entry: Any) -> AclBinding:
+    return AclBinding(ResourceType(entry.resource_type), entry.resource_name, PatternType(entry.resource_pattern_type),
+                      entry.principal, entry.host, AclOperation(entry.operation),
+                      PermissionType(entry.permission_type))  # fmt: skip
+
+
+def visible(ctx: RequestContext, acls: list[AclBinding]) -> list[AclBinding]:
+    """What the request's version can name: v0 has LITERAL bindings only."""
+    return acls if ctx.version > 0 else [acl for acl in acls if acl.pattern_type == PatternType.LITERAL]

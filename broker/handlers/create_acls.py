@@ -1,13 +1,27 @@
-"""CreateAcls (key 30): v0-3, each creation answered SECURITY_DISABLED: there is no authorizer.
+"""CreateAcls (key 30): v0-3, adding ACL bindings; one result per creation, in request order.
 
-Kafka's ``AclApis.handleCreateAcls`` with no authorizer, see ``_acls.py``:
-one result per creation, in request order; nothing is stored.
+Behaviour (Kafka's ``AclApis.handleCreateAcls`` and the controller's
+``AclControlManager.createAcls``, see ``_acls.py``):
+
+* a principal without ALTER on the cluster: every creation
+  CLUSTER_AUTHORIZATION_FAILED; no authorizer: every creation
+  SECURITY_DISABLED;
+* a binding Kafka refuses (a CLUSTER resource not named ``kafka-cluster``,
+  an empty name, resource type ANY, pattern type ANY or MATCH, operation
+  ANY, permission ANY, a principal without ``Type:``) gets INVALID_REQUEST
+  with Kafka's message, and the others are still created;
+* creating a binding that exists already succeeds and changes nothing.
+
+The bindings are saved (``__acls.json``) before the answer goes out.
 """
 
 from __future__ import annotations
 
+from protocol import ErrorCode
+
+from ..acl_model import AclOperation, creation_error
 from ..dispatch import RequestContext, handler
-from ._acls import check_known, refuse_each
+from ._acls import CHANGE_MESSAGE, binding, check_known, denied, each
 
 API_KEY = 30
 
@@ -17,5 +31,15 @@ async def handle(ctx: RequestContext, request) -> object:
     check_known("CreateAclsRequest", request.creations,
                 ("resource_type", "resource_pattern_type", "operation", "permission_type"))  # fmt: skip
     resp = ctx.response()
-    resp.results = refuse_each(type(resp).AclCreationResult, request.creations)
+    Result = type(resp).AclCreationResult
+    refused = denied(ctx, AclOperation.ALTER)
+    if refused or ctx.broker.authorizer is None:
+        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED if refused else ErrorCode.SECURITY_DISABLED
+        resp.results = each(Result, request.creations, code, refused or CHANGE_MESSAGE)
+        return resp
+    acls = [binding(c) for c in request.creations]
+    errors = [creation_error(acl) for acl in acls]
+    ctx.broker.authorizer.create([acl for acl, error in zip(acls, errors) if error is None])
+    resp.results = [Result(error_code=ErrorCode.INVALID_REQUEST if error else ErrorCode.NONE, error_message=error)
+                    for error in errors]  # fmt: skip
     return resp

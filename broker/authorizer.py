@@ -1,0 +1,229 @@
+"""The ACL authorizer: Kafka's ``StandardAuthorizer`` rules over bindings kept in the first log dir.
+
+Switched on by ``authorizer.class.name`` (``AUTHORIZER_CLASSES``); without it
+``Broker.authorizer`` is None, every action is allowed and the ACL APIs
+answer SECURITY_DISABLED, as in Kafka.
+
+**Deciding** (``authorize``; Kafka's ``StandardAuthorizerData.authorize``):
+
+1. a principal listed in ``super.users`` (``User:admin;User:ops``) may do
+   anything;
+2. the bindings that apply to the resource are the LITERAL ones of its name
+   or of ``*`` and the PREFIXED ones whose name starts it. If none applies
+   (whoever it names), ``allow.everyone.if.no.acl.found`` decides (default:
+   no);
+3. of those, the ones naming the principal (or ``User:*``) and the client's
+   host address (or ``*``) count: any DENY of the operation (or ALL) denies;
+   otherwise an ALLOW allows. An ALLOW of READ, WRITE, DELETE or ALTER also
+   allows DESCRIBE, and one of ALTER_CONFIGS allows DESCRIBE_CONFIGS. A DENY
+   implies nothing;
+4. otherwise denied.
+
+``authorize_by_type`` is Kafka's ``Authorizer.authorizeByResourceType``:
+may the principal do the operation to *some* resource of a type (for
+example InitProducerId of an idempotent producer: WRITE to any topic)?
+
+``authorized_operations`` is the bitfield of Metadata, DescribeCluster and
+DescribeGroups: each operation the resource type has that ``authorize``
+allows.
+
+Decisions are cached until the bindings change. A denial a request asked
+for is logged at INFO on ``kafka.authorizer.logger`` in Kafka's words.
+
+**Keeping.** Kafka keeps ACLs in its metadata log; here they live in
+``<first log dir>/__acls.json``, rewritten whole through a temporary file,
+fsynced and renamed on every change (``atomic_write``), so a crash leaves the
+old or the new set. A file that cannot be read stops the start.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Iterable
+
+from storage.topic_store import atomic_write
+
+from .acl_model import (
+    SUPPORTED_OPERATIONS,
+    WILDCARD,
+    WILDCARD_PRINCIPAL,
+    AclBinding,
+    AclFilter,
+    AclOperation,
+    PatternType,
+    PermissionType,
+    ResourceType,
+)
+
+log = logging.getLogger(__name__)
+audit = logging.getLogger("kafka.authorizer.logger")
+ACLS_FILE = "__acls.json"
+AUTHORIZER_CLASSES = frozenset({
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "kafka.security.authorizer.AclAuthorizer",  # ZooKeeper-era name, still in many compose files
+})  # fmt: skip
+IMPLIES_DESCRIBE = frozenset({AclOperation.DESCRIBE, AclOperation.READ, AclOperation.WRITE, AclOperation.DELETE,
+                              AclOperation.ALTER})  # fmt: skip
+IMPLIES_DESCRIBE_CONFIGS = frozenset({AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS})
+_CACHE_LIMIT = 100_000
+
+
+class AclFileError(ValueError):
+    """The ACL file exists but cannot be read; the message names it."""
+
+
+def parse_super_users(text: str) -> frozenset[str]:
+    """``super.users``: principals separated by semicolons."""
+    return frozenset(p.strip() for p in text.split(";") if p.strip())
+
+
+def _applies(acl: AclBinding, principals: tuple[str, str], host: str, op: AclOperation) -> bool:
+    """Kafka's ``findResult`` apart from the permission: does ``acl`` speak about this action?"""
+    if acl.principal not in principals or acl.host not in (WILDCARD, host):
+        return False
+    if acl.operation in (AclOperation.ALL, op):
+        return True
+    if acl.permission_type != PermissionType.ALLOW:
+        return False
+    if op == AclOperation.DESCRIBE:
+        return acl.operation in IMPLIES_DESCRIBE
+    return op == AclOperation.DESCRIBE_CONFIGS and acl.operation in IMPLIES_DESCRIBE_CONFIGS
+
+
+class Authorizer:
+    def __init__(self, path: Path | None, super_users: frozenset[str], allow_if_no_acl: bool) -> None:
+        self.path = path  # None: kept in memory only
+        self.super_users = super_users
+        self.allow_if_no_acl = allow_if_no_acl
+        self.acls: list[AclBinding] = []
+        self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
+        self._prefixed: dict[tuple[ResourceType, str], list[AclBinding]] = {}
+        self._cache: dict[tuple, bool] = {}
+
+    @classmethod
+    def load(cls, log_dir: str | Path | None, super_users: str, allow_if_no_acl: bool) -> "Authorizer":
+        auth = cls(None if log_dir is None else Path(log_dir) / ACLS_FILE, parse_super_users(super_users),
+                   allow_if_no_acl)  # fmt: skip
+        if auth.path is not None:
+            auth._set(auth._read())
+        log.info("authorizer: %d ACLs, super.users=%s, allow.everyone.if.no.acl.found=%s", len(auth.acls),
+                 ",".join(sorted(auth.super_users)), allow_if_no_acl)  # fmt: skip
+        return auth
+
+    def _read(self) -> list[AclBinding]:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))  # type: ignore[union-attr]
+            return [AclBinding.from_json(entry) for entry in raw["acls"]]
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise AclFileError(f"{self.path}: cannot read the ACLs ({exc!r})") from None
+
+    def _set(self, acls: Iterable[AclBinding]) -> None:
+        self.acls = list(dict.fromkeys(acls))
+        self._literal, self._prefixed = {}, {}
+        for acl in self.acls:
+            index = self._literal if acl.pattern_type == PatternType.LITERAL else self._prefixed
+            index.setdefault((acl.resource_type, acl.resource_name), []).append(acl)
+        self._cache = {}
+
+    def _save(self) -> None:
+        if self.path is not None:
+            text = json.dumps({"version": 1, "acls": [acl.to_json() for acl in self.acls]}, indent=1)
+            atomic_write(self.path, text + "\n")
+
+    def create(self, acls: list[AclBinding]) -> None:
+        """Add bindings (one already there is left as it is) and keep the new set."""
+        self._set([*self.acls, *acls])
+        self._save()
+
+    def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
+        """Remove what each filter matches; per filter, the bindings it removed."""
+        removed = [[acl for acl in self.acls if f.matches(acl)] for f in filters]
+        gone = {acl for matched in removed for acl in matched}
+        if gone:
+            self._set(acl for acl in self.acls if acl not in gone)
+            self._save()
+        return removed
+
+    def describe(self, acl_filter: AclFilter) -> list[AclBinding]:
+        return [acl for acl in self.acls if acl_filter.matches(acl)]
+
+    def _resource_acls(self, rtype: ResourceType, name: str) -> Iterable[AclBinding]:
+        yield from self._literal.get((rtype, name), ())
+        if name != WILDCARD:
+            yield from self._literal.get((rtype, WILDCARD), ())
+        if self._prefixed:
+            for end in range(len(name), 0, -1):
+                yield from self._prefixed.get((rtype, name[:end]), ())
+
+    def decide(self, principal: str, host: str, op: AclOperation, rtype: ResourceType, name: str) -> str:
+        """The rule that decides: ``SuperUser``, ``Deny``, ``Allow``, ``DefaultAllow`` or ``DefaultDeny``."""
+        if principal in self.super_users:
+            return "SuperUser"
+        principals, found, allowed = (principal, WILDCARD_PRINCIPAL), False, False
+        for acl in self._resource_acls(rtype, name):
+            found = True
+            if _applies(acl, principals, host, op):
+                if acl.permission_type == PermissionType.DENY:
+                    return "Deny"
+                allowed = True
+        if allowed:
+            return "Allow"
+        return "DefaultAllow" if not found and self.allow_if_no_acl else "DefaultDeny"
+
+    def authorize(self, principal: str, host: str, op: AclOperation, rtype: ResourceType, name: str,
+                  request: str = "", log_denied: bool = True) -> bool:  # fmt: skip
+        key = (principal, host, op, rtype, name)
+        allowed = self._cache.get(key)
+        if allowed is None:
+            rule = self.decide(principal, host, op, rtype, name)
+            allowed = rule in ("SuperUser", "Allow", "DefaultAllow")
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache = {}
+            self._cache[key] = allowed
+            if not allowed and log_denied:
+                audit.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s "
+                           "for request = %s based on rule %s", principal, op.name, host, rtype.name.title(),
+                           name, request, rule)  # fmt: skip
+        return allowed
+
+    def authorize_by_type(self, principal: str, host: str, op: AclOperation, rtype: ResourceType) -> bool:
+        """May ``principal`` do ``op`` to some resource of ``rtype``? (Kafka's ``authorizeByResourceType``.)"""
+        if self.authorize(principal, host, op, rtype, "hardcode", log_denied=False):
+            return True
+        principals, wildcard_allow = (principal, WILDCARD_PRINCIPAL), False
+        deny: dict[PatternType, set[str]] = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
+        allow: dict[PatternType, set[str]] = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
+        for acl in self.acls:
+            if acl.resource_type != rtype or acl.principal not in principals or acl.host not in (WILDCARD, host):
+                continue
+            if acl.operation not in (op, AclOperation.ALL):
+                continue
+            literal_wildcard = acl.pattern_type == PatternType.LITERAL and acl.resource_name == WILDCARD
+            if acl.permission_type == PermissionType.DENY:
+                if literal_wildcard:
+                    return False
+                deny[acl.pattern_type].add(acl.resource_name)
+            elif literal_wildcard:
+                wildcard_allow = True  # allows unless a wildcard DENY comes up
+            else:
+                allow[acl.pattern_type].add(acl.resource_name)
+        return wildcard_allow or _some_allow_undominated(allow, deny)
+
+    def authorized_operations(self, principal: str, host: str, rtype: ResourceType, name: str) -> int:
+        """The ``authorized_operations`` bitfield of one resource."""
+        ops = SUPPORTED_OPERATIONS[rtype]
+        return sum(1 << op for op in ops if self.authorize(principal, host, op, rtype, name, log_denied=False))
+
+
+def _some_allow_undominated(allow: dict[PatternType, set[str]], deny: dict[PatternType, set[str]]) -> bool:
+    for pattern_type, names in allow.items():
+        for name in names:
+            if pattern_type == PatternType.LITERAL and name in deny[PatternType.LITERAL]:
+                continue
+            if not any(name[:end] in deny[PatternType.PREFIXED] for end in range(1, len(name) + 1)):
+                return True
+    return False
