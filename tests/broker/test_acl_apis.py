@@ -1,0 +1,135 @@
+"""DescribeAcls, CreateAcls and DeleteAcls on a broker with the ACL authorizer (Kafka's ``AclApis``).
+
+Admin (a super user) creates, lists and removes bindings through the
+requests; a user without DESCRIBE (DescribeAcls) or ALTER (Create, Delete) on
+the cluster is refused with CLUSTER_AUTHORIZATION_FAILED; bindings Kafka
+refuses get INVALID_REQUEST and Kafka's message while the rest are made; v0
+answers leave PREFIXED bindings out; the bindings outlive a restart.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from broker.acl_model import AclOperation as Op
+from broker.acl_model import ResourceType as Res
+from broker.config import BrokerConfig
+from broker.core import Broker
+from protocol import ErrorCode
+
+from ._admin_client import call, req, sub
+from ._authz import authz_broker, grant, user  # noqa: F401  (authz_broker is a fixture)
+
+TOPIC, GROUP, CLUSTER, LITERAL, PREFIXED, ANY, MATCH = 2, 3, 4, 3, 4, 1, 2
+READ, WRITE, ALTER, DESCRIBE, DENY, ALLOW = 3, 4, 7, 8, 2, 3
+ADMIN = user("admin")
+
+
+def creation(name="orders", rtype=TOPIC, pattern=LITERAL, principal="User:bob", host="*", op=READ, perm=ALLOW):
+    return sub(30, "AclCreation")(resource_type=rtype, resource_name=name, resource_pattern_type=pattern,
+                                  principal=principal, host=host, operation=op, permission_type=perm)  # fmt: skip
+
+
+def describe_filter(name=None, rtype=ANY, pattern=ANY, principal=None, op=ANY, perm=ANY, cls=None):
+    return (cls or (lambda **f: req(29, **f)))(
+        resource_type_filter=rtype, resource_name_filter=name, pattern_type_filter=pattern,
+        principal_filter=principal, host_filter=None, operation=op, permission_type=perm)  # fmt: skip
+
+
+async def create(broker, *creations, version=3, connection=ADMIN):
+    resp = await call(broker, 30, version, req(30, creations=list(creations)), connection=connection)
+    return [(r.error_code, r.error_message) for r in resp.results]
+
+
+async def describe(broker, version=3, connection=ADMIN, **flt):
+    return await call(broker, 29, version, describe_filter(**flt), connection=connection)
+
+
+def listing(resp):
+    return [(r.resource_type, r.resource_name, r.pattern_type, [(a.principal, a.host, a.operation, a.permission_type)
+                                                                 for a in r.acls]) for r in resp.resources]  # fmt: skip
+
+
+async def test_admin_creates_and_lists_bindings_grouped_by_resource(authz_broker):  # noqa: F811
+    made = await create(authz_broker, creation(), creation(op=WRITE), creation("pay", pattern=PREFIXED, perm=DENY),
+                        creation(principal="User:carol", host="10.0.0.1"))  # fmt: skip
+    assert made == [(ErrorCode.NONE, None)] * 4
+    resp = await describe(authz_broker)
+    assert (resp.error_code, resp.error_message) == (ErrorCode.NONE, None)
+    assert listing(resp) == [
+        (TOPIC, "orders", LITERAL, [("User:bob", "*", READ, ALLOW), ("User:bob", "*", WRITE, ALLOW),
+                                    ("User:carol", "10.0.0.1", READ, ALLOW)]),
+        (TOPIC, "pay", PREFIXED, [("User:bob", "*", READ, DENY)]),
+    ]  # fmt: skip
+    assert listing(await describe(authz_broker, name="payments", rtype=TOPIC, pattern=MATCH)) == [
+        (TOPIC, "pay", PREFIXED, [("User:bob", "*", READ, DENY)])]  # fmt: skip
+    assert listing(await describe(authz_broker, op=WRITE)) == [(TOPIC, "orders", LITERAL, [("User:bob", "*", WRITE, ALLOW)])]
+    assert listing(await describe(authz_broker, version=0)) == listing(resp)[:1]  # v0 cannot name PREFIXED
+
+
+async def test_created_bindings_take_effect_at_once(authz_broker):  # noqa: F811
+    bob = user("bob")
+    assert not authz_broker.authorizer.authorize("User:bob", "127.0.0.1", Op.READ, Res.TOPIC, "orders")
+    await create(authz_broker, creation())
+    assert authz_broker.authorizer.authorize("User:bob", "127.0.0.1", Op.READ, Res.TOPIC, "orders")
+    assert (await describe(authz_broker, connection=bob)).error_code == ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+
+
+@pytest.mark.parametrize("version", range(4))
+async def test_a_user_needs_cluster_rights_for_each_request(authz_broker, version):  # noqa: F811
+    bob = user("bob")
+    resp = await describe(authz_broker, version, connection=bob)
+    assert (resp.error_code, resp.error_message, resp.resources) == (
+        ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Request DescribeAcls is not authorized.", [])  # fmt: skip
+    refused = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Request CreateAcls is not authorized.")
+    assert await create(authz_broker, creation(), creation(op=WRITE), version=version, connection=bob) == [refused] * 2
+    Filter = sub(31, "DeleteAclsFilter")
+    resp = await call(authz_broker, 31, version, req(31, filters=[describe_filter(cls=Filter, pattern=LITERAL)]),
+                      connection=bob)  # fmt: skip
+    assert [(r.error_code, r.matching_acls) for r in resp.filter_results] == [(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, [])]
+    assert authz_broker.authorizer.acls == []
+    grant(authz_broker, "bob", Op.ALTER, Res.CLUSTER, "kafka-cluster")
+    assert await create(authz_broker, creation(), version=version, connection=bob) == [(ErrorCode.NONE, None)]
+    assert (await describe(authz_broker, version, connection=bob)).error_code == ErrorCode.NONE  # ALTER implies DESCRIBE
+
+
+async def test_bindings_kafka_refuses_get_invalid_request_and_the_rest_are_made(authz_broker):  # noqa: F811
+    made = await create(authz_broker, creation("other-cluster", rtype=CLUSTER), creation(""), creation(rtype=ANY),
+                        creation(pattern=MATCH), creation(op=ANY), creation(perm=ANY), creation(principal="bob"),
+                        creation("kafka-cluster", rtype=CLUSTER, op=ALTER))  # fmt: skip
+    assert [code for code, _ in made] == [ErrorCode.INVALID_REQUEST] * 7 + [ErrorCode.NONE]
+    assert [message for _, message in made[:6]] == [
+        "The only valid name for the CLUSTER resource is kafka-cluster", "Invalid empty resource name",
+        "Invalid resourceType ANY", "Invalid patternType MATCH", "Invalid operation ANY", "Invalid permissionType ANY"]
+    assert made[6][1].startswith("Could not parse principal from `bob`")
+    assert listing(await describe(authz_broker)) == [(CLUSTER, "kafka-cluster", LITERAL, [("User:bob", "*", ALTER, ALLOW)])]
+
+
+async def test_delete_lists_what_each_filter_removed(authz_broker):  # noqa: F811
+    await create(authz_broker, creation(), creation(op=WRITE), creation("g", rtype=GROUP), creation("p", pattern=PREFIXED))
+    Filter = sub(31, "DeleteAclsFilter")
+    filters = [describe_filter("orders", TOPIC, LITERAL, op=WRITE, cls=Filter), describe_filter(rtype=TOPIC, cls=Filter),
+               describe_filter("nothing", cls=Filter)]  # fmt: skip
+    resp = await call(authz_broker, 31, 3, req(31, filters=filters), connection=ADMIN)
+    got = [[(m.resource_name, m.pattern_type, m.operation) for m in r.matching_acls] for r in resp.filter_results]
+    assert got == [[("orders", LITERAL, WRITE)], [("orders", LITERAL, READ), ("orders", LITERAL, WRITE),
+                                                   ("p", PREFIXED, READ)], []]  # fmt: skip
+    assert {r.error_code for r in resp.filter_results} == {ErrorCode.NONE}
+    assert listing(await describe(authz_broker)) == [(GROUP, "g", LITERAL, [("User:bob", "*", READ, ALLOW)])]
+
+
+async def test_bindings_outlive_a_restart(tmp_path):
+    props = {"node.id": "3", "log.dirs": str(tmp_path / "data"), "prometheus.port": "0", "super.users": "User:admin",
+             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer"}  # fmt: skip
+    first = Broker.open(BrokerConfig.from_props(props))
+    try:
+        await create(first, creation(), creation("p", pattern=PREFIXED, op=WRITE))
+        made = list(first.authorizer.acls)
+    finally:
+        first.close()
+    again = Broker.open(BrokerConfig.from_props(props))
+    try:
+        assert again.authorizer.acls == made and len(made) == 2
+        assert again.authorizer.authorize("User:bob", "1.2.3.4", Op.WRITE, Res.TOPIC, "p1")
+    finally:
+        again.close()
