@@ -19,18 +19,25 @@ accelerator's helper thread, without the GIL, while chunk *n* is written:
 of it, and the event loop's thread finishes what is left when it needs the
 result. So the CPU-heavy part (write the messages, and for LZ4 decompress and
 compress) runs beside the socket writes on a second core. The rest (reading
-the segment file, gzip and snappy batches) runs on the event loop's thread:
-handing whole chunks to a Python worker thread was measured slower on the
-2-core machines we run on (a thread hop costs about 100 us there, and the GIL
-is contended by the Python parts of the conversion).
+the segment file, gzip and snappy batches) runs on the event loop's thread
+while chunks are quick: handing every chunk to a Python worker thread was
+measured slower on the 2-core machines we run on (a thread hop costs about
+100 us there, and the GIL is contended by the Python parts of the
+conversion). A chunk that keeps the loop's thread longer than
+``OFFLOAD_AFTER_S`` (a megabyte of gzip or snappy batches takes tens of
+milliseconds to decompress and compress again, or any chunk without the
+accelerator) moves the partition's remaining chunks to a trio worker
+thread, one at a time, so other connections are served meanwhile; zlib
+releases the GIL while it works. The slice holds its segment file open, so
+the worker reads it safely while the loop goes on.
 
 Once the whole response is out, ``after_sent`` lets the broker begin the
 read-ahead of this partition's next answer (``read_ahead``).
 
 Metrics: ``fetchmessageconversions`` counts the records of every chunk
 converted, and ``MessageConversionsTimeMs`` (``request="Fetch"``) observes,
-once the partition is sent, the time the event loop's thread spent converting
-it (the helper's work beside the writes is not in it).
+once the partition is sent, the time spent converting it on the event loop's
+thread or a worker thread (the C helper's work beside the writes is not in it).
 """
 
 from __future__ import annotations
@@ -41,8 +48,11 @@ from typing import Any
 
 import attrs
 
+import trio
+
 from protocol.records.lazy_convert import LazyDownConversion, fitted_pieces
 
+OFFLOAD_AFTER_S = 0.005  # a chunk that kept the event loop this long: the rest convert in a worker thread
 SendAll = Callable[[Any], Awaitable[None]]
 
 
@@ -60,11 +70,16 @@ class ConvertedRecords:
         return self.conversion.size
 
     async def send(self, send_all: SendAll) -> None:
-        pieces, seconds = fitted_pieces(self.conversion), self.first_seconds
+        pieces, seconds, offload = fitted_pieces(self.conversion), self.first_seconds, False
         while True:
             started = time.perf_counter()
-            item = next(pieces, None)  # converting happens inside: the next chunk is begun, this one finished
-            seconds += time.perf_counter() - started
+            if offload:  # converting happens inside next(): the next chunk is begun, this one finished
+                item = await trio.to_thread.run_sync(next, pieces, None)
+            else:
+                item = next(pieces, None)
+            took = time.perf_counter() - started
+            seconds += took
+            offload = offload or took > OFFLOAD_AFTER_S
             if item is None:
                 break
             piece, converted_count = item

@@ -10,9 +10,11 @@ that old formats cannot carry are read past.
 from __future__ import annotations
 
 import struct
+import threading
 
 import pytest
 
+from broker import converted_send
 from broker.converted_send import ConvertedRecords
 from protocol import ErrorCode, UnsupportedCompressionError
 from protocol.records import Codec, RecordBatchBuilder
@@ -159,3 +161,33 @@ async def test_a_corrupt_stored_batch_fails_an_old_fetch_and_counts_as_failed(br
     assert (await _fetch(broker, "bad", 11, 9, 1 << 20)).error_code == ErrorCode.OFFSET_OUT_OF_RANGE  # expected
     assert (await _fetch(broker, "bad", 11, 0, 1 << 20)).error_code == ErrorCode.NONE  # sent as stored
     assert broker.metrics.registry.get_sample_value(name, failed) == 1
+
+
+def _threads_of_pieces(monkeypatch) -> list[int]:
+    """Record the thread each piece of a conversion is made in."""
+    seen: list[int] = []
+    real = converted_send.fitted_pieces
+
+    def watched(conversion):
+        for item in real(conversion):
+            seen.append(threading.get_ident())
+            yield item
+
+    monkeypatch.setattr(converted_send, "fitted_pieces", watched)
+    return seen
+
+
+async def test_slow_chunks_move_the_rest_of_the_conversion_to_a_worker_thread(monkeypatch):
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", 1)  # one batch per chunk
+    batches = [_batch(i * 10, 10, Codec.GZIP, size=50) for i in range(6)]
+    seen, loop_thread, answers = _threads_of_pieces(monkeypatch), threading.get_ident(), []
+    for slow in (True, False):
+        monkeypatch.setattr(converted_send, "OFFLOAD_AFTER_S", 0.0 if slow else 60.0)
+        seen.clear()
+        conv, done = _conversion(*batches), []
+        answers.append(await _send(ConvertedRecords(conv, lambda n: None, done.append)))
+        assert len(seen) > 2 and seen[0] == loop_thread
+        assert all((t != loop_thread) == slow for t in seen[1:])
+        assert len(answers[-1]) == conv.size and done[0] > 0  # the worker thread's time is counted too
+    assert answers[0] == answers[1]
+    assert [r[0] for r in kp_read(answers[0])] == list(range(len(kp_read(answers[0])))) and len(kp_read(answers[0])) > 20
