@@ -178,7 +178,7 @@ SSL_KEYS = {  # Kafka's ssl.* keys of SSL/SASL_SSL listeners (``ssl_config.py``)
     "ssl.protocol": ("TLSv1.3", "accepted; ssl.enabled.protocols decides"),
     "ssl.cipher.suites": ("", "TLS 1.2 cipher suites, IANA or OpenSSL names (empty: OpenSSL's defaults)"),
     "ssl.endpoint.identification.algorithm": ("https", "accepted; a client-side check"),
-    "ssl.principal.mapping.rules": ("DEFAULT", "accepted; principals are only logged here"),
+    "ssl.principal.mapping.rules": ("DEFAULT", "principal names of client certificates (ssl_principal.py)"),
     "ssl.keymanager.algorithm": ("SunX509", "accepted; Java-only"),
     "ssl.trustmanager.algorithm": ("PKIX", "accepted; Java-only"),
     "ssl.secure.random.implementation": ("", "accepted; Java-only"),

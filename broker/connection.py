@@ -57,6 +57,7 @@ from .dispatch import NO_RESPONSE, CloseConnection, dispatch
 from .quotas import record_send_time
 from .sasl_auth import SaslAuthenticator, TokenRefused, UnexpectedRequest
 from .ssl_config import peer_principal
+from .ssl_principal import NoMatchingRule
 from .tls_stream import TlsStream
 
 log = logging.getLogger(__name__)
@@ -134,7 +135,12 @@ class Connection:
                 log.info("closing connection from %s: TLS handshake failed (%s)", self.peer, cause.reason or cause)
                 self._count_login("failed")
             return False
-        self.principal = peer_principal(stream.getpeercert())
+        try:
+            self.principal = peer_principal(stream.getpeercert(), stream.principal_rules)
+        except NoMatchingRule as exc:  # Kafka fails the client's authentication and closes the connection
+            log.info("closing connection from %s: no principal for its certificate (%s)", self.peer, exc)
+            self._count_login("failed")
+            return False
         log.debug("TLS handshake with %s done: %s, %s", self.peer, stream.version(), self.principal)
         if self.auth is None:  # SSL: the handshake is the login; SASL_SSL counts its SASL login
             self._count_login("successful")

@@ -23,9 +23,9 @@ Keys that only tune Java's implementation (``ssl.keymanager.algorithm``,
 ``certificate_names`` gives the subject and alternative names of the
 certificate a context serves, which a keystore reload (a dynamic broker
 config) must keep, as in Kafka. A client's principal is ``User:`` and the
-RFC 2253 name of its certificate,
-or ``User:ANONYMOUS`` without one, as with Kafka's default
-``ssl.principal.mapping.rules``.
+name ``ssl.principal.mapping.rules`` (``ssl_principal.py``) give the RFC 2253
+subject of its certificate (by default that subject), or ``User:ANONYMOUS``
+without one.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import Any
 
 from .config import ConfigError
 from .keystores import load_keystore, load_truststore
+from .ssl_principal import DEFAULT_RULES, InvalidRule, Rule, map_name, parse_rules
 
 _VERSIONS = {"TLSv1": ssl.TLSVersion.TLSv1, "TLSv1.1": ssl.TLSVersion.TLSv1_1,
              "TLSv1.2": ssl.TLSVersion.TLSv1_2, "TLSv1.3": ssl.TLSVersion.TLSv1_3}  # fmt: skip
@@ -73,6 +74,10 @@ def ssl_context(config: Any, listener: str) -> ssl.SSLContext:
         raise ConfigError(f"{named('ssl.client.auth')}={mode} needs a truststore to check client certificates "
                           "(ssl.truststore.location or ssl.truststore.certificates)")  # fmt: skip
     context.verify_mode = _CLIENT_AUTH[mode]
+    try:
+        context.principal_rules = parse_rules(setting("ssl.principal.mapping.rules"))  # type: ignore[attr-defined]
+    except InvalidRule as exc:
+        raise ConfigError(f"{named('ssl.principal.mapping.rules')}: {exc}") from None
     return context
 
 
@@ -133,15 +138,20 @@ def openssl_cipher_name(name: str) -> str:
     return "-".join(parts)
 
 
-def peer_principal(certificate: dict | None) -> str:
-    """Kafka's default principal of an SSL client: ``User:`` + the RFC 2253 subject, or ANONYMOUS."""
+def peer_principal(certificate: dict | None, rules: tuple[Rule, ...] = DEFAULT_RULES) -> str:
+    """Kafka's principal of an SSL client: ``User:`` + the name ``ssl.principal.mapping.rules`` give its
+    certificate's RFC 2253 subject, or ANONYMOUS without a certificate; ``NoMatchingRule`` if none applies."""
     if not certificate or not certificate.get("subject"):
         return "User:ANONYMOUS"
+    return "User:" + map_name(rules, _rfc2253(certificate))
+
+
+def _rfc2253(certificate: dict) -> str:
     attributes = [pair for rdn in certificate["subject"] for pair in rdn]
     short = {"commonName": "CN", "organizationName": "O", "organizationalUnitName": "OU", "countryName": "C",
              "localityName": "L", "stateOrProvinceName": "ST", "domainComponent": "DC",
              "streetAddress": "STREET", "userId": "UID"}  # fmt: skip
-    return "User:" + ",".join(f"{short.get(k, k)}={_escape(v)}" for k, v in reversed(attributes))
+    return ",".join(f"{short.get(k, k)}={_escape(v)}" for k, v in reversed(attributes))
 
 
 def _escape(value: str) -> str:

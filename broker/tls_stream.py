@@ -27,6 +27,8 @@ import ssl
 
 import trio
 
+from .ssl_principal import DEFAULT_RULES, Rule
+
 READ_BYTES = 256 * 1024  # ciphertext read from the socket at a time
 WRITE_BYTES = 256 * 1024  # plaintext encrypted at a time before it is sent
 
@@ -54,6 +56,11 @@ class TlsStream(trio.abc.Stream):
 
     def getpeercert(self) -> dict | None:
         return self._ssl.getpeercert()
+
+    @property
+    def principal_rules(self) -> tuple[Rule, ...]:
+        """The listener's ``ssl.principal.mapping.rules``, parsed with its context (``ssl_config``)."""
+        return getattr(self._ssl.context, "principal_rules", DEFAULT_RULES)
 
     def version(self) -> str | None:
         return self._ssl.version()

@@ -130,3 +130,38 @@ async def test_sasl_over_tls_counts_one_login_and_takes_the_sasl_principal(broke
                 assert login.error_code == 0
                 assert (await _exchange(stream, 18, 0, req(18))).error_code == 0
     assert connection.principal == "User:alice" and _logins(broker, "SASL_SSL") == (1.0, 0.0)
+
+
+def _mapped_context(pki, rules: str) -> ssl.SSLContext:
+    config = BrokerConfig.from_props({"ssl.keystore.type": "PEM", "ssl.keystore.location": pki.broker_pair_pem,
+                                      "ssl.truststore.type": "PEM", "ssl.truststore.location": pki.ca_pem,
+                                      "ssl.client.auth": "required", "ssl.principal.mapping.rules": rules})  # fmt: skip
+    return ssl_context(config, "SSL")
+
+
+async def test_the_principal_mapping_rules_name_the_client(broker, pki):  # noqa: F811
+    common_name = CLIENT_PRINCIPAL.removeprefix("User:CN=").split(",")[0]
+    async with trio.open_nursery() as nursery:
+        with trio.fail_after(10):
+            server = _mapped_context(pki, "RULE:^CN=([^,]*),.*$/$1/U, DEFAULT")
+            connection, stream = await _serve_tls(broker, nursery, server, _client_context(pki))
+            async with stream:
+                assert (await _exchange(stream, 18, 3, req(18, client_software_name="t",
+                                                           client_software_version="1"))).error_code == 0  # fmt: skip
+    assert connection.principal == f"User:{common_name.upper()}" and _logins(broker, "SSL") == (1.0, 0.0)
+
+
+async def test_a_certificate_no_rule_names_fails_its_login_and_is_closed(broker, pki):  # noqa: F811
+    async with trio.open_nursery() as nursery:
+        with trio.fail_after(10):
+            server = _mapped_context(pki, "RULE:^CN=nobody,.*$/nobody/")
+            connection, stream = await _serve_tls(broker, nursery, server, _client_context(pki))
+            async with stream:
+                body = req(18, client_software_name="t", client_software_version="1")
+                try:
+                    await stream.send_all(encode_request(RequestHeader(18, 3, 9, "t"), body))
+                    answer = await stream.receive_some(100)
+                except trio.BrokenResourceError:
+                    answer = b""
+    assert answer == b""  # closed without an answer
+    assert connection.principal == "User:ANONYMOUS" and _logins(broker, "SSL") == (0.0, 1.0)
