@@ -63,3 +63,50 @@ async def test_offset_for_leader_epoch_needs_cluster_action_or_describe(authz_br
     grant(authz_broker, "broker2", Op.CLUSTER_ACTION, Res.CLUSTER, "kafka-cluster")
     assert await end_offsets(authz_broker, user("broker2"), asked, 2) == [
         ("u", 0, 0, 0), ("missing", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1, -1), ("t", 0, 0, 1)]  # fmt: skip
+
+
+async def delete_records(broker, who, topics: dict) -> dict:
+    T = sub(21, "DeleteRecordsTopic")
+    body = req(21, timeout_ms=1000, topics=[T(name=t, partitions=[T.DeleteRecordsPartition(
+        partition_index=p, offset=o) for p, o in parts.items()]) for t, parts in topics.items()])  # fmt: skip
+    resp = await call(broker, 21, 2, body, connection=who)
+    return {(t.name, p.partition_index): (p.error_code, p.low_watermark) for t in resp.topics for p in t.partitions}
+
+
+async def test_delete_records_needs_delete_before_anything_else(authz_broker):
+    await make_topics(authz_broker, "t", "u")
+    await produce(authz_broker, ADMIN, {"t": {0: records(b"a", b"b")}, "u": {0: records(b"c")}})
+    bob = user("bob")
+    for op in (Op.READ, Op.WRITE, Op.DESCRIBE, Op.ALTER):
+        grant(authz_broker, "bob", op, Res.TOPIC, "*")
+    asked = {"t": {0: 1}, "u": {0: 1}, "missing": {0: 0}, "__consumer_offsets": {0: 0}}
+    assert await delete_records(authz_broker, bob, asked) == dict.fromkeys(
+        [("t", 0), ("u", 0), ("missing", 0), ("__consumer_offsets", 0)], (TAF, -1))  # fmt: skip
+    assert authz_broker.topics.partition("t", 0).log.log_start_offset == 0
+    grant(authz_broker, "bob", Op.DELETE, Res.TOPIC, "t")
+    got = await delete_records(authz_broker, bob, asked)
+    assert (got[("t", 0)], got[("u", 0)]) == ((ErrorCode.NONE, 1), (TAF, -1))
+    grant(authz_broker, "User:*", Op.ALL, Res.TOPIC, "*")  # ALL covers DELETE
+    got = await delete_records(authz_broker, bob, asked)
+    assert got[("__consumer_offsets", 0)] == (ErrorCode.INVALID_TOPIC_EXCEPTION, -1)
+    assert got[("missing", 0)] == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1)
+
+
+async def describe_producers(broker, who, names: list[str]) -> list[tuple]:
+    T = sub(61, "TopicRequest")
+    resp = await call(broker, 61, 0, req(61, topics=[T(name=n, partition_indexes=[0]) for n in names]),
+                      connection=who)  # fmt: skip
+    return [(t.name, p.error_code, p.error_message) for t in resp.topics for p in t.partitions]
+
+
+async def test_describe_producers_needs_read_after_the_name_check(authz_broker):
+    await make_topics(authz_broker, "t")
+    grant(authz_broker, "bob", Op.DESCRIBE, Res.TOPIC, "*")  # not READ
+    names = ["bad name", "t", "missing"]
+    got = await describe_producers(authz_broker, user("bob"), names)
+    assert [(n, e) for n, e, _m in got] == [("bad name", ErrorCode.INVALID_TOPIC_EXCEPTION), ("t", TAF),
+                                            ("missing", TAF)]  # fmt: skip
+    assert got[1][2] == got[2][2] == "Topic authorization failed."
+    grant(authz_broker, "bob", Op.READ, Res.TOPIC, "t")
+    got = await describe_producers(authz_broker, user("bob"), names)
+    assert [(n, e) for n, e, _m in got[1:]] == [("t", ErrorCode.NONE), ("missing", TAF)]
