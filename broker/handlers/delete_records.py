@@ -2,6 +2,9 @@
 
 Behaviour, per partition (Kafka's ``Partition.deleteRecordsOnLeader``):
 
+* a topic the principal may not DELETE (Kafka's ``handleDeleteRecordsRequest``
+  asks once per topic, first): TOPIC_AUTHORIZATION_FAILED, whether the topic
+  exists or not, and whether it is internal;
 * an internal topic: INVALID_TOPIC_EXCEPTION (Kafka refuses to trim them);
 * unknown topic or partition: UNKNOWN_TOPIC_OR_PARTITION;
 * a topic whose ``cleanup.policy`` lacks ``delete`` (compact only):
@@ -22,11 +25,13 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..topics import INTERNAL_TOPICS
 
 API_KEY = 21
 HIGH_WATERMARK = -1
+_REFUSED = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, -1)
 
 
 @handler(API_KEY, 0, 2)
@@ -36,8 +41,9 @@ async def handle(ctx: RequestContext, request) -> object:
     Part = Topic.DeleteRecordsPartitionResult
     for topic in request.topics:
         parts = []
+        allowed = ctx.authorized(AclOperation.DELETE, ResourceType.TOPIC, topic.name)
         for p in topic.partitions:
-            code, low_watermark = _delete(ctx, topic.name, p)
+            code, low_watermark = _delete(ctx, topic.name, p) if allowed else _REFUSED
             parts.append(Part(partition_index=p.partition_index, low_watermark=low_watermark, error_code=code))
         resp.topics.append(Topic(name=topic.name, partitions=parts))
     return resp

@@ -2,7 +2,9 @@
 
 Behaviour (Kafka's ``KafkaApis.handleDescribeProducersRequest``): a topic
 name Kafka's ``Topic.validate`` refuses answers each of its partitions
-INVALID_TOPIC_EXCEPTION with Kafka's reason, an unknown topic
+INVALID_TOPIC_EXCEPTION with Kafka's reason; then a topic the principal may
+not READ answers them TOPIC_AUTHORIZATION_FAILED with Kafka's message for the
+error, whether the topic exists or not; then an unknown topic
 UNKNOWN_TOPIC_OR_PARTITION with its message, an unknown partition of a known
 topic UNKNOWN_TOPIC_OR_PARTITION without one. Otherwise the partition's
 producer state (``storage.producer_state``) is listed, by producer id: its
@@ -18,11 +20,13 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..topics import TopicError, check_topic_name
 from ._admin import UNKNOWN_TOPIC_MESSAGE
 
 API_KEY = 61
+TOPIC_AUTHORIZATION_MESSAGE = "Topic authorization failed."  # Kafka's default message for the error
 
 
 @handler(API_KEY, 0, 0)
@@ -42,6 +46,8 @@ def _topic_error(ctx: RequestContext, name: str) -> tuple[ErrorCode, str] | None
         check_topic_name(name)
     except TopicError as exc:
         return exc.error_code, str(exc)
+    if not ctx.authorized(AclOperation.READ, ResourceType.TOPIC, name):
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_MESSAGE
     if ctx.broker.topics.get(name) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE
     return None

@@ -36,6 +36,25 @@ Behaviour:
   partitions. The fields for followers (``replica_state``, the directory id
   and high watermark per partition) are read and not used: there are none.
 
+Authorization (Kafka's ``handleFetchRequest``), decided once per request
+over every partition it reads (for an incremental fetch, all of the
+session's partitions, not only the ones it names):
+
+* a consumer needs READ on each topic. The partitions of a topic it may not
+  read are TOPIC_AUTHORIZATION_FAILED whether the topic exists or not; with
+  topic ids (v13+) an id of no topic is UNKNOWN_TOPIC_ID first (no name to
+  authorize);
+* a follower (``replica_id`` >= 0; from v15 ``replica_state.replica_id``)
+  needs CLUSTER_ACTION on the cluster; without it every partition, unknown
+  ids included, is TOPIC_AUTHORIZATION_FAILED.
+
+A refused partition is answered with its error and -1 offsets, like an
+unknown one, and stays in a fetch session: as Kafka's sessions always answer
+a partition in error, every incremental fetch answers it again until a grant
+lets it be read. A refused partition does not end the long poll by itself:
+the request waits for the partitions it may read, and is answered at once
+only when there are none.
+
 Version notes: v1 throttle_time_ms; v3 max_bytes; v4 isolation_level,
 last_stable_offset, aborted_transactions; v5 log_start_offset; v7 sessions;
 v9 current_leader_epoch; v11 rack_id, preferred_read_replica; v12 flexible;
@@ -49,12 +68,15 @@ import trio
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..fetch_reader import PartitionRead, read_partition
 from ..quotas import request_identity, request_time_throttle, throttle
 
 API_KEY = 1
 READ_COMMITTED = 1
+# Partitions Kafka never reads, so never counts in TotalFetchRequestsPerSec.
+_NOT_COUNTED = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
 
 
 @handler(API_KEY, 0, 18)
@@ -62,22 +84,45 @@ async def handle(ctx: RequestContext, request) -> object:
     fetch = ctx.broker.fetch_sessions.context(request, ctx.version, ctx.broker.clock())
     if fetch.error:
         return ctx.response(error_code=fetch.error, session_id=0)
+    refused = _refused_topics(ctx, request, fetch.partitions)
+    readable = not refused or any(key not in refused for key, _p in fetch.partitions)
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000.0
     while True:
-        reads = _read_all(ctx, request, fetch.partitions)
+        reads = _read_all(ctx, request, fetch.partitions, refused)
         available = sum(r.size for r in reads)
-        if available >= request.min_bytes or any(r.error for r in reads):
+        if not readable or available >= request.min_bytes or _read_error(reads):
             break
         with trio.move_on_at(deadline) as scope:
             await ctx.broker.wait_for_append()
         if scope.cancelled_caught:
-            reads = _read_all(ctx, request, fetch.partitions)
+            reads = _read_all(ctx, request, fetch.partitions, refused)
             break
     throttle_ms = _quota(ctx, sum(r.size for r in reads))
     if throttle_ms:  # a session's epoch has moved on all the same, as in Kafka; no session is opened
         return ctx.response(session_id=fetch.session.id if fetch.session else 0, throttle_time_ms=throttle_ms)
     session_id, answered = fetch.respond(reads, ctx.broker.clock())
     return _response(ctx, session_id, answered)
+
+
+def _read_error(reads: list[PartitionRead]) -> bool:
+    """Did reading some partition fail? (A refused one was not read: it ends no wait.)"""
+    return any(r.error not in (ErrorCode.NONE, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for r in reads)
+
+
+def _refused_topics(ctx: RequestContext, request, partitions: list) -> set:
+    """The topics (names, or ids from v13) whose partitions are TOPIC_AUTHORIZATION_FAILED: for a follower
+    without CLUSTER_ACTION all of them, for a consumer those it may not READ (each topic asked once)."""
+    keys = list(dict.fromkeys(key for key, _p in partitions))
+    replica_id = request.replica_id if ctx.version < 15 else request.replica_state.replica_id
+    if replica_id >= 0:
+        return set() if ctx.authorized_cluster(AclOperation.CLUSTER_ACTION) else set(keys)
+    names = _topic_names(ctx)
+    refused = set()
+    for key in keys:
+        topic = names.get(key) if names is not None else key
+        if topic is not None and not ctx.authorized(AclOperation.READ, ResourceType.TOPIC, topic):
+            refused.add(key)
+    return refused
 
 
 def _quota(ctx: RequestContext, size: int) -> int:
@@ -92,7 +137,7 @@ def _quota(ctx: RequestContext, size: int) -> int:
     return throttle_ms
 
 
-def _read_all(ctx: RequestContext, request, partitions: list) -> list[PartitionRead]:
+def _read_all(ctx: RequestContext, request, partitions: list, refused: set) -> list[PartitionRead]:
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     quota_limit = ctx.broker.quotas.fetch_limit(*request_identity(ctx))
     if quota_limit is not None:  # one fetch alone must fit the quota window (Kafka's cap)
@@ -102,6 +147,9 @@ def _read_all(ctx: RequestContext, request, partitions: list) -> list[PartitionR
     reads, names = [], _topic_names(ctx)
     for key, p in partitions:
         topic = names.get(key) if names is not None else key
+        if key in refused:
+            reads.append(PartitionRead(p.partition, error=ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            continue
         if topic is None:
             reads.append(PartitionRead(p.partition, error=ErrorCode.UNKNOWN_TOPIC_ID))
             continue
@@ -131,7 +179,7 @@ def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, Pa
             )  # fmt: skip
         )
         topic = names.get(key) if names is not None else key
-        if r.error not in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID):
+        if r.error not in _NOT_COUNTED:
             ctx.broker.metrics.total_fetch.labels(topic).inc()
         if r.size:
             ctx.broker.metrics.bytes_out.labels(topic).inc(r.size)

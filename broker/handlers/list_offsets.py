@@ -28,6 +28,13 @@ and a given ``current_leader_epoch`` other than 0 FENCED/UNKNOWN_LEADER_EPOCH.
 ``timeout_ms`` (v10+) bounds a wait for tiered storage; a single node with
 none answers at once.
 
+Authorization (Kafka's ``handleListOffsetRequest``): each topic needs
+DESCRIBE, checked first: every partition of a topic the principal may not
+describe is TOPIC_AUTHORIZATION_FAILED (offset -1, timestamp -1), whether the
+topic exists or not and whatever else is wrong with the partition. As in
+Kafka, the answer lists the topics it may describe first, then the refused
+ones, each group in the order asked.
+
 v0 answers ``old_style_offsets`` instead (``_legacy_offsets``): up to
 ``max_num_offsets`` segment boundary offsets older than the timestamp,
 newest first, as Kafka's ``legacyFetchOffsetsBefore`` does; a timestamp below
@@ -45,6 +52,7 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ._admin import LEADER_EPOCH, NO_EPOCH, leader_epoch_error
 from ._legacy_offsets import legacy_offsets
@@ -67,7 +75,13 @@ async def handle(ctx: RequestContext, request) -> object:
     Topic = type(resp).ListOffsetsTopicResponse
     Part = Topic.ListOffsetsPartitionResponse
     seen = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    refused = []
     for topic in request.topics:
+        if not ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
+            refused.append(Topic(name=topic.name, partitions=[
+                Part(partition_index=p.partition_index, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                for p in topic.partitions]))  # fmt: skip
+            continue
         parts = []
         for p in topic.partitions:
             part = Part(partition_index=p.partition_index)
@@ -79,6 +93,7 @@ async def handle(ctx: RequestContext, request) -> object:
                 _answer(ctx, request, topic.name, p, part)
             parts.append(part)
         resp.topics.append(Topic(name=topic.name, partitions=parts))
+    resp.topics.extend(refused)
     return resp
 
 

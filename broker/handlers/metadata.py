@@ -26,12 +26,30 @@ re-bootstrap. Only the whole-request error answers (Kafka's
 ``getErrorResponse``: the UNKNOWN_SERVER_ERROR just above) carry their error
 there as well as on every topic.
 
-Authorized operations (v8+): there is no authorizer, so everything is
-allowed. With ``include_topic_authorized_operations`` every topic entry except
-an unknown id's carries the bit field of all TOPIC operations; with
-``include_cluster_authorized_operations`` (v8-10) the response carries all
-CLUSTER operations (``_admin.CLUSTER_OPERATIONS``). Otherwise, and
-before v8, the fields keep INT32_MIN.
+Authorization (Kafka's ``handleTopicMetadataRequest``), after the
+whole-request checks above:
+
+* each topic needs DESCRIBE. When all topics are asked for, the others are
+  left out of the answer (and their denial is not logged); a topic asked for
+  by name that the principal may not describe is TOPIC_AUTHORIZATION_FAILED
+  with a zero id and no partitions, whether it exists or not, so the answer
+  does not tell which topics exist; one asked for by id (ids are not
+  secret) is TOPIC_AUTHORIZATION_FAILED with a null name and its id echoed.
+  An unknown id is UNKNOWN_TOPIC_ID whoever asks;
+* auto-creating a missing topic also needs CREATE, on the cluster (its
+  denial not logged) or else on the topic; a topic it may describe but not
+  create is TOPIC_AUTHORIZATION_FAILED (zero id, ``is_internal`` by name)
+  and is not created;
+* the answer lists, as Kafka does, the unknown ids, the described topics,
+  the topics it may not create, then the topics it may not describe.
+
+Authorized operations (v8+): with ``include_topic_authorized_operations``
+every described topic (an unknown one too) carries the bit field of the TOPIC
+operations the principal may do to it (``RequestContext.authorized_operations``;
+all of them without an authorizer); the refused and unknown-id entries keep
+INT32_MIN. With ``include_cluster_authorized_operations`` (v8-10) the
+response carries the CLUSTER operations it may do, or 0 when it may not
+DESCRIBE the cluster. Otherwise, and before v8, the fields keep INT32_MIN.
 
 Version notes: v1 controller_id, is_internal, rack, null topics; v2
 cluster_id; v3 throttle_time_ms; v4 allow_auto_topic_creation; v5
@@ -48,9 +66,9 @@ import uuid
 
 from protocol import ErrorCode
 
+from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..topics import INTERNAL_TOPICS, TopicError, check_topic_name
-from ._admin import CLUSTER_OPERATIONS, TOPIC_OPERATIONS
 
 API_KEY = 3
 
@@ -74,13 +92,55 @@ async def handle(ctx: RequestContext, request) -> object:
         names = _known_names(ctx, cls, topic_ids, resp.topics)
     else:
         names = _requested_names(ctx, request)
-    for name in names:
-        error = None
-        if not topic_ids and _may_create(ctx, request) and broker.topics.get(name) is None:
-            error = await _auto_create(ctx, name)
-        resp.topics.append(_topic(ctx, cls, name, error, request))
+    await _describe_topics(ctx, request, cls, names, bool(topic_ids), resp.topics)
     _set_cluster_operations(ctx, request, resp)
     return resp
+
+
+async def _describe_topics(ctx: RequestContext, request, cls, names: list[str], by_id: bool, entries: list) -> None:
+    """Append the entries of the topics ``names`` (authorized ones described, missing ones perhaps created,
+    then the refused ones) to ``entries``."""
+    Topic = cls.MetadataResponseTopic
+    describable, hidden = _split_describable(ctx, request, names)
+    uncreatable = set() if by_id else _uncreatable(ctx, request, describable)
+    for name in describable:
+        if name in uncreatable:
+            continue
+        error = None
+        if not by_id and _may_create(ctx, request) and ctx.broker.topics.get(name) is None:
+            error = await _auto_create(ctx, name)
+        entries.append(_topic(ctx, cls, name, error, request))
+    refused = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    entries.extend(Topic(error_code=refused, name=name, is_internal=name in INTERNAL_TOPICS)
+                   for name in describable if name in uncreatable)  # fmt: skip
+    if not _names_topics(ctx, request):
+        return  # a listing of all topics leaves out the ones the principal may not describe
+    for name in hidden:
+        if by_id:
+            entries.append(Topic(error_code=refused, name=None, topic_id=ctx.broker.topics.get(name).topic_id))
+        else:
+            entries.append(Topic(error_code=refused, name=name))
+
+
+def _split_describable(ctx: RequestContext, request, names: list[str]) -> tuple[list[str], list[str]]:
+    """``names`` split by DESCRIBE: (allowed, refused); denials of an all-topics listing are not logged."""
+    log_denied = _names_topics(ctx, request)
+    allowed, refused = [], []
+    for name in names:
+        may = ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, name, log_denied=log_denied)
+        (allowed if may else refused).append(name)
+    return allowed, refused
+
+
+def _uncreatable(ctx: RequestContext, request, describable: list[str]) -> set[str]:
+    """The missing topics auto-creation would make but the principal may not CREATE: neither on the cluster
+    (a denial not logged) nor on the topic."""
+    if not _may_create(ctx, request):
+        return set()
+    missing = [name for name in describable if ctx.broker.topics.get(name) is None]
+    if not missing or ctx.authorized(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False):
+        return set()
+    return {name for name in missing if not ctx.authorized(AclOperation.CREATE, ResourceType.TOPIC, name)}
 
 
 def _names_topics(ctx: RequestContext, request) -> bool:
@@ -139,7 +199,7 @@ def _topic(ctx: RequestContext, cls, name: str, error: ErrorCode | None, request
     """The entry for the topic ``name`` (an error entry if ``error`` is set or it does not exist)."""
     entry = _topic_entry(ctx, cls.MetadataResponseTopic, name, error)
     if ctx.version >= 8 and request.include_topic_authorized_operations:
-        entry.topic_authorized_operations = TOPIC_OPERATIONS
+        entry.topic_authorized_operations = ctx.authorized_operations(ResourceType.TOPIC, name)
     return entry
 
 
@@ -166,6 +226,8 @@ def _missing_error(name: str) -> ErrorCode:
 
 
 def _set_cluster_operations(ctx: RequestContext, request, resp) -> None:
-    """v8-10 ``include_cluster_authorized_operations``: every CLUSTER operation (no authorizer)."""
+    """v8-10 ``include_cluster_authorized_operations``: the CLUSTER operations allowed, 0 without DESCRIBE."""
     if 8 <= ctx.version <= 10 and request.include_cluster_authorized_operations:
-        resp.cluster_authorized_operations = CLUSTER_OPERATIONS
+        resp.cluster_authorized_operations = 0
+        if ctx.authorized_cluster(AclOperation.DESCRIBE):
+            resp.cluster_authorized_operations = ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)

@@ -16,6 +16,15 @@ FENCED_LEADER_EPOCH, higher UNKNOWN_LEADER_EPOCH. ``replica_id`` (v3+)
 changes nothing on a single node: consumers (-1), debug tools (-2) and
 followers get the same answer.
 
+Authorization (Kafka's ``handleOffsetForLeaderEpochRequest``): a principal
+with CLUSTER_ACTION on the cluster (a broker) may ask about any topic; any
+other needs DESCRIBE on each topic (KIP-320 opened the API to consumers).
+Kafka goes by the principal, not by ``replica_id``, and so does this
+handler; a denied CLUSTER_ACTION is not logged, as it is only the first of
+two ways in. Every partition of a refused topic is TOPIC_AUTHORIZATION_FAILED
+(epoch -1, end offset -1), whether the topic exists or not; the answer lists
+the allowed topics first, then the refused ones.
+
 Version notes: v1 leader_epoch in the answer; v2 current_leader_epoch and
 throttle_time_ms; v3 replica_id; v4 flexible.
 """
@@ -26,6 +35,7 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ._admin import LEADER_EPOCH, NO_EPOCH, leader_epoch_error
 
@@ -37,12 +47,20 @@ async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     Topic = type(resp).OffsetForLeaderTopicResult
     Part = Topic.EpochEndOffset
+    any_topic = ctx.authorized(AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False)
+    refused = []
     for topic in request.topics:
+        if not any_topic and not ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, topic.topic):
+            refused.append(Topic(topic=topic.topic, partitions=[
+                Part(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, partition=p.partition)
+                for p in topic.partitions]))  # fmt: skip
+            continue
         parts = []
         for p in topic.partitions:
             code, epoch, end_offset = _end_offset(ctx, topic.topic, p)
             parts.append(Part(error_code=code, partition=p.partition, leader_epoch=epoch, end_offset=end_offset))
         resp.topics.append(Topic(topic=topic.topic, partitions=parts))
+    resp.topics.extend(refused)
     return resp
 
 

@@ -11,11 +11,10 @@ KAFKA_STORAGE_ERROR. Idempotent batches (producer id >= 0) go through the
 partition's producer state first (``storage.producer_state``): a retried
 batch is answered with its original offsets and not written again, a
 sequence gap gets OUT_OF_ORDER_SEQUENCE_NUMBER, a fenced epoch
-INVALID_PRODUCER_EPOCH. A transactional batch needs the request's
-``transactional_id`` (TRANSACTIONAL_ID_AUTHORIZATION_FAILED without one, as
-Kafka's authorizer answers it) and, as Kafka 3.6+ verifies (KIP-890 part 1),
-a partition added to that producer's open transaction: INVALID_TXN_STATE
-otherwise, and the coordinator's error for a stale epoch or producer id.
+INVALID_PRODUCER_EPOCH. A transactional batch needs its partition
+added to that producer's open transaction, as Kafka 3.6+ verifies (KIP-890
+part 1): INVALID_TXN_STATE otherwise, and the coordinator's error for a
+stale epoch or producer id.
 From v12 (KIP-890 part 2) the broker first adds those partitions to the
 transaction itself, as Kafka's ReplicaManager does for any v12+ request (it
 goes by the request version, not by the finalized ``transaction.version``,
@@ -36,6 +35,21 @@ partition failed the connection is closed so the producer notices (Kafka's
 rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
 fsync.
 
+Authorization (Kafka's ``handleProduceRequest``), before anything else:
+
+* if the first batch of any partition is transactional, the request needs a
+  ``transactional_id`` and WRITE on that TRANSACTIONAL_ID; otherwise the
+  whole request fails: every partition TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+  (with ``acks=0`` the connection is closed), nothing written, no byte quota
+  recorded. This holds without an authorizer too (no id, no write);
+* each topic needs WRITE: the partitions of the others get
+  TOPIC_AUTHORIZATION_FAILED, whether the topic exists or not (so the
+  answer tells nothing about topics the principal may not write), and are
+  not added to a transaction (v12+). With topic ids (v13) an id of no topic
+  is UNKNOWN_TOPIC_ID first: there is no name to authorize;
+* an idempotent, non-transactional batch needs nothing more: since Kafka 3.0
+  (KIP-679) IDEMPOTENT_WRITE is checked by InitProducerId, not here.
+
 Version notes: v1 throttle_time_ms; v2 log_append_time_ms (message format
 v1); v3 transactional_id and magic 2 only; v5 log_start_offset; v7 zstd; v8
 record_errors and error_message; v9 flexible; v12 adds transactional
@@ -52,6 +66,7 @@ from protocol import CorruptRecordError, ErrorCode
 from protocol.records import RECORD_BATCH_OVERHEAD, iter_batches
 from storage.producer_state import BatchInfo, Duplicate
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, handler
 from ..log_validator import ValidationError, validate_and_assign
 from ..quotas import request_identity, throttle
@@ -64,28 +79,13 @@ _PRODUCER, _LENGTH = struct.Struct(">qh"), struct.Struct(">i")
 
 @handler(API_KEY, 0, 13)
 async def handle(ctx: RequestContext, request) -> object:
-    resp = ctx.response()
-    Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
-    acks_ok = request.acks in (-1, 0, 1)
-    names = _topic_names(ctx, request)
     txn_id = _txn_id(ctx, request)
-    enrolled = await _enroll(ctx, request, names, txn_id)
-    failed = appended = False
-    for topic, name in zip(request.topic_data, names):
-        parts = []
-        for pd in topic.partition_data:
-            part = Part(index=pd.index, base_offset=-1)
-            if name is None:
-                part.error_code = ErrorCode.UNKNOWN_TOPIC_ID
-            elif (error := enrolled.get((name, pd.index))) is not None:
-                part.error_code = error
-            elif not acks_ok:
-                part.error_code = ErrorCode.INVALID_REQUIRED_ACKS
-            else:
-                appended |= _produce_one(ctx, name, pd, part, txn_id)
-            failed |= part.error_code != ErrorCode.NONE
-            parts.append(part)
-        resp.responses.append(Topic(name=topic.name, topic_id=topic.topic_id, partition_responses=parts))
+    if _has_transactional_records(request) and not _may_write_transactional_id(ctx, txn_id):
+        return _refuse_all(ctx, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    names = _topic_names(ctx, request)
+    unwritable = _unwritable(ctx, names)
+    enrolled = await _enroll(ctx, request, names, unwritable, txn_id)
+    resp, failed, appended = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
     if request.acks == -1 and appended:
         await ctx.broker.wait_durable()
     user, client_id = request_identity(ctx)
@@ -98,6 +98,75 @@ async def handle(ctx: RequestContext, request) -> object:
     return resp
 
 
+def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritable: set[str], enrolled: dict,
+                 txn_id: str | None) -> tuple[object, bool, bool]:  # fmt: skip
+    """The answer of every partition; whether any failed, whether any was appended."""
+    resp = ctx.response()
+    Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
+    acks_ok = request.acks in (-1, 0, 1)
+    failed = appended = False
+    for topic, name in zip(request.topic_data, names):
+        parts = []
+        for pd in topic.partition_data:
+            part = Part(index=pd.index, base_offset=-1)
+            error = _refusal(name, pd.index, unwritable, enrolled, acks_ok)
+            if error is not None:
+                part.error_code = error
+            else:
+                appended |= _produce_one(ctx, name, pd, part, txn_id)  # type: ignore[arg-type]
+            failed |= part.error_code != ErrorCode.NONE
+            parts.append(part)
+        resp.responses.append(Topic(name=topic.name, topic_id=topic.topic_id, partition_responses=parts))
+    return resp, failed, appended
+
+
+def _refusal(name: str | None, index: int, unwritable: set[str], enrolled: dict, acks_ok: bool) -> ErrorCode | None:
+    """Why a partition is not even tried, in Kafka's order; None to try it."""
+    if name is None:
+        return ErrorCode.UNKNOWN_TOPIC_ID
+    if name in unwritable:
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    error = enrolled.get((name, index))
+    if error is not None:
+        return error
+    return None if acks_ok else ErrorCode.INVALID_REQUIRED_ACKS
+
+
+def _has_transactional_records(request) -> bool:
+    """Kafka's ``RequestUtils.hasTransactionalRecords``: is the first batch of any partition transactional?"""
+    return any(_first_batch_transactional(pd.records) for t in request.topic_data for pd in t.partition_data)
+
+
+def _first_batch_transactional(records) -> bool:
+    if records is None or len(records) < RECORD_BATCH_OVERHEAD:
+        return False
+    whole = len(records) >= 12 + _LENGTH.unpack_from(records, 8)[0]
+    return whole and records[16] == 2 and bool(records[22] & _TRANSACTIONAL)
+
+
+def _may_write_transactional_id(ctx: RequestContext, txn_id: str | None) -> bool:
+    return txn_id is not None and ctx.authorized(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id)
+
+
+def _unwritable(ctx: RequestContext, names: list[str | None]) -> set[str]:
+    """The requested topics the principal may not WRITE (each asked once, as Kafka's ``filterByAuthorized``)."""
+    topics = (name for name in dict.fromkeys(names) if name is not None)
+    return {name for name in topics if not ctx.authorized(AclOperation.WRITE, ResourceType.TOPIC, name)}
+
+
+def _refuse_all(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``ProduceRequest.getErrorResponse``: ``error`` for every partition; with ``acks=0`` the
+    connection is closed instead."""
+    if request.acks == 0:
+        raise CloseConnection(f"acks=0 produce refused: {error.name}")
+    resp = ctx.response()
+    Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
+    for topic in request.topic_data:
+        parts = [Part(index=pd.index, error_code=error, base_offset=-1) for pd in topic.partition_data]
+        resp.responses.append(Topic(name=topic.name, topic_id=topic.topic_id, partition_responses=parts))
+    return resp
+
+
 def _topic_names(ctx: RequestContext, request) -> list[str | None]:
     """Each requested topic's name: v13+ names topics by id (None for an id of no topic here)."""
     if ctx.version < 13:
@@ -106,11 +175,12 @@ def _topic_names(ctx: RequestContext, request) -> list[str | None]:
     return [names.get(t.topic_id) for t in request.topic_data]
 
 
-async def _enroll(ctx: RequestContext, request, names: list[str | None], txn_id: str | None) -> dict:
+async def _enroll(ctx: RequestContext, request, names: list[str | None], unwritable: set[str],
+                  txn_id: str | None) -> dict:  # fmt: skip
     """v12+ (KIP-890 part 2): Kafka adds the partitions a transactional produce writes to to the producer's
     transaction itself, as one AddPartitionsToTxn, whatever ``transaction.partition.verification.enable``
-    says, and before it looks at ``acks``. ``{(topic, index): error}`` for the partitions that could not be
-    added (nothing when all were)."""
+    says, and before it looks at ``acks``; the topics the principal may not write are left out.
+    ``{(topic, index): error}`` for the partitions that could not be added (nothing when all were)."""
     if ctx.version < 12 or txn_id is None:
         return {}
     wanted, producers = set(), set()
@@ -118,7 +188,9 @@ async def _enroll(ctx: RequestContext, request, names: list[str | None], txn_id:
         for pd in topic.partition_data:
             producer = _single_transactional_batch(pd.records)
             # Every existing partition, an internal topic's too: Kafka refuses those only at the append.
-            if name is not None and producer is not None and ctx.broker.topics.partition(name, pd.index):
+            if name is None or name in unwritable or producer is None:
+                continue
+            if ctx.broker.topics.partition(name, pd.index):
                 wanted.add((name, pd.index))
                 producers.add(producer)
     if not wanted:
