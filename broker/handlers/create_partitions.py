@@ -48,7 +48,8 @@ async def handle(ctx: RequestContext, request) -> object:
     answered: set[str] = set()
     room = MAX_PARTITIONS_PER_REQUEST  # partitions this request may still create
     mutations = MutationQuota(ctx)
-    alterable = filter_authorized(ctx, AclOperation.ALTER, ResourceType.TOPIC, [n for n in names if names.count(n) == 1])
+    once = [name for name in names if names.count(name) == 1]
+    alterable = filter_authorized(ctx, AclOperation.ALTER, ResourceType.TOPIC, once)
     for topic in request.topics:
         if topic.name in answered:
             continue

@@ -65,7 +65,7 @@ async def test_create_topics_hides_configs_without_describe_configs(authz_broker
     assert unseen.topic_id != ZERO_ID and authz_broker.topics.get("unseen").num_partitions == 2
 
 
-async def test_create_topics_alter_configs_implies_describe_configs_and_validate_only_is_checked(authz_broker):  # noqa: F811,E501
+async def test_create_topics_alter_configs_implies_describe_configs_validate_only(authz_broker):  # noqa: F811
     grant(authz_broker, "bob", Op.CREATE, Res.TOPIC, "t")
     grant(authz_broker, "bob", Op.ALTER_CONFIGS, Res.TOPIC, "t")
     got = await _create(authz_broker, "bob", creatable("t"), creatable("u"), validate_only=True)
