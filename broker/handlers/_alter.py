@@ -25,6 +25,15 @@ Kafka's order:
 3. the new overrides: null values and values the storage layer refuses are
    INVALID_CONFIG, with the message naming the key.
 
+Authorization (Kafka's ``ControllerApis.authorizeAlterResource``): ALTER_CONFIGS
+on the topic, the group, or the cluster (BROKER); a denial is
+TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED or
+CLUSTER_AUTHORIZATION_FAILED with the error's default message. Kafka's
+forwarding broker checks a request's shape (and validates a BROKER change)
+before its controller authorizes it, and the controller authorizes before it
+checks the topic or group: ``check_allowed`` is that step, and
+``store_broker_configs_if_allowed`` validates a BROKER change before it.
+
 ``Outcome`` is an (error code, message) pair; ``OK`` is success.
 """
 
@@ -34,11 +43,13 @@ from typing import Any, Awaitable, Callable
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext
 from ..topics import TopicError, check_topic_name
 from ..dynamic_config import NotStored
 from ..group_configs import InvalidGroupConfig
 from ._admin import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC, broker_resource_error, null_config_error
+from ._admin_authz import config_refusal
 
 Outcome = tuple[ErrorCode, str | None]
 OK: Outcome = (ErrorCode.NONE, None)
@@ -95,6 +106,23 @@ def check_target(ctx: RequestContext, resource) -> None:
     if resource.resource_type == RESOURCE_GROUP:
         return  # any group; its name is checked with the new configs (store_group_configs)
     raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
+
+
+def check_allowed(ctx: RequestContext, resource) -> None:
+    """Raise ``Refused`` unless the principal may ALTER_CONFIGS the resource."""
+    refusal = config_refusal(ctx, AclOperation.ALTER_CONFIGS, resource.resource_type, resource.resource_name)
+    if refusal is not None:
+        raise Refused(*refusal)
+
+
+async def store_broker_configs_if_allowed(ctx: RequestContext, level: str,
+                                          change: Callable[[dict[str, str]], dict[str, str]],
+                                          validate_only: bool) -> Outcome:  # fmt: skip
+    """``store_broker_configs`` for a principal allowed to ALTER_CONFIGS the cluster; for another, the
+    change is validated (its refusal comes first, as the broker's before its controller's) and denied."""
+    refusal = config_refusal(ctx, AclOperation.ALTER_CONFIGS, RESOURCE_BROKER, level)
+    outcome = await store_broker_configs(ctx, level, change, validate_only or refusal is not None)
+    return refusal if refusal is not None and outcome == OK else outcome
 
 
 def broker_level(resource) -> str:

@@ -18,6 +18,9 @@ TRACE; TRACE is level 5, below DEBUG).
   exist!", INVALID_CONFIG) and a valid level (INVALID_CONFIG naming the valid
   ones); DELETE makes the logger inherit its parent's level again, except
   for ``root`` (INVALID_REQUEST); APPEND and SUBTRACT are INVALID_REQUEST.
+  A principal not allowed ALTER_CONFIGS on the cluster is refused
+  CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed." after the
+  null values are checked and before anything else.
   Every operation is checked before any is applied; ``validate_only``
   applies none. The legacy AlterConfigs does not take this resource type.
 """
@@ -84,11 +87,14 @@ def describe_entries(node_id: int, resource_name: str | None) -> list[LoggerEntr
     return [LoggerEntry(name, _kafka_level(lg.getEffectiveLevel())) for name, lg in sorted(_loggers().items())]
 
 
-def alter(node_id: int, resource_name: str | None, configs: list[Any], validate_only: bool) -> None:
+def alter(node_id: int, resource_name: str | None, configs: list[Any], validate_only: bool,
+          authorized: bool = True) -> None:  # fmt: skip
     """Check every operation, then (unless ``validate_only``) apply them in order; raises LoggerError."""
     nulls = [c.name for c in configs if c.config_operation != DELETE and c.value is None]
     if nulls:
         raise LoggerError(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(nulls))
+    if not authorized:
+        raise LoggerError(ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
     if not is_java_int(resource_name):
         raise LoggerError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {resource_name}")
     if int(resource_name) != node_id:

@@ -8,6 +8,14 @@ anonymous principal), a token request is not allowed at all
 (DELEGATION_TOKEN_REQUEST_NOT_ALLOWED: clients report "not allowed on
 PLAINTEXT/1-way SSL channels"); anywhere else tokens are disabled
 (DELEGATION_TOKEN_AUTH_DISABLED).
+
+Authorization: Kafka checks ACLs for tokens only where this broker never
+gets to. CreateDelegationToken checks CREATE_TOKENS on another owner before
+it finds tokens off (``create_delegation_token.py``). DescribeDelegationToken
+answers DELEGATION_TOKEN_AUTH_DISABLED before it would filter tokens by
+DESCRIBE on the token and DESCRIBE_TOKENS on their owners, and there are no
+tokens to filter; Renew and Expire check the token's owner and renewers, not
+ACLs.
 """
 
 from __future__ import annotations

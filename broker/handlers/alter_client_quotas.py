@@ -10,6 +10,10 @@ stored together, unless ``validate_only``; if the store cannot be written
 they get KAFKA_STORAGE_ERROR and nothing changes. A change applies from the
 next request on.
 
+Authorization (Kafka's ``ControllerApis``): ALTER_CONFIGS on the cluster,
+checked first; without it nothing changes and every entry (its entity
+echoed) gets CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed.".
+
 Version notes: v1 flexible.
 """
 
@@ -17,8 +21,10 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
 from ..quotas import QuotaRefused, check_op, entity_of
+from ._admin_authz import CLUSTER_DENIED
 
 API_KEY = 49
 
@@ -28,14 +34,18 @@ async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     Entry = type(resp).EntryData
     changes, passed = [], []
+    denied = not ctx.authorized_cluster(AclOperation.ALTER_CONFIGS)
     for entry in request.entries:
         answer = Entry(error_code=ErrorCode.NONE, error_message=None, entity=[
             Entry.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity])  # fmt: skip
-        try:
-            changes.append(_change(entry))
-            passed.append(answer)
-        except QuotaRefused as exc:
-            answer.error_code, answer.error_message = ErrorCode.INVALID_REQUEST, str(exc)
+        if denied:
+            answer.error_code, answer.error_message = CLUSTER_DENIED
+        else:
+            try:
+                changes.append(_change(entry))
+                passed.append(answer)
+            except QuotaRefused as exc:
+                answer.error_code, answer.error_message = ErrorCode.INVALID_REQUEST, str(exc)
         resp.entries.append(answer)
     if changes and not request.validate_only:
         try:

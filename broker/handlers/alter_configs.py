@@ -15,6 +15,12 @@ from this legacy API too: a key named twice is INVALID_REQUEST "Error due to
 duplicate config keys", a null value INVALID_REQUEST as for BROKER. Resource
 checks (unknown topic, bad names, broker ids, duplicates) are in ``_alter``.
 
+Authorization: ALTER_CONFIGS, as ``_alter`` describes: for TOPIC and GROUP
+before the resource is checked (TOPIC_AUTHORIZATION_FAILED /
+GROUP_AUTHORIZATION_FAILED, after a GROUP's duplicate keys and null values),
+for BROKER after the change is validated (CLUSTER_AUTHORIZATION_FAILED).
+Unknown resource types are INVALID_REQUEST before any check.
+
 Version notes: v1 answers before throttling; v2 flexible.
 """
 
@@ -24,8 +30,8 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ._admin import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC
-from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_target, null_broker_values,
-                     store_broker_configs, store_group_configs, store_overrides)  # fmt: skip
+from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target, null_broker_values,
+                     store_broker_configs_if_allowed, store_group_configs, store_overrides)  # fmt: skip
 
 API_KEY = 33
 
@@ -33,17 +39,21 @@ API_KEY = 33
 @handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
     async def change(resource) -> Outcome:
-        check_target(ctx, resource)
         configs = {c.name: c.value for c in resource.configs}
         if resource.resource_type == RESOURCE_BROKER:
+            check_target(ctx, resource)
             null_broker_values([name for name, value in configs.items() if value is None])
-            return await store_broker_configs(ctx, broker_level(resource), lambda _current: configs,
-                                              request.validate_only)  # fmt: skip
+            return await store_broker_configs_if_allowed(ctx, broker_level(resource), lambda _current: configs,
+                                                         request.validate_only)  # fmt: skip
         if resource.resource_type == RESOURCE_GROUP:
             if len(configs) < len(resource.configs):
                 raise Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
             null_broker_values([name for name, value in configs.items() if value is None])
+            check_allowed(ctx, resource)
             return store_group_configs(ctx, resource.resource_name, configs, request.validate_only)
+        if resource.resource_type == RESOURCE_TOPIC:
+            check_allowed(ctx, resource)
+        check_target(ctx, resource)
         if resource.resource_type != RESOURCE_TOPIC:
             return OK
         return store_overrides(ctx, resource.resource_name, configs, request.validate_only)

@@ -12,6 +12,12 @@ one result per partition named:
   twice is INVALID_REPLICA_ASSIGNMENT with Kafka's message. What is left is
   ``[node.id]``, the partition's current replica: nothing to move, NONE.
 
+Authorization (Kafka's ``ControllerApis``): ALTER on the cluster, checked
+first; without it the request fails as a whole: CLUSTER_AUTHORIZATION_FAILED
+at the top and for every partition named, with the message of Kafka's
+ClusterAuthorizationException ("Request Request(...) is not authorized."),
+and ``allow_replication_factor_change`` (v1) its default, true.
+
 So ``kafka-reassign-partitions.sh --execute`` of a plan that keeps every
 partition on this node succeeds and ``--verify`` reports it complete
 (ListPartitionReassignments lists nothing in progress), and a plan that
@@ -23,7 +29,9 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
+from ._admin_authz import cluster_denied_message
 
 API_KEY = 45
 NO_REASSIGNMENT = "No partition reassignment is in progress."
@@ -31,6 +39,8 @@ NO_REASSIGNMENT = "No partition reassignment is in progress."
 
 @handler(API_KEY, 0, 1)
 async def handle(ctx: RequestContext, request) -> object:
+    if not ctx.authorized_cluster(AclOperation.ALTER):
+        return _denied(ctx, request)
     resp = ctx.response(error_code=ErrorCode.NONE, error_message=None,
                         allow_replication_factor_change=request.allow_replication_factor_change)  # fmt: skip
     Topic = type(resp).ReassignableTopicResponse
@@ -41,6 +51,17 @@ async def handle(ctx: RequestContext, request) -> object:
             code, message = _alter(ctx, topic.name, target.partition_index, target.replicas)
             parts.append(Part(partition_index=target.partition_index, error_code=code, error_message=message))
         resp.responses.append(Topic(name=topic.name, partitions=parts))
+    return resp
+
+
+def _denied(ctx: RequestContext, request) -> object:
+    code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied_message(ctx)
+    resp = ctx.response(error_code=code, error_message=message)
+    Topic = type(resp).ReassignableTopicResponse
+    Part = Topic.ReassignablePartitionResponse
+    resp.responses = [Topic(name=topic.name, partitions=[
+        Part(partition_index=p.partition_index, error_code=code, error_message=message) for p in topic.partitions])
+        for topic in request.topics]  # fmt: skip
     return resp
 
 

@@ -21,7 +21,10 @@ last one. In Kafka's order of checks:
   DescribeLogDirs lists the copy under the destination as a future log until
   the swap, then the partition there.
 
-There is no authorizer, so never CLUSTER_AUTHORIZATION_FAILED.
+Authorization (Kafka's ``KafkaApis``): ALTER on the cluster, checked first;
+without it nothing moves and every partition named gets
+CLUSTER_AUTHORIZATION_FAILED, in one topic result per directory and topic
+as the request lists them (Kafka's error answer: not merged).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 from protocol import ErrorCode
 from storage.file_names import FUTURE_SUFFIX
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
 
 API_KEY = 34
@@ -42,6 +46,8 @@ UNIQUE_ID_CHARS = 32  # a UUID without its dashes, as Kafka names future and del
 @handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
+    if not ctx.authorized_cluster(AclOperation.ALTER):
+        return _denied(resp, request)
     wanted: dict[tuple[str, int], str] = {}
     for alter in request.dirs:
         for topic in alter.topics:
@@ -54,6 +60,15 @@ async def handle(ctx: RequestContext, request) -> object:
         by_topic[topic_name].append(Topic.AlterReplicaLogDirPartitionResult(partition_index=partition,
                                                                            error_code=code))  # fmt: skip
     resp.results = [Topic(topic_name=name, partitions=parts) for name, parts in by_topic.items()]
+    return resp
+
+
+def _denied(resp, request) -> object:
+    Topic = type(resp).AlterReplicaLogDirTopicResult
+    Part, denied = Topic.AlterReplicaLogDirPartitionResult, ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    resp.results = [Topic(topic_name=topic.name, partitions=[Part(partition_index=p, error_code=denied)
+                                                             for p in topic.partitions])
+                    for alter in request.dirs for topic in alter.topics]  # fmt: skip
     return resp
 
 

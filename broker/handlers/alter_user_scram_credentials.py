@@ -18,6 +18,11 @@ UNKNOWN_SERVER_ERROR and no message.
 The valid alterations are applied together and saved (``scram_store.py``)
 before the answer; logins from then on use them. Results come as Kafka
 orders them: the deletions done, the upsertions done, then the failures.
+
+Authorization (Kafka's ``ControllerApis``): ALTER on the cluster, checked
+first; without it nothing changes and each user named (once, sorted by name)
+gets CLUSTER_AUTHORIZATION_FAILED with the message of Kafka's
+ClusterAuthorizationException ("Request Request(...) is not authorized.").
 """
 
 from __future__ import annotations
@@ -26,8 +31,10 @@ import logging
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
 from ..scram import BY_TYPE, credential_from_salted
+from ._admin_authz import cluster_denied_message
 
 API_KEY = 51
 DUPLICATE = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
@@ -111,8 +118,20 @@ def _apply(store, deletions: dict, changes: dict) -> bool:
     return True
 
 
+def _denied(ctx: RequestContext, request) -> object:
+    resp = ctx.response(throttle_time_ms=0, results=[])
+    Result = type(resp).AlterUserScramCredentialsResult
+    users = sorted({entry.name for entry in [*request.deletions, *request.upsertions]})
+    message = cluster_denied_message(ctx)
+    resp.results = [Result(user=u, error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=message)
+                    for u in users]  # fmt: skip
+    return resp
+
+
 @handler(API_KEY, 0, 0)
 async def handle(ctx: RequestContext, request) -> object:
+    if not ctx.authorized_cluster(AclOperation.ALTER):
+        return _denied(ctx, request)
     store = ctx.broker.scram
     deletions, upsertions, errors = _sort(store, request)
     changes = _credentials(upsertions, errors)

@@ -16,6 +16,11 @@ Behaviour, per topic (Kafka's controller checks and messages):
   the others and the topic gets KAFKA_STORAGE_ERROR. ``validate_only`` runs
   the checks and changes nothing.
 
+Authorization (Kafka's ``ControllerApis.createPartitions``), after the
+duplicate check and before every other: each topic needs ALTER on itself
+(ALTER on the cluster does not stand in for it); one without is
+TOPIC_AUTHORIZATION_FAILED with no message, whether it exists or not.
+
 Version notes: v1 answers before throttling; v2 flexible; v3 same as v2.
 """
 
@@ -25,10 +30,12 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..mutation_quota import THROTTLED, MutationQuota
 from ..topics import TopicError
 from ._admin import INVALID_REPLICA_ASSIGNMENT, MAX_PARTITIONS_PER_REQUEST
+from ._admin_authz import filter_authorized
 
 API_KEY = 37
 
@@ -41,12 +48,16 @@ async def handle(ctx: RequestContext, request) -> object:
     answered: set[str] = set()
     room = MAX_PARTITIONS_PER_REQUEST  # partitions this request may still create
     mutations = MutationQuota(ctx)
+    once = [name for name in names if names.count(name) == 1]
+    alterable = filter_authorized(ctx, AclOperation.ALTER, ResourceType.TOPIC, once)
     for topic in request.topics:
         if topic.name in answered:
             continue
         answered.add(topic.name)
         if names.count(topic.name) > 1:
             code, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
+        elif topic.name not in alterable:
+            code, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None
         else:
             async with ctx.broker.topics.changes:
                 code, message, added = await _grow(ctx, topic, request.validate_only, room, mutations)

@@ -29,6 +29,16 @@ success carries the topic's ``num_partitions``, ``replication_factor`` and
 its effective configs (sorted by name, as the controller sends them), from v7
 its ``topic_id``.
 
+Authorization (Kafka's ``ControllerApis.createTopics``), after the duplicate
+check and before every other: ``__cluster_metadata`` is INVALID_REQUEST
+"Creation of internal topic __cluster_metadata is prohibited."; CREATE on the
+cluster allows every topic, else each topic needs CREATE on itself, and one
+without it is TOPIC_AUTHORIZATION_FAILED "Authorization failed." (only the
+topics let through count towards the request's partition bound). A topic
+created (or validated) without DESCRIBE_CONFIGS on it is answered without
+its configs, ``num_partitions`` and ``replication_factor`` (-1), and with
+``topic_config_error_code`` TOPIC_AUTHORIZATION_FAILED (v5+).
+
 Version notes: v1 validate_only and error_message; v2 throttle_time_ms; v4
 num_partitions/replication_factor may be -1 (brokers answer the same for all
 versions); v5 flexible, results carry configs; v7 topic_id. Kafka 4.0 dropped
@@ -41,13 +51,16 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..mutation_quota import THROTTLED, MutationQuota
 from ..topics import TopicError, check_topic_name
 from ._admin import INVALID_REPLICA_ASSIGNMENT, MAX_PARTITIONS_PER_REQUEST, null_config_error, source_id
+from ._admin_authz import filter_authorized
 from ._alter import validate_overrides
 
 API_KEY = 19
+METADATA_TOPIC = "__cluster_metadata"
 
 
 class _Refused(Exception):
@@ -66,13 +79,16 @@ async def handle(ctx: RequestContext, request) -> object:
         counts[topic.name] = counts.get(topic.name, 0) + 1
     answered: set[str] = set()
     mutations = MutationQuota(ctx)
-    too_many = _partitions_asked(ctx, [t for t in request.topics if counts[t.name] == 1]) > MAX_PARTITIONS_PER_REQUEST
+    creatable, describable = _authorize(ctx, [name for name, count in counts.items() if count == 1])
+    asked = [t for t in request.topics if t.name in creatable]
+    too_many = _partitions_asked(ctx, asked) > MAX_PARTITIONS_PER_REQUEST
     for topic in request.topics:
         if topic.name in answered:
             continue
         answered.add(topic.name)
-        if counts[topic.name] > 1:
-            resp.topics.append(_error(Result, topic.name, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+        refusal = _refusal(topic.name, counts, creatable)
+        if refusal is not None:
+            resp.topics.append(_error(Result, topic.name, *refusal))
             continue
         if too_many:
             message = "Excessively large number of partitions per request."
@@ -80,11 +96,33 @@ async def handle(ctx: RequestContext, request) -> object:
             continue
         try:
             async with ctx.broker.topics.changes:
-                resp.topics.append(await _create(ctx, Result, topic, request.validate_only, mutations))
+                created = await _create(ctx, Result, topic, request.validate_only, mutations, topic.name in describable)
+                resp.topics.append(created)
         except _Refused as exc:
             resp.topics.append(_error(Result, topic.name, exc.error_code, exc.message))
     mutations.answer(resp)
     return resp
+
+
+def _authorize(ctx: RequestContext, names: list[str]) -> tuple[set[str], set[str]]:
+    """The topics (named once) the principal may create, and those whose configs it may see."""
+    allowed = [name for name in names if name != METADATA_TOPIC]
+    if ctx.authorized(AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False):
+        creatable = set(allowed)
+    else:
+        creatable = filter_authorized(ctx, AclOperation.CREATE, ResourceType.TOPIC, allowed)
+    describable = filter_authorized(ctx, AclOperation.DESCRIBE_CONFIGS, ResourceType.TOPIC, allowed, log_denied=False)
+    return creatable, describable
+
+
+def _refusal(name: str, counts: dict[str, int], creatable: set[str]) -> tuple[ErrorCode, str] | None:
+    if counts[name] > 1:
+        return ErrorCode.INVALID_REQUEST, "Duplicate topic name."
+    if name == METADATA_TOPIC:
+        return ErrorCode.INVALID_REQUEST, f"Creation of internal topic {METADATA_TOPIC} is prohibited."
+    if name not in creatable:
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."
+    return None
 
 
 def _partitions_asked(ctx: RequestContext, topics: list) -> int:
@@ -104,7 +142,8 @@ def _error(Result: type, name: str, code: ErrorCode, message: str | None) -> Any
     return Result(name=name, error_code=code, error_message=message)
 
 
-async def _create(ctx: RequestContext, Result: type, topic, validate_only: bool, mutations: MutationQuota) -> Any:
+async def _create(ctx: RequestContext, Result: type, topic, validate_only: bool, mutations: MutationQuota,
+                  describable: bool) -> Any:  # fmt: skip
     topics = ctx.broker.topics
     try:
         check_topic_name(topic.name)
@@ -126,7 +165,9 @@ async def _create(ctx: RequestContext, Result: type, topic, validate_only: bool,
     except TopicError as exc:
         raise _Refused(exc.error_code, str(exc)) from None
     result = Result(name=topic.name, topic_id=created.topic_id, error_code=ErrorCode.NONE, error_message=None)
-    if ctx.version >= 5:
+    if ctx.version >= 5 and not describable:
+        result.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    elif ctx.version >= 5:
         result.num_partitions = num_partitions
         result.replication_factor = 1
         result.configs = _configs(ctx, Result, topic.name, configs, validate_only)

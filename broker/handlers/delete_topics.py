@@ -15,6 +15,16 @@ predate that error code), as Kafka answers. Otherwise, per topic:
   committed offsets of it are deleted too (tombstones in
   ``__consumer_offsets``), as Kafka's coordinator does.
 
+Authorization (Kafka's ``ControllerApis.deleteTopics``), after the checks of
+the request's shape above: DELETE on the cluster allows every topic; else a
+topic needs DELETE on itself, and DESCRIBE decides what a refusal reveals. A
+topic named without DESCRIBE is TOPIC_AUTHORIZATION_FAILED whether it exists
+or not; with DESCRIBE, an unknown one is UNKNOWN_TOPIC_OR_PARTITION and one
+without DELETE TOPIC_AUTHORIZATION_FAILED. A topic id is not secret: an
+unknown one is UNKNOWN_TOPIC_ID for everyone; a known one without DELETE is
+TOPIC_AUTHORIZATION_FAILED, answered with the topic's name only when the
+principal may DESCRIBE it (else a null name, "" before v6).
+
 Version notes: v1 throttle_time_ms; v3 TOPIC_DELETION_DISABLED; v4 flexible;
 v5 error_message; v6 topics by name or id (``topics`` replaces
 ``topic_names``). Kafka 4.0 dropped v0.
@@ -27,10 +37,12 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..mutation_quota import THROTTLED, MutationQuota
 from ..topics import TopicError
 from ._admin import UNKNOWN_TOPIC_MESSAGE
+from ._admin_authz import DEFAULT_MESSAGES, filter_authorized
 
 API_KEY = 20
 ZERO_ID = uuid.UUID(int=0)
@@ -38,6 +50,7 @@ ZERO_ID = uuid.UUID(int=0)
 _MESSAGES = {
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: UNKNOWN_TOPIC_MESSAGE,
     ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED: DEFAULT_MESSAGES[ErrorCode.TOPIC_AUTHORIZATION_FAILED],
 }
 
 
@@ -54,9 +67,10 @@ async def handle(ctx: RequestContext, request) -> object:
     names = [n for n, _ in wanted if n is not None]
     ids = [i for n, i in wanted if n is None and i != ZERO_ID]
     mutations = MutationQuota(ctx)
+    access = _authorize(ctx, names, ids)
     for name, topic_id in wanted:
         async with ctx.broker.topics.changes:  # not while a creation or growth is under way
-            resp.responses.append(_delete_one(ctx, Result, (name, topic_id), (names, ids), mutations))
+            resp.responses.append(_delete_one(ctx, Result, (name, topic_id), (names, ids), mutations, access))
     mutations.answer(resp)
     for result in resp.responses:
         if result.error_code == ErrorCode.NONE:  # Kafka's handleDeletedPartitions: the topic's offsets go too
@@ -70,8 +84,20 @@ def _wanted(ctx: RequestContext, request) -> list[tuple[str | None, uuid.UUID]]:
     return [(t.name, t.topic_id) for t in request.topics]
 
 
-def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, mutations: MutationQuota) -> Any:
-    (name, topic_id), (names, ids) = wanted, asked
+def _authorize(ctx: RequestContext, names: list[str], ids: list[uuid.UUID]) -> tuple[set[str], set[str]]:
+    """The topics, of those named once or by an id given once, the principal may describe and may delete."""
+    topics = ctx.broker.topics
+    resolved = (topics.name_for_id(i) for i in ids if ids.count(i) == 1)
+    asked = [n for n in names if names.count(n) == 1] + [n for n in resolved if n is not None]
+    if ctx.authorized(AclOperation.DELETE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False):
+        return set(asked), set(asked)
+    describable = filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, asked)
+    return describable, filter_authorized(ctx, AclOperation.DELETE, ResourceType.TOPIC, asked)
+
+
+def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, mutations: MutationQuota,
+                access: tuple[set[str], set[str]]) -> Any:  # fmt: skip
+    (name, topic_id), (names, ids), (describable, deletable) = wanted, asked, access
     if name is not None and topic_id != ZERO_ID:
         message = "You may not specify both topic name and topic id."
         return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, message)
@@ -87,7 +113,14 @@ def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, 
         name = topics.name_for_id(topic_id)
         if name is None:
             return _result(ctx, Result, None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, None)
+        if name not in deletable:
+            shown = name if name in describable else None
+            return _result(ctx, Result, shown, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+    elif name not in describable:
+        return _result(ctx, Result, name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
     topic = topics.get(name)
+    if topic is not None and name not in deletable:
+        return _result(ctx, Result, name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
     if topic is not None:
         topic_id = topic.topic_id
         if not mutations.charge(topic.num_partitions):

@@ -11,13 +11,19 @@ type, or one given twice, is INVALID_REQUEST; a type other than ``user``,
 a match string, 1 (default) and 2 (any named) must not have one, others are
 unknown; ``ip`` cannot be combined with ``user`` or ``client-id``. An error
 answer has null entries.
+
+Authorization (Kafka's ``KafkaApis``): DESCRIBE_CONFIGS on the cluster, before
+the filter is checked; without it the answer is CLUSTER_AUTHORIZATION_FAILED
+"Cluster authorization failed." with null entries.
 """
 
 from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
+from ._admin_authz import CLUSTER_DENIED
 
 API_KEY = 48
 ENTITY_TYPES = ("user", "client-id", "ip")
@@ -58,7 +64,8 @@ def filter_error(components) -> tuple[ErrorCode, str] | None:
 
 @handler(API_KEY, 0, 1)
 async def handle(ctx: RequestContext, request) -> object:
-    error = filter_error(request.components)
+    error = None if ctx.authorized_cluster(AclOperation.DESCRIBE_CONFIGS) else CLUSTER_DENIED
+    error = error or filter_error(request.components)
     if error is not None:
         return ctx.response(throttle_time_ms=0, error_code=error[0], error_message=error[1], entries=None)
     resp = ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, entries=[])

@@ -3,9 +3,13 @@
 Behaviour: this broker (``node.id``, advertised host and port, no rack) is
 the only broker; the cluster id is the storage layer's; the controller id is
 this node (a broker endpoint reports some live broker there, and there is
-only one). With ``include_cluster_authorized_operations`` the answer lists
-every operation a CLUSTER resource supports (there is no authorizer, so all
-are allowed), as the bit field Kafka sends; otherwise INT32_MIN.
+only one). With ``include_cluster_authorized_operations`` the answer carries
+the operations on the CLUSTER resource the principal is allowed, as the bit
+field Kafka sends (every one it supports without an authorizer), or 0 when it
+may not DESCRIBE the cluster (Kafka's ``computeDescribeClusterResponse``;
+that check is made, and a denial logged, only when the field is asked for);
+otherwise INT32_MIN. Nothing else is authorized: any principal may describe
+the cluster.
 
 Version notes: v1 ``endpoint_type``: 1 (brokers) is what a broker serves; 2
 (controllers) gets MISMATCHED_ENDPOINT_TYPE with Kafka's message. v2
@@ -19,8 +23,9 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
-from ._admin import CLUSTER_OPERATIONS, NO_OPERATIONS
+from ._admin import NO_OPERATIONS
 
 API_KEY = 60
 ENDPOINT_BROKERS = 1
@@ -42,8 +47,10 @@ async def handle(ctx: RequestContext, request) -> object:
     resp.brokers.append(type(resp).DescribeClusterBroker(broker_id=broker.config.node_id, host=host, port=port,
                                                                  is_fenced=False))
     resp.endpoint_type = ENDPOINT_BROKERS
-    if request.include_cluster_authorized_operations:
-        resp.cluster_authorized_operations = CLUSTER_OPERATIONS
-    else:
+    if not request.include_cluster_authorized_operations:
         resp.cluster_authorized_operations = NO_OPERATIONS
+    elif ctx.authorized_cluster(AclOperation.DESCRIBE):
+        resp.cluster_authorized_operations = ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)
+    else:
+        resp.cluster_authorized_operations = 0
     return resp

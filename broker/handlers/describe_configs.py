@@ -25,6 +25,14 @@ Behaviour, per resource (Kafka's ``ConfigHelper``):
 Synonyms are sent only when ``include_synonyms`` (v1+) is set, documentation
 only when ``include_documentation`` (v3+) is set.
 
+Authorization (Kafka's ``ConfigHelper``), per resource and before any other
+check: DESCRIBE_CONFIGS on the topic for TOPIC (else TOPIC_AUTHORIZATION_FAILED),
+on the group for GROUP (GROUP_AUTHORIZATION_FAILED), on the cluster for
+BROKER, BROKER_LOGGER and CLIENT_METRICS (CLUSTER_AUTHORIZATION_FAILED); a
+denied resource is answered with that error, its default message ("Topic
+authorization failed.", ...) and no configs, after the allowed ones, as
+Kafka lists them. ALTER_CONFIGS implies DESCRIBE_CONFIGS.
+
 Version notes: v0 has ``is_default`` instead of ``config_source``: true
 exactly when the source is DEFAULT_CONFIG (how Kafka's broker filled it); v1
 config_source, synonyms and include_synonyms; v2 answers before throttling;
@@ -37,6 +45,7 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
 from ..topics import TopicError, check_topic_name
 from . import _broker_loggers as loggers
@@ -51,6 +60,7 @@ from ._admin import (
     synonym_parts,
     type_id,
 )
+from ._admin_authz import config_refusal
 from ._broker_configs import broker_configs, default_configs
 
 API_KEY = 32
@@ -60,8 +70,14 @@ API_KEY = 32
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     Result = type(resp).DescribeConfigsResult
+    denied = []
     for resource in request.resources:
         result = Result(resource_type=resource.resource_type, resource_name=resource.resource_name)
+        refusal = config_refusal(ctx, AclOperation.DESCRIBE_CONFIGS, resource.resource_type, resource.resource_name)
+        if refusal is not None:
+            result.error_code, result.error_message = refusal
+            denied.append(result)
+            continue
         try:
             entries = _entries(ctx, resource)
         except TopicError as exc:
@@ -75,6 +91,7 @@ async def handle(ctx: RequestContext, request) -> object:
                 wanted = [e for e in entries if not keys or e.name in keys]
                 result.configs = [_entry(ctx, request, Result, e) for e in wanted]
         resp.results.append(result)
+    resp.results += denied
     return resp
 
 

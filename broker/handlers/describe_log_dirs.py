@@ -12,8 +12,11 @@ directory (AlterReplicaLogDirs) is also listed under the destination with
 far the copy's end is behind the log end offset. From v4
 each result carries its volume's ``total_bytes`` and ``usable_bytes``
 (``statvfs``); a directory that cannot be read answers KAFKA_STORAGE_ERROR
-with no topics. No directory is cordoned (v5), and the top-level
-``error_code`` (v3+) is 0: there is no authorizer.
+with no topics. No directory is cordoned (v5).
+
+Authorization (Kafka's ``KafkaApis``): DESCRIBE on the cluster; without it the
+answer has no results and, from v3, the top-level ``error_code``
+CLUSTER_AUTHORIZATION_FAILED (v0-2 have no such field: just no results).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
 
 API_KEY = 35
@@ -33,6 +37,9 @@ API_KEY = 35
 @handler(API_KEY, 0, 5)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
+    if not ctx.authorized_cluster(AclOperation.DESCRIBE):
+        resp.error_code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return resp
     wanted = None if request.topics is None else {(t.topic, p) for t in request.topics for p in t.partitions}
     manager = ctx.broker.topics.manager
     logs_by_dir: dict[Path, list[Any]] = defaultdict(list)

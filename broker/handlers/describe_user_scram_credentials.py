@@ -7,7 +7,12 @@ type, and never a salt or key; a user without any gets RESOURCE_NOT_FOUND
 "Attempt to describe a user credential that does not exist: <user>", and a
 name given twice gets one DUPLICATE_RESOURCE result "Cannot describe SCRAM
 credentials for the same user twice in a single request: <user>". The
-request-level error is NONE: there is no authorizer to refuse it.
+request-level error is NONE.
+
+Authorization (Kafka's ``KafkaApis``): DESCRIBE on the cluster; without it the
+answer is CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed." at the
+top and in one result per user named, each with an empty user name, as
+Kafka's error answer builds them (none when ``users`` is null).
 """
 
 from __future__ import annotations
@@ -16,7 +21,9 @@ from collections import Counter
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
+from ._admin_authz import CLUSTER_DENIED
 
 API_KEY = 50
 NOT_FOUND = "Attempt to describe a user credential that does not exist: "
@@ -25,6 +32,12 @@ DUPLICATE = "Cannot describe SCRAM credentials for the same user twice in a sing
 
 @handler(API_KEY, 0, 0)
 async def handle(ctx: RequestContext, request) -> object:
+    if not ctx.authorized_cluster(AclOperation.DESCRIBE):
+        resp = ctx.response(throttle_time_ms=0, error_code=CLUSTER_DENIED[0], error_message=CLUSTER_DENIED[1])
+        Result = type(resp).DescribeUserScramCredentialsResult
+        code, message = CLUSTER_DENIED
+        resp.results = [Result(user="", error_code=code, error_message=message) for _ in request.users or []]
+        return resp
     store = ctx.broker.scram
     asked = [user.name for user in request.users or []]
     counts = Counter(asked)

@@ -13,6 +13,11 @@ Behaviour (Kafka's controller, ``ReplicationControlManager.electLeaders``):
   as Kafka's controller does: INVALID_REQUEST "Unknown election type <n>" at
   the top (v1+) and for each partition named.
 
+Authorization (Kafka's ``ControllerApis``): ALTER on the cluster, checked
+first; without it the request fails as a whole: CLUSTER_AUTHORIZATION_FAILED at
+the top (v1+) and for each partition named, with the message of Kafka's
+ClusterAuthorizationException ("Request Request(...) is not authorized.").
+
 This is what ``kafka-leader-election.sh`` reports as "Valid replica already
 elected for partitions".
 """
@@ -23,7 +28,9 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
+from ._admin_authz import cluster_denied_message
 
 API_KEY = 43
 PREFERRED, UNCLEAN = 0, 1
@@ -35,7 +42,11 @@ async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     Result = type(resp).ReplicaElectionResult
     topics = ctx.broker.topics
-    if request.election_type not in (PREFERRED, UNCLEAN):
+    if not ctx.authorized_cluster(AclOperation.ALTER):
+        resp.error_code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        refusal = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied_message(ctx))
+        resp.replica_election_results = [_named(Result, t, lambda _p: refusal) for t in request.topic_partitions or []]
+    elif request.election_type not in (PREFERRED, UNCLEAN):
         resp.error_code = ErrorCode.INVALID_REQUEST
         refusal = (ErrorCode.INVALID_REQUEST, f"Unknown election type {request.election_type}")
         resp.replica_election_results = [_named(Result, t, lambda _p: refusal) for t in request.topic_partitions or []]

@@ -26,6 +26,14 @@ INVALID_CONFIG "Can't APPEND to key k because its type is not LIST." (no
 group config is a LIST). The resulting set of overrides is then checked and stored
 exactly as AlterConfigs does (``_alter``); ``validate_only`` stores nothing.
 
+Authorization: ALTER_CONFIGS, as ``_alter`` describes: a BROKER_LOGGER
+resource after its duplicate keys and null values and before its node id and
+loggers are checked (Kafka's ``RuntimeLoggerManager``), CLUSTER_AUTHORIZATION_FAILED
+"Cluster authorization failed."; a BROKER resource after its change is
+validated (CLUSTER_AUTHORIZATION_FAILED); a TOPIC after its duplicate keys,
+a GROUP after its duplicate keys and null values, before anything else about
+them (TOPIC_AUTHORIZATION_FAILED / GROUP_AUTHORIZATION_FAILED).
+
 Version notes: v1 flexible.
 """
 
@@ -35,12 +43,14 @@ from typing import Any
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
 from . import _broker_loggers as loggers
 from ._admin import (DEFAULT_CONFIG, LIST_TYPE, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_GROUP, RESOURCE_TOPIC,
                      synonym_parts, type_id)  # fmt: skip
-from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_target, current_overrides,
-                     null_broker_values, store_broker_configs, store_group_configs, store_overrides)  # fmt: skip
+from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target, current_overrides,
+                     null_broker_values, store_broker_configs_if_allowed, store_group_configs,
+                     store_overrides)  # fmt: skip
 
 API_KEY = 44
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
@@ -53,22 +63,28 @@ async def handle(ctx: RequestContext, request) -> object:
     async def change(resource) -> Outcome:
         if resource.resource_type == RESOURCE_BROKER_LOGGER:
             _check_duplicates(resource.configs)
+            allowed = ctx.authorized_cluster(AclOperation.ALTER_CONFIGS)
             try:
                 loggers.alter(ctx.broker.config.node_id, resource.resource_name, resource.configs,
-                              request.validate_only)  # fmt: skip
+                              request.validate_only, allowed)  # fmt: skip
             except loggers.LoggerError as exc:
                 return exc.error_code, str(exc)
             return OK
-        check_target(ctx, resource)
         if resource.resource_type == RESOURCE_BROKER:
+            check_target(ctx, resource)
             _check_ops(resource.configs)
             _check_nulls(resource.configs)
-            return await store_broker_configs(ctx, broker_level(resource),
-                                              lambda current: _apply_broker(current, resource.configs),
-                                              request.validate_only)  # fmt: skip
+            return await store_broker_configs_if_allowed(ctx, broker_level(resource),
+                                                         lambda current: _apply_broker(current, resource.configs),
+                                                         request.validate_only)  # fmt: skip
+        _check_duplicates(resource.configs)
+        if resource.resource_type == RESOURCE_GROUP:
+            _check_nulls(resource.configs)
+        if resource.resource_type in (RESOURCE_TOPIC, RESOURCE_GROUP):
+            check_allowed(ctx, resource)
+        check_target(ctx, resource)
         if resource.resource_type == RESOURCE_GROUP:
             _check_ops(resource.configs)
-            _check_nulls(resource.configs)
             props = _apply_group(ctx.broker.group_configs.current(resource.resource_name), resource.configs)
             return store_group_configs(ctx, resource.resource_name, props, request.validate_only)
         if resource.resource_type != RESOURCE_TOPIC:

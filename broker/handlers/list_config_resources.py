@@ -9,6 +9,10 @@ asked: TOPIC (2) every topic, internal ones too; BROKER_LOGGER (8) and BROKER
 (16), of which there are none here. Any other type makes the
 whole answer UNSUPPORTED_VERSION with no resources, as in Kafka.
 
+Authorization (Kafka's ``KafkaApis``): DESCRIBE_CONFIGS on the cluster, checked
+first; without it the whole answer is CLUSTER_AUTHORIZATION_FAILED with no
+resources.
+
 Version notes: v1 resource_types, and resource_type per entry.
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
 
 API_KEY = 74
@@ -26,6 +31,9 @@ _LISTED = (TOPIC, BROKER_LOGGER, BROKER, CLIENT_METRICS, GROUP)
 @handler(API_KEY, 0, 1)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE)
+    if not ctx.authorized_cluster(AclOperation.DESCRIBE_CONFIGS):
+        resp.error_code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return resp
     if ctx.version == 0:
         return resp  # client-metrics resources: none
     wanted = set(request.resource_types) or set(_LISTED)
