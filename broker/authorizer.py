@@ -27,7 +27,7 @@ example InitProducerId of an idempotent producer: WRITE to any topic)?
 DescribeGroups: each operation the resource type has that ``authorize``
 allows.
 
-Decisions are cached until the bindings change. A denial a request asked
+Decisions are cached until the bindings change. Every denial a request asked
 for is logged at INFO on ``kafka.authorizer.logger`` in Kafka's words.
 
 **Keeping.** Kafka keeps ACLs in its metadata log; here they live in
@@ -100,7 +100,7 @@ class Authorizer:
         self.acls: list[AclBinding] = []
         self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
         self._prefixed: dict[tuple[ResourceType, str], list[AclBinding]] = {}
-        self._cache: dict[tuple, bool] = {}
+        self._cache: dict[tuple, str] = {}  # the deciding rule of each action asked about
 
     @classmethod
     def load(cls, log_dir: str | Path | None, super_users: str, allow_if_no_acl: bool) -> "Authorizer":
@@ -177,18 +177,19 @@ class Authorizer:
     def authorize(self, principal: str, host: str, op: AclOperation, rtype: ResourceType, name: str,
                   request: str = "", log_denied: bool = True) -> bool:  # fmt: skip
         key = (principal, host, op, rtype, name)
-        allowed = self._cache.get(key)
-        if allowed is None:
+        rule = self._cache.get(key)
+        if rule is None:
             rule = self.decide(principal, host, op, rtype, name)
-            allowed = rule in ("SuperUser", "Allow", "DefaultAllow")
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache = {}
-            self._cache[key] = allowed
-            if not allowed and log_denied:
-                audit.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s "
-                           "for request = %s based on rule %s", principal, op.name, host, rtype.name.title(),
-                           name, request, rule)  # fmt: skip
-        return allowed
+            self._cache[key] = rule
+        if rule in ("SuperUser", "Allow", "DefaultAllow"):
+            return True
+        if log_denied:  # every denied request, as Kafka's audit log has it
+            audit.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s "
+                       "for request = %s based on rule %s", principal, op.name, host, _camel(rtype.name),
+                       name, request, rule)  # fmt: skip
+        return False
 
     def authorize_by_type(self, principal: str, host: str, op: AclOperation, rtype: ResourceType) -> bool:
         """May ``principal`` do ``op`` to some resource of ``rtype``? (Kafka's ``authorizeByResourceType``.)"""
@@ -227,3 +228,8 @@ def _some_allow_undominated(allow: dict[PatternType, set[str]], deny: dict[Patte
             if not any(name[:end] in deny[PatternType.PREFIXED] for end in range(1, len(name) + 1)):
                 return True
     return False
+
+
+def _camel(name: str) -> str:
+    """A resource type as Kafka's audit log names it: TRANSACTIONAL_ID is ``TransactionalId``."""
+    return "".join(part.title() for part in name.split("_"))

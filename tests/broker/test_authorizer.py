@@ -169,3 +169,14 @@ def test_an_unknown_authorizer_class_stops_the_start():
     config = BrokerConfig.from_props({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
     config.validate()
     assert config.authorizer_class_name == "kafka.security.authorizer.AclAuthorizer"
+
+
+def test_every_denied_request_is_logged_even_when_the_decision_is_cached(caplog):
+    a = auth_with()
+    caplog.set_level("INFO", logger="kafka.authorizer.logger")
+    assert not a.authorize("User:bob", HOST, Op.READ, Res.TOPIC, "orders", "Fetch", log_denied=False)
+    assert not a.authorize("User:bob", HOST, Op.READ, Res.TOPIC, "orders", "Fetch")
+    assert not a.authorize("User:bob", HOST, Op.READ, Res.TOPIC, "orders", "Fetch")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"Principal = User:bob is Denied operation = READ from host = {HOST} on resource = Topic:LITERAL:orders "
+        "for request = Fetch based on rule DefaultDeny"] * 2  # fmt: skip
