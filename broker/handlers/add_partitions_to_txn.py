@@ -4,10 +4,10 @@ Behaviour: the request is checked as Kafka's KafkaApis does before it reaches
 the coordinator: without WRITE on the TRANSACTIONAL_ID every partition is
 TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then a partition of an internal topic
 (clients may not write one) or of a topic the principal may not WRITE is
-TOPIC_AUTHORIZATION_FAILED, one that does not exist
-UNKNOWN_TOPIC_OR_PARTITION, and if any partition failed, the others get
-OPERATION_NOT_ATTEMPTED and none is added. Otherwise the transaction coordinator adds them all and every
-partition gets its answer (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED,
+TOPIC_AUTHORIZATION_FAILED (before its existence is looked at), one that
+does not exist UNKNOWN_TOPIC_OR_PARTITION, and if any partition failed, the
+others get OPERATION_NOT_ATTEMPTED and none is added. Otherwise the
+transaction coordinator adds them all and every partition gets its answer (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED,
 CONCURRENT_TRANSACTIONS ...). PRODUCER_FENCED is INVALID_PRODUCER_EPOCH
 before v2.
 
