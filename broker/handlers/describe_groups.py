@@ -7,9 +7,15 @@ unknown or deleted group (the empty id included, as Kafka allows it here) is
 described as ``Dead``: with error NONE up to v5, and from v6 (KIP-1043) with
 GROUP_ID_NOT_FOUND and the message "Group <id> not found.", the other fields
 left empty as Kafka leaves them. With ``include_authorized_operations`` (v3+)
-a group answered without error reports every operation a GROUP resource
-supports (no authorizer); one answered with an error keeps the INT32_MIN
-default, as Kafka only fills in groups without error.
+a group answered without error reports the operations the principal may do
+to it (``RequestContext.authorized_operations``: every operation a GROUP
+resource supports when there is no authorizer); one answered with an error
+keeps the INT32_MIN default, as Kafka only fills in groups without error.
+
+Authorization, per group: DESCRIBE on the GROUP; a refused group is
+answered GROUP_AUTHORIZATION_FAILED with an empty state, protocol type and
+protocol, no members and no message (Kafka's ``groupError``), and is not
+looked at; the others as above. Answers keep the order of the request.
 
 Version notes: v1 throttle time; v3 authorized operations; v4
 ``group_instance_id``; v5 flexible; v6 ``error_message`` and
@@ -20,9 +26,9 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..groups.group import DEAD
-from ._admin import GROUP_OPERATIONS
 
 API_KEY = 15
 
@@ -32,6 +38,10 @@ async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     group_cls = type(resp).DescribedGroup
     for group_id in request.groups:
+        if not ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+            resp.groups.append(group_cls(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id,
+                                         group_state="", protocol_type="", protocol_data=""))  # fmt: skip
+            continue
         s = ctx.broker.groups.describe(group_id)
         if ctx.version >= 6 and s.state == DEAD:
             described = group_cls(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
@@ -39,7 +49,7 @@ async def handle(ctx: RequestContext, request) -> object:
         else:
             described = _described(group_cls, s)
         if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
-            described.authorized_operations = GROUP_OPERATIONS
+            described.authorized_operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
         resp.groups.append(described)
     return resp
 

@@ -14,6 +14,16 @@ with no message: Kafka's answer from a broker without a share coordinator
 (and at any version below 6); this broker runs no share groups. Any other
 key type is INVALID_REQUEST (Kafka fails such a request as a whole).
 
+Authorization (Kafka's ``getCoordinator``), per key and before anything
+else, so a refused key creates no internal topic: a group key needs
+DESCRIBE on the GROUP, a transaction key DESCRIBE on the TRANSACTIONAL_ID;
+refused, the key is GROUP_AUTHORIZATION_FAILED or
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED (before v4 the whole answer, with the
+error's standard message; from v4 that key's entry, without one, the other
+keys answered as usual). A share key at v6 needs CLUSTER_ACTION on the
+cluster; refused, the whole request fails with CLUSTER_AUTHORIZATION_FAILED
+(each key, with its message), as Kafka's thrown error does.
+
 Messages as Kafka's: before v4 an error answer carries the error's standard
 message (Kafka's error response); from v4 a key's error from the lookup
 (COORDINATOR_NOT_AVAILABLE, a share key) has none, while an unknown key
@@ -30,6 +40,7 @@ import trio
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 
 API_KEY = 10
@@ -43,7 +54,23 @@ _MESSAGES = {
     ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client library"
                                " or the message was sent to an incompatible broker. See the broker logs for more"
                                " details.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
+    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
+    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
 }  # fmt: skip
+# What a key of each type needs (DESCRIBE on this resource) and what it answers when refused.
+_ACCESS = {
+    GROUP: (ResourceType.GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED),
+    TRANSACTION: (ResourceType.TRANSACTIONAL_ID, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED),
+}
+
+
+def _denied(ctx: RequestContext, key_type: int, key: str) -> ErrorCode | None:
+    """The authorization error of one key, or None (share and unknown key types are not checked here)."""
+    access = _ACCESS.get(key_type)
+    if access is None or ctx.authorized(AclOperation.DESCRIBE, access[0], key):
+        return None
+    return access[1]
 
 
 async def _lookup(ctx: RequestContext, key_type: int) -> ErrorCode:
@@ -64,22 +91,36 @@ async def _lookup(ctx: RequestContext, key_type: int) -> ErrorCode:
 
 @handler(API_KEY, 0, 6)
 async def handle(ctx: RequestContext, request) -> object:
-    host, port = ctx.advertised
-    node = ctx.broker.config.node_id
-    error = await _lookup(ctx, request.key_type)
     if ctx.version < 4:  # an error goes out as Kafka's error response, with the error's own message
+        error = _denied(ctx, request.key_type, request.key) or await _lookup(ctx, request.key_type)
         if error != ErrorCode.NONE:
             return ctx.response(error_code=error, error_message=_MESSAGES[error], node_id=-1, host="", port=-1)
-        return ctx.response(error_code=error, node_id=node, host=host, port=port)
-    # v4+: getCoordinator's answers carry no message; an unknown key type fails the request as a whole,
-    # and Kafka's error response gives each key the error's message.
-    unknown_type = request.key_type not in (GROUP, TRANSACTION, SHARE)
-    message = _MESSAGES[error] if unknown_type else None
+        host, port = ctx.advertised
+        return ctx.response(error_code=error, node_id=ctx.broker.config.node_id, host=host, port=port)
+    # v4+: an unknown key type, or a share key without CLUSTER_ACTION, fails the request as a whole, and Kafka's
+    # error response gives each key the error's message; getCoordinator's own answers carry none.
+    if request.key_type == SHARE and ctx.version >= 6 and not ctx.authorized_cluster(AclOperation.CLUSTER_ACTION):
+        return _answer(ctx, request, dict.fromkeys(request.coordinator_keys, ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+                       with_message=True)  # fmt: skip
+    if request.key_type not in (GROUP, TRANSACTION, SHARE):
+        return _answer(ctx, request, dict.fromkeys(request.coordinator_keys, ErrorCode.INVALID_REQUEST), True)
+    errors = {key: _denied(ctx, request.key_type, key) for key in request.coordinator_keys}
+    if None in errors.values():  # only a key the principal may describe looks the coordinator up
+        error = await _lookup(ctx, request.key_type)
+        errors = {key: error if e is None else e for key, e in errors.items()}
+    return _answer(ctx, request, errors, False)
+
+
+def _answer(ctx: RequestContext, request, errors: dict[str, ErrorCode], with_message: bool) -> object:
+    """The v4+ answer: one ``Coordinator`` per key asked for, in order."""
+    host, port = ctx.advertised
+    node = ctx.broker.config.node_id
     resp = ctx.response()
     for key in request.coordinator_keys:
+        error = errors[key]
         found = error == ErrorCode.NONE
         resp.coordinators.append(type(resp).Coordinator(
             key=key, node_id=node if found else -1, host=host if found else "", port=port if found else -1,
-            error_code=error, error_message=message,
+            error_code=error, error_message=_MESSAGES[error] if with_message else None,
         ))  # fmt: skip
     return resp

@@ -5,11 +5,17 @@ REBALANCE_IN_PROGRESS while the group prepares a rebalance (the member must
 rejoin). Otherwise UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID
 or COORDINATOR_NOT_AVAILABLE, as Kafka answers.
 
+Authorization: READ on the GROUP first; refused, GROUP_AUTHORIZATION_FAILED
+and the member's session is not touched.
+
 Version notes: v1 throttle time; v3 ``group_instance_id``; v4 flexible.
 """
 
 from __future__ import annotations
 
+from protocol import ErrorCode
+
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 
 API_KEY = 12
@@ -17,6 +23,8 @@ API_KEY = 12
 
 @handler(API_KEY, 0, 4)
 async def handle(ctx: RequestContext, request) -> object:
+    if not ctx.authorized(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return ctx.response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error = ctx.broker.groups.coordinator.heartbeat(
         request.group_id, request.member_id, request.group_instance_id, request.generation_id
     )

@@ -14,6 +14,14 @@ Produce then checks each idempotent batch against the partition's producer
 state (``storage.producer_state``): retries are answered with their original
 offsets, gaps and fenced epochs are refused.
 
+Authorization, before anything else (Kafka's
+``handleInitProducerIdRequest``): a transactional producer needs WRITE on
+its TRANSACTIONAL_ID (refused: TRANSACTIONAL_ID_AUTHORIZATION_FAILED); an
+idempotent one needs IDEMPOTENT_WRITE on the cluster or WRITE on some topic
+(``RequestContext.authorized_by_type``), else CLUSTER_AUTHORIZATION_FAILED.
+Refused, the answer carries producer id and epoch -1 and nothing is
+allocated or bumped.
+
 Version notes: v1 identical; v2 flexible; v3 producer_id/epoch in the
 request (KIP-360); v4 identical on the wire (PRODUCER_FENCED); v5 identical
 (its client understands TRANSACTION_ABORTABLE, which no path here answers).
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..transactions import for_version
 
@@ -33,12 +42,27 @@ _EPOCH_MAX = 32767
 
 @handler(API_KEY, 0, 5)
 async def handle(ctx: RequestContext, request) -> object:
+    refusal = _refusal(ctx, request.transactional_id)
+    if refusal is not None:
+        return ctx.response(error_code=refusal, producer_id=-1, producer_epoch=-1)
     if request.transactional_id is not None:
         return await _transactional(ctx, request)
     manager = ctx.broker.topics.manager
     if ctx.version >= 3 and request.producer_id >= 0 and 0 <= request.producer_epoch < _EPOCH_MAX - 1:
         return ctx.response(producer_id=request.producer_id, producer_epoch=request.producer_epoch + 1)
     return ctx.response(producer_id=manager.allocate_producer_id(), producer_epoch=0)
+
+
+def _refusal(ctx: RequestContext, transactional_id: str | None) -> ErrorCode | None:
+    if transactional_id is not None:
+        if ctx.authorized(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+            return None
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if ctx.authorized(AclOperation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False):
+        return None
+    if ctx.authorized_by_type(AclOperation.WRITE, ResourceType.TOPIC):
+        return None
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 
 async def _transactional(ctx: RequestContext, request) -> object:

@@ -6,6 +6,11 @@ MEMBER_ID_REQUIRED from v4, a static member rejoining a stable group). The
 leader gets every member's metadata for the chosen protocol; the others an
 empty list.
 
+Authorization: READ on the GROUP, checked first (Kafka's
+``handleJoinGroupRequest``); refused, the answer is GROUP_AUTHORIZATION_FAILED
+with generation -1, no member id, leader or members, and the protocol name
+empty (null from v7), as Kafka's error response, and the group is left alone.
+
 Version notes: v0 has no rebalance timeout (the session timeout is used);
 v4 requires a known member id; v5 static membership; v7 returns
 ``protocol_type``; v9 ``skip_assignment``.
@@ -13,6 +18,9 @@ v4 requires a known member id; v5 static membership; v7 returns
 
 from __future__ import annotations
 
+from protocol import ErrorCode
+
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..groups.group import MemberProfile
 from ..groups.results import JoinRequest
@@ -28,6 +36,9 @@ def client_host(ctx: RequestContext) -> str:
 
 @handler(API_KEY, 0, 9)
 async def handle(ctx: RequestContext, request) -> object:
+    if not ctx.authorized(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return ctx.response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, generation_id=-1, leader="", member_id="",
+                            protocol_name=None if ctx.version >= 7 else "")  # fmt: skip
     rebalance_timeout = request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms
     profile = MemberProfile(
         request.group_instance_id, ctx.request.header.client_id or "", client_host(ctx), request.session_timeout_ms,

@@ -5,6 +5,10 @@ its ``group_instance_id`` alone); the group then prepares a rebalance.
 Per member: UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID; for the group:
 INVALID_GROUP_ID or COORDINATOR_NOT_AVAILABLE.
 
+Authorization: READ on the GROUP first; refused, the whole request is
+GROUP_AUTHORIZATION_FAILED at the top level with no member listed (every
+version), and nobody leaves.
+
 Version notes: v0-2 name one ``member_id`` and carry its error at the top
 level (as Kafka's response does); v3 batches members (KIP-345); v4
 flexible; v5 a ``reason``.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 
 API_KEY = 13
@@ -21,6 +26,8 @@ API_KEY = 13
 
 @handler(API_KEY, 0, 5)
 async def handle(ctx: RequestContext, request) -> object:
+    if not ctx.authorized(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return ctx.response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if ctx.version < 3:
         leaving = [(request.member_id, None)]
     else:

@@ -9,11 +9,16 @@ groups are not listed. Every group here is a classic group: v5 reports
 is no group type matches no group, and an empty filter matches every group;
 so a filter lists our groups only if it names "classic".
 
+Authorization (Kafka's ``handleListGroupsRequest``): a principal that may
+DESCRIBE the cluster sees every group; any other sees only the groups it may
+DESCRIBE, the rest left out without an error (neither check logs a denial).
+
 Version notes: v1 throttle time; v3 flexible; v4 states; v5 types (KIP-848).
 """
 
 from __future__ import annotations
 
+from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 
 API_KEY = 16
@@ -28,11 +33,15 @@ def lists_classic(types_filter: list[str]) -> bool:
 @handler(API_KEY, 0, 5)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
+    every_group = ctx.authorized(AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False)
     if ctx.version >= 5 and not lists_classic(request.types_filter):
         return resp
     listed = type(resp).ListedGroup
     states = request.states_filter if ctx.version >= 4 else None
     for group_id, protocol_type, state in ctx.broker.groups.list(states):
+        if not every_group and not ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, group_id,
+                                                  log_denied=False):  # fmt: skip
+            continue
         resp.groups.append(listed(group_id=group_id, protocol_type=protocol_type, group_state=state,
                                   group_type=CLASSIC))  # fmt: skip
     return resp

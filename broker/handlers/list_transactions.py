@@ -13,12 +13,17 @@ The pattern is evaluated with Python's ``re`` through ``broker.java_regex``,
 which also refuses (INVALID_REGULAR_EXPRESSION) the Java constructs whose
 meaning ``re`` does not share, where Kafka would list the matching ids.
 What ``kafka-transactions.sh list`` and ``find-hanging`` read.
+
+Authorization (Kafka's ``handleListTransactionsRequest``): only the ids the
+principal may DESCRIBE (TRANSACTIONAL_ID) are listed; the others are left
+out without an error.
 """
 
 from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..java_regex import JavaRegexError, compile_java
 from ..transactions.state import TxnState
@@ -45,6 +50,8 @@ async def handle(ctx: RequestContext, request) -> object:
         if duration >= 0 and now - meta.start_ms <= duration:
             continue
         if id_filter is not None and id_filter.fullmatch(txn_id) is None:
+            continue
+        if not ctx.authorized(AclOperation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, txn_id):
             continue
         resp.transaction_states.append(type(resp).TransactionState(
             transactional_id=txn_id, producer_id=meta.producer_id, transaction_state=meta.state.kafka_name))

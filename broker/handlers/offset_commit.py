@@ -18,6 +18,14 @@ UNKNOWN_TOPIC_ID for each of its partitions and never reaches the group.
 The answer names topics by id. Offsets are stored by topic name, as in
 Kafka, so a commit by id and a fetch by name (or the reverse) meet.
 
+Authorization, in Kafka's order (``handleOffsetCommitRequest``): READ on
+the GROUP first; refused, every partition asked for is
+GROUP_AUTHORIZATION_FAILED and the group is not looked at. Then each topic
+(after v10's ids are resolved: an unknown id stays UNKNOWN_TOPIC_ID) needs
+READ on the TOPIC; a refused one is TOPIC_AUTHORIZATION_FAILED for each of its
+partitions and is not committed. When nothing is left to commit the group is
+not reached. Answers keep the order of the request.
+
 Version notes: v0 has no generation or member (a "simple" commit); v1's
 per-partition commit timestamp is accepted and ignored (the broker's time is
 used, as Kafka does since KIP-211); v2-4 ``retention_time_ms`` sets an
@@ -29,6 +37,7 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 
 API_KEY = 8
@@ -36,29 +45,41 @@ API_KEY = 8
 
 @handler(API_KEY, 0, 10)
 async def handle(ctx: RequestContext, request) -> object:
-    names = _topic_names(ctx, request)
+    if not ctx.authorized(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return _response(ctx, request, [ErrorCode.GROUP_AUTHORIZATION_FAILED] * len(request.topics))
+    refused = _refused(ctx, request)
     wanted = [(name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
-              for t, name in zip(request.topics, names) if name is not None for p in t.partitions]  # fmt: skip
+              for t, (name, error) in zip(request.topics, refused) if error is None for p in t.partitions]  # fmt: skip
     generation = request.generation_id_or_member_epoch if ctx.version >= 1 else -1
     missing = ErrorCode.GROUP_ID_NOT_FOUND if ctx.version >= 9 else ErrorCode.ILLEGAL_GENERATION
+    reaches_group = wanted or all(error is None for _name, error in refused)
     errors = iter(await ctx.broker.groups.commit(
         request.group_id, request.member_id, request.group_instance_id, generation,
         request.retention_time_ms if 2 <= ctx.version <= 4 else -1, wanted, missing,
-    ) if wanted or None not in names else [])  # fmt: skip
+    ) if reaches_group else [])  # fmt: skip
+    return _response(ctx, request, [error or errors for _name, error in refused])
+
+
+def _response(ctx: RequestContext, request, answers: list) -> object:
+    """Per requested topic an error for all its partitions, or an iterator giving each partition's."""
     resp = ctx.response()
     topic_cls = type(resp).OffsetCommitResponseTopic
     part_cls = topic_cls.OffsetCommitResponsePartition
-    for t, name in zip(request.topics, names):
+    for t, answer in zip(request.topics, answers):
         parts = [part_cls(partition_index=p.partition_index,
-                          error_code=ErrorCode.UNKNOWN_TOPIC_ID if name is None else next(errors))
+                          error_code=answer if isinstance(answer, ErrorCode) else next(answer))
                  for p in t.partitions]  # fmt: skip
         resp.topics.append(topic_cls(name=t.name, topic_id=t.topic_id, partitions=parts))
     return resp
 
 
-def _topic_names(ctx: RequestContext, request) -> list[str | None]:
-    """Each requested topic's name: v10 names topics by id (None for an id of no topic here)."""
+def _refused(ctx: RequestContext, request) -> list[tuple[str | None, ErrorCode | None]]:
+    """Per requested topic its name (v10 resolves ids) and the error that keeps it from the group, or None."""
     if ctx.version < 10:
-        return [t.name for t in request.topics]
-    names = ctx.broker.topics.names_by_id()
-    return [names.get(t.topic_id) for t in request.topics]
+        names: list[str | None] = [t.name for t in request.topics]
+    else:
+        by_id = ctx.broker.topics.names_by_id()
+        names = [by_id.get(t.topic_id) for t in request.topics]
+    return [(name, ErrorCode.UNKNOWN_TOPIC_ID if name is None
+             else None if ctx.authorized(AclOperation.READ, ResourceType.TOPIC, name)
+             else ErrorCode.TOPIC_AUTHORIZATION_FAILED) for name in names]  # fmt: skip

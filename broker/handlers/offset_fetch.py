@@ -23,6 +23,16 @@ an id of no topic here answering its partitions UNKNOWN_TOPIC_ID (offset -1,
 no metadata); the answer names topics by id, and for a null topic list each
 committed topic is named by its current id (offsets are stored by name).
 
+Authorization, per group (Kafka's ``handleOffsetFetchRequest``): DESCRIBE
+on the GROUP; refused, the group is GROUP_AUTHORIZATION_FAILED (top-level
+from v2, with no topics; before v2 on every partition asked for) and is not
+looked at. Then DESCRIBE on each TOPIC: a topic named in the request that the
+principal may not describe answers TOPIC_AUTHORIZATION_FAILED (offset -1) for
+each of its partitions (v10: after its id is resolved, an unknown id staying
+UNKNOWN_TOPIC_ID), while a fetch of every partition (null topics) silently
+leaves out the topics the principal may not describe. Answers keep the
+order of the request.
+
 Version notes: v2 top-level error; v5 leader epoch; v6 flexible; v7
 ``require_stable`` (KIP-447); v8 many groups in one request (KIP-709); v9
 member id and epoch; v10 topic ids.
@@ -34,82 +44,87 @@ import uuid
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 
 API_KEY = 9
 _NO_ID = uuid.UUID(int=0)
+# One partition's answer: (topic name, or id from v10; partition; committed value or None; error).
+Entry = tuple[object, int, object, ErrorCode]
 
 
-def _wanted(topics) -> list[tuple[str, list[int]]] | None:
-    return None if topics is None else [(t.name, list(t.partition_indexes)) for t in topics]
-
-
-def _topics(topic_cls, part_cls, found: list, ids: dict[str, uuid.UUID] | None = None) -> list:
-    """The answer's topics from ``found``; named by id (``ids``: name -> id) from v10."""
-    by_topic: dict[str, list] = {}
-    for topic, partition, value, error in found:
+def _topics(topic_cls, part_cls, entries: list[Entry], key: str) -> list:
+    """The answer's topics from ``entries``, named by ``key`` ("name", or "topic_id" from v10)."""
+    by_topic: dict[object, list] = {}
+    for topic, partition, value, error in entries:
         part = part_cls(partition_index=partition, committed_offset=-1, metadata="", error_code=error)
         if value is not None:
             part.committed_offset, part.committed_leader_epoch = value.offset, value.leader_epoch
             part.metadata = value.metadata
         by_topic.setdefault(topic, []).append(part)
-    if ids is None:
-        return [topic_cls(name=name, partitions=parts) for name, parts in by_topic.items()]
-    return [topic_cls(topic_id=ids.get(name, _NO_ID), partitions=parts) for name, parts in by_topic.items()]
+    return [topic_cls(**{key: topic}, partitions=parts) for topic, parts in by_topic.items()]
 
 
 @handler(API_KEY, 0, 10)
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     stable = ctx.version >= 7 and request.require_stable
-    if ctx.version >= 10:
-        return _by_topic_id(ctx, request, resp, stable)
     if ctx.version >= 8:
         group_cls = type(resp).OffsetFetchResponseGroup
         topic_cls = group_cls.OffsetFetchResponseTopics
+        key = "topic_id" if ctx.version >= 10 else "name"
         for g in request.groups:
-            error, found = ctx.broker.groups.fetch(g.group_id, _wanted(g.topics), stable)
-            topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartitions, found)
+            error, entries = _fetch_group(ctx, g.group_id, g.topics, stable)
+            topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartitions, entries, key)
             resp.groups.append(group_cls(group_id=g.group_id, topics=topics, error_code=error))
         return resp
-    error, found = ctx.broker.groups.fetch(request.group_id, _wanted(request.topics), stable)
-    topic_cls = type(resp).OffsetFetchResponseTopic
+    error, entries = _fetch_group(ctx, request.group_id, request.topics, stable)
     if error != ErrorCode.NONE and ctx.version < 2:  # v0-1: the error goes on every partition asked for
-        found = [(t, p, None, error) for t, parts in (_wanted(request.topics) or []) for p in parts]
-        resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, found)
-        return resp
-    resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, found)
+        entries = [(t.name, p, None, error) for t in request.topics or [] for p in t.partition_indexes]
+    topic_cls = type(resp).OffsetFetchResponseTopic
+    resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, entries, "name")
     resp.error_code = error
     return resp
 
 
-def _by_topic_id(ctx: RequestContext, request, resp, stable: bool) -> object:
-    """v10: topics by id; an unknown id answers its partitions UNKNOWN_TOPIC_ID, in the order asked."""
-    names = ctx.broker.topics.names_by_id()
-    ids = {name: topic_id for topic_id, name in names.items()}
-    group_cls = type(resp).OffsetFetchResponseGroup
-    topic_cls = group_cls.OffsetFetchResponseTopics
-    part_cls = topic_cls.OffsetFetchResponsePartitions
-    for g in request.groups:
-        asked = None if g.topics is None else [(names.get(t.topic_id), t) for t in g.topics]
-        wanted = None if asked is None else [(name, list(t.partition_indexes)) for name, t in asked if name]
-        error, found = ctx.broker.groups.fetch(g.group_id, wanted, stable)
-        topics = _topics(topic_cls, part_cls, found, ids)
-        if asked is not None and error == ErrorCode.NONE:
-            topics = _with_unknown_ids(topics, asked, topic_cls, part_cls)
-        resp.groups.append(group_cls(group_id=g.group_id, topics=topics, error_code=error))
-    return resp
+def _fetch_group(ctx: RequestContext, group_id: str, topics, stable: bool) -> tuple[ErrorCode, list[Entry]]:
+    """One group's error and answers: every partition it committed (``topics`` None), or those asked for."""
+    if not ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+    if topics is None:
+        return _every_partition(ctx, group_id, stable)
+    return _named(ctx, group_id, topics, stable)
 
 
-def _with_unknown_ids(topics: list, asked: list, topic_cls, part_cls) -> list:
-    """``topics`` (the known ones) with an UNKNOWN_TOPIC_ID entry for each unknown id, in the order asked."""
-    by_id = {t.topic_id: t for t in topics}
-    out = []
-    for name, t in asked:
-        if name is None:
-            out.append(topic_cls(topic_id=t.topic_id, partitions=[
-                part_cls(partition_index=p, committed_offset=-1, metadata="", error_code=ErrorCode.UNKNOWN_TOPIC_ID)
-                for p in t.partition_indexes]))  # fmt: skip
-        elif t.topic_id in by_id:
-            out.append(by_id.pop(t.topic_id))
-    return out
+def _every_partition(ctx: RequestContext, group_id: str, stable: bool) -> tuple[ErrorCode, list[Entry]]:
+    """Every committed partition of a topic the principal may describe; by its current id from v10."""
+    error, found = ctx.broker.groups.fetch(group_id, None, stable)
+    if error != ErrorCode.NONE:
+        return error, []
+    names = dict.fromkeys(f[0] for f in found)
+    allowed = {t: ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, t) for t in names}
+    found = [f for f in found if allowed[f[0]]]
+    if ctx.version < 10:
+        return error, found
+    ids = {name: topic_id for topic_id, name in ctx.broker.topics.names_by_id().items()}
+    return error, [(ids.get(t, _NO_ID), p, value, e) for t, p, value, e in found]
+
+
+def _named(ctx: RequestContext, group_id: str, topics, stable: bool) -> tuple[ErrorCode, list[Entry]]:
+    """The partitions asked for, in order: an unknown id (v10) or a topic the principal may not describe
+    answers its error, the others what the group committed."""
+    by_id = ctx.broker.topics.names_by_id() if ctx.version >= 10 else None
+    asked = [(t.name if by_id is None else by_id.get(t.topic_id), t.name if by_id is None else t.topic_id,
+              list(t.partition_indexes)) for t in topics]  # fmt: skip
+    refused = [ErrorCode.UNKNOWN_TOPIC_ID if name is None
+               else None if ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, name)
+               else ErrorCode.TOPIC_AUTHORIZATION_FAILED for name, _key, _parts in asked]  # fmt: skip
+    wanted = [(name, parts) for (name, _key, parts), error in zip(asked, refused) if error is None]
+    error, found = ctx.broker.groups.fetch(group_id, wanted, stable)
+    if error != ErrorCode.NONE:
+        return error, []
+    answers = iter(found)
+    entries: list[Entry] = []
+    for (_name, key, parts), refusal in zip(asked, refused):
+        entries += [(key, p, None, refusal) if refusal else (key, *next(answers)[1:]) for p in parts]
+    return error, entries

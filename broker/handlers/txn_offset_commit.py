@@ -3,6 +3,13 @@
 Behaviour, in Kafka's order (``KafkaApis.handleTxnOffsetCommitRequest``, then
 ``GroupCoordinator.handleTxnCommitOffsets``):
 
+* without WRITE on the TRANSACTIONAL_ID every partition is
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED; then without READ on the GROUP every
+  partition is GROUP_AUTHORIZATION_FAILED (nothing else is looked at);
+* the partitions of a topic the principal may not READ are
+  TOPIC_AUTHORIZATION_FAILED and not committed, the others go on (a refused
+  topic does not stop the rest: there is no OPERATION_NOT_ATTEMPTED here,
+  unlike AddPartitionsToTxn);
 * partitions of unknown topics, or beyond a topic's partitions, get
   UNKNOWN_TOPIC_OR_PARTITION; the others go on;
 * the empty group id is INVALID_GROUP_ID; while ``__consumer_offsets`` is
@@ -36,6 +43,7 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
+from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 
 API_KEY = 28
@@ -74,17 +82,30 @@ async def _commit(ctx: RequestContext, request, wanted: list) -> list[ErrorCode]
 
 @handler(API_KEY, 0, 5)
 async def handle(ctx: RequestContext, request) -> object:
+    if not ctx.authorized(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, request.transactional_id):
+        return _response(ctx, request, {}, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not ctx.authorized(AclOperation.READ, ResourceType.GROUP, request.group_id):
+        return _response(ctx, request, {}, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     topics = ctx.broker.topics
+    readable = {name: ctx.authorized(AclOperation.READ, ResourceType.TOPIC, name)
+                for name in dict.fromkeys(t.name for t in request.topics)}  # fmt: skip
     everything = [(t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
-                  for t in request.topics for p in t.partitions]  # fmt: skip
+                  for t in request.topics if readable[t.name] for p in t.partitions]  # fmt: skip
     known = [w for w in everything if topics.partition(w[0], w[1]) is not None]
     answers = dict(zip(((w[0], w[1]) for w in known), await _commit(ctx, request, known)))
+    for t in request.topics:
+        if not readable[t.name]:
+            answers.update(((t.name, p.partition_index), ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in t.partitions)
+    return _response(ctx, request, answers, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+def _response(ctx: RequestContext, request, answers: dict, otherwise: ErrorCode) -> object:
+    """Each partition asked for with its answer, ``otherwise`` for those without one."""
     resp = ctx.response()
     topic_cls = type(resp).TxnOffsetCommitResponseTopic
     part_cls = topic_cls.TxnOffsetCommitResponsePartition
     for t in request.topics:
-        parts = [part_cls(partition_index=p.partition_index,
-                          error_code=answers.get((t.name, p.partition_index), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
-                 for p in t.partitions]  # fmt: skip
+        codes = [answers.get((t.name, p.partition_index), otherwise) for p in t.partitions]
+        parts = [part_cls(partition_index=p.partition_index, error_code=c) for p, c in zip(t.partitions, codes)]
         resp.topics.append(topic_cls(name=t.name, partitions=parts))
     return resp

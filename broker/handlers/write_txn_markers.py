@@ -31,8 +31,16 @@ written once):
 The answer waits until the markers are durable (Kafka appends with acks -1);
 a storage failure is KAFKA_STORAGE_ERROR. Errors are grouped by producer id
 (one entry per producer id, as Kafka's map gives), then topic, in request
-order. There is no authorizer, so no CLUSTER_ACTION check, and the
-transaction coordinator's own state is left alone, as in Kafka.
+order. The transaction coordinator's own state is left alone, as in Kafka.
+
+Authorization, before anything is written: ALTER on the cluster (checked
+without logging a denial), or else CLUSTER_ACTION on the cluster. Without
+either the request fails as a whole, as Kafka's thrown
+ClusterAuthorizationException does: every partition of every marker is
+CLUSTER_AUTHORIZATION_FAILED, one entry per producer id holding the
+partitions of its last marker (Kafka's error response keeps one map per
+producer id, replaced marker by marker), a marker naming no partition
+included.
 
 Version notes: v1 is the v0 layout, flexible; v2 adds each marker's
 ``transaction_version``.
@@ -44,6 +52,7 @@ import logging
 
 from protocol import ErrorCode
 
+from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..groups.store import OFFSETS_TOPIC
 from ..transactions.markers import append_marker
@@ -55,6 +64,10 @@ Errors = dict[tuple[str, int], ErrorCode]
 
 @handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
+    if not _authorized(ctx):
+        refused = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return _response(ctx, {m.producer_id: {(t.name, i): refused for t in m.topics for i in t.partition_indexes}
+                               for m in request.markers})  # fmt: skip
     results: dict[int, Errors] = {}
     appended: list[tuple[int, tuple[str, int]]] = []
     for marker in request.markers:
@@ -71,6 +84,13 @@ async def handle(ctx: RequestContext, request) -> object:
             for producer_id, tp in appended:
                 results[producer_id][tp] = ErrorCode.KAFKA_STORAGE_ERROR
     return _response(ctx, results)
+
+
+def _authorized(ctx: RequestContext) -> bool:
+    """ALTER on the cluster (a denial not logged), or else CLUSTER_ACTION."""
+    if ctx.authorized(AclOperation.ALTER, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False):
+        return True
+    return ctx.authorized_cluster(AclOperation.CLUSTER_ACTION)
 
 
 async def _write(ctx: RequestContext, marker, topic: str, index: int) -> ErrorCode:
