@@ -26,12 +26,7 @@ from typing import Any, Iterable
 
 from protocol import ErrorCode
 
-# What a resource's authorized_operations bitfield holds with no authorizer: every AclOperation Kafka's
-# AclEntry.supportedOperations lists for it (READ 3, WRITE 4, CREATE 5, DELETE 6, ALTER 7, DESCRIBE 8,
-# CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11, IDEMPOTENT_WRITE 12); INT_MIN when not asked for.
-TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
-GROUP_OPERATIONS = sum(1 << op for op in (3, 6, 8, 10, 11))
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
+# authorized_operations when a request did not ask for them (the bitfields: RequestContext.authorized_operations)
 NO_OPERATIONS = -(2**31)
 
 RESOURCE_TOPIC = 2

@@ -14,8 +14,8 @@ import uuid
 
 import pytest
 
-from broker.acl_model import PatternType
-from broker.handlers._admin import CLUSTER_OPERATIONS, NO_OPERATIONS, TOPIC_OPERATIONS
+from broker.acl_model import SUPPORTED_OPERATIONS, PatternType, ResourceType
+from broker.handlers._admin import NO_OPERATIONS
 from protocol import ErrorCode
 
 from ._admin_client import call, req, sub
@@ -110,8 +110,8 @@ async def test_authorized_operations_are_the_principals(authz_broker):
     resp = await metadata(authz_broker, user("bob"), 10, asked, ops=True)
     assert resp.cluster_authorized_operations == 1 << Op.DESCRIBE | 1 << Op.IDEMPOTENT_WRITE
     admin = await metadata(authz_broker, ADMIN, 10, asked, ops=True)
-    assert [t.topic_authorized_operations for t in admin.topics] == [TOPIC_OPERATIONS] * 2
-    assert admin.cluster_authorized_operations == CLUSTER_OPERATIONS
+    assert [t.topic_authorized_operations for t in admin.topics] == [sum(1 << op for op in SUPPORTED_OPERATIONS[ResourceType.TOPIC])] * 2
+    assert admin.cluster_authorized_operations == sum(1 << op for op in SUPPORTED_OPERATIONS[ResourceType.CLUSTER])
     plain = await metadata(authz_broker, ADMIN, 10, asked)
     assert plain.cluster_authorized_operations == NO_OPERATIONS
     assert (await metadata(authz_broker, user("bob"), 11, asked, ops=True)).cluster_authorized_operations == \
