@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from .acl_users import start_acl_broker
 from .harness import BrokerProcess
 
 
@@ -24,3 +25,11 @@ def broker_factory(tmp_path):
 @pytest.fixture
 def broker(broker_factory) -> BrokerProcess:
     return broker_factory()
+
+
+@pytest.fixture
+def acl_broker(tmp_path) -> BrokerProcess:
+    """A broker with the ACL authorizer and SASL/PLAIN users admin (super user), alice and bob (``acl_users``)."""
+    broker = start_acl_broker(tmp_path / "acl-data")
+    yield broker
+    broker.kill()

@@ -24,7 +24,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from .harness import BrokerProcess
+from .acl_users import confluent_conf, kafka_python_conf
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -42,30 +42,14 @@ with warnings.catch_warnings():
     from kafka.errors import ClusterAuthorizationFailedError
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
-JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-        'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')  # fmt: skip
-STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
-
-
-@pytest.fixture
-def acl_broker(tmp_path):
-    broker = BrokerProcess(tmp_path / "data", {
-        "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-        "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:admin"})  # fmt: skip
-    yield broker.start()
-    broker.kill()
 
 
 def _kafka_python(broker, user: str) -> KafkaAdminClient:
-    return KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{broker.port}", security_protocol="SASL_PLAINTEXT",
-                            sasl_mechanism="PLAIN", sasl_plain_username=user, sasl_plain_password=f"{user}-secret",
-                            request_timeout_ms=10_000)  # fmt: skip
+    return KafkaAdminClient(**kafka_python_conf(broker, user), request_timeout_ms=10_000)
 
 
-def _confluent(broker) -> AdminClient:
-    return AdminClient({"bootstrap.servers": f"127.0.0.1:{broker.port}", "security.protocol": "SASL_PLAINTEXT",
-                        "sasl.mechanisms": "PLAIN", "sasl.username": "admin", "sasl.password": "admin-secret"})
+def _confluent(broker, user: str = "admin") -> AdminClient:
+    return AdminClient(confluent_conf(broker, user))
 
 
 def _acl(name, op, pattern=ACLResourcePatternType.LITERAL, perm=ACLPermissionType.ALLOW, who="User:alice"):
@@ -123,9 +107,7 @@ def test_a_user_without_cluster_alter_is_refused(acl_broker):
                                       ResourcePatternFilter(KpResourceType.ANY, None, ACLResourcePatternType.ANY)))
     alice.close()
     assert _bindings(_confluent(acl_broker)) == set()
-    confluent_alice = AdminClient({"bootstrap.servers": f"127.0.0.1:{acl_broker.port}",
-                                   "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
-                                   "sasl.username": "alice", "sasl.password": "alice-secret"})  # fmt: skip
+    confluent_alice = _confluent(acl_broker, "alice")
     # librdkafka reads DescribeAcls' error code but does not report it (rd_kafka_DescribeAclsResponse_parse):
     # alice's listing is empty, though admin made a binding after her refusal.
     binding = AclBinding(ResourceType.TOPIC, "t", ResourcePatternType.LITERAL, "User:alice", "*", AclOperation.READ,

@@ -28,7 +28,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from .harness import BrokerProcess
+from .acl_users import confluent_conf, kafka_python_conf
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -36,26 +36,7 @@ with warnings.catch_warnings():
     from kafka.errors import GroupAuthorizationFailedError
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
-JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-        'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')  # fmt: skip
 TOPIC, GROUP, TXN = "acl-t", "acl-g", "acl-tx"
-
-
-@pytest.fixture
-def acl_broker(tmp_path):
-    broker = BrokerProcess(tmp_path / "data", {
-        "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": "User:admin",
-    })  # fmt: skip
-    yield broker.start()
-    broker.kill()
-
-
-def _conf(broker, who: str) -> dict:
-    return {"bootstrap.servers": broker.bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
-            "sasl.username": who, "sasl.password": f"{who}-secret"}  # fmt: skip
 
 
 def _grant(admin: AdminClient, rtype, name: str, op) -> None:
@@ -66,9 +47,9 @@ def _grant(admin: AdminClient, rtype, name: str, op) -> None:
 
 def _setup(broker) -> AdminClient:
     """As admin: the topic with three records, and READ on it for alice."""
-    admin = AdminClient(_conf(broker, "admin"))
+    admin = AdminClient(confluent_conf(broker, "admin"))
     admin.create_topics([NewTopic(TOPIC, 1, 1)])[TOPIC].result(30)
-    producer = Producer(_conf(broker, "admin"))
+    producer = Producer(confluent_conf(broker, "admin"))
     for i in range(3):
         producer.produce(TOPIC, value=b"v%d" % i)
     assert producer.flush(30) == 0
@@ -77,9 +58,8 @@ def _setup(broker) -> AdminClient:
 
 
 def _kp_consumer(broker) -> KafkaConsumer:
-    return KafkaConsumer(TOPIC, bootstrap_servers=broker.bootstrap, group_id=GROUP, security_protocol="SASL_PLAINTEXT",
-                         sasl_mechanism="PLAIN", sasl_plain_username="alice", sasl_plain_password="alice-secret",
-                         auto_offset_reset="earliest", enable_auto_commit=False, request_timeout_ms=20_000)  # fmt: skip
+    return KafkaConsumer(TOPIC, **kafka_python_conf(broker, "alice"), group_id=GROUP, auto_offset_reset="earliest",
+                         enable_auto_commit=False, request_timeout_ms=20_000)  # fmt: skip
 
 
 def test_a_group_consumer_needs_read_on_its_group(acl_broker):
@@ -108,12 +88,12 @@ def test_a_transactional_producer_needs_write_on_its_transactional_id(acl_broker
     admin = _setup(acl_broker)
     _grant(admin, ResourceType.TOPIC, TOPIC, AclOperation.WRITE)
     _grant(admin, ResourceType.TRANSACTIONAL_ID, TXN, AclOperation.DESCRIBE)  # finds its coordinator, no more
-    producer = Producer({**_conf(acl_broker, "alice"), "transactional.id": TXN})
+    producer = Producer({**confluent_conf(acl_broker, "alice"), "transactional.id": TXN})
     with pytest.raises(KafkaException) as refused:
         producer.init_transactions(30)
     assert refused.value.args[0].code() == KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     _grant(admin, ResourceType.TRANSACTIONAL_ID, TXN, AclOperation.WRITE)
-    producer = Producer({**_conf(acl_broker, "alice"), "transactional.id": TXN})
+    producer = Producer({**confluent_conf(acl_broker, "alice"), "transactional.id": TXN})
     producer.init_transactions(30)
     producer.begin_transaction()
     producer.produce(TOPIC, value=b"in a transaction")

@@ -15,32 +15,13 @@ import subprocess
 
 import pytest
 
-from .harness import BrokerProcess
+from .acl_users import java_login
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
-JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-        'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')  # fmt: skip
-
-
-def _login(user: str) -> str:
-    module = "org.apache.kafka.common.security.plain.PlainLoginModule"
-    return (f"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
-            f'sasl.jaas.config={module} required username="{user}" password="{user}-secret";')  # fmt: skip
-
-
-@pytest.fixture
-def acl_broker(tmp_path):
-    broker = BrokerProcess(tmp_path / "data", {
-        "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": "User:admin"})  # fmt: skip
-    yield broker.start()
-    broker.kill()
 
 
 def _run(classpath: str, broker, user: str, *commands: str) -> list[str]:
-    result = subprocess.run(["java", f"-Dclient.props={_login(user)}", "-cp", classpath, "AclCheck",
+    result = subprocess.run(["java", f"-Dclient.props={java_login(user)}", "-cp", classpath, "AclCheck",
                              f"127.0.0.1:{broker.port}", *commands], capture_output=True, text=True,
                             timeout=240)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]

@@ -18,7 +18,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (AclBinding, AclOperation, AclPermissionType, AdminClient, ConfigResource, NewTopic,
                                    ResourcePatternType, ResourceType)  # fmt: skip
 
-from .harness import BrokerProcess
+from .acl_users import confluent_conf, kafka_python_conf, start_acl_broker
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -29,33 +29,24 @@ with warnings.catch_warnings():
     from kafka.admin import ResourceType as KpResourceType
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
-JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-        'password="admin-secret" user_admin="admin-secret" user_bob="bob-secret";')  # fmt: skip
 TIMEOUT_S = 30
 
 
 @pytest.fixture(scope="module")
 def acl_broker(tmp_path_factory):
-    broker = BrokerProcess(tmp_path_factory.mktemp("acl") / "data", {
-        "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-        "super.users": "User:admin",
-    })  # fmt: skip
-    yield broker.start()
+    broker = start_acl_broker(tmp_path_factory.mktemp("acl") / "data")
+    yield broker
     broker.kill()
 
 
 def _kafka_python(broker, who: str) -> KafkaAdminClient:
-    return KafkaAdminClient(bootstrap_servers=broker.bootstrap, security_protocol="SASL_PLAINTEXT",
-                            sasl_mechanism="PLAIN", sasl_plain_username=who, sasl_plain_password=f"{who}-secret",
-                            request_timeout_ms=TIMEOUT_S * 1000, client_id=f"kp-{who}")  # fmt: skip
+    return KafkaAdminClient(**kafka_python_conf(broker, who), request_timeout_ms=TIMEOUT_S * 1000,
+                            client_id=f"kp-{who}")  # fmt: skip
 
 
 def _confluent(broker, who: str) -> AdminClient:
-    return AdminClient({"bootstrap.servers": broker.bootstrap, "security.protocol": "SASL_PLAINTEXT",
-                        "sasl.mechanisms": "PLAIN", "sasl.username": who, "sasl.password": f"{who}-secret",
-                        "socket.timeout.ms": TIMEOUT_S * 1000, "client.id": f"ck-{who}"})  # fmt: skip
+    return AdminClient({**confluent_conf(broker, who), "socket.timeout.ms": TIMEOUT_S * 1000,
+                        "client.id": f"ck-{who}"})  # fmt: skip
 
 
 def test_kafka_python_admin_is_refused_until_granted(acl_broker):

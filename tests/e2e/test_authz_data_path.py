@@ -26,7 +26,7 @@ from confluent_kafka.admin import (
     ResourceType,
 )
 
-from .harness import BrokerProcess
+from .acl_users import confluent_conf, kafka_python_conf, start_acl_broker
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -35,30 +35,13 @@ with warnings.catch_warnings():
     from kafka.errors import TopicAuthorizationFailedError
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
-JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
-        'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')  # fmt: skip
-STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 @pytest.fixture
 def authz_broker(tmp_path):
-    broker = BrokerProcess(tmp_path / "data", {
-        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
-        "listener.name.sasl_plaintext.plain.sasl.jaas.config": JAAS,
-        "authorizer.class.name": STANDARD_AUTHORIZER, "super.users": "User:admin",
-    })  # fmt: skip
-    yield broker.start()
+    broker = start_acl_broker(tmp_path / "data", plaintext=True)
+    yield broker
     broker.kill()
-
-
-def confluent_conf(broker, who: str) -> dict:
-    return {"bootstrap.servers": f"127.0.0.1:{broker.ports[1]}", "security.protocol": "SASL_PLAINTEXT",
-            "sasl.mechanisms": "PLAIN", "sasl.username": who, "sasl.password": f"{who}-secret"}  # fmt: skip
-
-
-def kafka_python_conf(broker, who: str) -> dict:
-    return {"bootstrap_servers": f"127.0.0.1:{broker.ports[1]}", "security_protocol": "SASL_PLAINTEXT",
-            "sasl_mechanism": "PLAIN", "sasl_plain_username": who, "sasl_plain_password": f"{who}-secret"}  # fmt: skip
 
 
 def setup(broker, topics: list[str]) -> AdminClient:
