@@ -19,11 +19,16 @@ The task:
    on a worker thread.
 
 A move that is stopped (by a later request naming another directory, its
-topic's deletion, the broker stopping) or that fails (a disk error in the
-destination, logged) is abandoned: its future directory is removed and the
-log stays where it was. A task cancelled while its thread copies (the trio
-run ending) stops the move and waits for the thread, which returns within a
-chunk. ``stop`` (at shutdown) stops every move and waits for the tasks.
+topic's deletion) or that fails (a disk error in the destination, logged) is
+abandoned: its future directory is removed and the log stays where it was.
+A task cancelled while its thread copies (the trio run ending) stops the
+move and waits for the thread, which returns within a chunk.
+
+``stop`` (at shutdown) stops every move and waits for the tasks, but keeps
+their future directories, as Kafka keeps its future logs: at the next start
+the storage layer finds them unfinished (so does it after a crash), removes
+them and lists the moves (``interrupted_moves``), and ``resume_interrupted``
+begins each again, so a restart does not drop a move the admin asked for.
 """
 
 from __future__ import annotations
@@ -47,6 +52,15 @@ class LogDirMoves:
     def __init__(self, manager: Any) -> None:
         self.manager = manager
         self._running: dict[LogMove, trio.Event] = {}
+        self._stopping = False  # the broker is stopping: stopped moves keep their future directories
+
+    def resume_interrupted(self) -> None:
+        """Begin again the moves a crash or a stop cut short (the storage layer found their copies)."""
+        for (topic, partition), root in self.manager.interrupted_moves:
+            code = self.request(topic, partition, root)
+            log.info("moving %s-%d to %s again, as it was before the broker stopped: %s", topic, partition, root,
+                     code.name)  # fmt: skip
+        self.manager.interrupted_moves = []
 
     def request(self, topic: str, partition: int, root: Path) -> ErrorCode:
         """Move ``topic``-``partition`` to ``root`` (one of ``log.dirs``, online): Kafka's rules."""
@@ -66,7 +80,8 @@ class LogDirMoves:
         return ErrorCode.NONE
 
     async def stop(self) -> None:
-        """Stop every move and wait until each has removed its future copy."""
+        """At shutdown: stop every move and wait for it; its future copy stays for the next start."""
+        self._stopping = True
         for move in list(self._running):
             self.manager.moves.end(move)
         for done in list(self._running.values()):
@@ -76,9 +91,11 @@ class LogDirMoves:
         try:
             await self._move(move)
         except MoveStopped:
-            await _abandon(move)
+            if not self._stopping:
+                await _abandon(move)
         except trio.Cancelled:
-            await _abandon(move)
+            if not self._stopping:
+                await _abandon(move)
             raise
         except Exception as exc:  # a system task must not raise: the move is given up, the log stays
             level = logging.INFO if move.stopped.is_set() else logging.ERROR

@@ -25,8 +25,8 @@ writes every ``log.flush.offset.checkpoint.interval.ms``, and removal of
 ``__consumer_offsets`` before the listeners open, and the group
 coordinator's timers run as one more task. The log cleaner's threads start
 with the server and stop before the storage closes (``broker.cleaning``), as
-do moves of partitions between log dirs still copying (their copies are
-removed; ``broker.log_dir_moves``).
+do moves of partitions between log dirs still copying (their copies stay,
+and the next start begins those moves again; ``broker.log_dir_moves``).
 """
 
 from __future__ import annotations
@@ -78,6 +78,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             nursery.start_soon(broker.groups.run)
             nursery.start_soon(broker.transactions.run)
             start_cleaner(broker)
+            broker.log_dir_moves.resume_interrupted()
             broker.start_metrics()
             task_status.started(broker)
     finally:

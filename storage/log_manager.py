@@ -75,6 +75,7 @@ class LogManager:
         self.group_commit = GroupCommit()
         self.checkpoints = DirCheckpoints(dirs, self.logs, self._log_in)
         self.moves = LogMoves()
+        self.interrupted_moves: list[tuple[tuple[str, int], Path]] = []  # moves a crash or stop cut short
         self.cluster_id = ""
         self._producer_ids = ProducerIds(dirs)
 
@@ -97,7 +98,7 @@ class LogManager:
         save_topics(self.dirs[0], {**self._topics, **self._pending})
 
     def _open_logs(self) -> None:
-        finish_interrupted_moves(self.dirs)
+        self.interrupted_moves = finish_interrupted_moves(self.dirs)  # the broker begins them again
         for root in self.dirs:
             clean = (root / CLEAN_SHUTDOWN).exists()
             points = read_checkpoint(root / RECOVERY_POINTS)

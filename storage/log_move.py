@@ -27,8 +27,9 @@ reads:
 Crash safety: every rename is fsynced in its parent and made only once what it relies on is on disk
 (the future directory's files and entry before step 1). ``finish_interrupted_moves`` runs before the
 logs open: a ``-future`` directory whose partition still has a live directory is an unfinished move
-and is removed (the log stays where it was); one whose partition has none was committed and is
-renamed into place; ``-delete`` leftovers are removed as for topic deletions. So a crash at any
+and is removed (the log stays where it was, and the broker begins the move again, from the start:
+Kafka's future log resumes where it was, this one is copied anew); one whose partition has none was
+committed and is renamed into place; ``-delete`` leftovers are removed as for topic deletions. So a crash at any
 point leaves exactly one whole copy. While a move runs, the destination's checkpoint files list the
 partition too (``LogMoves.moving_into``) and are written before the commit, so its log start offset,
 recovery point and cleaner offset are found there at the next start.
@@ -299,10 +300,12 @@ class LogMoves:
         return move is not None and move.dest_root == root
 
 
-def finish_interrupted_moves(dirs: list[Path]) -> None:
-    """Before the logs open: of each partition a crash caught in a move, keep exactly one copy (see the
-    module docstring)."""
+def finish_interrupted_moves(dirs: list[Path]) -> list[tuple[tuple[str, int], Path]]:
+    """Before the logs open: of each partition a crash or a stop caught in a move, keep exactly one copy (see
+    the module docstring). Returns the moves that had not committed, ``((topic, partition), destination)``
+    each: their copies are removed, and the broker begins them again."""
     live: set[tuple[str, int]] = set()
+    unfinished: list[tuple[tuple[str, int], Path]] = []
     futures: list[tuple[Path, os.DirEntry]] = []
     for root in dirs:
         for entry in os.scandir(root):
@@ -315,10 +318,13 @@ def finish_interrupted_moves(dirs: list[Path]) -> None:
         if key is None:
             log.warning("%s: ignoring %s, which is not a future log directory", root, entry.name)
         elif key in live:
-            log.warning("%s: removing %s, the copy of a move that did not finish", root, entry.name)
+            log.warning("%s: removing %s, the copy of a move that did not finish; it begins again", root,
+                        entry.name)  # fmt: skip
             remove_dir(Path(entry.path))
+            unfinished.append((key, root))
         else:
             Path(entry.path).rename(partition_dir(root, *key))
             fsync_dir(root)
             live.add(key)
             log.warning("%s: finished the interrupted move of %s-%d here", root, *key)
+    return unfinished

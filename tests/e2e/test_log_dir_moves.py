@@ -4,7 +4,8 @@ kafka-python's admin: a producer keeps writing while the move runs;
 afterwards ``describe_log_dirs`` lists the partition under the new dir only,
 every acknowledged record is read back exactly once with its offset, key,
 value and timestamp, writing goes on, and all of it is still there after a
-clean restart and after a crash. The Java Admin (kafka-clients 4.3.0) sees
+clean restart and after a crash; a move a crash cut short (its future
+directory left half filled) begins again when the broker starts. The Java Admin (kafka-clients 4.3.0) sees
 the move with ``describeReplicaLogDirs`` as ``kafka-reassign-partitions.sh
 --verify`` does.
 """
@@ -92,6 +93,32 @@ def test_a_partition_moves_between_log_dirs_while_it_is_written(broker_factory, 
     assert _where(admin, "moved") == {os.path.abspath(target): False}
     admin.close()
     _check(broker.bootstrap, 30_010)
+
+
+def test_a_move_a_crash_cut_short_begins_again_at_the_next_start(broker_factory, tmp_path):
+    dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
+    broker = broker_factory(log_dirs=",".join(dirs), log_segment_bytes="262144")
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic("moved", 1, 1)])
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=2, acks="all")
+    assert _send(producer, 0, 5_000) == list(range(5_000))
+    producer.close(5)
+    (source,) = _where(admin, "moved")
+    admin.close()
+    target = next(os.path.abspath(d) for d in dirs if os.path.abspath(d) != source)
+    broker.kill()
+    # What a crash in the middle of a copy leaves: a future directory beside the live one, half filled.
+    future = os.path.join(target, "moved-0.0123456789abcdef0123456789abcdef-future")
+    os.makedirs(future)
+    with open(os.path.join(future, "00000000000000000000.log"), "wb") as f:
+        f.write(b"\0" * 100)
+    broker.restart()
+    assert "moving moved-0 to" in wait_until(lambda: "again, as it was" in broker.log_text() and broker.log_text())
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    wait_until(lambda: _where(admin, "moved") == {target: False})
+    admin.close()
+    _check(broker.bootstrap, 5_000)
+    assert not os.path.exists(future) and not os.path.exists(os.path.join(source, "moved-0"))
 
 
 def test_the_java_admin_moves_a_partition_and_sees_it_in_its_new_dir(broker_factory, tmp_path):

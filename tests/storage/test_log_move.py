@@ -182,9 +182,11 @@ def test_a_crash_during_a_move_leaves_exactly_one_whole_copy(tmp_path, monkeypat
     expected = _state(log_)
     where = "d1" if stage == "copying" else "d2"
     del lm, log_, move  # never closed: a crash
-    again = _open(tmp_path, clock).get_log("t", 0)
+    reopened = _open(tmp_path, clock)
+    again = reopened.get_log("t", 0)
     assert _partition_dirs(tmp_path) == [f"{where}/t-0"]
     assert again.dir == tmp_path / where / "t-0" and _state(again) == expected
+    assert reopened.interrupted_moves == ([(("t", 0), tmp_path / "d2")] if stage == "copying" else [])
 
 
 def test_a_failed_rename_leaves_the_log_where_it_was(tmp_path, monkeypatch):
