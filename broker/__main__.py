@@ -15,6 +15,10 @@ also ``-S``) gives a user a SCRAM credential before the listeners open, as
 ``kafka-storage format --add-scram`` does (``scram_store.py``): the way to
 have a first SCRAM user in a docker-compose setup with no admin connection
 yet. A user who already has that mechanism's credential keeps it.
+
+``--kafka-env`` reads ``KAFKA_*`` environment variables (and ``CLUSTER_ID``)
+as the apache/kafka docker image does (``env_config.py``); the image of this
+broker passes it, so a compose file written for that image works here.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import trio
 from protocol.records import set_accelerated
 
 from .config import BrokerConfig, ConfigError
+from .env_config import PREFIX, dropped_file_keys, env_overrides, format_cluster_id, key_of
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
 from .scram_store import CredentialFileError, add_scram, parse_add_scram
@@ -43,6 +48,8 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
     serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE")
     serve.add_argument("--add-scram", "-S", action="append", default=[], metavar="MECHANISM=[name=...,password=...]",
                        help="add a user's SCRAM credential if it has none (kafka-storage format --add-scram)")
+    serve.add_argument("--kafka-env", action="store_true",
+                       help="read KAFKA_* environment variables and CLUSTER_ID as the apache/kafka image does")
     serve.add_argument("--log-level", default="INFO")
     return parser.parse_args(argv)
 
@@ -55,6 +62,23 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
             raise ConfigError(f"--override {pair!r}: expected key=value")
         result[key.strip()] = value.strip()
     return result
+
+
+def _load_config(args: argparse.Namespace) -> BrokerConfig:
+    """The properties file, then the ``KAFKA_*`` variables (``--kafka-env``), then each ``--override``."""
+    from_env = env_overrides(os.environ) if args.kafka_env else {}
+    try:
+        config = BrokerConfig.load(args.config, {**from_env, **_overrides(args.override)},
+                                   dropped_file_keys(from_env))  # fmt: skip
+    except ConfigError as exc:
+        key = str(exc).partition(":")[0]
+        variable = next((n for n in os.environ if n.startswith(PREFIX) and key_of(n) == key), None)
+        if key in from_env and variable:
+            raise ConfigError(f"{exc} (set by {variable})") from None
+        raise
+    if args.kafka_env and os.environ.get("CLUSTER_ID"):
+        format_cluster_id(config.log_dir_list()[0], os.environ["CLUSTER_ID"])
+    return config
 
 
 def _scram_entries(arguments: list[str]) -> list:
@@ -92,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parse_args(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        config = BrokerConfig.load(args.config, _overrides(args.override))
+        config = _load_config(args)
         entries = _scram_entries(args.add_scram)
     except (ConfigError, OSError) as exc:
         print(f"minibroker: configuration error: {exc}", file=sys.stderr)

@@ -318,8 +318,11 @@ class BrokerConfig:
         return cls(*split_broker_props(props))
 
     @classmethod
-    def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None) -> "BrokerConfig":
+    def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None,
+             dropped: frozenset[str] = frozenset()) -> "BrokerConfig":  # fmt: skip
+        """The file's keys (but ``dropped``), then ``overrides``."""
         props = read_properties(Path(path).read_text()) if path else {}
+        props = {k: v for k, v in props.items() if k not in dropped}
         props.update(overrides or {})
         config = cls.from_props(props)
         config.validate()

@@ -1,0 +1,89 @@
+"""``serve --kafka-env``: configuration from ``KAFKA_*`` environment variables, as the apache/kafka image reads it.
+
+A docker-compose file written for the ``apache/kafka`` image configures the
+broker through its environment; the same file works with this one (the
+image's entry point passes ``--kafka-env``):
+
+* each ``KAFKA_<NAME>`` variable sets one key: ``<NAME>`` lower-cased, with
+  ``___`` read as ``-``, then ``__`` as ``_``, then ``_`` as ``.``
+  (``KAFKA_ADVERTISED_LISTENERS`` is ``advertised.listeners``,
+  ``KAFKA_LISTENER_NAME_SASL__PLAINTEXT_PLAIN_SASL_JAAS_CONFIG`` is
+  ``listener.name.sasl_plaintext.plain.sasl.jaas.config``, and
+  ``KAFKA_LISTENER_NAME_X_SCRAM___SHA___256_SASL_JAAS_CONFIG`` has
+  ``scram-sha-256``). They override the properties file; ``--override``
+  overrides them;
+* the variables the image gives the JVM and its scripts (``KAFKA_HEAP_OPTS``,
+  ``KAFKA_OPTS``, ``KAFKA_LOG4J_*``, ``KAFKA_JMX_*`` ...) are not keys and
+  are left alone;
+* variables that shape the listeners (``KAFKA_LISTENERS``,
+  ``KAFKA_ADVERTISED_LISTENERS``, ``KAFKA_LISTENER_SECURITY_PROTOCOL_MAP``)
+  replace the file's whole listener setup (``LISTENER_KEYS``), which
+  would not match theirs; as in the image, ``listeners`` then defaults to
+  ``advertised.listeners`` with every host made ``0.0.0.0``;
+* ``CLUSTER_ID`` is the cluster id a new log dir is formatted with
+  (``kafka-storage format -t``); a log dir formatted with another one stops
+  the start, as Kafka's ``meta.properties`` check does.
+
+An unknown key stops the start naming the variable, as one in the file does.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from storage.topic_store import META_PROPERTIES, atomic_write
+
+from .config import ConfigError
+
+PREFIX = "KAFKA_"
+NOT_KEYS = frozenset({
+    "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_JMX_OPTS",
+    "KAFKA_JMX_PORT", "KAFKA_JMX_HOSTNAME", "KAFKA_LOG4J_OPTS", "KAFKA_LOG4J_ROOT_LOGLEVEL", "KAFKA_LOG4J_LOGGERS",
+    "KAFKA_TOOLS_LOG4J_LOGLEVEL", "KAFKA_DEBUG", "KAFKA_HOME", "KAFKA_VERSION", "KAFKA_CLASSPATH", "KAFKA_MODE",
+})  # fmt: skip
+_HOST = re.compile(r"://[^,]*:(\d+)")
+LISTENER_KEYS = frozenset({"listeners", "advertised.listeners", "listener.security.protocol.map",
+                           "inter.broker.listener.name"})  # fmt: skip
+
+
+def dropped_file_keys(from_env: Mapping[str, str]) -> frozenset[str]:
+    """The file's keys the environment replaces as a group: its listener setup, if the environment has one."""
+    return LISTENER_KEYS if LISTENER_KEYS & from_env.keys() - {"inter.broker.listener.name"} else frozenset()
+
+
+def key_of(variable: str) -> str:
+    """The config key a ``KAFKA_`` variable sets."""
+    name = variable[len(PREFIX):].lower()
+    return name.replace("___", "\0").replace("__", "\1").replace("_", ".").replace("\0", "-").replace("\1", "_")
+
+
+def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
+    """The keys the ``KAFKA_*`` variables set (with ``listeners`` derived as the image derives it)."""
+    found = {key_of(n): v for n, v in sorted(environ.items())
+             if n.startswith(PREFIX) and n not in NOT_KEYS and len(n) > len(PREFIX)}  # fmt: skip
+    if "listeners" not in found and found.get("advertised.listeners"):
+        found["listeners"] = _HOST.sub(r"://0.0.0.0:\1", found["advertised.listeners"])
+    return found
+
+
+def format_cluster_id(log_dir: str | Path, cluster_id: str) -> None:
+    """``CLUSTER_ID``: write it into a new log dir's ``meta.properties``; refuse a dir formatted with another."""
+    try:
+        raw = base64.urlsafe_b64decode(cluster_id + "==")
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 16 or len(cluster_id) != 22:
+        raise ConfigError(f"CLUSTER_ID: {cluster_id!r} is not a cluster id (22 characters of URL-safe base64)")
+    path = Path(log_dir) / META_PROPERTIES
+    if path.exists():
+        stored = dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+        if stored.get("cluster.id", "").strip() != cluster_id:
+            raise ConfigError(f"Invalid cluster.id in: {path}. Expected {cluster_id}, but read "
+                              f"{stored.get('cluster.id', '').strip()}")  # fmt: skip
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, f"version=1\ncluster.id={cluster_id}\n")
