@@ -96,6 +96,7 @@ class Broker:
         self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))
         self.request_time = TaskTime()  # installed while a request_percentage quota is set
         self.log_dir_moves = LogDirMoves(topics.manager)
+        topics.manager.moves.set_rate(config.replica_alter_log_dirs_io_max_bytes_per_second)
         self.authorizer = None if not config.authorizer_class_name else Authorizer.load(
             config.log_dir_list()[0], config.super_users, config.allow_everyone_if_no_acl_found)
 

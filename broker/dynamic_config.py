@@ -29,6 +29,11 @@ What may change (``dynamic_key``), and what the change does:
   ..., for this node only: the listener's TLS context is built again
   (``tls_reload.py``; the same path again reloads a rotated keystore);
 * ``producer.id.expiration.ms``, ``transaction.partition.verification.enable``;
+* ``replica.alter.log.dirs.io.max.bytes.per.second``: the byte rate of the
+  moves between log dirs, at once (``log_move.py``); with
+  ``leader.``/``follower.replication.throttled.rate`` (accepted: one node
+  has no followers), what ``kafka-reassign-partitions.sh --throttle`` and
+  ``--replica-alter-log-dirs-throttle`` set;
 * ``num.io.threads``, ``num.network.threads``, ``num.recovery.threads.per.data.dir``:
   accepted as in ``server.properties`` (one event loop serves every request).
 
@@ -79,6 +84,8 @@ BROKER_DYNAMIC: dict[str, tuple[str, int | None]] = {
     "max.connections": ("INT", 0), "max.connections.per.ip": ("INT", 0), "max.connection.creation.rate": ("INT", 0),
     "max.connections.per.ip.overrides": ("STRING", None), "num.io.threads": ("INT", 1),
     "num.network.threads": ("INT", 1), "transaction.partition.verification.enable": ("BOOLEAN", None),
+    "replica.alter.log.dirs.io.max.bytes.per.second": ("LONG", 0), "leader.replication.throttled.rate": ("LONG", 0),
+    "follower.replication.throttled.rate": ("LONG", 0),
 }  # fmt: skip
 # The thread counts Kafka keeps between half and double on a change; the storage ones' Kafka defaults (4.x).
 _THREAD_COUNTS = ("num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir", "log.cleaner.threads")
@@ -278,6 +285,7 @@ class DynamicBrokerConfig:
         for attr, value in plan.values.items():
             setattr(config, attr, value)
         config.listener_overrides = plan.listener_overrides
+        self.broker.topics.manager.moves.set_rate(config.replica_alter_log_dirs_io_max_bytes_per_second)
         self.broker.tls_contexts.update(plan.tls)
 
     def _save(self, levels: dict[str, dict[str, str]]) -> None:

@@ -19,13 +19,14 @@ No trio here: the broker runs the swap steps on its own thread through the
 ``owner`` callable it passes in (``broker.cleaning``).
 """
 
+from storage.throttle import Throttler
+
 from .cleaner import Cleaner, CleanerStats, CleaningAborted, group_segments
 from .gate import RequestGate
 from .manager import CleanerManager
 from .offset_map import OffsetMap
 from .selection import LogToClean, choose, log_to_clean
 from .service import CleanerConfig, LogCleaner
-from .throttle import Throttler
 
 __all__ = [
     "Cleaner",

@@ -58,7 +58,7 @@ from .gate import RequestGate
 from .offset_map import GIL_SLICE, SHORT_KEY, OffsetMap
 from .recopy import BatchFilter, CleanerStats
 from .selection import LogToClean
-from .throttle import Throttler
+from storage.throttle import Throttler
 from .transactions import CleanedTransactions
 
 INT_MAX = 2**31 - 1

@@ -33,7 +33,7 @@ from .cleaner import Cleaner, CleanerStats, CleaningAborted, run_here
 from .gate import RequestGate
 from .manager import CleanerManager
 from .offset_map import OffsetMap
-from .throttle import Throttler
+from storage.throttle import Throttler
 
 log = logging.getLogger("minibroker.cleaner")
 

@@ -40,7 +40,7 @@ import attrs
 from protocol.primitives import INT64_MAX
 
 from .config_values import (Refused, _bool, _double, _format_version, _gzip_level, _int, _long, _metadata_version,
-                            _one_of, _policy, invalid_value, java_text)  # fmt: skip
+                            _one_of, _policy, _throttled_replicas, invalid_value, java_text)  # fmt: skip
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -101,10 +101,14 @@ TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
           doc="how long tombstones are kept after the cleaner first sees them"),
     _spec("file.delete.delay.ms", "log.segment.delete.delay.ms", "LONG", 60_000, _long, 0,
           doc="delay before a replaced or deleted segment file is removed"),
+    _spec("follower.replication.throttled.replicas", None, "LIST", "", _throttled_replicas("follower."
+          "replication.throttled.replicas"), doc="accepted; one node has no followers to throttle"),  # fmt: skip
     _spec("flush.messages", "log.flush.interval.messages", "LONG", LONG_MAX, _long, 1, doc="fsync every N records"),
     _spec("flush.ms", "log.flush.interval.ms", "LONG", LONG_MAX, _long, 0, doc="fsync at least this often"),
     _spec("index.interval.bytes", "log.index.interval.bytes", "INT", 4096, _int, 0,
           doc="bytes between offset-index entries"),
+    _spec("leader.replication.throttled.replicas", None, "LIST", "", _throttled_replicas("leader.replication."
+          "throttled.replicas"), doc="accepted; one node has no followers to throttle"),  # fmt: skip
     _spec("max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", "LONG", LONG_MAX, _long, 1,
           doc="longest a record may stay uncompacted (KIP-354)"),
     _spec("max.message.bytes", "message.max.bytes", "INT", 1_048_588, _int, 0,
@@ -316,10 +320,12 @@ class ConfigModel:
             if spec.name in self._broker:
                 key, text, _ = self._broker[spec.name]
                 synonyms.append((key, text, "STATIC_BROKER_CONFIG"))
-            synonyms.append((spec.broker_key or spec.name, spec.default_text, "DEFAULT_CONFIG"))
+            if spec.broker_key:  # a topic-only config has no default synonym in Kafka (ConfigHelper)
+                synonyms.append((spec.broker_key, spec.default_text, "DEFAULT_CONFIG"))
             value = getattr(effective, spec.attr)
             text = ",".join(value) if isinstance(value, tuple) else java_text(value)
-            entries.append(ConfigEntry(spec.name, text, synonyms[0][2], type=spec.type, doc=spec.doc,
+            source = synonyms[0][2] if synonyms else "DEFAULT_CONFIG"
+            entries.append(ConfigEntry(spec.name, text, source, type=spec.type, doc=spec.doc,
                                        synonyms=tuple(synonyms)))  # fmt: skip
         return entries
 

@@ -117,6 +117,20 @@ def _policy(text: str) -> tuple[str, ...]:
     return items
 
 
+def _throttled_replicas(name: str) -> Callable[[str], tuple[str, ...]]:
+    """``leader.`` and ``follower.replication.throttled.replicas``: ``*`` or ``partition:broker`` items, as
+    Kafka's ``ThrottledReplicaListValidator`` checks them (its message names the key and shows the list)."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        items = tuple(item.strip() for item in text.split(",")) if text.strip() else ()
+        if "".join(items) != "*" and not all(re.fullmatch(r"([0-9]+:[0-9]+)?", item) for item in items):
+            raise Refused(f"{name} must be the literal '*' or a list of replicas in the following format: "
+                          "[partitionId]:[brokerId],[partitionId]:[brokerId],...", "[" + ", ".join(items) + "]")
+        return items
+
+    return parse
+
+
 def _metadata_version(text: str) -> str:
     """Kafka's MetadataVersion strings (``0.10.2``, ``2.8``, ``3.0-IV1``): accepted, then ignored (KIP-724)."""
     if not _VERSION.fullmatch(text):

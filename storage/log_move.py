@@ -35,8 +35,11 @@ partition too (``LogMoves.moving_into``) and are written before the commit, so i
 recovery point and cleaner offset are found there at the next start.
 
 ``LogMoves`` holds the moves in progress, one per partition (the cleaner leaves their logs alone,
-as Kafka pauses cleaning), and Kafka's preferred log dirs: where a partition not on the broker yet
-is to be made.
+as Kafka pauses cleaning), Kafka's preferred log dirs (where a partition not on the broker yet is to
+be made), and the throttle the copies share: ``replica.alter.log.dirs.io.max.bytes.per.second``
+(``set_rate``), the bytes moved per second, checked after every chunk; a copy sleeping off the rate
+wakes at once when its move stops, and a rate of 0 holds the copies until it changes. The final step
+is not throttled (it is at most what the last round left, and it holds the log).
 """
 
 from __future__ import annotations
@@ -53,10 +56,12 @@ import attrs
 
 from . import fileops
 from .checkpoint import fsync_dir
+from .config import LONG_MAX
 from .errors import StorageError
 from .file_names import (DELETE_SUFFIX, FUTURE_SUFFIX, INDEX, LOG, TIME_INDEX, TXN_INDEX, file_stem,
                          parse_future_dir, parse_partition_dir, partition_dir, remove_dir)  # fmt: skip
 from .producer_state import SNAPSHOT
+from .throttle import UNLIMITED, Throttler
 from .topic_store import PARTITION_METADATA
 
 log = logging.getLogger(__name__)
@@ -106,9 +111,10 @@ class Plan:
 class LogMove:
     """One partition's move to ``dest_root``; see the module docstring."""
 
-    def __init__(self, log_: Any, dest_root: Path) -> None:
+    def __init__(self, log_: Any, dest_root: Path, throttle: Throttler | None = None) -> None:
         self.log = log_
         self.dest_root = dest_root
+        self.throttle = throttle or Throttler(UNLIMITED)  # shared by the moves (LogMoves.throttle)
         self.future_dir = dest_root / f"{log_.dir.name}.{uuid.uuid4().hex}{FUTURE_SUFFIX}"
         self._copied: dict[int, _Copied] = {}
         self.future_end_offset = 0  # what the future log holds: DescribeLogDirs' size and lag
@@ -158,7 +164,7 @@ class LogMove:
             fsync_dir(self.dest_root)
         gone = set()
         for job in plan.jobs:
-            if not _run(job, self.stopped):
+            if not _run(job, self.stopped, self.throttle):
                 gone.add(id(job.segment))
         fsync_dir(self.future_dir)
         self._copied = {id(c.segment): c for c in plan.copied if id(c.segment) not in gone}
@@ -233,7 +239,7 @@ def _names(seg: Any) -> list[str]:
     return [stem + ext for ext in (*_GROWING, TXN_INDEX)]
 
 
-def _run(job: _Job, stopped: threading.Event) -> bool:
+def _run(job: _Job, stopped: threading.Event, throttle: Throttler) -> bool:
     """Run one job (keeping the source's modification time); False when a source with bytes to copy is gone."""
     try:
         src = os.open(job.src, os.O_RDONLY)
@@ -246,7 +252,7 @@ def _run(job: _Job, stopped: threading.Event) -> bool:
         flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if job.start == 0 else 0)
         dst = fileops.open_file(job.dst, flags)
         try:
-            _copy_range(src, dst, job.start, end, stopped)
+            _copy_range(src, dst, job.start, end, stopped, throttle)
             fileops.fsync(dst)
         finally:
             os.close(dst)
@@ -256,9 +262,11 @@ def _run(job: _Job, stopped: threading.Event) -> bool:
     return True
 
 
-def _copy_range(src: int, dst: int, start: int, end: int, stopped: threading.Event) -> None:
+def _copy_range(src: int, dst: int, start: int, end: int, stopped: threading.Event, throttle: Throttler) -> None:
     position = start
     while position < end:
+        while throttle.rate == 0 and not stopped.wait(0.1):  # a rate of 0 holds the copy until it changes
+            pass
         if stopped.is_set():
             raise MoveStopped()
         data = os.pread(src, min(CHUNK, end - position), position)
@@ -266,6 +274,7 @@ def _copy_range(src: int, dst: int, start: int, end: int, stopped: threading.Eve
             raise StorageError(errno.EIO, f"the source ended at {position}, before {end}")
         fileops.write_all(dst, data, position)
         position += len(data)
+        throttle.maybe_throttle(len(data), sleep=stopped.wait)  # bytes moved, as Kafka's quota counts them
 
 
 class LogMoves:
@@ -274,9 +283,16 @@ class LogMoves:
     def __init__(self) -> None:
         self._moves: dict[tuple[str, int], LogMove] = {}
         self.preferred: dict[tuple[str, int], Path] = {}
+        # replica.alter.log.dirs.io.max.bytes.per.second, set by the broker; checked at every chunk (a move
+        # may take less than the cleaner's 300 ms between checks)
+        self.throttle = Throttler(UNLIMITED, check_interval_ms=0)
+
+    def set_rate(self, bytes_per_second: int) -> None:
+        """``replica.alter.log.dirs.io.max.bytes.per.second`` (Kafka's Long.MAX_VALUE: no limit)."""
+        self.throttle.rate = UNLIMITED if bytes_per_second >= LONG_MAX else bytes_per_second
 
     def start(self, log_: Any, dest_root: Path) -> LogMove:
-        move = self._moves[(log_.topic, log_.partition)] = LogMove(log_, dest_root)
+        move = self._moves[(log_.topic, log_.partition)] = LogMove(log_, dest_root, self.throttle)
         return move
 
     def get(self, topic: str, partition: int) -> LogMove | None:

@@ -296,7 +296,7 @@ async def test_a_move_that_fails_leaves_the_partition_where_it_was(two_dirs, mon
     await create_ok(two_dirs, "t", 1)
     await produce(two_dirs, 100, 0)
 
-    def no_space(src, dst, start, end, stopped):
+    def no_space(src, dst, start, end, stopped, throttle):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(log_move, "_copy_range", no_space)

@@ -16,7 +16,8 @@ from broker.core import Broker
 from protocol import ErrorCode
 
 from ._admin_client import (  # noqa: F401  (broker is a fixture)
-    BROKER, DEFAULT, NODE, OVERRIDE, STATIC, TOPIC, broker, call, configs_of, create_ok, describe, req, sub,
+    BROKER, DEFAULT, NODE, OVERRIDE, STATIC, TOPIC, broker, call, configs_of, create, create_ok, creatable, describe,
+    req, sub,
 )  # fmt: skip
 
 
@@ -218,3 +219,18 @@ async def test_password_keys_are_sensitive_and_never_shown(tmp_path):
     assert (unset.value, unset.is_sensitive, unset.config_source) == (None, True, DEFAULT)
     assert (location.value, location.is_sensitive) == ("/etc/kafka/ks.p12", False)
     assert "s3cret" not in repr(list(configs.values()))
+
+
+async def test_the_replication_throttle_lists_are_topic_configs_checked_as_kafka_checks_them(broker):  # noqa: F811
+    key = "leader.replication.throttled.replicas"
+    await create_ok(broker, "thr", 2, configs={key: "0:1, 1:1", "follower.replication.throttled.replicas": "*"})
+    entries = {c.name: c for c in (await describe(broker, "thr")).configs}
+    assert (entries[key].value, entries[key].config_source) == ("0:1,1:1", 1)  # DYNAMIC_TOPIC_CONFIG
+    assert entries["follower.replication.throttled.replicas"].value == "*"
+    await create_ok(broker, "plain")
+    plain = {c.name: c for c in (await describe(broker, "plain")).configs}[key]
+    assert (plain.value, plain.config_source, plain.synonyms) == ("", 5, [])  # DEFAULT_CONFIG, no broker synonym
+    bad = (await create(broker, creatable("bad-thr", 1, configs={key: "0:1,leader"})))["bad-thr"]
+    assert (bad.error_code, bad.error_message) == (ErrorCode.INVALID_CONFIG, (
+        f"Invalid value [0:1, leader] for configuration {key}: {key} must be the literal '*' or a list of replicas "
+        "in the following format: [partitionId]:[brokerId],[partitionId]:[brokerId],..."))  # fmt: skip

@@ -292,3 +292,21 @@ def test_connection_creation_rates_throttle_the_acceptor_and_an_address():
     assert samples["kafka_server_socketservermetrics_ip_connection_accept_throttle_time"] == [(["PLAINTEXT"], 1000.0)]
     quotas.ip_throttle("PLAINTEXT", "10.0.0.3", 1.0, 70_000)  # a minute on: what went quiet is dropped
     assert ("ip", "10.0.0.2") not in quotas.rates and ("ip", "10.0.0.3") in quotas.rates
+
+
+async def test_the_reassignment_throttles_are_dynamic_and_rate_the_log_dir_moves(broker):
+    moves = broker.topics.manager.moves
+    assert moves.throttle.rate == float("inf")  # Long.MAX_VALUE: no limit
+    await ok(await incremental(broker, NODE_NAME, [("replica.alter.log.dirs.io.max.bytes.per.second", SET, "1000000"),
+                                                   ("leader.replication.throttled.rate", SET, "700000000"),
+                                                   ("follower.replication.throttled.rate", SET, "700000000")]))
+    assert moves.throttle.rate == 1_000_000
+    entry = await broker_entry(broker, "replica.alter.log.dirs.io.max.bytes.per.second")
+    assert (entry.value, entry.config_source, entry.read_only) == ("1000000", DYNAMIC_BROKER, False)
+    assert (await broker_entry(broker, "leader.replication.throttled.rate")).value == "700000000"
+    bad = await incremental(broker, NODE_NAME, [("replica.alter.log.dirs.io.max.bytes.per.second", SET, "-1")])
+    assert (bad.error_code, bad.error_message) == (
+        ErrorCode.INVALID_REQUEST, "Invalid value -1 for configuration replica.alter.log.dirs.io.max.bytes.per.second: "
+                                   "Value must be at least 0")  # fmt: skip
+    await ok(await incremental(broker, NODE_NAME, [("replica.alter.log.dirs.io.max.bytes.per.second", DELETE, None)]))
+    assert moves.throttle.rate == float("inf")

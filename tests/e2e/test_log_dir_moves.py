@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+import time
 import warnings
 
 import pytest
@@ -119,6 +120,43 @@ def test_a_move_a_crash_cut_short_begins_again_at_the_next_start(broker_factory,
     admin.close()
     _check(broker.bootstrap, 5_000)
     assert not os.path.exists(future) and not os.path.exists(os.path.join(source, "moved-0"))
+
+
+def test_the_throttles_kafka_reassign_partitions_sets_slow_a_move_down(broker_factory, tmp_path):
+    """``--throttle`` and ``--replica-alter-log-dirs-throttle``: the broker and topic configs the tool sets."""
+    from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+
+    dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
+    broker = broker_factory(log_dirs=",".join(dirs), log_segment_bytes="262144")
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic("moved", 1, 1)])
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=2, acks="all")
+    _send(producer, 0, 20_000)  # ~4 MB
+    producer.close(5)
+    rate = 1_000_000
+    node = ConfigResource(ResourceType.BROKER, str(NODE), incremental_configs=[
+        ConfigEntry(k, str(v), incremental_operation=AlterConfigOpType.SET) for k, v in (
+            ("leader.replication.throttled.rate", 700_000_000), ("follower.replication.throttled.rate", 700_000_000),
+            ("replica.alter.log.dirs.io.max.bytes.per.second", rate))])  # fmt: skip
+    topic = ConfigResource(ResourceType.TOPIC, "moved", incremental_configs=[
+        ConfigEntry(k, "0:1", incremental_operation=AlterConfigOpType.SET)
+        for k in ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas")])  # fmt: skip
+    confluent = AdminClient({"bootstrap.servers": broker.bootstrap})
+    for future in confluent.incremental_alter_configs([node, topic]).values():
+        future.result(30)
+    described = confluent.describe_configs([ConfigResource(ResourceType.BROKER, str(NODE))])
+    configs = next(iter(described.values())).result(30)
+    assert configs["replica.alter.log.dirs.io.max.bytes.per.second"].value == str(rate)
+    (source,) = _where(admin, "moved")
+    target = next(os.path.abspath(d) for d in dirs if os.path.abspath(d) != source)
+    tpr = TopicPartitionReplica("moved", 0, NODE)
+    started = time.monotonic()
+    assert admin.alter_replica_log_dirs({tpr: target}) == {tpr: NoError}
+    wait_until(lambda: _where(admin, "moved") == {target: False}, timeout=60)
+    # All but the last megabyte (copied in the final step) goes at 1 MB/s: seconds, where unthrottled is ~0.1 s.
+    assert time.monotonic() - started >= 2.0
+    admin.close()
+    _check(broker.bootstrap, 20_000)
 
 
 def test_the_java_admin_moves_a_partition_and_sees_it_in_its_new_dir(broker_factory, tmp_path):

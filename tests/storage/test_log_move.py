@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,7 @@ from storage.checkpoint import read_checkpoint
 from storage.dir_checkpoints import LOG_STARTS, RECOVERY_POINTS
 from storage.index import OffsetIndex
 from storage.log_move import LogMove, MoveStopped
+from storage.throttle import Throttler
 
 from .lead_helpers import Clock, append, read_all
 from .txn_helpers import data, marker, producer_view
@@ -246,6 +249,55 @@ def test_a_stopped_move_copies_no_further(tmp_path):
         move.copy(move.plan())
     move.abandon()
     assert not move.future_dir.exists()
+
+
+def _ticking(step_ms: float):
+    """A clock that moves ``step_ms`` on at every reading (the throttle reads it twice per check)."""
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += step_ms
+        return now[0]
+
+    return clock
+
+
+def _throttled_move(tmp_path, monkeypatch, rate: float, step_ms: float):
+    monkeypatch.setattr(log_move, "CHUNK", 1000)
+    lm, log_ = _setup(tmp_path, Clock())
+    lm.moves.throttle = Throttler(rate, clock=_ticking(step_ms))
+    return lm, lm.moves.start(log_, tmp_path / "d2")
+
+
+def test_the_moves_copy_at_most_the_throttled_rate(tmp_path, monkeypatch):
+    # Every second chunk is a check 300 fake ms after the last: 2000 bytes at 6000 B/s want 333 ms, so 33 ms of sleep.
+    lm, move = _throttled_move(tmp_path, monkeypatch, 6000, 150)
+    plan = move.plan()
+    move.copy(plan)
+    chunks = sum(-(-(j.end - j.start) // 1000) for j in plan.jobs if j.end)
+    assert chunks >= 4 and 0 < lm.moves.throttle.slept_ms <= 33.4 * (chunks // 2)
+    lm.moves.set_rate(2**63 - 1)  # Kafka's Long.MAX_VALUE: no limit
+    assert lm.moves.throttle.rate == float("inf")
+
+
+@pytest.mark.parametrize("rate", [1, 0])
+def test_a_throttled_or_held_copy_stops_at_once(tmp_path, monkeypatch, rate):
+    _, move = _throttled_move(tmp_path, monkeypatch, rate, 300)  # rate 1: the first check sleeps for hours
+    outcome = []
+
+    def copy():
+        try:
+            move.copy(move.plan())
+        except MoveStopped:
+            outcome.append("stopped")
+
+    worker = threading.Thread(target=copy)
+    worker.start()
+    time.sleep(0.2)
+    assert worker.is_alive() and not outcome
+    move.stop()
+    worker.join(5)
+    assert not worker.is_alive() and outcome == ["stopped"]
 
 
 def test_while_a_move_runs_the_destination_checkpoints_list_the_partition(tmp_path):

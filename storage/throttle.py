@@ -1,6 +1,8 @@
-"""``log.cleaner.io.max.bytes.per.second``: one throttle shared by every cleaner thread.
+"""Kafka's Throttler: a byte rate shared by threads doing I/O in the background.
 
-Kafka's Throttler: threads report the bytes they read and write; every
+The cleaner shares one among its threads (``log.cleaner.io.max.bytes.per.second``);
+moves between log dirs share another (``replica.alter.log.dirs.io.max.bytes.per.second``,
+``log_move.py``). Threads report the bytes they read and write; every
 ``check_interval_ms`` (300) the observed rate since the last check is
 compared with the desired rate, and a thread that finds it too high sleeps
 for as long as it takes to bring the rate back down. The clock and the sleep
@@ -32,7 +34,8 @@ class Throttler:
         self._observed = 0.0
         self.slept_ms = 0.0
 
-    def maybe_throttle(self, nbytes: int) -> None:
+    def maybe_throttle(self, nbytes: int, sleep: Callable[[float], object] | None = None) -> None:
+        """Count ``nbytes``; sleep (with ``sleep``, if given: e.g. a stop event's ``wait``) if over the rate."""
         if self.rate == UNLIMITED or self.rate <= 0:
             return
         with self._lock:
@@ -44,7 +47,7 @@ class Throttler:
             wanted_ms = self._observed * 1000 / self.rate
             pause = wanted_ms - elapsed
             if pause > 0:
-                self._sleep(pause / 1000)
+                (sleep or self._sleep)(pause / 1000)
                 self.slept_ms += pause
             self._period_start = self._clock()
             self._observed = 0.0
