@@ -88,6 +88,11 @@ class BrokerMetrics:
         self.fetch_read_ahead = Counter(  # ours (broker/read_ahead.py): Kafka has no such MBean
             "minibroker_fetch_conversion_read_ahead", "Fetch v0-v3 down-conversions begun ahead of the "
             "client's next Fetch, by what became of them", ["outcome"], registry=r)  # fmt: skip
+        self._add_socket_server_metrics()
+
+    def _add_socket_server_metrics(self) -> None:
+        """Kafka's socket-server-metrics: connections, bytes out, logins, per listener."""
+        r = self.registry
         self.connections = Gauge(
             "kafka_server_socketservermetrics_connection_count", "Open connections", ["listener"], registry=r
         )
