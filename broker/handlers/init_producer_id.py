@@ -22,6 +22,12 @@ idempotent one needs IDEMPOTENT_WRITE on the cluster or WRITE on some topic
 Refused, the answer carries producer id and epoch -1 and nothing is
 allocated or bumped.
 
+Then, before anything else (the empty transactional id, the timeout), a
+request with exactly one of ``producer_id`` / ``producer_epoch`` at -1 (an id
+without its epoch or the reverse) is INVALID_REQUEST, again with producer id
+and epoch -1 (Kafka's ``handleInitProducerIdRequest``). Both -1 (as every
+v0-2 request reads) asks for a new id.
+
 Version notes: v1 identical; v2 flexible; v3 producer_id/epoch in the
 request (KIP-360); v4 identical on the wire (PRODUCER_FENCED); v5 identical
 (its client understands TRANSACTION_ABORTABLE, which no path here answers).
@@ -38,6 +44,8 @@ from ..transactions import for_version
 
 API_KEY = 22
 _EPOCH_MAX = 32767
+_NO_PRODUCER_ID = -1  # Kafka's RecordBatch.NO_PRODUCER_ID
+_NO_PRODUCER_EPOCH = -1  # Kafka's RecordBatch.NO_PRODUCER_EPOCH
 
 
 @handler(API_KEY, 0, 5)
@@ -45,6 +53,8 @@ async def handle(ctx: RequestContext, request) -> object:
     refusal = _refusal(ctx, request.transactional_id)
     if refusal is not None:
         return ctx.response(error_code=refusal, producer_id=-1, producer_epoch=-1)
+    if (request.producer_id == _NO_PRODUCER_ID) != (request.producer_epoch == _NO_PRODUCER_EPOCH):
+        return ctx.response(error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1)
     if request.transactional_id is not None:
         return await _transactional(ctx, request)
     manager = ctx.broker.topics.manager

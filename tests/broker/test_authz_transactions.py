@@ -100,6 +100,15 @@ async def test_init_producer_id_of_an_idempotent_producer(groups_broker):
     assert (await init(groups_broker, None, who=user("carol")))[0] == ErrorCode.NONE
 
 
+async def test_init_producer_id_is_authorized_before_its_id_and_epoch_are_checked(groups_broker):
+    body = req(22, transactional_id=TXN, transaction_timeout_ms=60_000, producer_id=5, producer_epoch=-1)
+    resp = await call(groups_broker, 22, 4, body, connection=BOB)
+    assert (resp.error_code, resp.producer_id, resp.producer_epoch) == (TXN_DENIED, -1, -1)
+    grant(groups_broker, "bob", Op.WRITE, Res.TRANSACTIONAL_ID, TXN)
+    resp = await call(groups_broker, 22, 4, body, connection=BOB)
+    assert (resp.error_code, resp.producer_id, resp.producer_epoch) == (ErrorCode.INVALID_REQUEST, -1, -1)
+
+
 # -- AddPartitionsToTxn, AddOffsetsToTxn, EndTxn ---------------------------------------------------
 
 

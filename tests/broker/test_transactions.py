@@ -101,6 +101,19 @@ async def test_init_refuses_bad_timeouts_and_the_empty_id(groups_broker):
     assert (await init(groups_broker, txn=""))[0] == ErrorCode.INVALID_REQUEST
 
 
+@pytest.mark.parametrize("txn", [TXN, None, ""])
+async def test_init_refuses_an_id_without_its_epoch_or_an_epoch_without_its_id(groups_broker, txn):
+    """Kafka's handleInitProducerIdRequest: INVALID_REQUEST before the coordinator sees the request."""
+    invalid = (ErrorCode.INVALID_REQUEST, -1, -1)
+    assert await init(groups_broker, txn=txn, version=3, pid=7, epoch=-1) == invalid
+    assert await init(groups_broker, txn=txn, version=5, pid=-1, epoch=0) == invalid
+    assert await init(groups_broker, txn=txn, timeout_ms=0, pid=-1, epoch=3) == invalid  # before the timeout check
+    assert TXN not in groups_broker.transactions.txns  # nothing allocated
+    if txn:
+        error, _pid, epoch = await init(groups_broker, txn=txn)
+        assert (error, epoch) == (ErrorCode.NONE, 0)
+
+
 async def test_add_partitions_checks_the_producer_and_the_partitions(groups_broker):
     await create_ok(groups_broker, "t", 1)
     _, pid, epoch = await init(groups_broker)
