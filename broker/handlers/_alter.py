@@ -9,21 +9,27 @@ GROUP resource, the group's complete new set of group configs
 (``store_group_configs``, ``broker/group_configs.py``). The checks, in
 Kafka's order:
 
-1. the resource: a TOPIC with an empty name is INVALID_REQUEST ("Default
+1. the same resource twice in one request: INVALID_REQUEST "Duplicate
+   resource." for it;
+2. the resource's keys, for every resource type and so before any
+   authorization, as Kafka's forwarding broker checks them before it forwards
+   the request (``ConfigAdminManager.preprocess``): a key named twice is
+   INVALID_REQUEST, then null values (in IncrementalAlterConfigs, those of
+   operations other than DELETE) INVALID_REQUEST "Null value not supported
+   for : k1, k2" (``null_values``);
+3. the resource: a TOPIC with an empty name is INVALID_REQUEST ("Default
    topic resources are not allowed."), an illegal name INVALID_TOPIC_EXCEPTION,
    an unknown topic UNKNOWN_TOPIC_OR_PARTITION; a BROKER must be this node or
    empty (the cluster-wide default); its change is a dynamic broker config
-   change (``broker/dynamic_config.py``: null values and every refusal there
-   are INVALID_REQUEST); a GROUP is any group, existing or not, checked
+   change (``broker/dynamic_config.py``: every refusal there is
+   INVALID_REQUEST); a GROUP is any group, existing or not, checked
    after its operations as Kafka's controller does: an empty name is
    INVALID_REQUEST "Default group resources are not allowed.", and every
    refusal of ``group_configs.check`` INVALID_CONFIG; other resource types
    are INVALID_REQUEST "Unknown resource type N" (IncrementalAlterConfigs
    handles BROKER_LOGGER first);
-2. the same resource twice in one request: INVALID_REQUEST "Duplicate
-   resource." for it;
-3. the new overrides: null values and values the storage layer refuses are
-   INVALID_CONFIG, with the message naming the key.
+4. the new overrides: values the storage layer refuses are INVALID_CONFIG,
+   with the message naming the key.
 
 Authorization (Kafka's ``ControllerApis.authorizeAlterResource``): ALTER_CONFIGS
 on the topic, the group, or the cluster (BROKER); a denial is
@@ -48,7 +54,7 @@ from ..dispatch import RequestContext
 from ..topics import TopicError, check_topic_name
 from ..dynamic_config import NotStored
 from ..group_configs import InvalidGroupConfig
-from ._admin import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC, broker_resource_error, null_config_error
+from ._admin import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC, broker_resource_error
 from ._admin_authz import config_refusal
 
 Outcome = tuple[ErrorCode, str | None]
@@ -130,8 +136,8 @@ def broker_level(resource) -> str:
     return str(int(resource.resource_name)) if resource.resource_name else ""
 
 
-def null_broker_values(names: list[str]) -> None:
-    """Kafka's broker-side refusal of null values (every operation but DELETE)."""
+def null_values(names: list[str]) -> None:
+    """Kafka's broker-side refusal of null values, for every resource type (``ConfigAdminManager.preprocess``)."""
     if names:
         raise Refused(ErrorCode.INVALID_REQUEST, "Null value not supported for : " + ", ".join(names))
 
@@ -169,11 +175,9 @@ def current_overrides(ctx: RequestContext, topic: str) -> dict[str, str]:
     return dict(meta.overrides)
 
 
-def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str | None], validate_only: bool) -> Outcome:
-    """Check the topic's complete new overrides and, unless validate_only, store them."""
-    message = null_config_error(k for k, v in overrides.items() if v is None)
-    if message:
-        return ErrorCode.INVALID_CONFIG, message
+def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str], validate_only: bool) -> Outcome:
+    """Check the topic's complete new overrides (no null values: ``null_values`` refused those) and, unless
+    validate_only, store them."""
     from storage import ConfigError
 
     topics = ctx.broker.topics

@@ -1,25 +1,27 @@
 """AlterConfigs (key 33): v0-2, replacing all of a topic's config overrides.
 
-Behaviour: the legacy, non-incremental API. For a TOPIC resource the given
-``configs`` become the topic's complete set of overrides: every key not
-listed goes back to its broker-level or built-in default. The new set is
-checked as a whole (null values and values the storage layer refuses give
+Behaviour: the legacy, non-incremental API. For every resource type, first
+(Kafka's forwarding broker, ``ConfigAdminManager.preprocess``): a key named
+twice is INVALID_REQUEST "Error due to duplicate config keys", then a null
+value INVALID_REQUEST "Null value not supported for : k1, k2". For a TOPIC
+resource the given ``configs`` become the topic's complete set of overrides:
+every key not listed goes back to its broker-level or built-in default. The
+new set is checked as a whole (values the storage layer refuses give
 INVALID_CONFIG with the key named in ``error_message``); ``validate_only``
 checks without storing. For a BROKER resource (this ``node.id``, or empty for
 the cluster-wide default) the given configs become that level's complete set
-of dynamic broker configs (``broker/dynamic_config.py``); a null value is
-INVALID_REQUEST "Null value not supported for : k". For a GROUP resource
-(any group name) the given configs become the group's complete set of group
-configs (``broker/group_configs.py``), as Kafka 4.x's controller takes them
-from this legacy API too: a key named twice is INVALID_REQUEST "Error due to
-duplicate config keys", a null value INVALID_REQUEST as for BROKER. Resource
-checks (unknown topic, bad names, broker ids, duplicates) are in ``_alter``.
+of dynamic broker configs (``broker/dynamic_config.py``). For a GROUP
+resource (any group name) the given configs become the group's complete set
+of group configs (``broker/group_configs.py``), as Kafka 4.x's controller
+takes them from this legacy API too. Resource checks (unknown topic, bad
+names, broker ids, duplicates) are in ``_alter``.
 
 Authorization: ALTER_CONFIGS, as ``_alter`` describes: for TOPIC and GROUP
-before the resource is checked (TOPIC_AUTHORIZATION_FAILED /
-GROUP_AUTHORIZATION_FAILED, after a GROUP's duplicate keys and null values),
-for BROKER after the change is validated (CLUSTER_AUTHORIZATION_FAILED).
-Unknown resource types are INVALID_REQUEST before any check.
+after the duplicate keys and null values and before the resource is checked
+(TOPIC_AUTHORIZATION_FAILED / GROUP_AUTHORIZATION_FAILED), for BROKER after
+the change is validated (CLUSTER_AUTHORIZATION_FAILED). Unknown resource
+types are INVALID_REQUEST after the duplicate keys and null values, before
+any other check.
 
 Version notes: v1 answers before throttling; v2 flexible.
 """
@@ -30,7 +32,7 @@ from protocol import ErrorCode
 
 from ..dispatch import RequestContext, handler
 from ._admin import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC
-from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target, null_broker_values,
+from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target, null_values,
                      store_broker_configs_if_allowed, store_group_configs, store_overrides)  # fmt: skip
 
 API_KEY = 33
@@ -40,15 +42,14 @@ API_KEY = 33
 async def handle(ctx: RequestContext, request) -> object:
     async def change(resource) -> Outcome:
         configs = {c.name: c.value for c in resource.configs}
+        if len(configs) < len(resource.configs):
+            raise Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+        null_values([name for name, value in configs.items() if value is None])
         if resource.resource_type == RESOURCE_BROKER:
             check_target(ctx, resource)
-            null_broker_values([name for name, value in configs.items() if value is None])
             return await store_broker_configs_if_allowed(ctx, broker_level(resource), lambda _current: configs,
                                                          request.validate_only)  # fmt: skip
         if resource.resource_type == RESOURCE_GROUP:
-            if len(configs) < len(resource.configs):
-                raise Refused(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
-            null_broker_values([name for name, value in configs.items() if value is None])
             check_allowed(ctx, resource)
             return store_group_configs(ctx, resource.resource_name, configs, request.validate_only)
         if resource.resource_type == RESOURCE_TOPIC:

@@ -11,28 +11,31 @@ the topic's current overrides, in request order (Kafka's controller rules):
   are added (when missing) to, or removed from, the current list: the
   override, or when there is none the key's built-in default.
 
-A key named twice in one resource is INVALID_REQUEST, an unknown operation
-id INVALID_REQUEST. A BROKER_LOGGER resource (8) sets or unsets the levels
-of the broker's loggers at runtime (``_broker_loggers.py``). A BROKER resource
-(4: this ``node.id``, or empty for the cluster-wide default) applies the
-operations to that level's dynamic broker configs (``broker/dynamic_config.py``):
-a null value (except in DELETE) is INVALID_REQUEST, APPEND/SUBTRACT work on
+For every resource type, first (Kafka's forwarding broker,
+``ConfigAdminManager.preprocess``): a key named twice in one resource is
+INVALID_REQUEST, then a null value in any operation but DELETE
+INVALID_REQUEST "Null value not supported for : k1, k2" (a TOPIC's too). An
+unknown operation id is INVALID_REQUEST. A BROKER_LOGGER resource (8) sets
+or unsets the levels of the broker's loggers at runtime
+(``_broker_loggers.py``). A BROKER resource (4: this ``node.id``, or empty
+for the cluster-wide default) applies the operations to that level's dynamic
+broker configs (``broker/dynamic_config.py``): APPEND/SUBTRACT work on
 ``log.cleanup.policy`` only (onto the level's value or Kafka's default, not
 ``server.properties``) and are INVALID_REQUEST "Config value append is not
 allowed for config key: k" elsewhere. A GROUP resource (32, any group name)
 applies SET and DELETE to the group's configs (``broker/group_configs.py``):
-a null value (except in DELETE) is INVALID_REQUEST, APPEND/SUBTRACT
-INVALID_CONFIG "Can't APPEND to key k because its type is not LIST." (no
-group config is a LIST). The resulting set of overrides is then checked and stored
-exactly as AlterConfigs does (``_alter``); ``validate_only`` stores nothing.
+APPEND/SUBTRACT are INVALID_CONFIG "Can't APPEND to key k because its type
+is not LIST." (no group config is a LIST). The resulting set of overrides is
+then checked and stored exactly as AlterConfigs does (``_alter``);
+``validate_only`` stores nothing.
 
 Authorization: ALTER_CONFIGS, as ``_alter`` describes: a BROKER_LOGGER
 resource after its duplicate keys and null values and before its node id and
-loggers are checked (Kafka's ``RuntimeLoggerManager``), CLUSTER_AUTHORIZATION_FAILED
-"Cluster authorization failed."; a BROKER resource after its change is
-validated (CLUSTER_AUTHORIZATION_FAILED); a TOPIC after its duplicate keys,
-a GROUP after its duplicate keys and null values, before anything else about
-them (TOPIC_AUTHORIZATION_FAILED / GROUP_AUTHORIZATION_FAILED).
+loggers are checked (Kafka's ``RuntimeLoggerManager``),
+CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed."; a BROKER
+resource after its change is validated (CLUSTER_AUTHORIZATION_FAILED); a
+TOPIC or a GROUP after its duplicate keys and null values, before anything
+else about them (TOPIC_AUTHORIZATION_FAILED / GROUP_AUTHORIZATION_FAILED).
 
 Version notes: v1 flexible.
 """
@@ -49,7 +52,7 @@ from . import _broker_loggers as loggers
 from ._admin import (DEFAULT_CONFIG, LIST_TYPE, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_GROUP, RESOURCE_TOPIC,
                      synonym_parts, type_id)  # fmt: skip
 from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target, current_overrides,
-                     null_broker_values, store_broker_configs_if_allowed, store_group_configs,
+                     null_values, store_broker_configs_if_allowed, store_group_configs,
                      store_overrides)  # fmt: skip
 
 API_KEY = 44
@@ -61,8 +64,9 @@ _BROKER_LISTS = {"log.cleanup.policy": "delete"}  # the LIST-typed dynamic broke
 @handler(API_KEY, 0, 1)
 async def handle(ctx: RequestContext, request) -> object:
     async def change(resource) -> Outcome:
+        _check_duplicates(resource.configs)  # for every resource type, as Kafka's forwarding broker does
+        _check_nulls(resource.configs)
         if resource.resource_type == RESOURCE_BROKER_LOGGER:
-            _check_duplicates(resource.configs)
             allowed = ctx.authorized_cluster(AclOperation.ALTER_CONFIGS)
             try:
                 loggers.alter(ctx.broker.config.node_id, resource.resource_name, resource.configs,
@@ -73,23 +77,16 @@ async def handle(ctx: RequestContext, request) -> object:
         if resource.resource_type == RESOURCE_BROKER:
             check_target(ctx, resource)
             _check_ops(resource.configs)
-            _check_nulls(resource.configs)
             return await store_broker_configs_if_allowed(ctx, broker_level(resource),
                                                          lambda current: _apply_broker(current, resource.configs),
                                                          request.validate_only)  # fmt: skip
-        _check_duplicates(resource.configs)
-        if resource.resource_type == RESOURCE_GROUP:
-            _check_nulls(resource.configs)
         if resource.resource_type in (RESOURCE_TOPIC, RESOURCE_GROUP):
             check_allowed(ctx, resource)
         check_target(ctx, resource)
+        _check_ops(resource.configs)
         if resource.resource_type == RESOURCE_GROUP:
-            _check_ops(resource.configs)
             props = _apply_group(ctx.broker.group_configs.current(resource.resource_name), resource.configs)
             return store_group_configs(ctx, resource.resource_name, props, request.validate_only)
-        if resource.resource_type != RESOURCE_TOPIC:
-            return OK
-        _check_ops(resource.configs)
         overrides = _apply(ctx, resource.resource_name, resource.configs)
         return store_overrides(ctx, resource.resource_name, overrides, request.validate_only)
 
@@ -104,18 +101,17 @@ def _check_duplicates(configs: list[Any]) -> None:
 
 
 def _check_ops(configs: list[Any]) -> None:
-    _check_duplicates(configs)
     for c in configs:
         if c.config_operation not in _OP_NAMES:
             raise Refused(ErrorCode.INVALID_REQUEST, f"Unknown alter configs operation type {c.config_operation}")
 
 
 def _check_nulls(configs: list[Any]) -> None:
-    null_broker_values([c.name for c in configs if c.config_operation != DELETE and c.value is None])
+    null_values([c.name for c in configs if c.config_operation != DELETE and c.value is None])
 
 
-def _apply(ctx: RequestContext, topic: str, configs: list[Any]) -> dict[str, str | None]:
-    overrides: dict[str, str | None] = dict(current_overrides(ctx, topic))
+def _apply(ctx: RequestContext, topic: str, configs: list[Any]) -> dict[str, str]:
+    overrides: dict[str, str] = dict(current_overrides(ctx, topic))
     entries = None
     for c in configs:
         if c.config_operation == SET:

@@ -17,7 +17,7 @@ from ._admin_client import NODE, call, creatable, req, sub
 from ._authz import Op, Res, authz_broker, grant, user  # noqa: F401  (authz_broker is a fixture)
 
 TOPIC, BROKER, BROKER_LOGGER, GROUP = 2, 4, 8, 32
-SET, DELETE = 0, 1
+SET, DELETE, APPEND = 0, 1, 2
 TAF = (ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")
 CAF = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.")
 GAF = (ErrorCode.GROUP_AUTHORIZATION_FAILED, "Group authorization failed.")
@@ -103,6 +103,16 @@ async def test_alter_configs_checks_the_request_shape_and_broker_change_before_a
     assert "Unknown broker configs" in got[1][2]
 
 
+async def test_alter_configs_refuses_a_topic_key_twice_or_a_null_value_before_acls(topics):
+    got = await _alter(topics, "bob", (TOPIC, "t", [("retention.ms", "1"), ("retention.ms", "2")]),
+                       (TOPIC, "u", [("retention.ms", None)]), (TOPIC, "absent", [("retention.ms", None)]))  # fmt: skip
+    assert got == [
+        ("t", ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys"),
+        ("u", ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms"),
+        ("absent", ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms"),
+    ]  # fmt: skip
+
+
 async def test_alter_configs_allowed_on_the_cluster_and_group(topics):
     grant(topics, "bob", Op.ALTER_CONFIGS, Res.CLUSTER, CLUSTER)
     grant(topics, "bob", Op.ALTER_CONFIGS, Res.GROUP, "g")
@@ -147,6 +157,17 @@ async def test_incremental_alter_configs_order_of_checks(topics, log_levels_rest
         (str(NODE), ErrorCode.INVALID_REQUEST), ("77", ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
         (str(NODE), ErrorCode.INVALID_REQUEST), ("t", ErrorCode.INVALID_REQUEST),
         ("", ErrorCode.TOPIC_AUTHORIZATION_FAILED), ("g", ErrorCode.INVALID_REQUEST),
+    ]  # fmt: skip
+
+
+async def test_incremental_alter_configs_refuses_a_topic_null_value_before_acls(topics, log_levels_restored):
+    got = await _incremental(topics, "bob", (TOPIC, "t", [("retention.ms", SET, None)]),
+                             (TOPIC, "absent", [("cleanup.policy", APPEND, None)]),
+                             (TOPIC, "u", [("retention.ms", DELETE, None)]))  # fmt: skip
+    assert got == [
+        ("t", ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms"),
+        ("absent", ErrorCode.INVALID_REQUEST, "Null value not supported for : cleanup.policy"),
+        ("u", *TAF),  # a DELETE's null is no null value
     ]  # fmt: skip
 
 

@@ -126,13 +126,34 @@ async def test_alter_configs_validate_only_and_errors(broker):
     bad_dry = await alter(broker, "alt", {"min.cleanable.dirty.ratio": "2.5"}, validate_only=True)
     assert bad_dry.error_code == ErrorCode.INVALID_CONFIG and "min.cleanable.dirty.ratio" in bad_dry.error_message
     null = await alter(broker, "alt", {"retention.ms": None})
-    assert null.error_code == ErrorCode.INVALID_CONFIG
+    assert null.error_code == ErrorCode.INVALID_REQUEST  # Kafka's broker refuses it before its controller
     assert overrides(broker, "alt") == {"retention.ms": "1000"}
     assert (await alter(broker, "ghost", {})).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     assert (await alter(broker, "", {})).error_code == ErrorCode.INVALID_REQUEST
     node = await alter(broker, str(NODE), {"num.partitions": "7"}, rtype=BROKER)
     assert node.error_code == ErrorCode.INVALID_REQUEST and "num.partitions" in node.error_message
     assert (await alter(broker, "99", {}, rtype=BROKER)).error_code == ErrorCode.INVALID_REQUEST
+
+
+async def test_alter_configs_refuses_a_key_twice_then_null_values_of_a_topic(broker):
+    """Kafka's ConfigAdminManager.preprocess, before the request reaches the controller."""
+    await create_ok(broker, "alt", configs={"retention.ms": "1000"})
+    Res = sub(33, "AlterConfigsResource")
+
+    async def alter_entries(entries: list, name="alt") -> tuple:
+        res = Res(resource_type=TOPIC, resource_name=name, configs=[Res.AlterableConfig(name=k, value=v)
+                                                                    for k, v in entries])  # fmt: skip
+        result = (await call(broker, 33, 2, req(33, resources=[res], validate_only=False))).responses[0]
+        return result.error_code, result.error_message
+
+    twice = await alter_entries([("segment.ms", "600000"), ("segment.ms", "700000")])
+    assert twice == (ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    twice_and_null = await alter_entries([("segment.ms", None), ("segment.ms", None)])
+    assert twice_and_null == (ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = await alter_entries([("retention.ms", None), ("segment.ms", "1"), ("cleanup.policy", None)])
+    assert nulls == (ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms, cleanup.policy")
+    assert (await alter_entries([("retention.ms", None)], name="ghost"))[0] == ErrorCode.INVALID_REQUEST
+    assert overrides(broker, "alt") == {"retention.ms": "1000"}
 
 
 async def test_alter_configs_duplicate_resource(broker):
@@ -152,6 +173,18 @@ async def incremental(broker, name: str, ops: list, version: int = 1, validate_o
     entries = [Res.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in ops]
     res = Res(resource_type=TOPIC, resource_name=name, configs=entries)
     return (await call(broker, 44, version, req(44, resources=[res], validate_only=validate_only))).responses[0]
+
+
+async def test_incremental_alter_configs_refuses_null_values_of_a_topic_but_in_delete(broker):
+    await create_ok(broker, "inc", configs={"retention.ms": "1000", "segment.ms": "700000"})
+    ops = [("retention.ms", SET, None), ("segment.ms", DELETE, None), ("cleanup.policy", APPEND, None)]
+    null = await incremental(broker, "inc", ops)
+    assert (null.error_code, null.error_message) == (
+        ErrorCode.INVALID_REQUEST, "Null value not supported for : retention.ms, cleanup.policy")  # fmt: skip
+    assert (await incremental(broker, "ghost", [("retention.ms", SET, None)])).error_code == ErrorCode.INVALID_REQUEST
+    assert overrides(broker, "inc") == {"retention.ms": "1000", "segment.ms": "700000"}
+    assert (await incremental(broker, "inc", [("segment.ms", DELETE, None)])).error_code == ErrorCode.NONE
+    assert overrides(broker, "inc") == {"retention.ms": "1000"}
 
 
 @pytest.mark.parametrize("version", range(0, 2))
