@@ -4,19 +4,25 @@ Behaviour: with ``delete.topic.enable=false`` nothing is deleted and every
 topic gets TOPIC_DELETION_DISABLED (v3+) or INVALID_REQUEST (v0-2, which
 predate that error code), as Kafka answers. Otherwise, per topic:
 
-* a name or id listed twice: INVALID_REQUEST ("Duplicate topic name." /
-  "Duplicate topic id.");
 * v6 entries must name a topic by exactly one of name and id, else
-  INVALID_REQUEST;
+  INVALID_REQUEST, for each such entry;
+* a name or id listed twice (entries naming both not counted):
+  INVALID_REQUEST ("Duplicate topic name." / "Duplicate topic id."), one
+  answer for all its entries, as Kafka's controller gives;
 * an unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id
   UNKNOWN_TOPIC_ID;
+* v6, a name (listed once) of a topic whose id is listed too, once or more:
+  once the name passed the authorization below (DESCRIBE and DELETE),
+  INVALID_REQUEST "The provided topic name maps to an ID that was already
+  supplied.", answered with the name and that id; the topic is not deleted,
+  and an id listed once gets no answer of its own (Kafka's controller);
 * else the topic is removed from storage (the registry forgets its cached
   partitions) and answered with its name and, v6, its id; every group's
   committed offsets of it are deleted too (tombstones in
   ``__consumer_offsets``), as Kafka's coordinator does.
 
-Authorization (Kafka's ``ControllerApis.deleteTopics``), after the checks of
-the request's shape above: DELETE on the cluster allows every topic; else a
+Authorization (Kafka's ``ControllerApis.deleteTopics``), after the first two
+checks above (the request's shape): DELETE on the cluster allows every topic; else a
 topic needs DELETE on itself, and DESCRIBE decides what a refusal reveals. A
 topic named without DESCRIBE is TOPIC_AUTHORIZATION_FAILED whether it exists
 or not; with DESCRIBE, an unknown one is UNKNOWN_TOPIC_OR_PARTITION and one
@@ -47,6 +53,7 @@ from ._admin_authz import DEFAULT_MESSAGES, filter_authorized
 API_KEY = 20
 ZERO_ID = uuid.UUID(int=0)
 
+_CLASH = "The provided topic name maps to an ID that was already supplied."
 _MESSAGES = {
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: UNKNOWN_TOPIC_MESSAGE,
     ErrorCode.UNKNOWN_TOPIC_ID: "This server does not host this topic ID.",
@@ -64,13 +71,15 @@ async def handle(ctx: RequestContext, request) -> object:
         for name, topic_id in wanted:
             resp.responses.append(_result(ctx, Result, name, topic_id, code, None))
         return resp
-    names = [n for n, _ in wanted if n is not None]
+    names = [n for n, i in wanted if n is not None and i == ZERO_ID]
     ids = [i for n, i in wanted if n is None and i != ZERO_ID]
     mutations = MutationQuota(ctx)
     access = _authorize(ctx, names, ids)
-    for name, topic_id in wanted:
+    clashes = _clashes(ctx, names, ids, access)
+    for name, topic_id in _answered(wanted, names, ids, clashes):
         async with ctx.broker.topics.changes:  # not while a creation or growth is under way
-            resp.responses.append(_delete_one(ctx, Result, (name, topic_id), (names, ids), mutations, access))
+            resp.responses.append(_delete_one(ctx, Result, (name, topic_id), (names, ids, clashes), mutations,
+                                              access))  # fmt: skip
     mutations.answer(resp)
     for result in resp.responses:
         if result.error_code == ErrorCode.NONE:  # Kafka's handleDeletedPartitions: the topic's offsets go too
@@ -82,6 +91,33 @@ def _wanted(ctx: RequestContext, request) -> list[tuple[str | None, uuid.UUID]]:
     if ctx.version < 6:
         return [(name, ZERO_ID) for name in request.topic_names]
     return [(t.name, t.topic_id) for t in request.topics]
+
+
+def _answered(wanted: list[tuple], names: list[str], ids: list[uuid.UUID], clashes: set[uuid.UUID]) -> list[tuple]:
+    """The entries that get an answer: a repeated name or id once, an id given once that a name clashes with not."""
+    seen: set[tuple] = set()
+    answered = []
+    for name, topic_id in wanted:
+        repeated = names.count(name) > 1 if topic_id == ZERO_ID else name is None and ids.count(topic_id) > 1
+        if repeated and (name, topic_id) in seen:
+            continue
+        if name is None and topic_id in clashes and ids.count(topic_id) == 1:
+            continue  # answered with the name that maps to it
+        seen.add((name, topic_id))
+        answered.append((name, topic_id))
+    return answered
+
+
+def _clashes(ctx: RequestContext, names: list[str], ids: list[uuid.UUID],
+             access: tuple[set[str], set[str]]) -> set[uuid.UUID]:  # fmt: skip
+    """The listed ids of topics also listed by name (once, and allowed to be described and deleted)."""
+    describable, deletable = access
+    clashes = set()
+    for name in names:
+        topic = ctx.broker.topics.get(name) if name in describable and name in deletable else None
+        if topic is not None and names.count(name) == 1 and topic.topic_id in ids:
+            clashes.add(topic.topic_id)
+    return clashes
 
 
 def _authorize(ctx: RequestContext, names: list[str], ids: list[uuid.UUID]) -> tuple[set[str], set[str]]:
@@ -97,7 +133,7 @@ def _authorize(ctx: RequestContext, names: list[str], ids: list[uuid.UUID]) -> t
 
 def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, mutations: MutationQuota,
                 access: tuple[set[str], set[str]]) -> Any:  # fmt: skip
-    (name, topic_id), (names, ids), (describable, deletable) = wanted, asked, access
+    (name, topic_id), (names, ids, clashes), (describable, deletable) = wanted, asked, access
     if name is not None and topic_id != ZERO_ID:
         message = "You may not specify both topic name and topic id."
         return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, message)
@@ -121,6 +157,8 @@ def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, 
     topic = topics.get(name)
     if topic is not None and name not in deletable:
         return _result(ctx, Result, name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+    if topic is not None and topic_id == ZERO_ID and topic.topic_id in clashes:
+        return _result(ctx, Result, name, topic.topic_id, ErrorCode.INVALID_REQUEST, _CLASH)
     if topic is not None:
         topic_id = topic.topic_id
         if not mutations.charge(topic.num_partitions):

@@ -184,9 +184,51 @@ async def test_delete_topics_v6_bad_entries(broker):
     State = sub(20, "DeleteTopicState")
     body = req(20, topics=[State(name="keep", topic_id=topic_id), State(), State(name="x"), State(name="x")])
     resp = await call(broker, 20, 6, body)
-    assert [r.error_code for r in resp.responses] == [ErrorCode.INVALID_REQUEST] * 4
+    assert [r.error_code for r in resp.responses] == [ErrorCode.INVALID_REQUEST] * 3  # "x" answered once
     assert all(r.error_message for r in resp.responses)
     assert broker.topics.get("keep") is not None
+
+
+CLASH = "The provided topic name maps to an ID that was already supplied."
+ZERO_ID = uuid.UUID(int=0)
+
+
+async def test_delete_topics_v6_a_name_and_the_id_of_one_topic(broker):
+    """Kafka's ControllerApis.deleteTopics: one answer, for the name, and nothing deleted."""
+    topic_id = (await create_ok(broker, "t")).topic_id
+    State = sub(20, "DeleteTopicState")
+
+    async def delete(*entries) -> list:
+        resp = await call(broker, 20, 6, req(20, topics=list(entries), timeout_ms=1))
+        return [(r.name, r.topic_id, r.error_code, r.error_message) for r in resp.responses]
+
+    clash = ("t", topic_id, ErrorCode.INVALID_REQUEST, CLASH)
+    assert await delete(State(topic_id=topic_id), State(name="t")) == [clash]
+    assert await delete(State(name="t"), State(topic_id=topic_id)) == [clash]
+    assert await delete(State(topic_id=topic_id), State(name="t"), State(topic_id=topic_id)) == [
+        (None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id."), clash]  # fmt: skip
+    assert broker.topics.get("t") is not None
+    assert [r[2:] for r in await delete(State(topic_id=topic_id), State(name="t"), State(name="t"))] == [
+        (ErrorCode.NONE, None), (ErrorCode.INVALID_REQUEST, "Duplicate topic name.")]  # a repeated name: no clash
+    assert broker.topics.get("t") is None
+
+
+async def test_delete_topics_repeats_are_answered_once_and_entries_naming_both_are_no_repeat(broker):
+    ids = {name: (await create_ok(broker, name)).topic_id for name in ("a", "b")}
+    State = sub(20, "DeleteTopicState")
+    unknown = uuid.uuid4()
+    body = req(20, topics=[State(name="a", topic_id=ids["a"]), State(name="a"), State(topic_id=unknown),
+                           State(topic_id=unknown), State(name="b"), State(name="b"), State(name="b")])  # fmt: skip
+    got = [(r.name, r.topic_id, r.error_code, r.error_message) for r in (await call(broker, 20, 6, body)).responses]
+    assert got == [
+        ("a", ids["a"], ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id."),
+        ("a", ids["a"], ErrorCode.NONE, None),
+        (None, unknown, ErrorCode.INVALID_REQUEST, "Duplicate topic id."),
+        ("b", ZERO_ID, ErrorCode.INVALID_REQUEST, "Duplicate topic name."),
+    ]  # fmt: skip
+    resp = await call(broker, 20, 5, req(20, topic_names=["b", "b"], timeout_ms=1))
+    assert [(r.name, r.error_code) for r in resp.responses] == [("b", ErrorCode.INVALID_REQUEST)]
+    assert broker.topics.names() == ["b"]
 
 
 @pytest.mark.parametrize(("version", "code"), [(2, ErrorCode.INVALID_REQUEST), (5, ErrorCode.TOPIC_DELETION_DISABLED)])

@@ -133,6 +133,23 @@ async def test_delete_topics_by_id_hides_the_name_without_describe(authz_broker)
     ]  # fmt: skip
 
 
+async def test_delete_topics_a_name_and_the_id_of_one_topic_clash_only_once_deletable(authz_broker):  # noqa: F811
+    topic_id = (await create_ok(authz_broker, "t")).topic_id
+    T = sub(20, "DeleteTopicState")
+    body = req(20, topics=[T(name=None, topic_id=topic_id), T(name="t")], timeout_ms=1000)
+
+    async def delete() -> list:
+        resp = await call(authz_broker, 20, 6, body, connection=user("bob"))
+        return [(r.name, r.topic_id, r.error_code) for r in resp.responses]
+
+    assert await delete() == [(None, topic_id, TAF), ("t", ZERO_ID, TAF)]  # nothing said of the mapping
+    grant(authz_broker, "bob", Op.DESCRIBE, Res.TOPIC, "t")
+    assert await delete() == [("t", topic_id, TAF), ("t", ZERO_ID, TAF)]
+    grant(authz_broker, "bob", Op.DELETE, Res.TOPIC, "t")
+    assert await delete() == [("t", topic_id, ErrorCode.INVALID_REQUEST)]
+    assert authz_broker.topics.get("t") is not None
+
+
 async def test_delete_topics_disabled_deletion_comes_before_acls(authz_broker, monkeypatch):  # noqa: F811
     await create_ok(authz_broker, "t")
     got = await _delete_names(authz_broker, "bob", "t", version=3)
