@@ -2,8 +2,8 @@
 
 Behaviour: a producer without a transactional id gets a fresh producer id
 (allocated in persisted blocks, so ids are never reused after a restart) and
-epoch 0; from v3 a producer that sends its current id and epoch gets the
-same id with the epoch bumped (as Kafka does after a producer-side timeout).
+epoch 0, whatever id and epoch it sends (from v3, after a producer-side
+timeout or an unknown id), as Kafka's coordinator "blindly" gives it one.
 A transactional id goes to the transaction coordinator
 (``broker.transactions``): it keeps one producer id per transactional id and
 bumps the epoch on every call, which fences older instances and aborts
@@ -43,7 +43,6 @@ from ..dispatch import RequestContext, handler
 from ..transactions import for_version
 
 API_KEY = 22
-_EPOCH_MAX = 32767
 _NO_PRODUCER_ID = -1  # Kafka's RecordBatch.NO_PRODUCER_ID
 _NO_PRODUCER_EPOCH = -1  # Kafka's RecordBatch.NO_PRODUCER_EPOCH
 
@@ -57,10 +56,7 @@ async def handle(ctx: RequestContext, request) -> object:
         return ctx.response(error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1)
     if request.transactional_id is not None:
         return await _transactional(ctx, request)
-    manager = ctx.broker.topics.manager
-    if ctx.version >= 3 and request.producer_id >= 0 and 0 <= request.producer_epoch < _EPOCH_MAX - 1:
-        return ctx.response(producer_id=request.producer_id, producer_epoch=request.producer_epoch + 1)
-    return ctx.response(producer_id=manager.allocate_producer_id(), producer_epoch=0)
+    return ctx.response(producer_id=ctx.broker.topics.manager.allocate_producer_id(), producer_epoch=0)
 
 
 def _refusal(ctx: RequestContext, transactional_id: str | None) -> ErrorCode | None:

@@ -114,6 +114,15 @@ async def test_init_refuses_an_id_without_its_epoch_or_an_epoch_without_its_id(g
         assert (error, epoch) == (ErrorCode.NONE, 0)
 
 
+@pytest.mark.parametrize("version", [3, 5])
+async def test_an_idempotent_producer_sending_its_id_and_epoch_gets_a_new_id(groups_broker, version):
+    """Kafka's coordinator gives a producer without a transactional id a new id, epoch 0, whatever it sends."""
+    error, pid, epoch = await init(groups_broker, txn=None, version=version)
+    assert (error, epoch) == (ErrorCode.NONE, 0)
+    again = await init(groups_broker, txn=None, version=version, pid=pid, epoch=epoch)
+    assert again[0] == ErrorCode.NONE and again[1] != pid and again[2] == 0
+
+
 async def test_add_partitions_checks_the_producer_and_the_partitions(groups_broker):
     await create_ok(groups_broker, "t", 1)
     _, pid, epoch = await init(groups_broker)
