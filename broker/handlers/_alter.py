@@ -9,12 +9,13 @@ GROUP resource, the group's complete new set of group configs
 (``store_group_configs``, ``broker/group_configs.py``). The checks, in
 Kafka's order:
 
-1. the same resource twice in one request: INVALID_REQUEST "Duplicate
-   resource." for it;
+1. the same resource twice in one request: INVALID_REQUEST "Each resource
+   must appear at most once." for every copy, in the request's order
+   (``ConfigAdminManager.preprocess``);
 2. the resource's keys, for every resource type and so before any
    authorization, as Kafka's forwarding broker checks them before it forwards
    the request (``ConfigAdminManager.preprocess``): a key named twice is
-   INVALID_REQUEST, then null values (in IncrementalAlterConfigs, those of
+   INVALID_REQUEST "Error due to duplicate config keys", then null values (in IncrementalAlterConfigs, those of
    operations other than DELETE) INVALID_REQUEST "Null value not supported
    for : k1, k2" (``null_values``);
 3. the resource: a TOPIC with an empty name is INVALID_REQUEST ("Default
@@ -72,14 +73,10 @@ async def alter_all(ctx: RequestContext, request, change: Callable[[Any], Awaita
     resp = ctx.response()
     Result = type(resp).AlterConfigsResourceResponse
     keys = [(r.resource_type, r.resource_name) for r in request.resources]
-    answered: set = set()
     for resource in request.resources:
         key = (resource.resource_type, resource.resource_name)
-        if key in answered:
-            continue
-        answered.add(key)
-        if keys.count(key) > 1:
-            code, message = ErrorCode.INVALID_REQUEST, "Duplicate resource."
+        if keys.count(key) > 1:  # Kafka's ConfigAdminManager.preprocess answers every copy
+            code, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
         else:
             try:
                 code, message = await change(resource)

@@ -89,7 +89,7 @@ async def test_set_and_delete_change_levels_at_runtime(broker):  # noqa: F811
                                       "APPEND operation is not allowed for the BROKER_LOGGER resource")),
     (None, [("broker", 0, None)], (ErrorCode.INVALID_REQUEST, "Null value not supported for : broker")),
     (None, [("broker", 0, "DEBUG"), ("broker", 1, None)], (ErrorCode.INVALID_REQUEST,
-                                                            "Error due to duplicate config keys: broker")),
+                                                            "Error due to duplicate config keys")),
     (None, [("storage", 0, "DEBUG"), ("broker", 0, "LOUD")], (ErrorCode.INVALID_CONFIG, None)),
 ])  # fmt: skip
 async def test_bad_changes_are_refused_and_change_nothing(broker, name, ops, expected):  # noqa: F811

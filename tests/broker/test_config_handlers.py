@@ -160,8 +160,11 @@ async def test_alter_configs_duplicate_resource(broker):
     await create_ok(broker, "alt")
     Res = sub(33, "AlterConfigsResource")
     res = Res(resource_type=TOPIC, resource_name="alt", configs=[Res.AlterableConfig(name="retention.ms", value="9")])
-    resp = await call(broker, 33, 1, req(33, resources=[res, res]))
-    assert [(r.resource_name, r.error_code) for r in resp.responses] == [("alt", ErrorCode.INVALID_REQUEST)]
+    other = Res(resource_type=TOPIC, resource_name="alt2", configs=[])
+    resp = await call(broker, 33, 1, req(33, resources=[res, other, res]))
+    copy = ("alt", ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+    assert [(r.resource_name, r.error_code, r.error_message) for r in resp.responses] == [
+        copy, ("alt2", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, resp.responses[1].error_message), copy]  # each copy
     assert overrides(broker, "alt") == {}
 
 
