@@ -55,13 +55,19 @@ def _check(bootstrap: str, n: int) -> None:
         (i, b"k%d" % i, b"value-%d " % i * 20, BASE_TS + i) for i in range(n)]
 
 
-def test_a_partition_moves_between_log_dirs_while_it_is_written(broker_factory, tmp_path):
+def _two_dirs_with_records(broker_factory, tmp_path, n: int):
+    """A broker with log dirs a and b, topic "moved" holding ``n`` records; (broker, admin, producer, dirs)."""
     dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
     broker = broker_factory(log_dirs=",".join(dirs), log_segment_bytes="262144")
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
     admin.create_topics([NewTopic("moved", 1, 1)])
     producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=2, acks="all")
-    offsets = _send(producer, 0, 20_000)  # ~4 MB in a few dozen segments
+    assert _send(producer, 0, n) == list(range(n))
+    return broker, admin, producer, dirs
+
+
+def test_a_partition_moves_between_log_dirs_while_it_is_written(broker_factory, tmp_path):
+    broker, admin, producer, dirs = _two_dirs_with_records(broker_factory, tmp_path, 20_000)  # ~4 MB, dozens of segments
     (source,) = _where(admin, "moved")
     target = next(d for d in dirs if os.path.abspath(d) != source)
     during: list = []
@@ -76,7 +82,7 @@ def test_a_partition_moves_between_log_dirs_while_it_is_written(broker_factory, 
     assert admin.alter_replica_log_dirs({tpr: os.path.abspath(target)}) == {tpr: NoError}
     wait_until(lambda: _where(admin, "moved") == {os.path.abspath(target): False})
     writer.join(60)
-    assert offsets + during == list(range(30_000))
+    assert during == list(range(20_000, 30_000))
     assert _send(producer, 30_000, 10) == list(range(30_000, 30_010))
     producer.close(5)
     _check(broker.bootstrap, 30_010)
@@ -97,12 +103,7 @@ def test_a_partition_moves_between_log_dirs_while_it_is_written(broker_factory, 
 
 
 def test_a_move_a_crash_cut_short_begins_again_at_the_next_start(broker_factory, tmp_path):
-    dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
-    broker = broker_factory(log_dirs=",".join(dirs), log_segment_bytes="262144")
-    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
-    admin.create_topics([NewTopic("moved", 1, 1)])
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=2, acks="all")
-    assert _send(producer, 0, 5_000) == list(range(5_000))
+    broker, admin, producer, dirs = _two_dirs_with_records(broker_factory, tmp_path, 5_000)
     producer.close(5)
     (source,) = _where(admin, "moved")
     admin.close()
@@ -126,12 +127,7 @@ def test_the_throttles_kafka_reassign_partitions_sets_slow_a_move_down(broker_fa
     """``--throttle`` and ``--replica-alter-log-dirs-throttle``: the broker and topic configs the tool sets."""
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
-    dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
-    broker = broker_factory(log_dirs=",".join(dirs), log_segment_bytes="262144")
-    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
-    admin.create_topics([NewTopic("moved", 1, 1)])
-    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=2, acks="all")
-    _send(producer, 0, 20_000)  # ~4 MB
+    broker, admin, producer, dirs = _two_dirs_with_records(broker_factory, tmp_path, 20_000)  # ~4 MB
     producer.close(5)
     rate = 1_000_000
     node = ConfigResource(ResourceType.BROKER, str(NODE), incremental_configs=[
