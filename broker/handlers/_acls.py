@@ -27,6 +27,7 @@ from protocol import ErrorCode
 
 from ..acl_model import AclBinding, AclFilter, AclOperation, PatternType, PermissionType, ResourceType, enum_or_unknown
 from ..dispatch import CloseConnection, RequestContext
+from ._admin_authz import cluster_denied_message
 
 DESCRIBE_MESSAGE = "No Authorizer is configured on the broker"  # DescribeAcls
 CHANGE_MESSAGE = "No Authorizer is configured."  # CreateAcls and DeleteAcls
@@ -43,7 +44,7 @@ def check_known(name: str, entries: list[Any], fields: tuple[str, ...]) -> None:
 
 def denied(ctx: RequestContext, op: AclOperation) -> str | None:
     """The CLUSTER_AUTHORIZATION_FAILED message when the principal may not do ``op`` to the cluster."""
-    return None if ctx.authorized_cluster(op) else f"Request {ctx.request.api.name} is not authorized."
+    return None if ctx.authorized_cluster(op) else cluster_denied_message(ctx)
 
 
 def each(Result: type, entries: list[Any], code: ErrorCode, message: str, **fields: Any) -> list[Any]:

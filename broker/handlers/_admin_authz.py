@@ -35,6 +35,7 @@ DEFAULT_MESSAGES = {
     ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
     ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
     ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED: "Delegation Token authorization failed.",
+    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
 }
 CLUSTER_DENIED = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, DEFAULT_MESSAGES[ErrorCode.CLUSTER_AUTHORIZATION_FAILED])
 

@@ -24,9 +24,9 @@ from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..topics import TopicError, check_topic_name
 from ._admin import UNKNOWN_TOPIC_MESSAGE
+from ._admin_authz import DEFAULT_MESSAGES
 
 API_KEY = 61
-TOPIC_AUTHORIZATION_MESSAGE = "Topic authorization failed."  # Kafka's default message for the error
 
 
 @handler(API_KEY, 0, 0)
@@ -47,7 +47,7 @@ def _topic_error(ctx: RequestContext, name: str) -> tuple[ErrorCode, str] | None
     except TopicError as exc:
         return exc.error_code, str(exc)
     if not ctx.authorized(AclOperation.READ, ResourceType.TOPIC, name):
-        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_MESSAGE
+        return ErrorCode.TOPIC_AUTHORIZATION_FAILED, DEFAULT_MESSAGES[ErrorCode.TOPIC_AUTHORIZATION_FAILED]
     if ctx.broker.topics.get(name) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_MESSAGE
     return None

@@ -42,6 +42,7 @@ from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
+from ._admin_authz import DEFAULT_MESSAGES
 
 API_KEY = 10
 GROUP, TRANSACTION, SHARE = 0, 1, 2
@@ -54,9 +55,7 @@ _MESSAGES = {
     ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the client library"
                                " or the message was sent to an incompatible broker. See the broker logs for more"
                                " details.",
-    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
-    ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED: "Transactional Id authorization failed.",
-    ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+    **DEFAULT_MESSAGES,
 }  # fmt: skip
 # What a key of each type needs (DESCRIBE on this resource) and what it answers when refused.
 _ACCESS = {
