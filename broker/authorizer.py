@@ -79,9 +79,14 @@ def parse_super_users(text: str) -> frozenset[str]:
     return frozenset(p.strip() for p in text.split(";") if p.strip())
 
 
+def _names_client(acl: AclBinding, principals: tuple[str, str], host: str) -> bool:
+    """Does ``acl`` name this principal (or ``User:*``) and this host (or ``*``)?"""
+    return acl.principal in principals and acl.host in (WILDCARD, host)
+
+
 def _applies(acl: AclBinding, principals: tuple[str, str], host: str, op: AclOperation) -> bool:
     """Kafka's ``findResult`` apart from the permission: does ``acl`` speak about this action?"""
-    if acl.principal not in principals or acl.host not in (WILDCARD, host):
+    if not _names_client(acl, principals, host):
         return False
     if acl.operation in (AclOperation.ALL, op):
         return True
@@ -199,7 +204,7 @@ class Authorizer:
         deny: dict[PatternType, set[str]] = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
         allow: dict[PatternType, set[str]] = {PatternType.LITERAL: set(), PatternType.PREFIXED: set()}
         for acl in self.acls:
-            if acl.resource_type != rtype or acl.principal not in principals or acl.host not in (WILDCARD, host):
+            if acl.resource_type != rtype or not _names_client(acl, principals, host):
                 continue
             if acl.operation not in (op, AclOperation.ALL):
                 continue

@@ -154,12 +154,11 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),
     Key("quota.window.size.seconds", "quota_window_size_seconds", int, 1, _positive,
         "length of one sample of a client quota's measure"),  # fmt: skip
-    Key("replica.alter.log.dirs.io.max.bytes.per.second", "replica_alter_log_dirs_io_max_bytes_per_second", int,
-        2**63 - 1, _non_negative, "bytes per second moves between log dirs copy (Kafka: only set dynamically)"),
-    Key("leader.replication.throttled.rate", "leader_replication_throttled_rate", int, 2**63 - 1, _non_negative,
-        "accepted; one node has no followers to throttle"),
-    Key("follower.replication.throttled.rate", "follower_replication_throttled_rate", int, 2**63 - 1,
-        _non_negative, "accepted; one node has no followers to throttle"),
+    *(Key(name, name.replace(".", "_"), int, 2**63 - 1, _non_negative, doc) for name, doc in (
+        ("replica.alter.log.dirs.io.max.bytes.per.second", "bytes per second moves between log dirs copy (Kafka: "
+         "only set dynamically)"),
+        ("leader.replication.throttled.rate", "accepted; one node has no followers to throttle"),
+        ("follower.replication.throttled.rate", "accepted; one node has no followers to throttle"))),  # fmt: skip
     Key("authorizer.class.name", "authorizer_class_name", str, "", _authorizer_class,
         "StandardAuthorizer switches ACLs on (authorizer.py); empty: everything is allowed"),  # fmt: skip
     Key("super.users", "super_users", str, "", None, "principals allowed everything, separated by ';'"),

@@ -35,7 +35,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from storage.topic_store import META_PROPERTIES, atomic_write
+from storage.topic_store import META_PROPERTIES, read_cluster_id, write_cluster_id
 
 from .config import ConfigError
 
@@ -78,12 +78,9 @@ def format_cluster_id(log_dir: str | Path, cluster_id: str) -> None:
         raw = b""
     if len(raw) != 16 or len(cluster_id) != 22:
         raise ConfigError(f"CLUSTER_ID: {cluster_id!r} is not a cluster id (22 characters of URL-safe base64)")
-    path = Path(log_dir) / META_PROPERTIES
-    if path.exists():
-        stored = dict(line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
-        if stored.get("cluster.id", "").strip() != cluster_id:
-            raise ConfigError(f"Invalid cluster.id in: {path}. Expected {cluster_id}, but read "
-                              f"{stored.get('cluster.id', '').strip()}")  # fmt: skip
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, f"version=1\ncluster.id={cluster_id}\n")
+    stored = read_cluster_id(Path(log_dir))
+    if stored is None:
+        write_cluster_id(Path(log_dir), cluster_id)
+    elif stored != cluster_id:
+        raise ConfigError(f"Invalid cluster.id in: {Path(log_dir) / META_PROPERTIES}. Expected {cluster_id}, but "
+                          f"read {stored}")  # fmt: skip

@@ -39,15 +39,28 @@ class TopicMeta:
     overrides: dict[str, str]
 
 
-def load_cluster_id(root: Path) -> str:
-    """The cluster id from ``meta.properties``, made and written on the first start."""
+def read_cluster_id(root: Path) -> str | None:
+    """The cluster id ``meta.properties`` holds, or None before the dir is formatted."""
     path = root / META_PROPERTIES
     if path.exists():
         for line in path.read_text().splitlines():
             if line.startswith("cluster.id="):
                 return line.split("=", 1)[1].strip()
-    cluster_id = kafka_uuid(uuid.uuid4())
-    atomic_write(path, f"version=1\ncluster.id={cluster_id}\n")
+    return None
+
+
+def write_cluster_id(root: Path, cluster_id: str) -> None:
+    """Format ``root``: its ``meta.properties`` with ``cluster_id``."""
+    root.mkdir(parents=True, exist_ok=True)
+    atomic_write(root / META_PROPERTIES, f"version=1\ncluster.id={cluster_id}\n")
+
+
+def load_cluster_id(root: Path) -> str:
+    """The cluster id from ``meta.properties``, made and written on the first start."""
+    cluster_id = read_cluster_id(root)
+    if cluster_id is None:
+        cluster_id = kafka_uuid(uuid.uuid4())
+        write_cluster_id(root, cluster_id)
     return cluster_id
 
 
