@@ -110,7 +110,8 @@ def test_kafka_python_follows_the_cursor_page_by_page(broker):
 
 
 def test_describe_topics_under_acls(acl_broker):
-    """Alice may describe one topic: the other, and a missing one, are TopicAuthorizationException."""
+    """Alice may describe one topic: the other, and a missing one, are TopicAuthorizationException. The
+    authorizer's metrics are on the metrics endpoint: one ACL, decisions allowed and denied."""
     from .test_java_client import compile_java
 
     bootstrap = sasl_bootstrap(acl_broker)
@@ -122,3 +123,8 @@ def test_describe_topics_under_acls(acl_broker):
     got = _run(bootstrap, "describe", "0", "true", "open", "closed", "missing", login=java_login("alice"))
     assert got == {"open": f"internal=false id=set ops=[DESCRIBE] {_partitions(2)}",
                    "closed": "TopicAuthorizationException", "missing": "TopicAuthorizationException"}  # fmt: skip
+    tags = (("class", "StandardAuthorizer"), ("config", "authorizer.class.name"), ("role", "broker"))
+    samples = acl_broker.scrape()  # the authorizer's metrics, as Kafka 4.1+'s StandardAuthorizer has them
+    assert samples[("kafka_server_plugins_acls_total_count", tags)] == 1
+    assert all(samples[(f"kafka_server_plugins_authorization_{kind}_rate_per_minute", tags)] > 0
+               for kind in ("request", "allowed", "denied"))  # fmt: skip
