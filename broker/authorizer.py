@@ -28,7 +28,10 @@ DescribeGroups: each operation the resource type has that ``authorize``
 allows.
 
 Decisions are cached until the bindings change. Every denial a request asked
-for is logged at INFO on ``kafka.authorizer.logger`` in Kafka's words.
+for is logged at INFO on ``kafka.authorizer.logger`` in Kafka's words. Every
+decision, cached or not, is counted in ``metrics`` (``authorizer_metrics.py``:
+StandardAuthorizer's request, allowed and denied rates per minute, and the
+ACL count).
 
 **Keeping.** Kafka keeps ACLs in its metadata log; here they live in
 ``<first log dir>/__acls.json``, rewritten whole through a temporary file,
@@ -40,8 +43,9 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from storage.topic_store import atomic_write
 
@@ -56,6 +60,7 @@ from .acl_model import (
     PermissionType,
     ResourceType,
 )
+from .authorizer_metrics import AuthorizerMetrics
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("kafka.authorizer.logger")
@@ -97,8 +102,13 @@ def _applies(acl: AclBinding, principals: tuple[str, str], host: str, op: AclOpe
     return op == AclOperation.DESCRIBE_CONFIGS and acl.operation in IMPLIES_DESCRIBE_CONFIGS
 
 
+def _wall_clock_ms() -> float:
+    return time.time() * 1000
+
+
 class Authorizer:
-    def __init__(self, path: Path | None, super_users: frozenset[str], allow_if_no_acl: bool) -> None:
+    def __init__(self, path: Path | None, super_users: frozenset[str], allow_if_no_acl: bool,
+                 clock: Callable[[], float] = _wall_clock_ms) -> None:  # fmt: skip
         self.path = path  # None: kept in memory only
         self.super_users = super_users
         self.allow_if_no_acl = allow_if_no_acl
@@ -106,11 +116,13 @@ class Authorizer:
         self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
         self._prefixed: dict[tuple[ResourceType, str], list[AclBinding]] = {}
         self._cache: dict[tuple, str] = {}  # the deciding rule of each action asked about
+        self.metrics = AuthorizerMetrics(clock)
 
     @classmethod
-    def load(cls, log_dir: str | Path | None, super_users: str, allow_if_no_acl: bool) -> "Authorizer":
+    def load(cls, log_dir: str | Path | None, super_users: str, allow_if_no_acl: bool,
+             clock: Callable[[], float] = _wall_clock_ms) -> "Authorizer":  # fmt: skip
         auth = cls(None if log_dir is None else Path(log_dir) / ACLS_FILE, parse_super_users(super_users),
-                   allow_if_no_acl)  # fmt: skip
+                   allow_if_no_acl, clock)  # fmt: skip
         if auth.path is not None:
             auth._set(auth._read())
         log.info("authorizer: %d ACLs, super.users=%s, allow.everyone.if.no.acl.found=%s", len(auth.acls),
@@ -188,7 +200,9 @@ class Authorizer:
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache = {}
             self._cache[key] = rule
-        if rule in ("SuperUser", "Allow", "DefaultAllow"):
+        allowed = rule in ("SuperUser", "Allow", "DefaultAllow")
+        self.metrics.record(allowed)
+        if allowed:
             return True
         if log_denied:  # every denied request, as Kafka's audit log has it
             audit.info("Principal = %s is Denied operation = %s from host = %s on resource = %s:LITERAL:%s "
@@ -218,6 +232,10 @@ class Authorizer:
             else:
                 allow[acl.pattern_type].add(acl.resource_name)
         return wildcard_allow or _some_allow_undominated(allow, deny)
+
+    def metric_samples(self):
+        """The authorizer's gauges for the metrics endpoint (``authorizer_metrics.py``)."""
+        return self.metrics.metric_samples(len(self.acls))
 
     def authorized_operations(self, principal: str, host: str, rtype: ResourceType, name: str) -> int:
         """The ``authorized_operations`` bitfield of one resource."""

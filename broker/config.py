@@ -149,6 +149,8 @@ BROKER_KEYS: tuple[Key, ...] = (
         "transaction_remove_expired_transaction_cleanup_interval_ms", int, 3_600_000, _positive, ""),
     Key("transaction.partition.verification.enable", "transaction_partition_verification_enable", _bool, True,
         None, "refuse transactional produce to a partition not added to the transaction (KIP-890)"),
+    Key("max.request.partition.size.limit", "max_request_partition_size_limit", int, 2000, _positive,
+        "most partitions one DescribeTopicPartitions answer carries (the client may ask for fewer)"),
     Key("max.incremental.fetch.session.cache.slots", "max_incremental_fetch_session_cache_slots", int, 1000,
         _non_negative, "incremental fetch sessions (KIP-227) kept at once"),  # fmt: skip
     Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),

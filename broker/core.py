@@ -26,7 +26,8 @@ One ``Broker`` per server. Handlers reach everything through it:
 * ``log_dir_moves`` (``LogDirMoves``) runs the moves of partitions between
   log dirs (AlterReplicaLogDirs) in the background.
 * ``authorizer`` (``Authorizer``, or None without ``authorizer.class.name``)
-  decides what each principal may do, from the ACLs kept in the first log dir.
+  decides what each principal may do, from the ACLs kept in the first log dir;
+  its metrics (decision rates, ACL count) are on the metrics endpoint.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -98,7 +99,9 @@ class Broker:
         self.log_dir_moves = LogDirMoves(topics.manager)
         topics.manager.moves.set_rate(config.replica_alter_log_dirs_io_max_bytes_per_second)
         self.authorizer = None if not config.authorizer_class_name else Authorizer.load(
-            config.log_dir_list()[0], config.super_users, config.allow_everyone_if_no_acl_found)
+            config.log_dir_list()[0], config.super_users, config.allow_everyone_if_no_acl_found, clock)
+        if self.authorizer is not None:
+            self.metrics.add_state_collector(self.authorizer.metric_samples)
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

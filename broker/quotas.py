@@ -164,10 +164,17 @@ class Samples:
         full = elapsed // self.window
         return elapsed + max(self.count - 1 - full, 0) * self.window
 
-    def rate(self, now_ms: float) -> float:
-        """Per second."""
+    def rate(self, now_ms: float, unit_ms: float = 1000) -> float:
+        """Per second (per ``unit_ms``: 60000 is Kafka's ``Rate(TimeUnit.MINUTES)``)."""
         self._purge(now_ms)
-        return sum(s[1] for s in self.samples) / (self.window_ms(now_ms) / 1000)
+        return sum(s[1] for s in self.samples) / (self.window_ms(now_ms) / unit_ms)
+
+    def start_if_idle(self, now_ms: float) -> None:
+        """Kafka's ``SampledStat`` when measured with no live sample (never recorded, or all expired): it
+        starts an empty one at that moment, and what is recorded within the window after goes into it."""
+        self._purge(now_ms)
+        if not self.samples:
+            self.samples.append([now_ms, 0.0, 0])
 
     def idle(self, now_ms: float) -> bool:
         """Nothing recorded within the samples' span: the measure reads 0 and can be dropped."""

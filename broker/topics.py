@@ -139,6 +139,11 @@ class TopicRegistry:
             return None
         return Topic(meta.name, meta.topic_id, meta.num_partitions, name in INTERNAL_TOPICS)
 
+    def snapshot(self) -> dict[str, Topic]:
+        """Every topic by name, read at once (for requests that look at many topics)."""
+        return {name: Topic(meta.name, meta.topic_id, meta.num_partitions, name in INTERNAL_TOPICS)
+                for name, meta in self.manager.topics().items()}  # fmt: skip
+
     def name_for_id(self, topic_id: uuid.UUID) -> str | None:
         return self.names_by_id().get(topic_id)
 
