@@ -18,7 +18,14 @@ yet. A user who already has that mechanism's credential keeps it.
 
 ``--kafka-env`` reads ``KAFKA_*`` environment variables (and ``CLUSTER_ID``)
 as the apache/kafka docker image does (``env_config.py``); the image of this
-broker passes it, so a compose file written for that image works here.
+broker passes it, so a compose file written for that image works here. The
+image's directories can be moved: ``--secrets-dir`` (``/etc/kafka/secrets``,
+where the SSL helper variables name files) and ``--mounted-configs-dir``
+(``/mnt/shared/config``, where a ``server.properties`` replaces the file given).
+A variable or file the image's scripts require that is missing stops the
+start with their message and exit status 1. The root log level is
+``--log-level`` if given, else ``KAFKA_LOG4J_ROOT_LOGLEVEL`` (with
+``--kafka-env``), else INFO; ``KAFKA_LOG4J_LOGGERS`` sets other loggers'.
 """
 
 from __future__ import annotations
@@ -34,7 +41,9 @@ import trio
 from protocol.records import set_accelerated
 
 from .config import BrokerConfig, ConfigError
-from .env_config import PREFIX, dropped_file_keys, env_overrides, format_cluster_id, key_of
+from .env_config import MOUNTED_CONFIGS_DIR, PREFIX, format_cluster_id, image_config, key_of
+from .env_logging import LogSettings, log_settings
+from .env_ssl import SECRETS_DIR, ImageScriptError
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
 from .scram_store import CredentialFileError, add_scram, parse_add_scram
@@ -50,7 +59,11 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
                        help="add a user's SCRAM credential if it has none (kafka-storage format --add-scram)")
     serve.add_argument("--kafka-env", action="store_true",
                        help="read KAFKA_* environment variables and CLUSTER_ID as the apache/kafka image does")
-    serve.add_argument("--log-level", default="INFO")
+    serve.add_argument("--secrets-dir", default=SECRETS_DIR,
+                       help="with --kafka-env: where KAFKA_SSL_KEYSTORE_FILENAME ... name files")
+    serve.add_argument("--mounted-configs-dir", default=MOUNTED_CONFIGS_DIR,
+                       help="with --kafka-env: a server.properties here replaces the config file")
+    serve.add_argument("--log-level", default=None, help="root log level (default: INFO)")
     return parser.parse_args(argv)
 
 
@@ -66,19 +79,29 @@ def _overrides(pairs: list[str]) -> dict[str, str]:
 
 def _load_config(args: argparse.Namespace) -> BrokerConfig:
     """The properties file, then the ``KAFKA_*`` variables (``--kafka-env``), then each ``--override``."""
-    from_env = env_overrides(os.environ) if args.kafka_env else {}
+    path, from_env, dropped = args.config, {}, frozenset()
+    if args.kafka_env:
+        path, from_env, dropped = image_config(args.config, os.environ, args.secrets_dir, args.mounted_configs_dir)
     try:
-        config = BrokerConfig.load(args.config, {**from_env, **_overrides(args.override)},
-                                   dropped_file_keys(from_env))  # fmt: skip
+        config = BrokerConfig.load(path, {**from_env, **_overrides(args.override)}, dropped)
     except ConfigError as exc:
         key = str(exc).partition(":")[0]
         variable = next((n for n in os.environ if n.startswith(PREFIX) and key_of(n) == key), None)
         if key in from_env and variable:
             raise ConfigError(f"{exc} (set by {variable})") from None
         raise
-    if args.kafka_env and os.environ.get("CLUSTER_ID"):
-        format_cluster_id(config.log_dir_list()[0], os.environ["CLUSTER_ID"])
+    if args.kafka_env:
+        format_cluster_id(config.log_dir_list()[0], os.environ.get("CLUSTER_ID"))
     return config
+
+
+def _set_up_logging(args: argparse.Namespace) -> None:
+    """Python's logging: the root level (``--log-level``, else the image's variable, else INFO) and the
+    loggers ``KAFKA_LOG4J_LOGGERS`` names; ``ConfigError`` for a variable not understood."""
+    settings = log_settings(os.environ) if args.kafka_env else LogSettings(None)
+    root = args.log_level.upper() if args.log_level else settings.root if settings.root is not None else "INFO"
+    logging.basicConfig(level=root, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings.apply()
 
 
 def _scram_entries(arguments: list[str]) -> list:
@@ -114,10 +137,13 @@ def use_accelerator() -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse_args(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
+        _set_up_logging(args)
         config = _load_config(args)
         entries = _scram_entries(args.add_scram)
+    except ImageScriptError as exc:  # as the image's configure script stops: its words, status 1
+        print(exc, file=sys.stderr)
+        return exc.exit_status
     except (ConfigError, OSError) as exc:
         print(f"minibroker: configuration error: {exc}", file=sys.stderr)
         return 2

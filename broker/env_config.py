@@ -13,8 +13,8 @@ image's entry point passes ``--kafka-env``):
   ``scram-sha-256``). They override the properties file; ``--override``
   overrides them;
 * the variables the image gives the JVM and its scripts (``KAFKA_HEAP_OPTS``,
-  ``KAFKA_OPTS``, ``KAFKA_LOG4J_*``, ``KAFKA_JMX_*`` ...) are not keys and
-  are left alone;
+  ``KAFKA_OPTS``, ``KAFKA_JVM_PERFORMANCE_OPTS``, ``KAFKA_LOG4J_OPTS``,
+  ``KAFKA_JMX_*`` ...) are not keys and are left alone (``NOT_KEYS``);
 * variables that shape the listeners (``KAFKA_LISTENERS``,
   ``KAFKA_ADVERTISED_LISTENERS``, ``KAFKA_LISTENER_SECURITY_PROTOCOL_MAP``)
   replace the file's whole listener setup (``LISTENER_KEYS``), which
@@ -22,15 +22,30 @@ image's entry point passes ``--kafka-env``):
   ``advertised.listeners`` with every host made ``0.0.0.0``;
 * ``CLUSTER_ID`` is the cluster id a new log dir is formatted with
   (``kafka-storage format -t``); a log dir formatted with another one stops
-  the start, as Kafka's ``meta.properties`` check does.
+  the start, as Kafka's ``meta.properties`` check does. Without it (or
+  empty) a new log dir gets the image's default, ``5L6g3nShT-eMCtK--X86sw``
+  (its ``configureDefaults``); a formatted one keeps its own;
+* the SSL helper variables (``KAFKA_SSL_KEYSTORE_FILENAME`` ..., files in
+  ``/etc/kafka/secrets``) give the ``ssl.*`` keys (``env_ssl.py``); the
+  logging ones (``KAFKA_LOG4J_ROOT_LOGLEVEL``, ``KAFKA_LOG4J_LOGGERS``) set
+  the loggers' levels (``env_logging.py``);
+* a ``server.properties`` mounted in ``/mnt/shared/config`` (``serve
+  --mounted-configs-dir``) replaces the properties file, as the image's
+  wrapper takes it instead of its defaults; the variables then override its
+  keys one by one (no listener group: the file is the user's own).
 
-An unknown key stops the start naming the variable, as one in the file does.
+An unknown key stops the start naming the variable, as one in the file does,
+but for the keys Kafka does not know and ignores that the image's examples
+and helpers set (``UNUSED``: ``KAFKA_SECURITY_PROTOCOL``, a client key, and the
+SSL helpers): those are left out and listed in an INFO line, as Kafka lists
+them ("were supplied but are not used yet").
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -38,6 +53,9 @@ from pathlib import Path
 from storage.topic_store import META_PROPERTIES, read_cluster_id, write_cluster_id
 
 from .config import ConfigError
+from .env_ssl import HELPERS, SECRETS_DIR, ssl_helper_keys
+
+log = logging.getLogger("minibroker")
 
 PREFIX = "KAFKA_"
 NOT_KEYS = frozenset({
@@ -45,6 +63,9 @@ NOT_KEYS = frozenset({
     "KAFKA_JMX_PORT", "KAFKA_JMX_HOSTNAME", "KAFKA_LOG4J_OPTS", "KAFKA_LOG4J_ROOT_LOGLEVEL", "KAFKA_LOG4J_LOGGERS",
     "KAFKA_TOOLS_LOG4J_LOGLEVEL", "KAFKA_DEBUG", "KAFKA_HOME", "KAFKA_VERSION", "KAFKA_CLASSPATH", "KAFKA_MODE",
 })  # fmt: skip
+UNUSED = frozenset({"KAFKA_SECURITY_PROTOCOL", *HELPERS})
+DEFAULT_CLUSTER_ID = "5L6g3nShT-eMCtK--X86sw"  # the image's configureDefaults
+MOUNTED_CONFIGS_DIR = "/mnt/shared/config"
 _HOST = re.compile(r"://[^,]*:(\d+)")
 LISTENER_KEYS = frozenset({"listeners", "advertised.listeners", "listener.security.protocol.map",
                            "inter.broker.listener.name"})  # fmt: skip
@@ -64,14 +85,34 @@ def key_of(variable: str) -> str:
 def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
     """The keys the ``KAFKA_*`` variables set (with ``listeners`` derived as the image derives it)."""
     found = {key_of(n): v for n, v in sorted(environ.items())
-             if n.startswith(PREFIX) and n not in NOT_KEYS and len(n) > len(PREFIX)}  # fmt: skip
+             if n.startswith(PREFIX) and n not in NOT_KEYS | UNUSED and len(n) > len(PREFIX)}  # fmt: skip
     if "listeners" not in found and found.get("advertised.listeners"):
         found["listeners"] = _HOST.sub(r"://0.0.0.0:\1", found["advertised.listeners"])
     return found
 
 
-def format_cluster_id(log_dir: str | Path, cluster_id: str) -> None:
-    """``CLUSTER_ID``: write it into a new log dir's ``meta.properties``; refuse a dir formatted with another."""
+def image_config(path: str, environ: Mapping[str, str], secrets_dir: str = SECRETS_DIR,
+                 mounted_dir: str = MOUNTED_CONFIGS_DIR) -> tuple[str, dict[str, str], frozenset[str]]:  # fmt: skip
+    """The properties file to read, the keys the environment sets over it, and the file's keys it drops."""
+    from_env = {**env_overrides(environ), **ssl_helper_keys(environ, secrets_dir)}
+    unused = sorted(key_of(n) for n in UNUSED & environ.keys())
+    if unused:
+        log.info("These configurations '[%s]' were supplied but are not used yet.", ", ".join(unused))
+    mounted = Path(mounted_dir) / "server.properties"
+    if mounted.is_file():
+        log.info("using the mounted %s", mounted)
+        return str(mounted), from_env, frozenset()
+    return path, from_env, dropped_file_keys(from_env)
+
+
+def format_cluster_id(log_dir: str | Path, cluster_id: str | None) -> None:
+    """``CLUSTER_ID``: write it into a new log dir's ``meta.properties``; refuse a dir formatted with another.
+    Without one, a new log dir gets the image's default cluster id."""
+    if not cluster_id:
+        if read_cluster_id(Path(log_dir)) is None:
+            log.info('CLUSTER_ID not set. Setting it to default value: "%s"', DEFAULT_CLUSTER_ID)
+            write_cluster_id(Path(log_dir), DEFAULT_CLUSTER_ID)
+        return
     try:
         raw = base64.urlsafe_b64decode(cluster_id + "==")
     except (binascii.Error, ValueError):

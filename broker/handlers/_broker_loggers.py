@@ -5,7 +5,8 @@ its log4j levels through DescribeConfigs and IncrementalAlterConfigs
 (KIP-412). Here the loggers are Python's: ``root`` and every logger the
 process has made (``broker``, ``storage.log``, ...), each with its
 effective level under Kafka's names (FATAL, ERROR, WARN, INFO, DEBUG,
-TRACE; TRACE is level 5, below DEBUG).
+TRACE: the table of ``log_levels.py``, which the image's ``KAFKA_LOG4J_*``
+variables use too).
 
 * Describe: the resource name must be this ``node.id`` ("Broker id must not
   be empty", "Broker id must be an integer, but it is: x", "Unexpected broker
@@ -34,15 +35,10 @@ import attrs
 
 from protocol import ErrorCode
 
+from ..log_levels import LEVELS, ROOT, VALID_LEVELS, kafka_level
 from ._admin import is_java_int
 
-ROOT = "root"
-TRACE = 5
-LEVELS = {"FATAL": logging.CRITICAL, "ERROR": logging.ERROR, "WARN": logging.WARNING, "INFO": logging.INFO,
-          "DEBUG": logging.DEBUG, "TRACE": TRACE}  # fmt: skip
-VALID_LEVELS = ", ".join(sorted(LEVELS))
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
-logging.addLevelName(TRACE, "TRACE")
 
 
 class LoggerError(Exception):
@@ -70,11 +66,6 @@ def _loggers() -> dict[str, logging.Logger]:
     return {ROOT: logging.root, **known}
 
 
-def _kafka_level(level: int) -> str:
-    """The Kafka name of a Python level: the most severe Kafka level not above it."""
-    return max(((value, name) for name, value in LEVELS.items() if value <= level), default=(TRACE, "TRACE"))[1]
-
-
 def describe_entries(node_id: int, resource_name: str | None) -> list[LoggerEntry]:
     """Every logger with its effective level; raises LoggerError for a name that is not this node."""
     if not resource_name:
@@ -84,7 +75,7 @@ def describe_entries(node_id: int, resource_name: str | None) -> list[LoggerEntr
     if int(resource_name) != node_id:
         message = f"Unexpected broker id, expected {node_id} but received {resource_name}"
         raise LoggerError(ErrorCode.INVALID_REQUEST, message)
-    return [LoggerEntry(name, _kafka_level(lg.getEffectiveLevel())) for name, lg in sorted(_loggers().items())]
+    return [LoggerEntry(name, kafka_level(lg.getEffectiveLevel())) for name, lg in sorted(_loggers().items())]
 
 
 def alter(node_id: int, resource_name: str | None, configs: list[Any], validate_only: bool,

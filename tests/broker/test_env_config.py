@@ -1,11 +1,29 @@
-"""``--kafka-env``: the apache/kafka image's variable names, the listener group, and CLUSTER_ID's format."""
+"""``--kafka-env``: the apache/kafka image's variable names, the listener group, CLUSTER_ID, the SSL helper
+variables (stores named in the secrets directory, the script's errors), a mounted server.properties, and the
+log4j variables on Python's loggers."""
 
 from __future__ import annotations
+
+import logging
+import re
 
 import pytest
 
 from broker.config import ConfigError
-from broker.env_config import LISTENER_KEYS, dropped_file_keys, env_overrides, format_cluster_id, key_of
+from broker.env_config import (
+    DEFAULT_CLUSTER_ID,
+    LISTENER_KEYS,
+    dropped_file_keys,
+    env_overrides,
+    format_cluster_id,
+    image_config,
+    key_of,
+)
+from broker.env_logging import LogSettings, log_settings
+from broker.env_ssl import ImageScriptError, ssl_helper_keys
+from broker.handlers._broker_loggers import describe_entries
+from broker.log_levels import TRACE
+from storage.topic_store import read_cluster_id
 
 CLUSTER_ID = "4L6g3nShT-eMCtK--X86sw"
 
@@ -52,6 +70,177 @@ def test_cluster_id_formats_a_new_dir_and_must_match_a_formatted_one(tmp_path):
     format_cluster_id(tmp_path / "new", CLUSTER_ID)  # the same again: fine
     with pytest.raises(ConfigError, match=f"Expected MkU3OEVBNTcwNTJENDM2Qk, but read {CLUSTER_ID}"):
         format_cluster_id(tmp_path / "new", "MkU3OEVBNTcwNTJENDM2Qk")
-    for bad in ("", "short", CLUSTER_ID + "A", "!" * 22):
+    for bad in ("short", CLUSTER_ID + "A", "!" * 22):
         with pytest.raises(ConfigError, match="is not a cluster id"):
             format_cluster_id(tmp_path / "other", bad)
+
+
+# --- the SSL helper variables (env_ssl) ---
+
+SSL_EXAMPLE = {  # the SSL variables of the image's single-node SSL example
+    "KAFKA_ADVERTISED_LISTENERS": "SSL://localhost:9093,SSL-INTERNAL://broker:19093",
+    "KAFKA_SSL_KEYSTORE_FILENAME": "kafka01.keystore.jks",
+    "KAFKA_SSL_KEYSTORE_CREDENTIALS": "kafka_keystore_creds",
+    "KAFKA_SSL_KEY_CREDENTIALS": "kafka_ssl_key_creds",
+    "KAFKA_SSL_TRUSTSTORE_FILENAME": "kafka.truststore.jks",
+    "KAFKA_SSL_TRUSTSTORE_CREDENTIALS": "kafka_truststore_creds",
+    "KAFKA_SSL_CLIENT_AUTH": "required",
+    "KAFKA_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM": "",
+}  # fmt: skip
+
+
+def _secrets(directory) -> str:
+    directory.mkdir(exist_ok=True)
+    for name, text in (("kafka01.keystore.jks", "store"), ("kafka.truststore.jks", "trust"),
+                       ("kafka_keystore_creds", "store pass\n"), ("kafka_ssl_key_creds", "key pass\n\n"),
+                       ("kafka_truststore_creds", " trust pass ")):  # fmt: skip
+        (directory / name).write_text(text)
+    return str(directory)
+
+
+def test_the_helper_variables_give_the_stores_and_passwords(tmp_path):
+    secrets = _secrets(tmp_path / "secrets")
+    assert ssl_helper_keys(SSL_EXAMPLE, secrets) == {
+        "ssl.keystore.location": f"{secrets}/kafka01.keystore.jks",
+        "ssl.key.password": "key pass",  # as $(cat file): trailing newlines go, nothing else
+        "ssl.keystore.password": "store pass",
+        "ssl.truststore.location": f"{secrets}/kafka.truststore.jks",
+        "ssl.truststore.password": " trust pass ",
+    }  # fmt: skip
+    keys = env_overrides(SSL_EXAMPLE)  # the helpers are no keys; the other two are ordinary ones
+    assert keys == {"advertised.listeners": SSL_EXAMPLE["KAFKA_ADVERTISED_LISTENERS"],
+                    "listeners": "SSL://0.0.0.0:9093,SSL-INTERNAL://0.0.0.0:19093", "ssl.client.auth": "required",
+                    "ssl.endpoint.identification.algorithm": ""}  # fmt: skip
+
+
+@pytest.mark.parametrize("client_auth", ["", "none", "REQUIRED"])
+def test_the_truststore_only_with_client_certificates_asked_for(tmp_path, client_auth):
+    env = {**SSL_EXAMPLE, "KAFKA_SSL_CLIENT_AUTH": client_auth, "KAFKA_SSL_TRUSTSTORE_FILENAME": "absent"}
+    assert sorted(ssl_helper_keys(env, _secrets(tmp_path))) == [
+        "ssl.key.password", "ssl.keystore.location", "ssl.keystore.password"]  # fmt: skip
+    requested = ssl_helper_keys({**SSL_EXAMPLE, "KAFKA_SSL_CLIENT_AUTH": "requested"}, str(tmp_path))
+    assert requested["ssl.truststore.location"] == f"{tmp_path}/kafka.truststore.jks"
+
+
+@pytest.mark.parametrize(("advertised", "applies"), [
+    ("SSL://localhost:9093", True),
+    ("PLAINTEXT://broker:9092,SASL_SSL://broker:9094", True),
+    ("EXTERNAL_SSL://localhost:9093", True),  # the image looks for "SSL://", not at the protocol map
+    ("PLAINTEXT://localhost:9092,SASL_PLAINTEXT://broker:9093", False),
+    ("", False),
+])  # fmt: skip
+def test_the_helpers_are_read_only_for_an_advertised_ssl_endpoint(advertised, applies):
+    env = {"KAFKA_ADVERTISED_LISTENERS": advertised}  # no helper variable at all
+    if applies:
+        with pytest.raises(ImageScriptError, match="^KAFKA_SSL_KEYSTORE_FILENAME environment variable not set$"):
+            ssl_helper_keys(env, "/nowhere")
+    else:
+        assert ssl_helper_keys(env, "/nowhere") == {}
+
+
+@pytest.mark.parametrize(("variable", "change", "message"), [
+    ("KAFKA_SSL_KEYSTORE_FILENAME", None, "KAFKA_SSL_KEYSTORE_FILENAME environment variable not set"),
+    ("KAFKA_SSL_KEYSTORE_FILENAME", "", "KAFKA_SSL_KEYSTORE_FILENAME environment variable not set"),
+    ("KAFKA_SSL_KEYSTORE_FILENAME", "gone.jks", "{dir}/gone.jks file does not exist"),
+    ("KAFKA_SSL_KEY_CREDENTIALS", None, "KAFKA_SSL_KEY_CREDENTIALS environment variable not set"),
+    ("KAFKA_SSL_KEY_CREDENTIALS", "gone", "{dir}/gone file does not exist"),
+    ("KAFKA_SSL_KEYSTORE_CREDENTIALS", None, "KAFKA_SSL_KEYSTORE_CREDENTIALS environment variable not set"),
+    ("KAFKA_SSL_KEYSTORE_CREDENTIALS", "gone", "{dir}/gone file does not exist"),
+    ("KAFKA_SSL_TRUSTSTORE_FILENAME", None, "KAFKA_SSL_TRUSTSTORE_FILENAME environment variable not set"),
+    ("KAFKA_SSL_TRUSTSTORE_FILENAME", "gone.jks", "{dir}/gone.jks file does not exist"),
+    ("KAFKA_SSL_TRUSTSTORE_CREDENTIALS", None, "KAFKA_SSL_TRUSTSTORE_CREDENTIALS environment variable not set"),
+    ("KAFKA_SSL_TRUSTSTORE_CREDENTIALS", "gone", "{dir}/gone file does not exist"),
+    ("KAFKA_SSL_KEY_CREDENTIALS", ".", "cat: {dir}/.: Is a directory"),
+])  # fmt: skip
+def test_a_missing_helper_variable_or_file_stops_as_the_image_script_does(tmp_path, variable, change, message):
+    secrets = _secrets(tmp_path / "secrets")
+    env = {k: v for k, v in SSL_EXAMPLE.items() if k != variable or change is not None}
+    if change is not None:
+        env[variable] = change
+    with pytest.raises(ImageScriptError) as caught:
+        ssl_helper_keys(env, secrets)
+    assert (str(caught.value), caught.value.exit_status) == (message.format(dir=secrets), 1)
+
+
+def test_the_secrets_directory_is_the_images_unless_moved(tmp_path):
+    with pytest.raises(ImageScriptError, match="^/etc/kafka/secrets/x.jks file does not exist$"):
+        ssl_helper_keys({**SSL_EXAMPLE, "KAFKA_SSL_KEYSTORE_FILENAME": "x.jks"})
+    (tmp_path / "kafka_ssl_key_creds").write_bytes(b"\xff\xfe")
+    (tmp_path / "kafka01.keystore.jks").write_text("x")
+    with pytest.raises(ImageScriptError, match="kafka_ssl_key_creds: not a text file"):
+        ssl_helper_keys(SSL_EXAMPLE, str(tmp_path) + "/")
+
+
+# --- what serve --kafka-env reads (env_config.image_config) ---
+
+
+def test_the_helper_keys_override_the_same_keys_given_directly(tmp_path, caplog):
+    env = {**SSL_EXAMPLE, "KAFKA_SSL_KEYSTORE_LOCATION": "/elsewhere.p12", "KAFKA_SSL_KEYSTORE_TYPE": "PKCS12",
+           "KAFKA_SECURITY_PROTOCOL": "SSL"}  # fmt: skip
+    secrets = _secrets(tmp_path / "secrets")
+    with caplog.at_level(logging.INFO, "minibroker"):
+        path, keys, dropped = image_config("config/docker.properties", env, secrets, str(tmp_path / "mnt"))
+    assert (path, dropped) == ("config/docker.properties", LISTENER_KEYS)
+    assert (keys["ssl.keystore.location"], keys["ssl.keystore.type"]) == (f"{secrets}/kafka01.keystore.jks", "PKCS12")
+    assert "security.protocol" not in keys  # a client key: Kafka's broker ignores it, and so do we
+    assert ("These configurations '[security.protocol, ssl.key.credentials, ssl.keystore.credentials, "
+            "ssl.keystore.filename, ssl.truststore.credentials, ssl.truststore.filename]' were supplied but are "
+            "not used yet.") in caplog.messages  # fmt: skip
+
+
+def test_a_mounted_server_properties_replaces_the_file_and_is_overridden_key_by_key(tmp_path):
+    (tmp_path / "server.properties").write_text("node.id=1\n")
+    env = {"KAFKA_LISTENERS": "PLAINTEXT://:19092", "KAFKA_NODE_ID": "2"}
+    path, keys, dropped = image_config("config/docker.properties", env, "/nowhere", str(tmp_path))
+    assert (path, keys, dropped) == (str(tmp_path / "server.properties"), {"listeners": "PLAINTEXT://:19092",
+                                                                           "node.id": "2"}, frozenset())  # fmt: skip
+    (tmp_path / "server.properties").unlink()
+    (tmp_path / "server.properties").mkdir()  # not a file: not used
+    assert image_config("config/docker.properties", env, "/nowhere", str(tmp_path))[0] == "config/docker.properties"
+
+
+def test_without_cluster_id_a_new_dir_gets_the_images_default(tmp_path, caplog):
+    with caplog.at_level(logging.INFO, "minibroker"):
+        format_cluster_id(tmp_path / "new", None)
+    assert read_cluster_id(tmp_path / "new") == DEFAULT_CLUSTER_ID == "5L6g3nShT-eMCtK--X86sw"
+    assert 'CLUSTER_ID not set. Setting it to default value: "5L6g3nShT-eMCtK--X86sw"' in caplog.messages
+    format_cluster_id(tmp_path / "old", CLUSTER_ID)
+    format_cluster_id(tmp_path / "old", "")  # empty is not set, as in the image; a formatted dir keeps its id
+    assert read_cluster_id(tmp_path / "old") == CLUSTER_ID
+
+
+# --- the logging variables (env_logging) ---
+
+
+def test_the_logging_variables_give_levels():
+    settings = log_settings({"KAFKA_LOG4J_ROOT_LOGLEVEL": "warn",
+                             "KAFKA_LOG4J_LOGGERS": "kafka.authorizer.logger=WARN, broker.connection = debug,,"
+                                                    "kafka.controller=TRACE,x=FATAL,y=ERROR,z=INFO,off=Off,all=ALL"})  # fmt: skip
+    assert settings == LogSettings(logging.WARNING, (
+        ("kafka.authorizer.logger", logging.WARNING), ("broker.connection", logging.DEBUG),
+        ("kafka.controller", 5), ("x", logging.CRITICAL), ("y", logging.ERROR), ("z", logging.INFO),
+        ("off", logging.CRITICAL + 10), ("all", 1)))  # fmt: skip
+    assert log_settings({"KAFKA_LOG4J_ROOT_LOGLEVEL": "", "KAFKA_LOG4J_LOGGERS": ""}) == LogSettings(None)
+
+
+def test_the_loggers_get_their_levels_as_broker_logger_configs_report_them(log_levels_restored):
+    log_settings({"KAFKA_LOG4J_LOGGERS": "kafka.authorizer.logger=ERROR,never.made.before=TRACE,"
+                                         "quiet.one=OFF,loud.one=ALL"}).apply()  # fmt: skip
+    levels = {e.name: e.value for e in describe_entries(1, "1")}
+    assert [levels[n] for n in ("kafka.authorizer.logger", "never.made.before", "quiet.one", "loud.one")] == [
+        "ERROR", "TRACE", "OFF", "ALL"]  # fmt: skip
+    assert logging.getLogger("kafka.authorizer.logger").level == logging.ERROR
+    assert not logging.getLogger("quiet.one").isEnabledFor(logging.CRITICAL)
+    assert logging.getLogger("loud.one").isEnabledFor(TRACE)
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"KAFKA_LOG4J_ROOT_LOGLEVEL": "LOUD"}, "KAFKA_LOG4J_ROOT_LOGLEVEL: 'LOUD' is not a log level; valid log levels "
+                                            "are ALL, DEBUG, ERROR, FATAL, INFO, OFF, TRACE, WARN"),
+    ({"KAFKA_LOG4J_LOGGERS": "a=INFO,b=WARNING"}, "KAFKA_LOG4J_LOGGERS: 'WARNING' (logger b) is not a log level"),
+    ({"KAFKA_LOG4J_LOGGERS": "a=INFO,b"}, "KAFKA_LOG4J_LOGGERS: 'b' is not logger=level"),
+    ({"KAFKA_LOG4J_LOGGERS": "=INFO"}, "KAFKA_LOG4J_LOGGERS: '=INFO' is not logger=level"),
+])  # fmt: skip
+def test_a_logging_variable_not_understood_stops_the_start(env, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        log_settings(env)

@@ -40,10 +40,12 @@ def free_port() -> int:
 
 
 class BrokerProcess:
-    def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None, args: list[str] | None = None) -> None:
+    def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None, args: list[str] | None = None,
+                 env: dict[str, str] | None = None) -> None:  # fmt: skip
         self.data_dir = data_dir
         self.overrides = dict(overrides or {})
         self.args = list(args or [])  # more command-line arguments of ``serve`` (``--add-scram``)
+        self.env = dict(env or {})  # more environment variables (``KAFKA_*`` with ``--kafka-env``)
         self.metrics_port = free_port()
         self.port: int | None = None
         self.ports: list[int] = []  # every bound listener, in the order of ``listeners``
@@ -87,7 +89,7 @@ class BrokerProcess:
     def start(self, timeout: float = 30.0) -> "BrokerProcess":
         self.proc = subprocess.Popen(
             self._command(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
         )  # fmt: skip
         found = threading.Event()
         self._pump_thread = threading.Thread(target=self._pump, args=(self.proc, found), daemon=True)

@@ -48,10 +48,10 @@ def _environment(tmp_path, host_port: int, internal_port: int) -> dict[str, str]
     }  # fmt: skip
 
 
-def _serve(env: dict[str, str]) -> subprocess.Popen:
+def _serve(env: dict[str, str], args: tuple[str, ...] = ()) -> subprocess.Popen:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("KAFKA_") and k != "CLUSTER_ID"}
-    return subprocess.Popen([sys.executable, "-m", "broker", "serve", "config/docker.properties", "--kafka-env"],
-                            cwd=ROOT, env={**clean, **env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "broker", "serve", "config/docker.properties", "--kafka-env",
+                             *args], cwd=ROOT, env={**clean, **env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)  # fmt: skip
 
 
