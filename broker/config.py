@@ -220,6 +220,36 @@ def _within(low: int, high: int | None) -> Callable[[int], bool]:
 
 BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), int, d, _within(low, high), "default or bound of group configs")
                      for n, (d, low, high) in GROUP_PROTOCOL_KEYS.items())  # fmt: skip
+CONSUMER_GROUP_ASSIGNORS = ("uniform", "range")  # Kafka's built-in server-side assignors, in its order
+GROUP_TYPES = ("classic", "consumer", "share", "streams")  # Kafka's GroupType names (share, streams: not served)
+
+
+def _name_list(allowed: tuple[str, ...], required: str | None = None) -> Callable[[str], tuple[str, ...]]:
+    """A Kafka LIST of names from ``allowed``: not empty, no duplicates (and ``required`` among them)."""
+
+    def parse(text: str) -> tuple[str, ...]:
+        names = tuple(n.strip() for n in text.split(",") if n.strip())
+        if not names or len(set(names)) != len(names):
+            raise ValueError("expected a non-empty list without duplicates")
+        unknown = [n for n in names if n not in allowed]
+        if unknown:
+            raise ValueError(f"{unknown[0]} is not one of {', '.join(allowed)}")
+        if required is not None and required not in names:
+            raise ValueError(f"Disabling the '{required}' protocol is not supported.")
+        return names
+
+    return parse
+
+
+BROKER_KEYS += (
+    Key("group.coordinator.rebalance.protocols", "group_coordinator_rebalance_protocols",
+        _name_list(GROUP_TYPES, "classic"), ("classic", "consumer"), None,
+        "rebalance protocols served; without consumer, ConsumerGroupHeartbeat and ConsumerGroupDescribe are off"),
+    Key("group.consumer.max.size", "group_consumer_max_size", int, 2**31 - 1, _positive,
+        "most members of one consumer group (KIP-848)"),
+    Key("group.consumer.assignors", "group_consumer_assignors", _name_list(CONSUMER_GROUP_ASSIGNORS),
+        CONSUMER_GROUP_ASSIGNORS, None, "server-side assignors of consumer groups; the first is the default"),
+)  # fmt: skip
 # Kafka's sasl.oauthbearer.* keys of a broker (BrokerSecurityConfigs): parser, default, meaning. A listener whose
 # OAUTHBEARER server callback handler is OAuthBearerValidatorCallbackHandler reads them (``oauth_config.py``), also
 # per listener as listener.name.<l>.sasl.oauthbearer.* or listener.name.<l>.oauthbearer.sasl.oauthbearer.*.

@@ -16,7 +16,8 @@ What this broker supports:
 * No other feature above level 0: ``kraft.version`` 0 (a static quorum of
   this one node), ``transaction.version`` 0 (KIP-890 part 2 is not served, so
   a Kafka 4 producer must keep to the first transaction protocol),
-  ``group.version`` 0 (no KIP-848 consumer groups), and no share or streams
+  ``group.version`` 0 (KIP-848 consumer groups are served all the same; clients
+  look for ConsumerGroupHeartbeat in ApiVersions), and no share or streams
   groups. Kafka lists none of these, and neither do we.
 
 The finalized levels never change while this broker runs (UpdateFeatures is

@@ -5,9 +5,10 @@ a group, and DescribeConfigs show them: ``consumer.session.timeout.ms`` and
 ``consumer.heartbeat.interval.ms`` for KIP-848 consumer groups,
 ``share.session.timeout.ms``, ``share.heartbeat.interval.ms`` and
 ``share.record.lock.duration.ms`` for KIP-932 share groups. This broker serves
-classic groups only (each member gives its own session timeout in
-JoinGroup), so nothing here reads these keys: they are checked, stored and
-described as Kafka does, and take effect for nothing.
+KIP-848 consumer groups but no share groups: the two consumer keys set a
+consumer group's session timeout and heartbeat interval (``GroupManager``'s
+``_consumer_setting``, read at each heartbeat, as Kafka does); the share keys
+are checked, stored and described as Kafka does, and take effect for nothing.
 
 **Describing** (``describe``) works for any group name, whether the group
 exists or not, as in Kafka: every key with its value, source and one
@@ -90,9 +91,9 @@ def _key(name: str, default: int, low: int, broker_default: str | None, doc: str
 
 GROUP_KEYS: tuple[GroupKey, ...] = (  # Kafka's definition order: the order values are parsed and checked in
     _key("consumer.session.timeout.ms", 45_000, 1, "group.consumer.session.timeout.ms",
-         "a consumer group member is dropped after this long without a heartbeat (KIP-848; not served here)"),
+         "a consumer group member is dropped after this long without a heartbeat (KIP-848)"),
     _key("consumer.heartbeat.interval.ms", 5_000, 1, "group.consumer.heartbeat.interval.ms",
-         "how often consumer group members heartbeat (KIP-848; not served here)"),
+         "how often consumer group members heartbeat (KIP-848)"),
     _key("share.session.timeout.ms", 45_000, 1, None,
          "a share group member is dropped after this long without a heartbeat (KIP-932; not served here)"),
     _key("share.heartbeat.interval.ms", 5_000, 1, None,

@@ -23,6 +23,13 @@ The rules are Kafka's ``GroupCoordinator`` (classic protocol), summarised:
 * the leader's SyncGroup carries the assignment; it is stored in
   ``__consumer_offsets`` (``GroupStore``) before anyone gets an answer.
 
+A KIP-848 consumer group of the same id (``consumer_group.py``) is no
+classic group: JoinGroup turns an empty one into a classic group (its
+offsets kept, its record deleted), as Kafka does, and refuses one with
+members with INCONSISTENT_GROUP_PROTOCOL (Kafka 4 would admit the member as
+a classic member of the consumer group; we do not mix protocols in a group);
+SyncGroup, Heartbeat and LeaveGroup answer UNKNOWN_MEMBER_ID for it.
+
 Offsets live in ``offsets.py``; loading from ``__consumer_offsets`` in ``store.py``.
 """
 
@@ -34,6 +41,7 @@ from typing import Any, Callable
 
 from protocol import ErrorCode
 
+from . import records as r
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group, Member, Waiter
 from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
 
@@ -65,6 +73,10 @@ class GroupCoordinator:
                 self.config.group_max_session_timeout_ms:  # fmt: skip
             return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, req.member_id)
         group = self.groups.get(req.group_id)
+        if group is not None and not isinstance(group, Group):  # a consumer group (KIP-848)
+            if group.members:
+                return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
+            group = self._from_consumer_group(group)
         if group is None:
             if req.member_id:
                 return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, req.member_id)
@@ -76,6 +88,15 @@ class GroupCoordinator:
         if not req.member_id:
             return self._join_new(group, req)
         return self._join_known(group, req)
+
+    def _from_consumer_group(self, old) -> Group:
+        """An empty consumer group becomes a classic group: its offsets stay, its record is deleted."""
+        group = Group(old.group_id, state_timestamp=self.clock(), offsets=old.offsets,
+                      offset_records=old.offset_records, pending_txn=old.pending_txn)  # fmt: skip
+        self.groups[old.group_id] = group
+        self.store.write_soon(old.group_id, [(r.consumer_group_key(old.group_id), None)])
+        log.info("converted the empty consumer group %s to a classic group", old.group_id)
+        return group
 
     def _join_new(self, group: Group, req: JoinRequest) -> JoinResult | Waiter:
         instance_id = req.profile.group_instance_id
@@ -286,7 +307,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if not group_id:
             return None, ErrorCode.INVALID_GROUP_ID
-        if group is None:
+        if group is None or not isinstance(group, Group):  # none, or a consumer group: no classic member
             return None, ErrorCode.UNKNOWN_MEMBER_ID
         if group.state == DEAD:
             return group, ErrorCode.COORDINATOR_NOT_AVAILABLE
@@ -311,7 +332,7 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, []
-        if group is None:
+        if group is None or not isinstance(group, Group):
             return ErrorCode.NONE, [ErrorCode.UNKNOWN_MEMBER_ID] * len(leaving)
         if group.state == DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
@@ -336,7 +357,7 @@ class GroupCoordinator:
 
     def tick(self) -> None:
         now = self.clock()
-        for group in list(self.groups.values()):
+        for group in [g for g in self.groups.values() if isinstance(g, Group)]:
             for member_id, expiry in list(group.pending_members.items()):
                 if expiry <= now:
                     del group.pending_members[member_id]

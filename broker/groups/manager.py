@@ -1,8 +1,10 @@
 """``GroupManager``: the broker's entry point for groups and committed offsets.
 
 It owns the ``GroupCoordinator`` (membership, ``coordinator``), the
-``GroupStore`` (``__consumer_offsets``) and the operations that act on whole
-groups: OffsetCommit, TxnOffsetCommit and the end of its transaction
+``GroupStore`` (``__consumer_offsets``), the ``ConsumerCoordinator`` of KIP-848
+consumer groups (``consumer``; both kinds of group share ``groups``, and
+every operation below serves both, ``consumer_offsets`` holding the rules
+that differ) and the operations that act on whole groups: OffsetCommit, TxnOffsetCommit and the end of its transaction
 (``complete_transaction``: the marker, then the staged offsets committed or
 dropped, see ``txn_offsets``), OffsetFetch, OffsetDelete, DescribeGroups,
 ListGroups, DeleteGroups, offset expiry. ``load()`` rebuilds every group
@@ -10,7 +12,8 @@ from ``__consumer_offsets`` at startup (``replay``; members restored with a
 fresh session, so consumers that keep heartbeating across a broker restart
 keep their generation); ``run()`` is the trio task for the coordinator's
 timers and the periodic expiry check (``offsets.retention.check.interval.ms``). ``state_metrics`` feeds the
-Prometheus gauges named after Kafka's ``GroupMetadataManager`` MBeans.
+Prometheus gauges named after Kafka's ``GroupMetadataManager`` MBeans and
+its ``group-coordinator-metrics`` group counts.
 """
 
 from __future__ import annotations
@@ -22,9 +25,13 @@ import trio
 
 from protocol import ErrorCode
 
+from . import consumer_offsets as co
 from . import offsets as o
 from . import records as r
 from . import txn_offsets as txn
+from .consumer_coordinator import ConsumerCoordinator
+from .consumer_group import ASSIGNING, CONSUMER, CONSUMER_STABLE, RECONCILING, ConsumerGroup
+from .consumer_requests import GroupError, Heartbeat, HeartbeatResult
 from .coordinator import GroupCoordinator
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group
 from .replay import rebuild_groups
@@ -33,6 +40,8 @@ from .store import GroupStore
 
 log = logging.getLogger("minibroker.groups")
 _STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
+_CONSUMER_STATES = (EMPTY, ASSIGNING, RECONCILING, CONSUMER_STABLE, DEAD)
+CLASSIC = "classic"
 
 
 class GroupManager:
@@ -43,6 +52,8 @@ class GroupManager:
         self.store = GroupStore(broker)
         self.coordinator = GroupCoordinator(broker.config, self.store, broker.clock)
         self.groups = self.coordinator.groups
+        self.consumer = ConsumerCoordinator(broker.config, self.groups, broker.topics, broker.clock,
+                                            lambda group_id, key: _consumer_setting(broker, group_id, key))
 
     def load(self) -> None:
         self.groups.update(rebuild_groups(self.store.load(), self.clock()))
@@ -52,21 +63,52 @@ class GroupManager:
     # Kafka accepts the empty group id in OffsetCommit, OffsetFetch, DescribeGroups and DeleteGroups
     # ("for backwards compatibility"); the membership APIs and OffsetDelete refuse it.
 
+    # -- consumer groups (KIP-848) ---------------------------------------------------------
+
+    async def consumer_heartbeat(self, hb: Heartbeat, may_describe=lambda _topic: True) -> HeartbeatResult:
+        """ConsumerGroupHeartbeat; answered once a changed group epoch is stored. Raises ``GroupError``."""
+        result = self.consumer.heartbeat(hb, may_describe)
+        error = await self.store_consumer_groups()
+        if error is not None:
+            raise GroupError(error)
+        return result
+
+    async def store_consumer_groups(self) -> ErrorCode | None:
+        """Write the epoch of each consumer group whose epoch changed (and delete the classic record of an empty
+        classic group that became one) in ``__consumer_offsets``: Kafka's ``ConsumerGroupMetadata`` record."""
+        changed, self.consumer.epoch_changed = self.consumer.epoch_changed, set()
+        converted, self.consumer.converted = self.consumer.converted, set()
+        for group_id in sorted(changed | converted):
+            group = self.groups.get(group_id)
+            if not isinstance(group, ConsumerGroup):
+                continue
+            rows = [(r.group_key(group_id), None)] if group_id in converted else []
+            rows.append((r.consumer_group_key(group_id), r.consumer_group_value(group.group_epoch)))
+            error = await self.store.write(group_id, rows)
+            if error is not None:
+                log.error("could not store the epoch of consumer group %s: %s", group_id, error.name)
+                return error
+        return None
+
     # -- offsets -------------------------------------------------------------------------
 
     async def commit(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
                      retention_ms: int, partitions: list[tuple[str, int, int, int, str | None]],
-                     missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION) -> list[ErrorCode]:  # fmt: skip
+                     missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION,
+                     version: int = 9) -> list[ErrorCode]:  # fmt: skip
         """One error per ``(topic, partition, offset, leader_epoch, metadata)``, in order; ``missing`` for all
-        when the group does not exist and a generation is given."""
+        when the group does not exist and a generation is given; ``version`` is OffsetCommit's."""
         group = self.groups.get(group_id)
-        error = o.commit_error(group, member_id, instance_id, generation, missing)
+        if isinstance(group, ConsumerGroup):
+            error = co.commit_error(group, member_id, instance_id, generation, version)
+        else:
+            error = o.commit_error(group, member_id, instance_id, generation, missing)
         if error is not None:
             return [error] * len(partitions)
         if group is None:
             group = self.groups[group_id] = Group(group_id, state_timestamp=self.clock())
         now = self.clock()
-        if member_id in group.members:
+        if isinstance(group, Group) and member_id in group.members:
             group.members[member_id].extend_session(now)
         errors, values = self._offset_values(partitions, now, retention_ms)
         rows = [(r.offset_key(group_id, t, p), r.offset_value(v)) for (t, p), v in values]
@@ -91,7 +133,10 @@ class GroupManager:
         """TxnOffsetCommit after the transaction coordinator's check: the offsets are written in a transactional
         batch of ``producer`` (id, epoch) and staged until the transaction's marker; one error per partition."""
         group = self.groups.get(group_id)
-        error = txn.commit_error(group, member_id, instance_id, generation)
+        if isinstance(group, ConsumerGroup):
+            error = co.commit_error(group, member_id, instance_id, generation, 9, transactional=True)
+        else:
+            error = txn.commit_error(group, member_id, instance_id, generation)
         if error is not None:
             return [error] * len(partitions)
         if group is None:
@@ -129,9 +174,13 @@ class GroupManager:
                     log.debug("producer %d %s in group %s (%d offsets)", producer_id,
                               "committed" if commit else "aborted", group.group_id, applied)  # fmt: skip
 
-    def fetch(self, group_id: str, wanted: list[tuple[str, list[int]]] | None,
-              require_stable: bool = False) -> tuple[ErrorCode, list]:  # fmt: skip
+    def fetch(self, group_id: str, wanted: list[tuple[str, list[int]]] | None, require_stable: bool = False,
+              member_id: str | None = None, member_epoch: int = -1) -> tuple[ErrorCode, list]:  # fmt: skip
+        """``member_id`` and ``member_epoch`` (OffsetFetch v9) are checked for consumer groups only, as in Kafka."""
         group = self.groups.get(group_id)
+        error = co.fetch_error(group, member_id, member_epoch) if isinstance(group, ConsumerGroup) else None
+        if error is not None:
+            return error, []
         if group is not None and group.state == DEAD:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
         return ErrorCode.NONE, o.fetch(group, wanted, require_stable)
@@ -140,22 +189,26 @@ class GroupManager:
         now = self.clock()
         retention = self.config.offsets_retention_minutes * 60_000
         for group in list(self.groups.values()):
-            gone = o.expired(group, now, retention)
+            consumer = isinstance(group, ConsumerGroup)
+            gone = co.expired(group, now, retention) if consumer else o.expired(group, now, retention)
             drop_group = (group.state == EMPTY and not group.members and len(gone) == len(group.offsets)
                           and not group.pending_txn)  # fmt: skip
             if not gone and not drop_group:
                 continue
-            if await self._drop_offsets(group, gone, with_group=drop_group and group.generation_id > 0) is not None:
+            with_group = drop_group and (consumer or group.generation_id > 0)
+            if await self._drop_offsets(group, gone, with_group=with_group) is not None:
                 continue
-            if drop_group and group.state == EMPTY and not group.offsets:
-                group.state = DEAD
-                del self.groups[group.group_id]
+            if drop_group and group.state == EMPTY and not group.members and not group.offsets:
+                self._forget_group(group)
             log.info("expired %d offsets of group %s", len(gone), group.group_id)
 
     # -- whole groups --------------------------------------------------------------------
 
     def describe(self, group_id: str) -> GroupSummary:
+        """DescribeGroups: a consumer group is, as in Kafka, no classic group (``Dead``, ``protocol`` its type)."""
         group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            return GroupSummary(ErrorCode.GROUP_ID_NOT_FOUND, group_id, DEAD, "", CONSUMER, [])
         if group is None:
             return GroupSummary(ErrorCode.NONE, group_id, DEAD, "", "", [])
         stable = group.state == STABLE
@@ -167,10 +220,11 @@ class GroupManager:
         ]
         return GroupSummary(ErrorCode.NONE, group_id, group.state, group.protocol_type or "", protocol, members)
 
-    def list(self, states: list[str] | None = None) -> list[tuple[str, str, str]]:
-        wanted = {s.lower() for s in states} if states else None
+    def list(self, states: list[str] | None = None) -> list[tuple[str, str, str, str]]:
+        """(group id, protocol type, state, group type) of each group in one of ``states`` (any, if none)."""
+        wanted = {s.lower().strip() for s in states} if states else None
         return [
-            (g.group_id, g.protocol_type or "", g.state)
+            (g.group_id, g.protocol_type or "", g.state, CONSUMER if isinstance(g, ConsumerGroup) else CLASSIC)
             for g in self.groups.values()
             if g.state != DEAD and (wanted is None or g.state.lower() in wanted)
         ]
@@ -184,9 +238,14 @@ class GroupManager:
         error = await self._drop_offsets(group, sorted(set(group.offsets) | txn.pending_keys(group)), with_group=True)
         if error is not None:
             return error
-        group.state = DEAD
-        self.groups.pop(group_id, None)
+        self._forget_group(group)
         return ErrorCode.NONE
+
+    def _forget_group(self, group: Group | ConsumerGroup) -> None:
+        if isinstance(group, Group):
+            group.state = DEAD
+        if self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
 
     async def delete_offsets(self, group_id: str, wanted: list[tuple[str, int]]) -> tuple[ErrorCode, list[ErrorCode]]:
         """KIP-496: an empty group loses any offsets; a live consumer group those of topics nobody subscribes."""
@@ -197,7 +256,10 @@ class GroupManager:
             return ErrorCode.GROUP_ID_NOT_FOUND, []
         if group.state != EMPTY and group.protocol_type != "consumer":
             return ErrorCode.NON_EMPTY_GROUP, []
-        subscribed = o.subscribed_topics(group) if group.state != EMPTY else set()
+        if isinstance(group, ConsumerGroup):
+            subscribed = group.subscribed_topic_names()
+        else:
+            subscribed = o.subscribed_topics(group) if group.state != EMPTY else set()
         errors = [
             ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if self.topics.partition(t, p) is None
             else ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if t in subscribed else ErrorCode.NONE
@@ -223,7 +285,8 @@ class GroupManager:
         """Tombstone ``keys`` (and the group's own record) in ``__consumer_offsets``; forget them once written."""
         rows = [(r.offset_key(group.group_id, t, p), None) for t, p in keys]
         if with_group:
-            rows.append((r.group_key(group.group_id), None))
+            key = r.consumer_group_key if isinstance(group, ConsumerGroup) else r.group_key
+            rows.append((key(group.group_id), None))
         error = await self.store.write(group.group_id, rows)
         if error is None:
             txn.forget(group, keys)
@@ -234,12 +297,19 @@ class GroupManager:
     def state_metrics(self):
         """Gauges named after Kafka's ``GroupMetadataManager`` MBeans (read from the metrics thread)."""
         groups = list(self.groups.values())
+        classic = [g for g in groups if isinstance(g, Group)]
         prefix = "kafka_coordinator_group_groupmetadatamanager_"
         yield prefix + "numgroups", "Groups this coordinator holds", [], [([], float(len(groups)))]
         yield prefix + "numoffsets", "Committed offsets held", [], [([], float(sum(len(g.offsets) for g in groups)))]
         for state in _STATES:
-            count = float(sum(1 for g in groups if g.state == state))
-            yield prefix + "numgroups" + state.lower(), f"Groups in state {state}", [], [([], count)]
+            count = float(sum(1 for g in classic if g.state == state))
+            yield prefix + "numgroups" + state.lower(), f"Classic groups in state {state}", [], [([], count)]
+        prefix = "kafka_server_group_coordinator_metrics_"
+        by_protocol = [([CLASSIC], float(len(classic))), ([CONSUMER], float(len(groups) - len(classic)))]
+        yield prefix + "group_count", "Groups by rebalance protocol", ["protocol"], by_protocol
+        consumer = [g for g in groups if isinstance(g, ConsumerGroup)]
+        by_state = [([s.lower()], float(sum(1 for g in consumer if g.state == s))) for s in _CONSUMER_STATES]
+        yield prefix + "consumer_group_count", "Consumer groups (KIP-848) by state", ["state"], by_state
 
     # -- timers --------------------------------------------------------------------------
 
@@ -251,8 +321,16 @@ class GroupManager:
             await trio.sleep(self.coordinator.tick_interval_s)
             try:
                 self.coordinator.tick()
+                self.consumer.tick()
+                await self.store_consumer_groups()
                 if self.clock() - last_expiry >= interval_ms:
                     last_expiry = self.clock()
                     await self.expire_offsets()
             except Exception:  # one broken group must not stop the timers of the others
                 log.exception("group duties failed")
+
+
+def _consumer_setting(broker: Any, group_id: str, key: str) -> int:
+    """A consumer group's ``consumer.<key>`` group config (KIP-848), else the broker's ``group.consumer.<key>``."""
+    own = broker.group_configs.current(group_id).get(f"consumer.{key}")
+    return int(own) if own is not None else getattr(broker.config, "group_consumer_" + key.replace(".", "_"))

@@ -8,6 +8,11 @@ Every record's key starts with an int16 version that says what it is:
 * key v2 ``(group)``: the group's metadata (protocol, generation, leader,
   members with their subscriptions and assignments), value v3; a null value
   deletes the group.
+* key v3 ``(group)``: a KIP-848 consumer group's epoch
+  (``ConsumerGroupMetadataValue`` v0, flexible); a null value deletes the
+  consumer group. Kafka also writes the members, their assignments and the
+  target assignment (key types 5-8); we keep those in memory only, so a
+  consumer group comes back from a restart empty but at its epoch.
 
 The layouts are Kafka's, so tools that read ``__consumer_offsets`` (kcat
 with a formatter, Kafka's console consumer with its message formatter)
@@ -55,10 +60,18 @@ GROUP_VALUE = Struct(
     )]),
     name="GroupMetadataValue",
 )
+CONSUMER_GROUP_KEY = Struct(F("group_id", STRING), name="ConsumerGroupMetadataKey")
+CONSUMER_GROUP_VALUE = Struct(
+    F("epoch", INT32),
+    F("metadata_hash", INT64, tag=0, default=0),
+    name="ConsumerGroupMetadataValue",
+)
 OffsetValue = struct_class(OFFSET_VALUE)
+ConsumerGroupValue = struct_class(CONSUMER_GROUP_VALUE)
 GroupValue = struct_class(GROUP_VALUE)
 MemberValue = GroupValue.MemberMetadata
 _GROUP_KEY_VERSION = 2
+_CONSUMER_GROUP_KEY_VERSION = 3
 
 
 @attrs.frozen
@@ -70,6 +83,11 @@ class OffsetKey:
 
 @attrs.frozen
 class GroupKey:
+    group: str
+
+
+@attrs.frozen
+class ConsumerGroupKey:
     group: str
 
 
@@ -85,6 +103,22 @@ def group_key(group: str) -> bytes:
     return _with_version(_GROUP_KEY_VERSION, encode_struct(GROUP_KEY, 2, struct_class(GROUP_KEY)(group)))
 
 
+def consumer_group_key(group: str) -> bytes:
+    body = encode_struct(CONSUMER_GROUP_KEY, 0, struct_class(CONSUMER_GROUP_KEY)(group))
+    return _with_version(_CONSUMER_GROUP_KEY_VERSION, body)
+
+
+def consumer_group_value(epoch: int) -> bytes:
+    return _with_version(0, encode_struct(CONSUMER_GROUP_VALUE, 0, ConsumerGroupValue(epoch), flexible=True))
+
+
+def parse_consumer_group_value(data: bytes) -> Any:
+    version = Reader(data).int16()
+    if version != 0:
+        raise ValueError(f"unknown consumer group metadata value version {version}")
+    return decode_struct(CONSUMER_GROUP_VALUE, 0, memoryview(data)[2:], flexible=True)
+
+
 def offset_value(value: Any) -> bytes:
     """v1 when the commit set its own expiry (OffsetCommit v2-4 retention), else v3."""
     version = 1 if value.expire_timestamp >= 0 else 3
@@ -95,7 +129,7 @@ def group_value(value: Any) -> bytes:
     return _with_version(3, encode_struct(GROUP_VALUE, 3, value))
 
 
-def parse_key(data: bytes) -> OffsetKey | GroupKey | None:
+def parse_key(data: bytes) -> OffsetKey | GroupKey | ConsumerGroupKey | None:
     """The key of one ``__consumer_offsets`` record; None for a version we do not know."""
     version = Reader(data).int16()
     if version in (0, 1):
@@ -103,6 +137,8 @@ def parse_key(data: bytes) -> OffsetKey | GroupKey | None:
         return OffsetKey(k.group, k.topic, k.partition)
     if version == _GROUP_KEY_VERSION:
         return GroupKey(decode_struct(GROUP_KEY, version, memoryview(data)[2:]).group)
+    if version == _CONSUMER_GROUP_KEY_VERSION:
+        return ConsumerGroupKey(decode_struct(CONSUMER_GROUP_KEY, 0, memoryview(data)[2:]).group_id)
     return None
 
 

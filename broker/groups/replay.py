@@ -12,11 +12,16 @@ Records are replayed in log order, partition by partition, as Kafka's
 * a marker ends that producer's transaction in the partition: COMMIT makes
   its staged offsets committed unless a newer record of the same key already
   is (the newest record wins, as in memory), ABORT drops them;
-* a group record sets the group's metadata, a null value deletes it.
+* a group record sets the group's metadata, a null value deletes it;
+* a consumer group record (KIP-848) sets that group's epoch, a null value
+  deletes it; the newer of a classic and a consumer group record of one
+  group says which kind the group is.
 
 Offsets still staged at the end stay staged (their transaction is open; its
 marker comes later). A group is rebuilt when it has metadata, committed or
-staged offsets; members are restored with a fresh session.
+staged offsets; members are restored with a fresh session. A consumer
+group comes back empty at its epoch (its members were not stored), so its
+old members are answered UNKNOWN_MEMBER_ID and rejoin.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import logging
 from typing import Any, Iterable
 
 from . import records as r
+from .consumer_group import ConsumerGroup
 from .group import EMPTY, STABLE, Group, Member, MemberProfile
 from .store import Loaded, Marker
 
@@ -37,6 +43,7 @@ class OffsetsReplay:
     def __init__(self) -> None:
         self.offsets: dict[str, Slot] = {}
         self.metas: dict[str, Any] = {}
+        self.consumer_epochs: dict[str, int] = {}
         self.pending: dict[tuple[int, int], dict[str, Slot]] = {}  # (partition, producer id) -> group -> staged
 
     def feed(self, entry: Loaded | Marker) -> None:
@@ -48,8 +55,12 @@ class OffsetsReplay:
             if isinstance(key, r.OffsetKey):
                 value = None if entry.value is None else r.parse_offset_value(entry.value)
                 self._offset(entry, (key.topic, key.partition), value)
+            elif isinstance(key, r.ConsumerGroupKey):
+                self._consumer_group(key.group, entry.value)
             else:
                 self.metas[key.group] = None if entry.value is None else r.parse_group_value(entry.value)
+                if entry.value is not None:
+                    self.consumer_epochs.pop(key.group, None)
         except Exception as exc:  # a record we cannot read is skipped, as Kafka skips unknown versions
             log.warning("skipping unreadable %s record of group %s: %s", type(key).__name__, key.group, exc)
 
@@ -69,6 +80,13 @@ class OffsetsReplay:
                 if partition == entry.partition:
                     by_group.get(group, {}).pop(tp, None)
 
+    def _consumer_group(self, group: str, value: bytes | None) -> None:
+        if value is None:
+            self.consumer_epochs.pop(group, None)
+            return
+        self.consumer_epochs[group] = r.parse_consumer_group_value(value).epoch
+        self.metas.pop(group, None)
+
     def _marker(self, marker: Marker) -> None:
         staged = self.pending.pop((marker.partition, marker.producer_id), {})
         if not marker.commit:
@@ -82,11 +100,16 @@ class OffsetsReplay:
     def groups(self, now: int) -> dict[str, Group]:
         staged = self._staged_by_group()
         out = {}
-        for group_id in set(self.offsets) | set(self.metas) | set(staged):
+        for group_id in set(self.offsets) | set(self.metas) | set(staged) | set(self.consumer_epochs):
             meta, slot = self.metas.get(group_id), self.offsets.get(group_id, {})
-            if meta is None and not slot and not staged.get(group_id):
+            epoch = self.consumer_epochs.get(group_id)
+            if meta is None and epoch is None and not slot and not staged.get(group_id):
                 continue
-            group = restored(group_id, meta, now)
+            group: Group | ConsumerGroup
+            if epoch is not None:
+                group = ConsumerGroup(group_id, group_epoch=epoch, assignment_epoch=epoch, state_timestamp=now)
+            else:
+                group = restored(group_id, meta, now)
             group.offsets = {tp: value for tp, (_, value) in slot.items()}
             group.offset_records = {tp: position for tp, (position, _) in slot.items()}
             group.pending_txn = staged.get(group_id, {})

@@ -102,6 +102,14 @@ class GroupStore(InternalTopic):
         if await self.write_group(group) is not None:
             log.error("could not store the metadata of group %s", group.group_id)
 
+    def write_soon(self, group_id: str, rows: list[tuple[bytes, bytes | None]]) -> None:
+        """Append rows for a group without anyone waiting (a record deleted as a group changes kind)."""
+        trio.lowlevel.spawn_system_task(self._rows_logged, group_id, rows)
+
+    async def _rows_logged(self, group_id: str, rows: list[tuple[bytes, bytes | None]]) -> None:
+        if await self.write(group_id, rows) is not None:
+            log.error("could not store a record of group %s", group_id)
+
     def load(self) -> Iterator[Loaded | Marker]:
         """Every record and marker of the topic in log order, partition by partition; unknown key versions
         (and unreadable markers) skipped."""

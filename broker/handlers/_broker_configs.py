@@ -38,6 +38,8 @@ _KAFKA_TYPES = {
     "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": "LONG",
     "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": "LONG",
     "sasl.oauthbearer.expected.audience": "LIST",
+    "group.coordinator.rebalance.protocols": "LIST",
+    "group.consumer.assignors": "LIST",
 }
 
 
@@ -58,6 +60,8 @@ class BrokerConfigEntry:
 def format_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, tuple):  # a Kafka LIST
+        return ",".join(value)
     return str(value)
 
 

@@ -11,7 +11,9 @@ reaches this handler: dispatch answers it in v0 form.
 Version notes: v1 adds throttle_time_ms; v3 is flexible and adds the client
 software fields, and the answer carries the feature tables (``broker.features``,
 KIP-584) as tagged fields; v4 is identical to v3 on the wire, and may list a
-supported feature whose lowest level is 0.
+supported feature whose lowest level is 0. ConsumerGroupHeartbeat and
+ConsumerGroupDescribe are left out when ``group.coordinator.rebalance.protocols``
+lacks ``consumer``, as Kafka leaves them out.
 """
 
 from __future__ import annotations
@@ -24,13 +26,17 @@ from .. import features
 from ..dispatch import REGISTRY, RequestContext, enabled_range, handler
 
 API_KEY = 18
+CONSUMER_GROUP_APIS = (68, 69)  # ConsumerGroupHeartbeat, ConsumerGroupDescribe (KIP-848)
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def _advertised(ctx: RequestContext) -> list:
     cls = ctx.response().__class__.ApiVersion
     keys = []
+    consumer_protocol = "consumer" in ctx.broker.config.group_coordinator_rebalance_protocols
     for key in sorted(REGISTRY):
+        if key in CONSUMER_GROUP_APIS and not consumer_protocol:
+            continue  # as Kafka: off unless group.coordinator.rebalance.protocols has consumer
         low, high = enabled_range(ctx.broker, REGISTRY[key])
         if key == 0:  # KAFKA-18659: Produce stays advertised from v0
             low = REGISTRY[key].min_version

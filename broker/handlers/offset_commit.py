@@ -8,9 +8,10 @@ The rest are written as one batch and answered once it is durable.
 A group that does not exist takes a commit with a negative generation (a
 "simple" group is made); with a generation it is ILLEGAL_GENERATION before
 v9 and GROUP_ID_NOT_FOUND from v9, as Kafka's ``OffsetMetadataManager``
-answers every protocol. The rest of v9 (member epochs, STALE_MEMBER_EPOCH)
-concerns KIP-848 consumer groups, which this broker does not run: every
-group here is a classic group, validated by generation as before.
+answers every protocol. A KIP-848 consumer group checks the member id and
+member epoch instead (``broker.groups.consumer_offsets``): UNKNOWN_MEMBER_ID,
+STALE_MEMBER_EPOCH, and UNSUPPORTED_VERSION for a member committing with a
+version before 9.
 
 v10 names topics by id (KIP-848): each id is resolved first, as Kafka's
 ``handleOffsetCommitRequest`` does; an id of no topic here is
@@ -55,7 +56,7 @@ async def handle(ctx: RequestContext, request) -> object:
     reaches_group = wanted or all(error is None for _name, error in refused)
     errors = iter(await ctx.broker.groups.commit(
         request.group_id, request.member_id, request.group_instance_id, generation,
-        request.retention_time_ms if 2 <= ctx.version <= 4 else -1, wanted, missing,
+        request.retention_time_ms if 2 <= ctx.version <= 4 else -1, wanted, missing, ctx.version,
     ) if reaches_group else [])  # fmt: skip
     return _response(ctx, request, [error or errors for _name, error in refused])
 

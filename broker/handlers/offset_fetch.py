@@ -15,9 +15,10 @@ them waits for the transaction's end; without it the last committed offset
 is answered.
 
 v9 adds each group's ``member_id`` and ``member_epoch`` (KIP-848). Kafka
-validates them only for consumer groups of the new protocol; a classic
-group's ``validateOffsetFetch`` only refuses a dead group, and every group
-here is a classic one, so they are read and not used. v10 names topics by
+validates them only for consumer groups of the new protocol: a fetch naming
+a member must come from a current member (UNKNOWN_MEMBER_ID) at its current
+epoch (STALE_MEMBER_EPOCH), a group-level error; a classic group's
+``validateOffsetFetch`` only refuses a dead group. v10 names topics by
 id: each id is resolved first, as Kafka's ``handleOffsetFetchRequest`` does,
 an id of no topic here answering its partitions UNKNOWN_TOPIC_ID (offset -1,
 no metadata); the answer names topics by id, and for a null topic list each
@@ -74,7 +75,8 @@ async def handle(ctx: RequestContext, request) -> object:
         topic_cls = group_cls.OffsetFetchResponseTopics
         key = "topic_id" if ctx.version >= 10 else "name"
         for g in request.groups:
-            error, entries = _fetch_group(ctx, g.group_id, g.topics, stable)
+            member = (g.member_id, g.member_epoch) if ctx.version >= 9 else (None, -1)
+            error, entries = _fetch_group(ctx, g.group_id, g.topics, stable, member)
             topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartitions, entries, key)
             resp.groups.append(group_cls(group_id=g.group_id, topics=topics, error_code=error))
         return resp
@@ -87,10 +89,15 @@ async def handle(ctx: RequestContext, request) -> object:
     return resp
 
 
-def _fetch_group(ctx: RequestContext, group_id: str, topics, stable: bool) -> tuple[ErrorCode, list[Entry]]:
-    """One group's error and answers: every partition it committed (``topics`` None), or those asked for."""
+def _fetch_group(ctx: RequestContext, group_id: str, topics, stable: bool,
+                 member: tuple[str | None, int] = (None, -1)) -> tuple[ErrorCode, list[Entry]]:  # fmt: skip
+    """One group's error and answers: every partition it committed (``topics`` None), or those asked for;
+    ``member`` (v9: id and epoch) is checked for a consumer group."""
     if not ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
+    error, _ = ctx.broker.groups.fetch(group_id, [], stable, *member)
+    if error != ErrorCode.NONE:
+        return error, []
     if topics is None:
         return _every_partition(ctx, group_id, stable)
     return _named(ctx, group_id, topics, stable)

@@ -1,0 +1,317 @@
+"""The coordinator of KIP-848 consumer groups: ConsumerGroupHeartbeat, member timers, describing groups.
+
+Kafka's ``GroupMetadataManager.consumerGroupHeartbeat``, step by step:
+
+1. the group is looked up, or made when a member joins (epoch 0): an empty
+   classic group becomes a consumer group (its offsets kept); a classic
+   group with members is refused with GROUP_ID_NOT_FOUND as Kafka refuses it
+   when online upgrade is off (we do not migrate groups between protocols);
+2. the member is looked up or made (static members by instance id: a new
+   member replaces one that left with epoch -2, else UNRELEASED_INSTANCE_ID),
+   and its epoch checked (FENCED_MEMBER_EPOCH unless it is the current one,
+   or the previous one with owned partitions within its assignment, as a
+   lost answer leaves it); nothing changes before every check has passed;
+3. the member takes what the heartbeat changed; the group epoch is bumped
+   when the group is new, a subscription changed, or the subscribed topics
+   (names, ids, partition counts) differ from what the last bump saw;
+4. a group epoch ahead of the assignment epoch gets a new target
+   assignment from the server assignor the members prefer (``assignors``);
+5. the member reconciles toward its target (``consumer_member.reconcile``);
+   waiting for revocations arms its rebalance timeout;
+6. its session timeout restarts; the answer carries the assignment when the
+   member joined, sent a full heartbeat, or its assignment changed.
+
+Leaving (epoch -1) removes the member and bumps the epoch; a static member
+leaving with -2 keeps its partitions (epoch -2) until it rejoins or its
+session expires. ``tick`` fences members whose session or rebalance
+timeout passed (the clock is the broker's injected one). Every change of
+the group epoch is reported (``epoch_changed``) so ``GroupManager`` can
+store it in ``__consumer_offsets``.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import uuid
+from typing import Any, Callable
+
+import attrs
+
+from protocol import ErrorCode
+
+from . import assignors
+from .consumer_group import ConsumerGroup
+from .consumer_member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerMember, Target, is_subset, reconcile
+from .consumer_requests import GroupError, Heartbeat, HeartbeatResult, topic_pattern
+from .group import EMPTY as CLASSIC_EMPTY
+
+log = logging.getLogger("minibroker.groups")
+
+
+def new_member_id() -> str:
+    """A member id as Kafka's ``Uuid.randomUuid().toString()`` writes one (22 url-safe base64 characters)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def _not_a_member(member_id: str, group_id: str) -> GroupError:
+    return GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+
+
+def _fenced_epoch(received: int, known: int, relation: str) -> GroupError:
+    return GroupError(ErrorCode.FENCED_MEMBER_EPOCH, f"The consumer group member has a {relation} member epoch "
+                      f"({received}) than the one known by the group coordinator ({known}). The member must abandon "
+                      "all its partitions and rejoin.")  # fmt: skip
+
+
+class ConsumerCoordinator:
+    def __init__(self, config: Any, groups: dict, topics: Any, clock: Callable[[], int],
+                 setting: Callable[[str, str], int]) -> None:  # fmt: skip
+        self.config, self.groups, self.topics, self.clock = config, groups, topics, clock
+        self.setting = setting  # (group id, "session.timeout.ms" | "heartbeat.interval.ms") -> ms
+        self.epoch_changed: set[str] = set()  # groups whose epoch moved since ``GroupManager`` last stored them
+        self.converted: set[str] = set()  # empty classic groups turned into consumer groups (their record goes)
+
+    # -- lookups ---------------------------------------------------------------------------------
+
+    def consumer_group(self, group_id: str) -> ConsumerGroup:
+        group = self.groups.get(group_id)
+        if group is None:
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.")
+        if not isinstance(group, ConsumerGroup):
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        return group
+
+    def _group_for(self, group_id: str, create: bool) -> ConsumerGroup:
+        """Kafka's ``getOrMaybeCreateConsumerGroup``; a new group is not in ``groups`` until the heartbeat is done."""
+        group = self.groups.get(group_id)
+        if group is None:
+            if not create:
+                raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+            return ConsumerGroup(group_id, state_timestamp=self.clock())
+        if isinstance(group, ConsumerGroup):
+            return group
+        if create and group.state == CLASSIC_EMPTY and not group.members:
+            return ConsumerGroup(group_id, state_timestamp=self.clock(), offsets=group.offsets,
+                                 offset_records=group.offset_records, pending_txn=group.pending_txn)  # fmt: skip
+        if create:
+            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer "
+                             "group because online upgrade is disabled.")  # fmt: skip
+        raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+
+    def _check_epoch(self, member: ConsumerMember, hb: Heartbeat) -> None:
+        if hb.member_epoch > member.member_epoch:
+            raise _fenced_epoch(hb.member_epoch, member.member_epoch, "greater")
+        if hb.member_epoch < member.member_epoch and (
+                hb.member_epoch != member.previous_member_epoch or not is_subset(hb.owned, member.assigned)):
+            raise _fenced_epoch(hb.member_epoch, member.member_epoch, "smaller")  # fmt: skip
+
+    def _member_for(self, group: ConsumerGroup, hb: Heartbeat, member_id: str) -> tuple[ConsumerMember, str | None]:
+        """The member the heartbeat is from, and the id of a static member it replaces (if any)."""
+        joining = hb.member_epoch == 0
+        if hb.instance_id is None:
+            member = group.members.get(member_id)
+            if member is None:
+                if not joining:
+                    raise _not_a_member(member_id, group.group_id)
+                member = ConsumerMember(member_id)
+            self._check_epoch(member, hb)
+            return member, None
+        old = group.static_member(hb.instance_id)
+        if joining:
+            if old is None:
+                member = group.members.get(member_id) or ConsumerMember(member_id)
+                return member, None
+            if old.member_epoch != STATIC_LEAVE_EPOCH:
+                raise GroupError(ErrorCode.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                                 f"{hb.instance_id} cannot join the group because the instance id is owned by "
+                                 f"{old.member_id} member.")  # fmt: skip
+            return attrs.evolve(old, member_id=member_id, member_epoch=0, previous_member_epoch=0), old.member_id
+        if old is None:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {hb.instance_id} is unknown.")
+        if old.member_id != member_id:
+            raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                             f"{hb.instance_id} was fenced by member {old.member_id}.")  # fmt: skip
+        self._check_epoch(old, hb)
+        return old, None
+
+    # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
+
+    def heartbeat(self, hb: Heartbeat, may_describe: Callable[[str], bool] = lambda _t: True) -> HeartbeatResult:
+        """One heartbeat (validated: ``consumer_requests.validate``); raises ``GroupError``.
+
+        ``may_describe`` tells whether the member may see a topic (its regex resolves to those only)."""
+        if hb.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
+            return self._leave(hb)
+        now = self.clock()
+        group = self._group_for(hb.group_id, create=hb.member_epoch == 0)
+        if len(group.members) >= self.config.group_consumer_max_size and (
+                not hb.member_id or hb.member_id not in group.members):  # fmt: skip
+            raise GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity "
+                             f"of {self.config.group_consumer_max_size} members.")  # fmt: skip
+        member_id = hb.member_id or new_member_id()
+        member, replaced = self._member_for(group, hb, member_id)
+        updated = self._updated(member, hb)
+        regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex
+        if regex_changed and updated.subscribed_topic_regex:
+            topic_pattern(updated.subscribed_topic_regex)  # INVALID_REGULAR_EXPRESSION before anything changes
+        if self.groups.get(group.group_id) is not group:  # new, or an empty classic group converted
+            if group.group_id in self.groups:
+                self.converted.add(group.group_id)
+            self.groups[group.group_id] = group
+        if replaced is not None:
+            self._replace_static(group, replaced, member, now)
+        changed = updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
+        self._resolve_regexes(group, [updated], may_describe)
+        self._maybe_bump(group, updated, changed or group.group_epoch == 0)
+        target = self._target_for(group, updated)
+        result = self._reconcile(group, updated, target, changed, hb.owned, now)
+        group.replace_member(group.members.get(member_id), result, now)
+        group.session_deadlines[member_id] = now + self.setting(group.group_id, "session.timeout.ms")
+        full = hb.rebalance_timeout_ms != -1 and hb.owned is not None and (
+            hb.subscribed_topic_names is not None or hb.subscribed_topic_regex is not None)  # fmt: skip
+        send = hb.member_epoch == 0 or full or result.assigned != member.assigned
+        return HeartbeatResult(member_id, result.member_epoch, self.setting(group.group_id, "heartbeat.interval.ms"),
+                               dict(result.assigned) if send else None)  # fmt: skip
+
+    def _updated(self, member: ConsumerMember, hb: Heartbeat) -> ConsumerMember:
+        """The member with what the heartbeat changed (Kafka's ``maybeUpdate...``: null means unchanged)."""
+        changes: dict[str, Any] = {"client_id": hb.client_id, "client_host": hb.client_host}
+        optional = (("instance_id", hb.instance_id), ("rack_id", hb.rack_id), ("server_assignor", hb.server_assignor),
+                    ("subscribed_topic_regex", hb.subscribed_topic_regex))
+        for name, value in optional:
+            if value is not None:
+                changes[name] = value
+        if hb.rebalance_timeout_ms != -1:
+            changes["rebalance_timeout_ms"] = hb.rebalance_timeout_ms
+        if hb.subscribed_topic_names is not None:
+            changes["subscribed_topic_names"] = tuple(sorted(set(hb.subscribed_topic_names)))
+        return attrs.evolve(member, **changes)
+
+    def _replace_static(self, group: ConsumerGroup, old_id: str, new: ConsumerMember, now: int) -> None:
+        """A static member rejoined under a new member id: it takes the old one's place and target."""
+        old = group.members[old_id]
+        log.info("static member %s of group %s rejoined as %s", new.instance_id, group.group_id, new.member_id)
+        target = group.target.pop(old_id, None)
+        group.replace_member(old, new, now)
+        if target is not None:
+            group.target[new.member_id] = target
+        group.session_deadlines.pop(old_id, None)
+        group.rebalance_deadlines.pop(old_id, None)
+
+    def _maybe_bump(self, group: ConsumerGroup, updated: ConsumerMember, bump: bool) -> None:
+        """Bump the group epoch for a changed subscription, or subscribed topics that changed."""
+        others = [m for m in group.members.values() if m.member_id != updated.member_id]
+        metadata = self._metadata(group.subscribed_topic_names([*others, updated]))
+        if bump or metadata != group.metadata:
+            group.group_epoch += 1
+            group.metadata = metadata
+            self.epoch_changed.add(group.group_id)
+            log.info("group %s: epoch %d", group.group_id, group.group_epoch)
+
+    def _metadata(self, names: set[str]) -> tuple:
+        """What Kafka's metadata hash covers: each subscribed topic that exists, its id and partition count."""
+        found = [(name, self.topics.get(name)) for name in sorted(names)]
+        return tuple((name, t.topic_id, t.num_partitions) for name, t in found if t is not None)
+
+    def _resolve_regexes(self, group: ConsumerGroup, extra: list[ConsumerMember],
+                         may_describe: Callable[[str], bool]) -> None:  # fmt: skip
+        """Resolve every regex the members use against the topics now (the ones the member may describe)."""
+        regexes = {m.subscribed_topic_regex for m in [*group.members.values(), *extra] if m.subscribed_topic_regex}
+        names = self.topics.names()
+        resolved = {}
+        for regex in regexes:
+            pattern = topic_pattern(regex)
+            resolved[regex] = frozenset(n for n in names if pattern.fullmatch(n) and may_describe(n))
+        group.resolved_regexes = resolved
+
+    def _subscribed_ids(self, group: ConsumerGroup, member: ConsumerMember) -> frozenset[uuid.UUID]:
+        ids = set()
+        for name in group.subscribed_topic_names([member]):
+            topic = self.topics.get(name)
+            if topic is not None:
+                ids.add(topic.topic_id)
+        return frozenset(ids)
+
+    def _target_for(self, group: ConsumerGroup, updated: ConsumerMember) -> Target:
+        """The member's target: a new target assignment first when the group epoch moved past it."""
+        if group.group_epoch > group.assignment_epoch:
+            members = {**group.members, updated.member_id: updated}
+            specs, counts = [], {}
+            for m in members.values():
+                subscribed = self._subscribed_ids(group, m)
+                for topic_id in subscribed:
+                    counts[topic_id] = self.topics.get(self.topics.name_for_id(topic_id)).num_partitions
+                current = group.target.get(m.member_id, {})
+                specs.append(assignors.MemberSpec(m.member_id, m.instance_id, subscribed, current))
+            name = group.preferred_assignor(self.config.group_consumer_assignors[0])
+            group.target = assignors.assign(name, specs, counts)
+            group.assignment_epoch = group.group_epoch
+            log.info("group %s: target assignment of epoch %d by the %s assignor", group.group_id,
+                     group.group_epoch, name)  # fmt: skip
+        return Target(group.assignment_epoch, group.target.get(updated.member_id, {}),
+                      self._subscribed_ids(group, updated), group.partition_epoch)  # fmt: skip
+
+    def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, target: Target, changed: bool,
+                   owned, now: int) -> ConsumerMember:  # fmt: skip
+        """Kafka's ``maybeReconcile``: the next state, and the rebalance timeout armed while revoking."""
+        if not changed and member.is_reconciled_to(target.epoch):
+            return member
+        result = reconcile(member, target, changed, owned)
+        if result != member:
+            if result.state == UNREVOKED:
+                group.rebalance_deadlines[member.member_id] = (now + result.rebalance_timeout_ms, result.member_epoch)
+            else:
+                group.rebalance_deadlines.pop(member.member_id, None)
+        return result
+
+    # -- leaving, fencing, timers ----------------------------------------------------------------
+
+    def _leave(self, hb: Heartbeat) -> HeartbeatResult:
+        """Kafka's ``consumerGroupLeave``: epoch -1 removes the member, -2 parks a static member."""
+        group = self.consumer_group(hb.group_id)
+        if hb.instance_id is None:
+            member = group.members.get(hb.member_id)
+            if member is None:
+                raise _not_a_member(hb.member_id, group.group_id)
+            self.fence(group, member.member_id, "the member left the group")
+            return HeartbeatResult(hb.member_id, hb.member_epoch)
+        member = group.static_member(hb.instance_id)
+        if member is None:
+            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {hb.instance_id} is unknown.")
+        if member.member_id != hb.member_id:
+            raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {hb.member_id} with instance id "
+                             f"{hb.instance_id} was fenced by member {member.member_id}.")  # fmt: skip
+        if hb.member_epoch == STATIC_LEAVE_EPOCH:
+            log.info("static member %s of group %s left for now", hb.instance_id, group.group_id)
+            parked = attrs.evolve(member, member_epoch=STATIC_LEAVE_EPOCH, pending_revocation={})
+            group.replace_member(member, parked, self.clock())
+            group.rebalance_deadlines.pop(member.member_id, None)
+            return HeartbeatResult(member.member_id, STATIC_LEAVE_EPOCH)
+        self.fence(group, member.member_id, "the static member left the group")
+        return HeartbeatResult(hb.member_id, hb.member_epoch)
+
+    def fence(self, group: ConsumerGroup, member_id: str, reason: str) -> None:
+        """Remove a member and bump the group epoch (the target is recomputed at the next heartbeat)."""
+        log.info("member %s fenced from group %s because %s", member_id, group.group_id, reason)
+        group.remove_member(member_id, self.clock())
+        regexes = {m.subscribed_topic_regex for m in group.members.values()}
+        group.resolved_regexes = {r: t for r, t in group.resolved_regexes.items() if r in regexes}
+        group.metadata = self._metadata(group.subscribed_topic_names())
+        group.group_epoch += 1
+        self.epoch_changed.add(group.group_id)
+
+    def tick(self) -> None:
+        """Fence members whose session expired or who did not revoke within their rebalance timeout."""
+        now = self.clock()
+        for group in [g for g in self.groups.values() if isinstance(g, ConsumerGroup)]:
+            for member_id, deadline in list(group.session_deadlines.items()):
+                if deadline <= now and member_id in group.members:
+                    self.fence(group, member_id, "the member session expired")
+            for member_id, (deadline, epoch) in list(group.rebalance_deadlines.items()):
+                if deadline > now:
+                    continue
+                del group.rebalance_deadlines[member_id]  # fires once, as Kafka's timer
+                member = group.members.get(member_id)
+                if member is not None and member.member_epoch == epoch:
+                    self.fence(group, member_id, f"it failed to transition from epoch {epoch} in time")

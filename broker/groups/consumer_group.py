@@ -1,0 +1,123 @@
+"""A KIP-848 consumer group: members, epochs, target assignment, who owns which partition.
+
+Kafka's ``ConsumerGroup``, as plain data the ``ConsumerCoordinator``
+(``consumer_coordinator.py``) changes:
+
+* ``group_epoch`` is bumped whenever membership, a subscription or the
+  subscribed topics' partitions change; ``assignment_epoch`` is the epoch of
+  the target assignment (``target``: member id -> partitions);
+* ``partition_epochs`` says, per (topic id, partition), the epoch of the
+  member that owns it (assigned or pending revocation); a partition no one
+  owns is absent (-1). ``replace_member`` keeps it in step with the members;
+* the state is derived as Kafka derives it: ``Empty`` without members,
+  ``Assigning`` while the target lags the group epoch, ``Reconciling`` while
+  some member is not yet at the target, else ``Stable``;
+* ``metadata`` is what the last epoch bump saw of the subscribed topics
+  (name, id, partition count): Kafka's metadata hash;
+* the member timers: ``session_deadlines`` and ``rebalance_deadlines``
+  (deadline, and the member epoch it was set at).
+
+A consumer group holds committed offsets like a classic ``Group``
+(``offsets``, ``offset_records``, ``pending_txn``) so the offset code serves
+both kinds.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import attrs
+
+from .consumer_member import STABLE, ConsumerMember
+
+EMPTY, ASSIGNING, RECONCILING, CONSUMER_STABLE = "Empty", "Assigning", "Reconciling", "Stable"
+CONSUMER = "consumer"  # Kafka's GroupType (and the groups' protocol type)
+
+
+@attrs.define(eq=False)
+class ConsumerGroup:
+    group_id: str
+    group_epoch: int = 0
+    assignment_epoch: int = 0
+    members: dict[str, ConsumerMember] = attrs.field(factory=dict)
+    static_members: dict[str, str] = attrs.field(factory=dict)  # instance id -> member id
+    target: dict[str, dict[uuid.UUID, frozenset[int]]] = attrs.field(factory=dict)
+    partition_epochs: dict[tuple[uuid.UUID, int], int] = attrs.field(factory=dict)
+    metadata: tuple = ()
+    resolved_regexes: dict[str, frozenset[str]] = attrs.field(factory=dict)
+    session_deadlines: dict[str, int] = attrs.field(factory=dict)
+    rebalance_deadlines: dict[str, tuple[int, int]] = attrs.field(factory=dict)
+    state_timestamp: int = -1
+    offsets: dict[tuple[str, int], Any] = attrs.field(factory=dict)
+    offset_records: dict[tuple[str, int], int] = attrs.field(factory=dict)
+    pending_txn: dict[int, dict[tuple[str, int], tuple[int, Any]]] = attrs.field(factory=dict)
+    protocol_type: str = CONSUMER
+    group_type: str = CONSUMER
+
+    @property
+    def state(self) -> str:
+        if not self.members:
+            return EMPTY
+        if self.group_epoch > self.assignment_epoch:
+            return ASSIGNING
+        if any(not m.is_reconciled_to(self.assignment_epoch) for m in self.members.values()):
+            return RECONCILING
+        return CONSUMER_STABLE
+
+    def partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
+        return self.partition_epochs.get((topic_id, partition), -1)
+
+    def replace_member(self, old: ConsumerMember | None, new: ConsumerMember | None, now: int) -> None:
+        """Put ``new`` in place of ``old`` (either may be None: a join, a removal), partition epochs included."""
+        was_empty = not self.members
+        if old is not None:
+            for parts in (old.assigned, old.pending_revocation):
+                for topic_id, ps in parts.items():
+                    for p in ps:
+                        self.partition_epochs.pop((topic_id, p), None)
+            if new is None or new.member_id != old.member_id:  # the same member keeps its place in the order
+                del self.members[old.member_id]
+            if old.instance_id is not None and self.static_members.get(old.instance_id) == old.member_id:
+                del self.static_members[old.instance_id]
+        if new is not None:
+            for parts in (new.assigned, new.pending_revocation):
+                for topic_id, ps in parts.items():
+                    for p in ps:
+                        self.partition_epochs[(topic_id, p)] = new.member_epoch
+            self.members[new.member_id] = new
+            if new.instance_id is not None:
+                self.static_members[new.instance_id] = new.member_id
+        if was_empty != (not self.members):
+            self.state_timestamp = now
+
+    def remove_member(self, member_id: str, now: int) -> None:
+        """Drop a member with its target assignment and timers."""
+        self.replace_member(self.members[member_id], None, now)
+        self.target.pop(member_id, None)
+        self.session_deadlines.pop(member_id, None)
+        self.rebalance_deadlines.pop(member_id, None)
+
+    def static_member(self, instance_id: str | None) -> ConsumerMember | None:
+        member_id = self.static_members.get(instance_id) if instance_id is not None else None
+        return self.members.get(member_id) if member_id is not None else None
+
+    def subscribed_topic_names(self, members: list[ConsumerMember] | None = None) -> set[str]:
+        """Topics some member subscribes to, by name or through a resolved regex."""
+        names: set[str] = set()
+        for m in self.members.values() if members is None else members:
+            names.update(m.subscribed_topic_names)
+            if m.subscribed_topic_regex:
+                names.update(self.resolved_regexes.get(m.subscribed_topic_regex, ()))
+        return names
+
+    def preferred_assignor(self, default: str) -> str:
+        """The server assignor most members ask for (Kafka's ``preferredServerAssignor``), else ``default``."""
+        votes: dict[str, int] = {}
+        for m in self.members.values():
+            if m.server_assignor is not None:
+                votes[m.server_assignor] = votes.get(m.server_assignor, 0) + 1
+        return max(sorted(votes), key=lambda name: votes[name]) if votes else default
+
+    def is_empty(self) -> bool:
+        return not self.members

@@ -1,0 +1,139 @@
+"""A member of a KIP-848 consumer group, and how its assignment moves toward its target.
+
+``ConsumerMember`` is plain data, replaced (``attrs.evolve``) rather than
+changed, as Kafka's ``ConsumerGroupMember`` is built anew on every change:
+the group compares the old and the new member to see what changed.
+Assignments map topic ids to partition sets (``Assignment``).
+
+``reconcile`` is Kafka's ``CurrentAssignmentBuilder``: a member in state
+``stable`` whose epoch is behind the target assignment's moves toward it;
+partitions it must give up become *pending revocation* and the member
+waits in ``unrevoked_partitions`` (at its old epoch) until its heartbeat no
+longer reports them as owned; then it takes the target epoch and the new
+partitions, except those another member still owns (a partition epoch
+other than -1): those are withheld (``unreleased_partitions``) and given at
+a later heartbeat, once released. A changed subscription drops the
+partitions of topics no longer subscribed at once (to be revoked).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Callable, Iterable
+
+import attrs
+
+STABLE, UNREVOKED, UNRELEASED = "stable", "unrevoked_partitions", "unreleased_partitions"
+Assignment = dict[uuid.UUID, frozenset[int]]
+Owned = list[tuple[uuid.UUID, list[int]]] | None  # a heartbeat's owned partitions; None when not sent
+LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
+
+
+@attrs.frozen
+class ConsumerMember:
+    member_id: str
+    instance_id: str | None = None
+    rack_id: str | None = None
+    member_epoch: int = 0
+    previous_member_epoch: int = 0
+    state: str = STABLE
+    rebalance_timeout_ms: int = -1
+    client_id: str = ""
+    client_host: str = ""
+    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_regex: str | None = None
+    server_assignor: str | None = None
+    assigned: Assignment = attrs.field(factory=dict)
+    pending_revocation: Assignment = attrs.field(factory=dict)
+
+    def is_reconciled_to(self, epoch: int) -> bool:
+        return self.state == STABLE and self.member_epoch == epoch
+
+    def with_epoch(self, epoch: int, **changes) -> "ConsumerMember":
+        """Kafka's ``updateMemberEpoch``: the current epoch becomes the previous one."""
+        return attrs.evolve(self, member_epoch=epoch, previous_member_epoch=self.member_epoch, **changes)
+
+
+def owns_any(owned: Owned, partitions: Assignment) -> bool:
+    """Whether the owned partitions of a heartbeat include any of ``partitions`` (unknown: yes)."""
+    if owned is None:
+        return True
+    return any(p in partitions.get(topic_id, ()) for topic_id, parts in owned for p in parts)
+
+
+def is_subset(owned: Owned, assigned: Assignment) -> bool:
+    """Kafka's ``isSubset``: every owned partition is one of ``assigned`` (unknown: no)."""
+    if owned is None:
+        return False
+    return all(topic_id in assigned and set(parts) <= assigned[topic_id] for topic_id, parts in owned)
+
+
+@attrs.frozen
+class Target:
+    """What a member reconciles toward: the target epoch and assignment, the topic ids it subscribes to,
+    and who owns each partition now (``partition_epoch``: -1 when nobody does)."""
+
+    epoch: int
+    assignment: Assignment
+    subscribed: frozenset[uuid.UUID]
+    partition_epoch: Callable[[uuid.UUID, int], int]
+
+
+def reconcile(member: ConsumerMember, target: Target, subscription_changed: bool, owned: Owned) -> ConsumerMember:
+    """The member's next state (Kafka's ``CurrentAssignmentBuilder.build``)."""
+    if member.state == STABLE:
+        if member.member_epoch != target.epoch:
+            return _next(member, target, member.member_epoch, owned)
+        return _drop_unsubscribed(member, target, owned) if subscription_changed else member
+    if member.state == UNREVOKED:
+        if owns_any(owned, member.pending_revocation):
+            return _drop_unsubscribed(member, target, owned) if subscription_changed else member
+        return _next(member, target, min(member.member_epoch + 1, target.epoch), owned)
+    return _next(member, target, member.member_epoch, owned)  # unreleased_partitions
+
+
+def _drop_unsubscribed(member: ConsumerMember, target: Target, owned: Owned) -> ConsumerMember:
+    """A changed subscription: partitions of topics no longer subscribed are to be revoked at once."""
+    gone = {t: parts for t, parts in member.assigned.items() if t not in target.subscribed}
+    if not gone:
+        return member
+    kept = {t: parts for t, parts in member.assigned.items() if t in target.subscribed}
+    pending = dict(member.pending_revocation)
+    for topic_id, parts in gone.items():
+        pending[topic_id] = pending.get(topic_id, frozenset()) | parts
+    if owns_any(owned, pending):
+        return attrs.evolve(member, state=UNREVOKED, assigned=kept, pending_revocation=pending)
+    return attrs.evolve(member, assigned=kept)
+
+
+def _next(member: ConsumerMember, target: Target, epoch: int, owned: Owned) -> ConsumerMember:
+    """Kafka's ``computeNextAssignment`` from ``epoch``."""
+    assigned: Assignment = {}
+    revoking: Assignment = {}
+    adding: Assignment = {}
+    unreleased = False
+    for topic_id in _ordered(set(target.assignment) | set(member.assigned)):
+        wanted = target.assignment.get(topic_id, frozenset()) if topic_id in target.subscribed else frozenset()
+        current = member.assigned.get(topic_id, frozenset())
+        kept = current & wanted
+        releasing = member.pending_revocation.get(topic_id, frozenset())
+        free = {p for p in wanted - kept if target.partition_epoch(topic_id, p) == -1 or p in releasing}
+        unreleased = unreleased or len(free) < len(wanted - kept)
+        for out, parts in ((assigned, kept), (revoking, current - kept), (adding, frozenset(free))):
+            if parts:
+                out[topic_id] = frozenset(parts)
+    if revoking and owns_any(owned, revoking):
+        return member.with_epoch(epoch, state=UNREVOKED, assigned=assigned, pending_revocation=revoking)
+    for topic_id, parts in adding.items():
+        assigned[topic_id] = assigned.get(topic_id, frozenset()) | parts
+    state = UNRELEASED if unreleased else STABLE
+    return member.with_epoch(target.epoch, state=state, assigned=assigned, pending_revocation={})
+
+
+def _ordered(ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:
+    return sorted(ids, key=str)
+
+
+def as_owned(assignment: Assignment) -> list[tuple[uuid.UUID, list[int]]]:
+    """An assignment in the heartbeat's layout (topic id, sorted partitions), topics in a stable order."""
+    return [(t, sorted(assignment[t])) for t in _ordered(assignment)]
