@@ -75,15 +75,20 @@ class GroupManager:
 
     async def store_consumer_groups(self) -> ErrorCode | None:
         """Write the epoch of each consumer group whose epoch changed (and delete the classic record of an empty
-        classic group that became one) in ``__consumer_offsets``: Kafka's ``ConsumerGroupMetadata`` record."""
+        classic group that became one) in ``__consumer_offsets``: Kafka's ``ConsumerGroupMetadata`` record; and
+        what each member whose assignment changed holds (``ConsumerGroupCurrentMemberAssignment``, deleted for
+        a member gone)."""
         changed, self.consumer.epoch_changed = self.consumer.epoch_changed, set()
         converted, self.consumer.converted = self.consumer.converted, set()
-        for group_id in sorted(changed | converted):
+        members, self.consumer.members_changed = self.consumer.members_changed, set()
+        for group_id in sorted(changed | converted | {g for g, _m in members}):
             group = self.groups.get(group_id)
             if not isinstance(group, ConsumerGroup):
                 continue
             rows = [(r.group_key(group_id), None)] if group_id in converted else []
-            rows.append((r.consumer_group_key(group_id), r.consumer_group_value(group.group_epoch)))
+            if group_id in changed | converted:
+                rows.append((r.consumer_group_key(group_id), r.consumer_group_value(group.group_epoch)))
+            rows += [_member_row(group, m) for g, m in sorted(members) if g == group_id]
             error = await self.store.write(group_id, rows)
             if error is not None:
                 log.error("could not store the epoch of consumer group %s: %s", group_id, error.name)
@@ -192,7 +197,7 @@ class GroupManager:
             consumer = isinstance(group, ConsumerGroup)
             gone = co.expired(group, now, retention) if consumer else o.expired(group, now, retention)
             drop_group = (group.state == EMPTY and not group.members and len(gone) == len(group.offsets)
-                          and not group.pending_txn)  # fmt: skip
+                          and not group.pending_txn and not (consumer and group.held))  # fmt: skip
             if not gone and not drop_group:
                 continue
             with_group = drop_group and (consumer or group.generation_id > 0)
@@ -328,6 +333,13 @@ class GroupManager:
                     await self.expire_offsets()
             except Exception:  # one broken group must not stop the timers of the others
                 log.exception("group duties failed")
+
+
+def _member_row(group: ConsumerGroup, member_id: str) -> tuple[bytes, bytes | None]:
+    member = group.members.get(member_id)
+    value = None if member is None else r.consumer_member_value(
+        member.member_epoch, member.previous_member_epoch, member.state, member.assigned, member.pending_revocation)
+    return r.consumer_member_key(group.group_id, member_id), value
 
 
 def _consumer_setting(broker: Any, group_id: str, key: str) -> int:

@@ -15,13 +15,17 @@ Records are replayed in log order, partition by partition, as Kafka's
 * a group record sets the group's metadata, a null value deletes it;
 * a consumer group record (KIP-848) sets that group's epoch, a null value
   deletes it; the newer of a classic and a consumer group record of one
-  group says which kind the group is.
+  group says which kind the group is;
+* a consumer group member's assignment record says what that member held
+  (assigned and pending revocation; nothing for a static member that left
+  with epoch -2); a null value deletes it.
 
 Offsets still staged at the end stay staged (their transaction is open; its
 marker comes later). A group is rebuilt when it has metadata, committed or
 staged offsets; members are restored with a fresh session. A consumer
 group comes back empty at its epoch (its members were not stored), so its
-old members are answered UNKNOWN_MEMBER_ID and rejoin.
+old members are answered UNKNOWN_MEMBER_ID and rejoin; what they held is
+``held`` until they are heard from (``ConsumerCoordinator``).
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class OffsetsReplay:
         self.offsets: dict[str, Slot] = {}
         self.metas: dict[str, Any] = {}
         self.consumer_epochs: dict[str, int] = {}
+        self.consumer_held: dict[str, dict[str, list]] = {}  # group -> member -> [(topic id, partition)]
         self.pending: dict[tuple[int, int], dict[str, Slot]] = {}  # (partition, producer id) -> group -> staged
 
     def feed(self, entry: Loaded | Marker) -> None:
@@ -57,10 +62,13 @@ class OffsetsReplay:
                 self._offset(entry, (key.topic, key.partition), value)
             elif isinstance(key, r.ConsumerGroupKey):
                 self._consumer_group(key.group, entry.value)
+            elif isinstance(key, r.ConsumerMemberKey):
+                self._consumer_member(key.group, key.member_id, entry.value)
             else:
                 self.metas[key.group] = None if entry.value is None else r.parse_group_value(entry.value)
                 if entry.value is not None:
                     self.consumer_epochs.pop(key.group, None)
+                    self.consumer_held.pop(key.group, None)
         except Exception as exc:  # a record we cannot read is skipped, as Kafka skips unknown versions
             log.warning("skipping unreadable %s record of group %s: %s", type(key).__name__, key.group, exc)
 
@@ -80,9 +88,19 @@ class OffsetsReplay:
                 if partition == entry.partition:
                     by_group.get(group, {}).pop(tp, None)
 
+    def _consumer_member(self, group: str, member_id: str, value: bytes | None) -> None:
+        held = self.consumer_held.setdefault(group, {})
+        v = None if value is None else r.parse_consumer_member_value(value)
+        if v is None or v.member_epoch < 0:
+            held.pop(member_id, None)
+            return
+        held[member_id] = [(t.topic_id, p) for parts in (v.assigned_partitions, v.partitions_pending_revocation)
+                           for t in parts for p in t.partitions]  # fmt: skip
+
     def _consumer_group(self, group: str, value: bytes | None) -> None:
         if value is None:
             self.consumer_epochs.pop(group, None)
+            self.consumer_held.pop(group, None)
             return
         self.consumer_epochs[group] = r.parse_consumer_group_value(value).epoch
         self.metas.pop(group, None)
@@ -107,7 +125,9 @@ class OffsetsReplay:
                 continue
             group: Group | ConsumerGroup
             if epoch is not None:
-                group = ConsumerGroup(group_id, group_epoch=epoch, assignment_epoch=epoch, state_timestamp=now)
+                group = ConsumerGroup(group_id, group_epoch=epoch, assignment_epoch=epoch, state_timestamp=now,
+                                      held_since=now)  # fmt: skip
+                group.held = {tp: m for m, tps in self.consumer_held.get(group_id, {}).items() for tp in tps}
             else:
                 group = restored(group_id, meta, now)
             group.offsets = {tp: value for tp, (_, value) in slot.items()}

@@ -6,6 +6,11 @@
   follows; a new member of the group resumes from the committed offsets;
   ConsumerGroupDescribe (the admin client's ``describe_consumer_groups``)
   shows the group.
+* confluent-kafka across a broker restart (same port): the members, which
+  this broker does not store, are answered UNKNOWN_MEMBER_ID, rejoin and
+  split the topic again; they read every record produced after the restart
+  and nothing they had committed (a record is read twice only when its
+  partition moved from a fenced member before it could commit).
 * the Java client 4.3 (``tests/e2e/java/ConsumerProtocolCheck.java``): two
   consumers subscribe, poll and ``commitSync``; the partitions each got, the
   records each read and the committed offsets are checked.
@@ -99,6 +104,42 @@ def test_confluent_members_split_leave_and_resume_from_commits(broker_factory):
     _poll_until([again], resumed, lambda: True, 5, "nothing more")
     assert sorted(resumed[0]) == sorted((*final[k], k) for k in final)
     again.close()
+
+
+def test_confluent_members_rejoin_after_a_broker_restart(broker_factory):
+    broker = broker_factory(**FAST_HEARTBEATS)
+    topic, group = "kip848-restart", "kip848-restart-group"
+    create_topic(broker.bootstrap, topic, 4)
+    members = [_member(broker.bootstrap, group, f"ck-r{i}") for i in range(2)]
+    got: list[list] = [[], []]
+    for m in members:
+        m.subscribe([topic])
+    _poll_until(members, got, lambda: [len(_parts(m)) for m in members] == [2, 2], 30, "two partitions each")
+    produce_keys(broker.bootstrap, topic, [(p, f"before{p}-{i}") for p in range(4) for i in range(3)])
+    _poll_until(members, got, lambda: sum(map(len, got)) == 12, 30, "every record before the restart")
+    for m, seen in zip(members, got):
+        _commit(m, topic, seen)
+    assert broker.stop() == 0
+    broker.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{broker.port}"  # the clients know this address
+    broker.restart()
+    after = produce_keys(broker.bootstrap, topic, [(p, f"after{p}-{i}") for p in range(4) for i in range(2)])
+    later: list[list] = [[], []]
+    _poll_until(members, later, lambda: sum(map(len, later)) >= 8 and [len(_parts(m)) for m in members] == [2, 2],
+                40, "the records after the restart, the topic split again")  # fmt: skip
+    time.sleep(0.5)
+    _poll_until(members, later, lambda: True, 5, "nothing more")
+    read = later[0] + later[1]
+    assert set(read) == {(*after[k], k) for k in after}  # every new record, nothing committed before read again
+    # a partition moves only once its old holder was fenced: what it read but could not commit (it was no
+    # member any more) is read again from the committed offset by the other, never twice by one member
+    assert all(len(set(seen)) == len(seen) for seen in later) and all(read.count(r) <= 2 for r in read)
+    assert _parts(members[0]) | _parts(members[1]) == {0, 1, 2, 3}
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # kept: a dropped client fails its futures
+    described = admin.describe_consumer_groups([group])[group].result(15)
+    assert described.state == ConsumerGroupState.STABLE and len(described.members) == 2
+    assert {m.member_id for m in described.members} == {m.memberid() for m in members}  # rejoined, same ids
+    for m in members:
+        m.close()
 
 
 @pytest.fixture(scope="module")
