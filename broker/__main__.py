@@ -16,6 +16,10 @@ also ``-S``) gives a user a SCRAM credential before the listeners open, as
 have a first SCRAM user in a docker-compose setup with no admin connection
 yet. A user who already has that mechanism's credential keeps it.
 
+SASL listeners may take their JAAS entries from a static JAAS file, named as
+Kafka's JVM gets it: ``KAFKA_OPTS="-Djava.security.auth.login.config=/etc/kafka/kafka_server_jaas.conf"``
+in the environment (``jaas_file.py``), with or without ``--kafka-env``.
+
 ``--kafka-env`` reads ``KAFKA_*`` environment variables (and ``CLUSTER_ID``)
 as the apache/kafka docker image does (``env_config.py``); the image of this
 broker passes it, so a compose file written for that image works here. The
@@ -44,6 +48,7 @@ from .config import BrokerConfig, ConfigError
 from .env_config import MOUNTED_CONFIGS_DIR, PREFIX, format_cluster_id, image_config, key_of
 from .env_logging import LogSettings, log_settings
 from .env_ssl import SECRETS_DIR, ImageScriptError
+from .jaas_file import JaasFile
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
 from .scram_store import CredentialFileError, add_scram, parse_add_scram
@@ -82,8 +87,9 @@ def _load_config(args: argparse.Namespace) -> BrokerConfig:
     path, from_env, dropped = args.config, {}, frozenset()
     if args.kafka_env:
         path, from_env, dropped = image_config(args.config, os.environ, args.secrets_dir, args.mounted_configs_dir)
+    jaas_file = JaasFile.from_kafka_opts(os.environ.get("KAFKA_OPTS"))  # what kafka-server-start.sh gives the JVM
     try:
-        config = BrokerConfig.load(path, {**from_env, **_overrides(args.override)}, dropped)
+        config = BrokerConfig.load(path, {**from_env, **_overrides(args.override)}, dropped, jaas_file)
     except ConfigError as exc:
         key = str(exc).partition(":")[0]
         variable = next((n for n in os.environ if n.startswith(PREFIX) and key_of(n) == key), None)

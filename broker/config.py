@@ -86,6 +86,10 @@ BROKER_KEYS: tuple[Key, ...] = (
         "listener name -> security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),  # fmt: skip
     Key("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", str, "GSSAPI", None,
         "SASL mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER"),  # fmt: skip
+    Key("sasl.mechanism.inter.broker.protocol", "sasl_mechanism_inter_broker_protocol", str, "GSSAPI", None,
+        "must be enabled on the inter-broker listener if it is a SASL one (no inter-broker links on one node)"),
+    Key("sasl.mechanism.controller.protocol", "sasl_mechanism_controller_protocol", str, "GSSAPI", None,
+        "accepted; the controller listener is not bound"),  # fmt: skip
     Key("sasl.server.callback.handler.class", "sasl_server_callback_handler_class", str, "", None,
         "accepted; Kafka reads it only per listener and mechanism (listener.name.<l>.oauthbearer.sasl...)"),
     Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", int, 524_288, _positive,
@@ -166,6 +170,10 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("super.users", "super_users", str, "", None, "principals allowed everything, separated by ';'"),
     Key("allow.everyone.if.no.acl.found", "allow_everyone_if_no_acl_found", _bool, False, None,
         "with an authorizer: a resource no ACL applies to is open to everyone"),  # fmt: skip
+    *(Key(name, name.replace(".", "_"), int, default, _positive, "accepted; share groups are not served")
+      for name, default in (("share.coordinator.state.topic.num.partitions", 50),
+                            ("share.coordinator.state.topic.replication.factor", 3),
+                            ("share.coordinator.state.topic.min.isr", 2))),  # fmt: skip
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
     Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
 )
@@ -349,6 +357,7 @@ class BrokerConfig:
         self.__dict__.update(values)
         self.log_props = log_props
         self.explicit = explicit  # broker key names set in the file or an override, even to their default
+        self.jaas_file = None  # the static JAAS file of KAFKA_OPTS (jaas_file.JaasFile); None: not set
 
     @classmethod
     def from_props(cls, props: dict[str, str]) -> "BrokerConfig":
@@ -356,12 +365,13 @@ class BrokerConfig:
 
     @classmethod
     def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None,
-             dropped: frozenset[str] = frozenset()) -> "BrokerConfig":  # fmt: skip
-        """The file's keys (but ``dropped``), then ``overrides``."""
+             dropped: frozenset[str] = frozenset(), jaas_file: Any = None) -> "BrokerConfig":  # fmt: skip
+        """The file's keys (but ``dropped``), then ``overrides``; ``jaas_file``: the static JAAS file."""
         props = read_properties(Path(path).read_text()) if path else {}
         props = {k: v for k, v in props.items() if k not in dropped}
         props.update(overrides or {})
         config = cls.from_props(props)
+        config.jaas_file = jaas_file
         config.validate()
         return config
 

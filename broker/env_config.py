@@ -14,7 +14,13 @@ image's entry point passes ``--kafka-env``):
   overrides them;
 * the variables the image gives the JVM and its scripts (``KAFKA_HEAP_OPTS``,
   ``KAFKA_OPTS``, ``KAFKA_JVM_PERFORMANCE_OPTS``, ``KAFKA_LOG4J_OPTS``,
-  ``KAFKA_JMX_*`` ...) are not keys and are left alone (``NOT_KEYS``);
+  ``KAFKA_JMX_*`` ...) are not keys and are left alone (``NOT_KEYS``), but
+  for the static JAAS file ``-Djava.security.auth.login.config=PATH`` in
+  ``KAFKA_OPTS``, which ``serve`` reads in any mode (``jaas_file.py``). As the
+  image's ``configure`` script does, a ``KAFKA_ADVERTISED_LISTENERS`` with a
+  ``SASL_...://`` endpoint requires ``KAFKA_OPTS`` ("KAFKA_OPTS environment
+  variable not set", exit status 1), and one without that property gets the
+  script's warning (``check_sasl_opts``);
 * variables that shape the listeners (``KAFKA_LISTENERS``,
   ``KAFKA_ADVERTISED_LISTENERS``, ``KAFKA_LISTENER_SECURITY_PROTOCOL_MAP``)
   replace the file's whole listener setup (``LISTENER_KEYS``), which
@@ -53,7 +59,7 @@ from pathlib import Path
 from storage.topic_store import META_PROPERTIES, read_cluster_id, write_cluster_id
 
 from .config import ConfigError
-from .env_ssl import HELPERS, SECRETS_DIR, ssl_helper_keys
+from .env_ssl import HELPERS, SECRETS_DIR, ImageScriptError, ssl_helper_keys
 
 log = logging.getLogger("minibroker")
 
@@ -67,6 +73,7 @@ UNUSED = frozenset({"KAFKA_SECURITY_PROTOCOL", *HELPERS})
 DEFAULT_CLUSTER_ID = "5L6g3nShT-eMCtK--X86sw"  # the image's configureDefaults
 MOUNTED_CONFIGS_DIR = "/mnt/shared/config"
 _HOST = re.compile(r"://[^,]*:(\d+)")
+_SASL_ENDPOINT = re.compile(r"SASL_.*://", re.S)
 LISTENER_KEYS = frozenset({"listeners", "advertised.listeners", "listener.security.protocol.map",
                            "inter.broker.listener.name"})  # fmt: skip
 
@@ -95,6 +102,7 @@ def image_config(path: str, environ: Mapping[str, str], secrets_dir: str = SECRE
                  mounted_dir: str = MOUNTED_CONFIGS_DIR) -> tuple[str, dict[str, str], frozenset[str]]:  # fmt: skip
     """The properties file to read, the keys the environment sets over it, and the file's keys it drops."""
     from_env = {**env_overrides(environ), **ssl_helper_keys(environ, secrets_dir)}
+    check_sasl_opts(environ)
     unused = sorted(key_of(n) for n in UNUSED & environ.keys())
     if unused:
         log.info("These configurations '[%s]' were supplied but are not used yet.", ", ".join(unused))
@@ -103,6 +111,17 @@ def image_config(path: str, environ: Mapping[str, str], secrets_dir: str = SECRE
         log.info("using the mounted %s", mounted)
         return str(mounted), from_env, frozenset()
     return path, from_env, dropped_file_keys(from_env)
+
+
+def check_sasl_opts(environ: Mapping[str, str]) -> None:
+    """The image script's check of ``KAFKA_OPTS`` when ``KAFKA_ADVERTISED_LISTENERS`` has a ``SASL_...://``
+    endpoint (its test is on the text, as here: a listener name with ``SASL_`` in it counts)."""
+    if not _SASL_ENDPOINT.search(environ.get("KAFKA_ADVERTISED_LISTENERS", "")):
+        return
+    if not environ.get("KAFKA_OPTS"):
+        raise ImageScriptError("KAFKA_OPTS environment variable not set")
+    if "java.security.auth.login.config" not in environ["KAFKA_OPTS"]:
+        log.warning("KAFKA_OPTS should contain 'java.security.auth.login.config' property.")
 
 
 def format_cluster_id(log_dir: str | Path, cluster_id: str | None) -> None:

@@ -30,7 +30,7 @@ import ssl
 import attrs
 
 from .config import KAFKA_PROTOCOL_MAP, ConfigError
-from .sasl_config import SaslSettings, sasl_settings
+from .sasl_config import SaslSettings, enabled_mechanisms, sasl_settings
 from .ssl_config import ssl_context
 
 SERVED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -88,12 +88,13 @@ def served_listeners(config, *, contexts: bool = True) -> list[Listener]:
     served = [lst for lst in listeners if lst.name not in controllers]
     if not served:
         raise ConfigError("listeners: at least one listener other than the controller's is required")
-    if contexts:
-        served = [_with_settings(config, lst) for lst in served]
     names = {lst.name for lst in served}
     inter = config.inter_broker_listener_name.strip().upper()
     if inter and inter not in names:
         raise ConfigError(f"inter.broker.listener.name: {inter} is not one of the listeners {sorted(names)}")
+    _check_inter_broker_mechanism(config, next((lst for lst in served if lst.name == (inter or "PLAINTEXT")), None))
+    if contexts:
+        served = [_with_settings(config, lst) for lst in served]
     for adv in parse_listeners(config.advertised_listeners, "advertised.listeners", protocols):
         if adv.name not in names:
             raise ConfigError(f"advertised.listeners: {adv.name} is not one of the listeners {sorted(names)}")
@@ -104,6 +105,16 @@ def with_current_tls(config, listeners: list[Listener]) -> list[Listener]:
     """``listeners`` with TLS contexts made again from ``config`` as it is now (after the stored dynamic
     configs were applied: a keystore rotated at runtime is the one served after a restart)."""
     return [attrs.evolve(lst, tls=ssl_context(config, lst.name)) if lst.tls is not None else lst for lst in listeners]
+
+
+def _check_inter_broker_mechanism(config, inter: Listener | None) -> None:
+    """Kafka's check of a SASL inter-broker listener (``inter.broker.listener.name``, else the listener
+    named PLAINTEXT): ``sasl.mechanism.inter.broker.protocol`` (GSSAPI unless set) must be enabled on it."""
+    if inter is None or not inter.protocol.startswith("SASL_"):
+        return
+    if config.sasl_mechanism_inter_broker_protocol.strip().upper() not in enabled_mechanisms(config, inter.name):
+        raise ConfigError("requirement failed: sasl.mechanism.inter.broker.protocol must be included in "
+                          "sasl.enabled.mechanisms when SASL is used for inter-broker communication")
 
 
 def _with_settings(config, listener: Listener) -> Listener:

@@ -8,17 +8,24 @@ SCRAM-SHA-512 and OAUTHBEARER (unsecured JWTs, ``sasl_oauthbearer.py``, or
 signed ones, ``oauth_config.py``) are served, alone or together; anything
 else stops the start naming the key.
 
-* PLAIN needs the listener's ``listener.name.<listener>.plain.sasl.jaas.config``
-  (a PlainLoginModule entry with ``user_<name>`` options, ``sasl_plain.py``).
-* SCRAM users are the stored credentials (``scram_store.py``), not JAAS
-  options. Kafka needs a JAAS entry for each enabled SCRAM mechanism,
-  ``listener.name.<listener>.scram-sha-256.sasl.jaas.config``
-  (``org.apache.kafka.common.security.scram.ScramLoginModule required;``)
-  or a JAAS file; here it may be left out, and if given it must name that
-  module.
-* OAUTHBEARER's JAAS entry, ``listener.name.<listener>.oauthbearer.sasl.jaas.config``
-  (``OAuthBearerLoginModule``), may carry the unsecured validator's options;
-  with ``listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class``
+Each enabled mechanism needs JAAS entries, found as Kafka finds them
+(``jaas_context.py``): the listener's
+``listener.name.<listener>.<mechanism>.sasl.jaas.config``, else the
+``<listener>.KafkaServer`` or ``KafkaServer`` section of the static JAAS file
+(``-Djava.security.auth.login.config`` in ``KAFKA_OPTS``); with neither the
+start stops with Kafka's message. What each mechanism takes from them:
+
+* PLAIN: the users, ``user_<name>`` options of PlainLoginModule entries
+  (``sasl_plain.py``). A listener key must hold a PlainLoginModule entry
+  with users (else the start stops: no client could log in); a file section
+  without any is served as Kafka serves it, every login failing (a warning
+  says so).
+* SCRAM: nothing; the users are the stored credentials (``scram_store.py``).
+  A listener key must name ``org.apache.kafka.common.security.scram.ScramLoginModule``.
+* OAUTHBEARER: exactly one entry, as Kafka's handlers want (a listener key's
+  must be ``OAuthBearerLoginModule``), whose options may carry the unsecured
+  validator's settings (``sasl_oauthbearer.py``); with
+  ``listener.name.<listener>.oauthbearer.sasl.server.callback.handler.class``
   Kafka's ``OAuthBearerValidatorCallbackHandler``, tokens are signed JWTs
   checked with a JWKS (``oauth_config.py``; ``jwks_endpoints`` lists the
   endpoints the server fetches before it opens the listeners, then refreshes).
@@ -31,22 +38,24 @@ used by the next login.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import attrs
 
 from .config import ConfigError
-from .sasl_auth import MechanismServer, SaslAuthenticator
+from .jaas_context import OAUTHBEARER_MODULE, PLAIN_MODULE, SCRAM_MODULE, JaasContext, module_options, server_context
 from .oauth_config import signed_validator, uses_signed_tokens
 from .oauth_jwks import JwksEndpoint
 from .oauth_validator import SignedValidator
+from .sasl_auth import MechanismServer, SaslAuthenticator
 from .sasl_oauthbearer import OAUTHBEARER, OAuthBearerServer, ValidatorOptions
-from .sasl_plain import PLAIN, PlainServer, parse_jaas, parse_plain_jaas
+from .sasl_plain import PLAIN, PlainServer, plain_users
 from .scram import MECHANISMS, ScramServer
 from .scram_store import ScramStore
 
+log = logging.getLogger("minibroker")
 SERVED = (PLAIN, *MECHANISMS, OAUTHBEARER)
-SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 
 @attrs.frozen
@@ -56,8 +65,8 @@ class SaslSettings:
     oauthbearer: ValidatorOptions | SignedValidator = ValidatorOptions()
 
 
-def sasl_settings(config: Any, listener: str) -> SaslSettings:
-    """Check a SASL listener's settings; its mechanisms and PLAIN users."""
+def enabled_mechanisms(config: Any, listener: str) -> tuple[str, ...]:
+    """The SASL mechanisms a listener serves, in order; the start stops for none or one not served."""
     prefix = f"listener.name.{listener.lower()}."
     overrides = config.listener_overrides
     mechanisms_key = prefix + "sasl.enabled.mechanisms"
@@ -70,19 +79,36 @@ def sasl_settings(config: Any, listener: str) -> SaslSettings:
         if mechanism not in SERVED:
             raise ConfigError(f"{key}: {mechanism} is not supported on SASL listener {listener} "
                               f"(served: {', '.join(SERVED)}), got {text!r}")  # fmt: skip
+    return mechanisms
+
+
+def sasl_settings(config: Any, listener: str) -> SaslSettings:
+    """Check a SASL listener's settings; its mechanisms, PLAIN users and OAUTHBEARER validator."""
+    mechanisms = enabled_mechanisms(config, listener)
+    contexts = {mechanism: server_context(config, listener, mechanism) for mechanism in mechanisms}
     for mechanism in mechanisms:
-        jaas_key = f"{prefix}{mechanism.lower()}.sasl.jaas.config"
-        if mechanism in MECHANISMS and jaas_key in overrides:
-            parse_jaas(jaas_key, overrides[jaas_key], SCRAM_MODULE)
-    oauth = _oauthbearer(config, listener) if OAUTHBEARER in mechanisms else ValidatorOptions()
-    return SaslSettings(mechanisms, _plain_users(overrides, prefix, listener) if PLAIN in mechanisms else {}, oauth)
+        if mechanism in MECHANISMS and contexts[mechanism].key is not None:
+            _module_of(contexts[mechanism], SCRAM_MODULE)
+    users = _plain_users(contexts[PLAIN], listener) if PLAIN in mechanisms else {}
+    oauth = _oauthbearer(config, listener, contexts[OAUTHBEARER]) if OAUTHBEARER in mechanisms else ValidatorOptions()
+    return SaslSettings(mechanisms, users, oauth)
 
 
-def _oauthbearer(config: Any, listener: str) -> ValidatorOptions | SignedValidator:
+def _module_of(context: JaasContext, module: str) -> dict[str, str]:
+    """The options of a listener key's one entry, which must be ``module`` (our check: Kafka would start)."""
+    if context.entries[0].module != module:
+        raise ConfigError(f"{context.key}: expected '{module} required ...;'")
+    return context.entries[0].options
+
+
+def _oauthbearer(config: Any, listener: str, context: JaasContext) -> ValidatorOptions | SignedValidator:
     """The listener's OAUTHBEARER validator: unsecured JWTs (Kafka's default) or signed ones."""
-    jaas_key = f"listener.name.{listener.lower()}.oauthbearer.sasl.jaas.config"
-    options = ValidatorOptions.from_jaas(jaas_key, config.listener_overrides.get(jaas_key))
-    return signed_validator(config, listener) if uses_signed_tokens(config, listener) else options
+    if len(context.entries) != 1:
+        raise ConfigError(f"{context.source}: Must supply exactly 1 non-null JAAS mechanism configuration "
+                          f"(size was {len(context.entries)})")  # fmt: skip
+    options = _module_of(context, OAUTHBEARER_MODULE) if context.key else context.entries[0].options
+    validator = ValidatorOptions.from_options(context.source, options)
+    return signed_validator(config, listener) if uses_signed_tokens(config, listener) else validator
 
 
 def jwks_endpoints(listeners: list) -> list[JwksEndpoint]:
@@ -91,13 +117,18 @@ def jwks_endpoints(listeners: list) -> list[JwksEndpoint]:
     return [v.jwks for v in validators if isinstance(v, SignedValidator) and isinstance(v.jwks, JwksEndpoint)]
 
 
-def _plain_users(overrides: dict[str, str], prefix: str, listener: str) -> dict[str, str]:
-    jaas_key = prefix + "plain.sasl.jaas.config"
-    if jaas_key not in overrides:
-        raise ConfigError(f"{jaas_key}: required for SASL/PLAIN on listener {listener}")
-    users = parse_plain_jaas(jaas_key, overrides[jaas_key])
+def _plain_users(context: JaasContext, listener: str) -> dict[str, str]:
+    """PLAIN's users: those of the listener key's PlainLoginModule entry (which must have some), or of the
+    JAAS file section's PlainLoginModule entries (with none, Kafka starts and every PLAIN login fails)."""
+    if context.key is not None:
+        users = plain_users(_module_of(context, PLAIN_MODULE))
+        if not users:
+            raise ConfigError(f"{context.key}: no user_<name>=\"<password>\" option, so no client could log in")
+        return users
+    users = plain_users(module_options(context, PLAIN_MODULE))
     if not users:
-        raise ConfigError(f"{jaas_key}: no user_<name>=\"<password>\" option, so no client could log in")
+        log.warning("%s has no %s entry with a user_<name> option: every SASL/PLAIN login on listener %s "
+                    "will fail", context.source, PLAIN_MODULE, listener)  # fmt: skip
     return users
 
 

@@ -28,7 +28,8 @@ the principal claim.
 
 The validator's options are Kafka's, in the listener's JAAS entry
 ``listener.name.<l>.oauthbearer.sasl.jaas.config``
-(``org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ...;``):
+(``org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required ...;``)
+or the one entry of the static JAAS file's section (``jaas_context.py``):
 ``unsecuredValidatorPrincipalClaimName`` (``sub``),
 ``unsecuredValidatorScopeClaimName`` (``scope``),
 ``unsecuredValidatorRequiredScope`` (space-separated; none) and
@@ -48,10 +49,10 @@ import attrs
 
 from .config import ConfigError
 from .sasl_auth import AuthenticationFailed, SaslFailed
-from .sasl_plain import parse_jaas
+from .jaas import parse_jaas
+from .jaas_context import OAUTHBEARER_MODULE
 
 OAUTHBEARER = "OAUTHBEARER"
-OAUTHBEARER_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 _AUTH = re.compile(r"(?P<scheme>[\w]+)[ ]+(?P<token>[-_.a-zA-Z0-9]+)")
 _KEY = re.compile(r"[A-Za-z]+")
 _VALUE = re.compile(r"[\x21-\x7E \t\r\n]+")
@@ -75,10 +76,14 @@ class ValidatorOptions:
     @classmethod
     def from_jaas(cls, key: str, text: str | None) -> "ValidatorOptions":
         """The ``unsecuredValidator*`` options of the listener's OAuthBearerLoginModule JAAS entry."""
-        options = parse_jaas(key, text, OAUTHBEARER_MODULE) if text else {}
+        return cls.from_options(key, parse_jaas(key, text, OAUTHBEARER_MODULE) if text else {})
+
+    @classmethod
+    def from_options(cls, source: str, options: dict[str, str]) -> "ValidatorOptions":
+        """The ``unsecuredValidator*`` options of a JAAS entry (``source`` names it in messages)."""
         skew = options.get("unsecuredValidatorAllowableClockSkewMs", "0")
         if not skew.isdigit():
-            raise ConfigError(f"{key}: unsecuredValidatorAllowableClockSkewMs must be a number of ms >= 0, "
+            raise ConfigError(f"{source}: unsecuredValidatorAllowableClockSkewMs must be a number of ms >= 0, "
                               f"got {skew!r}")  # fmt: skip
         return cls(options.get("unsecuredValidatorPrincipalClaimName", "sub").strip() or "sub",
                    options.get("unsecuredValidatorScopeClaimName", "scope").strip() or "scope",

@@ -5,8 +5,8 @@ The users come from the listener's JAAS entry,
 ``org.apache.kafka.common.security.plain.PlainLoginModule required
 user_alice="alice-secret" ...;`` (each ``user_<name>`` option is a user and
 its password; ``username``/``password`` are the broker's own, unused on one
-node). ``parse_jaas`` reads any such entry (SCRAM's ``ScramLoginModule``
-too, ``sasl_config.py``).
+node), or from the PlainLoginModule entries of the static JAAS file's
+section (``jaas_context.py``). The JAAS syntax is read by ``jaas.py``.
 
 ``PlainServer`` is the mechanism server the connection's authenticator
 (``sasl_auth.py``) hands the one PLAIN token to. The token is checked as
@@ -18,41 +18,24 @@ authorization id equal to the username if given. Every failure is an
 from __future__ import annotations
 
 import hmac
-import re
 
 import attrs
 
-from .config import ConfigError
+from .jaas import parse_jaas
+from .jaas_context import PLAIN_MODULE
 from .sasl_auth import AuthenticationFailed
 
 PLAIN = "PLAIN"
-PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
-_OPTION = re.compile(r'\s*([A-Za-z0-9_.\-]+)\s*=\s*"((?:[^"\\]|\\.)*)"')
 
 
-def parse_jaas(key: str, text: str, module: str) -> dict[str, str]:
-    """The options of a one-module JAAS entry ``<module> required name="value" ...;``."""
-    body = text.strip().rstrip(";").strip()
-    if not body.startswith(module):
-        raise ConfigError(f"{key}: expected '{module} required ...;'")
-    rest = body[len(module):].strip()
-    flag, _, options = rest.partition(" ")
-    if flag not in ("required", "requisite", "sufficient", "optional"):
-        raise ConfigError(f"{key}: expected a control flag (required) after the login module")
-    result, pos = {}, 0
-    while options[pos:].strip():
-        match = _OPTION.match(options, pos)
-        if match is None:
-            raise ConfigError(f"{key}: cannot read the options at {options[pos:].strip()[:30]!r}")
-        result[match.group(1)] = re.sub(r"\\(.)", r"\1", match.group(2))
-        pos = match.end()
-    return result
+def plain_users(options: dict[str, str]) -> dict[str, str]:
+    """The users of PlainLoginModule options: each ``user_<name>="<password>"``."""
+    return {name[5:]: value for name, value in options.items() if name.startswith("user_")}
 
 
 def parse_plain_jaas(key: str, text: str) -> dict[str, str]:
-    """The users (``user_<name>="<password>"`` options) of a PlainLoginModule JAAS entry."""
-    options = parse_jaas(key, text, PLAIN_MODULE)
-    return {name[5:]: value for name, value in options.items() if name.startswith("user_")}
+    """The users of a PlainLoginModule JAAS entry (a listener's ``plain.sasl.jaas.config``)."""
+    return plain_users(parse_jaas(key, text, PLAIN_MODULE))
 
 
 def check_plain_token(token: bytes, users: dict[str, str]) -> str:

@@ -33,6 +33,8 @@ from ._admin import CONFIG_TYPES, DEFAULT_CONFIG, STATIC_BROKER_CONFIG, source_i
 _KAFKA_TYPES = {
     "log.retention.check.interval.ms": "LONG",
     "offsets.topic.replication.factor": "SHORT",
+    "share.coordinator.state.topic.replication.factor": "SHORT",
+    "share.coordinator.state.topic.min.isr": "SHORT",
     "sasl.server.callback.handler.class": "CLASS",
     "sasl.oauthbearer.jwks.endpoint.refresh.ms": "LONG",
     "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": "LONG",

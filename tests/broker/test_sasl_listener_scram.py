@@ -1,7 +1,7 @@
 """A SASL listener with SCRAM: its mechanisms as the config sets them, and a connection's limits.
 
-The mechanisms come from Kafka's keys (SCRAM needs no JAAS entry here, and
-one given must name the ScramLoginModule). On a real connection, a frame
+The mechanisms come from Kafka's keys (each SCRAM mechanism needs a JAAS
+entry, as in Kafka, and one given must name the ScramLoginModule). On a real connection, a frame
 larger than ``sasl.server.max.receive.size`` in the middle of a SCRAM
 exchange closes it, and a failed login is answered, then closed after
 ``connection.failed.authentication.delay.ms``. The exchange itself is in
@@ -36,9 +36,15 @@ def _served(tmp_path, **props):
     return served_listeners(config)[1].sasl
 
 
-def test_scram_alone_needs_no_jaas_entry(tmp_path):
-    sasl = _served(tmp_path, **{"sasl.enabled.mechanisms": "SCRAM-SHA-512,scram-sha-256"})
+def test_each_scram_mechanism_needs_a_jaas_entry_as_in_kafka(tmp_path):
+    entries = {f"listener.name.sasl_plaintext.scram-sha-{n}.sasl.jaas.config": SCRAM_JAAS for n in (256, 512)}
+    sasl = _served(tmp_path, **{"sasl.enabled.mechanisms": "SCRAM-SHA-512,scram-sha-256", **entries})
     assert (sasl.mechanisms, sasl.plain_users) == (("SCRAM-SHA-512", "SCRAM-SHA-256"), {})
+    del entries["listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config"]
+    with pytest.raises(ConfigError, match="^Could not find a 'KafkaServer' or 'sasl_plaintext.KafkaServer' entry in "
+                                          "the JAAS configuration. System property 'java.security.auth.login.config' "
+                                          "is not set$"):  # fmt: skip
+        _served(tmp_path, **{"sasl.enabled.mechanisms": "SCRAM-SHA-512,scram-sha-256", **entries})
 
 
 def test_per_listener_mechanisms_with_plain_and_scram_jaas_entries(tmp_path):

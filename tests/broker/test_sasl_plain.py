@@ -42,9 +42,13 @@ def _answer(step, key: int, version: int):
 
 def test_jaas_users_come_from_the_user_options():
     assert parse_plain_jaas("k", JAAS) == {"admin": "admin-secret", "alice": 'alice "quoted" secret'}
-    for bad in ("PlainLoginModule required;", f"{JAAS.split(' required')[0]} user_a=\"b\";",
-                'org.apache.kafka.common.security.plain.PlainLoginModule required user_a=b;'):  # fmt: skip
-        with pytest.raises(ConfigError, match="^k: "):
+    module = JAAS.split(" required")[0]
+    assert parse_plain_jaas("k", f"{module} required user_a=b;") == {"a": "b"}  # a bare word is a value in Kafka
+    for bad, message in (("PlainLoginModule required;", f"expected '{module} required ...;'"),
+                         (f'{module} user_a="b";', "Invalid login module control flag 'user_a' in JAAS config"),
+                         (f"{module} required user_a=1;", "Value not specified for key 'user_a' in JAAS config"),
+                         (f'{module} required user_a="b"', "JAAS config entry not terminated by semi-colon")):
+        with pytest.raises(ConfigError, match=f"^k: {message}$"):
             parse_plain_jaas("k", bad)
 
 
@@ -119,6 +123,8 @@ def test_other_requests_before_login_close_the_connection():
 
 
 SASL = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}
+NO_JAAS = ("Could not find a 'KafkaServer' or 'sasl_plaintext.KafkaServer' entry in the JAAS configuration. "
+           "System property 'java.security.auth.login.config' is not set")  # fmt: skip
 
 
 @pytest.mark.parametrize(("props", "message"), [
@@ -133,10 +139,9 @@ SASL = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}
     ({"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "GSSAPI", "sasl.enabled.mechanisms": "PLAIN"},
      "listener.name.sasl_plaintext.sasl.enabled.mechanisms: GSSAPI is not supported"),
     ({"sasl.enabled.mechanisms": " , "}, "sasl.enabled.mechanisms: no SASL mechanism enabled"),
-    ({"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256"},
-     "listener.name.sasl_plaintext.plain.sasl.jaas.config: required for SASL/PLAIN"),
-    ({"sasl.enabled.mechanisms": "PLAIN"},
-     "listener.name.sasl_plaintext.plain.sasl.jaas.config: required for SASL/PLAIN on listener SASL_PLAINTEXT"),
+    ({"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256"}, NO_JAAS),
+    ({"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": JAAS},
+     NO_JAAS),  # another mechanism's entry is not PLAIN's
     ({"sasl.enabled.mechanisms": "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config":
       "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"a\" password=\"b\";"},
      "listener.name.sasl_plaintext.plain.sasl.jaas.config: no user_<name>"),

@@ -50,8 +50,8 @@ def _broker(data_dir) -> BrokerProcess:
         "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
         "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
-        "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config":
-            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        **{f"listener.name.sasl_plaintext.{m.lower()}.sasl.jaas.config":  # Kafka needs one per mechanism
+           "org.apache.kafka.common.security.scram.ScramLoginModule required;" for m in MECHANISMS},
     }, ADD_SCRAM)  # fmt: skip
 
 

@@ -61,6 +61,8 @@ def tls_broker(tmp_path, pki):
         "ssl.client.auth": "required",
         "listener.name.sasl_ssl.ssl.client.auth": "none",
         "sasl.enabled.mechanisms": "SCRAM-SHA-256",
+        "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config":
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;",  # as Kafka needs one
     }, ["--add-scram", "SCRAM-SHA-256=[name=alice,password=alice-secret]"])  # fmt: skip
     yield broker.start()
     broker.kill()
