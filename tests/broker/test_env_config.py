@@ -24,6 +24,7 @@ from broker.env_ssl import ImageScriptError, ssl_helper_keys
 from broker.handlers._broker_loggers import describe_entries
 from broker.log_levels import TRACE
 from storage.topic_store import read_cluster_id
+from tests.image_env import SSL_EXAMPLE
 
 CLUSTER_ID = "4L6g3nShT-eMCtK--X86sw"
 
@@ -77,16 +78,6 @@ def test_cluster_id_formats_a_new_dir_and_must_match_a_formatted_one(tmp_path):
 
 # --- the SSL helper variables (env_ssl) ---
 
-SSL_EXAMPLE = {  # the SSL variables of the image's single-node SSL example
-    "KAFKA_ADVERTISED_LISTENERS": "SSL://localhost:9093,SSL-INTERNAL://broker:19093",
-    "KAFKA_SSL_KEYSTORE_FILENAME": "kafka01.keystore.jks",
-    "KAFKA_SSL_KEYSTORE_CREDENTIALS": "kafka_keystore_creds",
-    "KAFKA_SSL_KEY_CREDENTIALS": "kafka_ssl_key_creds",
-    "KAFKA_SSL_TRUSTSTORE_FILENAME": "kafka.truststore.jks",
-    "KAFKA_SSL_TRUSTSTORE_CREDENTIALS": "kafka_truststore_creds",
-    "KAFKA_SSL_CLIENT_AUTH": "required",
-    "KAFKA_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM": "",
-}  # fmt: skip
 
 
 def _secrets(directory) -> str:

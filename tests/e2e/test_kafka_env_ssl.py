@@ -26,6 +26,7 @@ import ssl
 import pytest
 from confluent_kafka import Producer
 
+from tests.image_env import SSL_EXAMPLE
 from tests.tls_pki import CLIENT_PRINCIPAL, STORE_PASSWORD, make_pki
 
 from .clients import ck_consume
@@ -53,6 +54,7 @@ def _secrets(tmp_path, pki) -> str:
 
 def _environment(tmp_path, ssl_port: int, internal_port: int) -> dict[str, str]:
     return {
+        **SSL_EXAMPLE,
         "KAFKA_NODE_ID": "1",
         "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "SSL:SSL,CONTROLLER:PLAINTEXT,SSL-INTERNAL:SSL",
         "KAFKA_ADVERTISED_LISTENERS": f"SSL://127.0.0.1:{ssl_port},SSL-INTERNAL://broker:{internal_port}",
@@ -64,13 +66,6 @@ def _environment(tmp_path, ssl_port: int, internal_port: int) -> dict[str, str]:
         "KAFKA_LOG_DIRS": str(tmp_path / "kraft-combined-logs"),
         "CLUSTER_ID": CLUSTER_ID,
         "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
-        "KAFKA_SSL_KEYSTORE_FILENAME": "kafka01.keystore.jks",
-        "KAFKA_SSL_KEYSTORE_CREDENTIALS": "kafka_keystore_creds",
-        "KAFKA_SSL_KEY_CREDENTIALS": "kafka_ssl_key_creds",
-        "KAFKA_SSL_TRUSTSTORE_FILENAME": "kafka.truststore.jks",
-        "KAFKA_SSL_TRUSTSTORE_CREDENTIALS": "kafka_truststore_creds",
-        "KAFKA_SSL_CLIENT_AUTH": "required",
-        "KAFKA_SSL_ENDPOINT_IDENTIFICATION_ALGORITHM": "",
         "KAFKA_LOG4J_LOGGERS": "broker.connection=DEBUG",
         "KAFKA_PROMETHEUS_HOST": "127.0.0.1",
         "KAFKA_PROMETHEUS_PORT": "0",
