@@ -24,17 +24,17 @@ Kafka's ``GroupMetadataManager.consumerGroupHeartbeat``, step by step:
 Leaving (epoch -1) removes the member and bumps the epoch; a static member
 leaving with -2 keeps its partitions (epoch -2) until it rejoins or its
 session expires. ``tick`` fences members whose session or rebalance
-timeout passed (the clock is the broker's injected one). Every change of
-the group epoch is reported (``epoch_changed``), and every change of what a
-member holds (``members_changed``), so ``GroupManager`` can store them in
-``__consumer_offsets``.
+timeout passed (the clock is the broker's injected one). Every group and
+member that may have changed is reported (``dirty``: (group, member id or
+None for the group's own records)), so ``GroupManager`` can store them in
+``__consumer_offsets`` (``consumer_records``).
 
-After a restart a group comes back without members but with what they held
-(``ConsumerGroup.held``): a heartbeat of one of those member ids releases
-its partitions (it is answered UNKNOWN_MEMBER_ID, or joins with epoch 0,
-and so holds nothing any more), and ``tick`` releases them all once the
-session timeout has passed since the restart. Until then the rejoining
-members are not given them, so no partition is read by two consumers.
+After a restart the groups come back with their members, epochs, target
+and current assignments (``replay``); ``loaded`` restarts every member's
+session timer (and the rebalance timer of those revoking) from the load
+time, as Kafka's ``onLoaded`` does: members that keep heartbeating carry
+on with their ids and epochs, the others are fenced when their session
+expires, and until then keep their partitions from everybody else.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ import attrs
 from protocol import ErrorCode
 
 from . import assignors
+from . import consumer_records as cr
 from .consumer_group import ConsumerGroup
 from .consumer_member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerMember, Target, is_subset, reconcile
 from .consumer_requests import GroupError, Heartbeat, HeartbeatResult, topic_pattern
@@ -66,12 +67,6 @@ def _not_a_member(member_id: str, group_id: str) -> GroupError:
     return GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
 
 
-def _holding(member: ConsumerMember) -> tuple:
-    """What the stored record of a member says (``records.consumer_member_value``)."""
-    return (member.member_epoch, member.previous_member_epoch, member.state, member.assigned,
-            member.pending_revocation)  # fmt: skip
-
-
 def _fenced_epoch(received: int, known: int, relation: str) -> GroupError:
     return GroupError(ErrorCode.FENCED_MEMBER_EPOCH, f"The consumer group member has a {relation} member epoch "
                       f"({received}) than the one known by the group coordinator ({known}). The member must abandon "
@@ -83,9 +78,8 @@ class ConsumerCoordinator:
                  setting: Callable[[str, str], int]) -> None:  # fmt: skip
         self.config, self.groups, self.topics, self.clock = config, groups, topics, clock
         self.setting = setting  # (group id, "session.timeout.ms" | "heartbeat.interval.ms") -> ms
-        self.epoch_changed: set[str] = set()  # groups whose epoch moved since ``GroupManager`` last stored them
+        self.dirty: set[tuple[str, str | None]] = set()  # (group, member or None) to store again
         self.converted: set[str] = set()  # empty classic groups turned into consumer groups (their record goes)
-        self.members_changed: set[tuple[str, str]] = set()  # (group, member) whose held partitions changed
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -156,7 +150,6 @@ class ConsumerCoordinator:
         """One heartbeat (validated: ``consumer_requests.validate``); raises ``GroupError``.
 
         ``may_describe`` tells whether the member may see a topic (its regex resolves to those only)."""
-        self._release_held(hb.group_id, hb.member_id)
         if hb.member_epoch in (LEAVE_EPOCH, STATIC_LEAVE_EPOCH):
             return self._leave(hb)
         now = self.clock()
@@ -182,10 +175,8 @@ class ConsumerCoordinator:
         self._maybe_bump(group, updated, changed or group.group_epoch == 0)
         target = self._target_for(group, updated)
         result = self._reconcile(group, updated, target, changed, hb.owned, now)
-        before = group.members.get(member_id)
-        group.replace_member(before, result, now)
-        if before is None or _holding(before) != _holding(result):
-            self.members_changed.add((group.group_id, member_id))
+        group.replace_member(group.members.get(member_id), result, now)
+        self.dirty.update({(group.group_id, member_id), (group.group_id, None)})
         group.session_deadlines[member_id] = now + self.setting(group.group_id, "session.timeout.ms")
         full = hb.rebalance_timeout_ms != -1 and hb.owned is not None and (
             hb.subscribed_topic_names is not None or hb.subscribed_topic_regex is not None)  # fmt: skip
@@ -213,7 +204,7 @@ class ConsumerCoordinator:
         log.info("static member %s of group %s rejoined as %s", new.instance_id, group.group_id, new.member_id)
         target = group.target.pop(old_id, None)
         group.replace_member(old, new, now)
-        self.members_changed.update({(group.group_id, old_id), (group.group_id, new.member_id)})
+        self.dirty.update({(group.group_id, old_id), (group.group_id, new.member_id)})
         if target is not None:
             group.target[new.member_id] = target
         group.session_deadlines.pop(old_id, None)
@@ -222,17 +213,17 @@ class ConsumerCoordinator:
     def _maybe_bump(self, group: ConsumerGroup, updated: ConsumerMember, bump: bool) -> None:
         """Bump the group epoch for a changed subscription, or subscribed topics that changed."""
         others = [m for m in group.members.values() if m.member_id != updated.member_id]
-        metadata = self._metadata(group.subscribed_topic_names([*others, updated]))
-        if bump or metadata != group.metadata:
+        metadata_hash = self._metadata_hash(group.subscribed_topic_names([*others, updated]))
+        if bump or metadata_hash != group.metadata_hash:
             group.group_epoch += 1
-            group.metadata = metadata
-            self.epoch_changed.add(group.group_id)
+            group.metadata_hash = metadata_hash
+            self.dirty.add((group.group_id, None))
             log.info("group %s: epoch %d", group.group_id, group.group_epoch)
 
-    def _metadata(self, names: set[str]) -> tuple:
-        """What Kafka's metadata hash covers: each subscribed topic that exists, its id and partition count."""
+    def _metadata_hash(self, names: set[str]) -> int:
+        """Kafka's metadata hash: of each subscribed topic that exists, its name, id and partition count."""
         found = [(name, self.topics.get(name)) for name in sorted(names)]
-        return tuple((name, t.topic_id, t.num_partitions) for name, t in found if t is not None)
+        return cr.metadata_hash([(name, t.topic_id, t.num_partitions) for name, t in found if t is not None])
 
     def _resolve_regexes(self, group: ConsumerGroup, extra: list[ConsumerMember],
                          may_describe: Callable[[str], bool]) -> None:  # fmt: skip
@@ -265,6 +256,7 @@ class ConsumerCoordinator:
                 current = group.target.get(m.member_id, {})
                 specs.append(assignors.MemberSpec(m.member_id, m.instance_id, subscribed, current))
             name = group.preferred_assignor(self.config.group_consumer_assignors[0])
+            self.dirty.update((group.group_id, m) for m in {*group.target, *members})
             group.target = assignors.assign(name, specs, counts)
             group.assignment_epoch = group.group_epoch
             log.info("group %s: target assignment of epoch %d by the %s assignor", group.group_id,
@@ -306,7 +298,7 @@ class ConsumerCoordinator:
             log.info("static member %s of group %s left for now", hb.instance_id, group.group_id)
             parked = attrs.evolve(member, member_epoch=STATIC_LEAVE_EPOCH, pending_revocation={})
             group.replace_member(member, parked, self.clock())
-            self.members_changed.add((group.group_id, member.member_id))
+            self.dirty.add((group.group_id, member.member_id))
             group.rebalance_deadlines.pop(member.member_id, None)
             return HeartbeatResult(member.member_id, STATIC_LEAVE_EPOCH)
         self.fence(group, member.member_id, "the static member left the group")
@@ -316,28 +308,31 @@ class ConsumerCoordinator:
         """Remove a member and bump the group epoch (the target is recomputed at the next heartbeat)."""
         log.info("member %s fenced from group %s because %s", member_id, group.group_id, reason)
         group.remove_member(member_id, self.clock())
-        self.members_changed.add((group.group_id, member_id))
         regexes = {m.subscribed_topic_regex for m in group.members.values()}
         group.resolved_regexes = {r: t for r, t in group.resolved_regexes.items() if r in regexes}
-        group.metadata = self._metadata(group.subscribed_topic_names())
+        group.metadata_hash = self._metadata_hash(group.subscribed_topic_names())
         group.group_epoch += 1
-        self.epoch_changed.add(group.group_id)
+        self.dirty.update({(group.group_id, member_id), (group.group_id, None)})
 
-    def _release_held(self, group_id: str, member_id: str, group: ConsumerGroup | None = None) -> None:
-        """What a member of before a restart held is free once it is heard from (``member_id`` None: all)."""
-        group = group or self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup) and group.held and (member_id is None or member_id in group.held.values()):
-            for gone in group.release(member_id):
-                log.info("partitions member %s of group %s held before the restart are released", gone, group_id)
-                self.members_changed.add((group_id, gone))
+    def loaded(self, group: ConsumerGroup) -> None:
+        """A group just rebuilt from ``__consumer_offsets``: its regexes resolved (against every topic: the
+        next heartbeat resolves them with its member's rights), each member's session timer started from now,
+        and the rebalance timer of each member revoking partitions (Kafka's ``onLoaded``)."""
+        now = self.clock()
+        self._resolve_regexes(group, [], lambda _topic: True)
+        session_ms = self.setting(group.group_id, "session.timeout.ms")
+        for member in group.members.values():
+            group.session_deadlines[member.member_id] = now + session_ms
+            if member.state == UNREVOKED:
+                group.rebalance_deadlines[member.member_id] = (now + member.rebalance_timeout_ms, member.member_epoch)
+        for key in group.stored:  # checked at the next store: records of members not restored get deleted
+            self.dirty.add((group.group_id, cr.parse_key(int.from_bytes(key[:2], "big"), key).member_id))
+        log.info("loaded consumer group %s with %d members", group.group_id, len(group.members))
 
     def tick(self) -> None:
-        """Fence members whose session expired or who did not revoke within their rebalance timeout; release
-        what members of before a restart held once a session timeout has passed since."""
+        """Fence members whose session expired or who did not revoke within their rebalance timeout."""
         now = self.clock()
         for group in [g for g in self.groups.values() if isinstance(g, ConsumerGroup)]:
-            if group.held and now >= group.held_since + self.setting(group.group_id, "session.timeout.ms"):
-                self._release_held(group.group_id, None, group)
             for member_id, deadline in list(group.session_deadlines.items()):
                 if deadline <= now and member_id in group.members:
                     self.fence(group, member_id, "the member session expired")

@@ -12,16 +12,14 @@ Kafka's ``ConsumerGroup``, as plain data the ``ConsumerCoordinator``
 * the state is derived as Kafka derives it: ``Empty`` without members,
   ``Assigning`` while the target lags the group epoch, ``Reconciling`` while
   some member is not yet at the target, else ``Stable``;
-* ``metadata`` is what the last epoch bump saw of the subscribed topics
-  (name, id, partition count): Kafka's metadata hash;
+* ``metadata_hash`` is the hash of what the last epoch bump saw of the
+  subscribed topics (name, id, partition count): Kafka's metadata hash
+  (``consumer_records.metadata_hash``);
 * the member timers: ``session_deadlines`` and ``rebalance_deadlines``
   (deadline, and the member epoch it was set at);
-* ``held``: after a restart (members are not stored), the partitions each
-  member of before the restart held, by (topic id, partition) -> member id,
-  since ``held_since``. A held partition counts as owned (so it is withheld
-  from the rejoining members) until its old holder heartbeats (it is then
-  answered UNKNOWN_MEMBER_ID, or rejoins, and drops what it had) or its
-  session timeout has passed since the restart, as Kafka would fence it.
+* ``stored``: the group's records as last written to ``__consumer_offsets``
+  (key -> value), so ``GroupManager`` writes only what changed and knows
+  what to delete.
 
 A consumer group holds committed offsets like a classic ``Group``
 (``offsets``, ``offset_records``, ``pending_txn``) so the offset code serves
@@ -50,12 +48,11 @@ class ConsumerGroup:
     static_members: dict[str, str] = attrs.field(factory=dict)  # instance id -> member id
     target: dict[str, dict[uuid.UUID, frozenset[int]]] = attrs.field(factory=dict)
     partition_epochs: dict[tuple[uuid.UUID, int], int] = attrs.field(factory=dict)
-    metadata: tuple = ()
+    metadata_hash: int = 0
     resolved_regexes: dict[str, frozenset[str]] = attrs.field(factory=dict)
     session_deadlines: dict[str, int] = attrs.field(factory=dict)
     rebalance_deadlines: dict[str, tuple[int, int]] = attrs.field(factory=dict)
-    held: dict[tuple[uuid.UUID, int], str] = attrs.field(factory=dict)
-    held_since: int = -1
+    stored: dict[bytes, bytes] = attrs.field(factory=dict)
     state_timestamp: int = -1
     offsets: dict[tuple[str, int], Any] = attrs.field(factory=dict)
     offset_records: dict[tuple[str, int], int] = attrs.field(factory=dict)
@@ -74,15 +71,8 @@ class ConsumerGroup:
         return CONSUMER_STABLE
 
     def partition_epoch(self, topic_id: uuid.UUID, partition: int) -> int:
-        """The epoch of the member owning a partition, -1 if none; 0 if held by a member of before a restart."""
-        epoch = self.partition_epochs.get((topic_id, partition), -1)
-        return 0 if epoch == -1 and (topic_id, partition) in self.held else epoch
-
-    def release(self, member_id: str | None = None) -> set[str]:
-        """Drop what a member of before a restart held (every such member's if None); the members released."""
-        gone = {m for m in self.held.values() if member_id is None or m == member_id}
-        self.held = {tp: m for tp, m in self.held.items() if m not in gone}
-        return gone
+        """The epoch of the member owning a partition, -1 if none."""
+        return self.partition_epochs.get((topic_id, partition), -1)
 
     def replace_member(self, old: ConsumerMember | None, new: ConsumerMember | None, now: int) -> None:
         """Put ``new`` in place of ``old`` (either may be None: a join, a removal), partition epochs included."""

@@ -41,7 +41,7 @@ from typing import Any, Callable
 
 from protocol import ErrorCode
 
-from . import records as r
+from . import consumer_records as cr
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group, Member, Waiter
 from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
 
@@ -94,7 +94,7 @@ class GroupCoordinator:
         group = Group(old.group_id, state_timestamp=self.clock(), offsets=old.offsets,
                       offset_records=old.offset_records, pending_txn=old.pending_txn)  # fmt: skip
         self.groups[old.group_id] = group
-        self.store.write_soon(old.group_id, [(r.consumer_group_key(old.group_id), None)])
+        self.store.write_soon(old.group_id, cr.group_tombstones(old.group_id, old.stored))
         log.info("converted the empty consumer group %s to a classic group", old.group_id)
         return group
 

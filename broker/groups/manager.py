@@ -26,6 +26,7 @@ import trio
 from protocol import ErrorCode
 
 from . import consumer_offsets as co
+from . import consumer_records as cr
 from . import offsets as o
 from . import records as r
 from . import txn_offsets as txn
@@ -57,6 +58,9 @@ class GroupManager:
 
     def load(self) -> None:
         self.groups.update(rebuild_groups(self.store.load(), self.clock()))
+        for group in self.groups.values():
+            if isinstance(group, ConsumerGroup):
+                self.consumer.loaded(group)
         if self.groups:
             log.info("loaded %d groups from %s", len(self.groups), "__consumer_offsets")
 
@@ -74,25 +78,32 @@ class GroupManager:
         return result
 
     async def store_consumer_groups(self) -> ErrorCode | None:
-        """Write the epoch of each consumer group whose epoch changed (and delete the classic record of an empty
-        classic group that became one) in ``__consumer_offsets``: Kafka's ``ConsumerGroupMetadata`` record; and
-        what each member whose assignment changed holds (``ConsumerGroupCurrentMemberAssignment``, deleted for
-        a member gone)."""
-        changed, self.consumer.epoch_changed = self.consumer.epoch_changed, set()
+        """Write what changed in each consumer group the coordinator reported (``consumer_records``: Kafka's
+        records of the group, its members, their target and current assignments; tombstones for what is gone),
+        and delete the classic record of an empty classic group that became one."""
+        dirty, self.consumer.dirty = self.consumer.dirty, set()
         converted, self.consumer.converted = self.consumer.converted, set()
-        members, self.consumer.members_changed = self.consumer.members_changed, set()
-        for group_id in sorted(changed | converted | {g for g, _m in members}):
+        for group_id in sorted(converted | {g for g, _m in dirty}):
             group = self.groups.get(group_id)
             if not isinstance(group, ConsumerGroup):
                 continue
+            wanted: dict[bytes, bytes | None] = {}
+            for g, member_id in dirty:
+                if g == group_id:
+                    wanted.update(cr.group_rows(group) if member_id is None else cr.member_rows(group, member_id))
+            changed = {k for k, v in wanted.items() if group.stored.get(k) != v}
             rows = [(r.group_key(group_id), None)] if group_id in converted else []
-            if group_id in changed | converted:
-                rows.append((r.consumer_group_key(group_id), r.consumer_group_value(group.group_epoch)))
-            rows += [_member_row(group, m) for g, m in sorted(members) if g == group_id]
+            rows += [(k, wanted[k]) for k in cr.order(changed, wanted)]
             error = await self.store.write(group_id, rows)
             if error is not None:
-                log.error("could not store the epoch of consumer group %s: %s", group_id, error.name)
+                log.error("could not store consumer group %s: %s", group_id, error.name)
+                self.consumer.dirty |= {(g, m) for g, m in dirty if g == group_id}
                 return error
+            for k in changed:
+                if wanted[k] is None:
+                    group.stored.pop(k, None)
+                else:
+                    group.stored[k] = wanted[k]
         return None
 
     # -- offsets -------------------------------------------------------------------------
@@ -197,7 +208,7 @@ class GroupManager:
             consumer = isinstance(group, ConsumerGroup)
             gone = co.expired(group, now, retention) if consumer else o.expired(group, now, retention)
             drop_group = (group.state == EMPTY and not group.members and len(gone) == len(group.offsets)
-                          and not group.pending_txn and not (consumer and group.held))  # fmt: skip
+                          and not group.pending_txn)  # fmt: skip
             if not gone and not drop_group:
                 continue
             with_group = drop_group and (consumer or group.generation_id > 0)
@@ -288,13 +299,16 @@ class GroupManager:
     async def _drop_offsets(self, group: Group, keys: list[tuple[str, int]], with_group: bool = False,
                             ) -> ErrorCode | None:  # fmt: skip
         """Tombstone ``keys`` (and the group's own record) in ``__consumer_offsets``; forget them once written."""
-        rows = [(r.offset_key(group.group_id, t, p), None) for t, p in keys]
+        rows: list[tuple[bytes, bytes | None]] = [(r.offset_key(group.group_id, t, p), None) for t, p in keys]
+        consumer = isinstance(group, ConsumerGroup)
         if with_group:
-            key = r.consumer_group_key if isinstance(group, ConsumerGroup) else r.group_key
-            rows.append((key(group.group_id), None))
+            gid = group.group_id
+            rows += cr.group_tombstones(gid, group.stored) if consumer else [(r.group_key(gid), None)]
         error = await self.store.write(group.group_id, rows)
         if error is None:
             txn.forget(group, keys)
+            if with_group and consumer:
+                group.stored.clear()
         return error
 
     # -- metrics -------------------------------------------------------------------------
@@ -333,13 +347,6 @@ class GroupManager:
                     await self.expire_offsets()
             except Exception:  # one broken group must not stop the timers of the others
                 log.exception("group duties failed")
-
-
-def _member_row(group: ConsumerGroup, member_id: str) -> tuple[bytes, bytes | None]:
-    member = group.members.get(member_id)
-    value = None if member is None else r.consumer_member_value(
-        member.member_epoch, member.previous_member_epoch, member.state, member.assigned, member.pending_revocation)
-    return r.consumer_member_key(group.group_id, member_id), value
 
 
 def _consumer_setting(broker: Any, group_id: str, key: str) -> int:

@@ -13,19 +13,15 @@ Records are replayed in log order, partition by partition, as Kafka's
   its staged offsets committed unless a newer record of the same key already
   is (the newest record wins, as in memory), ABORT drops them;
 * a group record sets the group's metadata, a null value deletes it;
-* a consumer group record (KIP-848) sets that group's epoch, a null value
-  deletes it; the newer of a classic and a consumer group record of one
-  group says which kind the group is;
-* a consumer group member's assignment record says what that member held
-  (assigned and pending revocation; nothing for a static member that left
-  with epoch -2); a null value deletes it.
+* the records of a KIP-848 consumer group (its epoch, members, target and
+  current assignments) are replayed by ``consumer_replay``; the newer of a
+  classic and a consumer group record of one group says which kind the
+  group is.
 
 Offsets still staged at the end stay staged (their transaction is open; its
 marker comes later). A group is rebuilt when it has metadata, committed or
-staged offsets; members are restored with a fresh session. A consumer
-group comes back empty at its epoch (its members were not stored), so its
-old members are answered UNKNOWN_MEMBER_ID and rejoin; what they held is
-``held`` until they are heard from (``ConsumerCoordinator``).
+staged offsets; members are restored with a fresh session (a consumer
+group's by ``ConsumerCoordinator.loaded``), so they carry on heartbeating.
 """
 
 from __future__ import annotations
@@ -33,6 +29,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Iterable
 
+from . import consumer_replay as cgr
 from . import records as r
 from .consumer_group import ConsumerGroup
 from .group import EMPTY, STABLE, Group, Member, MemberProfile
@@ -47,8 +44,7 @@ class OffsetsReplay:
     def __init__(self) -> None:
         self.offsets: dict[str, Slot] = {}
         self.metas: dict[str, Any] = {}
-        self.consumer_epochs: dict[str, int] = {}
-        self.consumer_held: dict[str, dict[str, list]] = {}  # group -> member -> [(topic id, partition)]
+        self.consumer: dict[str, cgr.ConsumerState] = {}
         self.pending: dict[tuple[int, int], dict[str, Slot]] = {}  # (partition, producer id) -> group -> staged
 
     def feed(self, entry: Loaded | Marker) -> None:
@@ -60,15 +56,13 @@ class OffsetsReplay:
             if isinstance(key, r.OffsetKey):
                 value = None if entry.value is None else r.parse_offset_value(entry.value)
                 self._offset(entry, (key.topic, key.partition), value)
-            elif isinstance(key, r.ConsumerGroupKey):
-                self._consumer_group(key.group, entry.value)
-            elif isinstance(key, r.ConsumerMemberKey):
-                self._consumer_member(key.group, key.member_id, entry.value)
+            elif isinstance(key, r.ConsumerKey):
+                if cgr.feed(self.consumer, key, entry.value):
+                    self.metas.pop(key.group, None)
             else:
                 self.metas[key.group] = None if entry.value is None else r.parse_group_value(entry.value)
                 if entry.value is not None:
-                    self.consumer_epochs.pop(key.group, None)
-                    self.consumer_held.pop(key.group, None)
+                    self.consumer.pop(key.group, None)
         except Exception as exc:  # a record we cannot read is skipped, as Kafka skips unknown versions
             log.warning("skipping unreadable %s record of group %s: %s", type(key).__name__, key.group, exc)
 
@@ -88,23 +82,6 @@ class OffsetsReplay:
                 if partition == entry.partition:
                     by_group.get(group, {}).pop(tp, None)
 
-    def _consumer_member(self, group: str, member_id: str, value: bytes | None) -> None:
-        held = self.consumer_held.setdefault(group, {})
-        v = None if value is None else r.parse_consumer_member_value(value)
-        if v is None or v.member_epoch < 0:
-            held.pop(member_id, None)
-            return
-        held[member_id] = [(t.topic_id, p) for parts in (v.assigned_partitions, v.partitions_pending_revocation)
-                           for t in parts for p in t.partitions]  # fmt: skip
-
-    def _consumer_group(self, group: str, value: bytes | None) -> None:
-        if value is None:
-            self.consumer_epochs.pop(group, None)
-            self.consumer_held.pop(group, None)
-            return
-        self.consumer_epochs[group] = r.parse_consumer_group_value(value).epoch
-        self.metas.pop(group, None)
-
     def _marker(self, marker: Marker) -> None:
         staged = self.pending.pop((marker.partition, marker.producer_id), {})
         if not marker.commit:
@@ -118,16 +95,14 @@ class OffsetsReplay:
     def groups(self, now: int) -> dict[str, Group]:
         staged = self._staged_by_group()
         out = {}
-        for group_id in set(self.offsets) | set(self.metas) | set(staged) | set(self.consumer_epochs):
+        for group_id in set(self.offsets) | set(self.metas) | set(staged) | set(self.consumer):
             meta, slot = self.metas.get(group_id), self.offsets.get(group_id, {})
-            epoch = self.consumer_epochs.get(group_id)
-            if meta is None and epoch is None and not slot and not staged.get(group_id):
+            consumer = self.consumer.get(group_id)
+            if meta is None and consumer is None and not slot and not staged.get(group_id):
                 continue
             group: Group | ConsumerGroup
-            if epoch is not None:
-                group = ConsumerGroup(group_id, group_epoch=epoch, assignment_epoch=epoch, state_timestamp=now,
-                                      held_since=now)  # fmt: skip
-                group.held = {tp: m for m, tps in self.consumer_held.get(group_id, {}).items() for tp in tps}
+            if consumer is not None:
+                group = cgr.build(group_id, consumer, now)
             else:
                 group = restored(group_id, meta, now)
             group.offsets = {tp: value for tp, (_, value) in slot.items()}

@@ -1,12 +1,11 @@
-"""KIP-848 consumer groups in the other group APIs, and across timers and a restart.
+"""KIP-848 consumer groups in the other group APIs, and across timers.
 
 OffsetCommit v9+ and OffsetFetch v9+ check the member id and epoch of a
 consumer group (STALE_MEMBER_EPOCH, UNKNOWN_MEMBER_ID, UNSUPPORTED_VERSION
 before v9); ListGroups v5 reports type "consumer" and the KIP-848 states;
 DescribeGroups answers as for no classic group; DeleteGroups deletes only an
 empty one; the session and rebalance timeouts fence members on the
-coordinator's clock; a restart keeps the epoch and offsets and fences the
-old members (UNKNOWN_MEMBER_ID, then they rejoin).
+coordinator's clock (restarts: ``test_consumer_group_persistence``).
 """
 
 from __future__ import annotations
@@ -113,57 +112,6 @@ async def test_rebalance_timeout_fences_a_member_that_does_not_revoke(groups_bro
     groups_broker.groups.consumer.tick()
     late = await heartbeat(groups_broker, "a", 1, owned_partitions=[])
     assert late.error_code == ErrorCode.UNKNOWN_MEMBER_ID
-
-
-async def test_restart_keeps_the_epoch_and_offsets_and_fences_old_members(groups_broker):
-    await setup(groups_broker)
-    await heartbeat(groups_broker, "m")
-    assert await commit(groups_broker, "m", 1, offset=9) == ErrorCode.NONE
-    broker = groups_broker.reopen()
-    await ready(broker)
-    old = await heartbeat(broker, "m", 1, owned_partitions=[])
-    assert (old.error_code, old.error_message) == (ErrorCode.UNKNOWN_MEMBER_ID, "Member m is not a member of group cg.")
-    (g,) = await describe(broker, "cg")
-    assert (g.group_state, g.group_epoch) == ("Empty", 1)
-    back = await heartbeat(broker, "m")
-    assert (back.error_code, back.member_epoch) == (0, 2)
-    assert await fetch(broker, "m", 2) == (ErrorCode.NONE, [9])
-
-
-async def test_after_a_restart_partitions_of_old_members_wait_for_them(groups_broker):
-    """Members are not stored, only what they hold: a member rejoining after a restart does not get the
-    partitions another pre-restart member may still be reading until that one heartbeats (and is told
-    UNKNOWN_MEMBER_ID) or its session timeout passes."""
-    tid = await setup(groups_broker)
-    a = await heartbeat(groups_broker, "a")
-    b = await heartbeat(groups_broker, "b")
-    a = await heartbeat(groups_broker, "a", 1, owned_partitions=owned(a.assignment))  # revoke two
-    assert (await heartbeat(groups_broker, "a", 1, owned_partitions=owned(a.assignment))).member_epoch == 2
-    b = await heartbeat(groups_broker, "b", 2, owned_partitions=[])
-    held_a, held_b = parts(a.assignment)[tid], parts(b.assignment)[tid]
-    assert (b.member_epoch, sorted(held_a + held_b)) == (2, [0, 1, 2, 3])
-    broker = groups_broker.reopen()
-    await ready(broker)
-    back = await heartbeat(broker, "b")  # b restarted its membership at once: a has not been heard from
-    assert (back.error_code, parts(back.assignment)) == (0, {tid: held_b})
-    old = await heartbeat(broker, "a", 2, owned_partitions=owned(a.assignment))
-    assert old.error_code == ErrorCode.UNKNOWN_MEMBER_ID  # a drops its partitions and rejoins
-    back = await heartbeat(broker, "b", back.member_epoch, owned_partitions=owned(back.assignment))
-    assert parts(back.assignment) == {tid: [0, 1, 2, 3]}
-    broker = groups_broker.reopen()  # b is stored again: it holds everything now
-    await ready(broker)
-    c = await heartbeat(broker, "c")
-    assert (c.error_code, parts(c.assignment)) == (0, {})
-    broker.clock.now += 44_999
-    broker.groups.consumer.tick()
-    c = await heartbeat(broker, "c", c.member_epoch, owned_partitions=[])
-    assert (c.error_code, c.assignment) == (0, None)  # still withheld
-    broker.clock.now += 1  # b's session (45 s) since the restart: what it held is free
-    broker.groups.consumer.tick()
-    c = await heartbeat(broker, "c", c.member_epoch, owned_partitions=[])
-    assert parts(c.assignment) == {tid: [0, 1, 2, 3]}
-    broker = groups_broker.reopen()  # b's record was deleted when it was released: only c's is left
-    assert set(broker.groups.groups["cg"].held.values()) == {"c"}
 
 
 async def test_metrics_count_consumer_groups_by_state(groups_broker):

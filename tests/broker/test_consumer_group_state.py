@@ -74,7 +74,7 @@ def test_first_member_gets_everything_and_the_group_is_stable(env):
     a = join(env, "a")
     assert (a.member_epoch, a.assignment, a.heartbeat_interval_ms) == (1, {env.t: frozenset(range(6))}, 5_000)
     assert (group(env).state, group(env).group_epoch, group(env).assignment_epoch) == ("Stable", 1, 1)
-    assert env.c.epoch_changed == {"g"}
+    assert env.c.dirty == {("g", None), ("g", "a")}
     again = beat(env, "a", 1, a.assignment)
     assert (again.member_epoch, again.assignment) == (1, None)  # nothing changed: no assignment sent
 
