@@ -249,6 +249,16 @@ def _name_list(allowed: tuple[str, ...], required: str | None = None) -> Callabl
     return parse
 
 
+MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")  # Kafka's ConsumerGroupMigrationPolicy
+
+
+def _migration_policy(text: str) -> str:
+    """Kafka's case-insensitive ``group.consumer.migration.policy``, kept lower case."""
+    if text.strip().lower() not in MIGRATION_POLICIES:
+        raise ValueError(f"String must be one of (case insensitive): {', '.join(MIGRATION_POLICIES)}")
+    return text.strip().lower()
+
+
 BROKER_KEYS += (
     Key("group.coordinator.rebalance.protocols", "group_coordinator_rebalance_protocols",
         _name_list(GROUP_TYPES, "classic"), ("classic", "consumer"), None,
@@ -257,6 +267,9 @@ BROKER_KEYS += (
         "most members of one consumer group (KIP-848)"),
     Key("group.consumer.assignors", "group_consumer_assignors", _name_list(CONSUMER_GROUP_ASSIGNORS),
         CONSUMER_GROUP_ASSIGNORS, None, "server-side assignors of consumer groups; the first is the default"),
+    Key("group.consumer.migration.policy", "group_consumer_migration_policy", _migration_policy, "bidirectional",
+        None, "online migration of groups with members: bidirectional, upgrade (classic to consumer), downgrade, "
+        "disabled"),
 )  # fmt: skip
 # Kafka's sasl.oauthbearer.* keys of a broker (BrokerSecurityConfigs): parser, default, meaning. A listener whose
 # OAUTHBEARER server callback handler is OAuthBearerValidatorCallbackHandler reads them (``oauth_config.py``), also

@@ -4,8 +4,9 @@ Kafka's ``GroupMetadataManager.consumerGroupHeartbeat``, step by step:
 
 1. the group is looked up, or made when a member joins (epoch 0): an empty
    classic group becomes a consumer group (its offsets kept); a classic
-   group with members is refused with GROUP_ID_NOT_FOUND as Kafka refuses it
-   when online upgrade is off (we do not migrate groups between protocols);
+   group with members is upgraded online, its members staying as classic
+   members, when ``group.consumer.migration.policy`` and Kafka's conditions
+   allow, else refused with GROUP_ID_NOT_FOUND (``migration``);
 2. the member is looked up or made (static members by instance id: a new
    member replaces one that left with epoch -2, else UNRELEASED_INSTANCE_ID),
    and its epoch checked (FENCED_MEMBER_EPOCH unless it is the current one,
@@ -21,10 +22,14 @@ Kafka's ``GroupMetadataManager.consumerGroupHeartbeat``, step by step:
 6. its session timeout restarts; the answer carries the assignment when the
    member joined, sent a full heartbeat, or its assignment changed.
 
-Leaving (epoch -1) removes the member and bumps the epoch; a static member
+Leaving (epoch -1) removes the member and bumps the epoch (``fence_members``:
+when only classic members are left, the group may go back to being a
+classic group, ``migration``: ``on_downgrade`` hands it to the classic
+coordinator and ``downgraded`` tells ``GroupManager`` to store it); a static member
 leaving with -2 keeps its partitions (epoch -2) until it rejoins or its
 session expires. ``tick`` fences members whose session or rebalance
-timeout passed (the clock is the broker's injected one). Every group and
+timeout passed (the clock is the broker's injected one), and classic members
+that did not rejoin or sync in time (``classic_members``). Every group and
 member that may have changed is reported (``dirty``: (group, member id or
 None for the group's own records)), so ``GroupManager`` can store them in
 ``__consumer_offsets`` (``consumer_records``).
@@ -50,10 +55,14 @@ from protocol import ErrorCode
 
 from . import assignors
 from . import consumer_records as cr
+from . import migration
 from .consumer_group import ConsumerGroup
 from .consumer_member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerMember, Target, is_subset, reconcile
 from .consumer_requests import GroupError, Heartbeat, HeartbeatResult, topic_pattern
+from .group import DEAD as CLASSIC_DEAD
 from .group import EMPTY as CLASSIC_EMPTY
+from .group import Group
+from .results import JoinResult, SyncResult
 
 log = logging.getLogger("minibroker.groups")
 
@@ -79,7 +88,9 @@ class ConsumerCoordinator:
         self.config, self.groups, self.topics, self.clock = config, groups, topics, clock
         self.setting = setting  # (group id, "session.timeout.ms" | "heartbeat.interval.ms") -> ms
         self.dirty: set[tuple[str, str | None]] = set()  # (group, member or None) to store again
-        self.converted: set[str] = set()  # empty classic groups turned into consumer groups (their record goes)
+        self.converted: set[str] = set()  # classic groups turned into consumer groups (their record goes)
+        self.downgraded: dict[str, ConsumerGroup] = {}  # consumer groups turned classic: their records go
+        self.on_downgrade: Callable[[Group], None] = lambda _group: None
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -104,8 +115,8 @@ class ConsumerCoordinator:
             return ConsumerGroup(group_id, state_timestamp=self.clock(), offsets=group.offsets,
                                  offset_records=group.offset_records, pending_txn=group.pending_txn)  # fmt: skip
         if create:
-            raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group {group_id} to consumer "
-                             "group because online upgrade is disabled.")  # fmt: skip
+            migration.check_upgrade(group, self.config)
+            return migration.from_classic_group(group, self.topics, self.clock())
         raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
     def _check_epoch(self, member: ConsumerMember, hb: Heartbeat) -> None:
@@ -164,25 +175,53 @@ class ConsumerCoordinator:
         regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex
         if regex_changed and updated.subscribed_topic_regex:
             topic_pattern(updated.subscribed_topic_regex)  # INVALID_REGULAR_EXPRESSION before anything changes
-        if self.groups.get(group.group_id) is not group:  # new, or an empty classic group converted
-            if group.group_id in self.groups:
-                self.converted.add(group.group_id)
-            self.groups[group.group_id] = group
+        if self.groups.get(group.group_id) is not group:  # new, or a classic group converted
+            self._install(group)
         if replaced is not None:
-            self._replace_static(group, replaced, member, now)
+            self.replace_static(group, replaced, member, now)
         changed = updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
-        self._resolve_regexes(group, [updated], may_describe)
-        self._maybe_bump(group, updated, changed or group.group_epoch == 0)
-        target = self._target_for(group, updated)
-        result = self._reconcile(group, updated, target, changed, hb.owned, now)
-        group.replace_member(group.members.get(member_id), result, now)
-        self.dirty.update({(group.group_id, member_id), (group.group_id, None)})
+        result = self.update_member(group, member, updated, changed, hb.owned, now, may_describe,
+                                    bump=group.group_epoch == 0)  # fmt: skip
         group.session_deadlines[member_id] = now + self.setting(group.group_id, "session.timeout.ms")
         full = hb.rebalance_timeout_ms != -1 and hb.owned is not None and (
             hb.subscribed_topic_names is not None or hb.subscribed_topic_regex is not None)  # fmt: skip
         send = hb.member_epoch == 0 or full or result.assigned != member.assigned
         return HeartbeatResult(member_id, result.member_epoch, self.setting(group.group_id, "heartbeat.interval.ms"),
                                dict(result.assigned) if send else None)  # fmt: skip
+
+    def update_member(self, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember, changed: bool,
+                      owned, now: int, may_describe: Callable[[str], bool] = lambda _t: True,
+                      bump: bool = False) -> ConsumerMember:  # fmt: skip
+        """Steps 3-5 for a heartbeat or a classic member's join: epoch bump, target, reconciliation."""
+        self._resolve_regexes(group, [updated], may_describe)
+        self._maybe_bump(group, updated, changed or bump)
+        target = self._target_for(group, updated)
+        result = self._reconcile(group, updated, target, changed, owned, now)
+        group.replace_member(group.members.get(member.member_id), result, now)
+        self.dirty.update({(group.group_id, member.member_id), (group.group_id, None)})
+        return result
+
+    def _install(self, group: ConsumerGroup) -> None:
+        """A new consumer group, or one a classic group became: the classic group's parked joins and syncs
+        are told to rejoin (Kafka's ``convertToConsumerGroup``), its record goes, every member is stored."""
+        old = self.groups.get(group.group_id)
+        if isinstance(old, Group):
+            self.converted.add(group.group_id)
+            for m in old.members.values():
+                if m.join_waiter is not None:
+                    m.join_waiter.complete(JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, m.member_id))
+                if m.sync_waiter is not None:
+                    m.sync_waiter.complete(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+            old.state = CLASSIC_DEAD
+        now = self.clock()
+        for member in group.members.values():  # classic members of an upgraded group
+            group.session_deadlines[member.member_id] = now + member.classic.session_timeout_ms
+            self.dirty.add((group.group_id, member.member_id))
+        if group.members:
+            log.info("upgraded classic group %s to a consumer group (%d classic members)", group.group_id,
+                     len(group.members))  # fmt: skip
+        self.dirty.add((group.group_id, None))
+        self.groups[group.group_id] = group
 
     def _updated(self, member: ConsumerMember, hb: Heartbeat) -> ConsumerMember:
         """The member with what the heartbeat changed (Kafka's ``maybeUpdate...``: null means unchanged)."""
@@ -198,7 +237,7 @@ class ConsumerCoordinator:
             changes["subscribed_topic_names"] = tuple(sorted(set(hb.subscribed_topic_names)))
         return attrs.evolve(member, **changes)
 
-    def _replace_static(self, group: ConsumerGroup, old_id: str, new: ConsumerMember, now: int) -> None:
+    def replace_static(self, group: ConsumerGroup, old_id: str, new: ConsumerMember, now: int) -> None:
         """A static member rejoined under a new member id: it takes the old one's place and target."""
         old = group.members[old_id]
         log.info("static member %s of group %s rejoined as %s", new.instance_id, group.group_id, new.member_id)
@@ -207,8 +246,8 @@ class ConsumerCoordinator:
         self.dirty.update({(group.group_id, old_id), (group.group_id, new.member_id)})
         if target is not None:
             group.target[new.member_id] = target
-        group.session_deadlines.pop(old_id, None)
-        group.rebalance_deadlines.pop(old_id, None)
+        for timers in (group.session_deadlines, group.rebalance_deadlines, group.join_deadlines, group.sync_deadlines):
+            timers.pop(old_id, None)
 
     def _maybe_bump(self, group: ConsumerGroup, updated: ConsumerMember, bump: bool) -> None:
         """Bump the group epoch for a changed subscription, or subscribed topics that changed."""
@@ -305,14 +344,32 @@ class ConsumerCoordinator:
         return HeartbeatResult(hb.member_id, hb.member_epoch)
 
     def fence(self, group: ConsumerGroup, member_id: str, reason: str) -> None:
-        """Remove a member and bump the group epoch (the target is recomputed at the next heartbeat)."""
-        log.info("member %s fenced from group %s because %s", member_id, group.group_id, reason)
-        group.remove_member(member_id, self.clock())
+        self.fence_members(group, [member_id], reason)
+
+    def fence_members(self, group: ConsumerGroup, member_ids: list[str], reason: str) -> None:
+        """Remove members and bump the group epoch once (the target is recomputed at the next heartbeat); or,
+        when only classic members would be left, turn the group into a classic group (Kafka's
+        ``consumerGroupFenceMembers``)."""
+        log.info("members %s fenced from group %s because %s", member_ids, group.group_id, reason)
+        if migration.may_downgrade(group, set(member_ids), self.config):
+            self._downgrade(group, set(member_ids))
+            return
+        for member_id in member_ids:
+            group.remove_member(member_id, self.clock())
+            self.dirty.add((group.group_id, member_id))
         regexes = {m.subscribed_topic_regex for m in group.members.values()}
         group.resolved_regexes = {r: t for r, t in group.resolved_regexes.items() if r in regexes}
         group.metadata_hash = self._metadata_hash(group.subscribed_topic_names())
         group.group_epoch += 1
-        self.dirty.update({(group.group_id, member_id), (group.group_id, None)})
+        self.dirty.add((group.group_id, None))
+
+    def _downgrade(self, group: ConsumerGroup, leaving: set[str]) -> None:
+        classic = migration.to_classic_group(group, leaving, self.topics.names_by_id(), self.clock())
+        self.groups[group.group_id] = classic
+        self.downgraded[group.group_id] = group
+        log.info("downgraded consumer group %s to a classic group (%d members)", group.group_id,
+                 len(classic.members))  # fmt: skip
+        self.on_downgrade(classic)
 
     def loaded(self, group: ConsumerGroup) -> None:
         """A group just rebuilt from ``__consumer_offsets``: its regexes resolved (against every topic: the
@@ -322,7 +379,8 @@ class ConsumerCoordinator:
         self._resolve_regexes(group, [], lambda _topic: True)
         session_ms = self.setting(group.group_id, "session.timeout.ms")
         for member in group.members.values():
-            group.session_deadlines[member.member_id] = now + session_ms
+            own_ms = member.classic.session_timeout_ms if member.uses_classic else session_ms
+            group.session_deadlines[member.member_id] = now + own_ms
             if member.state == UNREVOKED:
                 group.rebalance_deadlines[member.member_id] = (now + member.rebalance_timeout_ms, member.member_epoch)
         for key in group.stored:  # checked at the next store: records of members not restored get deleted
@@ -334,12 +392,23 @@ class ConsumerCoordinator:
         now = self.clock()
         for group in [g for g in self.groups.values() if isinstance(g, ConsumerGroup)]:
             for member_id, deadline in list(group.session_deadlines.items()):
-                if deadline <= now and member_id in group.members:
+                if deadline <= now and member_id in group.members and self.groups.get(group.group_id) is group:
                     self.fence(group, member_id, "the member session expired")
             for member_id, (deadline, epoch) in list(group.rebalance_deadlines.items()):
                 if deadline > now:
                     continue
                 del group.rebalance_deadlines[member_id]  # fires once, as Kafka's timer
                 member = group.members.get(member_id)
-                if member is not None and member.member_epoch == epoch:
+                if member is not None and member.member_epoch == epoch and self.groups.get(group.group_id) is group:
                     self.fence(group, member_id, f"it failed to transition from epoch {epoch} in time")
+            self._classic_timers(group, now)
+
+    def _classic_timers(self, group: ConsumerGroup, now: int) -> None:
+        """Kafka's join and sync timeouts of classic members."""
+        for timers, reason in ((group.join_deadlines, "the classic member failed to join within the rebalance "
+                                "timeout"), (group.sync_deadlines, "the member failed to sync within timeout")):
+            for member_id, deadline in list(timers.items()):
+                if deadline <= now and self.groups.get(group.group_id) is group:
+                    timers.pop(member_id, None)
+                    if member_id in group.members:
+                        self.fence(group, member_id, reason)

@@ -16,7 +16,10 @@ Kafka's ``ConsumerGroup``, as plain data the ``ConsumerCoordinator``
   subscribed topics (name, id, partition count): Kafka's metadata hash
   (``consumer_records.metadata_hash``);
 * the member timers: ``session_deadlines`` and ``rebalance_deadlines``
-  (deadline, and the member epoch it was set at);
+  (deadline, and the member epoch it was set at); for classic members
+  (KIP-848 online migration, ``classic_members.py``) also ``join_deadlines``
+  (told to rejoin, must within its rebalance timeout) and
+  ``sync_deadlines`` (joined, must sync within it);
 * ``stored``: the group's records as last written to ``__consumer_offsets``
   (key -> value), so ``GroupManager`` writes only what changed and knows
   what to delete.
@@ -52,6 +55,8 @@ class ConsumerGroup:
     resolved_regexes: dict[str, frozenset[str]] = attrs.field(factory=dict)
     session_deadlines: dict[str, int] = attrs.field(factory=dict)
     rebalance_deadlines: dict[str, tuple[int, int]] = attrs.field(factory=dict)
+    join_deadlines: dict[str, int] = attrs.field(factory=dict)
+    sync_deadlines: dict[str, int] = attrs.field(factory=dict)
     stored: dict[bytes, bytes] = attrs.field(factory=dict)
     state_timestamp: int = -1
     offsets: dict[tuple[str, int], Any] = attrs.field(factory=dict)
@@ -101,8 +106,8 @@ class ConsumerGroup:
         """Drop a member with its target assignment and timers."""
         self.replace_member(self.members[member_id], None, now)
         self.target.pop(member_id, None)
-        self.session_deadlines.pop(member_id, None)
-        self.rebalance_deadlines.pop(member_id, None)
+        for timers in (self.session_deadlines, self.rebalance_deadlines, self.join_deadlines, self.sync_deadlines):
+            timers.pop(member_id, None)
 
     def static_member(self, instance_id: str | None) -> ConsumerMember | None:
         member_id = self.static_members.get(instance_id) if instance_id is not None else None
@@ -124,6 +129,29 @@ class ConsumerGroup:
             if m.server_assignor is not None:
                 votes[m.server_assignor] = votes.get(m.server_assignor, 0) + 1
         return max(sorted(votes), key=lambda name: votes[name]) if votes else default
+
+    def classic_members(self) -> list[ConsumerMember]:
+        return [m for m in self.members.values() if m.uses_classic]
+
+    def supports_classic(self, protocol_type: str, names: set[str]) -> bool:
+        """Kafka's ``supportsClassicProtocols``: a ``consumer`` member offering a protocol every classic member
+        supports (any protocol, when there is no member)."""
+        if protocol_type != CONSUMER:
+            return False
+        classic = self.classic_members()
+        if not self.members:
+            return bool(names)
+        return any(all(any(n == name for name, _ in m.classic.protocols) for m in classic) for n in names)
+
+    def waiting_on_unreleased(self, member: ConsumerMember) -> bool:
+        """Kafka's ``waitingOnUnreleasedPartition``: a target partition it lacks is still owned by someone."""
+        if member.state != "unreleased_partitions":
+            return False
+        for topic_id, parts in self.target.get(member.member_id, {}).items():
+            held = member.assigned.get(topic_id, frozenset())
+            if any(p not in held and self.partition_epoch(topic_id, p) != -1 for p in parts):
+                return True
+        return False
 
     def is_empty(self) -> bool:
         return not self.members

@@ -30,6 +30,19 @@ LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
 
 
 @attrs.frozen
+class ClassicMetadata:
+    """What a classic member of a consumer group last joined with (Kafka's ``ClassicMemberMetadata``)."""
+
+    session_timeout_ms: int
+    protocols: tuple[tuple[str, bytes], ...] = attrs.field(converter=tuple)
+
+    @property
+    def protocol_name(self) -> str:
+        """The protocol named in its join answer: the first it supports, as Kafka answers."""
+        return self.protocols[0][0]
+
+
+@attrs.frozen
 class ConsumerMember:
     member_id: str
     instance_id: str | None = None
@@ -45,6 +58,11 @@ class ConsumerMember:
     server_assignor: str | None = None
     assigned: Assignment = attrs.field(factory=dict)
     pending_revocation: Assignment = attrs.field(factory=dict)
+    classic: ClassicMetadata | None = None  # set for a member of the classic protocol (KIP-848 migration)
+
+    @property
+    def uses_classic(self) -> bool:
+        return self.classic is not None
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state == STABLE and self.member_epoch == epoch

@@ -4,7 +4,9 @@
   group takes the commit; otherwise the member must exist
   (UNKNOWN_MEMBER_ID), commit with OffsetCommit v9 or later
   (UNSUPPORTED_VERSION), and give its current member epoch
-  (STALE_MEMBER_EPOCH). TxnOffsetCommit also takes commits naming no member
+  (STALE_MEMBER_EPOCH). A classic member (KIP-848 migration) may commit
+  with any version and gives its epoch as its generation
+  (ILLEGAL_GENERATION). TxnOffsetCommit also takes commits naming no member
   at all, and answers ILLEGAL_GENERATION for a stale epoch, as Kafka does.
 * OffsetFetch (``fetch_error``): a fetch naming no member (null id, epoch
   < 0) is always answered; otherwise the member must exist and give its
@@ -33,10 +35,10 @@ def commit_error(group: ConsumerGroup, member_id: str, instance_id: str | None, 
     member = group.members.get(member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
-    if not transactional and version < MIN_COMMIT_VERSION:
+    if not transactional and not member.uses_classic and version < MIN_COMMIT_VERSION:
         return ErrorCode.UNSUPPORTED_VERSION
     if epoch != member.member_epoch:
-        return ErrorCode.ILLEGAL_GENERATION if transactional else ErrorCode.STALE_MEMBER_EPOCH
+        return ErrorCode.ILLEGAL_GENERATION if transactional or member.uses_classic else ErrorCode.STALE_MEMBER_EPOCH
     return None
 
 

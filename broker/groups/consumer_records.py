@@ -9,7 +9,9 @@ A key starts with an int16 that says the record's type (Kafka's
   tombstoned when a group is deleted, as Kafka 4.x does;
 * 5 ``ConsumerGroupMemberMetadata`` (group, member): what the member told us
   (instance id, rack, client id and host, subscription, server assignor,
-  rebalance timeout; classic protocols are null: no classic members);
+  rebalance timeout; for a classic member of the group, KIP-848's online
+  migration, its ``ClassicMemberMetadata``: session timeout and the
+  protocols it joined with; null for a member of the consumer protocol);
 * 6 ``ConsumerGroupTargetAssignmentMetadata`` (group): the assignment epoch;
 * 7 ``ConsumerGroupTargetAssignmentMember`` (group, member): the member's
   target assignment;
@@ -135,8 +137,12 @@ def assignment(listed_parts: list) -> Assignment:
 
 
 def member_value(m: Any) -> Any:
+    classic = None
+    if m.classic is not None:
+        meta = MemberValue.ClassicMemberMetadata
+        classic = meta(m.classic.session_timeout_ms, [meta.ClassicProtocol(n, d) for n, d in m.classic.protocols])
     return MemberValue(m.instance_id, m.rack_id, m.client_id, m.client_host, list(m.subscribed_topic_names),
-                       m.subscribed_topic_regex, m.rebalance_timeout_ms, m.server_assignor, None)  # fmt: skip
+                       m.subscribed_topic_regex, m.rebalance_timeout_ms, m.server_assignor, classic)  # fmt: skip
 
 
 def current_value(m: Any) -> Any:

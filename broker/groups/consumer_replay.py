@@ -8,7 +8,8 @@ groups:
 * the group record (3) sets the epoch and metadata hash; its tombstone
   deletes the group with everything read of it so far (Kafka writes it
   last, after every other record's tombstone);
-* a member's metadata (5) makes the member (its tombstone removes it), its
+* a member's metadata (5) makes the member (its tombstone removes it; its
+  ``ClassicMemberMetadata``, when set, makes it a classic member), its
   current assignment (8) gives its epochs, state and partitions (a
   tombstone: it holds nothing), its target assignment (7) is its share of
   the target whose epoch the assignment epoch record (6) gives;
@@ -31,7 +32,7 @@ import attrs
 
 from . import consumer_records as cr
 from .consumer_group import ConsumerGroup
-from .consumer_member import STABLE, ConsumerMember
+from .consumer_member import STABLE, ClassicMetadata, ConsumerMember
 
 log = logging.getLogger("minibroker.groups")
 
@@ -83,6 +84,10 @@ def _member(member_id: str, meta: Any, current: Any) -> ConsumerMember:
         "state": cr.STATE_NAMES.get(current.state, STABLE), "assigned": cr.assignment(current.assigned_partitions),
         "pending_revocation": cr.assignment(current.partitions_pending_revocation),
     }  # fmt: skip
+    meta_classic = meta.classic_member_metadata
+    if meta_classic is not None:  # a classic member (KIP-848 online migration)
+        held["classic"] = ClassicMetadata(meta_classic.session_timeout_ms,
+                                          [(p.name, bytes(p.metadata)) for p in meta_classic.supported_protocols])
     return ConsumerMember(
         member_id, instance_id=meta.instance_id, rack_id=meta.rack_id, rebalance_timeout_ms=meta.rebalance_timeout_ms,
         client_id=meta.client_id, client_host=meta.client_host,

@@ -25,10 +25,12 @@ The rules are Kafka's ``GroupCoordinator`` (classic protocol), summarised:
 
 A KIP-848 consumer group of the same id (``consumer_group.py``) is no
 classic group: JoinGroup turns an empty one into a classic group (its
-offsets kept, its record deleted), as Kafka does, and refuses one with
-members with INCONSISTENT_GROUP_PROTOCOL (Kafka 4 would admit the member as
-a classic member of the consumer group; we do not mix protocols in a group);
-SyncGroup, Heartbeat and LeaveGroup answer UNKNOWN_MEMBER_ID for it.
+offsets kept, its record deleted), as Kafka does; a consumer group with
+members takes the member as a classic member of it, and its SyncGroup,
+Heartbeat and LeaveGroup go there too (``classic_members``, set as
+``mixed`` by ``GroupManager``; KIP-848's online migration). A consumer group
+that goes back to being a classic group (``migration``) is handed over by
+``adopt_downgraded``, which starts a rebalance, as Kafka's ``convertToClassicGroup``.
 
 Offsets live in ``offsets.py``; loading from ``__consumer_offsets`` in ``store.py``.
 """
@@ -46,6 +48,7 @@ from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group, Member, Wa
 from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
 
 log = logging.getLogger("minibroker.groups")
+_MIXED = object()  # JoinGroup of a consumer group with members: served by its classic members
 
 
 class GroupCoordinator:
@@ -56,11 +59,14 @@ class GroupCoordinator:
         self.store = store
         self.clock = clock
         self.groups: dict[str, Group] = {}
+        self.mixed: Any = None  # ``ClassicMembers``: classic members of consumer groups
 
     # -- JoinGroup -----------------------------------------------------------------------
 
     async def join(self, req: JoinRequest) -> JoinResult:
         outcome = self._join(req)
+        if outcome is _MIXED:
+            return await self.mixed.join(self.groups[req.group_id], req)
         if isinstance(outcome, Waiter):
             await outcome.event.wait()
             return outcome.result
@@ -75,7 +81,7 @@ class GroupCoordinator:
         group = self.groups.get(req.group_id)
         if group is not None and not isinstance(group, Group):  # a consumer group (KIP-848)
             if group.members:
-                return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
+                return _MIXED if self.mixed is not None else JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
             group = self._from_consumer_group(group)
         if group is None:
             if req.member_id:
@@ -263,6 +269,9 @@ class GroupCoordinator:
     # -- SyncGroup -------------------------------------------------------------------------
 
     async def sync(self, req: SyncRequest) -> SyncResult:
+        mixed = self._mixed(req.group_id)
+        if mixed is not None:
+            return await self.mixed.sync(mixed, req)
         group, error = self._member_check(req.group_id, req.member_id, req.group_instance_id, req.generation_id)
         if error is not None:
             return SyncResult(error)
@@ -321,14 +330,25 @@ class GroupCoordinator:
 
     # -- Heartbeat and LeaveGroup ------------------------------------------------------
 
+    def _mixed(self, group_id: str) -> Any:
+        """The consumer group of this id, when classic requests for it go to its classic members."""
+        group = self.groups.get(group_id)
+        return group if group_id and self.mixed is not None and not isinstance(group, (Group, type(None))) else None
+
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation_id: int) -> ErrorCode:
+        mixed = self._mixed(group_id)
+        if mixed is not None:
+            return self.mixed.heartbeat(mixed, member_id, instance_id, generation_id)
         group, error = self._member_check(group_id, member_id, instance_id, generation_id)
         if error is not None:
             return error
         group.members[member_id].extend_session(self.clock())
         return ErrorCode.REBALANCE_IN_PROGRESS if group.state == PREPARING else ErrorCode.NONE
 
-    def leave(self, group_id: str, leaving: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
+    async def leave(self, group_id: str, leaving: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
+        mixed = self._mixed(group_id)
+        if mixed is not None:
+            return await self.mixed.leave(mixed, leaving)
         group = self.groups.get(group_id)
         if not group_id:
             return ErrorCode.INVALID_GROUP_ID, []
@@ -352,6 +372,10 @@ class GroupCoordinator:
             return ErrorCode.UNKNOWN_MEMBER_ID
         self.remove_member(group, member, "the member left the group")
         return ErrorCode.NONE
+
+    def adopt_downgraded(self, group: Group) -> None:
+        """A consumer group just turned classic (``migration``): its members must rejoin."""
+        self._prepare_rebalance(group, "the consumer group was downgraded to a classic group as a member left")
 
     # -- timers ------------------------------------------------------------------------
 

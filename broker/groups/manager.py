@@ -30,6 +30,7 @@ from . import consumer_records as cr
 from . import offsets as o
 from . import records as r
 from . import txn_offsets as txn
+from .classic_members import ClassicMembers
 from .consumer_coordinator import ConsumerCoordinator
 from .consumer_group import ASSIGNING, CONSUMER, CONSUMER_STABLE, RECONCILING, ConsumerGroup
 from .consumer_requests import GroupError, Heartbeat, HeartbeatResult
@@ -37,7 +38,7 @@ from .coordinator import GroupCoordinator
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group
 from .replay import rebuild_groups
 from .results import GroupSummary, MemberSummary
-from .store import GroupStore
+from .store import GroupStore, group_value
 
 log = logging.getLogger("minibroker.groups")
 _STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
@@ -55,6 +56,8 @@ class GroupManager:
         self.groups = self.coordinator.groups
         self.consumer = ConsumerCoordinator(broker.config, self.groups, broker.topics, broker.clock,
                                             lambda group_id, key: _consumer_setting(broker, group_id, key))
+        self.coordinator.mixed = ClassicMembers(self.consumer, self.store_consumer_groups)
+        self.consumer.on_downgrade = self.coordinator.adopt_downgraded
 
     def load(self) -> None:
         self.groups.update(rebuild_groups(self.store.load(), self.clock()))
@@ -83,6 +86,9 @@ class GroupManager:
         and delete the classic record of an empty classic group that became one."""
         dirty, self.consumer.dirty = self.consumer.dirty, set()
         converted, self.consumer.converted = self.consumer.converted, set()
+        error = await self._store_downgraded()
+        if error is not None:
+            return error
         for group_id in sorted(converted | {g for g, _m in dirty}):
             group = self.groups.get(group_id)
             if not isinstance(group, ConsumerGroup):
@@ -104,6 +110,21 @@ class GroupManager:
                     group.stored.pop(k, None)
                 else:
                     group.stored[k] = wanted[k]
+        return None
+
+    async def _store_downgraded(self) -> ErrorCode | None:
+        """Consumer groups that went back to being classic groups: every record of the consumer group deleted,
+        then the classic group's record, as Kafka's ``convertToClassicGroup`` writes them."""
+        downgraded, self.consumer.downgraded = self.consumer.downgraded, {}
+        for group_id, old in downgraded.items():
+            group = self.groups.get(group_id)
+            rows = cr.group_tombstones(group_id, old.stored)
+            if isinstance(group, Group):
+                rows.append((r.group_key(group_id), r.group_value(group_value(group))))
+            error = await self.store.write(group_id, rows)
+            if error is not None:
+                log.error("could not store the downgrade of group %s: %s", group_id, error.name)
+                return error
         return None
 
     # -- offsets -------------------------------------------------------------------------

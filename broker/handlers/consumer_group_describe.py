@@ -22,7 +22,8 @@ invalid ids, then the rest in the order asked (Kafka orders the last by
 Without ``consumer`` in ``group.coordinator.rebalance.protocols`` the API is
 not advertised and answers UNSUPPORTED_VERSION for every group.
 
-Version notes: v1 adds ``member_type`` (1: a member of the consumer protocol).
+Version notes: v1 adds ``member_type`` (1: a member of the consumer protocol,
+0: a classic member, KIP-848's online migration).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from ..groups.consumer_requests import GroupError
 from .consumer_group_heartbeat import consumer_protocol_enabled
 
 API_KEY = 69
-CONSUMER_MEMBER = 1  # KIP-1099's member_type of a member of the consumer protocol
+CLASSIC_MEMBER, CONSUMER_MEMBER = 0, 1  # KIP-1099's member_type: a member of the classic, consumer protocol
 _HIDDEN_TOPICS = "The group has described topic(s) that the client is not authorized to describe."
 
 
@@ -69,7 +70,7 @@ def _described(ctx: RequestContext, group_cls, group_id: str) -> object:
     members = [member_cls(
         member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
         client_id=m.client_id, client_host=m.client_host, subscribed_topic_names=list(m.subscribed_topic_names),
-        subscribed_topic_regex=m.subscribed_topic_regex, member_type=CONSUMER_MEMBER,
+        subscribed_topic_regex=m.subscribed_topic_regex, member_type=CLASSIC_MEMBER if m.uses_classic else CONSUMER_MEMBER,
         assignment=_assignment(member_cls, m.assigned, names),
         target_assignment=_assignment(member_cls, group.target.get(m.member_id, {}), names),
     ) for m in group.members.values()]  # fmt: skip

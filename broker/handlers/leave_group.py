@@ -32,7 +32,7 @@ async def handle(ctx: RequestContext, request) -> object:
         leaving = [(request.member_id, None)]
     else:
         leaving = [(m.member_id, m.group_instance_id) for m in request.members]
-    error, errors = ctx.broker.groups.coordinator.leave(request.group_id, leaving)
+    error, errors = await ctx.broker.groups.coordinator.leave(request.group_id, leaving)
     if ctx.version < 3:
         return ctx.response(error_code=error if error != ErrorCode.NONE or not errors else errors[0])
     resp = ctx.response(error_code=error)
