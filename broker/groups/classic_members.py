@@ -41,7 +41,8 @@ import attrs
 from protocol import ErrorCode
 
 from . import consumer_protocol as cp
-from .consumer_coordinator import ConsumerCoordinator, new_member_id
+from .consumer_coordinator import ConsumerCoordinator
+from .consumer_requests import new_member_id
 from .consumer_group import CONSUMER, ConsumerGroup
 from .consumer_member import UNRELEASED, UNREVOKED, ClassicMetadata, ConsumerMember
 from .consumer_requests import GroupError

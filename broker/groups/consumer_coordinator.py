@@ -44,7 +44,6 @@ expires, and until then keep their partitions from everybody else.
 
 from __future__ import annotations
 
-import base64
 import logging
 import uuid
 from typing import Any, Callable
@@ -58,28 +57,13 @@ from . import consumer_records as cr
 from . import migration
 from .consumer_group import ConsumerGroup
 from .consumer_member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerMember, Target, is_subset, reconcile
-from .consumer_requests import GroupError, Heartbeat, HeartbeatResult, topic_pattern
+from .consumer_requests import GroupError, Heartbeat, HeartbeatResult, fenced_epoch, new_member_id, not_a_member, topic_pattern
 from .group import DEAD as CLASSIC_DEAD
 from .group import EMPTY as CLASSIC_EMPTY
 from .group import Group
 from .results import JoinResult, SyncResult
 
 log = logging.getLogger("minibroker.groups")
-
-
-def new_member_id() -> str:
-    """A member id as Kafka's ``Uuid.randomUuid().toString()`` writes one (22 url-safe base64 characters)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
-
-
-def _not_a_member(member_id: str, group_id: str) -> GroupError:
-    return GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
-
-
-def _fenced_epoch(received: int, known: int, relation: str) -> GroupError:
-    return GroupError(ErrorCode.FENCED_MEMBER_EPOCH, f"The consumer group member has a {relation} member epoch "
-                      f"({received}) than the one known by the group coordinator ({known}). The member must abandon "
-                      "all its partitions and rejoin.")  # fmt: skip
 
 
 class ConsumerCoordinator:
@@ -121,10 +105,10 @@ class ConsumerCoordinator:
 
     def _check_epoch(self, member: ConsumerMember, hb: Heartbeat) -> None:
         if hb.member_epoch > member.member_epoch:
-            raise _fenced_epoch(hb.member_epoch, member.member_epoch, "greater")
+            raise fenced_epoch(hb.member_epoch, member.member_epoch, "greater")
         if hb.member_epoch < member.member_epoch and (
                 hb.member_epoch != member.previous_member_epoch or not is_subset(hb.owned, member.assigned)):
-            raise _fenced_epoch(hb.member_epoch, member.member_epoch, "smaller")  # fmt: skip
+            raise fenced_epoch(hb.member_epoch, member.member_epoch, "smaller")  # fmt: skip
 
     def _member_for(self, group: ConsumerGroup, hb: Heartbeat, member_id: str) -> tuple[ConsumerMember, str | None]:
         """The member the heartbeat is from, and the id of a static member it replaces (if any)."""
@@ -133,7 +117,7 @@ class ConsumerCoordinator:
             member = group.members.get(member_id)
             if member is None:
                 if not joining:
-                    raise _not_a_member(member_id, group.group_id)
+                    raise not_a_member(member_id, group.group_id)
                 member = ConsumerMember(member_id)
             self._check_epoch(member, hb)
             return member, None
@@ -324,7 +308,7 @@ class ConsumerCoordinator:
         if hb.instance_id is None:
             member = group.members.get(hb.member_id)
             if member is None:
-                raise _not_a_member(hb.member_id, group.group_id)
+                raise not_a_member(hb.member_id, group.group_id)
             self.fence(group, member.member_id, "the member left the group")
             return HeartbeatResult(hb.member_id, hb.member_epoch)
         member = group.static_member(hb.instance_id)

@@ -4,7 +4,8 @@
 ``TopicPartitions``: None when not sent) with the client's id and address;
 ``HeartbeatResult`` the answer (``assignment`` None when not sent).
 ``GroupError`` is an error answer with Kafka's message, raised anywhere in
-the coordinator. ``validate`` is Kafka's ``throwIfConsumerGroupHeartbeatRequestIsInvalid``
+the coordinator (``not_a_member`` and ``fenced_epoch`` make the common ones;
+``new_member_id`` makes a member id as Kafka writes one). ``validate`` is Kafka's ``throwIfConsumerGroupHeartbeatRequestIsInvalid``
 (checked before the group is looked at), ``topic_pattern`` compiles a
 ``SubscribedTopicRegex``.
 
@@ -17,6 +18,7 @@ reason in our words.
 
 from __future__ import annotations
 
+import base64
 import re
 import uuid
 
@@ -103,3 +105,18 @@ def topic_pattern(regex: str) -> re.Pattern:
     except (JavaRegexError, re.error) as exc:
         raise GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION,
                          f"SubscribedTopicRegex `{regex}` is not a valid regular expression: {exc}.") from None
+
+
+def new_member_id() -> str:
+    """A member id as Kafka's ``Uuid.randomUuid().toString()`` writes one (22 url-safe base64 characters)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def not_a_member(member_id: str, group_id: str) -> GroupError:
+    return GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+
+
+def fenced_epoch(received: int, known: int, relation: str) -> GroupError:
+    return GroupError(ErrorCode.FENCED_MEMBER_EPOCH, f"The consumer group member has a {relation} member epoch "
+                      f"({received}) than the one known by the group coordinator ({known}). The member must abandon "
+                      "all its partitions and rejoin.")  # fmt: skip
