@@ -68,15 +68,22 @@ def _commit(member: Consumer, topic: str, seen: list) -> None:
         member.commit(offsets=[CKTopicPartition(topic, p, o + 1) for p, o in last.items()], asynchronous=False)
 
 
-def test_confluent_members_split_leave_and_resume_from_commits(broker_factory):
+def _split_pair(broker_factory, topic: str, group: str, prefix: str) -> tuple:
+    """A broker, and two members of ``group`` that have split the four partitions of a new ``topic`` 2 and 2;
+    with the records each has polled so far (none)."""
     broker = broker_factory(**FAST_HEARTBEATS)
-    topic, group = "kip848-ck", "kip848-ck-group"
     create_topic(broker.bootstrap, topic, 4)
-    members = [_member(broker.bootstrap, group, f"ck-{i}") for i in range(2)]
+    members = [_member(broker.bootstrap, group, f"{prefix}{i}") for i in range(2)]
     got: list[list] = [[], []]
     for m in members:
         m.subscribe([topic])
     _poll_until(members, got, lambda: [len(_parts(m)) for m in members] == [2, 2], 30, "two partitions each")
+    return broker, members, got
+
+
+def test_confluent_members_split_leave_and_resume_from_commits(broker_factory):
+    topic, group = "kip848-ck", "kip848-ck-group"
+    broker, members, got = _split_pair(broker_factory, topic, group, "ck-")
     placed = produce_keys(broker.bootstrap, topic, [(p, f"k{p}-{i}") for p in range(4) for i in range(5)])
     _poll_until(members, got, lambda: sum(map(len, got)) == 20, 30, "every record")
     assert _parts(members[0]) | _parts(members[1]) == {0, 1, 2, 3}
@@ -120,14 +127,8 @@ def _described(broker, group: str) -> tuple:
 
 
 def test_confluent_members_carry_on_across_a_broker_restart(broker_factory):
-    broker = broker_factory(**FAST_HEARTBEATS)
     topic, group = "kip848-restart", "kip848-restart-group"
-    create_topic(broker.bootstrap, topic, 4)
-    members = [_member(broker.bootstrap, group, f"ck-r{i}") for i in range(2)]
-    got: list[list] = [[], []]
-    for m in members:
-        m.subscribe([topic])
-    _poll_until(members, got, lambda: [len(_parts(m)) for m in members] == [2, 2], 30, "two partitions each")
+    broker, members, got = _split_pair(broker_factory, topic, group, "ck-r")
     produce_keys(broker.bootstrap, topic, [(p, f"before{p}-{i}") for p in range(4) for i in range(3)])
     _poll_until(members, got, lambda: sum(map(len, got)) == 12, 30, "every record before the restart")
     for m, seen in zip(members, got):
