@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 import warnings
 
 import pytest
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import KafkaError, Producer
 
+from .clients import ck_consume
 from .harness import ROOT, BrokerProcess
 
 with warnings.catch_warnings():
@@ -86,25 +86,14 @@ def _add_bob(broker) -> None:
         admin.close()
 
 
-def _consume(conf: dict, topic: str, count: int) -> list:
-    consumer = Consumer({**conf, "group.id": "g", "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, 0, 0)])
-    got, deadline = [], time.time() + 30
-    while len(got) < count and time.time() < deadline:
-        m = consumer.poll(0.5)
-        if m is not None and m.error() is None:
-            got.append(m.value())
-    consumer.close()
-    return got
-
-
 def test_plain_users_of_the_file_and_scram_users_of_the_admin_api_log_in(jaas_broker):
     _add_bob(jaas_broker)
     producer = KafkaProducer(**_kafka_python(jaas_broker, "PLAIN", "alice", "alice-secret"))
     assert [producer.send("jaas", b"v%d" % i).get(30).offset for i in range(3)] == [0, 1, 2]
     producer.close(5)
     scram = _confluent(jaas_broker, "SCRAM-SHA-256", "bob", "bob-secret")
-    assert _consume(scram, "jaas", 3) == [b"v0", b"v1", b"v2"]
+    conf = {k: v for k, v in scram.items() if k != "bootstrap.servers"}
+    assert [m.value() for m in ck_consume(scram["bootstrap.servers"], "jaas", 3, **conf)] == [b"v0", b"v1", b"v2"]
     confluent_producer = Producer(scram)
     confluent_producer.produce("jaas", b"from bob")
     assert confluent_producer.flush(30) == 0
