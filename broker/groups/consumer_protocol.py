@@ -95,14 +95,18 @@ def encode_assignment(partitions: TopicPartitions, version: int) -> bytes:
     """An assignment without user data, topics in the order given."""
     out: list = []
     w_int16(out, min(version, ASSIGNMENT_MAX_VERSION))
+    _w_topic_partitions(out, partitions)
+    w_bytes(out, None, False)
+    return b"".join(out)
+
+
+def _w_topic_partitions(out: list, partitions: TopicPartitions) -> None:
     w_int32(out, len(partitions))
     for topic, parts in partitions:
         w_string(out, topic, False)
         w_int32(out, len(parts))
         for p in parts:
             w_int32(out, p)
-    w_bytes(out, None, False)
-    return b"".join(out)
 
 
 def encode_subscription(topics: list[str], owned: TopicPartitions = (), version: int = 1) -> bytes:
@@ -114,12 +118,7 @@ def encode_subscription(topics: list[str], owned: TopicPartitions = (), version:
         w_string(out, topic, False)
     w_bytes(out, None, False)
     if version >= 1:
-        w_int32(out, len(owned))
-        for topic, parts in owned:
-            w_string(out, topic, False)
-            w_int32(out, len(parts))
-            for p in parts:
-                w_int32(out, p)
+        _w_topic_partitions(out, owned)
     if version >= 2:
         w_int32(out, -1)
     if version >= 3:
