@@ -25,8 +25,9 @@ from __future__ import annotations
 from typing import Any
 
 from protocol import ErrorCode
-from protocol.primitives import INT64_MAX, Reader
+from protocol.primitives import INT64_MAX
 
+from . import consumer_protocol as cp
 from . import records as r
 from . import txn_offsets as txn
 from .group import COMPLETING, DEAD, EMPTY, Group
@@ -110,14 +111,11 @@ def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
 
 
 def subscribed_topics(group: Group) -> set[str]:
-    """Topics the members subscribe to, from the consumer protocol's subscription (version, [topic], ...)."""
+    """Topics the members subscribe to, from the consumer protocol's subscription (``consumer_protocol``)."""
     topics: set[str] = set()
     for member in group.members.values():
-        data = member.metadata(group.protocol_name or "")
         try:
-            reader = Reader(data)
-            reader.int16()
-            topics.update(reader.string(False, False) for _ in range(max(reader.int32(), 0)))
-        except Exception:  # not the consumer protocol's layout: nothing known to be subscribed
+            topics.update(cp.parse_subscription(member.metadata(group.protocol_name or "")).topics)
+        except cp.SchemaError:  # not the consumer protocol's layout: nothing known to be subscribed
             continue
     return topics
