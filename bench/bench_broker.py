@@ -16,7 +16,10 @@ times on each, alternating which broker goes first, each time on a fresh
 topic; the median is printed. Before each run both brokers are let go quiet:
 noida-db acknowledges produce before doing much of its work and keeps a core
 busy for seconds afterwards, which otherwise lands on the next run. (Run back
-to back, single runs moved by 10-30%.) The CPU each broker used for a row's
+to back, single runs moved by 10-30%.) During a run the other broker is
+stopped (SIGSTOP, then SIGCONT once the run's broker is quiet again): noida-db
+also starts work on its own later, after it has gone quiet (0.23 s of CPU
+was seen inside one of our 0.13 s runs, which then took 0.19 s). The CPU each broker used for a row's
 produce and consume, its deferred work included, is printed too.
 ``--sustained`` adds rows long enough (1 M x 100 B, 300 k x 1 KiB) that the
 deferred work falls inside the run. Prints records/s and
@@ -44,6 +47,13 @@ page reporting, in 2 MiB blocks and without delay: ``page_reporting_order``
 memory freed by an earlier run, or by the peer, does not stay warm for the
 next page-cache write.)
 
+A second table shows where each produce row's time went: the CPU the client (this process: the Python
+loop and librdkafka's threads) and each broker used inside the timed window, and the cores the two kept
+busy together: 2 on a 2-core machine would mean the run was bound by the CPU they share, so that what
+a broker does before it acknowledges (ours: check the batch and write it to the segment file, as Kafka
+does; noida-db: keep it in memory) came straight out of the client's throughput; below that, part of
+the time one side waited for the other.
+
 Each producer learns the topic's metadata (``list_topics``) before its clock
 starts. Without that, a producer used within ~50 ms of its creation waits out
 librdkafka's sparse-connection back-off before it looks up a topic it has not
@@ -63,17 +73,37 @@ import tempfile
 import time
 from pathlib import Path
 
+import attrs
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition  # noqa: E402
 from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 
-from bench.peers import cpu_seconds, group_pids, settle, start_noida, stop_group  # noqa: E402
+from bench.peers import (  # noqa: E402
+    cpu_seconds, cpu_seconds_exact, group_pids, paused, settle, start_noida, stop_group,
+)
 from tests.e2e.harness import BrokerProcess  # noqa: E402
+
+
+@attrs.frozen
+class Window:
+    """A timed produce: its seconds, and the CPU seconds this process (the client: the Python loop and
+    librdkafka's threads) and the broker used inside it (deferred work not included)."""
+
+    seconds: float
+    client_cpu: float
+    broker_cpu: float
 
 
 def produce(bootstrap: str, topic: str, n: int, size: int, acks: str, extra: dict | None = None,
             value: bytes | None = None, per_record: bool = False) -> float:  # fmt: skip
+    """Seconds of ``produce_window`` (no broker CPU)."""
+    return produce_window(bootstrap, topic, n, size, acks, extra, value, per_record).seconds
+
+
+def produce_window(bootstrap: str, topic: str, n: int, size: int, acks: str, extra: dict | None = None,
+                   value: bytes | None = None, per_record: bool = False, broker: list[int] = ()) -> Window:  # fmt: skip
     """Create ``topic`` and produce ``n`` records of ``value`` (``size`` random bytes by default).
 
     By default the records go in with ``produce_batch`` (one call per 10,000, built before the clock starts),
@@ -86,13 +116,14 @@ def produce(bootstrap: str, topic: str, n: int, size: int, acks: str, extra: dic
     value = os.urandom(size) if value is None else value
     chunks = [] if per_record else _chunks(n, value)
     producer.list_topics(topic, 30)  # metadata and leader known before the clock starts (module doc)
-    started = time.perf_counter()
+    client, server, started = time.process_time(), cpu_seconds_exact(list(broker)), time.perf_counter()
     if per_record:
         _produce_each(producer, topic, n, value)
     for chunk in chunks:
         _produce_batch(producer, topic, chunk)
     producer.flush(120)
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    return Window(elapsed, time.process_time() - client, cpu_seconds_exact(list(broker)) - server)
 
 
 def _produce_each(producer: Producer, topic: str, n: int, value: bytes) -> None:
@@ -149,13 +180,17 @@ def consume(bootstrap: str, topic: str, n: int, extra: dict | None = None) -> fl
     return elapsed if got >= n else float("inf")
 
 
-def run_case(bootstrap: str, label: str, case: tuple, trial: int) -> dict[str, float]:
-    """Seconds per op on fresh topics: ``produce()`` per record, ``produce_batch``, then consume the first."""
+def run_case(bootstrap: str, label: str, case: tuple, trial: int, pids: list[int]) -> dict[str, float]:
+    """Seconds per op on fresh topics: ``produce()`` per record, ``produce_batch``, then consume the first;
+    and for both produce ops the client's and the broker's CPU seconds inside the timed window."""
     size, n, acks = case
     topic = f"bench-{label}-{size}-{n}-{acks}-{trial}"
-    return {"produce": produce(bootstrap, topic, n, size, acks, per_record=True),
-            "batch": produce(bootstrap, topic + "-b", n, size, acks),
-            "consume": consume(bootstrap, topic, n)}  # fmt: skip
+    each = produce_window(bootstrap, topic, n, size, acks, per_record=True, broker=pids)
+    batch = produce_window(bootstrap, topic + "-b", n, size, acks, broker=pids)
+    out = {"consume": consume(bootstrap, topic, n)}
+    for op, window in (("produce", each), ("batch", batch)):
+        out |= {op: window.seconds, f"{op} client cpu": window.client_cpu, f"{op} broker cpu": window.broker_cpu}
+    return out
 
 
 def write_limit(directory: Path, nbytes: int) -> float:
@@ -174,9 +209,10 @@ def write_limit(directory: Path, nbytes: int) -> float:
 def run_all(brokers: dict[str, tuple[str, list[int]]], cases: list, trials: int, scratch: Path) -> dict:
     """Every case ``trials`` times on each broker, alternating which goes first, and the raw write limit.
 
-    Before each run every broker is let go quiet (``settle``); a run's CPU is what its broker used from the
-    start until it was quiet again, deferred work included. Returns the samples in trial order: seconds per
-    (broker, case, op), CPU seconds per (broker, case, "cpu"), seconds per ("raw", case, "batch").
+    Before each run every broker is let go quiet (``settle``), then the others are paused (``paused``)
+    until the run's broker is quiet again; a run's CPU is what its broker used from the start until then,
+    deferred work included. Returns the samples in trial order: seconds per (broker, case, op), CPU seconds
+    per (broker, case, "cpu"), seconds per ("raw", case, "batch").
     """
     samples: dict = {}
     everyone = [pid for _, pids in brokers.values() for pid in pids]
@@ -185,13 +221,16 @@ def run_all(brokers: dict[str, tuple[str, list[int]]], cases: list, trials: int,
             for label in list(brokers) if trial % 2 == 0 else list(reversed(brokers)):
                 bootstrap, pids = brokers[label]
                 settle(everyone)
-                cpu = cpu_seconds(pids)
-                times = run_case(bootstrap, label, case, trial)
-                settle(pids)
-                for op, value in (*times.items(), ("cpu", cpu_seconds(pids) - cpu)):
+                with paused([pid for pid in everyone if pid not in pids]):
+                    cpu = cpu_seconds(pids)
+                    times = run_case(bootstrap, label, case, trial, pids)
+                    settle(pids)
+                    times["cpu"] = cpu_seconds(pids) - cpu
+                for op, value in times.items():
                     samples.setdefault((label, case, op), []).append(value)
             settle(everyone)
-            samples.setdefault(("raw", case, "batch"), []).append(write_limit(scratch, case[0] * case[1]))
+            with paused(everyone):
+                samples.setdefault(("raw", case, "batch"), []).append(write_limit(scratch, case[0] * case[1]))
     return samples
 
 
@@ -245,6 +284,24 @@ def _report(samples: dict, cases: list, trials: int) -> None:
     for case in cases:
         for op in ("produce", "batch", "consume"):
             print(_row(samples, med, case, op))
+    _report_cpu(samples, cases)
+
+
+def _report_cpu(samples: dict, cases: list) -> None:
+    """Where each produce row's time went: the CPU the client and the broker used inside the timed window
+    (medians), and the cores they kept busy together (module docstring)."""
+    print("CPU inside the timed produce window (median seconds; busy = (client + broker) / wall, median of runs)")
+    print(f"{'size':>6}{'records':>10} {'acks':>4} {'op':<8}" + "".join(
+        f"{f'{who} client':>13}{f'{who} broker':>13}{f'{who} busy':>11}" for who in ("ours", "peer")))  # fmt: skip
+    for case in cases:
+        for op in ("produce", "batch"):
+            line = f"{case[0]:>6}{case[1]:>10,} {case[2]:>4} {op:<8}"
+            for who in ("ours", "peer"):
+                client, broker = samples[(who, case, f"{op} client cpu")], samples[(who, case, f"{op} broker cpu")]
+                busy = [(c + b) / t for c, b, t in zip(client, broker, samples[(who, case, op)])]
+                line += f"{statistics.median(client):>13.3f}{statistics.median(broker):>13.3f}"
+                line += f"{statistics.median(busy):>11.2f}"
+            print(line)
 
 
 def _row(samples: dict, med: dict, case: tuple, op: str) -> str:

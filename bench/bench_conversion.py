@@ -24,6 +24,12 @@ set has one entry per record against one per 100 records in v2, so it would
 bill the format to the broker (a C client parses both per record anyway).
 With ``--parse-views`` it builds a batch view per entry instead.
 
+Each row also shows the ratio of the median rounds (the best native round is often a lucky one, as
+fast as the machine gets, which the converted read, longer and busier, rarely matches), and for
+consume rows the cores the broker and the client kept busy together (their CPU time over the wire
+time; the client's walk left out). Near 2 on a 2-core machine, the read is bound by the CPU they
+share, not by waiting.
+
 A raw limit closes the table: a Fetch v3 answer from an lz4 topic is an lz4
 wrapper per batch, so the broker must LZ4-compress every converted byte once
 (the native read sends stored bytes). The line times only that, on one core,
@@ -38,6 +44,7 @@ import ctypes
 import os
 import random
 import socket
+import statistics
 import struct
 import sys
 import tempfile
@@ -51,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request, message_class  # noqa: E402
 from protocol.records import Codec, RecordBatchBuilder, iter_batches  # noqa: E402
+from bench.peers import cpu_seconds_exact  # noqa: E402
 from bench.timing import best_time  # noqa: E402
 from tests.e2e.harness import BrokerProcess  # noqa: E402
 
@@ -173,24 +181,20 @@ def _create(client: Client, name: str, codec: str) -> None:
 
 
 def _cpu_of(pid: int) -> Callable[[], float]:
-    """A reader of the CPU seconds (user + system, every thread) process ``pid`` has used so far."""
-    tick = os.sysconf("SC_CLK_TCK")
-
-    def read() -> float:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / tick
-
-    return read
+    """A reader of the CPU seconds (every thread, to the nanosecond) process ``pid`` has used so far."""
+    return lambda: cpu_seconds_exact([pid])
 
 
-def _timed(cpu: Callable[[], float], fn: Callable[[], T]) -> tuple[T, float]:
-    before = cpu()
+def _timed(cpu: Callable[[], float], fn: Callable[[], T]) -> tuple[T, float, float]:
+    """``fn()``'s result, the broker's CPU seconds and this process's (the client's) while it ran."""
+    before, client = cpu(), time.process_time()
     result = fn()
-    return result, cpu() - before
+    return result, cpu() - before, time.process_time() - client
 
 
 def _rows(client: Client, cpu: Callable[[], float]) -> list[tuple]:
-    """``(path, version, seconds, client walk seconds or None, broker CPU s per round)`` per row."""
+    """``(path, version, best seconds, client walk seconds or None, broker CPU s per round, median seconds,
+    busy cores or None)`` per row."""
     rows = []
     total = PER_BATCH * BATCHES
     for codec in (Codec.NONE, Codec.LZ4):
@@ -199,19 +203,23 @@ def _rows(client: Client, cpu: Callable[[], float]) -> list[tuple]:
             topic = f"bench-{name}-{version}"
             _create(client, topic, "producer")
             runs = [_timed(cpu, lambda: produce(client, topic, version, magic, codec)) for _ in range(REPEATS)]
-            rows.append((f"produce {name}", label, min(r[0] for r in runs), None, sum(r[1] for r in runs) / REPEATS))
+            rows.append((f"produce {name}", label, min(r[0] for r in runs), None, sum(r[1] for r in runs) / REPEATS,
+                         statistics.median(r[0] for r in runs), None))  # fmt: skip
         rows += _consume_rows(client, cpu, f"bench-{name}-9", name, total)
     return rows
 
 
 def _consume_rows(client: Client, cpu: Callable[[], float], topic: str, name: str, total: int) -> list[tuple]:
     """Native and converted reads of ``topic`` in alternate rounds, so a slower spell of the machine
-    (a shared VM's speed drifts by 2x) falls on both; best round of each, mean broker CPU."""
+    (a shared VM's speed drifts by 2x) falls on both; best and median round of each, mean broker CPU, and
+    the cores broker and client kept busy (median; the client's walk, which is not timed, left out)."""
     rounds = [tuple(_timed(cpu, lambda v=v: consume(client, topic, v, total)) for v in (11, 3)) for _ in range(REPEATS)]
     out = []
     for i, label in enumerate(("v11", "v3 (down-convert)")):
         wire, walk = min((r[i][0] for r in rounds), key=lambda t: t[0])
-        out.append((f"consume {name}", label, wire, walk, sum(r[i][1] for r in rounds) / REPEATS))
+        busy = statistics.median((r[i][1] + r[i][2] - r[i][0][1]) / r[i][0][0] for r in rounds)
+        out.append((f"consume {name}", label, wire, walk, sum(r[i][1] for r in rounds) / REPEATS,
+                    statistics.median(r[i][0][0] for r in rounds), busy))  # fmt: skip
     return out
 
 
@@ -226,20 +234,24 @@ def main() -> None:
             raw = lz4_raw_seconds(converted_messages(client, "bench-uncompressed-9", total))
         finally:
             broker.kill()
-    print(f"{'path':<22}{'version':<20}{'records/s':>12}{'MB/s':>9}{'ratio':>8}{'client walk ms':>16}"
-          f"{'broker CPU ms':>15}")  # fmt: skip
-    for i, (path, label, seconds, walk, cpu_s) in enumerate(rows):
+    print(f"{'path':<22}{'version':<20}{'records/s':>12}{'MB/s':>9}{'ratio':>8}{'median ratio':>14}"
+          f"{'client walk ms':>16}{'broker CPU ms':>15}{'busy cores':>12}")  # fmt: skip
+    for i, (path, label, seconds, walk, cpu_s, median, busy) in enumerate(rows):
         ratio = "" if i % 2 == 0 else f"{rows[i - 1][2] / seconds:.2f}"
+        median_ratio = "" if i % 2 == 0 else f"{rows[i - 1][5] / median:.2f}"
         shown = "" if walk is None else f"{walk * 1000:.1f}"
-        print(f"{path:<22}{label:<20}{total / seconds:>12,.0f}{mb / seconds:>9.1f}{ratio:>8}{shown:>16}"
-              f"{cpu_s * 1000:>15.1f}")  # fmt: skip
+        cores = "" if busy is None else f"{busy:.2f}"
+        print(f"{path:<22}{label:<20}{total / seconds:>12,.0f}{mb / seconds:>9.1f}{ratio:>8}{median_ratio:>14}"
+              f"{shown:>16}{cpu_s * 1000:>15.1f}{cores:>12}")  # fmt: skip
     lz4_converted = next(r[2] for r in rows if r[0] == "consume lz4" and r[1].startswith("v3"))
     print(f"{'raw limit: LZ4-compress the converted messages once, one core':<62}{total / raw:>12,.0f}"
           f"{'':>9}{raw / lz4_converted:>8.2f}")  # fmt: skip
     print(f"best of {REPEATS} rounds; ratio = converted / native throughput (goal >= 0.5);")
     print("consume rows time the wire (request to whole response); the client's walk is not counted;")
-    print(f"broker CPU ms: user + system time of the broker process per round of {total:,} records (mean)")
+    print(f"broker CPU ms: CPU time of the broker process (all threads) per round of {total:,} records (mean)")
     print("raw limit ratio = the lz4 v3 row / the raw limit (the part of the limit the whole converted read reaches)")
+    print("median ratio = the same from the median rounds; busy cores = (broker CPU + client CPU) / wire time of")
+    print("a consume round (median; the client's walk left out): near 2 on a 2-core machine, the read is CPU-bound")
 
 
 if __name__ == "__main__":

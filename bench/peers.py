@@ -15,11 +15,13 @@ measurement.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from tests.e2e.harness import free_port
@@ -73,6 +75,42 @@ def cpu_seconds(pids: list[int]) -> float:
     """User plus system CPU time used so far by ``pids`` (all their threads)."""
     ticks = sum(int(f[11]) + int(f[12]) for f in map(_stat, pids) if f)
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds_exact(pids: list[int]) -> float:
+    """CPU time of the live threads of ``pids`` to the nanosecond (``schedstat``), for windows too short for
+    ``cpu_seconds``' clock ticks; a thread that ends inside the window takes its time with it."""
+    total = 0
+    for pid in pids:
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                total += int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
+            except (OSError, IndexError, ValueError):
+                continue
+    return total / 1e9
+
+
+@contextlib.contextmanager
+def paused(pids: list[int]) -> Iterator[None]:
+    """``pids`` stopped (SIGSTOP) for the block and continued (SIGCONT) after it, so work a broker has put
+    off (timers, deferred writes) does not run on another broker's clock."""
+    _signal(pids, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        _signal(pids, signal.SIGCONT)
+
+
+def _signal(pids: list[int], sig: int) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
 
 
 def settle(pids: list[int], window: float = 0.5, quiet: float = 0.03, timeout: float = 60.0) -> None:
