@@ -117,6 +117,7 @@ class Authorizer:
         self._prefixed: dict[tuple[ResourceType, str], list[AclBinding]] = {}
         self._cache: dict[tuple, str] = {}  # the deciding rule of each action asked about
         self.metrics = AuthorizerMetrics(clock)
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
 
     @classmethod
     def load(cls, log_dir: str | Path | None, super_users: str, allow_if_no_acl: bool,
@@ -150,6 +151,7 @@ class Authorizer:
         if self.path is not None:
             text = json.dumps({"version": 1, "acls": [acl.to_json() for acl in self.acls]}, indent=1)
             atomic_write(self.path, text + "\n")
+            self.on_metadata_change()
 
     def create(self, acls: list[AclBinding]) -> None:
         """Add bindings (one already there is left as it is) and keep the new set."""

@@ -106,10 +106,10 @@ BROKER_KEYS: tuple[Key, ...] = (
         "a connection with no request for this long is closed"),  # fmt: skip
     Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", int, 100,
         _non_negative, "how long a connection whose SASL login failed stays open after the answer"),  # fmt: skip
-    Key("controller.listener.names", "controller_listener_names", str, "", None, "listeners not bound (no KRaft)"),
+    Key("controller.listener.names", "controller_listener_names", str, "", None, "not bound; in DescribeQuorum"),
     Key("inter.broker.listener.name", "inter_broker_listener_name", str, "", None, "accepted; must name a listener"),
     Key("process.roles", "process_roles", _roles, "broker", None, "accepted: broker, or broker,controller"),
-    Key("controller.quorum.voters", "controller_quorum_voters", str, "", None, "accepted; single node"),
+    Key("controller.quorum.voters", "controller_quorum_voters", str, "", None, "this node's entry: DescribeQuorum"),
     Key("controller.quorum.bootstrap.servers", "controller_quorum_bootstrap_servers", str, "", None, "accepted"),
     Key("num.network.threads", "num_network_threads", int, 3, _positive, "accepted; one event loop serves all"),
     Key("num.io.threads", "num_io_threads", int, 8, _positive, "accepted; one event loop serves all"),

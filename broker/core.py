@@ -28,6 +28,10 @@ One ``Broker`` per server. Handlers reach everything through it:
 * ``authorizer`` (``Authorizer``, or None without ``authorizer.class.name``)
   decides what each principal may do, from the ACLs kept in the first log dir;
   its metrics (decision rates, ACL count) are on the metrics endpoint.
+* ``quorum`` (``MetadataQuorum``) is the KRaft quorum a one-node Kafka would
+  be (DescribeQuorum): its leader epoch grows at each start, its end offset
+  with each metadata change, which every store of metadata reports through
+  its ``on_metadata_change`` hook.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -51,6 +55,7 @@ from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
 from .log_dir_moves import LogDirMoves
 from .log_validator import ValidatedRecords
+from .metadata_quorum import MetadataQuorum
 from .metrics import BrokerMetrics
 from .quotas import ClientQuotas
 from .request_time import TaskTime
@@ -78,6 +83,7 @@ class Broker:
         self.advertised_by_listener: dict[str, tuple[str, int]] = {}
         self.tls_contexts: dict[str, Any] = {}  # a listener's TLS context since a keystore reload
         self.cluster_id = topics.cluster_id
+        self.quorum = MetadataQuorum.start(config.log_dir_list()[0])
         self._append_lot = trio.lowlevel.ParkingLot()
         self._metrics_server: Any = None
         self._durable = topics.durable
@@ -102,6 +108,15 @@ class Broker:
             config.log_dir_list()[0], config.super_users, config.allow_everyone_if_no_acl_found, clock)
         if self.authorizer is not None:
             self.metrics.add_state_collector(self.authorizer.metric_samples)
+        self._count_metadata_changes()
+
+    def _count_metadata_changes(self) -> None:
+        """Point every store of metadata at the quorum's end offset."""
+        stores = (self.topics.manager, self.scram, self.dynamic_config, self.group_configs, self.quotas,
+                  self.authorizer)  # fmt: skip
+        for store in stores:
+            if store is not None:
+                store.on_metadata_change = self.quorum.append
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

@@ -176,6 +176,7 @@ class DynamicBrokerConfig:
         self.static_values = {k.name: getattr(config, k.attr) for k in BROKER_KEYS if k.name in BROKER_DYNAMIC}
         self.static_listeners = dict(config.listener_overrides)
         self._lock = trio.Lock()
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
 
     @classmethod
     def load(cls, broker: Any) -> "DynamicBrokerConfig":
@@ -293,6 +294,7 @@ class DynamicBrokerConfig:
         data = {(k or _FILE_DEFAULT): v for k, v in sorted(stored.items()) if v}
         atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n", private=True)  # passwords
         self.stored = stored
+        self.on_metadata_change()
 
     # -- describing ----------------------------------------------------------------------
 

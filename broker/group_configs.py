@@ -53,7 +53,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
@@ -180,6 +180,7 @@ class GroupConfigs:
 
     def __init__(self, path: Path, config: Any, groups: dict[str, dict[str, str]]) -> None:
         self.path, self.config, self.groups = path, config, groups
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
 
     @classmethod
     def load(cls, config: Any) -> "GroupConfigs":
@@ -232,4 +233,5 @@ class GroupConfigs:
             log.error("could not store the group configs in %s: %s", self.path, exc)
             raise NotStored(f"could not store the group configs: {exc}") from None
         self.groups = groups
+        self.on_metadata_change()
         log.info("configs of group %r are now: %s", group, props)

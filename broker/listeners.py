@@ -19,7 +19,12 @@ and SASL_SSL (SASL/PLAIN and SCRAM, ``sasl_config.py``, over TLS for the
 latter). A listener's settings are checked here, so a bad one stops the start;
 a listener mapped to another protocol name is refused.
 Listeners named in ``controller.listener.names`` (a KRaft combined-mode file)
-are not bound: there is no controller quorum to serve.
+are not bound: there is no controller quorum to serve. DescribeQuorum v2
+reports them all the same, as this node's endpoints as a voter
+(``controller_endpoints``): Kafka's static quorum (``controller.quorum.voters``)
+gives its voters the address of their entry there under the first controller
+listener name; without an entry for this node, the controller listeners of
+``listeners`` are taken, advertised as the broker's listeners are.
 """
 
 from __future__ import annotations
@@ -122,6 +127,22 @@ def _with_settings(config, listener: Listener) -> Listener:
     sasl = sasl_settings(config, listener.name) if listener.protocol.startswith("SASL_") else None
     tls = ssl_context(config, listener.name) if listener.protocol.endswith("SSL") else None
     return attrs.evolve(listener, sasl=sasl, tls=tls)
+
+
+def controller_endpoints(config) -> list[tuple[str, str, int]]:
+    """``(listener name, host, port)`` of this node as a controller; none without ``controller.listener.names``."""
+    names = [n.strip().upper() for n in config.controller_listener_names.split(",") if n.strip()]
+    if not names:
+        return []
+    for entry in filter(None, (part.strip() for part in config.controller_quorum_voters.split(","))):
+        node, _, address = entry.partition("@")
+        host, colon, port = address.rpartition(":")
+        if node.strip() == str(config.node_id) and colon and port.isdigit():
+            return [(names[0], host.strip("[]"), int(port))]
+    protocols = parse_protocol_map(config.listener_security_protocol_map)
+    controllers = [(lst.name, lst.host, lst.port) for lst in parse_listeners(config.listeners, "listeners", protocols)
+                   if lst.name in names]  # fmt: skip
+    return [(name, *endpoint) for name, endpoint in advertised_endpoints(config, controllers).items()]
 
 
 def advertised_endpoints(config, bound: list[tuple[str, str, int]]) -> dict[str, tuple[str, int]]:

@@ -62,7 +62,7 @@ import logging
 import math
 import socket
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from storage import StorageError
 from storage.topic_store import atomic_write
@@ -211,6 +211,7 @@ class ClientQuotas:
         self.buckets: dict[tuple[str, str, str], Any] = {}  # controller_mutation_rate's token buckets
         self.throttles: dict[tuple[str, str, str], Samples] = {}  # -> throttle times recorded
         self.pruned_ms = 0.0  # when idle measures were last dropped
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
 
     @classmethod
     def load(cls, log_dir: str, samples: int = 11, window_s: int = 1) -> "ClientQuotas":
@@ -241,6 +242,7 @@ class ClientQuotas:
         atomic_write(self.path, json.dumps(data, indent=1) + "\n")
         self.quotas = quotas
         self.keys = {key for values in quotas.values() for key in values}
+        self.on_metadata_change()
 
     # -- enforcement ---------------------------------------------------------------------
 

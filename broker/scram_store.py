@@ -26,6 +26,7 @@ import json
 import logging
 import secrets
 from pathlib import Path
+from typing import Callable
 
 import attrs
 
@@ -47,6 +48,7 @@ class CredentialFileError(ValueError):
 class ScramStore:
     path: Path | None  # None: kept in memory only
     credentials: dict[tuple[str, str], ScramCredential] = attrs.Factory(dict)  # (user, mechanism name)
+    on_metadata_change: Callable[[], None] = attrs.field(default=lambda: None, eq=False, repr=False)  # after a save
 
     @classmethod
     def load(cls, log_dir: str | Path) -> "ScramStore":
@@ -85,6 +87,7 @@ class ScramStore:
             raw.setdefault(user, {})[name] = {**fields, "iterations": cred.iterations}
         if self.path is not None:
             atomic_write(self.path, json.dumps({"version": 1, "credentials": raw}, indent=1, sort_keys=True))
+            self.on_metadata_change()
 
 
 @attrs.frozen

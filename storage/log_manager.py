@@ -11,7 +11,9 @@ after a clean stop. Topic metadata that Kafka keeps in its controller
 (partition count, per-topic config overrides, topic id) is kept in
 ``__topics.json`` in the first log dir, written atomically (a damaged one
 stops the start with a ``StorageError``: configs such as ``cleanup.policy``
-must never silently fall back to defaults), ``meta.properties`` holds the
+must never silently fall back to defaults; each rewrite calls the
+``on_metadata_change`` hook, which the broker points at its metadata
+quorum's end offset), ``meta.properties`` holds the
 cluster id and ``producer-id-block`` the next block of producer ids (all in
 ``topic_store.py``).
 
@@ -78,6 +80,7 @@ class LogManager:
         self.interrupted_moves: list[tuple[tuple[str, int], Path]] = []  # moves a crash or stop cut short
         self.cluster_id = ""
         self._producer_ids = ProducerIds(dirs)
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each rewrite of __topics.json
 
     @classmethod
     def open(cls, log_dirs: list, broker_props: dict[str, str], clock: Callable[[], int]) -> "LogManager":
@@ -96,6 +99,7 @@ class LogManager:
 
     def _save_topics(self) -> None:
         save_topics(self.dirs[0], {**self._topics, **self._pending})
+        self.on_metadata_change()
 
     def _open_logs(self) -> None:
         self.interrupted_moves = finish_interrupted_moves(self.dirs)  # the broker begins them again

@@ -1,6 +1,7 @@
 """A sweep over the Java Admin client (kafka-clients 4.3.0): every call answered as Kafka 4.x answers it.
 
-``tests/e2e/java/AdminSweep.java`` runs once against a fresh broker and prints one line per Admin call
+``tests/e2e/java/AdminSweep.java`` runs once against a fresh broker (with the controller settings of a
+KRaft combined-mode ``server.properties``, ``KRAFT_COMBINED``) and prints one line per Admin call
 (``#call``, name, ``OK`` or the exception class, a short summary or the message). ``EXPECTED`` holds
 what a single-node KRaft Kafka 4.x broker without an authorizer answers to each: the outcome and the
 exact summary (``None``: not checked), or for an exception a piece of its message. Each call is its
@@ -120,7 +121,9 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "listPartitionReassignments": ("OK", "{}"),
     "alterPartitionReassignments.sameReplica": ("OK", "null"),
     "alterPartitionReassignments.cancelNone": ("NoReassignmentInProgressException", ""),
-    "describeMetadataQuorum": ("OK", "leader=true voters=1"),
+    "describeMetadataQuorum": (
+        "OK", "leader=true voters=1 voterIsLeader=true observers=0 epoch>=1=true voterAtHighWatermark=true "
+              "caughtUpNow=true nodes=[1=[CONTROLLER://localhost:29093]]"),
     "describeDelegationToken": ("UnsupportedByAuthenticationException", "not allowed on PLAINTEXT"),
     "createDelegationToken": ("UnsupportedByAuthenticationException", "not allowed on PLAINTEXT"),
     "renewDelegationToken": ("UnsupportedByAuthenticationException", "not allowed on PLAINTEXT"),
@@ -137,10 +140,14 @@ EXPECTED: dict[str, tuple[str, str | None]] = {
     "listTopics.afterDelete": ("OK", ""),
 }  # fmt: skip
 
-_NO_API = "the broker does not serve the API ({}), Kafka 4.x does"
-DIFFERS: dict[str, str] = {
-    "describeMetadataQuorum": _NO_API.format("DescribeQuorum, key 55"),
-}
+DIFFERS: dict[str, str] = {}
+
+# The controller settings of a combined-mode server.properties (the CONTROLLER listener is not bound here).
+KRAFT_COMBINED = {
+    "process.roles": "broker,controller", "controller.quorum.voters": "1@localhost:29093",
+    "controller.listener.names": "CONTROLLER", "listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:29093",
+    "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+}  # fmt: skip
 
 EITHER: dict[str, set[str]] = {
     "describeShareGroups": {UNSUPPORTED, "GroupIdNotFoundException"},
@@ -153,7 +160,7 @@ EITHER: dict[str, set[str]] = {
 def sweep(tmp_path_factory) -> dict[str, tuple[str, str]]:
     """Run AdminSweep once against a fresh broker: ``{call name: (outcome, summary or message)}``."""
     classpath = compile_java("AdminSweep.java")
-    broker = BrokerProcess(tmp_path_factory.mktemp("admin-sweep") / "data").start()
+    broker = BrokerProcess(tmp_path_factory.mktemp("admin-sweep") / "data", KRAFT_COMBINED).start()
     try:
         result = subprocess.run(["java", "-cp", classpath, "AdminSweep", broker.bootstrap],
                                 capture_output=True, text=True, timeout=240)  # fmt: skip

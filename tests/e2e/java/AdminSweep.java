@@ -415,10 +415,7 @@ public class AdminSweep {
                 Map.of(TP0, Optional.of(new NewPartitionReassignment(List.of(node))))).all()));
         call("alterPartitionReassignments.cancelNone", () -> "" + get(admin.alterPartitionReassignments(
                 Map.of(TP0, Optional.empty())).all()));
-        call("describeMetadataQuorum", () -> {
-            QuorumInfo q = get(admin.describeMetadataQuorum().quorumInfo());
-            return "leader=" + (q.leaderId() == node) + " voters=" + q.voters().size();
-        });
+        call("describeMetadataQuorum", () -> quorum(get(admin.describeMetadataQuorum().quorumInfo()), node));
         call("describeDelegationToken", () -> "" + get(admin.describeDelegationToken().delegationTokens()));
         call("createDelegationToken", () -> "" + get(admin.createDelegationToken().delegationToken()));
         call("renewDelegationToken", () -> "" + get(admin.renewDelegationToken(new byte[] {1, 2}).expiryTimestamp()));
@@ -433,6 +430,21 @@ public class AdminSweep {
                 Map.of("sweep-share", new ListShareGroupOffsetsSpec())).all()));
         call("describeStreamsGroups", () -> "state=" + get(admin.describeStreamsGroups(List.of("sweep-streams"))
                 .all()).get("sweep-streams").groupState());
+    }
+
+    // A one-node quorum: this node leads it and is its only voter, caught up to the high watermark now; no
+    // observers; an epoch from 1; v2's nodes list this node alone, with its controller endpoints.
+    static String quorum(QuorumInfo q, int node) {
+        QuorumInfo.ReplicaState voter = q.voters().get(0);
+        long caughtUp = voter.lastCaughtUpTimestamp().orElse(0L);
+        boolean atHighWatermark = voter.logEndOffset() == q.highWatermark() && q.highWatermark() >= 1;
+        return "leader=" + (q.leaderId() == node) + " voters=" + q.voters().size()
+                + " voterIsLeader=" + (voter.replicaId() == node) + " observers=" + q.observers().size()
+                + " epoch>=1=" + (q.leaderEpoch() >= 1) + " voterAtHighWatermark=" + atHighWatermark
+                + " caughtUpNow=" + (Math.abs(System.currentTimeMillis() - caughtUp) < 60_000)
+                + " nodes=" + q.nodes().values().stream().map(n -> n.nodeId() + "=" + n.endpoints().stream()
+                        .map(e -> e.listener() + "://" + e.host() + ":" + e.port()).collect(Collectors.toList()))
+                        .collect(Collectors.toList());
     }
 
     static String elect(Admin admin, ElectionType type) throws Exception {

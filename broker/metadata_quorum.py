@@ -1,0 +1,93 @@
+"""The KRaft metadata quorum this node stands for: the leader epoch and high watermark DescribeQuorum reports.
+
+A Kafka node with ``process.roles=broker,controller`` alone in its quorum is
+the only voter and the leader of the metadata log (``__cluster_metadata``
+partition 0). It is elected at each start, each election bumps the leader
+epoch (kept in its ``quorum-state`` file), and the new leader appends a
+leader-change record. Every metadata change (a topic, its partitions, a
+config, an ACL, a quota, a SCRAM credential) appends records, and with one
+voter a record is committed as soon as it is written: the high watermark is
+the log's end offset.
+
+This broker keeps its metadata in files of the first log dir, not in a log.
+``MetadataQuorum`` keeps the two numbers in ``__quorum_state.json`` there
+(``{"version": 0, "leader_epoch": e, "end_offset": o}``):
+
+* ``start``: the leader epoch and the end offset each grow by one (the
+  election and its leader-change record) and are saved at once; a new log
+  dir starts at epoch 1, end offset 1.
+* ``append``: one record per metadata change. Each store of metadata calls it
+  through its ``on_metadata_change`` hook after it has rewritten its file:
+  ``__topics.json`` (topic creation, deletion, partition increase, topic
+  configs; ``storage.LogManager``), the dynamic broker configs, the group
+  configs, the ACLs, the client quotas and the SCRAM credentials. The new
+  offset is saved at once (fsync), so it never goes back, across restarts
+  either. A change that is refused or only validated writes nothing and
+  appends nothing.
+
+A file that cannot be read stops the start (``StorageError``), as Kafka's
+unreadable ``quorum-state`` does. One that cannot be written is logged and
+the numbers are kept in memory: the change itself was made.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from storage import StorageError
+from storage.topic_store import atomic_write
+
+log = logging.getLogger(__name__)
+FILE_NAME = "__quorum_state.json"
+
+
+def _read(path: Path) -> tuple[int, int]:
+    """The saved ``(leader epoch, end offset)``; ``(0, 0)`` before the first start."""
+    try:
+        data = json.loads(path.read_text())
+        epoch, offset = data["leader_epoch"], data["end_offset"]
+        if not all(type(n) is int and n >= 0 for n in (epoch, offset)):
+            raise ValueError(f"not two non-negative integers: {epoch!r}, {offset!r}")
+    except FileNotFoundError:
+        return 0, 0
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise StorageError(f"{path} is damaged ({exc!r}): mend or remove it") from None
+    return epoch, offset
+
+
+class MetadataQuorum:
+    """The leader epoch and metadata end offset of this one-node quorum; see the module docstring."""
+
+    def __init__(self, path: Path, leader_epoch: int, end_offset: int) -> None:
+        self.path = path
+        self.leader_epoch = leader_epoch
+        self.end_offset = end_offset
+
+    @classmethod
+    def start(cls, log_dir: str | Path) -> "MetadataQuorum":
+        """This start's election: the saved epoch and end offset plus one each, saved."""
+        path = Path(log_dir) / FILE_NAME
+        epoch, offset = _read(path)
+        quorum = cls(path, epoch + 1, offset + 1)
+        quorum._save()
+        log.info("metadata quorum: leader epoch %d, end offset %d", quorum.leader_epoch, quorum.end_offset)
+        return quorum
+
+    @property
+    def high_watermark(self) -> int:
+        """Every record is committed once written: one voter is a majority."""
+        return self.end_offset
+
+    def append(self, records: int = 1) -> None:
+        """A metadata change was stored: its records join the log."""
+        self.end_offset += records
+        self._save()
+
+    def _save(self) -> None:
+        data = {"version": 0, "leader_epoch": self.leader_epoch, "end_offset": self.end_offset}
+        try:
+            atomic_write(self.path, json.dumps(data) + "\n")
+        except OSError as exc:
+            log.error("could not save the metadata quorum state in %s: %s", self.path, exc)
