@@ -50,18 +50,18 @@ from protocol import ErrorCode
 from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
 from ..listeners import controller_endpoints
+from ._admin_authz import CLUSTER_DENIED
 
 API_KEY = 55
 METADATA_TOPIC = "__cluster_metadata"
 METADATA_PARTITION = 0
-CLUSTER_DENIED = "Cluster authorization failed."
 NOT_HOSTED = "This server does not host this topic-partition."
 
 
 @handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
     if not ctx.authorized_cluster(AclOperation.DESCRIBE):
-        return ctx.response(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, error_message=CLUSTER_DENIED)
+        return ctx.response(error_code=CLUSTER_DENIED[0], error_message=CLUSTER_DENIED[1])
     resp = ctx.response()
     if not _names_the_metadata_partition(request):
         resp.topics = _not_hosted(type(resp).TopicData, request)
