@@ -92,39 +92,32 @@ class QuorumMetrics(Collector):
         ):  # fmt: skip
             yield _gauge(CONTROLLER + name, doc, value)
         for name, doc, value in (
-            ("last_applied_record_offset", "The offset of the last record from the cluster metadata partition "
-             "that was applied by the broker", last_offset),
-            ("last_applied_record_timestamp", "The timestamp of the last record from the cluster metadata "
-             "partition that was applied by the broker", last_ms),
-            ("last_applied_record_lag_ms", "The difference between now and the timestamp of the last record "
-             "from the cluster metadata partition that was applied by the broker", now - last_ms),
-            ("metadata_load_error_count", "The number of errors encountered by the BrokerMetadataListener "
-             "while loading the metadata log and generating a new MetadataDelta based on it.", 0),
-            ("metadata_apply_error_count", "The number of errors encountered by the BrokerMetadataPublisher "
-             "while applying a new MetadataImage based on the latest MetadataDelta.", 0),
+            ("last_applied_record_offset", "Offset of the last metadata record this broker applied", last_offset),
+            ("last_applied_record_timestamp", "Append time (ms) of the last metadata record applied", last_ms),
+            ("last_applied_record_lag_ms", "Milliseconds since the append time of the last record applied",
+             now - last_ms),
+            ("metadata_load_error_count", "Errors loading metadata records (none: they are files here)", 0),
+            ("metadata_apply_error_count", "Errors applying loaded metadata", 0),
         ):  # fmt: skip
             yield _gauge(BROKER_METADATA + name, doc, value)
 
     def _raft(self, now: int) -> Iterator[Metric]:
         q = self.quorum
-        state = UnknownMetricFamily(RAFT + "current_state", "The current state of this member",
+        state = UnknownMetricFamily(RAFT + "current_state", "This node's role in the quorum (always leader)",
                                     labels=["current_state"])  # fmt: skip
         state.add_metric(["leader"], 1.0)
         yield state
         q.append_records.start_if_idle(now)
         for name, doc, value in (
-            ("current_leader", "The current quorum leader's id; -1 indicates unknown", self.node_id),
-            ("current_vote", "The current voted id; -1 indicates not voted for anyone", self.node_id),
-            ("current_epoch", "The current quorum epoch.", q.leader_epoch),
-            ("high_watermark", "The high watermark maintained on this member; -1 if it is unknown",
-             q.high_watermark),
-            ("log_end_offset", "The current raft log end offset.", q.end_offset),
-            ("log_end_epoch", "The current raft log end epoch.", q.leader_epoch),
-            ("number_unknown_voter_connections", "Number of unknown voters whose connection information is "
-             "not cached; would never be larger than quorum-size.", 0),
-            ("append_records_rate", "The average number of records appended per sec as the leader of the "
-             "raft quorum.", q.append_records.rate(now)),
-            ("fetch_records_rate", "The average number of records fetched from the leader of the raft "
-             "quorum.", 0.0),
+            ("current_leader", "Node id of the quorum's leader (-1: none known)", self.node_id),
+            ("current_vote", "Node id this node voted for in this epoch (-1: no vote)", self.node_id),
+            ("current_epoch", "Leader epoch of the quorum", q.leader_epoch),
+            ("high_watermark", "Committed end of the metadata log (-1: unknown)", q.high_watermark),
+            ("log_end_offset", "End offset of the metadata log", q.end_offset),
+            ("log_end_epoch", "Epoch of the last record of the metadata log", q.leader_epoch),
+            ("number_unknown_voter_connections", "Voters with no known address (none: one voter)", 0),
+            ("append_records_rate", "Metadata records appended per second as leader (two 30 s windows)",
+             q.append_records.rate(now)),
+            ("fetch_records_rate", "Metadata records fetched from the leader per second (none: no follower)", 0.0),
         ):  # fmt: skip
             yield _gauge(RAFT + name, doc, value)
