@@ -38,9 +38,9 @@ PREFIX = "kafka_server_plugins_"
 LABELS = ["config", "class", "role"]
 TAGS = ["authorizer.class.name", "StandardAuthorizer", "broker"]
 _RATES = (
-    ("request", "The number of authorization request per minute"),
-    ("allowed", "The number of authorization allowed per minute"),
-    ("denied", "The number of authorization denied per minute"),
+    ("request", "Authorization decisions asked for, per minute"),
+    ("allowed", "Authorization decisions that allowed, per minute"),
+    ("denied", "Authorization decisions that denied, per minute"),
 )
 
 
@@ -63,4 +63,4 @@ class AuthorizerMetrics:
             sensor.start_if_idle(now)
             yield (f"{PREFIX}authorization_{outcome}_rate_per_minute", doc, LABELS,
                    [(TAGS, sensor.rate(now, PER_MINUTE_MS))])  # fmt: skip
-        yield f"{PREFIX}acls_total_count", "The number of acls defined", LABELS, [(TAGS, float(acl_count))]
+        yield f"{PREFIX}acls_total_count", "ACL bindings kept by the authorizer", LABELS, [(TAGS, float(acl_count))]

@@ -31,7 +31,8 @@ One ``Broker`` per server. Handlers reach everything through it:
 * ``quorum`` (``MetadataQuorum``) is the KRaft quorum a one-node Kafka would
   be (DescribeQuorum): its leader epoch grows at each start, its end offset
   with each metadata change, which every store of metadata reports through
-  its ``on_metadata_change`` hook.
+  its ``on_metadata_change`` hook. Its raft, controller and broker-metadata
+  gauges are on the metrics endpoint (``quorum_metrics.py``).
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -57,6 +58,7 @@ from .log_dir_moves import LogDirMoves
 from .log_validator import ValidatedRecords
 from .metadata_quorum import MetadataQuorum
 from .metrics import BrokerMetrics
+from .quorum_metrics import QuorumMetrics
 from .quotas import ClientQuotas
 from .request_time import TaskTime
 from .scram_store import ScramStore
@@ -83,13 +85,14 @@ class Broker:
         self.advertised_by_listener: dict[str, tuple[str, int]] = {}
         self.tls_contexts: dict[str, Any] = {}  # a listener's TLS context since a keystore reload
         self.cluster_id = topics.cluster_id
-        self.quorum = MetadataQuorum.start(config.log_dir_list()[0])
+        self.quorum = MetadataQuorum.start(config.log_dir_list()[0], clock)
         self._append_lot = trio.lowlevel.ParkingLot()
         self._metrics_server: Any = None
         self._durable = topics.durable
         self._commit_pending = False
         self._last_duties: dict[str, int] = {}
         self.metrics.add_state_collector(self._state_metrics)
+        self.metrics.registry.register(QuorumMetrics(self.quorum, config.node_id))
         self.groups = GroupManager(self)
         self.metrics.add_state_collector(self.groups.state_metrics)
         self.transactions = TransactionCoordinator(self)

@@ -25,6 +25,11 @@ This broker keeps its metadata in files of the first log dir, not in a log.
   either. A change that is refused or only validated writes nothing and
   appends nothing.
 
+For the metrics (``quorum_metrics.py``) it also keeps, in memory only, the
+wall time (``clock``, ms) of the last record (the start's leader-change
+record, then each change) and the records appended in Kafka's sample window
+(``append_records``: 2 samples of 30 s, as Kafka's raft metrics have them).
+
 A file that cannot be read stops the start (``StorageError``), as Kafka's
 unreadable ``quorum-state`` does. One that cannot be written is logged and
 the numbers are kept in memory: the change itself was made.
@@ -34,13 +39,22 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
+from typing import Callable
 
 from storage import StorageError
 from storage.topic_store import atomic_write
 
+from .quotas import Samples
+
 log = logging.getLogger(__name__)
 FILE_NAME = "__quorum_state.json"
+SAMPLES, WINDOW_MS = 2, 30_000  # Kafka's metrics.num.samples, metrics.sample.window.ms
+
+
+def _wall_clock_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def _read(path: Path) -> tuple[int, int]:
@@ -60,17 +74,22 @@ def _read(path: Path) -> tuple[int, int]:
 class MetadataQuorum:
     """The leader epoch and metadata end offset of this one-node quorum; see the module docstring."""
 
-    def __init__(self, path: Path, leader_epoch: int, end_offset: int) -> None:
+    def __init__(self, path: Path, leader_epoch: int, end_offset: int,
+                 clock: Callable[[], int] = _wall_clock_ms) -> None:  # fmt: skip
         self.path = path
         self.leader_epoch = leader_epoch
         self.end_offset = end_offset
+        self.clock = clock
+        self.last_append_ms = clock()
+        self.append_records = Samples(SAMPLES, WINDOW_MS)
 
     @classmethod
-    def start(cls, log_dir: str | Path) -> "MetadataQuorum":
+    def start(cls, log_dir: str | Path, clock: Callable[[], int] = _wall_clock_ms) -> "MetadataQuorum":
         """This start's election: the saved epoch and end offset plus one each, saved."""
         path = Path(log_dir) / FILE_NAME
         epoch, offset = _read(path)
-        quorum = cls(path, epoch + 1, offset + 1)
+        quorum = cls(path, epoch + 1, offset + 1, clock)
+        quorum.append_records.record(1.0, quorum.last_append_ms)  # the leader-change record
         quorum._save()
         log.info("metadata quorum: leader epoch %d, end offset %d", quorum.leader_epoch, quorum.end_offset)
         return quorum
@@ -83,6 +102,8 @@ class MetadataQuorum:
     def append(self, records: int = 1) -> None:
         """A metadata change was stored: its records join the log."""
         self.end_offset += records
+        self.last_append_ms = self.clock()
+        self.append_records.record(float(records), self.last_append_ms)
         self._save()
 
     def _save(self) -> None:

@@ -94,6 +94,7 @@ def test_metrics_endpoint_uses_kafka_jmx_exporter_names(broker):
     assert [gauge[("metered", "0")] for gauge in log_gauges] == [0, 25, 1]
     node_wide = ("kafka_server_replicamanager_", "kafka_controller_")
     single = {name: families[name][0].value for name in families if name.startswith(node_wide)}
+    _check_quorum_gauges(single, families)
     partitions = float(len(sizes))
     assert single == {
         "kafka_server_replicamanager_partitioncount": partitions,
@@ -105,6 +106,24 @@ def test_metrics_endpoint_uses_kafka_jmx_exporter_names(broker):
         "kafka_controller_kafkacontroller_globaltopiccount": float(len({t for t, _ in sizes})),
         "kafka_controller_kafkacontroller_globalpartitioncount": partitions,
     }  # fmt: skip
+
+
+def _check_quorum_gauges(single: dict, families: dict) -> None:
+    """The KRaft gauges (broker/quorum_metrics.py), taken out of ``single``: the last record applied and
+    committed is the one before the raft high watermark, and the one node is the leader of its quorum."""
+    quorum = {name: single.pop(f"kafka_controller_kafkacontroller_{name}") for name in (
+        "activebrokercount", "fencedbrokercount", "migratingzkbrokercount", "preferredreplicaimbalancecount",
+        "metadataerrorcount", "timedoutbrokerheartbeatcount", "lastappliedrecordoffset", "lastcommittedrecordoffset",
+        "lastappliedrecordtimestamp", "lastappliedrecordlagms")}  # fmt: skip
+    hw = families["kafka_server_raftmetrics_high_watermark"][0].value
+    assert hw >= 2  # the leader-change record and the metered topic's creation at least
+    assert quorum["lastappliedrecordoffset"] == quorum["lastcommittedrecordoffset"] == hw - 1
+    assert (quorum["activebrokercount"], quorum["fencedbrokercount"], quorum["metadataerrorcount"]) == (1, 0, 0)
+    assert quorum["lastappliedrecordlagms"] >= 0 and quorum["lastappliedrecordtimestamp"] > 1.6e12
+    (state,) = families["kafka_server_raftmetrics_current_state"]
+    assert (state.labels, state.value) == ({"current_state": "leader"}, 1)
+    meta_offset = families["kafka_server_brokermetadatametrics_last_applied_record_offset"][0].value
+    assert meta_offset == hw - 1
 
 
 def test_durable_mode_acks_after_fsync_and_survives_kill(broker_factory):
