@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -61,6 +60,7 @@ from .acl_model import (
     ResourceType,
 )
 from .authorizer_metrics import AuthorizerMetrics
+from .clock import wall_clock_ms
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("kafka.authorizer.logger")
@@ -102,13 +102,9 @@ def _applies(acl: AclBinding, principals: tuple[str, str], host: str, op: AclOpe
     return op == AclOperation.DESCRIBE_CONFIGS and acl.operation in IMPLIES_DESCRIBE_CONFIGS
 
 
-def _wall_clock_ms() -> float:
-    return time.time() * 1000
-
-
 class Authorizer:
     def __init__(self, path: Path | None, super_users: frozenset[str], allow_if_no_acl: bool,
-                 clock: Callable[[], float] = _wall_clock_ms) -> None:  # fmt: skip
+                 clock: Callable[[], float] = wall_clock_ms) -> None:  # fmt: skip
         self.path = path  # None: kept in memory only
         self.super_users = super_users
         self.allow_if_no_acl = allow_if_no_acl
@@ -121,7 +117,7 @@ class Authorizer:
 
     @classmethod
     def load(cls, log_dir: str | Path | None, super_users: str, allow_if_no_acl: bool,
-             clock: Callable[[], float] = _wall_clock_ms) -> "Authorizer":  # fmt: skip
+             clock: Callable[[], float] = wall_clock_ms) -> "Authorizer":  # fmt: skip
         auth = cls(None if log_dir is None else Path(log_dir) / ACLS_FILE, parse_super_users(super_users),
                    allow_if_no_acl, clock)  # fmt: skip
         if auth.path is not None:

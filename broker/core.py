@@ -41,7 +41,6 @@ except fsync, which goes to a worker thread.
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 import trio
@@ -51,6 +50,7 @@ from protocol import ErrorCode
 from .dynamic_config import DynamicBrokerConfig
 from .fetch_sessions import FetchSessionCache
 from .authorizer import Authorizer
+from .clock import wall_clock_ms
 from .group_configs import GroupConfigs
 from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
@@ -66,10 +66,6 @@ from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
 from .transactions import TransactionCoordinator
 
 log = logging.getLogger("minibroker")
-
-
-def wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class Broker:

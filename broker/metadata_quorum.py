@@ -39,22 +39,18 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from pathlib import Path
 from typing import Callable
 
 from storage import StorageError
 from storage.topic_store import atomic_write
 
+from .clock import wall_clock_ms
 from .quotas import Samples
 
 log = logging.getLogger(__name__)
 FILE_NAME = "__quorum_state.json"
 SAMPLES, WINDOW_MS = 2, 30_000  # Kafka's metrics.num.samples, metrics.sample.window.ms
-
-
-def _wall_clock_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def _read(path: Path) -> tuple[int, int]:
@@ -75,7 +71,7 @@ class MetadataQuorum:
     """The leader epoch and metadata end offset of this one-node quorum; see the module docstring."""
 
     def __init__(self, path: Path, leader_epoch: int, end_offset: int,
-                 clock: Callable[[], int] = _wall_clock_ms) -> None:  # fmt: skip
+                 clock: Callable[[], int] = wall_clock_ms) -> None:  # fmt: skip
         self.path = path
         self.leader_epoch = leader_epoch
         self.end_offset = end_offset
@@ -84,7 +80,7 @@ class MetadataQuorum:
         self.append_records = Samples(SAMPLES, WINDOW_MS)
 
     @classmethod
-    def start(cls, log_dir: str | Path, clock: Callable[[], int] = _wall_clock_ms) -> "MetadataQuorum":
+    def start(cls, log_dir: str | Path, clock: Callable[[], int] = wall_clock_ms) -> "MetadataQuorum":
         """This start's election: the saved epoch and end offset plus one each, saved."""
         path = Path(log_dir) / FILE_NAME
         epoch, offset = _read(path)
