@@ -21,7 +21,10 @@ What this broker supports:
   groups. Kafka lists none of these, and neither do we.
 
 The finalized levels never change while this broker runs (UpdateFeatures is
-not served), so their epoch is 0; clients only compare epochs they have seen.
+not served). Their epoch is, as in a KRaft Kafka, the offset of the metadata
+image the answer comes from: the last record of the metadata quorum
+(``MetadataQuorum.last_offset``, the one DescribeQuorum and the raft metrics
+report), so it grows with every metadata change and at each start.
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ from collections.abc import Iterator, Mapping
 
 SUPPORTED: Mapping[str, tuple[int, int]] = {"metadata.version": (7, 21)}
 FINALIZED: Mapping[str, int] = {"metadata.version": 21}
-FINALIZED_EPOCH = 0
 
 
 def supported(api_version: int, table: Mapping[str, tuple[int, int]] = SUPPORTED) -> Iterator[tuple[str, int, int]]:

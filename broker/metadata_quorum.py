@@ -95,6 +95,11 @@ class MetadataQuorum:
         """Every record is committed once written: one voter is a majority."""
         return self.end_offset
 
+    @property
+    def last_offset(self) -> int:
+        """Offset of the last record (the metadata image's offset, in Kafka's terms)."""
+        return self.end_offset - 1
+
     def append(self, records: int = 1) -> None:
         """A metadata change was stored: its records join the log."""
         self.end_offset += records

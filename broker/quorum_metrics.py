@@ -78,7 +78,7 @@ class QuorumMetrics(Collector):
         q = self.quorum
         now = q.clock()
         yield from self._raft(now)
-        last_offset, last_ms = q.end_offset - 1, q.last_append_ms
+        last_offset, last_ms = q.last_offset, q.last_append_ms
         for name, doc, value in (
             ("activebrokercount", "Unfenced brokers", 1), ("fencedbrokercount", "Fenced brokers", 0),
             ("migratingzkbrokercount", "ZooKeeper brokers migrating", 0),

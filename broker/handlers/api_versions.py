@@ -61,5 +61,5 @@ def _with_features(ctx: RequestContext, resp):
                                for name, low, high in features.supported(ctx.version)]  # fmt: skip
     resp.finalized_features = [cls.FinalizedFeatureKey(name=name, min_version_level=level, max_version_level=level)
                                for name, level in features.finalized()]  # fmt: skip
-    resp.finalized_features_epoch = features.FINALIZED_EPOCH
+    resp.finalized_features_epoch = ctx.broker.quorum.last_offset  # the metadata image's offset, as KRaft
     return resp

@@ -287,3 +287,19 @@ async def test_acl_changes_are_metadata_changes(authz_broker):  # noqa: F811
     resp = await call(authz_broker, 30, 3, grant_body, connection=user("admin"))
     assert resp.results[0].error_code == ErrorCode.NONE
     assert (await _epoch_and_hw(authz_broker, user("admin")))[1] == hw + 1
+
+
+async def _features_epoch(broker) -> int:  # noqa: F811
+    body = req(18, client_software_name="pytest", client_software_version="1.0")
+    resp = await call(broker, 18, 3, body)
+    assert resp.error_code == ErrorCode.NONE
+    return resp.finalized_features_epoch
+
+
+async def test_the_finalized_features_epoch_is_the_last_metadata_offset(broker):  # noqa: F811
+    """KRaft Kafka's FinalizedFeatures epoch is its metadata image's offset: the last record's."""
+    _, hw = await _epoch_and_hw(broker)
+    assert await _features_epoch(broker) == hw - 1
+    await create_ok(broker, "feature-epoch")
+    _, grown = await _epoch_and_hw(broker)
+    assert grown == hw + 1 and await _features_epoch(broker) == grown - 1

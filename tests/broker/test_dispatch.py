@@ -27,7 +27,7 @@ HANDLERS = load_handlers()
 def _broker(**props: str):
     config = BrokerConfig.from_props({k.replace("_", "."): v for k, v in props.items()})
     return types.SimpleNamespace(config=config, metrics=BrokerMetrics(), quotas=ClientQuotas(None, {}),
-                                 request_time=TaskTime())  # fmt: skip
+                                 request_time=TaskTime(), quorum=types.SimpleNamespace(last_offset=17))  # fmt: skip
 
 
 async def _call(broker, api_key: int, version: int, body=None, client_id="t"):
@@ -99,7 +99,7 @@ async def test_api_versions_v3_carries_the_feature_tables(version):
     assert [(f.name, f.min_version_level, f.max_version_level) for f in resp.finalized_features] == [
         ("metadata.version", 21, 21)
     ]
-    assert resp.finalized_features_epoch == 0
+    assert resp.finalized_features_epoch == 17  # the metadata quorum's last offset
 
 
 @pytest.mark.parametrize("version", [0, 1, 2])
