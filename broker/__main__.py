@@ -46,7 +46,7 @@ from protocol.records import set_accelerated
 
 from .config import BrokerConfig, ConfigError
 from .env_config import MOUNTED_CONFIGS_DIR, PREFIX, format_cluster_id, image_config, key_of
-from .env_logging import LogSettings, log_settings
+from .env_logging import LogSettings, level_of, log_settings
 from .env_ssl import SECRETS_DIR, ImageScriptError
 from .jaas_file import JaasFile
 from .limits import raise_open_files_limit
@@ -105,7 +105,8 @@ def _set_up_logging(args: argparse.Namespace) -> None:
     """Python's logging: the root level (``--log-level``, else the image's variable, else INFO) and the
     loggers ``KAFKA_LOG4J_LOGGERS`` names; ``ConfigError`` for a variable not understood."""
     settings = log_settings(os.environ) if args.kafka_env else LogSettings(None)
-    root = args.log_level.upper() if args.log_level else settings.root if settings.root is not None else "INFO"
+    root = level_of("--log-level", args.log_level) if args.log_level else settings.root
+    root = logging.INFO if root is None else root
     logging.basicConfig(level=root, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     settings.apply()
 

@@ -371,6 +371,7 @@ class BrokerConfig:
         self.log_props = log_props
         self.explicit = explicit  # broker key names set in the file or an override, even to their default
         self.jaas_file = None  # the static JAAS file of KAFKA_OPTS (jaas_file.JaasFile); None: not set
+        self.served: list | None = None  # the listeners ``validate`` checked (listeners.served_listeners)
 
     @classmethod
     def from_props(cls, props: dict[str, str]) -> "BrokerConfig":
@@ -397,7 +398,8 @@ class BrokerConfig:
         from .group_configs import check_group_protocol_keys
         from .listeners import served_listeners
 
-        ConnectionQuotas(self, [listener.name for listener in served_listeners(self)])
+        self.served = served_listeners(self)
+        ConnectionQuotas(self, [listener.name for listener in self.served])
         check_group_protocol_keys(self)
         try:
             ConfigModel.from_broker_props(self.log_props)

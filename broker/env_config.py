@@ -60,6 +60,7 @@ from storage.topic_store import META_PROPERTIES, read_cluster_id, write_cluster_
 
 from .config import ConfigError
 from .env_ssl import HELPERS, SECRETS_DIR, ImageScriptError, ssl_helper_keys
+from .jaas_file import LOGIN_CONFIG
 
 log = logging.getLogger("minibroker")
 
@@ -120,8 +121,8 @@ def check_sasl_opts(environ: Mapping[str, str]) -> None:
         return
     if not environ.get("KAFKA_OPTS"):
         raise ImageScriptError("KAFKA_OPTS environment variable not set")
-    if "java.security.auth.login.config" not in environ["KAFKA_OPTS"]:
-        log.warning("KAFKA_OPTS should contain 'java.security.auth.login.config' property.")
+    if LOGIN_CONFIG not in environ["KAFKA_OPTS"]:
+        log.warning("KAFKA_OPTS should contain '%s' property.", LOGIN_CONFIG)
 
 
 def format_cluster_id(log_dir: str | Path, cluster_id: str | None) -> None:

@@ -48,7 +48,7 @@ class LogSettings:
 def log_settings(environ: Mapping[str, str]) -> LogSettings:
     """The levels the image's variables set; ``ConfigError`` names a variable that is not understood."""
     root_text = environ.get(ROOT_LEVEL, "").strip()
-    root = _level(ROOT_LEVEL, root_text) if root_text else None
+    root = level_of(ROOT_LEVEL, root_text) if root_text else None
     loggers = []
     for item in environ.get(LOGGERS, "").split(","):
         if not item.strip():
@@ -56,11 +56,12 @@ def log_settings(environ: Mapping[str, str]) -> LogSettings:
         name, sep, level = item.partition("=")
         if not sep or not name.strip():
             raise ConfigError(f"{LOGGERS}: {item.strip()!r} is not logger=level")
-        loggers.append((name.strip(), _level(LOGGERS, level.strip(), name.strip())))
+        loggers.append((name.strip(), level_of(LOGGERS, level.strip(), name.strip())))
     return LogSettings(root, tuple(loggers))
 
 
-def _level(variable: str, text: str, logger: str = "") -> int:
+def level_of(variable: str, text: str, logger: str = "") -> int:
+    """The logging level of a log4j level name (any case); ``ConfigError`` naming ``variable`` otherwise."""
     if text.upper() not in LOG4J_LEVELS:
         where = f" (logger {logger})" if logger else ""
         raise ConfigError(f"{variable}: {text!r}{where} is not a log level; valid log levels are "

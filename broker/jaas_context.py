@@ -44,7 +44,6 @@ NO_FILE = JaasFile()
 
 @attrs.frozen
 class JaasContext:
-    name: str  # KafkaServer, or <listener>.KafkaServer
     entries: tuple[JaasEntry, ...]
     source: str  # for messages: the key, or the file's section
     key: str | None = None  # the listener's sasl.jaas.config key it was read from; None: the JAAS file
@@ -52,7 +51,7 @@ class JaasContext:
 
 def jaas_file(config: Any) -> JaasFile:
     """The broker's static JAAS file (none: the property is not set)."""
-    return getattr(config, "jaas_file", None) or NO_FILE
+    return config.jaas_file or NO_FILE
 
 
 def server_context(config: Any, listener: str, mechanism: str) -> JaasContext:
@@ -66,7 +65,7 @@ def server_context(config: Any, listener: str, mechanism: str) -> JaasContext:
         if len(entries) != 1:
             raise ConfigError(f"{key}: JAAS config property contains {len(entries)} login modules, should be 1 module")
         _check_allowed(entries, jaas_file(config), key)
-        return JaasContext(SERVER, tuple(entries), key, key)
+        return JaasContext(tuple(entries), key, key)
     file = jaas_file(config)
     sections = file.sections()
     listener_name = f"{listener.lower()}.{SERVER}"
@@ -81,7 +80,7 @@ def server_context(config: Any, listener: str, mechanism: str) -> JaasContext:
         if entry.module not in KAFKA_MODULES:
             raise ConfigError(f"{source}: login module {entry.module} cannot be used (no Java class is loaded "
                               f"here); the modules served are {', '.join(KAFKA_MODULES)}")  # fmt: skip
-    return JaasContext(name, tuple(sections[name]), source)
+    return JaasContext(tuple(sections[name]), source)
 
 
 def _check_allowed(entries: list[JaasEntry], file: JaasFile, source: str) -> None:

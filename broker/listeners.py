@@ -88,9 +88,8 @@ def served_listeners(config, *, contexts: bool = True) -> list[Listener]:
     """The listeners to bind: ``listeners`` without the controller's; at least one must be left.
     ``contexts=False``: without their SASL settings and TLS contexts."""
     protocols = parse_protocol_map(config.listener_security_protocol_map)
-    controllers = {n.strip().upper() for n in config.controller_listener_names.split(",") if n.strip()}
-    listeners = parse_listeners(config.listeners, "listeners", protocols)
-    served = [lst for lst in listeners if lst.name not in controllers]
+    controllers = _controller_names(config)
+    served = [lst for lst in _all_listeners(config, protocols) if lst.name not in controllers]
     if not served:
         raise ConfigError("listeners: at least one listener other than the controller's is required")
     names = {lst.name for lst in served}
@@ -129,9 +128,18 @@ def _with_settings(config, listener: Listener) -> Listener:
     return attrs.evolve(listener, sasl=sasl, tls=tls)
 
 
+def _controller_names(config) -> list[str]:
+    return [n.strip().upper() for n in config.controller_listener_names.split(",") if n.strip()]
+
+
+def _all_listeners(config, protocols: dict[str, str]) -> list[Listener]:
+    """Every listener of ``listeners``, the controller's too."""
+    return parse_listeners(config.listeners, "listeners", protocols)
+
+
 def controller_endpoints(config) -> list[tuple[str, str, int]]:
     """``(listener name, host, port)`` of this node as a controller; none without ``controller.listener.names``."""
-    names = [n.strip().upper() for n in config.controller_listener_names.split(",") if n.strip()]
+    names = _controller_names(config)
     if not names:
         return []
     for entry in filter(None, (part.strip() for part in config.controller_quorum_voters.split(","))):
@@ -140,8 +148,7 @@ def controller_endpoints(config) -> list[tuple[str, str, int]]:
         if node.strip() == str(config.node_id) and colon and port.isdigit():
             return [(names[0], host.strip("[]"), int(port))]
     protocols = parse_protocol_map(config.listener_security_protocol_map)
-    controllers = [(lst.name, lst.host, lst.port) for lst in parse_listeners(config.listeners, "listeners", protocols)
-                   if lst.name in names]  # fmt: skip
+    controllers = [(lst.name, lst.host, lst.port) for lst in _all_listeners(config, protocols) if lst.name in names]
     return [(name, *endpoint) for name, endpoint in advertised_endpoints(config, controllers).items()]
 
 

@@ -53,7 +53,7 @@ _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBU
 
 async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     load_handlers()
-    listeners = served_listeners(config)
+    listeners = config.served or served_listeners(config)  # checked once by load (its warnings logged once)
     endpoints = jwks_endpoints(listeners)
     for endpoint in endpoints:  # signed OAUTHBEARER tokens: their JWKS, before anything is opened (ConfigError)
         await endpoint.load()
