@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from .quotas import Samples
+from .quotas import KAFKA_METRIC_WINDOWS, Samples
 
-SAMPLES, WINDOW_MS, PER_MINUTE_MS = 2, 30_000, 60_000  # Kafka's metrics.num.samples, metrics.sample.window.ms
+PER_MINUTE_MS = 60_000
 PREFIX = "kafka_server_plugins_"
 LABELS = ["config", "class", "role"]
 TAGS = ["authorizer.class.name", "StandardAuthorizer", "broker"]
@@ -49,7 +49,7 @@ class AuthorizerMetrics:
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
-        self.sensors = {outcome: Samples(SAMPLES, WINDOW_MS) for outcome, _doc in _RATES}
+        self.sensors = {outcome: Samples(*KAFKA_METRIC_WINDOWS) for outcome, _doc in _RATES}
 
     def record(self, allowed: bool) -> None:
         now = self.clock()
@@ -59,8 +59,6 @@ class AuthorizerMetrics:
     def metric_samples(self, acl_count: int) -> Iterator[tuple[str, str, list[str], list[tuple[list[str], float]]]]:
         now = self.clock()
         for outcome, doc in _RATES:
-            sensor = self.sensors[outcome]
-            sensor.start_if_idle(now)
             yield (f"{PREFIX}authorization_{outcome}_rate_per_minute", doc, LABELS,
-                   [(TAGS, sensor.rate(now, PER_MINUTE_MS))])  # fmt: skip
+                   [(TAGS, self.sensors[outcome].rate(now, PER_MINUTE_MS))])  # fmt: skip
         yield f"{PREFIX}acls_total_count", "ACL bindings kept by the authorizer", LABELS, [(TAGS, float(acl_count))]

@@ -46,11 +46,10 @@ from storage import StorageError
 from storage.topic_store import atomic_write
 
 from .clock import wall_clock_ms
-from .quotas import Samples
+from .quotas import KAFKA_METRIC_WINDOWS, Samples
 
 log = logging.getLogger(__name__)
 FILE_NAME = "__quorum_state.json"
-SAMPLES, WINDOW_MS = 2, 30_000  # Kafka's metrics.num.samples, metrics.sample.window.ms
 
 
 def _read(path: Path) -> tuple[int, int]:
@@ -77,16 +76,15 @@ class MetadataQuorum:
         self.end_offset = end_offset
         self.clock = clock
         self.last_append_ms = clock()
-        self.append_records = Samples(SAMPLES, WINDOW_MS)
+        self.append_records = Samples(*KAFKA_METRIC_WINDOWS)
 
     @classmethod
     def start(cls, log_dir: str | Path, clock: Callable[[], int] = wall_clock_ms) -> "MetadataQuorum":
         """This start's election: the saved epoch and end offset plus one each, saved."""
         path = Path(log_dir) / FILE_NAME
         epoch, offset = _read(path)
-        quorum = cls(path, epoch + 1, offset + 1, clock)
-        quorum.append_records.record(1.0, quorum.last_append_ms)  # the leader-change record
-        quorum._save()
+        quorum = cls(path, epoch + 1, offset, clock)
+        quorum.append()  # the leader-change record
         log.info("metadata quorum: leader epoch %d, end offset %d", quorum.leader_epoch, quorum.end_offset)
         return quorum
 
@@ -100,11 +98,11 @@ class MetadataQuorum:
         """Offset of the last record (the metadata image's offset, in Kafka's terms)."""
         return self.end_offset - 1
 
-    def append(self, records: int = 1) -> None:
-        """A metadata change was stored: its records join the log."""
-        self.end_offset += records
+    def append(self) -> None:
+        """A metadata change was stored: its record joins the log."""
+        self.end_offset += 1
         self.last_append_ms = self.clock()
-        self.append_records.record(float(records), self.last_append_ms)
+        self.append_records.record(1.0, self.last_append_ms)
         self._save()
 
     def _save(self) -> None:

@@ -107,7 +107,6 @@ class QuorumMetrics(Collector):
                                     labels=["current_state"])  # fmt: skip
         state.add_metric(["leader"], 1.0)
         yield state
-        q.append_records.start_if_idle(now)
         for name, doc, value in (
             ("current_leader", "Node id of the quorum's leader (-1: none known)", self.node_id),
             ("current_vote", "Node id this node voted for in this epoch (-1: no vote)", self.node_id),

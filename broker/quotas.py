@@ -139,6 +139,9 @@ def check_op(entity: Entity, key: str, value: float) -> None:
             raise QuotaRefused(f"{key} cannot be a fractional value.")
 
 
+KAFKA_METRIC_WINDOWS = (2, 30_000)  # Kafka's metrics.num.samples and metrics.sample.window.ms (its sensors)
+
+
 class Samples:
     """Kafka's SampledStat: values summed per ``window_ms`` sample, ``count`` samples kept."""
 
@@ -165,8 +168,9 @@ class Samples:
         return elapsed + max(self.count - 1 - full, 0) * self.window
 
     def rate(self, now_ms: float, unit_ms: float = 1000) -> float:
-        """Per second (per ``unit_ms``: 60000 is Kafka's ``Rate(TimeUnit.MINUTES)``)."""
-        self._purge(now_ms)
+        """Per second (per ``unit_ms``: 60000 is Kafka's ``Rate(TimeUnit.MINUTES)``); measured idle, an empty
+        sample starts now (``start_if_idle``), as Kafka's does."""
+        self.start_if_idle(now_ms)
         return sum(s[1] for s in self.samples) / (self.window_ms(now_ms) / unit_ms)
 
     def start_if_idle(self, now_ms: float) -> None:
