@@ -23,7 +23,9 @@ This broker keeps its metadata in files of the first log dir, not in a log.
   configs, the ACLs, the client quotas and the SCRAM credentials. The new
   offset is saved at once (fsync), so it never goes back, across restarts
   either. A change that is refused or only validated writes nothing and
-  appends nothing.
+  appends nothing. A topic creation that fails on disk part way has
+  rewritten ``__topics.json`` twice (its pending entry, then its removal)
+  and so counts two records, where Kafka's controller would write none.
 
 For the metrics (``quorum_metrics.py``) it also keeps, in memory only, the
 wall time (``clock``, ms) of the last record (the start's leader-change

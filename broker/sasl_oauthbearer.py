@@ -42,11 +42,11 @@ import base64
 import binascii
 import json
 import re
-import time
 from typing import Any, Callable, Protocol
 
 import attrs
 
+from .clock import wall_clock_ms
 from .config import ConfigError
 from .sasl_auth import AuthenticationFailed, SaslFailed
 from .jaas import parse_jaas
@@ -175,7 +175,7 @@ class OAuthBearerServer:
     """OAUTHBEARER's side: the client's message in; empty out (logged in) or the error challenge out."""
 
     validator: TokenValidator  # ValidatorOptions (unsecured JWTs) or oauth_validator.SignedValidator
-    clock: Callable[[], float] = lambda: time.time() * 1000
+    clock: Callable[[], float] = wall_clock_ms
     principal: str | None = None
     error: str | None = None  # the challenge sent; the client's next message must acknowledge it
     claims: dict[str, Any] = attrs.field(factory=dict)

@@ -50,6 +50,11 @@ def check_topic_name(name: str | None) -> None:
         raise TopicError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {reason}")
 
 
+def missing_topic_error(name: str) -> ErrorCode:
+    """Kafka's error for a named topic that does not exist: INVALID_TOPIC_EXCEPTION if the name is illegal."""
+    return ErrorCode.INVALID_TOPIC_EXCEPTION if _invalid_because(name or "") else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
 def _invalid_because(name: str) -> str | None:
     if not name:
         return "the empty string is not allowed"

@@ -24,16 +24,17 @@ from protocol import ErrorCode
 
 from .. import features
 from ..dispatch import REGISTRY, RequestContext, enabled_range, handler
+from . import consumer_group_describe, consumer_group_heartbeat
 
 API_KEY = 18
-CONSUMER_GROUP_APIS = (68, 69)  # ConsumerGroupHeartbeat, ConsumerGroupDescribe (KIP-848)
+CONSUMER_GROUP_APIS = (consumer_group_heartbeat.API_KEY, consumer_group_describe.API_KEY)  # KIP-848
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
 def _advertised(ctx: RequestContext) -> list:
     cls = ctx.response().__class__.ApiVersion
     keys = []
-    consumer_protocol = "consumer" in ctx.broker.config.group_coordinator_rebalance_protocols
+    consumer_protocol = consumer_group_heartbeat.consumer_protocol_enabled(ctx)
     for key in sorted(REGISTRY):
         if key in CONSUMER_GROUP_APIS and not consumer_protocol:
             continue  # as Kafka: off unless group.coordinator.rebalance.protocols has consumer

@@ -51,7 +51,7 @@ from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
-from ..topics import INTERNAL_TOPICS, TopicError, check_topic_name
+from ..topics import INTERNAL_TOPICS, missing_topic_error
 from ._admin import LEADER_EPOCH
 
 API_KEY = 75
@@ -135,9 +135,8 @@ def _fill_page(ctx: RequestContext, request, resp, topics: list[tuple], limit: i
         if remaining == 0:
             resp.next_cursor = cls.Cursor(topic_name=name, partition_index=0)
             return
-        if topic is None:
-            if request.topics:
-                resp.topics.append(_missing(cls.DescribeTopicPartitionsResponseTopic, name))
+        if topic is None:  # only a named topic can be missing: all topics are listed from the same snapshot
+            resp.topics.append(_missing(cls.DescribeTopicPartitionsResponseTopic, name))
             continue
         start = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
         upper = min(topic.num_partitions, _int32(start + remaining))
@@ -159,8 +158,4 @@ def _topic(ctx: RequestContext, Topic, topic, indexes: range) -> object:
 
 def _missing(Topic, name: str) -> object:
     """A named topic that does not exist: INVALID_TOPIC_EXCEPTION if its name is not legal."""
-    try:
-        check_topic_name(name)
-    except TopicError as exc:
-        return Topic(error_code=exc.error_code, name=name, is_internal=name in INTERNAL_TOPICS)
-    return Topic(error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, name=name, is_internal=name in INTERNAL_TOPICS)
+    return Topic(error_code=missing_topic_error(name), name=name, is_internal=name in INTERNAL_TOPICS)

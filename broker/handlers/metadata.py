@@ -68,7 +68,7 @@ from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
-from ..topics import INTERNAL_TOPICS, TopicError, check_topic_name
+from ..topics import INTERNAL_TOPICS, TopicError, check_topic_name, missing_topic_error
 
 API_KEY = 3
 
@@ -206,7 +206,7 @@ def _topic(ctx: RequestContext, cls, name: str, error: ErrorCode | None, request
 def _topic_entry(ctx: RequestContext, Topic, name: str, error: ErrorCode | None) -> object:
     topic = ctx.broker.topics.get(name) if error is None else None
     if topic is None:
-        return Topic(error_code=error or _missing_error(name), name=name, is_internal=name in INTERNAL_TOPICS)
+        return Topic(error_code=error or missing_topic_error(name), name=name, is_internal=name in INTERNAL_TOPICS)
     node = ctx.broker.config.node_id
     Part = Topic.MetadataResponsePartition
     parts = [
@@ -214,15 +214,6 @@ def _topic_entry(ctx: RequestContext, Topic, name: str, error: ErrorCode | None)
         for i in range(topic.num_partitions)
     ]
     return Topic(name=name, topic_id=topic.topic_id, is_internal=topic.internal, partitions=parts)
-
-
-def _missing_error(name: str) -> ErrorCode:
-    """Kafka's error for a named topic that does not exist: INVALID_TOPIC_EXCEPTION if the name is illegal."""
-    try:
-        check_topic_name(name)
-    except TopicError as exc:
-        return exc.error_code
-    return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 def _set_cluster_operations(ctx: RequestContext, request, resp) -> None:
