@@ -168,17 +168,27 @@ def _entry(first: Token, stream: Iterator[Token]) -> JaasEntry:
     return JaasEntry(str(first.value), flag.value.upper(), options)
 
 
-def parse_jaas(key: str, text: str, module: str) -> dict[str, str]:
-    """The options of the one entry a listener's ``<mechanism>.sasl.jaas.config`` holds, which must be ``module``."""
+def key_entry(key: str, text: str) -> JaasEntry:
+    """The one entry a listener's ``<mechanism>.sasl.jaas.config`` key holds, as Kafka's JaasContext wants it."""
     try:
         entries = parse_entries(text)
     except JaasSyntaxError as exc:
         raise JaasSyntaxError(f"{key}: {exc}") from None
     if len(entries) != 1:
         raise ConfigError(f"{key}: JAAS config property contains {len(entries)} login modules, should be 1 module")
-    if entries[0].module != module:
+    return entries[0]
+
+
+def checked_options(key: str, entry: JaasEntry, module: str) -> dict[str, str]:
+    """``entry``'s options, which must be of ``module`` (our check: Kafka would start and fail at login)."""
+    if entry.module != module:
         raise ConfigError(f"{key}: expected '{module} required ...;'")
-    return entries[0].options
+    return entry.options
+
+
+def parse_jaas(key: str, text: str, module: str) -> dict[str, str]:
+    """The options of the one entry of ``module`` a listener's key holds."""
+    return checked_options(key, key_entry(key, text), module)
 
 
 # --- a JAAS file (Java's ConfigFile) -------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 For each mechanism enabled on a SASL listener, in Kafka's order:
 
 1. the listener's ``listener.name.<listener>.<mechanism>.sasl.jaas.config``
-   (exactly one entry, Kafka's ``JaasConfig``: ``jaas.parse_entries``);
+   (exactly one entry, Kafka's ``JaasConfig``: ``jaas.key_entry``);
 2. else the static JAAS file's ``<listener name lower-cased>.KafkaServer``
    section (``jaas_file.JaasFile``, named by ``-Djava.security.auth.login.config``
    in ``KAFKA_OPTS``);
@@ -31,7 +31,7 @@ from typing import Any
 import attrs
 
 from .config import ConfigError
-from .jaas import JaasEntry, JaasSyntaxError, parse_entries
+from .jaas import JaasEntry, JaasSyntaxError, key_entry
 from .jaas_file import LOGIN_CONFIG, JaasFile
 
 SERVER = "KafkaServer"
@@ -59,13 +59,11 @@ def server_context(config: Any, listener: str, mechanism: str) -> JaasContext:
     key = f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config"
     if key in config.listener_overrides:
         try:
-            entries = parse_entries(config.listener_overrides[key])
+            entries = (key_entry(key, config.listener_overrides[key]),)
         except JaasSyntaxError as exc:
-            raise ConfigError(f"{key}: {exc}") from None
-        if len(entries) != 1:
-            raise ConfigError(f"{key}: JAAS config property contains {len(entries)} login modules, should be 1 module")
+            raise ConfigError(str(exc)) from None
         _check_allowed(entries, jaas_file(config), key)
-        return JaasContext(tuple(entries), key, key)
+        return JaasContext(entries, key, key)
     file = jaas_file(config)
     sections = file.sections()
     listener_name = f"{listener.lower()}.{SERVER}"

@@ -44,6 +44,7 @@ from typing import Any
 import attrs
 
 from .config import ConfigError
+from .jaas import checked_options
 from .jaas_context import OAUTHBEARER_MODULE, PLAIN_MODULE, SCRAM_MODULE, JaasContext, module_options, server_context
 from .oauth_config import signed_validator, uses_signed_tokens
 from .oauth_jwks import JwksEndpoint
@@ -95,10 +96,8 @@ def sasl_settings(config: Any, listener: str) -> SaslSettings:
 
 
 def _module_of(context: JaasContext, module: str) -> dict[str, str]:
-    """The options of a listener key's one entry, which must be ``module`` (our check: Kafka would start)."""
-    if context.entries[0].module != module:
-        raise ConfigError(f"{context.key}: expected '{module} required ...;'")
-    return context.entries[0].options
+    """The options of a listener key's one entry, which must be ``module``."""
+    return checked_options(context.key or context.source, context.entries[0], module)
 
 
 def _oauthbearer(config: Any, listener: str, context: JaasContext) -> ValidatorOptions | SignedValidator:
