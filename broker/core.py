@@ -58,7 +58,7 @@ from .log_dir_moves import LogDirMoves
 from .log_validator import ValidatedRecords
 from .metadata_quorum import MetadataQuorum
 from .metrics import BrokerMetrics
-from .quorum_metrics import QuorumMetrics
+from .quorum_metrics import CurrentState, quorum_samples
 from .quotas import ClientQuotas
 from .request_time import TaskTime
 from .scram_store import ScramStore
@@ -88,7 +88,8 @@ class Broker:
         self._commit_pending = False
         self._last_duties: dict[str, int] = {}
         self.metrics.add_state_collector(self._state_metrics)
-        self.metrics.registry.register(QuorumMetrics(self.quorum, config.node_id))
+        self.metrics.add_state_collector(lambda: quorum_samples(self.quorum, config.node_id))
+        self.metrics.registry.register(CurrentState())
         self.groups = GroupManager(self)
         self.metrics.add_state_collector(self.groups.state_metrics)
         self.transactions = TransactionCoordinator(self)

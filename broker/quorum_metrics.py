@@ -54,69 +54,61 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from prometheus_client.core import GaugeMetricFamily, Metric, UnknownMetricFamily
+from prometheus_client.core import Metric, UnknownMetricFamily
 from prometheus_client.registry import Collector
 
 from .metadata_quorum import MetadataQuorum
 
 RAFT, CONTROLLER, BROKER_METADATA = (
     "kafka_server_raftmetrics_", "kafka_controller_kafkacontroller_", "kafka_server_brokermetadatametrics_")
+Sample = tuple[str, str, list[str], list[tuple[list[str], float]]]
 
 
-def _gauge(name: str, doc: str, value: float) -> GaugeMetricFamily:
-    return GaugeMetricFamily(name, doc, value=float(value))
-
-
-class QuorumMetrics(Collector):
-    """The raft, controller and broker-metadata gauges of ``node_id`` leading ``quorum``."""
-
-    def __init__(self, quorum: MetadataQuorum, node_id: int) -> None:
-        self.quorum = quorum
-        self.node_id = node_id
+class CurrentState(Collector):
+    """raft-metrics' string gauge ``current-state``, as Strimzi's rule gives it: an untyped 1 labelled with the
+    state (the only family here that is not a gauge, so not a ``metrics.StateCollector`` one)."""
 
     def collect(self) -> Iterator[Metric]:
-        q = self.quorum
-        now = q.clock()
-        yield from self._raft(now)
-        last_offset, last_ms = q.last_offset, q.last_append_ms
-        for name, doc, value in (
-            ("activebrokercount", "Unfenced brokers", 1), ("fencedbrokercount", "Fenced brokers", 0),
-            ("migratingzkbrokercount", "ZooKeeper brokers migrating", 0),
-            ("preferredreplicaimbalancecount", "Partitions not led by their preferred replica", 0),
-            ("metadataerrorcount", "Errors applying metadata records", 0),
-            ("timedoutbrokerheartbeatcount", "Broker heartbeats that timed out", 0),
-            ("lastappliedrecordoffset", "Offset of the last metadata record applied", last_offset),
-            ("lastcommittedrecordoffset", "Offset of the last metadata record committed", q.high_watermark - 1),
-            ("lastappliedrecordtimestamp", "Append time of the last metadata record applied", last_ms),
-            ("lastappliedrecordlagms", "Now minus the append time of the last record applied", now - last_ms),
-        ):  # fmt: skip
-            yield _gauge(CONTROLLER + name, doc, value)
-        for name, doc, value in (
-            ("last_applied_record_offset", "Offset of the last metadata record this broker applied", last_offset),
-            ("last_applied_record_timestamp", "Append time (ms) of the last metadata record applied", last_ms),
-            ("last_applied_record_lag_ms", "Milliseconds since the append time of the last record applied",
-             now - last_ms),
-            ("metadata_load_error_count", "Errors loading metadata records (none: they are files here)", 0),
-            ("metadata_apply_error_count", "Errors applying loaded metadata", 0),
-        ):  # fmt: skip
-            yield _gauge(BROKER_METADATA + name, doc, value)
-
-    def _raft(self, now: int) -> Iterator[Metric]:
-        q = self.quorum
         state = UnknownMetricFamily(RAFT + "current_state", "This node's role in the quorum (always leader)",
                                     labels=["current_state"])  # fmt: skip
         state.add_metric(["leader"], 1.0)
         yield state
-        for name, doc, value in (
-            ("current_leader", "Node id of the quorum's leader (-1: none known)", self.node_id),
-            ("current_vote", "Node id this node voted for in this epoch (-1: no vote)", self.node_id),
-            ("current_epoch", "Leader epoch of the quorum", q.leader_epoch),
-            ("high_watermark", "Committed end of the metadata log (-1: unknown)", q.high_watermark),
-            ("log_end_offset", "End offset of the metadata log", q.end_offset),
-            ("log_end_epoch", "Epoch of the last record of the metadata log", q.leader_epoch),
-            ("number_unknown_voter_connections", "Voters with no known address (none: one voter)", 0),
-            ("append_records_rate", "Metadata records appended per second as leader (two 30 s windows)",
-             q.append_records.rate(now)),
-            ("fetch_records_rate", "Metadata records fetched from the leader per second (none: no follower)", 0.0),
-        ):  # fmt: skip
-            yield _gauge(RAFT + name, doc, value)
+
+
+def quorum_samples(quorum: MetadataQuorum, node_id: int) -> Iterator[Sample]:
+    """The raft, controller and broker-metadata gauges of ``node_id`` leading ``quorum``, for
+    ``BrokerMetrics.add_state_collector``."""
+    q, now = quorum, quorum.clock()
+    last_offset, last_ms = q.last_offset, q.last_append_ms
+    families = ((RAFT, (
+        ("current_leader", "Node id of the quorum's leader (-1: none known)", node_id),
+        ("current_vote", "Node id this node voted for in this epoch (-1: no vote)", node_id),
+        ("current_epoch", "Leader epoch of the quorum", q.leader_epoch),
+        ("high_watermark", "Committed end of the metadata log (-1: unknown)", q.high_watermark),
+        ("log_end_offset", "End offset of the metadata log", q.end_offset),
+        ("log_end_epoch", "Epoch of the last record of the metadata log", q.leader_epoch),
+        ("number_unknown_voter_connections", "Voters with no known address (none: one voter)", 0),
+        ("append_records_rate", "Metadata records appended per second as leader (two 30 s windows)",
+         q.append_records.rate(now)),
+        ("fetch_records_rate", "Metadata records fetched from the leader per second (none: no follower)", 0.0),
+    )), (CONTROLLER, (
+        ("activebrokercount", "Unfenced brokers", 1), ("fencedbrokercount", "Fenced brokers", 0),
+        ("migratingzkbrokercount", "ZooKeeper brokers migrating", 0),
+        ("preferredreplicaimbalancecount", "Partitions not led by their preferred replica", 0),
+        ("metadataerrorcount", "Errors applying metadata records", 0),
+        ("timedoutbrokerheartbeatcount", "Broker heartbeats that timed out", 0),
+        ("lastappliedrecordoffset", "Offset of the last metadata record applied", last_offset),
+        ("lastcommittedrecordoffset", "Offset of the last metadata record committed", q.high_watermark - 1),
+        ("lastappliedrecordtimestamp", "Append time of the last metadata record applied", last_ms),
+        ("lastappliedrecordlagms", "Now minus the append time of the last record applied", now - last_ms),
+    )), (BROKER_METADATA, (
+        ("last_applied_record_offset", "Offset of the last metadata record this broker applied", last_offset),
+        ("last_applied_record_timestamp", "Append time (ms) of the last metadata record applied", last_ms),
+        ("last_applied_record_lag_ms", "Milliseconds since the append time of the last record applied",
+         now - last_ms),
+        ("metadata_load_error_count", "Errors loading metadata records (none: they are files here)", 0),
+        ("metadata_apply_error_count", "Errors applying loaded metadata", 0),
+    )))  # fmt: skip
+    for prefix, gauges in families:
+        for name, doc, value in gauges:
+            yield prefix + name, doc, [], [([], float(value))]
