@@ -120,9 +120,9 @@ class ClassicMembers:
         return old
 
     def _owned(self, subscription: cp.Subscription) -> list:
-        ids = {}
+        ids, snap = {}, self.consumer.topics.snapshot()
         for name, parts in subscription.owned:
-            topic = self.consumer.topics.get(name)
+            topic = snap.get(name)
             if topic is not None:
                 ids.setdefault(topic.topic_id, set()).update(parts)
         return [(t, sorted(ps)) for t, ps in ids.items()]
