@@ -55,7 +55,8 @@ class GroupManager:
         self.coordinator = GroupCoordinator(broker.config, self.store, broker.clock)
         self.groups = self.coordinator.groups
         self.consumer = ConsumerCoordinator(broker.config, self.groups, broker.topics, broker.clock,
-                                            lambda group_id, key: _consumer_setting(broker, group_id, key))
+                                            lambda group_id, key: broker.group_configs.value(  # made after us
+                                                group_id, f"consumer.{key}"))  # fmt: skip
         self.coordinator.mixed = ClassicMembers(self.consumer, self.store_consumer_groups)
         self.consumer.on_downgrade = self.coordinator.adopt_downgraded
 
@@ -368,9 +369,3 @@ class GroupManager:
                     await self.expire_offsets()
             except Exception:  # one broken group must not stop the timers of the others
                 log.exception("group duties failed")
-
-
-def _consumer_setting(broker: Any, group_id: str, key: str) -> int:
-    """A consumer group's ``consumer.<key>`` group config (KIP-848), else the broker's ``group.consumer.<key>``."""
-    own = broker.group_configs.current(group_id).get(f"consumer.{key}")
-    return int(own) if own is not None else getattr(broker.config, "group_consumer_" + key.replace(".", "_"))
