@@ -77,12 +77,12 @@ class ClassicMembers:
                              "supported.")  # fmt: skip
         if req.require_known_member_id and not req.member_id and profile.group_instance_id is None:
             return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
-        member = self._joining(group, member_id, req)
-        try:
+        try:  # before _joining, which may replace a static member: nothing changes before every check passed
             subscription = cp.parse_subscription(profile.protocols[0][1])
         except cp.SchemaError:
             raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, "Malformed embedded consumer protocol in subscription "
                              "deserialization.") from None  # fmt: skip
+        member = self._joining(group, member_id, req)
         updated = attrs.evolve(
             member, instance_id=profile.group_instance_id, rebalance_timeout_ms=profile.rebalance_timeout_ms,
             rack_id=subscription.rack_id if subscription.rack_id is not None else member.rack_id,
