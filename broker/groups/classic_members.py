@@ -34,7 +34,7 @@ INCONSISTENT_GROUP_PROTOCOL, GROUP_MAX_SIZE_REACHED. Every change is stored
 from __future__ import annotations
 
 import logging
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 import attrs
 
@@ -218,8 +218,3 @@ class ClassicMembers:
             if error is not None:
                 return error, []
         return ErrorCode.NONE, errors
-
-
-def serves(group: Any) -> bool:
-    """Whether classic requests for ``group`` go to its classic members: a consumer group with members."""
-    return isinstance(group, ConsumerGroup) and bool(group.members)
