@@ -57,7 +57,8 @@ from . import consumer_records as cr
 from . import migration
 from .consumer_group import ConsumerGroup
 from .consumer_member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerMember, Target, is_subset, reconcile
-from .consumer_requests import GroupError, Heartbeat, HeartbeatResult, fenced_epoch, new_member_id, not_a_member, topic_pattern
+from .consumer_requests import (GroupError, Heartbeat, HeartbeatResult, fenced_epoch, new_member_id, not_a_member,
+                                static_member, topic_pattern)  # fmt: skip
 from .group import DEAD as CLASSIC_DEAD
 from .group import EMPTY as CLASSIC_EMPTY
 from .group import Group
@@ -121,23 +122,18 @@ class ConsumerCoordinator:
                 member = ConsumerMember(member_id)
             self._check_epoch(member, hb)
             return member, None
+        if not joining:
+            old = static_member(group, hb.instance_id, member_id)
+            self._check_epoch(old, hb)
+            return old, None
         old = group.static_member(hb.instance_id)
-        if joining:
-            if old is None:
-                member = group.members.get(member_id) or ConsumerMember(member_id)
-                return member, None
-            if old.member_epoch != STATIC_LEAVE_EPOCH:
-                raise GroupError(ErrorCode.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
-                                 f"{hb.instance_id} cannot join the group because the instance id is owned by "
-                                 f"{old.member_id} member.")  # fmt: skip
-            return attrs.evolve(old, member_id=member_id, member_epoch=0, previous_member_epoch=0), old.member_id
         if old is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {hb.instance_id} is unknown.")
-        if old.member_id != member_id:
-            raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
-                             f"{hb.instance_id} was fenced by member {old.member_id}.")  # fmt: skip
-        self._check_epoch(old, hb)
-        return old, None
+            return group.members.get(member_id) or ConsumerMember(member_id), None
+        if old.member_epoch != STATIC_LEAVE_EPOCH:
+            raise GroupError(ErrorCode.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                             f"{hb.instance_id} cannot join the group because the instance id is owned by "
+                             f"{old.member_id} member.")  # fmt: skip
+        return attrs.evolve(old, member_id=member_id, member_epoch=0, previous_member_epoch=0), old.member_id
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
 
@@ -315,12 +311,7 @@ class ConsumerCoordinator:
                 raise not_a_member(hb.member_id, group.group_id)
             self.fence(group, member.member_id, "the member left the group")
             return HeartbeatResult(hb.member_id, hb.member_epoch)
-        member = group.static_member(hb.instance_id)
-        if member is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {hb.instance_id} is unknown.")
-        if member.member_id != hb.member_id:
-            raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {hb.member_id} with instance id "
-                             f"{hb.instance_id} was fenced by member {member.member_id}.")  # fmt: skip
+        member = static_member(group, hb.instance_id, hb.member_id)
         if hb.member_epoch == STATIC_LEAVE_EPOCH:
             log.info("static member %s of group %s left for now", hb.instance_id, group.group_id)
             parked = attrs.evolve(member, member_epoch=STATIC_LEAVE_EPOCH, pending_revocation={})
