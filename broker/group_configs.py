@@ -6,8 +6,8 @@ a group, and DescribeConfigs show them: ``consumer.session.timeout.ms`` and
 ``share.session.timeout.ms``, ``share.heartbeat.interval.ms`` and
 ``share.record.lock.duration.ms`` for KIP-932 share groups. This broker serves
 KIP-848 consumer groups but no share groups: the two consumer keys set a
-consumer group's session timeout and heartbeat interval (``GroupManager``'s
-``_consumer_setting``, read at each heartbeat, as Kafka does); the share keys
+consumer group's session timeout and heartbeat interval (``value``, read by
+``GroupManager`` at each heartbeat, as Kafka does); the share keys
 are checked, stored and described as Kafka does, and take effect for nothing.
 
 **Describing** (``describe``) works for any group name, whether the group
@@ -205,16 +205,20 @@ class GroupConfigs:
     def current(self, group: str) -> dict[str, str]:
         return dict(self.groups.get(group, {}))
 
+    def value(self, group: str, name: str) -> int:
+        """The group's own value of key ``name``, else the broker's default (or the key's built-in one)."""
+        key, own = _BY_NAME[name], self.groups.get(group, {})
+        if name in own:
+            return parse(key, own[name])
+        return _setting(self.config, key.broker_default) if key.broker_default else key.default
+
     def describe(self, group: str) -> list[ConfigEntry]:
         """DescribeConfigs' entries of a group, by name."""
         own = self.groups.get(group, {})
         entries = []
         for key in sorted(GROUP_KEYS, key=lambda k: k.name):
-            if key.name in own:
-                value, source = parse(key, own[key.name]), GROUP_CONFIG
-            else:
-                value = _setting(self.config, key.broker_default) if key.broker_default else key.default
-                source = DEFAULT_CONFIG
+            value = self.value(group, key.name)
+            source = GROUP_CONFIG if key.name in own else DEFAULT_CONFIG
             entries.append(ConfigEntry(key.name, str(value), source, type="INT", doc=key.doc,
                                        synonyms=((key.name, str(value), source),)))  # fmt: skip
         return entries

@@ -30,6 +30,8 @@ import uuid
 
 import attrs
 
+from .consumer_member import ordered
+
 Assignment = dict[uuid.UUID, frozenset[int]]
 
 
@@ -51,16 +53,12 @@ def assign(name: str, members: list[MemberSpec], partitions: dict[uuid.UUID, int
     return _uniform_heterogeneous(members, partitions)
 
 
-def _topics(ids) -> list[uuid.UUID]:
-    return sorted(ids, key=str)
-
-
 def _freeze(taken: dict[uuid.UUID, set[int]]) -> Assignment:
     return {t: frozenset(ps) for t, ps in taken.items() if ps}
 
 
 def _uniform_homogeneous(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) -> dict[str, Assignment]:
-    topics = _topics(members[0].subscribed)
+    topics = ordered(members[0].subscribed)
     if not topics:
         return {m.member_id: {} for m in members}
     held = {(t, p) for m in members for t, ps in m.current.items() for p in ps}
@@ -72,7 +70,7 @@ def _uniform_homogeneous(members: list[MemberSpec], partitions: dict[uuid.UUID, 
     for index, m in enumerate(members):
         quota, has_extra = (minimum + 1, True) if extra > 0 else (minimum, False)
         kept: dict[uuid.UUID, set[int]] = {}
-        for t in _topics(m.current):
+        for t in ordered(m.current):
             if t not in m.subscribed:
                 continue
             for p in sorted(m.current[t]):
@@ -98,7 +96,7 @@ def _uniform_homogeneous(members: list[MemberSpec], partitions: dict[uuid.UUID, 
 def _uniform_heterogeneous(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) -> dict[str, Assignment]:
     owner: dict[tuple[uuid.UUID, int], str] = {}
     for m in members:  # keep what each had, if still subscribed (the first holder wins a clash)
-        for t in _topics(m.current):
+        for t in ordered(m.current):
             if t in m.subscribed:
                 for p in sorted(m.current[t]):
                     owner.setdefault((t, p), m.member_id)
@@ -135,10 +133,10 @@ def _balance(owner: dict, count: dict[str, int], subscribers: dict[uuid.UUID, li
 
 
 def _range(members: list[MemberSpec], partitions: dict[uuid.UUID, int]) -> dict[str, Assignment]:
-    ordered = sorted(members, key=lambda m: (m.instance_id is None, m.instance_id or "", m.member_id))
-    out: dict[str, dict[uuid.UUID, set[int]]] = {m.member_id: {} for m in ordered}
-    for t in _topics({t for m in members for t in m.subscribed}):
-        subscribed = [m for m in ordered if t in m.subscribed]
+    ranked = sorted(members, key=lambda m: (m.instance_id is None, m.instance_id or "", m.member_id))
+    out: dict[str, dict[uuid.UUID, set[int]]] = {m.member_id: {} for m in ranked}
+    for t in ordered({t for m in members for t in m.subscribed}):
+        subscribed = [m for m in ranked if t in m.subscribed]
         minimum, extra = divmod(partitions[t], len(subscribed))
         start = 0
         for index, m in enumerate(subscribed):

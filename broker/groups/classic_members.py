@@ -34,7 +34,7 @@ INCONSISTENT_GROUP_PROTOCOL, GROUP_MAX_SIZE_REACHED. Every change is stored
 from __future__ import annotations
 
 import logging
-from typing import Any, Awaitable, Callable
+from typing import Awaitable, Callable
 
 import attrs
 
@@ -42,10 +42,9 @@ from protocol import ErrorCode
 
 from . import consumer_protocol as cp
 from .consumer_coordinator import ConsumerCoordinator
-from .consumer_requests import new_member_id
 from .consumer_group import CONSUMER, ConsumerGroup
 from .consumer_member import UNRELEASED, UNREVOKED, ClassicMetadata, ConsumerMember
-from .consumer_requests import GroupError
+from .consumer_requests import GroupError, new_member_id, static_member
 from .migration import as_named
 from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
 
@@ -77,12 +76,12 @@ class ClassicMembers:
                              "supported.")  # fmt: skip
         if req.require_known_member_id and not req.member_id and profile.group_instance_id is None:
             return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id)
-        member = self._joining(group, member_id, req)
-        try:
+        try:  # before _joining, which may replace a static member: nothing changes before every check passed
             subscription = cp.parse_subscription(profile.protocols[0][1])
         except cp.SchemaError:
             raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, "Malformed embedded consumer protocol in subscription "
                              "deserialization.") from None  # fmt: skip
+        member = self._joining(group, member_id, req)
         updated = attrs.evolve(
             member, instance_id=profile.group_instance_id, rebalance_timeout_ms=profile.rebalance_timeout_ms,
             rack_id=subscription.rack_id if subscription.rack_id is not None else member.rack_id,
@@ -105,24 +104,19 @@ class ClassicMembers:
         instance_id = req.profile.group_instance_id
         if instance_id is None:
             return group.members.get(member_id) or ConsumerMember(member_id)
+        if req.member_id:
+            return static_member(group, instance_id, member_id)
         old = group.static_member(instance_id)
-        if not req.member_id:
-            if old is None:
-                return group.members.get(member_id) or ConsumerMember(member_id)
-            new = attrs.evolve(old, member_id=member_id, member_epoch=0, previous_member_epoch=0)
-            self.consumer.replace_static(group, old.member_id, new, self.consumer.clock())
-            return new
         if old is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {instance_id} is unknown.")
-        if old.member_id != member_id:
-            raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
-                             f"{instance_id} was fenced by member {old.member_id}.")  # fmt: skip
-        return old
+            return group.members.get(member_id) or ConsumerMember(member_id)
+        new = attrs.evolve(old, member_id=member_id, member_epoch=0, previous_member_epoch=0)
+        self.consumer.replace_static(group, old.member_id, new, self.consumer.clock())
+        return new
 
     def _owned(self, subscription: cp.Subscription) -> list:
-        ids = {}
+        ids, snap = {}, self.consumer.topics.snapshot()
         for name, parts in subscription.owned:
-            topic = self.consumer.topics.get(name)
+            topic = snap.get(name)
             if topic is not None:
                 ids.setdefault(topic.topic_id, set()).update(parts)
         return [(t, sorted(ps)) for t, ps in ids.items()]
@@ -183,14 +177,8 @@ class ClassicMembers:
                 raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group "
                                  f"{group.group_id}.")  # fmt: skip
             return member
-        member = group.static_member(instance_id)
-        if member is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member with instance id {instance_id} is not a member "
-                             f"of group {group.group_id}.")  # fmt: skip
-        if member.member_id != member_id:
-            raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
-                             f"{instance_id} was fenced by member {member.member_id}.")  # fmt: skip
-        return member
+        return static_member(group, instance_id, member_id, f"Member with instance id {instance_id} is not a "
+                             f"member of group {group.group_id}.")  # fmt: skip
 
     # -- LeaveGroup ------------------------------------------------------------------------------
 
@@ -202,11 +190,7 @@ class ClassicMembers:
                 if instance_id is None:
                     member = self._validated(group, member_id, None)
                 else:
-                    member = group.static_member(instance_id)
-                    if member is None:
-                        raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID)
-                    if member_id and member.member_id != member_id:
-                        raise GroupError(ErrorCode.FENCED_INSTANCE_ID)
+                    member = static_member(group, instance_id, member_id or None)  # only codes are answered
             except GroupError as exc:
                 errors.append(exc.code)
                 continue
@@ -218,8 +202,3 @@ class ClassicMembers:
             if error is not None:
                 return error, []
         return ErrorCode.NONE, errors
-
-
-def serves(group: Any) -> bool:
-    """Whether classic requests for ``group`` go to its classic members: a consumer group with members."""
-    return isinstance(group, ConsumerGroup) and bool(group.members)

@@ -57,7 +57,8 @@ from . import consumer_records as cr
 from . import migration
 from .consumer_group import ConsumerGroup
 from .consumer_member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerMember, Target, is_subset, reconcile
-from .consumer_requests import GroupError, Heartbeat, HeartbeatResult, fenced_epoch, new_member_id, not_a_member, topic_pattern
+from .consumer_requests import (GroupError, Heartbeat, HeartbeatResult, fenced_epoch, new_member_id, not_a_member,
+                                static_member, topic_pattern)  # fmt: skip
 from .group import DEAD as CLASSIC_DEAD
 from .group import EMPTY as CLASSIC_EMPTY
 from .group import Group
@@ -121,23 +122,18 @@ class ConsumerCoordinator:
                 member = ConsumerMember(member_id)
             self._check_epoch(member, hb)
             return member, None
+        if not joining:
+            old = static_member(group, hb.instance_id, member_id)
+            self._check_epoch(old, hb)
+            return old, None
         old = group.static_member(hb.instance_id)
-        if joining:
-            if old is None:
-                member = group.members.get(member_id) or ConsumerMember(member_id)
-                return member, None
-            if old.member_epoch != STATIC_LEAVE_EPOCH:
-                raise GroupError(ErrorCode.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
-                                 f"{hb.instance_id} cannot join the group because the instance id is owned by "
-                                 f"{old.member_id} member.")  # fmt: skip
-            return attrs.evolve(old, member_id=member_id, member_epoch=0, previous_member_epoch=0), old.member_id
         if old is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {hb.instance_id} is unknown.")
-        if old.member_id != member_id:
-            raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
-                             f"{hb.instance_id} was fenced by member {old.member_id}.")  # fmt: skip
-        self._check_epoch(old, hb)
-        return old, None
+            return group.members.get(member_id) or ConsumerMember(member_id), None
+        if old.member_epoch != STATIC_LEAVE_EPOCH:
+            raise GroupError(ErrorCode.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                             f"{hb.instance_id} cannot join the group because the instance id is owned by "
+                             f"{old.member_id} member.")  # fmt: skip
+        return attrs.evolve(old, member_id=member_id, member_epoch=0, previous_member_epoch=0), old.member_id
 
     # -- ConsumerGroupHeartbeat ------------------------------------------------------------------
 
@@ -177,9 +173,10 @@ class ConsumerCoordinator:
                       owned, now: int, may_describe: Callable[[str], bool] = lambda _t: True,
                       bump: bool = False) -> ConsumerMember:  # fmt: skip
         """Steps 3-5 for a heartbeat or a classic member's join: epoch bump, target, reconciliation."""
-        self._resolve_regexes(group, [updated], may_describe)
-        self._maybe_bump(group, updated, changed or bump)
-        target = self._target_for(group, updated)
+        snap = self.topics.snapshot()  # read once: every lookup below uses it
+        self._resolve_regexes(group, [updated], may_describe, snap)
+        self._maybe_bump(group, updated, changed or bump, snap)
+        target = self._target_for(group, updated, snap)
         result = self._reconcile(group, updated, target, changed, owned, now)
         group.replace_member(group.members.get(member.member_id), result, now)
         self.dirty.update({(group.group_id, member.member_id), (group.group_id, None)})
@@ -233,59 +230,62 @@ class ConsumerCoordinator:
         for timers in (group.session_deadlines, group.rebalance_deadlines, group.join_deadlines, group.sync_deadlines):
             timers.pop(old_id, None)
 
-    def _maybe_bump(self, group: ConsumerGroup, updated: ConsumerMember, bump: bool) -> None:
+    def _maybe_bump(self, group: ConsumerGroup, updated: ConsumerMember, bump: bool, snap: dict) -> None:
         """Bump the group epoch for a changed subscription, or subscribed topics that changed."""
         others = [m for m in group.members.values() if m.member_id != updated.member_id]
-        metadata_hash = self._metadata_hash(group.subscribed_topic_names([*others, updated]))
+        metadata_hash = self._metadata_hash(group.subscribed_topic_names([*others, updated]), snap)
         if bump or metadata_hash != group.metadata_hash:
             group.group_epoch += 1
             group.metadata_hash = metadata_hash
             self.dirty.add((group.group_id, None))
             log.info("group %s: epoch %d", group.group_id, group.group_epoch)
 
-    def _metadata_hash(self, names: set[str]) -> int:
-        """Kafka's metadata hash: of each subscribed topic that exists, its name, id and partition count."""
-        found = [(name, self.topics.get(name)) for name in sorted(names)]
+    @staticmethod
+    def _metadata_hash(names: set[str], snap: dict) -> int:
+        """Kafka's metadata hash: of each subscribed topic that exists, its name, id and partition count
+        (``snap``: the topics by name, ``TopicRegistry.snapshot``)."""
+        found = [(name, snap.get(name)) for name in sorted(names)]
         return cr.metadata_hash([(name, t.topic_id, t.num_partitions) for name, t in found if t is not None])
 
     def _resolve_regexes(self, group: ConsumerGroup, extra: list[ConsumerMember],
-                         may_describe: Callable[[str], bool]) -> None:  # fmt: skip
+                         may_describe: Callable[[str], bool], snap: dict | None = None) -> None:  # fmt: skip
         """Resolve every regex the members use against the topics now (the ones the member may describe)."""
         regexes = {m.subscribed_topic_regex for m in [*group.members.values(), *extra] if m.subscribed_topic_regex}
-        names = self.topics.names()
+        if not regexes:
+            group.resolved_regexes = {}
+            return
+        names = list(snap) if snap is not None else self.topics.names()
         resolved = {}
         for regex in regexes:
             pattern = topic_pattern(regex)
             resolved[regex] = frozenset(n for n in names if pattern.fullmatch(n) and may_describe(n))
         group.resolved_regexes = resolved
 
-    def _subscribed_ids(self, group: ConsumerGroup, member: ConsumerMember) -> frozenset[uuid.UUID]:
-        ids = set()
-        for name in group.subscribed_topic_names([member]):
-            topic = self.topics.get(name)
-            if topic is not None:
-                ids.add(topic.topic_id)
-        return frozenset(ids)
+    @staticmethod
+    def _subscribed_ids(group: ConsumerGroup, member: ConsumerMember, snap: dict) -> dict[uuid.UUID, int]:
+        """The partition count of each topic the member subscribes to that exists, by topic id."""
+        found = (snap.get(name) for name in group.subscribed_topic_names([member]))
+        return {topic.topic_id: topic.num_partitions for topic in found if topic is not None}
 
-    def _target_for(self, group: ConsumerGroup, updated: ConsumerMember) -> Target:
+    def _target_for(self, group: ConsumerGroup, updated: ConsumerMember, snap: dict) -> Target:
         """The member's target: a new target assignment first when the group epoch moved past it."""
+        subscribed = self._subscribed_ids(group, updated, snap)
         if group.group_epoch > group.assignment_epoch:
             members = {**group.members, updated.member_id: updated}
             specs, counts = [], {}
             for m in members.values():
-                subscribed = self._subscribed_ids(group, m)
-                for topic_id in subscribed:
-                    counts[topic_id] = self.topics.get(self.topics.name_for_id(topic_id)).num_partitions
+                ids = subscribed if m is updated else self._subscribed_ids(group, m, snap)
+                counts.update(ids)
                 current = group.target.get(m.member_id, {})
-                specs.append(assignors.MemberSpec(m.member_id, m.instance_id, subscribed, current))
+                specs.append(assignors.MemberSpec(m.member_id, m.instance_id, frozenset(ids), current))
             name = group.preferred_assignor(self.config.group_consumer_assignors[0])
             self.dirty.update((group.group_id, m) for m in {*group.target, *members})
             group.target = assignors.assign(name, specs, counts)
             group.assignment_epoch = group.group_epoch
             log.info("group %s: target assignment of epoch %d by the %s assignor", group.group_id,
                      group.group_epoch, name)  # fmt: skip
-        return Target(group.assignment_epoch, group.target.get(updated.member_id, {}),
-                      self._subscribed_ids(group, updated), group.partition_epoch)  # fmt: skip
+        return Target(group.assignment_epoch, group.target.get(updated.member_id, {}), frozenset(subscribed),
+                      group.partition_epoch)  # fmt: skip
 
     def _reconcile(self, group: ConsumerGroup, member: ConsumerMember, target: Target, changed: bool,
                    owned, now: int) -> ConsumerMember:  # fmt: skip
@@ -311,12 +311,7 @@ class ConsumerCoordinator:
                 raise not_a_member(hb.member_id, group.group_id)
             self.fence(group, member.member_id, "the member left the group")
             return HeartbeatResult(hb.member_id, hb.member_epoch)
-        member = group.static_member(hb.instance_id)
-        if member is None:
-            raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Instance id {hb.instance_id} is unknown.")
-        if member.member_id != hb.member_id:
-            raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {hb.member_id} with instance id "
-                             f"{hb.instance_id} was fenced by member {member.member_id}.")  # fmt: skip
+        member = static_member(group, hb.instance_id, hb.member_id)
         if hb.member_epoch == STATIC_LEAVE_EPOCH:
             log.info("static member %s of group %s left for now", hb.instance_id, group.group_id)
             parked = attrs.evolve(member, member_epoch=STATIC_LEAVE_EPOCH, pending_revocation={})
@@ -343,7 +338,8 @@ class ConsumerCoordinator:
             self.dirty.add((group.group_id, member_id))
         regexes = {m.subscribed_topic_regex for m in group.members.values()}
         group.resolved_regexes = {r: t for r, t in group.resolved_regexes.items() if r in regexes}
-        group.metadata_hash = self._metadata_hash(group.subscribed_topic_names())
+        snap = self.topics.snapshot()
+        group.metadata_hash = self._metadata_hash(group.subscribed_topic_names(), snap)
         group.group_epoch += 1
         self.dirty.add((group.group_id, None))
 

@@ -36,7 +36,7 @@ from typing import Any
 
 import attrs
 
-from .consumer_member import STABLE, ConsumerMember
+from .consumer_member import UNRELEASED, ConsumerMember
 
 EMPTY, ASSIGNING, RECONCILING, CONSUMER_STABLE = "Empty", "Assigning", "Reconciling", "Stable"
 CONSUMER = "consumer"  # Kafka's GroupType (and the groups' protocol type)
@@ -145,13 +145,10 @@ class ConsumerGroup:
 
     def waiting_on_unreleased(self, member: ConsumerMember) -> bool:
         """Kafka's ``waitingOnUnreleasedPartition``: a target partition it lacks is still owned by someone."""
-        if member.state != "unreleased_partitions":
+        if member.state != UNRELEASED:
             return False
         for topic_id, parts in self.target.get(member.member_id, {}).items():
             held = member.assigned.get(topic_id, frozenset())
             if any(p not in held and self.partition_epoch(topic_id, p) != -1 for p in parts):
                 return True
         return False
-
-    def is_empty(self) -> bool:
-        return not self.members

@@ -130,7 +130,7 @@ def _next(member: ConsumerMember, target: Target, epoch: int, owned: Owned) -> C
     revoking: Assignment = {}
     adding: Assignment = {}
     unreleased = False
-    for topic_id in _ordered(set(target.assignment) | set(member.assigned)):
+    for topic_id in ordered(set(target.assignment) | set(member.assigned)):
         wanted = target.assignment.get(topic_id, frozenset()) if topic_id in target.subscribed else frozenset()
         current = member.assigned.get(topic_id, frozenset())
         kept = current & wanted
@@ -148,10 +148,11 @@ def _next(member: ConsumerMember, target: Target, epoch: int, owned: Owned) -> C
     return member.with_epoch(target.epoch, state=state, assigned=assigned, pending_revocation={})
 
 
-def _ordered(ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:
+def ordered(ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:
+    """Topic ids in a stable order (by their text), as assignors, answers and records list them."""
     return sorted(ids, key=str)
 
 
 def as_owned(assignment: Assignment) -> list[tuple[uuid.UUID, list[int]]]:
     """An assignment in the heartbeat's layout (topic id, sorted partitions), topics in a stable order."""
-    return [(t, sorted(assignment[t])) for t in _ordered(assignment)]
+    return [(t, sorted(assignment[t])) for t in ordered(assignment)]

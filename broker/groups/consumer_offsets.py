@@ -26,8 +26,10 @@ from .consumer_group import ConsumerGroup
 MIN_COMMIT_VERSION = 9  # OffsetCommit version a member of the consumer protocol must use
 
 
-def commit_error(group: ConsumerGroup, member_id: str, instance_id: str | None, epoch: int, version: int,
-                 transactional: bool = False) -> ErrorCode | None:  # fmt: skip
+def commit_error(group: ConsumerGroup, member_id: str, instance_id: str | None, epoch: int, *,
+                 version: int = MIN_COMMIT_VERSION, transactional: bool = False) -> ErrorCode | None:  # fmt: skip
+    """The group-level answer to an OffsetCommit (``version``: its version) or, ``transactional``, a
+    TxnOffsetCommit (whose version does not matter); None when its partitions may be committed."""
     if epoch < 0 and not group.members:
         return None
     if transactional and epoch == -1 and not member_id and instance_id is None:

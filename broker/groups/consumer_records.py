@@ -40,6 +40,8 @@ from protocol.messages import struct_class
 from protocol.primitives import Reader
 from protocol.schema import BYTES, INT8, INT32, INT64, STRING, UUID, F, Struct
 
+from .consumer_member import as_owned
+
 GROUP, PARTITION_METADATA, MEMBER, TARGET_EPOCH, TARGET_MEMBER, CURRENT = 3, 4, 5, 6, 7, 8
 _GROUP_KEY = Struct(F("group_id", STRING), name="ConsumerGroupKey")
 _MEMBER_KEY = Struct(F("group_id", STRING), F("member_id", STRING), name="ConsumerGroupMemberKey")
@@ -129,7 +131,7 @@ CurrentValue = struct_class(CURRENT_VALUE)
 
 def listed(parts: Assignment) -> list:
     """An assignment as the records list it: topics by id, partitions sorted."""
-    return [CurrentValue.TopicPartitions(t, sorted(ps)) for t, ps in sorted(parts.items(), key=lambda kv: str(kv[0]))]
+    return [CurrentValue.TopicPartitions(t, ps) for t, ps in as_owned(parts)]
 
 
 def assignment(listed_parts: list) -> Assignment:

@@ -4,7 +4,7 @@
 ``TopicPartitions``: None when not sent) with the client's id and address;
 ``HeartbeatResult`` the answer (``assignment`` None when not sent).
 ``GroupError`` is an error answer with Kafka's message, raised anywhere in
-the coordinator (``not_a_member`` and ``fenced_epoch`` make the common ones;
+the coordinator (``not_a_member``, ``fenced_epoch`` and ``static_member`` make the common ones;
 ``new_member_id`` makes a member id as Kafka writes one). ``validate`` is Kafka's ``throwIfConsumerGroupHeartbeatRequestIsInvalid``
 (checked before the group is looked at), ``topic_pattern`` compiles a
 ``SubscribedTopicRegex``.
@@ -21,13 +21,14 @@ from __future__ import annotations
 import base64
 import re
 import uuid
+from typing import Any
 
 import attrs
 
 from protocol import ErrorCode
 
 from ..java_regex import JavaRegexError, compile_java
-from .consumer_member import STATIC_LEAVE_EPOCH, Assignment
+from .consumer_member import STATIC_LEAVE_EPOCH, Assignment, ConsumerMember
 
 GENERATED_MEMBER_ID_VERSION = 1  # KIP-1082: from v1 the client makes up its member id
 _RE2_REFUSED = re.compile(r"\(\?(?:=|!|<=|<!|>)|\\[1-9]")
@@ -114,6 +115,20 @@ def new_member_id() -> str:
 
 def not_a_member(member_id: str, group_id: str) -> GroupError:
     return GroupError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group_id}.")
+
+
+def static_member(group: Any, instance_id: str, member_id: str | None, unknown: str | None = None,
+                  ) -> ConsumerMember:  # fmt: skip
+    """The member holding ``instance_id`` (Kafka's static member checks): UNKNOWN_MEMBER_ID when none does
+    (``unknown``: the message, by default "Instance id ... is unknown."), FENCED_INSTANCE_ID when it is not
+    ``member_id`` (None: any member id will do)."""
+    member = group.static_member(instance_id)
+    if member is None:
+        raise GroupError(ErrorCode.UNKNOWN_MEMBER_ID, unknown or f"Instance id {instance_id} is unknown.")
+    if member_id is not None and member.member_id != member_id:
+        raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
+                         f"{instance_id} was fenced by member {member.member_id}.")  # fmt: skip
+    return member
 
 
 def fenced_epoch(received: int, known: int, relation: str) -> GroupError:

@@ -28,7 +28,7 @@ classic group: JoinGroup turns an empty one into a classic group (its
 offsets kept, its record deleted), as Kafka does; a consumer group with
 members takes the member as a classic member of it, and its SyncGroup,
 Heartbeat and LeaveGroup go there too (``classic_members``, set as
-``mixed`` by ``GroupManager``; KIP-848's online migration). A consumer group
+``mixed`` by ``GroupManager``'s constructor call; KIP-848's online migration). A consumer group
 that goes back to being a classic group (``migration``) is handed over by
 ``adopt_downgraded``, which starts a rebalance, as Kafka's ``convertToClassicGroup``.
 
@@ -54,12 +54,12 @@ _MIXED = object()  # JoinGroup of a consumer group with members: served by its c
 class GroupCoordinator:
     tick_interval_s = 0.05
 
-    def __init__(self, config: Any, store: Any, clock: Callable[[], int]) -> None:
+    def __init__(self, config: Any, store: Any, clock: Callable[[], int], groups: dict, mixed: Any) -> None:
         self.config = config
         self.store = store
         self.clock = clock
-        self.groups: dict[str, Group] = {}
-        self.mixed: Any = None  # ``ClassicMembers``: classic members of consumer groups
+        self.groups: dict[str, Group] = groups  # shared with the consumer coordinator
+        self.mixed = mixed  # ``ClassicMembers``: classic members of consumer groups
 
     # -- JoinGroup -----------------------------------------------------------------------
 
@@ -81,7 +81,7 @@ class GroupCoordinator:
         group = self.groups.get(req.group_id)
         if group is not None and not isinstance(group, Group):  # a consumer group (KIP-848)
             if group.members:
-                return _MIXED if self.mixed is not None else JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, "")
+                return _MIXED
             group = self._from_consumer_group(group)
         if group is None:
             if req.member_id:
@@ -333,7 +333,7 @@ class GroupCoordinator:
     def _mixed(self, group_id: str) -> Any:
         """The consumer group of this id, when classic requests for it go to its classic members."""
         group = self.groups.get(group_id)
-        return group if group_id and self.mixed is not None and not isinstance(group, (Group, type(None))) else None
+        return group if group_id and not isinstance(group, (Group, type(None))) else None
 
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation_id: int) -> ErrorCode:
         mixed = self._mixed(group_id)

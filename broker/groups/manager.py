@@ -52,11 +52,12 @@ class GroupManager:
         self.topics = broker.topics
         self.clock = broker.clock
         self.store = GroupStore(broker)
-        self.coordinator = GroupCoordinator(broker.config, self.store, broker.clock)
-        self.groups = self.coordinator.groups
+        self.groups: dict = {}  # classic and consumer groups by id, shared by both coordinators
         self.consumer = ConsumerCoordinator(broker.config, self.groups, broker.topics, broker.clock,
-                                            lambda group_id, key: _consumer_setting(broker, group_id, key))
-        self.coordinator.mixed = ClassicMembers(self.consumer, self.store_consumer_groups)
+                                            lambda group_id, key: broker.group_configs.value(  # made after us
+                                                group_id, f"consumer.{key}"))  # fmt: skip
+        mixed = ClassicMembers(self.consumer, self.store_consumer_groups)
+        self.coordinator = GroupCoordinator(broker.config, self.store, broker.clock, self.groups, mixed)
         self.consumer.on_downgrade = self.coordinator.adopt_downgraded
 
     def load(self) -> None:
@@ -137,7 +138,7 @@ class GroupManager:
         when the group does not exist and a generation is given; ``version`` is OffsetCommit's."""
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
-            error = co.commit_error(group, member_id, instance_id, generation, version)
+            error = co.commit_error(group, member_id, instance_id, generation, version=version)
         else:
             error = o.commit_error(group, member_id, instance_id, generation, missing)
         if error is not None:
@@ -171,7 +172,7 @@ class GroupManager:
         batch of ``producer`` (id, epoch) and staged until the transaction's marker; one error per partition."""
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
-            error = co.commit_error(group, member_id, instance_id, generation, 9, transactional=True)
+            error = co.commit_error(group, member_id, instance_id, generation, transactional=True)
         else:
             error = txn.commit_error(group, member_id, instance_id, generation)
         if error is not None:
@@ -235,7 +236,7 @@ class GroupManager:
             with_group = drop_group and (consumer or group.generation_id > 0)
             if await self._drop_offsets(group, gone, with_group=with_group) is not None:
                 continue
-            if drop_group and group.state == EMPTY and not group.members and not group.offsets:
+            if drop_group and group.state == EMPTY and not group.offsets:
                 self._forget_group(group)
             log.info("expired %d offsets of group %s", len(gone), group.group_id)
 
@@ -368,9 +369,3 @@ class GroupManager:
                     await self.expire_offsets()
             except Exception:  # one broken group must not stop the timers of the others
                 log.exception("group duties failed")
-
-
-def _consumer_setting(broker: Any, group_id: str, key: str) -> int:
-    """A consumer group's ``consumer.<key>`` group config (KIP-848), else the broker's ``group.consumer.<key>``."""
-    own = broker.group_configs.current(group_id).get(f"consumer.{key}")
-    return int(own) if own is not None else getattr(broker.config, "group_consumer_" + key.replace(".", "_"))

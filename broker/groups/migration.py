@@ -59,17 +59,17 @@ def check_upgrade(group: Group, config: Any) -> None:
         raise _cannot_upgrade(group.group_id, "the group size exceeds the consumer group maximum size")
 
 
-def _ids(partitions: cp.TopicPartitions, topics: Any) -> dict:
-    """Partitions by topic name -> by topic id (topics that no longer exist left out)."""
+def _ids(partitions: cp.TopicPartitions, snap: dict) -> dict:
+    """Partitions by topic name -> by topic id (topics that no longer exist left out; ``snap``: topics by name)."""
     out: dict = {}
     for name, parts in partitions:
-        topic = topics.get(name)
+        topic = snap.get(name)
         if topic is not None and parts:
             out[topic.topic_id] = out.get(topic.topic_id, frozenset()) | frozenset(parts)
     return out
 
 
-def _converted_member(group: Group, member: Member, topics: Any) -> ConsumerMember:
+def _converted_member(group: Group, member: Member, snap: dict) -> ConsumerMember:
     protocol = group.protocol_name or member.profile.protocols[0][0]
     subscription = cp.parse_subscription(member.metadata(protocol))
     assigned: dict = {}
@@ -77,7 +77,7 @@ def _converted_member(group: Group, member: Member, topics: Any) -> ConsumerMemb
         assignment = cp.parse_assignment(member.assignment)
         if assignment.user_data:
             raise ValueError("userData from a custom assignor would be lost")
-        assigned = _ids(assignment.partitions, topics)
+        assigned = _ids(assignment.partitions, snap)
     p = member.profile
     return ConsumerMember(
         member.member_id, instance_id=p.group_instance_id, rack_id=subscription.rack_id,
@@ -93,9 +93,10 @@ def from_classic_group(group: Group, topics: Any, now: int) -> ConsumerGroup:
     out = ConsumerGroup(group.group_id, group_epoch=group.generation_id, assignment_epoch=group.generation_id,
                         state_timestamp=now, offsets=group.offsets, offset_records=group.offset_records,
                         pending_txn=group.pending_txn)  # fmt: skip
+    snap = topics.snapshot()
     for member in group.members.values():
         try:
-            converted = _converted_member(group, member, topics)
+            converted = _converted_member(group, member, snap)
         except cp.SchemaError:
             raise _cannot_upgrade(group.group_id, "the embedded consumer protocol is malformed") from None
         except ValueError:
@@ -115,7 +116,9 @@ def may_downgrade(group: ConsumerGroup, leaving: set[str], config: Any) -> bool:
     if config.group_consumer_migration_policy not in DOWNGRADE:
         log.info("cannot downgrade consumer group %s: online downgrade is disabled", group.group_id)
         return False
-    return len(staying) <= getattr(config, "group_max_size", 2**31 - 1)
+    # Kafka also refuses when more would stay than the classic group.max.size, a key with no counterpart
+    # here: a classic group takes any number of members.
+    return True
 
 
 def to_classic_group(group: ConsumerGroup, leaving: set[str], names: dict, now: int) -> Group:

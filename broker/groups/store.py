@@ -92,23 +92,20 @@ class GroupStore(InternalTopic):
         return await self.append(index, marker)
 
     async def write_group(self, group: Any) -> ErrorCode | None:
-        return await self.write(group.group_id, [(r.group_key(group.group_id), r.group_value(group_value(group)))])
+        return await self.write(group.group_id, _group_rows(group))
 
     def write_group_soon(self, group: Any) -> None:
-        """Store a group's metadata without anyone waiting (the group just became empty)."""
-        trio.lowlevel.spawn_system_task(self._write_logged, group)
-
-    async def _write_logged(self, group: Any) -> None:
-        if await self.write_group(group) is not None:
-            log.error("could not store the metadata of group %s", group.group_id)
+        """Store a group's metadata without anyone waiting (the group just became empty); its record is
+        made when the write starts, so it shows the group as it is then."""
+        trio.lowlevel.spawn_system_task(self._logged, group.group_id, lambda: _group_rows(group), "the metadata")
 
     def write_soon(self, group_id: str, rows: list[tuple[bytes, bytes | None]]) -> None:
         """Append rows for a group without anyone waiting (a record deleted as a group changes kind)."""
-        trio.lowlevel.spawn_system_task(self._rows_logged, group_id, rows)
+        trio.lowlevel.spawn_system_task(self._logged, group_id, lambda: rows, "a record")
 
-    async def _rows_logged(self, group_id: str, rows: list[tuple[bytes, bytes | None]]) -> None:
-        if await self.write(group_id, rows) is not None:
-            log.error("could not store a record of group %s", group_id)
+    async def _logged(self, group_id: str, rows: Callable[[], list[tuple[bytes, bytes | None]]], what: str) -> None:
+        if await self.write(group_id, rows()) is not None:
+            log.error("could not store %s of group %s", what, group_id)
 
     def load(self) -> Iterator[Loaded | Marker]:
         """Every record and marker of the topic in log order, partition by partition; unknown key versions
@@ -117,6 +114,10 @@ class GroupStore(InternalTopic):
             return
         for index in range(self.num_partitions):
             yield from _entries(index, self.batches(index))
+
+
+def _group_rows(group: Any) -> list[tuple[bytes, bytes | None]]:
+    return [(r.group_key(group.group_id), r.group_value(group_value(group)))]
 
 
 def _entries(index: int, batches: Iterator[tuple[Any, int]]) -> Iterator[Loaded | Marker]:

@@ -95,17 +95,15 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics, stable: bool,
     ``member`` (v9: id and epoch) is checked for a consumer group."""
     if not ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
-    error, _ = ctx.broker.groups.fetch(group_id, [], stable, *member)
-    if error != ErrorCode.NONE:
-        return error, []
     if topics is None:
-        return _every_partition(ctx, group_id, stable)
-    return _named(ctx, group_id, topics, stable)
+        return _every_partition(ctx, group_id, stable, member)
+    return _named(ctx, group_id, topics, stable, member)
 
 
-def _every_partition(ctx: RequestContext, group_id: str, stable: bool) -> tuple[ErrorCode, list[Entry]]:
+def _every_partition(ctx: RequestContext, group_id: str, stable: bool,
+                     member: tuple[str | None, int]) -> tuple[ErrorCode, list[Entry]]:  # fmt: skip
     """Every committed partition of a topic the principal may describe; by its current id from v10."""
-    error, found = ctx.broker.groups.fetch(group_id, None, stable)
+    error, found = ctx.broker.groups.fetch(group_id, None, stable, *member)
     if error != ErrorCode.NONE:
         return error, []
     names = dict.fromkeys(f[0] for f in found)
@@ -117,7 +115,8 @@ def _every_partition(ctx: RequestContext, group_id: str, stable: bool) -> tuple[
     return error, [(ids.get(t, _NO_ID), p, value, e) for t, p, value, e in found]
 
 
-def _named(ctx: RequestContext, group_id: str, topics, stable: bool) -> tuple[ErrorCode, list[Entry]]:
+def _named(ctx: RequestContext, group_id: str, topics, stable: bool,
+           member: tuple[str | None, int]) -> tuple[ErrorCode, list[Entry]]:  # fmt: skip
     """The partitions asked for, in order: an unknown id (v10) or a topic the principal may not describe
     answers its error, the others what the group committed."""
     by_id = ctx.broker.topics.names_by_id() if ctx.version >= 10 else None
@@ -127,7 +126,7 @@ def _named(ctx: RequestContext, group_id: str, topics, stable: bool) -> tuple[Er
                else None if ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, name)
                else ErrorCode.TOPIC_AUTHORIZATION_FAILED for name, _key, _parts in asked]  # fmt: skip
     wanted = [(name, parts) for (name, _key, parts), error in zip(asked, refused) if error is None]
-    error, found = ctx.broker.groups.fetch(group_id, wanted, stable)
+    error, found = ctx.broker.groups.fetch(group_id, wanted, stable, *member)
     if error != ErrorCode.NONE:
         return error, []
     answers = iter(found)

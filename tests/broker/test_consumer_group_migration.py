@@ -230,6 +230,19 @@ async def test_classic_member_errors_in_a_consumer_group(mig):
     assert other not in mig.groups.groups["cg"].members
 
 
+async def test_unreadable_subscription_of_a_static_rejoin_changes_nothing(mig):
+    await upgraded(mig)
+    static = await join(mig, "cg", protos=subscribed(), instance="i-1")
+    assert static.error_code == 0, static
+    group = mig.groups.groups["cg"]
+    before = (dict(group.members), dict(group.target), group.group_epoch, dict(group.session_deadlines))
+    mig.groups.consumer.dirty.clear()
+    bad = await join(mig, "cg", protos=protocols(("range", b"x")), instance="i-1")  # would replace the member
+    assert bad.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert (dict(group.members), dict(group.target), group.group_epoch, dict(group.session_deadlines)) == before
+    assert static.member_id in group.members and not mig.groups.consumer.dirty
+
+
 @pytest.mark.parametrize("group_props", [{"group.consumer.max.size": "3"}])
 async def test_classic_join_refused_when_the_group_is_full(mig, group_props):
     await upgraded(mig)

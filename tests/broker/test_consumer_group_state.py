@@ -37,6 +37,9 @@ class Topics:
     def names(self):
         return list(self.topics)
 
+    def snapshot(self):
+        return dict(self.topics)
+
     def name_for_id(self, topic_id):
         return next(n for n, t in self.topics.items() if t.topic_id == topic_id)
 
