@@ -45,11 +45,18 @@ def _non_negative(v: int) -> bool:
 
 
 # Kafka's default listener.security.protocol.map: each security protocol names a listener of its own kind
-KAFKA_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+KAFKA_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in SECURITY_PROTOCOLS)
 
 
 def _buffer_size(v: int) -> bool:
     return v == -1 or v > 0
+
+
+def _security_protocol(text: str) -> str:
+    if text not in SECURITY_PROTOCOLS:  # Kafka's ValidString: case-sensitive
+        raise ValueError(f"String must be one of: {', '.join(SECURITY_PROTOCOLS)}")
+    return text
 
 
 def _roles(text: str) -> str:
@@ -107,7 +114,10 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", int, 100,
         _non_negative, "how long a connection whose SASL login failed stays open after the answer"),  # fmt: skip
     Key("controller.listener.names", "controller_listener_names", str, "", None, "not bound; in DescribeQuorum"),
-    Key("inter.broker.listener.name", "inter_broker_listener_name", str, "", None, "accepted; must name a listener"),
+    Key("inter.broker.listener.name", "inter_broker_listener_name", str, "", None,
+        "must name a listener; exempt from the broker-wide max.connections and max.connection.creation.rate"),
+    Key("security.inter.broker.protocol", "security_inter_broker_protocol", _security_protocol, "PLAINTEXT", None,
+        "without inter.broker.listener.name (setting both is an error), the inter-broker listener's name"),
     Key("process.roles", "process_roles", _roles, "broker", None, "accepted: broker, or broker,controller"),
     Key("controller.quorum.voters", "controller_quorum_voters", str, "", None, "this node's entry: DescribeQuorum"),
     Key("controller.quorum.bootstrap.servers", "controller_quorum_bootstrap_servers", str, "", None, "accepted"),
