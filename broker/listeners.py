@@ -34,8 +34,9 @@ import ssl
 
 import attrs
 
-from .config import KAFKA_PROTOCOL_MAP, SECURITY_PROTOCOLS, ConfigError
+from .config import ConfigError
 from .sasl_config import SaslSettings, enabled_mechanisms, sasl_settings
+from .security_keys import KAFKA_PROTOCOL_MAP, SECURITY_PROTOCOLS
 from .ssl_config import ssl_context
 
 SERVED_PROTOCOLS = SECURITY_PROTOCOLS  # all four of Kafka's
