@@ -7,7 +7,8 @@ convention), and checks every key: an unknown key or a bad value raises
 silently ignoring a typo.
 
 Broker keys are declared in ``BROKER_KEYS`` (Kafka name, type, default,
-check). Keys that are broker-level defaults of topic configs
+check); the ``ssl.*`` and ``sasl.oauthbearer.*`` ones are listed in
+``security_keys.py``. Keys that are broker-level defaults of topic configs
 (``log.segment.bytes`` for ``segment.bytes``, ``log.cleaner.*`` ...) belong to
 the storage layer's config model and are handed to it as ``log_props``.
 """
@@ -21,6 +22,7 @@ from typing import Any, Callable
 import attrs
 
 from .authorizer import AUTHORIZER_CLASSES
+from .security_keys import KAFKA_PROTOCOL_MAP, OAUTHBEARER_KEYS, SECURITY_PROTOCOLS, SSL_KEYS
 
 log = logging.getLogger(__name__)
 
@@ -44,12 +46,14 @@ def _non_negative(v: int) -> bool:
     return v >= 0
 
 
-# Kafka's default listener.security.protocol.map: each security protocol names a listener of its own kind
-KAFKA_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL"
-
-
 def _buffer_size(v: int) -> bool:
     return v == -1 or v > 0
+
+
+def _security_protocol(text: str) -> str:
+    if text not in SECURITY_PROTOCOLS:  # Kafka's ValidString: case-sensitive
+        raise ValueError(f"String must be one of: {', '.join(SECURITY_PROTOCOLS)}")
+    return text
 
 
 def _roles(text: str) -> str:
@@ -107,7 +111,10 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", int, 100,
         _non_negative, "how long a connection whose SASL login failed stays open after the answer"),  # fmt: skip
     Key("controller.listener.names", "controller_listener_names", str, "", None, "not bound; in DescribeQuorum"),
-    Key("inter.broker.listener.name", "inter_broker_listener_name", str, "", None, "accepted; must name a listener"),
+    Key("inter.broker.listener.name", "inter_broker_listener_name", str, "", None,
+        "must name a listener; exempt from the broker-wide max.connections and max.connection.creation.rate"),
+    Key("security.inter.broker.protocol", "security_inter_broker_protocol", _security_protocol, "PLAINTEXT", None,
+        "without inter.broker.listener.name (setting both is an error), the inter-broker listener's name"),
     Key("process.roles", "process_roles", _roles, "broker", None, "accepted: broker, or broker,controller"),
     Key("controller.quorum.voters", "controller_quorum_voters", str, "", None, "this node's entry: DescribeQuorum"),
     Key("controller.quorum.bootstrap.servers", "controller_quorum_bootstrap_servers", str, "", None, "accepted"),
@@ -177,29 +184,6 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
     Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
 )
-SSL_KEYS = {  # Kafka's ssl.* keys of SSL/SASL_SSL listeners (``ssl_config.py``): default, what it does here
-    "ssl.keystore.type": ("JKS", "PKCS12, PEM, or JKS (a PKCS12 file; Java's old JKS format is refused)"),
-    "ssl.keystore.location": ("", "the broker's key pair and certificate chain"),
-    "ssl.keystore.password": ("", "password of a PKCS12 keystore"),
-    "ssl.key.password": ("", "password of the private key (an encrypted PEM key)"),
-    "ssl.keystore.certificate.chain": ("", "PEM certificate chain, with ssl.keystore.key and type PEM"),
-    "ssl.keystore.key": ("", "PEM private key, with ssl.keystore.certificate.chain and type PEM"),
-    "ssl.truststore.type": ("JKS", "PKCS12, PEM, or JKS (a PKCS12 file)"),
-    "ssl.truststore.location": ("", "CA certificates that client certificates are checked against"),
-    "ssl.truststore.password": ("", "password of a PKCS12 truststore"),
-    "ssl.truststore.certificates": ("", "PEM CA certificates, with type PEM"),
-    "ssl.client.auth": ("none", "none, requested or required: client certificates"),
-    "ssl.enabled.protocols": ("TLSv1.2,TLSv1.3", "TLS versions served"),
-    "ssl.protocol": ("TLSv1.3", "accepted; ssl.enabled.protocols decides"),
-    "ssl.cipher.suites": ("", "TLS 1.2 cipher suites, IANA or OpenSSL names (empty: OpenSSL's defaults)"),
-    "ssl.endpoint.identification.algorithm": ("https", "accepted; a client-side check"),
-    "ssl.principal.mapping.rules": ("DEFAULT", "principal names of client certificates (ssl_principal.py)"),
-    "ssl.keymanager.algorithm": ("SunX509", "accepted; Java-only"),
-    "ssl.trustmanager.algorithm": ("PKIX", "accepted; Java-only"),
-    "ssl.secure.random.implementation": ("", "accepted; Java-only"),
-    "ssl.provider": ("", "accepted; Java-only"),
-    "ssl.engine.factory.class": ("", "must stay empty"),
-}
 # The broker keys of KIP-848 consumer groups and KIP-932 share groups (Kafka's GroupCoordinatorConfig and
 # ShareGroupConfig): default, lowest, highest. Neither kind of group is served here; the keys give the group
 # configs (``group_configs.py``) their defaults and the bounds they are checked against.
@@ -271,26 +255,9 @@ BROKER_KEYS += (
         None, "online migration of groups with members: bidirectional, upgrade (classic to consumer), downgrade, "
         "disabled"),
 )  # fmt: skip
-# Kafka's sasl.oauthbearer.* keys of a broker (BrokerSecurityConfigs): parser, default, meaning. A listener whose
-# OAUTHBEARER server callback handler is OAuthBearerValidatorCallbackHandler reads them (``oauth_config.py``), also
-# per listener as listener.name.<l>.sasl.oauthbearer.* or listener.name.<l>.oauthbearer.sasl.oauthbearer.*.
-OAUTHBEARER_KEYS: dict[str, tuple[Callable[[str], Any], Any, str]] = {
-    "sasl.oauthbearer.jwks.endpoint.url": (str, "", "JWKS (signing keys of tokens): an https:, http: or file: URL"),
-    "sasl.oauthbearer.jwks.endpoint.refresh.ms": (int, 3_600_000, "how often a JWKS endpoint is fetched again"),
-    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": (int, 100, "first wait between JWKS fetch attempts"),
-    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": (int, 10_000, "how long failed JWKS fetches are retried"),
-    "sasl.oauthbearer.clock.skew.seconds": (int, 30, "leeway of exp, nbf when tokens are checked"),
-    "sasl.oauthbearer.expected.audience": (str, "", "comma-separated: one must be in a token's aud claim"),
-    "sasl.oauthbearer.expected.issuer": (str, "", "a token's iss claim must be this"),
-    "sasl.oauthbearer.sub.claim.name": (str, "sub", "the claim naming the principal"),
-    "sasl.oauthbearer.scope.claim.name": (str, "scope", "the claim holding the scopes"),
-    "sasl.oauthbearer.token.endpoint.url": (str, "", "accepted; the broker's own login (inter-broker), not made"),
-}
+# The security keys (``security_keys.py``): sasl.oauthbearer.* and ssl.*
 BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), parse, default, None, doc)
                      for n, (parse, default, doc) in OAUTHBEARER_KEYS.items())  # fmt: skip
-SSL_PASSWORD_KEYS = frozenset({"ssl.keystore.password", "ssl.key.password", "ssl.truststore.password",
-                               "ssl.keystore.key", "ssl.keystore.certificate.chain",
-                               "ssl.truststore.certificates"})  # fmt: skip  (Kafka's PASSWORD type)
 BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), str, d, None, doc) for n, (d, doc) in SSL_KEYS.items())
 _BY_NAME = {k.name: k for k in BROKER_KEYS}
 _ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}

@@ -3,8 +3,10 @@
 * ``max.connections`` (broker-wide) and ``listener.name.<listener>.max.connections``:
   when a limit is reached the listener stops accepting (new connections wait
   in the kernel's backlog) until a connection closes. The inter-broker
-  listener (``inter.broker.listener.name``, when there are several
-  listeners) is exempt from the broker-wide limit, as in Kafka.
+  listener (``inter.broker.listener.name``, else the listener named after
+  ``security.inter.broker.protocol``, PLAINTEXT by default:
+  ``listeners.inter_broker_listener_name``), when there are several
+  listeners, is exempt from the broker-wide limit, as in Kafka.
 * ``max.connections.per.ip``, with ``max.connections.per.ip.overrides``
   (``host:count,...``, hosts resolved at startup): a connection past its
   address's limit is accepted and closed at once, and logged.
@@ -39,6 +41,7 @@ from typing import Any
 import trio
 
 from .config import ConfigError
+from .listeners import inter_broker_listener_name
 from .quotas import PRUNE_EVERY_MS, Samples, prune_idle
 
 UNLIMITED = 2**31 - 1
@@ -88,7 +91,7 @@ class ConnectionQuotas:
         self.throttle_times: dict[Any, Samples] = {}  # a listener's name, ("ip", listener): waits recorded
         self.pruned_ms = 0.0
         self.set_limits(config)
-        inter = config.inter_broker_listener_name.strip().upper()
+        inter = inter_broker_listener_name(config)
         self.protected = inter if inter in self.per_listener and len(listeners) > 1 else None
         self._changed = trio.Condition()
 

@@ -75,13 +75,13 @@ DEFAULT_CLUSTER_ID = "5L6g3nShT-eMCtK--X86sw"  # the image's configureDefaults
 MOUNTED_CONFIGS_DIR = "/mnt/shared/config"
 _HOST = re.compile(r"://[^,]*:(\d+)")
 _SASL_ENDPOINT = re.compile(r"SASL_.*://", re.S)
-LISTENER_KEYS = frozenset({"listeners", "advertised.listeners", "listener.security.protocol.map",
-                           "inter.broker.listener.name"})  # fmt: skip
+INTER_BROKER_KEYS = frozenset({"inter.broker.listener.name", "security.inter.broker.protocol"})
+LISTENER_KEYS = frozenset({"listeners", "advertised.listeners", "listener.security.protocol.map", *INTER_BROKER_KEYS})
 
 
 def dropped_file_keys(from_env: Mapping[str, str]) -> frozenset[str]:
     """The file's keys the environment replaces as a group: its listener setup, if the environment has one."""
-    return LISTENER_KEYS if LISTENER_KEYS & from_env.keys() - {"inter.broker.listener.name"} else frozenset()
+    return LISTENER_KEYS if LISTENER_KEYS & from_env.keys() - INTER_BROKER_KEYS else frozenset()
 
 
 def key_of(variable: str) -> str:

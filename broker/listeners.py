@@ -34,11 +34,12 @@ import ssl
 
 import attrs
 
-from .config import KAFKA_PROTOCOL_MAP, ConfigError
+from .config import ConfigError
 from .sasl_config import SaslSettings, enabled_mechanisms, sasl_settings
+from .security_keys import KAFKA_PROTOCOL_MAP, SECURITY_PROTOCOLS
 from .ssl_config import ssl_context
 
-SERVED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SERVED_PROTOCOLS = SECURITY_PROTOCOLS  # all four of Kafka's
 
 
 @attrs.frozen
@@ -93,16 +94,28 @@ def served_listeners(config, *, contexts: bool = True) -> list[Listener]:
     if not served:
         raise ConfigError("listeners: at least one listener other than the controller's is required")
     names = {lst.name for lst in served}
-    inter = config.inter_broker_listener_name.strip().upper()
-    if inter and inter not in names:
-        raise ConfigError(f"inter.broker.listener.name: {inter} is not one of the listeners {sorted(names)}")
-    _check_inter_broker_mechanism(config, next((lst for lst in served if lst.name == (inter or "PLAINTEXT")), None))
+    inter = inter_broker_listener_name(config)
+    named = config.inter_broker_listener_name.strip()
+    key = "inter.broker.listener.name" if named else "security.inter.broker.protocol"
+    if key in config.explicit and inter not in names:  # by default no listener needs to be PLAINTEXT
+        raise ConfigError(f"{key}: {inter} is not one of the listeners {sorted(names)}")
+    _check_inter_broker_mechanism(config, next((lst for lst in served if lst.name == inter), None))
     if contexts:
         served = [_with_settings(config, lst) for lst in served]
     for adv in parse_listeners(config.advertised_listeners, "advertised.listeners", protocols):
         if adv.name not in names:
             raise ConfigError(f"advertised.listeners: {adv.name} is not one of the listeners {sorted(names)}")
     return served
+
+
+def inter_broker_listener_name(config) -> str:
+    """The inter-broker listener's name as Kafka derives it (``KafkaConfig.interBrokerListenerName``):
+    ``inter.broker.listener.name`` upper-cased, else the listener named after ``security.inter.broker.protocol``
+    (``PLAINTEXT`` unless set). Setting both is a ``ConfigError``, as in Kafka, even if they agree."""
+    name = config.inter_broker_listener_name.strip().upper()
+    if name and "security.inter.broker.protocol" in config.explicit:
+        raise ConfigError("Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.")
+    return name or config.security_inter_broker_protocol
 
 
 def with_current_tls(config, listeners: list[Listener]) -> list[Listener]:
@@ -112,8 +125,8 @@ def with_current_tls(config, listeners: list[Listener]) -> list[Listener]:
 
 
 def _check_inter_broker_mechanism(config, inter: Listener | None) -> None:
-    """Kafka's check of a SASL inter-broker listener (``inter.broker.listener.name``, else the listener
-    named PLAINTEXT): ``sasl.mechanism.inter.broker.protocol`` (GSSAPI unless set) must be enabled on it."""
+    """Kafka's check of a SASL inter-broker listener (``inter_broker_listener_name``):
+    ``sasl.mechanism.inter.broker.protocol`` (GSSAPI unless set) must be enabled on it."""
     if inter is None or not inter.protocol.startswith("SASL_"):
         return
     if config.sasl_mechanism_inter_broker_protocol.strip().upper() not in enabled_mechanisms(config, inter.name):

@@ -11,7 +11,7 @@ JWTs checked with the keys of a JWKS (``oauth_validator.py``). Any other
 class stops the start: no Java class can be loaded here.
 
 The signed validator's settings are Kafka's ``sasl.oauthbearer.*`` keys
-(``config.OAUTHBEARER_KEYS``), each looked up as Kafka looks it up for a
+(``security_keys.OAUTHBEARER_KEYS``), each looked up as Kafka looks it up for a
 listener: ``listener.name.<l>.oauthbearer.<key>``, then
 ``listener.name.<l>.<key>``, then ``<key>``. ``sasl.oauthbearer.jwks.endpoint.url``
 is required; Kafka's checks of it stop the start with Kafka's words: a URL
@@ -31,9 +31,10 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from .config import OAUTHBEARER_KEYS, ConfigError
+from .config import ConfigError
 from .oauth_jwks import JwksEndpoint, JwksFile
 from .oauth_validator import ClaimRules, SignedValidator
+from .security_keys import OAUTHBEARER_KEYS
 
 log = logging.getLogger("minibroker")
 VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"

@@ -25,8 +25,9 @@ from typing import Any
 
 import attrs
 
-from ..config import BROKER_KEYS, SSL_PASSWORD_KEYS, Key
+from ..config import BROKER_KEYS, Key
 from ..dynamic_config import DYNAMIC_DEFAULT, dynamic_key
+from ..security_keys import SSL_PASSWORD_KEYS
 from ._admin import CONFIG_TYPES, DEFAULT_CONFIG, STATIC_BROKER_CONFIG, source_id, type_id
 
 # Kafka's ConfigDef types of the broker keys we serve; others follow their parser.

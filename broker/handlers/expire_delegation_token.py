@@ -1,6 +1,10 @@
 """ExpireDelegationToken (key 40): v0-2, refused as Kafka refuses it with tokens off (``_tokens``).
 
-Behaviour: the refusal with ``expiry_timestamp_ms`` -1.
+With tokens on, Kafka would end a token ``expiry_time_period_ms`` from now
+(a negative period: at once), never past its max lifetime; here no token
+exists to expire.
+
+Behaviour: the refusal with ``expiry_timestamp_ms`` -1, as Renew's (``_tokens.expiry_refusal``).
 
 Version notes: v1 answers before throttling; v2 flexible.
 """

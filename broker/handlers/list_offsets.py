@@ -112,7 +112,8 @@ def _answer(ctx: RequestContext, request, topic: str, p: Any, part: Any) -> None
         return
     if ctx.version == 0:
         from_consumer = request.replica_id == CONSUMER
-        part.old_style_offsets = legacy_offsets(partition.log, p.timestamp, p.max_num_offsets, from_consumer)
+        part.old_style_offsets = legacy_offsets(partition.log, p.timestamp, p.max_num_offsets, from_consumer,
+                                                ctx.broker.clock())
         return
     error = leader_epoch_error(p.current_leader_epoch)
     if error is not None:

@@ -1,6 +1,10 @@
 """RenewDelegationToken (key 39): v0-2, refused as Kafka refuses it with tokens off (``_tokens``).
 
-Behaviour: the refusal with ``expiry_timestamp_ms`` -1.
+With tokens on, Kafka would move a token's expiry to now plus the
+``renew_period_ms`` asked for (at most ``delegation.token.expiry.time.ms``),
+never past its max lifetime; here no token exists to renew.
+
+Behaviour: the refusal with ``expiry_timestamp_ms`` -1 (``_tokens.expiry_refusal``).
 
 Version notes: v1 answers before throttling; v2 flexible.
 """

@@ -58,6 +58,7 @@ def test_listeners_follow_the_advertised_ones_unless_given():
 @pytest.mark.parametrize(("keys", "dropped"), [
     ({"num.partitions"}, frozenset()),
     ({"inter.broker.listener.name"}, frozenset()),
+    ({"security.inter.broker.protocol"}, frozenset()),
     ({"advertised.listeners"}, LISTENER_KEYS),
     ({"listener.security.protocol.map"}, LISTENER_KEYS),
 ])  # fmt: skip

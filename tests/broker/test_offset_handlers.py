@@ -192,3 +192,12 @@ async def test_list_offsets_v0_old_style(broker):
     assert [p.old_style_offsets for p in got] == [[3, 0], [0], [3], []]
     missing = await list_offsets(broker, "nope", [(0, -1, 1)], 0)
     assert (missing[0].error_code, missing[0].old_style_offsets) == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, [])
+
+
+async def test_list_offsets_v0_dates_the_log_end_by_the_brokers_clock(broker):
+    await create_ok(broker, "legacy")
+    await produce(broker, "legacy", [now_ms()] * 3)
+    later = now_ms() + 3_600_000
+    broker.clock = lambda: later  # the (log end offset, now) pair takes the broker's time, not the machine's
+    got = await list_offsets(broker, "legacy", [(0, later - 1, 5), (0, later, 5)], 0)
+    assert [p.old_style_offsets for p in got] == [[0], [3, 0]]  # before "now": only the segment's base
