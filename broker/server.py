@@ -100,7 +100,11 @@ async def _accept_loop(broker: Broker, listener: Listener, sockets: list, quotas
 
 async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketListener, quotas: ConnectionQuotas,
                        nursery: trio.Nursery) -> None:  # fmt: skip
-    """Accept while the listener has a free slot (``max.connections``); serve each connection in ``nursery``."""
+    """Accept while the listener has a free slot (``max.connections``); serve each connection in ``nursery``.
+
+    The slot is checked before ``accept()`` (a full listener leaves new connections in the kernel's backlog)
+    and again after it, as Kafka's acceptor waits for a slot once it has accepted: while this loop sat in
+    ``accept()``, another listener may have taken the last broker-wide slot."""
     while True:
         await quotas.wait_for_slot(listener.name)
         try:
@@ -116,15 +120,25 @@ async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketList
         except OSError:
             ip, port = "?", 0
         now = broker.clock()
-        wait_ms = quotas.accept_throttle(listener.name, now)
-        if wait_ms:  # past a connection creation rate: this connection and the listener wait
-            await trio.sleep(wait_ms / 1000)
+        try:
+            await _wait_to_admit(quotas, listener.name, now)
+        except BaseException:  # shutting down: the accepted connection is closed unserved
+            stream.socket.close()
+            raise
         ip_wait = quotas.ip_throttle(listener.name, ip, broker.quotas.connection_rate(ip), now)
         if ip_wait:  # past the address's connection_creation_rate quota: closed, unserved, after the wait
             nursery.start_soon(_close_after, stream, ip, ip_wait)
             continue
         over = quotas.admit(listener.name, ip)  # counted before the next accept, so its slot check sees it
         nursery.start_soon(_serve_connection, broker, stream, listener, quotas, (ip, port, over))
+
+
+async def _wait_to_admit(quotas: ConnectionQuotas, listener: str, now: float) -> None:
+    """Past a connection creation rate, this connection and the listener wait; then, until there is a slot."""
+    wait_ms = quotas.accept_throttle(listener, now)
+    if wait_ms:
+        await trio.sleep(wait_ms / 1000)
+    await quotas.wait_for_slot(listener)
 
 
 async def _close_after(stream: trio.SocketStream, ip: str, wait_ms: int) -> None:

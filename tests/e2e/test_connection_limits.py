@@ -132,13 +132,32 @@ def test_the_plaintext_listener_is_the_inter_broker_one_and_exempt_from_max_conn
         assert _api_versions(first)
         waiting = _connect(broker.ports[1])  # the broker-wide one slot is taken
         assert not _api_versions(waiting, timeout=1.0)
-        # no inter.broker.listener.name: Kafka's default, PLAINTEXT, takes connections past the limit (two: each
-        # listener's acceptor may already sit in accept() with one let through before the limit was reached)
+        # no inter.broker.listener.name: Kafka's default, PLAINTEXT, takes connections past the limit
         inter_broker = [_connect(broker.ports[0]) for _ in range(2)]
         assert all(_api_versions(s) for s in inter_broker)
         assert not _api_versions(waiting, timeout=0.5)
         for sock in (first, waiting, *inter_broker):
             sock.close()
+    finally:
+        broker.kill()
+
+
+def test_a_listener_already_in_accept_waits_when_another_takes_the_last_slot(tmp_path):
+    # THIRD's acceptor checked for a slot at startup and sits in accept(); OTHER then takes the one broker-wide
+    # slot. Kafka's acceptor waits for a slot after accepting, so THIRD's client is served only once one is free.
+    broker = _start(tmp_path, **{"listeners": "PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0,THIRD://127.0.0.1:0",
+                                 "listener.security.protocol.map":
+                                     "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT,THIRD:PLAINTEXT",
+                                 "max.connections": "1"})  # fmt: skip
+    try:
+        first = _connect(broker.ports[1])
+        assert _api_versions(first)
+        late = _connect(broker.ports[2])
+        assert not _api_versions(late, timeout=1.0)
+        first.close()
+        late.settimeout(5)
+        assert len(late.recv(4)) == 4  # a slot is free: its request is answered now
+        late.close()
     finally:
         broker.kill()
 
