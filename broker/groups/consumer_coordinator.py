@@ -29,10 +29,14 @@ coordinator and ``downgraded`` tells ``GroupManager`` to store it); a static mem
 leaving with -2 keeps its partitions (epoch -2) until it rejoins or its
 session expires. ``tick`` fences members whose session or rebalance
 timeout passed (the clock is the broker's injected one), and classic members
-that did not rejoin or sync in time (``classic_members``). Every group and
-member that may have changed is reported (``dirty``: (group, member id or
-None for the group's own records)), so ``GroupManager`` can store them in
-``__consumer_offsets`` (``consumer_records``).
+that did not rejoin or sync in time (``classic_members``). What changed is
+reported (``dirty``: (group, member id or None for the group's own
+records)), so ``GroupManager`` can store it in ``__consumer_offsets``
+(``consumer_records``); as Kafka writes a record only when its content
+changes, a member is reported when it differs after the heartbeat (its
+metadata or current assignment), the group when its epoch, metadata hash or
+target assignment epoch moves, and every member with the new target
+assignment: a steady heartbeat reports nothing.
 
 After a restart the groups come back with their members, epochs, target
 and current assignments (``replay``); ``loaded`` restarts every member's
@@ -178,8 +182,10 @@ class ConsumerCoordinator:
         self._maybe_bump(group, updated, changed or bump, snap)
         target = self._target_for(group, updated, snap)
         result = self._reconcile(group, updated, target, changed, owned, now)
-        group.replace_member(group.members.get(member.member_id), result, now)
-        self.dirty.update({(group.group_id, member.member_id), (group.group_id, None)})
+        old = group.members.get(member.member_id)
+        group.replace_member(old, result, now)
+        if result != old:  # its metadata or current assignment record changes (the group's: marked where made)
+            self.dirty.add((group.group_id, member.member_id))
         return result
 
     def _install(self, group: ConsumerGroup) -> None:
@@ -279,7 +285,7 @@ class ConsumerCoordinator:
                 current = group.target.get(m.member_id, {})
                 specs.append(assignors.MemberSpec(m.member_id, m.instance_id, frozenset(ids), current))
             name = group.preferred_assignor(self.config.group_consumer_assignors[0])
-            self.dirty.update((group.group_id, m) for m in {*group.target, *members})
+            self.dirty.update((group.group_id, m) for m in {None, *group.target, *members})
             group.target = assignors.assign(name, specs, counts)
             group.assignment_epoch = group.group_epoch
             log.info("group %s: target assignment of epoch %d by the %s assignor", group.group_id,
