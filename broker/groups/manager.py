@@ -246,12 +246,15 @@ class GroupManager:
     # -- whole groups --------------------------------------------------------------------
 
     def describe(self, group_id: str) -> GroupSummary:
-        """DescribeGroups: a consumer group is, as in Kafka, no classic group (``Dead``, ``protocol`` its type)."""
+        """DescribeGroups: an unknown or deleted group, and a consumer group (as in Kafka no classic group), are
+        ``Dead`` with GROUP_ID_NOT_FOUND and Kafka's message (which DescribeGroups sends from v6)."""
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
-            return GroupSummary(ErrorCode.GROUP_ID_NOT_FOUND, group_id, DEAD, "", CONSUMER, [])
-        if group is None:
-            return GroupSummary(ErrorCode.NONE, group_id, DEAD, "", "", [])
+            return GroupSummary(ErrorCode.GROUP_ID_NOT_FOUND, group_id, DEAD,
+                                error_message=f"Group {group_id} is not a classic group.")  # fmt: skip
+        if group is None or group.state == DEAD:
+            return GroupSummary(ErrorCode.GROUP_ID_NOT_FOUND, group_id, DEAD,
+                                error_message=f"Group {group_id} not found.")  # fmt: skip
         stable = group.state == STABLE
         protocol = group.protocol_name or "" if stable else ""
         members = [
