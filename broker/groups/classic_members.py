@@ -44,7 +44,7 @@ from . import consumer_protocol as cp
 from .consumer_coordinator import ConsumerCoordinator
 from .consumer_group import CONSUMER, ConsumerGroup
 from .consumer_member import UNRELEASED, UNREVOKED, ClassicMetadata, ConsumerMember
-from .consumer_requests import GroupError, new_member_id, static_member
+from .consumer_requests import GroupError, check_room, new_member_id, static_member
 from .migration import as_named
 from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
 
@@ -68,9 +68,7 @@ class ClassicMembers:
     def _join(self, group: ConsumerGroup, req: JoinRequest) -> JoinResult:
         cc, now, profile = self.consumer, self.consumer.clock(), req.profile
         member_id = req.member_id or new_member_id()
-        if len(group.members) >= cc.config.group_consumer_max_size and member_id not in group.members:
-            raise GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum "
-                             f"capacity of {cc.config.group_consumer_max_size} members.")  # fmt: skip
+        check_room(group, member_id, cc.config.group_consumer_max_size)
         if not group.supports_classic(profile.protocol_type, {name for name, _ in profile.protocols}):
             raise GroupError(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, f"Member {member_id}'s protocols are not "
                              "supported.")  # fmt: skip
@@ -85,7 +83,7 @@ class ClassicMembers:
         updated = attrs.evolve(
             member, instance_id=profile.group_instance_id, rebalance_timeout_ms=profile.rebalance_timeout_ms,
             rack_id=subscription.rack_id if subscription.rack_id is not None else member.rack_id,
-            subscribed_topic_names=tuple(sorted(set(subscription.topics))), subscribed_topic_regex=None,
+            subscribed_topic_names=subscription.topics, subscribed_topic_regex=None,
             client_id=profile.client_id, client_host=profile.client_host,
             classic=ClassicMetadata(profile.session_timeout_ms, profile.protocols),
         )  # fmt: skip
@@ -93,7 +91,7 @@ class ClassicMembers:
                    or member.subscribed_topic_regex is not None)  # fmt: skip
         result = cc.update_member(group, member, updated, changed, self._owned(subscription), now)
         group.join_deadlines.pop(member_id, None)
-        group.session_deadlines[member_id] = now + profile.session_timeout_ms
+        cc.restart_session(group, result, now)  # the session timeout it joined with
         group.sync_deadlines[member_id] = now + profile.rebalance_timeout_ms
         log.info("classic member %s joined consumer group %s at epoch %d", member_id, group.group_id,
                  result.member_epoch)  # fmt: skip
@@ -138,7 +136,7 @@ class ClassicMembers:
             return SyncResult(exc.code)
         now = self.consumer.clock()
         group.sync_deadlines.pop(member.member_id, None)
-        group.session_deadlines[member.member_id] = now + member.classic.session_timeout_ms
+        self.consumer.restart_session(group, member, now)
         version = cp.version_of(member.classic.protocols[0][1])
         assignment = cp.encode_assignment(as_named(member.assigned, self.consumer.topics.names_by_id()), version)
         return SyncResult(ErrorCode.NONE, assignment, req.protocol_type, req.protocol_name)
@@ -148,7 +146,7 @@ class ClassicMembers:
             member = self._checked(group, member_id, instance_id, generation)
         except GroupError as exc:
             return exc.code
-        group.session_deadlines[member.member_id] = self.consumer.clock() + member.classic.session_timeout_ms
+        self.consumer.restart_session(group, member, self.consumer.clock())
         if member.member_epoch < group.group_epoch or member.state == UNREVOKED or (
                 member.state == UNRELEASED and not group.waiting_on_unreleased(member)):  # fmt: skip
             self._must_rejoin(group, member)

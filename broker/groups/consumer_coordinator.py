@@ -29,10 +29,14 @@ coordinator and ``downgraded`` tells ``GroupManager`` to store it); a static mem
 leaving with -2 keeps its partitions (epoch -2) until it rejoins or its
 session expires. ``tick`` fences members whose session or rebalance
 timeout passed (the clock is the broker's injected one), and classic members
-that did not rejoin or sync in time (``classic_members``). Every group and
-member that may have changed is reported (``dirty``: (group, member id or
-None for the group's own records)), so ``GroupManager`` can store them in
-``__consumer_offsets`` (``consumer_records``).
+that did not rejoin or sync in time (``classic_members``). What changed is
+reported (``dirty``: (group, member id or None for the group's own
+records)), so ``GroupManager`` can store it in ``__consumer_offsets``
+(``consumer_records``); as Kafka writes a record only when its content
+changes, a member is reported when it differs after the heartbeat (its
+metadata or current assignment), the group when its epoch, metadata hash or
+target assignment epoch moves, and every member with the new target
+assignment: a steady heartbeat reports nothing.
 
 After a restart the groups come back with their members, epochs, target
 and current assignments (``replay``); ``loaded`` restarts every member's
@@ -57,8 +61,8 @@ from . import consumer_records as cr
 from . import migration
 from .consumer_group import ConsumerGroup
 from .consumer_member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerMember, Target, is_subset, reconcile
-from .consumer_requests import (GroupError, Heartbeat, HeartbeatResult, fenced_epoch, new_member_id, not_a_member,
-                                static_member, topic_pattern)  # fmt: skip
+from .consumer_requests import (GroupError, Heartbeat, HeartbeatResult, check_room, fenced_epoch, new_member_id,
+                                not_a_member, static_member, topic_pattern)  # fmt: skip
 from .group import DEAD as CLASSIC_DEAD
 from .group import EMPTY as CLASSIC_EMPTY
 from .group import Group
@@ -97,8 +101,7 @@ class ConsumerCoordinator:
         if isinstance(group, ConsumerGroup):
             return group
         if create and group.state == CLASSIC_EMPTY and not group.members:
-            return ConsumerGroup(group_id, state_timestamp=self.clock(), offsets=group.offsets,
-                                 offset_records=group.offset_records, pending_txn=group.pending_txn)  # fmt: skip
+            return ConsumerGroup(group_id, state_timestamp=self.clock(), **group.kept_offsets())
         if create:
             migration.check_upgrade(group, self.config)
             return migration.from_classic_group(group, self.topics, self.clock())
@@ -145,11 +148,8 @@ class ConsumerCoordinator:
             return self._leave(hb)
         now = self.clock()
         group = self._group_for(hb.group_id, create=hb.member_epoch == 0)
-        if len(group.members) >= self.config.group_consumer_max_size and (
-                not hb.member_id or hb.member_id not in group.members):  # fmt: skip
-            raise GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity "
-                             f"of {self.config.group_consumer_max_size} members.")  # fmt: skip
         member_id = hb.member_id or new_member_id()
+        check_room(group, member_id, self.config.group_consumer_max_size)
         member, replaced = self._member_for(group, hb, member_id)
         updated = self._updated(member, hb)
         regex_changed = updated.subscribed_topic_regex != member.subscribed_topic_regex
@@ -162,7 +162,7 @@ class ConsumerCoordinator:
         changed = updated.subscribed_topic_names != member.subscribed_topic_names or regex_changed
         result = self.update_member(group, member, updated, changed, hb.owned, now, may_describe,
                                     bump=group.group_epoch == 0)  # fmt: skip
-        group.session_deadlines[member_id] = now + self.setting(group.group_id, "session.timeout.ms")
+        self.restart_session(group, result, now)
         full = hb.rebalance_timeout_ms != -1 and hb.owned is not None and (
             hb.subscribed_topic_names is not None or hb.subscribed_topic_regex is not None)  # fmt: skip
         send = hb.member_epoch == 0 or full or result.assigned != member.assigned
@@ -178,9 +178,18 @@ class ConsumerCoordinator:
         self._maybe_bump(group, updated, changed or bump, snap)
         target = self._target_for(group, updated, snap)
         result = self._reconcile(group, updated, target, changed, owned, now)
-        group.replace_member(group.members.get(member.member_id), result, now)
-        self.dirty.update({(group.group_id, member.member_id), (group.group_id, None)})
+        old = group.members.get(member.member_id)
+        group.replace_member(old, result, now)
+        if result != old:  # its metadata or current assignment record changes (the group's: marked where made)
+            self.dirty.add((group.group_id, member.member_id))
         return result
+
+    def restart_session(self, group: ConsumerGroup, member: ConsumerMember, now: int) -> None:
+        """The member's session timer from ``now``: its classic session timeout for a classic member, else the
+        group's ``consumer.session.timeout.ms``."""
+        timeout_ms = member.classic.session_timeout_ms if member.uses_classic else self.setting(
+            group.group_id, "session.timeout.ms")  # fmt: skip
+        group.session_deadlines[member.member_id] = now + timeout_ms
 
     def _install(self, group: ConsumerGroup) -> None:
         """A new consumer group, or one a classic group became: the classic group's parked joins and syncs
@@ -196,7 +205,7 @@ class ConsumerCoordinator:
             old.state = CLASSIC_DEAD
         now = self.clock()
         for member in group.members.values():  # classic members of an upgraded group
-            group.session_deadlines[member.member_id] = now + member.classic.session_timeout_ms
+            self.restart_session(group, member, now)
             self.dirty.add((group.group_id, member.member_id))
         if group.members:
             log.info("upgraded classic group %s to a consumer group (%d classic members)", group.group_id,
@@ -205,8 +214,9 @@ class ConsumerCoordinator:
         self.groups[group.group_id] = group
 
     def _updated(self, member: ConsumerMember, hb: Heartbeat) -> ConsumerMember:
-        """The member with what the heartbeat changed (Kafka's ``maybeUpdate...``: null means unchanged)."""
-        changes: dict[str, Any] = {"client_id": hb.client_id, "client_host": hb.client_host}
+        """The member with what the heartbeat changed (Kafka's ``maybeUpdate...``: null means unchanged); a
+        classic member sending it uses the consumer protocol from then on, as in Kafka."""
+        changes: dict[str, Any] = {"client_id": hb.client_id, "client_host": hb.client_host, "classic": None}
         optional = (("instance_id", hb.instance_id), ("rack_id", hb.rack_id), ("server_assignor", hb.server_assignor),
                     ("subscribed_topic_regex", hb.subscribed_topic_regex))
         for name, value in optional:
@@ -215,7 +225,7 @@ class ConsumerCoordinator:
         if hb.rebalance_timeout_ms != -1:
             changes["rebalance_timeout_ms"] = hb.rebalance_timeout_ms
         if hb.subscribed_topic_names is not None:
-            changes["subscribed_topic_names"] = tuple(sorted(set(hb.subscribed_topic_names)))
+            changes["subscribed_topic_names"] = hb.subscribed_topic_names  # kept sorted by the member
         return attrs.evolve(member, **changes)
 
     def replace_static(self, group: ConsumerGroup, old_id: str, new: ConsumerMember, now: int) -> None:
@@ -227,25 +237,17 @@ class ConsumerCoordinator:
         self.dirty.update({(group.group_id, old_id), (group.group_id, new.member_id)})
         if target is not None:
             group.target[new.member_id] = target
-        for timers in (group.session_deadlines, group.rebalance_deadlines, group.join_deadlines, group.sync_deadlines):
-            timers.pop(old_id, None)
+        group.drop_timers(old_id)
 
     def _maybe_bump(self, group: ConsumerGroup, updated: ConsumerMember, bump: bool, snap: dict) -> None:
         """Bump the group epoch for a changed subscription, or subscribed topics that changed."""
         others = [m for m in group.members.values() if m.member_id != updated.member_id]
-        metadata_hash = self._metadata_hash(group.subscribed_topic_names([*others, updated]), snap)
+        metadata_hash = cr.subscribed_hash(group.subscribed_topic_names([*others, updated]), snap)
         if bump or metadata_hash != group.metadata_hash:
             group.group_epoch += 1
             group.metadata_hash = metadata_hash
             self.dirty.add((group.group_id, None))
             log.info("group %s: epoch %d", group.group_id, group.group_epoch)
-
-    @staticmethod
-    def _metadata_hash(names: set[str], snap: dict) -> int:
-        """Kafka's metadata hash: of each subscribed topic that exists, its name, id and partition count
-        (``snap``: the topics by name, ``TopicRegistry.snapshot``)."""
-        found = [(name, snap.get(name)) for name in sorted(names)]
-        return cr.metadata_hash([(name, t.topic_id, t.num_partitions) for name, t in found if t is not None])
 
     def _resolve_regexes(self, group: ConsumerGroup, extra: list[ConsumerMember],
                          may_describe: Callable[[str], bool], snap: dict | None = None) -> None:  # fmt: skip
@@ -279,7 +281,7 @@ class ConsumerCoordinator:
                 current = group.target.get(m.member_id, {})
                 specs.append(assignors.MemberSpec(m.member_id, m.instance_id, frozenset(ids), current))
             name = group.preferred_assignor(self.config.group_consumer_assignors[0])
-            self.dirty.update((group.group_id, m) for m in {*group.target, *members})
+            self.dirty.update((group.group_id, m) for m in {None, *group.target, *members})
             group.target = assignors.assign(name, specs, counts)
             group.assignment_epoch = group.group_epoch
             log.info("group %s: target assignment of epoch %d by the %s assignor", group.group_id,
@@ -339,7 +341,7 @@ class ConsumerCoordinator:
         regexes = {m.subscribed_topic_regex for m in group.members.values()}
         group.resolved_regexes = {r: t for r, t in group.resolved_regexes.items() if r in regexes}
         snap = self.topics.snapshot()
-        group.metadata_hash = self._metadata_hash(group.subscribed_topic_names(), snap)
+        group.metadata_hash = cr.subscribed_hash(group.subscribed_topic_names(), snap)
         group.group_epoch += 1
         self.dirty.add((group.group_id, None))
 
@@ -357,10 +359,8 @@ class ConsumerCoordinator:
         and the rebalance timer of each member revoking partitions (Kafka's ``onLoaded``)."""
         now = self.clock()
         self._resolve_regexes(group, [], lambda _topic: True)
-        session_ms = self.setting(group.group_id, "session.timeout.ms")
         for member in group.members.values():
-            own_ms = member.classic.session_timeout_ms if member.uses_classic else session_ms
-            group.session_deadlines[member.member_id] = now + own_ms
+            self.restart_session(group, member, now)
             if member.state == UNREVOKED:
                 group.rebalance_deadlines[member.member_id] = (now + member.rebalance_timeout_ms, member.member_epoch)
         for key in group.stored:  # checked at the next store: records of members not restored get deleted

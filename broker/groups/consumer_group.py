@@ -24,26 +24,26 @@ Kafka's ``ConsumerGroup``, as plain data the ``ConsumerCoordinator``
   (key -> value), so ``GroupManager`` writes only what changed and knows
   what to delete.
 
-A consumer group holds committed offsets like a classic ``Group``
-(``offsets``, ``offset_records``, ``pending_txn``) so the offset code serves
-both kinds.
+A consumer group holds committed offsets as a classic ``Group`` does (both
+are ``group.CommittedOffsets``: ``offsets``, ``offset_records``,
+``pending_txn``) so the offset code serves both kinds.
 """
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import attrs
 
 from .consumer_member import UNRELEASED, ConsumerMember
+from .group import CommittedOffsets
 
 EMPTY, ASSIGNING, RECONCILING, CONSUMER_STABLE = "Empty", "Assigning", "Reconciling", "Stable"
 CONSUMER = "consumer"  # Kafka's GroupType (and the groups' protocol type)
 
 
 @attrs.define(eq=False)
-class ConsumerGroup:
+class ConsumerGroup(CommittedOffsets):
     group_id: str
     group_epoch: int = 0
     assignment_epoch: int = 0
@@ -59,9 +59,6 @@ class ConsumerGroup:
     sync_deadlines: dict[str, int] = attrs.field(factory=dict)
     stored: dict[bytes, bytes] = attrs.field(factory=dict)
     state_timestamp: int = -1
-    offsets: dict[tuple[str, int], Any] = attrs.field(factory=dict)
-    offset_records: dict[tuple[str, int], int] = attrs.field(factory=dict)
-    pending_txn: dict[int, dict[tuple[str, int], tuple[int, Any]]] = attrs.field(factory=dict)
     protocol_type: str = CONSUMER
     group_type: str = CONSUMER
 
@@ -83,19 +80,15 @@ class ConsumerGroup:
         """Put ``new`` in place of ``old`` (either may be None: a join, a removal), partition epochs included."""
         was_empty = not self.members
         if old is not None:
-            for parts in (old.assigned, old.pending_revocation):
-                for topic_id, ps in parts.items():
-                    for p in ps:
-                        self.partition_epochs.pop((topic_id, p), None)
+            for owned in old.owned_partitions():
+                self.partition_epochs.pop(owned, None)
             if new is None or new.member_id != old.member_id:  # the same member keeps its place in the order
                 del self.members[old.member_id]
             if old.instance_id is not None and self.static_members.get(old.instance_id) == old.member_id:
                 del self.static_members[old.instance_id]
         if new is not None:
-            for parts in (new.assigned, new.pending_revocation):
-                for topic_id, ps in parts.items():
-                    for p in ps:
-                        self.partition_epochs[(topic_id, p)] = new.member_epoch
+            for owned in new.owned_partitions():
+                self.partition_epochs[owned] = new.member_epoch
             self.members[new.member_id] = new
             if new.instance_id is not None:
                 self.static_members[new.instance_id] = new.member_id
@@ -106,6 +99,10 @@ class ConsumerGroup:
         """Drop a member with its target assignment and timers."""
         self.replace_member(self.members[member_id], None, now)
         self.target.pop(member_id, None)
+        self.drop_timers(member_id)
+
+    def drop_timers(self, member_id: str) -> None:
+        """Stop every timer of a member: session, rebalance, and a classic member's join and sync."""
         for timers in (self.session_deadlines, self.rebalance_deadlines, self.join_deadlines, self.sync_deadlines):
             timers.pop(member_id, None)
 

@@ -3,7 +3,8 @@
 ``ConsumerMember`` is plain data, replaced (``attrs.evolve``) rather than
 changed, as Kafka's ``ConsumerGroupMember`` is built anew on every change:
 the group compares the old and the new member to see what changed.
-Assignments map topic ids to partition sets (``Assignment``).
+Assignments map topic ids to partition sets (``Assignment``); the subscribed
+topic names are kept sorted, each once, whatever the member was made from.
 
 ``reconcile`` is Kafka's ``CurrentAssignmentBuilder``: a member in state
 ``stable`` whose epoch is behind the target assignment's moves toward it;
@@ -19,7 +20,7 @@ partitions of topics no longer subscribed at once (to be revoked).
 from __future__ import annotations
 
 import uuid
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import attrs
 
@@ -42,6 +43,11 @@ class ClassicMetadata:
         return self.protocols[0][0]
 
 
+def _topic_names(names: Iterable[str]) -> tuple[str, ...]:
+    """A subscription as a member keeps it, however it came (heartbeat, join, record): each topic once, sorted."""
+    return tuple(sorted(set(names)))
+
+
 @attrs.frozen
 class ConsumerMember:
     member_id: str
@@ -53,7 +59,7 @@ class ConsumerMember:
     rebalance_timeout_ms: int = -1
     client_id: str = ""
     client_host: str = ""
-    subscribed_topic_names: tuple[str, ...] = ()
+    subscribed_topic_names: tuple[str, ...] = attrs.field(default=(), converter=_topic_names)
     subscribed_topic_regex: str | None = None
     server_assignor: str | None = None
     assigned: Assignment = attrs.field(factory=dict)
@@ -66,6 +72,12 @@ class ConsumerMember:
 
     def is_reconciled_to(self, epoch: int) -> bool:
         return self.state == STABLE and self.member_epoch == epoch
+
+    def owned_partitions(self) -> Iterator[tuple[uuid.UUID, int]]:
+        """Every (topic id, partition) the member holds: assigned or pending revocation."""
+        for parts in (self.assigned, self.pending_revocation):
+            for topic_id, ps in parts.items():
+                yield from ((topic_id, p) for p in ps)
 
     def with_epoch(self, epoch: int, **changes) -> "ConsumerMember":
         """Kafka's ``updateMemberEpoch``: the current epoch becomes the previous one."""

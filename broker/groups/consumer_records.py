@@ -31,7 +31,7 @@ heartbeat.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, Iterable
 
 import attrs
 
@@ -188,6 +188,13 @@ def order(keys: set[bytes], values: dict[bytes, bytes | None]) -> list[bytes]:
         return ranks[type_], k
 
     return sorted(keys, key=rank)
+
+
+def subscribed_hash(names: Iterable[str], snap: dict) -> int:
+    """Kafka's metadata hash of the subscribed topics ``names``: of each that exists, its name, id and partition
+    count (``snap``: the topics by name, ``TopicRegistry.snapshot``)."""
+    found = ((name, snap.get(name)) for name in names)
+    return metadata_hash([(name, t.topic_id, t.num_partitions) for name, t in found if t is not None])
 
 
 def metadata_hash(topics: list[tuple[str, Any, int]]) -> int:

@@ -91,7 +91,7 @@ def _member(member_id: str, meta: Any, current: Any) -> ConsumerMember:
     return ConsumerMember(
         member_id, instance_id=meta.instance_id, rack_id=meta.rack_id, rebalance_timeout_ms=meta.rebalance_timeout_ms,
         client_id=meta.client_id, client_host=meta.client_host,
-        subscribed_topic_names=tuple(sorted(set(meta.subscribed_topic_names))),
+        subscribed_topic_names=meta.subscribed_topic_names,
         subscribed_topic_regex=meta.subscribed_topic_regex, server_assignor=meta.server_assignor, **held,
     )  # fmt: skip
 

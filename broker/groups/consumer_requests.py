@@ -4,7 +4,7 @@
 ``TopicPartitions``: None when not sent) with the client's id and address;
 ``HeartbeatResult`` the answer (``assignment`` None when not sent).
 ``GroupError`` is an error answer with Kafka's message, raised anywhere in
-the coordinator (``not_a_member``, ``fenced_epoch`` and ``static_member`` make the common ones;
+the coordinator (``not_a_member``, ``fenced_epoch``, ``static_member`` and ``check_room`` make the common ones;
 ``new_member_id`` makes a member id as Kafka writes one). ``validate`` is Kafka's ``throwIfConsumerGroupHeartbeatRequestIsInvalid``
 (checked before the group is looked at), ``topic_pattern`` compiles a
 ``SubscribedTopicRegex``.
@@ -129,6 +129,13 @@ def static_member(group: Any, instance_id: str, member_id: str | None, unknown: 
         raise GroupError(ErrorCode.FENCED_INSTANCE_ID, f"Static member {member_id} with instance id "
                          f"{instance_id} was fenced by member {member.member_id}.")  # fmt: skip
     return member
+
+
+def check_room(group: Any, member_id: str, max_size: int) -> None:
+    """GROUP_MAX_SIZE_REACHED when a member not yet in the group would take it past ``group.consumer.max.size``."""
+    if len(group.members) >= max_size and member_id not in group.members:
+        raise GroupError(ErrorCode.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its maximum capacity "
+                         f"of {max_size} members.")  # fmt: skip
 
 
 def fenced_epoch(received: int, known: int, relation: str) -> GroupError:

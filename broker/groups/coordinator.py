@@ -97,8 +97,7 @@ class GroupCoordinator:
 
     def _from_consumer_group(self, old) -> Group:
         """An empty consumer group becomes a classic group: its offsets stay, its record is deleted."""
-        group = Group(old.group_id, state_timestamp=self.clock(), offsets=old.offsets,
-                      offset_records=old.offset_records, pending_txn=old.pending_txn)  # fmt: skip
+        group = Group(old.group_id, state_timestamp=self.clock(), **old.kept_offsets())
         self.groups[old.group_id] = group
         self.store.write_soon(old.group_id, cr.group_tombstones(old.group_id, old.stored))
         log.info("converted the empty consumer group %s to a classic group", old.group_id)

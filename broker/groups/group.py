@@ -92,7 +92,23 @@ class Member:
 
 
 @attrs.define(eq=False)
-class Group:
+class CommittedOffsets:
+    """The offsets both kinds of group hold (keyword-only fields, after the group's own), handed on whole
+    when a group of one kind takes the place of the other (``kept_offsets``)."""
+
+    offsets: dict[tuple[str, int], Any] = attrs.field(factory=dict, kw_only=True)
+    # the ``__consumer_offsets`` offset of the record behind each committed offset (the newest record wins)
+    offset_records: dict[tuple[str, int], int] = attrs.field(factory=dict, kw_only=True)
+    # KIP-98: producer id -> (topic, partition) -> (record offset, value), staged until the transaction ends
+    pending_txn: dict[int, dict[tuple[str, int], tuple[int, Any]]] = attrs.field(factory=dict, kw_only=True)
+
+    def kept_offsets(self) -> dict[str, Any]:
+        """The committed and staged offsets, as keyword arguments of the group taking this one's place."""
+        return {"offsets": self.offsets, "offset_records": self.offset_records, "pending_txn": self.pending_txn}
+
+
+@attrs.define(eq=False)
+class Group(CommittedOffsets):
     group_id: str
     state: str = EMPTY
     protocol_type: str | None = None
@@ -107,11 +123,6 @@ class Group:
     initial_rebalance: bool = False
     new_member_added: bool = False
     state_timestamp: int = -1
-    offsets: dict[tuple[str, int], Any] = attrs.field(factory=dict)
-    # the ``__consumer_offsets`` offset of the record behind each committed offset (the newest record wins)
-    offset_records: dict[tuple[str, int], int] = attrs.field(factory=dict)
-    # KIP-98: producer id -> (topic, partition) -> (record offset, value), staged until the transaction ends
-    pending_txn: dict[int, dict[tuple[str, int], tuple[int, Any]]] = attrs.field(factory=dict)
 
     def transition(self, state: str, now: int) -> None:
         self.state = state

@@ -136,15 +136,9 @@ class GroupManager:
                      version: int = 9) -> list[ErrorCode]:  # fmt: skip
         """One error per ``(topic, partition, offset, leader_epoch, metadata)``, in order; ``missing`` for all
         when the group does not exist and a generation is given; ``version`` is OffsetCommit's."""
-        group = self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
-            error = co.commit_error(group, member_id, instance_id, generation, version=version)
-        else:
-            error = o.commit_error(group, member_id, instance_id, generation, missing)
+        error, group = self._commit_group(group_id, member_id, instance_id, generation, missing, version=version)
         if error is not None:
             return [error] * len(partitions)
-        if group is None:
-            group = self.groups[group_id] = Group(group_id, state_timestamp=self.clock())
         now = self.clock()
         if isinstance(group, Group) and member_id in group.members:
             group.members[member_id].extend_session(now)
@@ -156,6 +150,21 @@ class GroupManager:
             for position, (key, value) in enumerate(values, base[0] if base else 0):
                 txn.apply(group, key, position, value)  # the newest record wins, as in the log
         return [e if e is not None else failed or ErrorCode.NONE for e in errors]
+
+    def _commit_group(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
+                      missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION, version: int = 9, transactional: bool = False,
+                      ) -> tuple[ErrorCode | None, Any]:  # fmt: skip
+        """The group-level error of an OffsetCommit or TxnOffsetCommit (the consumer or classic group's rule),
+        else the group to commit to: a new empty classic group (Kafka's "simple" group) when there is none."""
+        group = self.groups.get(group_id)
+        if isinstance(group, ConsumerGroup):
+            error = co.commit_error(group, member_id, instance_id, generation, version=version,
+                                    transactional=transactional)  # fmt: skip
+        else:
+            error = o.commit_error(group, member_id, instance_id, generation, missing, transactional)
+        if error is None and group is None:
+            group = self.groups[group_id] = Group(group_id, state_timestamp=self.clock())
+        return error, group
 
     def _offset_values(self, partitions: list[tuple[str, int, int, int, str | None]], now: int, retention_ms: int,
                        ) -> tuple[list[ErrorCode | None], list[tuple[tuple[str, int], Any]]]:  # fmt: skip
@@ -170,15 +179,9 @@ class GroupManager:
                          ) -> list[ErrorCode]:  # fmt: skip
         """TxnOffsetCommit after the transaction coordinator's check: the offsets are written in a transactional
         batch of ``producer`` (id, epoch) and staged until the transaction's marker; one error per partition."""
-        group = self.groups.get(group_id)
-        if isinstance(group, ConsumerGroup):
-            error = co.commit_error(group, member_id, instance_id, generation, transactional=True)
-        else:
-            error = txn.commit_error(group, member_id, instance_id, generation)
+        error, group = self._commit_group(group_id, member_id, instance_id, generation, transactional=True)
         if error is not None:
             return [error] * len(partitions)
-        if group is None:
-            group = self.groups[group_id] = Group(group_id, state_timestamp=self.clock())
         errors, values = self._offset_values(partitions, self.clock(), -1)
         rows = [(r.offset_key(group_id, t, p), r.offset_value(v)) for (t, p), v in values]
         base: list[int] = []
@@ -243,12 +246,15 @@ class GroupManager:
     # -- whole groups --------------------------------------------------------------------
 
     def describe(self, group_id: str) -> GroupSummary:
-        """DescribeGroups: a consumer group is, as in Kafka, no classic group (``Dead``, ``protocol`` its type)."""
+        """DescribeGroups: an unknown or deleted group, and a consumer group (as in Kafka no classic group), are
+        ``Dead`` with GROUP_ID_NOT_FOUND and Kafka's message (which DescribeGroups sends from v6)."""
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
-            return GroupSummary(ErrorCode.GROUP_ID_NOT_FOUND, group_id, DEAD, "", CONSUMER, [])
-        if group is None:
-            return GroupSummary(ErrorCode.NONE, group_id, DEAD, "", "", [])
+            return GroupSummary(ErrorCode.GROUP_ID_NOT_FOUND, group_id, DEAD,
+                                error_message=f"Group {group_id} is not a classic group.")  # fmt: skip
+        if group is None or group.state == DEAD:
+            return GroupSummary(ErrorCode.GROUP_ID_NOT_FOUND, group_id, DEAD,
+                                error_message=f"Group {group_id} not found.")  # fmt: skip
         stable = group.state == STABLE
         protocol = group.protocol_name or "" if stable else ""
         members = [

@@ -83,7 +83,7 @@ def _converted_member(group: Group, member: Member, snap: dict) -> ConsumerMembe
         member.member_id, instance_id=p.group_instance_id, rack_id=subscription.rack_id,
         member_epoch=group.generation_id, previous_member_epoch=group.generation_id,
         rebalance_timeout_ms=p.rebalance_timeout_ms, client_id=p.client_id, client_host=p.client_host,
-        subscribed_topic_names=tuple(sorted(set(subscription.topics))), assigned=assigned,
+        subscribed_topic_names=subscription.topics, assigned=assigned,
         classic=ClassicMetadata(p.session_timeout_ms, p.protocols),
     )  # fmt: skip
 
@@ -91,8 +91,7 @@ def _converted_member(group: Group, member: Member, snap: dict) -> ConsumerMembe
 def from_classic_group(group: Group, topics: Any, now: int) -> ConsumerGroup:
     """The consumer group a classic group becomes (offsets kept); raises GROUP_ID_NOT_FOUND as Kafka does."""
     out = ConsumerGroup(group.group_id, group_epoch=group.generation_id, assignment_epoch=group.generation_id,
-                        state_timestamp=now, offsets=group.offsets, offset_records=group.offset_records,
-                        pending_txn=group.pending_txn)  # fmt: skip
+                        state_timestamp=now, **group.kept_offsets())  # fmt: skip
     snap = topics.snapshot()
     for member in group.members.values():
         try:
@@ -124,8 +123,7 @@ def may_downgrade(group: ConsumerGroup, leaving: set[str], config: Any) -> bool:
 def to_classic_group(group: ConsumerGroup, leaving: set[str], names: dict, now: int) -> Group:
     """The classic group (Stable, at the group epoch) the members staying make; ``names``: topic id -> name."""
     out = Group(group.group_id, state=STABLE, protocol_type=CONSUMER, generation_id=group.group_epoch,
-                state_timestamp=now, offsets=group.offsets, offset_records=group.offset_records,
-                pending_txn=group.pending_txn)  # fmt: skip
+                state_timestamp=now, **group.kept_offsets())  # fmt: skip
     for m in group.members.values():
         if m.member_id in leaving:
             continue

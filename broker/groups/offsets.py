@@ -1,11 +1,14 @@
 """Committed offsets: OffsetCommit's checks, OffsetFetch, expiry, and rebuilding groups at startup.
 
 Offsets belong to a ``Group`` (``group.offsets``: ``(topic, partition)`` ->
-``OffsetCommitValue``). A commit is checked as Kafka checks it (a dead group
-answers COORDINATOR_NOT_AVAILABLE; a commit that names a member or a
-generation must come from a current member of that generation; without them,
-only an empty group accepts it; a group completing a rebalance answers
-REBALANCE_IN_PROGRESS), written to ``__consumer_offsets`` and only then
+``OffsetCommitValue``). A commit is checked as Kafka's
+``ClassicGroup.validateOffsetCommit`` checks it (a dead group answers
+COORDINATOR_NOT_AVAILABLE; an empty group accepts generation -1 whatever
+else the commit names; a commit that names a member, an instance id or a
+generation must come from a current member of that generation, holding
+that instance id; without them, only an empty group accepts it; a group
+completing a rebalance answers REBALANCE_IN_PROGRESS; a TxnOffsetCommit is
+spared the last two), written to ``__consumer_offsets`` and only then
 visible to OffsetFetch.
 
 Expiry follows KIP-211: an empty consumer group's offsets expire
@@ -36,25 +39,37 @@ OFFSET_METADATA_MAX_BYTES = 4096
 
 
 def commit_error(group: Group | None, member_id: str, instance_id: str | None, generation: int,
-                 missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION) -> ErrorCode | None:  # fmt: skip
-    """The group-level answer to an OffsetCommit, or None when its partitions may be committed; ``missing``
-    for a group that does not exist and a generation (GROUP_ID_NOT_FOUND from OffsetCommit v9)."""
+                 missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION, transactional: bool = False,
+                 ) -> ErrorCode | None:  # fmt: skip
+    """The group-level answer to an OffsetCommit (or a TxnOffsetCommit: ``transactional``), or None when its
+    partitions may be committed; ``missing`` for a group that does not exist and a generation
+    (GROUP_ID_NOT_FOUND from OffsetCommit v9). Kafka's ``ClassicGroup.validateOffsetCommit``."""
     if group is None:
         return None if generation < 0 else missing
     if group.state == DEAD:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if generation < 0 and group.state == EMPTY:
+        return None
     if generation >= 0 or member_id or instance_id is not None:
-        if group.fenced(member_id, instance_id):
-            return ErrorCode.FENCED_INSTANCE_ID
-        if member_id not in group.members:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if generation != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
-    elif group.state != EMPTY:
+        error = _member_error(group, member_id, instance_id) or (
+            ErrorCode.ILLEGAL_GENERATION if generation != group.generation_id else None)  # fmt: skip
+        if error is not None:
+            return error
+    elif not transactional and group.state != EMPTY:
         return ErrorCode.UNKNOWN_MEMBER_ID
-    if group.state == COMPLETING:
-        return ErrorCode.REBALANCE_IN_PROGRESS
-    return None
+    return ErrorCode.REBALANCE_IN_PROGRESS if not transactional and group.state == COMPLETING else None
+
+
+def _member_error(group: Group, member_id: str, instance_id: str | None) -> ErrorCode | None:
+    """Kafka's ``validateMember``: the instance id (when given) must be held by ``member_id``, which must be
+    a member."""
+    if instance_id is not None:
+        known = group.static_members.get(instance_id)
+        if known is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        if known != member_id:
+            return ErrorCode.FENCED_INSTANCE_ID
+    return None if member_id in group.members else ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def partition_error(topics: Any, topic: str, partition: int, metadata: str | None) -> ErrorCode | None:

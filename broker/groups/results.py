@@ -67,9 +67,13 @@ class MemberSummary:
 
 @attrs.frozen
 class GroupSummary:
+    """A group as DescribeGroups sees it; ``error`` (and Kafka's ``error_message``) set for a group it does not
+    describe, ``Dead``: unknown, deleted, or not a classic group."""
+
     error: ErrorCode
     group_id: str
     state: str
-    protocol_type: str
-    protocol: str
-    members: list[MemberSummary]
+    protocol_type: str = ""
+    protocol: str = ""
+    members: list[MemberSummary] = attrs.field(factory=list)
+    error_message: str | None = None

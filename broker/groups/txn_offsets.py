@@ -22,7 +22,8 @@ never expired. OffsetFetch with ``require_stable`` answers
 UNSTABLE_OFFSET_COMMIT for a partition with staged offsets (``has_pending``).
 
 The group checks are Kafka's for transactional commits
-(``ClassicGroup.validateOffsetCommit`` with ``isTransactional``): a group
+(``ClassicGroup.validateOffsetCommit`` with ``isTransactional``, which
+OffsetCommit shares: ``offsets.commit_error``): a group
 that does not exist accepts generation -1 (a "simple" group is created), a
 commit carrying a generation, member id or instance id (TxnOffsetCommit v3+)
 must come from a current member of that generation, and, unlike
@@ -34,33 +35,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from protocol import ErrorCode
-
-from .group import DEAD, EMPTY, Group
+from .group import Group
 
 Key = tuple[str, int]
-
-
-def commit_error(group: Group | None, member_id: str, instance_id: str | None, generation: int) -> ErrorCode | None:
-    """The group-level answer to a TxnOffsetCommit, or None when its partitions may be written."""
-    if group is None:
-        return None if generation < 0 else ErrorCode.ILLEGAL_GENERATION
-    if group.state == DEAD:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if generation < 0 and group.state == EMPTY:
-        return None
-    if generation >= 0 or member_id or instance_id is not None:
-        if instance_id is not None:
-            known = group.static_members.get(instance_id)
-            if known is None:
-                return ErrorCode.UNKNOWN_MEMBER_ID
-            if known != member_id:
-                return ErrorCode.FENCED_INSTANCE_ID
-        if member_id not in group.members:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if generation != group.generation_id:
-            return ErrorCode.ILLEGAL_GENERATION
-    return None
 
 
 def stage(group: Group, producer_id: int, base_offset: int, values: list[tuple[Key, Any]]) -> None:

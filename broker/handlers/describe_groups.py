@@ -8,9 +8,10 @@ described as ``Dead``: with error NONE up to v5, and from v6 (KIP-1043) with
 GROUP_ID_NOT_FOUND and the message "Group <id> not found.", the other fields
 left empty as Kafka leaves them. A KIP-848 consumer group is no classic
 group: it is described as ``Dead`` too, from v6 with "Group <id> is not a
-classic group.", as Kafka 4 answers. With ``include_authorized_operations`` (v3+)
-a group answered without error reports the operations the principal may do
-to it (``RequestContext.authorized_operations``: every operation a GROUP
+classic group.", as Kafka 4 answers (the group layer's ``GroupSummary``
+carries that error and message; before v6 only ``Dead`` is sent). With
+``include_authorized_operations`` (v3+) a group answered without error
+reports the operations the principal may do to it (``RequestContext.authorized_operations``: every operation a GROUP
 resource supports when there is no authorizer); one answered with an error
 keeps the INT32_MIN default, as Kafka only fills in groups without error.
 
@@ -45,11 +46,10 @@ async def handle(ctx: RequestContext, request) -> object:
                                          group_state="", protocol_type="", protocol_data=""))  # fmt: skip
             continue
         s = ctx.broker.groups.describe(group_id)
-        if ctx.version >= 6 and s.state == DEAD:
-            kind = "is not a classic group" if s.error == ErrorCode.GROUP_ID_NOT_FOUND else "not found"
-            described = group_cls(error_code=ErrorCode.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} {kind}.",
-                                  group_id=group_id, group_state=DEAD)  # fmt: skip
-        elif s.state == DEAD:  # unknown, or a consumer group: no error before v6
+        if ctx.version >= 6 and s.state == DEAD:  # the group layer's error and message
+            described = group_cls(error_code=s.error, error_message=s.error_message, group_id=group_id,
+                                  group_state=DEAD)  # fmt: skip
+        elif s.state == DEAD:  # unknown, deleted, or a consumer group: no error before v6
             described = group_cls(error_code=ErrorCode.NONE, group_id=group_id, group_state=DEAD)
         else:
             described = _described(group_cls, s)

@@ -103,7 +103,8 @@ async def heartbeat(broker, group, generation, member_id, instance=None, version
     return (await call(broker, 12, version, body)).error_code
 
 
-async def commit(broker, group, offsets, generation=-1, member_id="", version=7, retention=-1, metadata="m"):
+async def commit(broker, group, offsets, generation=-1, member_id="", version=7, retention=-1, metadata="m",
+                 instance=None):  # fmt: skip
     """``offsets``: {(topic, partition): offset}; returns {(topic, partition): error}."""
     Topic = sub(8, "OffsetCommitRequestTopic")
     by_topic: dict = {}
@@ -111,7 +112,8 @@ async def commit(broker, group, offsets, generation=-1, member_id="", version=7,
         by_topic.setdefault(t, []).append(Topic.OffsetCommitRequestPartition(
             partition_index=p, committed_offset=off, committed_metadata=metadata))  # fmt: skip
     body = req(8, group_id=group, generation_id_or_member_epoch=generation, member_id=member_id,
-               retention_time_ms=retention, topics=[Topic(name=t, partitions=ps) for t, ps in by_topic.items()])  # fmt: skip
+               group_instance_id=instance, retention_time_ms=retention,
+               topics=[Topic(name=t, partitions=ps) for t, ps in by_topic.items()])  # fmt: skip
     resp = await call(broker, 8, version, body)
     return {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
 

@@ -72,6 +72,8 @@ async def test_list_describe_and_delete(groups_broker):
         (g,) = (await call(groups_broker, 15, version, req(15, groups=["cg"]))).groups
         assert (g.error_code, g.group_state, g.protocol_type, g.members) == (error, "Dead", "", [])
         assert version < 6 or g.error_message == message
+    summary = groups_broker.groups.describe("cg")  # the group layer says it; the handler sends it from v6
+    assert (summary.error, summary.error_message, summary.state) == (ErrorCode.GROUP_ID_NOT_FOUND, not_classic, "Dead")
     deleted = await call(groups_broker, 42, 2, req(42, groups_names=["cg"]))
     assert deleted.results[0].error_code == ErrorCode.NON_EMPTY_GROUP
     await heartbeat(groups_broker, "m", -1, owned_partitions=owned(m.assignment))

@@ -296,3 +296,15 @@ async def test_downgrade_when_the_consumer_member_session_expires(mig):
     assert [cp.parse_assignment(m.assignment).partitions for m in group.members.values()] == [
         [("t", [0, 1])], [("t", [2])]]  # the consumer group's target assignment (3 was the fenced member's)
     assert await classic_heartbeat(mig, "cg", 3, a) == ErrorCode.REBALANCE_IN_PROGRESS
+
+
+async def test_a_classic_member_heartbeating_with_the_consumer_protocol_switches_to_it(mig):
+    """Kafka drops the member's classic metadata: the consumer group's session timeout is its own from then."""
+    a, _other, _c = await upgraded(mig)
+    owned_now = [sub(68, "TopicPartitions")(topic_id=mig.tid, partitions=[0, 1])]
+    switched = await heartbeat(mig, a, 2, topics=["t"], owned_partitions=owned_now)
+    assert (switched.error_code, switched.member_epoch) == (0, 3)
+    assert not mig.groups.groups["cg"].members[a].uses_classic
+    await tick(mig, 10_000)  # its classic session timeout: no longer the one that counts
+    assert a in mig.groups.groups["cg"].members
+    assert not mig.reopen().groups.groups["cg"].members[a].uses_classic

@@ -238,3 +238,27 @@ async def test_a_regex_subscription_carries_on_across_a_restart(groups_broker):
     tid2 = await make_topic(broker, "t2", 1)
     grown = await heartbeat(broker, "r", 1, owned_partitions=owned(joined.assignment))
     assert (grown.member_epoch, parts(grown.assignment)) == (2, {tid: [0, 1], tid2: [0]})
+
+
+async def test_steady_heartbeats_encode_no_record_and_a_change_stores_only_its_record(groups_broker, monkeypatch):
+    """Kafka writes a record only when its content changes: a stable member's heartbeats (light or full) encode
+    nothing; a new rack id writes that member's metadata record alone, and it survives a restart."""
+    tid, a, b = await two_stable_members(groups_broker)
+    encoded: list[int] = []
+    real_encode = cr.encode
+    monkeypatch.setattr(cr, "encode", lambda type_, value: encoded.append(type_) or real_encode(type_, value))
+    logged = records(groups_broker)
+    for _ in range(3):
+        for member, answer in (("a", a), ("b", b)):
+            light = await heartbeat(groups_broker, member, 2, owned_partitions=owned(answer.assignment))
+            full = await heartbeat(groups_broker, member, 2, topics=["t"], rebalance=30_000,
+                                   owned_partitions=owned(answer.assignment))  # fmt: skip
+            assert (light.error_code, light.member_epoch, full.error_code, full.member_epoch) == (0, 2, 0, 2)
+    assert encoded == [] and groups_broker.groups.consumer.dirty == set()
+    assert records(groups_broker) == logged
+    racked = await heartbeat(groups_broker, "a", 2, rack="rack-1", owned_partitions=owned(a.assignment))
+    assert (racked.error_code, racked.member_epoch) == (0, 2)
+    assert sorted(encoded) == [cr.MEMBER, cr.TARGET_MEMBER, cr.CURRENT]  # a's records: only the first differs
+    assert records(groups_broker) == [*logged, (cr.MEMBER, "a", True)]
+    broker = groups_broker.reopen()
+    assert broker.groups.groups["cg"].members["a"].rack_id == "rack-1"

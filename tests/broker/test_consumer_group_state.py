@@ -283,3 +283,32 @@ def test_config_defaults():
     config = BrokerConfig.from_props({"group.consumer.assignors": " range , uniform"})
     assert (config.group_consumer_assignors, config.group_coordinator_rebalance_protocols,
             config.group_consumer_max_size) == (("range", "uniform"), ("classic", "consumer"), 2**31 - 1)  # fmt: skip
+
+
+def test_only_what_changed_is_reported_for_storing(env):
+    """Steady heartbeats report nothing; a new rack the member alone; a target assignment made after a fence
+    (stored apart, at the tick) the group's target epoch and the member; a subscription change both."""
+    a = join(env, "a")
+    b = join(env, "b")
+    a = beat(env, "a", 1, a.assignment)
+    a = beat(env, "a", 1, a.assignment)
+    b = beat(env, "b", 2)
+    assert group(env).state == "Stable"
+    env.c.dirty.clear()
+    for _ in range(3):
+        assert beat(env, "a", 2, a.assignment).assignment is None and beat(env, "b", 2, b.assignment).member_epoch == 2
+        assert env.c.dirty == set()
+    beat(env, "a", 2, a.assignment, rack_id="r1")
+    assert env.c.dirty == {("g", "a")}
+    env.c.dirty.clear()
+    env.clock.now += 45_000
+    beat(env, "a", 2, a.assignment)
+    env.c.tick()  # b's session expired
+    assert env.c.dirty == {("g", None), ("g", "b")}
+    env.c.dirty.clear()
+    beat(env, "a", 2, a.assignment)
+    assert group(env).assignment_epoch == group(env).group_epoch == 3 and env.c.dirty == {("g", None), ("g", "a")}
+    env.c.dirty.clear()
+    env.topics.add("u", 2)
+    beat(env, "a", 3, subscribed_topic_names=["t", "u"])
+    assert group(env).group_epoch == 4 and env.c.dirty == {("g", None), ("g", "a")}

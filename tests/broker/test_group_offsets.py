@@ -67,6 +67,25 @@ async def test_commit_checks_follow_the_group(groups_broker):
     assert await fetch(groups_broker, "", {T: [0]}) == (ErrorCode.NONE, {(T, 0): (1, "m", 0)})
 
 
+async def test_commit_member_checks_are_kafkas_validate_offset_commit(groups_broker):
+    """As Kafka's ``ClassicGroup.validateOffsetCommit``: an empty group takes generation -1 whatever member it
+    names; an instance id nobody holds is UNKNOWN_MEMBER_ID even from a member, one held by another member
+    FENCED_INSTANCE_ID."""
+    await create_ok(groups_broker, T, 1)
+    assert await commit(groups_broker, "s", {(T, 0): 1}) == {(T, 0): ErrorCode.NONE}  # an empty "simple" group
+    assert await commit(groups_broker, "s", {(T, 0): 2}, -1, "someone", instance="i-0") == {(T, 0): ErrorCode.NONE}
+    assert (await fetch(groups_broker, "s", {T: [0]}))[1] == {(T, 0): (2, "m", 0)}
+    member = await stable(groups_broker)
+    assert await commit(groups_broker, "g", {(T, 0): 3}, 1, member.member_id, instance="nobody") == \
+        {(T, 0): ErrorCode.UNKNOWN_MEMBER_ID}  # fmt: skip
+    static = await join_new(groups_broker, "st", instance="i-1")
+    await sync(groups_broker, "st", static.generation_id, static.member_id, {static.member_id: b"x"}, instance="i-1")
+    assert await commit(groups_broker, "st", {(T, 0): 3}, 1, member.member_id, instance="i-1") == \
+        {(T, 0): ErrorCode.FENCED_INSTANCE_ID}  # fmt: skip
+    assert await commit(groups_broker, "st", {(T, 0): 3}, 1, static.member_id, instance="i-1") == \
+        {(T, 0): ErrorCode.NONE}  # fmt: skip
+
+
 async def test_commit_while_completing_a_rebalance_is_refused(groups_broker):
     await create_ok(groups_broker, T, 1)
     joined = await join_new(groups_broker)  # joined, no SyncGroup yet: CompletingRebalance
