@@ -33,6 +33,11 @@
 4. ``on_done(end_offset)`` records the new first dirty offset
    (``cleaner-offset-checkpoint``), also on the cleaner thread.
 
+Statistics follow Kafka's ``CleanerStats``: ``map_bytes_read`` counts the
+entries pass 1 reads (``mapBytesRead``), ``bytes_read`` those pass 2 reads
+(``bytesRead``, the "start size" of the round; the recopy percent's
+denominator), ``bytes_written`` what pass 2 writes.
+
 Between small steps (a batch, a slice of a batch's records) the round calls
 ``gate.pause()``, which blocks while the broker's thread is answering
 requests (``cleaner.gate``). The clock, the offset map, the throttle, the
@@ -87,7 +92,6 @@ class Cleaner:
         self.stats = CleanerStats()
 
     def _read(self, n: int) -> None:
-        self.stats.bytes_read += n
         self.throttler.maybe_throttle(n)
 
     def _check_abort(self, log_: Any) -> None:
@@ -143,6 +147,7 @@ class Cleaner:
                 continue
             if entry.base_offset >= uncleanable:
                 break
+            self.stats.map_bytes_read += entry.size_in_bytes
             if _not_mapped(entry, txns):
                 pass
             elif not self.map.has_room_for(entry.records_count) and len(self.map):
@@ -170,6 +175,7 @@ class Cleaner:
                 filt.txns.add_aborted(log_.aborted_transactions(seg.base_offset, upper))
                 for entry in iter_entries(seg.handle, seg.size, self.chunk, self._read):
                     self.gate.pause()
+                    self.stats.bytes_read += entry.size_in_bytes
                     data = filt.filter(entry)
                     if data is not None:
                         writer.write(data, entry if data is entry.buffer else None)

@@ -10,8 +10,9 @@ computed when Prometheus scrapes:
   (Kafka's keeps the value of its last successful selection); plus, beyond
   Kafka, ``kafka_log_logcleaner_compaction_delay_secs{topic,partition}``;
 * ``max_buffer_utilization_percent`` (a real percentage, as after
-  KAFKA-18597), ``cleaner_recopy_percent``, ``max_clean_time_secs`` from each
-  thread's last round; ``dead_thread_count``;
+  KAFKA-18597), ``cleaner_recopy_percent`` (bytes written over the bytes the
+  copy pass read, map-pass reads not counted, as Kafka's),
+  ``max_clean_time_secs`` from each thread's last round; ``dead_thread_count``;
 * the manager's ``max_dirty_percent``, ``time_since_last_run_ms``,
   ``uncleanable_partitions_count`` and ``uncleanable_bytes`` per
   ``logDirectory``, and a count of rounds that failed.
@@ -46,7 +47,7 @@ def _thread_gauges(cleaner: Any) -> Iterator[tuple]:
     utilization = max((s.map_utilization for s in stats), default=0.0) * 100
     yield (LC + "max_buffer_utilization_percent", "Offset map use in the last round, percent", [],
            [([], utilization)])  # fmt: skip
-    yield (LC + "cleaner_recopy_percent", "Bytes written over bytes read in the last rounds, percent", [],
+    yield (LC + "cleaner_recopy_percent", "Copy-pass bytes written over read in the last rounds, percent", [],
            [([], float(int(100 * written / read)) if read else 0.0)])  # fmt: skip
     yield (LC + "max_clean_time_secs", "Longest last round over cleaner threads", [],
            [([], max((s.elapsed_s for s in stats), default=0.0))])  # fmt: skip

@@ -60,8 +60,9 @@ from .transactions import CleanedTransactions
 class CleanerStats:
     """One round's figures: the filter counts records, the cleaner bytes, map use and time."""
 
-    bytes_read: int = 0
+    bytes_read: int = 0  # pass 2 (recopy) only, as Kafka's bytesRead
     bytes_written: int = 0
+    map_bytes_read: int = 0  # pass 1, Kafka's mapBytesRead
     records_read: int = 0
     records_kept: int = 0
     invalid_records: int = 0

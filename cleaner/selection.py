@@ -9,7 +9,8 @@ snapshot of its segment list:
   high watermark, or the first offset of the oldest undecided transaction
   when that is lower), the active segment's base offset and, with
   ``min.compaction.lag.ms`` > 0 (KIP-58), the base of the first dirty inactive
-  segment whose largest timestamp is newer than ``now -
+  segment whose largest timestamp (the ``.log`` mtime when no record has
+  one, as Kafka's ``LogSegment.largestTimestamp``) is newer than ``now -
   min.compaction.lag.ms``; rounded down to the base of the segment holding it,
   as Kafka's ``calculateCleanableBytes`` does (so a round never reads past the
   last stable offset); never below the first dirty offset;
@@ -94,7 +95,7 @@ def _first_uncleanable(log_: Any, segments: list, first_dirty: int, now: int) ->
     lag = log_.config.min_compaction_lag_ms
     if lag > 0:
         for seg in _dirty_inactive(segments, first_dirty):
-            if seg.largest_timestamp > now - lag:
+            if seg.largest_timestamp_or_mtime() > now - lag:
                 limit = min(limit, seg.base_offset)
                 break
     return max((s.base_offset for s in segments if s.base_offset <= limit), default=limit)

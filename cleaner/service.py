@@ -136,9 +136,9 @@ class LogCleaner:
         try:
             stats = self.cleaners[index].clean(todo, lambda end: self.manager.done_cleaning(log_, end))
             self.last_stats[index] = stats
-            log.info("%s: cleaned up to offset %d: %d of %d records kept, %d -> %d bytes in %.3f s",
-                     log_.name, stats.end_offset, stats.records_kept, stats.records_read, stats.bytes_read,
-                     stats.bytes_written, stats.elapsed_s)  # fmt: skip
+            log.info("%s: cleaned up to offset %d: indexed %d bytes; %d of %d records kept, %d -> %d bytes "
+                     "in %.3f s", log_.name, stats.end_offset, stats.map_bytes_read, stats.records_kept,
+                     stats.records_read, stats.bytes_read, stats.bytes_written, stats.elapsed_s)  # fmt: skip
             if "delete" in log_.config.cleanup_policy:
                 self.owner(lambda: log_.run_retention(self.clock()))
         except (CleaningAborted, FileNotFoundError) as exc:  # the log changed under the round (e.g. retention)

@@ -12,7 +12,11 @@ Kafka's ``shouldRoll`` does, whether a new segment must start first:
 * an index is full, or the offsets would not fit an int32 relative offset.
 
 ``roll_if_idle(now)`` applies the same time rule from a timer, so an idle
-compacted log still rolls its active segment in time for the cleaner.
+compacted log still rolls its active segment in time for the cleaner
+(KIP-354's guarantee; Kafka itself rolls on append only). Only for logs whose
+``cleanup.policy`` includes compact with ``max.compaction.lag.ms`` set, and
+only once the segment has also existed that long by the wall clock: records
+stamped long ago (a backfill) must not roll a segment on every tick.
 
 Offsets: ``log_start_offset`` (raised by DeleteRecords and retention),
 ``log_end_offset`` (next offset to assign), ``high_watermark`` (the log end
@@ -254,8 +258,14 @@ class Log:
         return new
 
     def roll_if_idle(self, now_ms: int) -> bool:
-        """The timer-driven roll (KIP-354): roll an active segment whose time is up."""
-        if self._time_to_roll(self.active, -1, now_ms):
+        """The timer-driven roll (KIP-354), beyond Kafka, which rolls on append only: only a compacted log
+        with ``max.compaction.lag.ms`` set, whose active segment is due by its first record's time and has
+        also existed that long by the wall clock (so backfilled old timestamps roll at most once a period)."""
+        c, seg = self._config, self.active
+        if "compact" not in c.cleanup_policy or not 0 < c.max_compaction_lag_ms < LONG_MAX:
+            return False
+        existed = now_ms - seg.created_ms > self._max_segment_ms() - seg.roll_jitter_ms
+        if existed and self._time_to_roll(seg, -1, now_ms):
             self.roll()
             return True
         return False

@@ -73,10 +73,7 @@ def _below_log_start(log_: "Log", _seg: Any, next_seg: Any) -> bool:
 
 
 def _too_old(seg: Any, now_ms: int, retention_ms: int) -> bool:
-    largest = seg.largest_timestamp
-    if largest < 0:
-        largest = int(seg.path.stat().st_mtime * 1000)
-    return now_ms - largest > retention_ms
+    return now_ms - seg.largest_timestamp_or_mtime() > retention_ms
 
 
 def _delete_prefix(log_: "Log", qualifies: Callable[[Any, Any], bool]) -> int:

@@ -185,6 +185,11 @@ class Segment:
         self._ensure_loaded()
         return self._max_ts
 
+    def largest_timestamp_or_mtime(self) -> int:
+        """Kafka's ``LogSegment.largestTimestamp``: the largest record timestamp, else the ``.log`` mtime (ms)."""
+        largest = self.largest_timestamp
+        return largest if largest >= 0 else int(os.stat(self.path).st_mtime * 1000)
+
     @property
     def offset_of_largest_timestamp(self) -> int:
         self._ensure_loaded()

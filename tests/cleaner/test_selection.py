@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 from cleaner import CleanerConfig, LogCleaner, choose, log_to_clean
 from tests.cleaner.helpers import Model, compacted_log, open_manager
-from tests.storage.lead_helpers import Clock
+from tests.storage.lead_helpers import Clock, batch
 
 
 def _log(tmp_path, **overrides):
@@ -40,6 +42,24 @@ def test_uncleanable_offset_is_the_active_segment_or_the_min_lag_segment(tmp_pat
     assert log_to_clean(log_, None, clock.now).first_uncleanable_offset == 0  # every segment is too young
     clock.advance(1001)
     assert log_to_clean(log_, None, clock.now).first_uncleanable_offset == 4
+
+
+def test_min_lag_uses_the_segment_mtime_when_no_record_has_a_timestamp(tmp_path):
+    """Kafka's cleanableOffsets reads LogSegment.largestTimestamp, which falls back to the file's mtime."""
+    clock = Clock()
+    log_ = compacted_log(open_manager(tmp_path, clock), min_compaction_lag_ms=3_600_000)
+    for i in range(3):
+        base = log_.log_end_offset
+        log_.append(batch(base, ts=-1, value=b"v%d" % i), base, base, -1)
+        log_.roll()
+    assert log_.segments[0].largest_timestamp == -1
+    for seg, age in zip(log_.segments[:-1], (7_200_000, 7_200_000, 60_000)):
+        os.utime(seg.path, (clock.now / 1000 - age / 1000,) * 2)
+    todo = log_to_clean(log_, None, clock.now)
+    assert todo.first_uncleanable_offset == 2  # the third segment was written a minute ago
+    assert todo.cleanable_bytes == sum(s.size for s in log_.segments[:2])
+    os.utime(log_.segments[0].path, (clock.now / 1000,) * 2)
+    assert log_to_clean(log_, None, clock.now).first_uncleanable_offset == 0
 
 
 def _fields(config) -> dict:

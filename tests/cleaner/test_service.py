@@ -237,3 +237,35 @@ def test_a_log_being_moved_is_not_cleaned_and_a_round_under_way_is_given_up(tmp_
     lm.moves.end(moves[0])
     cleaner.cleaners[0]._write_group = real
     assert cleaner.run_once() and len(read_records(log_)) == 1
+
+
+def _recopy_percent(cleaner) -> float:
+    return {name: vals for name, _d, _l, vals in cleaner_metrics.samples(cleaner)}[
+        "kafka_log_logcleaner_cleaner_recopy_percent"][0][1]
+
+
+def test_recopy_percent_divides_by_the_copy_pass_reads_only(tmp_path, caplog):
+    """Kafka's cleaner-recopy-percent is bytesWritten / bytesRead of the copy pass; the map pass's
+    reads are counted apart (mapBytesRead), and the stats log's start size is the copy pass's."""
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = compacted_log(lm, min_cleanable_dirty_ratio=0.01)
+    for i in range(20):
+        Model().write(log_, [(b"k%d" % i, b"x" * 100, 0)])  # distinct keys: nothing to remove
+    log_.roll()
+    size = log_.size_in_bytes
+    cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
+    with caplog.at_level("INFO", logger="minibroker.cleaner"):
+        assert cleaner.run_once()
+    stats = cleaner.last_stats[0]
+    assert stats.bytes_read == stats.bytes_written == stats.map_bytes_read == size
+    assert _recopy_percent(cleaner) == 100.0
+    assert f"indexed {size} bytes; 20 of 20 records kept, {size} -> {size} bytes" in caplog.text
+    for i in range(20):
+        Model().write(log_, [(b"k%d" % i, b"y" * 100, 0)])  # every key updated: the old half goes
+    log_.roll()
+    assert cleaner.run_once()
+    stats = cleaner.last_stats[0]
+    # the map pass reads the dirty section only; the copy pass the clean prefix too
+    assert (stats.map_bytes_read, stats.bytes_read, stats.bytes_written) == (size, 2 * size, size)
+    assert _recopy_percent(cleaner) == 50.0

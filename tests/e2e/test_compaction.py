@@ -135,3 +135,27 @@ def test_cleaning_while_producing_and_consuming(broker_factory):
 
     wait_until(settled, timeout=60, interval=1.0)
     assert "uncleanable" not in broker.log_text() and "Traceback" not in broker.log_text()
+
+
+def test_min_compaction_lag_holds_records_without_timestamps(broker_factory):
+    """Records sent with no timestamp (-1) are aged by their segment file's mtime, as Kafka's
+    LogSegment.largestTimestamp does: a 1 h ``min.compaction.lag.ms`` keeps them all, while the same
+    records on a topic without a lag are compacted by the same cleaner."""
+    broker = broker_factory(log_cleaner_backoff_ms="100")
+    configs = {"cleanup.policy": "compact", "segment.bytes": "1024", "min.cleanable.dirty.ratio": "0.01"}
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic("lagged", 1, 1, topic_configs={**configs, "min.compaction.lag.ms": "3600000"}),
+                         NewTopic("unlagged", 1, 1, topic_configs=configs)])  # fmt: skip
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
+    for topic in ("lagged", "unlagged"):
+        for i in range(20):
+            producer.send(topic, key=b"k", value=b"v%d-" % i + b"x" * 200, partition=0, timestamp_ms=-1)
+            producer.flush(10)
+    producer.close()
+    wait_until(lambda: len(kp_consume(broker.bootstrap, "unlagged", 20, consumer_timeout_ms=1000)) < 20,
+               timeout=20, interval=0.3)  # fmt: skip
+    time.sleep(1)  # several more cleaner rounds
+    got = kp_consume(broker.bootstrap, "lagged", 20)
+    assert [m.offset for m in got] == list(range(20))
+    assert {m.timestamp for m in got} == {-1}

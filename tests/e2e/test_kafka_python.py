@@ -7,6 +7,7 @@ exactly. The consumer uses ``assign`` (no group), as the issue asks.
 from __future__ import annotations
 
 import os
+import time
 import warnings
 
 import pytest
@@ -99,3 +100,20 @@ def test_admin_acl_requests_report_that_acls_are_disabled(broker):
     ((_, matched, error),) = admin.delete_acls([any_acl])
     assert (matched, error) == ([], SecurityDisabledError)
     admin.close()
+
+
+def test_backfilled_old_timestamps_stay_in_one_segment(broker):
+    """Records stamped a week ago, sent a batch a second: Kafka rolls on append only (record time vs the
+    segment's first record time), so they share one segment; the broker's 1 s timer must not roll them."""
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic("backfill", 1, 1, topic_configs={"retention.ms": "-1"})])
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=0)
+    old = int(time.time() * 1000) - 8 * 86_400_000
+    for i in range(4):
+        producer.send("backfill", key=b"k", value=b"v%d" % i, partition=0, timestamp_ms=old + i).get(timeout=30)
+        time.sleep(1.2)  # past the broker's timer tick
+    producer.close(5)
+    assert len(list((broker.data_dir / "backfill-0").glob("*.log"))) == 1
+    got = kp_consume(broker.bootstrap, "backfill", 4)
+    assert [(m.offset, m.timestamp) for m in got] == [(i, old + i) for i in range(4)]

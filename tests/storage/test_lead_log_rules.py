@@ -53,11 +53,40 @@ def test_kip354_idle_active_segment_rolls_on_the_timer(tmp_path):
     assert not log.roll_if_idle(clock.now + 10 * HOUR)  # an empty active segment never rolls
 
 
-def test_delete_policy_log_uses_segment_ms_on_the_timer(tmp_path):
+def test_delete_policy_log_never_rolls_on_the_timer(tmp_path):
+    """Kafka rolls on append only; the KIP-354 timer is for compacted logs with max.compaction.lag.ms."""
     clock = Clock()
     log = open_log(tmp_path, clock, max_compaction_lag_ms=60_000, segment_ms=HOUR)
     append(log, ts=clock.now)
     assert not log.roll_if_idle(clock.now + 60_001)  # max.compaction.lag.ms only counts for compact
+    assert not log.roll_if_idle(clock.now + 10 * HOUR)  # nor segment.ms: the next append rolls
+    append(log, ts=clock.now + HOUR + 1)
+    assert len(log.segments) == 2
+
+
+def test_compacted_log_without_max_compaction_lag_never_rolls_on_the_timer(tmp_path):
+    clock = Clock()
+    log = open_log(tmp_path, clock, cleanup_policy="compact", segment_ms=HOUR)
+    append(log, ts=clock.now)
+    assert not log.roll_if_idle(clock.now + 10 * HOUR)
+    assert len(log.segments) == 1
+
+
+def test_backfilled_timestamps_roll_on_the_timer_once_per_max_compaction_lag(tmp_path):
+    """Records stamped a week ago are due at once by record time; the timer waits until the segment
+    has also existed for max.compaction.lag.ms by the wall clock, so it rolls at most once a period."""
+    clock = Clock()
+    log = open_log(tmp_path, clock, cleanup_policy="compact", max_compaction_lag_ms=60_000)
+    old = clock.now - 7 * 24 * HOUR
+    for i in range(5):
+        append(log, ts=old + i)
+        assert not log.roll_if_idle(clock.now + 1000 * i)
+    clock.advance(60_001)
+    assert log.roll_if_idle(clock.now)  # the new segment is created now, by the wall clock
+    append(log, ts=old + 10)
+    assert not log.roll_if_idle(clock.now + 59_000)
+    assert log.roll_if_idle(clock.now + 60_001)
+    assert [s.base_offset for s in log.segments] == [0, 5, 6]
 
 
 def test_jitter_is_drawn_below_segment_ms(tmp_path):

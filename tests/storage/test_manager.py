@@ -222,6 +222,21 @@ def test_manager_timer_rolls_idle_compacted_logs_and_runs_retention(tmp_path):
     assert not list((tmp_path / "d-0").glob("*.deleted"))
 
 
+def test_manager_timer_leaves_backfilled_delete_policy_logs_alone(tmp_path):
+    """Records stamped days ago on a delete-policy topic: Kafka keeps one segment (it rolls on append,
+    comparing record times), so the 1 s timer duty must not roll one segment per batch."""
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("backfill", 1, {"retention.ms": "-1"})
+    log = lm.get_log("backfill", 0)
+    old = clock.now - 8 * 24 * 3_600_000
+    for i in range(5):
+        append(log, ts=old + i)
+        clock.advance(1000)
+        lm.roll_idle_segments(clock.now)
+    assert [s.base_offset for s in log.segments] == [0]
+
+
 @pytest.mark.parametrize("bad", ["0\n2\nt 0 5\n", "0\nx\n", "", "0\n1\nt 0\n"])
 def test_bad_checkpoint_files_only_cost_a_rescan(tmp_path, bad):
     clock = Clock()

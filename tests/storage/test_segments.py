@@ -204,6 +204,30 @@ def test_segment_without_timestamps_rolls_on_wall_clock(tmp_path):
     assert [s.base_offset for s in log.segments] == [0, 2]
 
 
+def test_largest_timestamp_falls_back_to_the_log_file_mtime(tmp_path):
+    """Kafka's LogSegment.largestTimestamp: the max record timestamp, else the .log file's last-modified time."""
+    clock = Clock()
+    log = open_log(tmp_path, clock)
+    log.append(batch(0, ts=-1), 0, 0, -1)
+    seg = log.active
+    os.utime(seg.path, (1_600_000_000.5, 1_600_000_000.5))
+    assert (seg.largest_timestamp, seg.largest_timestamp_or_mtime()) == (-1, 1_600_000_000_500)
+    append(log, ts=1_700_000_000_123)
+    assert seg.largest_timestamp_or_mtime() == 1_700_000_000_123
+
+
+def test_retention_ms_ages_a_segment_without_timestamps_by_its_mtime(tmp_path):
+    clock = Clock()
+    log = open_log(tmp_path, clock, retention_ms=60_000)
+    log.append(batch(0, ts=-1), 0, 0, -1)
+    log.roll()
+    os.utime(log.segments[0].path, (clock.now / 1000 - 59,) * 2)
+    assert log.run_retention(clock.now) == 0
+    os.utime(log.segments[0].path, (clock.now / 1000 - 61,) * 2)
+    assert log.run_retention(clock.now) == 1
+    assert log.log_start_offset == 1
+
+
 def test_unclean_open_rescans_only_from_the_recovery_point(tmp_path, monkeypatch):
     from storage.segment import Segment
 
