@@ -18,7 +18,13 @@ their records.
 
 Limits: the slice is cut at ``min(partition_max_bytes, budget)``; with
 ``min_one`` (v3+, first non-empty partition) the first batch is included whole
-even if it is larger, as Kafka's ``minOneMessage`` does.
+even if it is larger, as Kafka's ``minOneMessage`` does. For a later
+partition whose first batch the limit cuts, v3+ sends no records at all, as
+Kafka's ``readFromLocalLog`` does (a client cannot use a partial first batch
+and would stop; it gets the batch whole in a later fetch, where that
+partition comes first); v0-2 keep the hard cut. The empty answer counts for
+no bytes, so ``min_one`` stays on for the next partition. Down-conversion
+(v3) thus starts from a whole first batch too.
 
 A read that fails on what is stored (a corrupt batch met while converting) is
 answered with its error and counted in ``failedfetchrequests``, which Kafka
@@ -101,8 +107,8 @@ def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: 
     # min_one keeps the v3+ rule: the first batch goes out whole even above the limit.
     upper = result.last_stable_offset if committed else None
     piece = log.read(offset, max(limit, 0), min_one_message=min_one, max_offset=upper)
-    if piece is None or piece.size == 0:
-        return
+    if piece is None or piece.size == 0 or (ctx.version >= 3 and piece.first_entry_incomplete):
+        return  # v3+: a first batch the limit cuts is not sent at all (a later fetch takes it whole)
     if committed:
         result.aborted = [(t.producer_id, t.first_offset) for t in log.aborted_transactions(offset, upper)]
     if ctx.version >= 4:

@@ -8,7 +8,9 @@ Behaviour:
   watermark gives empty data.
 * Limits: ``partition_max_bytes`` per partition and (v3+) ``max_bytes`` for the
   response. From v3 the first batch of the first non-empty partition is sent
-  whole even when it is larger (KIP-74); v0-2 cut it hard, as Kafka does.
+  whole even when it is larger (KIP-74), and a later partition whose first
+  batch the limit cuts gets no records (Kafka's ``readFromLocalLog``); v0-2
+  cut it hard, as Kafka does.
 * Long poll: while fewer than ``min_bytes`` are available the request waits,
   up to ``max_wait_ms``, and is woken by every append (``Broker.wait_for_append``).
 * v4+ slices go out with ``os.sendfile`` (``FileRegion`` chunks). v0-3 need

@@ -1,0 +1,100 @@
+"""Fetch answers as Kafka's ``ReplicaManager.readFromLocalLog`` / ``KafkaApis.handleFetchRequest`` give them, in-process.
+
+The byte limits and the v3+ first-batch rule, the ``current_leader_epoch``
+check, the ``min_bytes`` cap, zstd topics for old versions, fetches with
+nothing to read, and the offsets carried by a partition in error.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from protocol import ErrorCode
+from protocol.records import RecordBatchBuilder, iter_batches
+
+from ._admin_client import broker, call, create_ok, produce, req, sub  # noqa: F401  (broker: a fixture)
+
+BIG = 3000  # one record's value: its batch is larger than the limits below
+
+
+def fetch_body(partitions: dict, *, min_bytes=0, max_bytes=1 << 20, max_wait_ms=0, pmax=1 << 20, epoch=-1,
+               session_id=0, session_epoch=-1):  # fmt: skip
+    T = sub(1, "FetchTopic")
+    topics = [T(topic=topic, partitions=[T.FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=pmax,
+                                                          current_leader_epoch=epoch) for p, o in parts.items()])
+              for topic, parts in partitions.items()]  # fmt: skip
+    return req(1, replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=max_bytes,
+               isolation_level=0, session_id=session_id, session_epoch=session_epoch, topics=topics,
+               forgotten_topics_data=[], rack_id="")  # fmt: skip
+
+
+def by_partition(resp) -> dict:
+    return {(t.topic, p.partition_index): p for t in resp.responses for p in t.partitions}
+
+
+def batches(p) -> list:
+    return list(iter_batches(memoryview(bytes(p.records or b""))))
+
+
+async def produce_big(broker, topic: str, partition: int) -> None:
+    """One batch of one ``BIG``-byte record."""
+    Data = sub(0, "TopicProduceData")
+    builder = RecordBatchBuilder()
+    builder.append(b"k", b"x" * BIG, timestamp=1)
+    body = req(0, acks=1, timeout_ms=1000, topic_data=[Data(name=topic, partition_data=[
+        Data.PartitionProduceData(index=partition, records=builder.build())])])  # fmt: skip
+    resp = await call(broker, 0, 9, body)
+    assert resp.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+
+
+async def two_partitions(broker, topic: str) -> None:
+    """Partition 0: a small batch; partition 1: one batch of about ``BIG`` bytes."""
+    await create_ok(broker, topic, partitions=2)
+    await produce(broker, topic, [1], partition=0)
+    await produce_big(broker, topic, 1)
+
+
+async def test_a_later_partition_whose_first_batch_is_cut_gets_no_records(broker):
+    await two_partitions(broker, "cut")
+    for limits in ({"pmax": 1000}, {"max_bytes": 1500}):
+        got = by_partition(await call(broker, 1, 12, fetch_body({"cut": {0: 0, 1: 0}}, **limits)))
+        assert len(batches(got["cut", 0])) == 1
+        second = got["cut", 1]
+        assert (second.error_code, len(second.records or b""), second.high_watermark) == (ErrorCode.NONE, 0, 1)
+    whole = by_partition(await call(broker, 1, 12, fetch_body({"cut": {0: 1, 1: 0}}, pmax=1000)))
+    assert len(batches(whole["cut", 1])) == 1  # first with records: whole despite the limit
+
+
+async def test_a_cut_partition_leaves_max_bytes_to_the_next_one(broker):
+    await two_partitions(broker, "a")
+    await create_ok(broker, "b")
+    await produce(broker, "b", [1])
+    small = len(by_partition(await call(broker, 1, 12, fetch_body({"b": {0: 0}})))["b", 0].records)
+    body = fetch_body({"a": {0: 0, 1: 0}, "b": {0: 0}}, max_bytes=2 * small + 100)
+    got = by_partition(await call(broker, 1, 12, body))
+    assert len(got["a", 1].records or b"") == 0  # cut: nothing, and none of max_bytes spent
+    assert [len(batches(got[key])) for key in (("a", 0), ("b", 0))] == [1, 1]
+
+
+async def test_a_cut_first_batch_counts_for_neither_min_bytes_nor_bytes_out(broker):
+    await two_partitions(broker, "w")
+    small = len((by_partition(await call(broker, 1, 12, fetch_body({"w": {0: 0}}))))["w", 0].records)
+    with trio.fail_after(5):
+        start = trio.current_time()
+        body = fetch_body({"w": {0: 0, 1: 0}}, pmax=1000, min_bytes=small + 1, max_wait_ms=300)
+        got = by_partition(await call(broker, 1, 12, body))
+        assert trio.current_time() - start >= 0.3  # only the small batch is there to send: the fetch waits
+    assert len(got["w", 0].records) == small and len(got["w", 1].records or b"") == 0
+    sent = broker.metrics.registry.get_sample_value("kafka_server_brokertopicmetrics_bytesout_total", {"topic": "w"})
+    assert sent == 2 * small  # the cut partition counted no bytes
+
+
+async def test_fetch_v3_down_conversion_sends_nothing_for_a_cut_first_batch(broker):
+    await two_partitions(broker, "old")
+    T = sub(1, "FetchTopic")
+    parts = [T.FetchPartition(partition=p, fetch_offset=0, partition_max_bytes=1000) for p in (0, 1)]
+    body = req(1, replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, topics=[T(topic="old", partitions=parts)])
+    got = by_partition(await call(broker, 1, 3, body))
+    assert len(got["old", 0].records) > 0 and len(got["old", 1].records or b"") == 0
+    body.topics[0].partitions = parts[1:]
+    assert len(by_partition(await call(broker, 1, 3, body))["old", 1].records) > BIG  # first: converted whole
