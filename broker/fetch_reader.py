@@ -26,6 +26,11 @@ partition comes first); v0-2 keep the hard cut. The empty answer counts for
 no bytes, so ``min_one`` stays on for the next partition. Down-conversion
 (v3) thus starts from a whole first batch too.
 
+From v9 a ``current_leader_epoch`` below ours (0) is FENCED_LEADER_EPOCH and
+one above it UNKNOWN_LEADER_EPOCH (-1 asks for no check), checked after the
+partition is found and before it is read, as Kafka's
+``Partition.localLogWithEpochOrThrow``.
+
 A read that fails on what is stored (a corrupt batch met while converting) is
 answered with its error and counted in ``failedfetchrequests``, which Kafka
 marks only for such unexpected failures: not for an unknown partition, an
@@ -45,6 +50,7 @@ from protocol.records.lazy_convert import start_down_conversion
 from . import read_ahead
 from .connection import FileRegion
 from .converted_send import ConvertedRecords
+from .handlers._admin import leader_epoch_error
 
 READS_PAST_EMPTY = 16
 
@@ -67,6 +73,9 @@ def read_partition(ctx, topic: str, p, budget: int, min_one: bool, committed: bo
     partition = broker.partition_for_fetch(topic, p.partition)
     if isinstance(partition, ErrorCode):
         result.error = partition
+        return result
+    if ctx.version >= 9 and (fenced := leader_epoch_error(p.current_leader_epoch)) is not None:
+        result.error = fenced  # Kafka's localLogWithEpochOrThrow, before the read: offsets stay -1
         return result
     log = partition.log
     result.high_watermark, result.log_start_offset = log.high_watermark, log.log_start_offset

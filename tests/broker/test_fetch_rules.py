@@ -98,3 +98,27 @@ async def test_fetch_v3_down_conversion_sends_nothing_for_a_cut_first_batch(brok
     assert len(got["old", 0].records) > 0 and len(got["old", 1].records or b"") == 0
     body.topics[0].partitions = parts[1:]
     assert len(by_partition(await call(broker, 1, 3, body))["old", 1].records) > BIG  # first: converted whole
+
+
+async def test_current_leader_epoch_is_checked_from_v9(broker):
+    await create_ok(broker, "ep")
+    await produce(broker, "ep", [1, 2])
+    for version in (9, 12):
+        for epoch, error in ((-1, ErrorCode.NONE), (0, ErrorCode.NONE), (-2, ErrorCode.FENCED_LEADER_EPOCH),
+                             (5, ErrorCode.UNKNOWN_LEADER_EPOCH)):  # fmt: skip
+            p = by_partition(await call(broker, 1, version, fetch_body({"ep": {0: 0}}, epoch=epoch)))["ep", 0]
+            assert p.error_code == error, (version, epoch)
+            assert len(p.records or b"") > 0 if error == ErrorCode.NONE else p.records in (None, b"")
+            if error != ErrorCode.NONE:  # Kafka's createLogReadResult(e)
+                assert (p.high_watermark, p.last_stable_offset, p.log_start_offset) == (-1, -1, -1)
+    unknown = by_partition(await call(broker, 1, 12, fetch_body({"ep": {3: 0}}, epoch=5)))["ep", 3]
+    assert unknown.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # the partition first, then its epoch
+
+
+async def test_a_fenced_partition_ends_the_long_poll(broker):
+    await create_ok(broker, "lp")
+    with trio.fail_after(5):
+        start = trio.current_time()
+        body = fetch_body({"lp": {0: 0}}, epoch=3, min_bytes=1, max_wait_ms=3000)
+        p = by_partition(await call(broker, 1, 12, body))["lp", 0]
+        assert trio.current_time() - start < 2 and p.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
