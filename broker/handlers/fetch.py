@@ -13,6 +13,8 @@ Behaviour:
   cut it hard, as Kafka does.
 * Long poll: while fewer than ``min_bytes`` are available the request waits,
   up to ``max_wait_ms``, and is woken by every append (``Broker.wait_for_append``).
+  ``min_bytes`` is capped at the effective max bytes (``max_bytes``, and the
+  quota cap below), as Kafka's ``fetchMinBytes`` is.
 * v4+ slices go out with ``os.sendfile`` (``FileRegion`` chunks). v0-3 need
   message format 0 (v0-1) or 1 (v2-3): the slice is down-converted (KIP-724),
   tombstones included (KIP-87: a flagged tombstone becomes a null value), and
@@ -88,16 +90,18 @@ async def handle(ctx: RequestContext, request) -> object:
         return ctx.response(error_code=fetch.error, session_id=0)
     refused = _refused_topics(ctx, request, fetch.partitions)
     readable = not refused or any(key not in refused for key, _p in fetch.partitions)
+    max_bytes = _max_bytes(ctx, request)
+    min_bytes = min(request.min_bytes, max_bytes)  # Kafka's fetchMinBytes: never above what may be sent
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000.0
     while True:
-        reads = _read_all(ctx, request, fetch.partitions, refused)
+        reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
         available = sum(r.size for r in reads)
-        if not readable or available >= request.min_bytes or _read_error(reads):
+        if not readable or available >= min_bytes or _read_error(reads):
             break
         with trio.move_on_at(deadline) as scope:
             await ctx.broker.wait_for_append()
         if scope.cancelled_caught:
-            reads = _read_all(ctx, request, fetch.partitions, refused)
+            reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
             break
     throttle_ms = _quota(ctx, sum(r.size for r in reads))
     if throttle_ms:  # a session's epoch has moved on all the same, as in Kafka; no session is opened
@@ -141,11 +145,16 @@ def _quota(ctx: RequestContext, size: int) -> int:
     return throttle_ms
 
 
-def _read_all(ctx: RequestContext, request, partitions: list, refused: set) -> list[PartitionRead]:
+def _max_bytes(ctx: RequestContext, request) -> int:
+    """Kafka's fetchMaxBytes: the request's max_bytes (v3+), capped so one fetch alone fits the quota window."""
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     quota_limit = ctx.broker.quotas.fetch_limit(*request_identity(ctx))
-    if quota_limit is not None:  # one fetch alone must fit the quota window (Kafka's cap)
+    if quota_limit is not None:
         budget = min(budget, quota_limit)
+    return budget
+
+
+def _read_all(ctx: RequestContext, request, partitions: list, refused: set, budget: int) -> list[PartitionRead]:
     min_one = ctx.version >= 3
     committed = ctx.version >= 4 and request.isolation_level == READ_COMMITTED
     reads, names = [], _topic_names(ctx)

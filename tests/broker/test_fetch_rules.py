@@ -122,3 +122,18 @@ async def test_a_fenced_partition_ends_the_long_poll(broker):
         body = fetch_body({"lp": {0: 0}}, epoch=3, min_bytes=1, max_wait_ms=3000)
         p = by_partition(await call(broker, 1, 12, body))["lp", 0]
         assert trio.current_time() - start < 2 and p.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+async def test_min_bytes_above_max_bytes_is_capped_at_max_bytes(broker):
+    await create_ok(broker, "mb")
+    for _ in range(40):
+        await produce(broker, "mb", [1, 2, 3])
+    with trio.fail_after(5):
+        start = trio.current_time()
+        body = fetch_body({"mb": {0: 0}}, min_bytes=10_000, max_bytes=1024, max_wait_ms=3000)
+        p = by_partition(await call(broker, 1, 12, body))["mb", 0]
+        assert trio.current_time() - start < 2 and len(p.records) == 1024
+        start = trio.current_time()
+        body = fetch_body({"mb": {0: 0}}, min_bytes=10_000, max_bytes=1 << 20, max_wait_ms=300)
+        await call(broker, 1, 12, body)
+        assert trio.current_time() - start >= 0.3  # below max_bytes, min_bytes still holds the fetch
