@@ -74,16 +74,15 @@ def read_partition(ctx, topic: str, p, budget: int, min_one: bool, committed: bo
     if isinstance(partition, ErrorCode):
         result.error = partition
         return result
-    if ctx.version >= 9 and (fenced := leader_epoch_error(p.current_leader_epoch)) is not None:
-        result.error = fenced  # Kafka's localLogWithEpochOrThrow, before the read: offsets stay -1
+    error = _version_error(ctx.version, partition.config)
+    if error is None and ctx.version >= 9:
+        error = leader_epoch_error(p.current_leader_epoch)  # Kafka's localLogWithEpochOrThrow, before the read
+    if error is not None:
+        result.error = error  # its offsets stay -1
         return result
     log = partition.log
     result.high_watermark, result.log_start_offset = log.high_watermark, log.log_start_offset
     result.last_stable_offset = log.last_stable_offset
-    error = _version_error(ctx.version, partition.config)
-    if error is not None:
-        result.error = error
-        return result
     if not log.log_start_offset <= p.fetch_offset <= log.log_end_offset:
         result.error = ErrorCode.OFFSET_OUT_OF_RANGE
         return result
@@ -102,12 +101,15 @@ def read_partition(ctx, topic: str, p, budget: int, min_one: bool, committed: bo
 
 
 def _version_error(version: int, config) -> ErrorCode | None:
-    if version > 3:
-        return None
-    if not config.message_downconversion_enable:
-        return ErrorCode.UNSUPPORTED_VERSION
-    if config.compression_type == "zstd":
+    """Kafka's ``maybeConvertFetchedData``, which overrides whatever the read gave: a topic whose
+    ``compression.type`` is zstd is refused below v10; only the topic config counts, so zstd batches
+    in a ``producer`` topic go out to v4-v9 as stored (v0-3 meet them while converting). Then
+    down-conversion (v0-3) disabled. Kafka reads the partition first and counts its bytes toward
+    min_bytes and the quota; we do not read it."""
+    if version < 10 and config.compression_type == "zstd":
         return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    if version <= 3 and not config.message_downconversion_enable:
+        return ErrorCode.UNSUPPORTED_VERSION
     return None
 
 

@@ -21,8 +21,11 @@ Behaviour:
   sized as Kafka sizes it (KIP-283): the first batches are converted here and
   fix the partition's length, the rest is converted while it is sent, cut at
   that length or padded with an overflow entry (``broker.converted_send``).
-  ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION and a
-  zstd topic UNSUPPORTED_COMPRESSION_TYPE for that partition.
+  ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION for
+  that partition.
+* A topic with ``compression.type=zstd`` is UNSUPPORTED_COMPRESSION_TYPE for
+  v0-9 (zstd came with v10), whatever else the partition would answer; zstd
+  batches in a ``producer`` topic go to v4-9 as stored, as Kafka sends them.
 * ``isolation_level`` 1 (read_committed, v4+) reads up to the last stable
   offset and lists the aborted transactions in range (``fetch_reader``);
   every answer carries the partition's ``last_stable_offset``.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import trio
 
 from protocol import ErrorCode
-from protocol.records import RecordBatchBuilder, iter_batches
+from protocol.records import Codec, RecordBatchBuilder, iter_batches
 
 from ._admin_client import broker, call, create_ok, produce, req, sub  # noqa: F401  (broker: a fixture)
 
@@ -137,3 +137,30 @@ async def test_min_bytes_above_max_bytes_is_capped_at_max_bytes(broker):
         body = fetch_body({"mb": {0: 0}}, min_bytes=10_000, max_bytes=1 << 20, max_wait_ms=300)
         await call(broker, 1, 12, body)
         assert trio.current_time() - start >= 0.3  # below max_bytes, min_bytes still holds the fetch
+
+
+async def test_a_zstd_topic_is_refused_below_v10(broker):
+    await create_ok(broker, "z", configs={"compression.type": "zstd"})
+    await produce(broker, "z", [1, 2])
+    for version in (4, 9, 3, 0):
+        p = by_partition(await call(broker, 1, version, fetch_body({"z": {0: 0}})))["z", 0]
+        assert p.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE and not p.records, version
+        assert p.high_watermark == -1 and (version < 5 or p.log_start_offset == -1)
+    fenced = by_partition(await call(broker, 1, 9, fetch_body({"z": {0: 99}}, epoch=7)))["z", 0]
+    assert fenced.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE  # it overrides the read's own errors
+    served = by_partition(await call(broker, 1, 10, fetch_body({"z": {0: 0}})))["z", 0]
+    assert served.error_code == ErrorCode.NONE and [b.attributes & 7 for b in batches(served)] == [4]
+
+
+async def test_zstd_batches_of_a_producer_topic_go_to_v4_as_stored(broker):
+    await create_ok(broker, "zp")  # compression.type=producer
+    builder = RecordBatchBuilder(compression=Codec.ZSTD)
+    builder.append(b"k", b"v", timestamp=1)
+    Data = sub(0, "TopicProduceData")
+    body = req(0, acks=1, timeout_ms=1000, topic_data=[Data(name="zp", partition_data=[
+        Data.PartitionProduceData(index=0, records=builder.build())])])  # fmt: skip
+    assert (await call(broker, 0, 9, body)).responses[0].partition_responses[0].error_code == ErrorCode.NONE
+    p = by_partition(await call(broker, 1, 4, fetch_body({"zp": {0: 0}})))["zp", 0]
+    assert p.error_code == ErrorCode.NONE and [b.attributes & 7 for b in batches(p)] == [4]  # Kafka checks the topic
+    old = by_partition(await call(broker, 1, 3, fetch_body({"zp": {0: 0}})))["zp", 0]
+    assert old.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE  # met while converting
