@@ -13,6 +13,9 @@ Behaviour:
   cut it hard, as Kafka does.
 * Long poll: while fewer than ``min_bytes`` are available the request waits,
   up to ``max_wait_ms``, and is woken by every append (``Broker.wait_for_append``).
+  A fetch with nothing to read (no partition, or only refused or unknown ones;
+  an incremental one reads all of its session's partitions) is answered at
+  once; an unknown partition next to readable ones does not end the wait.
   ``min_bytes`` is capped at the effective max bytes (``max_bytes``, and the
   quota cap below), as Kafka's ``fetchMinBytes`` is.
 * v4+ slices go out with ``os.sendfile`` (``FileRegion`` chunks). v0-3 need
@@ -92,14 +95,13 @@ async def handle(ctx: RequestContext, request) -> object:
     if fetch.error:
         return ctx.response(error_code=fetch.error, session_id=0)
     refused = _refused_topics(ctx, request, fetch.partitions)
-    readable = not refused or any(key not in refused for key, _p in fetch.partitions)
     max_bytes = _max_bytes(ctx, request)
     min_bytes = min(request.min_bytes, max_bytes)  # Kafka's fetchMinBytes: never above what may be sent
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000.0
     while True:
         reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
         available = sum(r.size for r in reads)
-        if not readable or available >= min_bytes or _read_error(reads):
+        if not _interesting(reads) or available >= min_bytes or _read_error(reads):
             break
         with trio.move_on_at(deadline) as scope:
             await ctx.broker.wait_for_append()
@@ -113,9 +115,15 @@ async def handle(ctx: RequestContext, request) -> object:
     return _response(ctx, session_id, answered)
 
 
+def _interesting(reads: list[PartitionRead]) -> bool:
+    """Is there a partition to wait for? Kafka's ``interesting``: one that is not refused, of a known topic
+    id and a partition that exists; with none (a fetch naming nothing included) it answers at once."""
+    return any(r.error not in _NOT_COUNTED for r in reads)
+
+
 def _read_error(reads: list[PartitionRead]) -> bool:
-    """Did reading some partition fail? (A refused one was not read: it ends no wait.)"""
-    return any(r.error not in (ErrorCode.NONE, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for r in reads)
+    """Did reading some partition fail? (Those Kafka never reads, refused or unknown, end no wait.)"""
+    return any(r.error != ErrorCode.NONE and r.error not in _NOT_COUNTED for r in reads)
 
 
 def _refused_topics(ctx: RequestContext, request, partitions: list) -> set:

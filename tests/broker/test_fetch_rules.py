@@ -164,3 +164,35 @@ async def test_zstd_batches_of_a_producer_topic_go_to_v4_as_stored(broker):
     assert p.error_code == ErrorCode.NONE and [b.attributes & 7 for b in batches(p)] == [4]  # Kafka checks the topic
     old = by_partition(await call(broker, 1, 3, fetch_body({"zp": {0: 0}})))["zp", 0]
     assert old.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE  # met while converting
+
+
+async def test_a_fetch_with_nothing_to_read_is_answered_at_once(broker):
+    with trio.fail_after(5):
+        start = trio.current_time()
+        resp = await call(broker, 1, 12, fetch_body({}, min_bytes=1, max_wait_ms=3000))
+        assert trio.current_time() - start < 2 and (resp.error_code, resp.responses) == (ErrorCode.NONE, [])
+        start = trio.current_time()
+        resp = await call(broker, 1, 12, fetch_body({"nope": {0: 0}}, min_bytes=1, max_wait_ms=3000))
+        assert trio.current_time() - start < 2
+        assert by_partition(resp)["nope", 0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+async def test_unknown_partitions_next_to_readable_ones_do_not_end_the_wait(broker):
+    await create_ok(broker, "q")
+    with trio.fail_after(5):
+        start = trio.current_time()
+        resp = await call(broker, 1, 12, fetch_body({"q": {0: 0, 7: 0}}, min_bytes=1, max_wait_ms=300))
+        assert trio.current_time() - start >= 0.3  # Kafka waits for the partitions it reads
+    got = by_partition(resp)
+    assert (got["q", 0].error_code, got["q", 7].error_code) == (ErrorCode.NONE, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+async def test_an_incremental_fetch_naming_nothing_waits_for_its_session(broker):
+    await create_ok(broker, "s")
+    opened = await call(broker, 1, 12, fetch_body({"s": {0: 0}}, session_epoch=0))
+    assert opened.session_id != 0
+    with trio.fail_after(5):
+        start = trio.current_time()
+        body = fetch_body({}, min_bytes=1, max_wait_ms=300, session_id=opened.session_id, session_epoch=1)
+        resp = await call(broker, 1, 12, body)
+        assert trio.current_time() - start >= 0.3 and resp.error_code == ErrorCode.NONE
