@@ -26,6 +26,12 @@ partition comes first); v0-2 keep the hard cut. The empty answer counts for
 no bytes, so ``min_one`` stays on for the next partition. Down-conversion
 (v3) thus starts from a whole first batch too.
 
+A partition in error is answered with no records and high watermark, last
+stable offset and log start offset -1, as Kafka's ``createLogReadResult(e)``
+and ``FetchResponse.partitionResponse`` answer it (an offset out of range
+included); a fetch session then caches those -1s, so the partition is
+answered again once the error clears.
+
 From v9 a ``current_leader_epoch`` below ours (0) is FENCED_LEADER_EPOCH and
 one above it UNKNOWN_LEADER_EPOCH (-1 asks for no check), checked after the
 partition is found and before it is read, as Kafka's
@@ -69,35 +75,36 @@ class PartitionRead:
 
 def read_partition(ctx, topic: str, p, budget: int, min_one: bool, committed: bool = False) -> PartitionRead:
     broker = ctx.broker
-    result = PartitionRead(p.partition)
     partition = broker.partition_for_fetch(topic, p.partition)
     if isinstance(partition, ErrorCode):
-        result.error = partition
-        return result
+        return PartitionRead(p.partition, error=partition)
     error = _version_error(ctx.version, partition.config)
     if error is None and ctx.version >= 9:
         error = leader_epoch_error(p.current_leader_epoch)  # Kafka's localLogWithEpochOrThrow, before the read
-    if error is not None:
-        result.error = error  # its offsets stay -1
-        return result
     log = partition.log
-    result.high_watermark, result.log_start_offset = log.high_watermark, log.log_start_offset
-    result.last_stable_offset = log.last_stable_offset
-    if not log.log_start_offset <= p.fetch_offset <= log.log_end_offset:
-        result.error = ErrorCode.OFFSET_OUT_OF_RANGE
-        return result
+    if error is None and not log.log_start_offset <= p.fetch_offset <= log.log_end_offset:
+        error = ErrorCode.OFFSET_OUT_OF_RANGE
+    if error is not None:
+        return PartitionRead(p.partition, error=error)
+    result = PartitionRead(p.partition, high_watermark=log.high_watermark, log_start_offset=log.log_start_offset,
+                           last_stable_offset=log.last_stable_offset)  # fmt: skip
     limit = min(p.partition_max_bytes, budget)
     if limit <= 0 and not min_one:
         return result
     try:
         _fill(ctx, topic, log, p.fetch_offset, limit, min_one, result, committed)
     except OSError:
-        result.error = ErrorCode.KAFKA_STORAGE_ERROR if ctx.version > 5 else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return PartitionRead(p.partition, error=_storage_error(ctx.version))
     except KafkaProtocolError as exc:
-        result.error = exc.error_code
         if exc.error_code != ErrorCode.UNSUPPORTED_COMPRESSION_TYPE:  # Kafka's "unexpected" read failures
             broker.metrics.failed_fetch.labels(topic).inc()
+        return PartitionRead(p.partition, error=exc.error_code)
     return result
+
+
+def _storage_error(version: int) -> ErrorCode:
+    """Kafka's ``maybeDownConvertStorageError``: clients of v0-5 may not know KAFKA_STORAGE_ERROR."""
+    return ErrorCode.KAFKA_STORAGE_ERROR if version > 5 else ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
 def _version_error(version: int, config) -> ErrorCode | None:

@@ -5,7 +5,8 @@ Behaviour:
 * Each partition is read from the batch that contains ``fetch_offset``; the
   slice may end in a partial batch, which clients ignore. Offsets below the
   log start or above the log end give OFFSET_OUT_OF_RANGE; offset == high
-  watermark gives empty data.
+  watermark gives empty data. A partition in error carries -1 for its high
+  watermark, last stable offset and log start offset, as in Kafka.
 * Limits: ``partition_max_bytes`` per partition and (v3+) ``max_bytes`` for the
   response. From v3 the first batch of the first non-empty partition is sent
   whole even when it is larger (KIP-74), and a later partition whose first

@@ -196,3 +196,29 @@ async def test_an_incremental_fetch_naming_nothing_waits_for_its_session(broker)
         body = fetch_body({}, min_bytes=1, max_wait_ms=300, session_id=opened.session_id, session_epoch=1)
         resp = await call(broker, 1, 12, body)
         assert trio.current_time() - start >= 0.3 and resp.error_code == ErrorCode.NONE
+
+
+async def test_an_offset_out_of_range_answer_carries_no_offsets(broker):
+    await create_ok(broker, "oor")
+    await produce(broker, "oor", [1, 2])
+    for offset in (99, -1):
+        p = by_partition(await call(broker, 1, 12, fetch_body({"oor": {0: offset}})))["oor", 0]
+        assert p.error_code == ErrorCode.OFFSET_OUT_OF_RANGE and not p.records
+        assert (p.high_watermark, p.last_stable_offset, p.log_start_offset) == (-1, -1, -1)  # createLogReadResult(e)
+    ok = by_partition(await call(broker, 1, 12, fetch_body({"oor": {0: 2}})))["oor", 0]
+    assert (ok.error_code, ok.high_watermark, ok.last_stable_offset, ok.log_start_offset) == (ErrorCode.NONE, 2, 2, 0)
+
+
+async def test_a_session_answers_a_partition_again_once_its_error_clears(broker):
+    await create_ok(broker, "se")
+    await produce(broker, "se", [1, 2])
+    opened = await call(broker, 1, 12, fetch_body({"se": {0: 99}}, session_epoch=0))
+    assert by_partition(opened)["se", 0].error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+    sid = opened.session_id
+    again = await call(broker, 1, 12, fetch_body({}, session_id=sid, session_epoch=1))
+    assert by_partition(again)["se", 0].error_code == ErrorCode.OFFSET_OUT_OF_RANGE  # errors always answered
+    cleared = await call(broker, 1, 12, fetch_body({"se": {0: 2}}, session_id=sid, session_epoch=2))
+    p = by_partition(cleared)["se", 0]  # no records, but the cached high watermark was -1
+    assert (p.error_code, p.high_watermark, p.log_start_offset, len(p.records or b"")) == (ErrorCode.NONE, 2, 0, 0)
+    quiet = await call(broker, 1, 12, fetch_body({}, session_id=sid, session_epoch=3))
+    assert by_partition(quiet) == {}
