@@ -18,7 +18,24 @@ their records.
 
 Limits: the slice is cut at ``min(partition_max_bytes, budget)``; with
 ``min_one`` (v3+, first non-empty partition) the first batch is included whole
-even if it is larger, as Kafka's ``minOneMessage`` does.
+even if it is larger, as Kafka's ``minOneMessage`` does. For a later
+partition whose first batch the limit cuts, v3+ sends no records at all, as
+Kafka's ``readFromLocalLog`` does (a client cannot use a partial first batch
+and would stop; it gets the batch whole in a later fetch, where that
+partition comes first); v0-2 keep the hard cut. The empty answer counts for
+no bytes, so ``min_one`` stays on for the next partition. Down-conversion
+(v3) thus starts from a whole first batch too.
+
+A partition in error is answered with no records and high watermark, last
+stable offset and log start offset -1, as Kafka's ``createLogReadResult(e)``
+and ``FetchResponse.partitionResponse`` answer it (an offset out of range
+included); a fetch session then caches those -1s, so the partition is
+answered again once the error clears.
+
+From v9 a ``current_leader_epoch`` below ours (0) is FENCED_LEADER_EPOCH and
+one above it UNKNOWN_LEADER_EPOCH (-1 asks for no check), checked after the
+partition is found and before it is read, as Kafka's
+``Partition.localLogWithEpochOrThrow``.
 
 A read that fails on what is stored (a corrupt batch met while converting) is
 answered with its error and counted in ``failedfetchrequests``, which Kafka
@@ -39,6 +56,7 @@ from protocol.records.lazy_convert import start_down_conversion
 from . import read_ahead
 from .connection import FileRegion
 from .converted_send import ConvertedRecords
+from .handlers._admin import leader_epoch_error
 
 READS_PAST_EMPTY = 16
 
@@ -57,42 +75,48 @@ class PartitionRead:
 
 def read_partition(ctx, topic: str, p, budget: int, min_one: bool, committed: bool = False) -> PartitionRead:
     broker = ctx.broker
-    result = PartitionRead(p.partition)
     partition = broker.partition_for_fetch(topic, p.partition)
     if isinstance(partition, ErrorCode):
-        result.error = partition
-        return result
-    log = partition.log
-    result.high_watermark, result.log_start_offset = log.high_watermark, log.log_start_offset
-    result.last_stable_offset = log.last_stable_offset
+        return PartitionRead(p.partition, error=partition)
     error = _version_error(ctx.version, partition.config)
+    if error is None and ctx.version >= 9:
+        error = leader_epoch_error(p.current_leader_epoch)  # Kafka's localLogWithEpochOrThrow, before the read
+    log = partition.log
+    if error is None and not log.log_start_offset <= p.fetch_offset <= log.log_end_offset:
+        error = ErrorCode.OFFSET_OUT_OF_RANGE
     if error is not None:
-        result.error = error
-        return result
-    if not log.log_start_offset <= p.fetch_offset <= log.log_end_offset:
-        result.error = ErrorCode.OFFSET_OUT_OF_RANGE
-        return result
+        return PartitionRead(p.partition, error=error)
+    result = PartitionRead(p.partition, high_watermark=log.high_watermark, log_start_offset=log.log_start_offset,
+                           last_stable_offset=log.last_stable_offset)  # fmt: skip
     limit = min(p.partition_max_bytes, budget)
     if limit <= 0 and not min_one:
         return result
     try:
         _fill(ctx, topic, log, p.fetch_offset, limit, min_one, result, committed)
     except OSError:
-        result.error = ErrorCode.KAFKA_STORAGE_ERROR if ctx.version > 5 else ErrorCode.NOT_LEADER_OR_FOLLOWER
+        return PartitionRead(p.partition, error=_storage_error(ctx.version))
     except KafkaProtocolError as exc:
-        result.error = exc.error_code
         if exc.error_code != ErrorCode.UNSUPPORTED_COMPRESSION_TYPE:  # Kafka's "unexpected" read failures
             broker.metrics.failed_fetch.labels(topic).inc()
+        return PartitionRead(p.partition, error=exc.error_code)
     return result
 
 
+def _storage_error(version: int) -> ErrorCode:
+    """Kafka's ``maybeDownConvertStorageError``: clients of v0-5 may not know KAFKA_STORAGE_ERROR."""
+    return ErrorCode.KAFKA_STORAGE_ERROR if version > 5 else ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
 def _version_error(version: int, config) -> ErrorCode | None:
-    if version > 3:
-        return None
-    if not config.message_downconversion_enable:
-        return ErrorCode.UNSUPPORTED_VERSION
-    if config.compression_type == "zstd":
+    """Kafka's ``maybeConvertFetchedData``, which overrides whatever the read gave: a topic whose
+    ``compression.type`` is zstd is refused below v10; only the topic config counts, so zstd batches
+    in a ``producer`` topic go out to v4-v9 as stored (v0-3 meet them while converting). Then
+    down-conversion (v0-3) disabled. Kafka reads the partition first and counts its bytes toward
+    min_bytes and the quota; we do not read it."""
+    if version < 10 and config.compression_type == "zstd":
         return ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    if version <= 3 and not config.message_downconversion_enable:
+        return ErrorCode.UNSUPPORTED_VERSION
     return None
 
 
@@ -101,8 +125,8 @@ def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: 
     # min_one keeps the v3+ rule: the first batch goes out whole even above the limit.
     upper = result.last_stable_offset if committed else None
     piece = log.read(offset, max(limit, 0), min_one_message=min_one, max_offset=upper)
-    if piece is None or piece.size == 0:
-        return
+    if piece is None or piece.size == 0 or (ctx.version >= 3 and piece.first_entry_incomplete):
+        return  # v3+: a first batch the limit cuts is not sent at all (a later fetch takes it whole)
     if committed:
         result.aborted = [(t.producer_id, t.first_offset) for t in log.aborted_transactions(offset, upper)]
     if ctx.version >= 4:

@@ -47,6 +47,7 @@ class LogSlice:
     high_watermark: int = -1
     log_start_offset: int = -1
     segment_base_offset: int = -1
+    first_entry_incomplete: bool = False  # max_bytes cut the first batch (Kafka's firstEntryIncomplete)
 
     def read_bytes(self) -> bytes:
         return self.read_at(0, self.size)

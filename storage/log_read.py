@@ -7,6 +7,9 @@ watermark (or ``max_offset``, what a read_committed or follower limit would
 be). With ``min_one_message`` the first batch is whole even past
 ``max_bytes`` (Kafka's rule, so a consumer always makes progress); the last
 batch may be cut short, as Kafka cuts it, and clients drop the partial tail.
+When even the first batch is cut, the slice says so (``first_entry_incomplete``,
+Kafka's ``FetchDataInfo.firstEntryIncomplete``): the broker then sends nothing
+for it unless its Fetch version wants the hard cut.
 An offset outside ``[log_start_offset, log_end_offset]`` raises
 ``OffsetOutOfRangeError``.
 """
@@ -48,14 +51,16 @@ def _slice(log_: "Log", seg: Segment, start: int, limit: int, max_bytes: int, mi
     if limit < seg.next_offset:
         cut = seg.find_position(limit)
         end = seg.size if cut is None else cut
+    first = seg.batch_end(start) - start
     wanted = max(max_bytes, 0)
     if min_one:
-        wanted = max(wanted, seg.batch_end(start) - start)
+        wanted = max(wanted, first)
     size = min(end - start, wanted)
     if size <= 0:
         return None
     handle = seg.handle
-    return LogSlice(handle.fd, start, size, handle, log_.high_watermark, log_.log_start_offset, seg.base_offset)
+    return LogSlice(handle.fd, start, size, handle, log_.high_watermark, log_.log_start_offset, seg.base_offset,
+                    first_entry_incomplete=wanted < first)
 
 
 def offset_for_timestamp(log_: "Log", timestamp: int) -> tuple[int, int] | None:

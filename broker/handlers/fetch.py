@@ -5,20 +5,31 @@ Behaviour:
 * Each partition is read from the batch that contains ``fetch_offset``; the
   slice may end in a partial batch, which clients ignore. Offsets below the
   log start or above the log end give OFFSET_OUT_OF_RANGE; offset == high
-  watermark gives empty data.
+  watermark gives empty data. A partition in error carries -1 for its high
+  watermark, last stable offset and log start offset, as in Kafka.
 * Limits: ``partition_max_bytes`` per partition and (v3+) ``max_bytes`` for the
   response. From v3 the first batch of the first non-empty partition is sent
-  whole even when it is larger (KIP-74); v0-2 cut it hard, as Kafka does.
+  whole even when it is larger (KIP-74), and a later partition whose first
+  batch the limit cuts gets no records (Kafka's ``readFromLocalLog``); v0-2
+  cut it hard, as Kafka does.
 * Long poll: while fewer than ``min_bytes`` are available the request waits,
   up to ``max_wait_ms``, and is woken by every append (``Broker.wait_for_append``).
+  A fetch with nothing to read (no partition, or only refused or unknown ones;
+  an incremental one reads all of its session's partitions) is answered at
+  once; an unknown partition next to readable ones does not end the wait.
+  ``min_bytes`` is capped at the effective max bytes (``max_bytes``, and the
+  quota cap below), as Kafka's ``fetchMinBytes`` is.
 * v4+ slices go out with ``os.sendfile`` (``FileRegion`` chunks). v0-3 need
   message format 0 (v0-1) or 1 (v2-3): the slice is down-converted (KIP-724),
   tombstones included (KIP-87: a flagged tombstone becomes a null value), and
   sized as Kafka sizes it (KIP-283): the first batches are converted here and
   fix the partition's length, the rest is converted while it is sent, cut at
   that length or padded with an overflow entry (``broker.converted_send``).
-  ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION and a
-  zstd topic UNSUPPORTED_COMPRESSION_TYPE for that partition.
+  ``message.downconversion.enable=false`` answers UNSUPPORTED_VERSION for
+  that partition.
+* A topic with ``compression.type=zstd`` is UNSUPPORTED_COMPRESSION_TYPE for
+  v0-9 (zstd came with v10), whatever else the partition would answer; zstd
+  batches in a ``producer`` topic go to v4-9 as stored, as Kafka sends them.
 * ``isolation_level`` 1 (read_committed, v4+) reads up to the last stable
   offset and lists the aborted transactions in range (``fetch_reader``);
   every answer carries the partition's ``last_stable_offset``.
@@ -85,17 +96,18 @@ async def handle(ctx: RequestContext, request) -> object:
     if fetch.error:
         return ctx.response(error_code=fetch.error, session_id=0)
     refused = _refused_topics(ctx, request, fetch.partitions)
-    readable = not refused or any(key not in refused for key, _p in fetch.partitions)
+    max_bytes = _max_bytes(ctx, request)
+    min_bytes = min(request.min_bytes, max_bytes)  # Kafka's fetchMinBytes: never above what may be sent
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000.0
     while True:
-        reads = _read_all(ctx, request, fetch.partitions, refused)
+        reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
         available = sum(r.size for r in reads)
-        if not readable or available >= request.min_bytes or _read_error(reads):
+        if not _interesting(reads) or available >= min_bytes or _read_error(reads):
             break
         with trio.move_on_at(deadline) as scope:
             await ctx.broker.wait_for_append()
         if scope.cancelled_caught:
-            reads = _read_all(ctx, request, fetch.partitions, refused)
+            reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
             break
     throttle_ms = _quota(ctx, sum(r.size for r in reads))
     if throttle_ms:  # a session's epoch has moved on all the same, as in Kafka; no session is opened
@@ -104,9 +116,15 @@ async def handle(ctx: RequestContext, request) -> object:
     return _response(ctx, session_id, answered)
 
 
+def _interesting(reads: list[PartitionRead]) -> bool:
+    """Is there a partition to wait for? Kafka's ``interesting``: one that is not refused, of a known topic
+    id and a partition that exists; with none (a fetch naming nothing included) it answers at once."""
+    return any(r.error not in _NOT_COUNTED for r in reads)
+
+
 def _read_error(reads: list[PartitionRead]) -> bool:
-    """Did reading some partition fail? (A refused one was not read: it ends no wait.)"""
-    return any(r.error not in (ErrorCode.NONE, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for r in reads)
+    """Did reading some partition fail? (Those Kafka never reads, refused or unknown, end no wait.)"""
+    return any(r.error != ErrorCode.NONE and r.error not in _NOT_COUNTED for r in reads)
 
 
 def _refused_topics(ctx: RequestContext, request, partitions: list) -> set:
@@ -139,11 +157,16 @@ def _quota(ctx: RequestContext, size: int) -> int:
     return throttle_ms
 
 
-def _read_all(ctx: RequestContext, request, partitions: list, refused: set) -> list[PartitionRead]:
+def _max_bytes(ctx: RequestContext, request) -> int:
+    """Kafka's fetchMaxBytes: the request's max_bytes (v3+), capped so one fetch alone fits the quota window."""
     budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
     quota_limit = ctx.broker.quotas.fetch_limit(*request_identity(ctx))
-    if quota_limit is not None:  # one fetch alone must fit the quota window (Kafka's cap)
+    if quota_limit is not None:
         budget = min(budget, quota_limit)
+    return budget
+
+
+def _read_all(ctx: RequestContext, request, partitions: list, refused: set, budget: int) -> list[PartitionRead]:
     min_one = ctx.version >= 3
     committed = ctx.version >= 4 and request.isolation_level == READ_COMMITTED
     reads, names = [], _topic_names(ctx)

@@ -4,6 +4,7 @@ the store, and AlterClientQuotas / DescribeClientQuotas / Produce / Fetch driven
 from __future__ import annotations
 
 import pytest
+import trio
 
 from broker.quotas import ClientQuotas, QuotaRefused, Samples, check_op, entity_of
 from protocol import ErrorCode
@@ -165,9 +166,9 @@ async def test_produce_over_the_quota_is_answered_with_a_throttle_and_mutes_the_
     assert other.throttle is None
 
 
-async def fetch(broker, topic: str, max_bytes: int, connection):
+async def fetch(broker, topic: str, max_bytes: int, connection, min_bytes: int = 1, max_wait_ms: int = 0):
     T = sub(1, "FetchTopic")
-    body = req(1, max_wait_ms=0, min_bytes=1, max_bytes=max_bytes, topics=[T(topic=topic, partitions=[
+    body = req(1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=max_bytes, topics=[T(topic=topic, partitions=[
         T.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=max_bytes)])])  # fmt: skip
     return await call(broker, 1, 11, body, connection=connection)
 
@@ -185,6 +186,19 @@ async def test_a_fetch_over_the_quota_is_answered_empty_and_its_bytes_are_not_co
     assert second.responses == [] and second.throttle_time_ms > 0 and conn.throttle == (second.throttle_time_ms, True)
     rate = broker.quotas.measures[("consumer_byte_rate", "", CLIENT)].rate(broker.clock())
     assert rate == pytest.approx(got / 10, rel=0.05)  # the empty answer's bytes were taken back
+
+
+async def test_min_bytes_is_capped_at_what_the_quota_lets_one_fetch_return(broker):
+    await create_ok(broker, "m")
+    for _ in range(5):
+        await produce(broker, "m", 10_000)
+    await alter(broker, [([("client-id", CLIENT)], {"consumer_byte_rate": 2_000.0})])  # one fetch: 20 kB at most
+    with trio.fail_after(5):
+        start = trio.current_time()
+        resp = await fetch(broker, "m", 1_000_000, fake_connection(throttle=None), min_bytes=1_000_000,
+                           max_wait_ms=3000)  # fmt: skip
+        assert trio.current_time() - start < 2  # Kafka's fetchMinBytes = min(min_bytes, fetchMaxBytes)
+    assert len(resp.responses[0].partitions[0].records) > 10_000
 
 
 def test_an_address_gets_its_own_connection_rate_quota_else_the_default_ip_one():

@@ -52,6 +52,19 @@ def test_read_slice_reports_high_watermark_and_log_start(tmp_path):
     assert piece.fileno == seg.fileno() and piece.read_bytes() == os.pread(seg.fileno(), piece.size, piece.position)
 
 
+def test_read_says_when_max_bytes_cut_the_first_batch(tmp_path):
+    log = open_log(tmp_path, Clock())
+    append(log, n=3)
+    append(log)
+    first = log.read(0, 1 << 20, min_one_message=True)
+    size = next(s for s in log.segments).batch_end(0)
+    cut = log.read(0, size - 1, min_one_message=False)
+    assert (cut.size, cut.first_entry_incomplete) == (size - 1, True)  # Kafka's firstEntryIncomplete
+    assert not log.read(0, size - 1, min_one_message=True).first_entry_incomplete  # taken whole
+    assert not log.read(0, size, min_one_message=False).first_entry_incomplete
+    assert not first.first_entry_incomplete and first.size > size
+
+
 def test_cleaner_offset_checkpoint_is_kafkas_text_and_survives_restarts(tmp_path):
     clock = Clock()
     lm = manager(tmp_path, clock)
