@@ -33,7 +33,8 @@ quota (``broker/quotas.py``): over it, the answer carries
 too). With ``acks=0`` nothing is answered, and when any
 partition failed the connection is closed so the producer notices (Kafka's
 rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
-fsync.
+fsync, a duplicate's too (until its original is on disk, as Kafka holds it
+until the high watermark passes the original).
 
 Authorization (Kafka's ``handleProduceRequest``), before anything else:
 
@@ -85,8 +86,8 @@ async def handle(ctx: RequestContext, request) -> object:
     names = _topic_names(ctx, request)
     unwritable = _unwritable(ctx, names)
     enrolled = await _enroll(ctx, request, names, unwritable, txn_id)
-    resp, failed, appended = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
-    if request.acks == -1 and appended:
+    resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
+    if request.acks == -1 and written:
         await ctx.broker.wait_durable()
     user, client_id = request_identity(ctx)
     resp.throttle_time_ms = ctx.broker.quotas.record("producer_byte_rate", user, client_id, ctx.size, ctx.broker.clock())
@@ -100,11 +101,12 @@ async def handle(ctx: RequestContext, request) -> object:
 
 def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritable: set[str], enrolled: dict,
                  txn_id: str | None) -> tuple[object, bool, bool]:  # fmt: skip
-    """The answer of every partition; whether any failed, whether any was appended."""
+    """The answer of every partition; whether any failed, whether any answer is of written records (appended
+    now or a duplicate's original: with ``acks=-1`` in durable mode it waits for them to be on disk)."""
     resp = ctx.response()
     Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
     acks_ok = request.acks in (-1, 0, 1)
-    failed = appended = False
+    failed = written = False
     for topic, name in zip(request.topic_data, names):
         parts = []
         for pd in topic.partition_data:
@@ -113,11 +115,11 @@ def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritab
             if error is not None:
                 part.error_code = error
             else:
-                appended |= _produce_one(ctx, name, pd, part, txn_id)  # type: ignore[arg-type]
+                written |= _produce_one(ctx, name, pd, part, txn_id)  # type: ignore[arg-type]
             failed |= part.error_code != ErrorCode.NONE
             parts.append(part)
         resp.responses.append(Topic(name=topic.name, topic_id=topic.topic_id, partition_responses=parts))
-    return resp, failed, appended
+    return resp, failed, written
 
 
 def _refusal(name: str | None, index: int, unwritable: set[str], enrolled: dict, acks_ok: bool) -> ErrorCode | None:
@@ -219,7 +221,7 @@ def _txn_id(ctx: RequestContext, request) -> str | None:
 
 
 def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) -> bool:
-    """Validate and append one partition's records; fills ``part``; True if appended."""
+    """Validate and append one partition's records; fills ``part``; True if appended or a duplicate."""
     broker = ctx.broker
     partition = broker.partition_for_produce(topic, pd.index)
     if isinstance(partition, ErrorCode):
@@ -244,7 +246,7 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
     if isinstance(verdict, Duplicate):  # a retry of a batch already written: answer its offsets again
         part.base_offset, part.log_append_time_ms = verdict.first_offset, -1
         part.log_start_offset = partition.log.log_start_offset
-        return False
+        return True  # Kafka answers it once the original is past the high watermark
     if verdict is not None:
         part.error_code = verdict
         broker.metrics.failed_produce.labels(topic).inc()
