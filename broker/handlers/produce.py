@@ -9,8 +9,9 @@ The whole request fails with INVALID_REQUIRED_ACKS when acks is not -1, 0 or
 topics), internal topics INVALID_TOPIC_EXCEPTION, disk failures
 KAFKA_STORAGE_ERROR. Idempotent batches (producer id >= 0) go through the
 partition's producer state first (``storage.producer_state``): a retried
-batch is answered with its original offsets and not written again, a
-sequence gap gets OUT_OF_ORDER_SEQUENCE_NUMBER, a fenced epoch
+batch is answered with its original offsets and max timestamp (as
+``log_append_time_ms``, whatever the timestamp type, as Kafka answers it)
+and not written again, a sequence gap gets OUT_OF_ORDER_SEQUENCE_NUMBER, a fenced epoch
 INVALID_PRODUCER_EPOCH. A transactional batch needs its partition
 added to that producer's open transaction, as Kafka 3.6+ verifies (KIP-890
 part 1): INVALID_TXN_STATE otherwise, and the coordinator's error for a
@@ -244,7 +245,8 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
     if verdict is None:
         verdict = _producer_check(partition.log.producer_state, validated.data)
     if isinstance(verdict, Duplicate):  # a retry of a batch already written: answer its offsets again
-        part.base_offset, part.log_append_time_ms = verdict.first_offset, -1
+        # and, as Kafka does whatever the topic's timestamp type, its max timestamp as the log append time
+        part.base_offset, part.log_append_time_ms = verdict.first_offset, verdict.timestamp
         part.log_start_offset = partition.log.log_start_offset
         return True  # Kafka answers it once the original is past the high watermark
     if verdict is not None:

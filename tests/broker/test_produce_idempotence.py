@@ -2,8 +2,10 @@
 
 A real broker (``groups_broker``: real storage, a hand-driven clock) takes
 Produce frames through ``dispatch``. Kafka answers a duplicate with the
-original batch's offsets, and with ``acks=-1`` only once the original is past
-the high watermark: in durable mode, once the group-commit fsync covers it.
+original batch's offsets and, as its log append time, the original's max
+timestamp (whatever the topic's timestamp type), and with ``acks=-1`` only
+once the original is past the high watermark: in durable mode, once the
+group-commit fsync covers it.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from protocol import ErrorCode
 from protocol.records import RecordBatchBuilder, TimestampType
 
 from ._admin_client import call, create_ok, req, sub
-from ._group_client import clock, groups_broker  # noqa: F401  (fixtures)
+from ._group_client import clock, group_props, groups_broker  # noqa: F401  (fixtures)
 
 NOW = 1_700_000_000_000  # the FakeClock's start
 
@@ -49,11 +51,7 @@ class HeldFsync:
         self._gate.set()
 
 
-@pytest.fixture
-def group_props():
-    return {"log.flush.durable.enable": "true"}
-
-
+@pytest.mark.parametrize("group_props", [{"log.flush.durable.enable": "true"}])
 async def test_a_duplicate_with_acks_all_waits_until_the_original_is_on_disk(groups_broker):
     await create_ok(groups_broker, "t", 1)
     held, out = HeldFsync(groups_broker.topics.manager), {}
@@ -73,5 +71,22 @@ async def test_a_duplicate_with_acks_all_waits_until_the_original_is_on_disk(gro
                 assert out == {}  # neither answered while the original is not on disk
             finally:
                 held.release()
-    assert out["first"] == out["retry"] == (ErrorCode.NONE, 0, -1)
+    assert (out["first"], out["retry"]) == ((ErrorCode.NONE, 0, -1), (ErrorCode.NONE, 0, NOW))
     assert groups_broker.topics.partition("t", 0).log.log_end_offset == 1  # written once
+
+
+async def test_a_duplicate_on_a_log_append_time_topic_carries_the_original_append_time(groups_broker):
+    await create_ok(groups_broker, "lat", 1, {"message.timestamp.type": "LogAppendTime"})
+    first = await produce(groups_broker, "lat", ts=NOW - 5)
+    assert first == (ErrorCode.NONE, 0, NOW)
+    groups_broker.clock.now += 5000
+    assert await produce(groups_broker, "lat", ts=NOW - 5) == first
+    assert await produce(groups_broker, "lat", seq=1, ts=NOW - 5) == (ErrorCode.NONE, 1, NOW + 5000)
+
+
+async def test_a_duplicate_on_a_create_time_topic_carries_the_batchs_max_timestamp(groups_broker):
+    """Kafka's UnifiedLog.append sets the duplicate's log append time from the batch metadata it kept (the
+    batch's max timestamp) without looking at the timestamp type; a first append answers -1."""
+    await create_ok(groups_broker, "t", 1)
+    assert await produce(groups_broker, "t", ts=NOW - 5) == (ErrorCode.NONE, 0, -1)
+    assert await produce(groups_broker, "t", ts=NOW - 5) == (ErrorCode.NONE, 0, NOW - 5)
