@@ -236,7 +236,8 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
     try:
         validated = validate_and_assign(pd.records, produce_version=ctx.version, now_ms=broker.clock(),
                                         next_offset=partition.log.log_end_offset,
-                                        config=partition.validation_config)  # fmt: skip
+                                        config=partition.validation_config,
+                                        topic_partition=f"{topic}-{pd.index}")  # fmt: skip
     except ValidationError as exc:
         _fail(ctx, topic, part, exc, len(pd.records))
         return False
@@ -325,8 +326,8 @@ def _producer_check(state, data) -> Duplicate | ErrorCode | None:
 
 def _fail(ctx: RequestContext, topic: str, part, exc: ValidationError, size: int) -> None:
     part.error_code = exc.error_code
-    if ctx.version >= 8:
-        part.error_message = str(exc)
+    if ctx.version >= 8:  # Kafka sends a message only for errors of records (RecordValidationException)
+        part.error_message = str(exc) if exc.record_errors else None
         Err = type(part).BatchIndexAndErrorMessage
         part.record_errors = [Err(batch_index=i, batch_index_error_message=m) for i, m in exc.record_errors]
     ctx.broker.metrics.failed_produce.labels(topic).inc()
