@@ -121,7 +121,7 @@ class LogManager:
                 self._register(Log.open(
                     Path(entry.path), parsed[0], parsed[1], configs[parsed[0]], self.clock,
                     log_start_offset=starts.get(parsed, 0), recovery_point=points.get(parsed, 0), clean=clean,
-                    producer_id_expiration_ms=self._producer_id_expiration_ms(self.model),
+                    producer_id_expiration_ms=self.producer_id_expiration_ms,
                 ))  # fmt: skip
             cleaned = read_checkpoint(root / CLEANER_OFFSETS)
             self.checkpoints.cleaner_offsets.update((k, o) for k, o in cleaned.items() if self._log_in(k, root))
@@ -168,7 +168,7 @@ class LogManager:
 
     def _register(self, log_: Log) -> Log:
         log_.on_append = self.group_commit.note_append
-        log_.producer_state.expiration_ms = self._producer_id_expiration_ms(self.model)
+        log_.producer_state.expiration_ms = self.producer_id_expiration_ms
         log_.durable_high_watermark = self.durable
         if self.durable:  # what survived a crash becomes visible once it is surely on disk
             log_.sync_recovered()
@@ -288,14 +288,13 @@ class LogManager:
         under ``model`` at once, as Kafka's DynamicLogConfig does; ``check_model`` first."""
         configs = self.check_model(model)
         self.model = model
-        expiration = self._producer_id_expiration_ms(model)
         for (topic, _), log_ in self._logs.items():
             log_.config = configs[topic]
-            log_.producer_state.expiration_ms = expiration
+            log_.producer_state.expiration_ms = self.producer_id_expiration_ms
 
-    @staticmethod
-    def _producer_id_expiration_ms(model: ConfigModel) -> int:
-        return model.other.get("producer.id.expiration.ms", 86_400_000)
+    @property
+    def producer_id_expiration_ms(self) -> int:
+        return self.model.other.get("producer.id.expiration.ms", 86_400_000)
 
     def check_model(self, model: ConfigModel) -> dict[str, Any]:
         """Every topic's effective config under ``model``; ``ConfigError`` if one of them is not valid (a new
