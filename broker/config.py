@@ -158,6 +158,8 @@ BROKER_KEYS: tuple[Key, ...] = (
         "idle transactional ids are forgotten after this"),  # fmt: skip
     Key("transaction.remove.expired.transaction.cleanup.interval.ms",
         "transaction_remove_expired_transaction_cleanup_interval_ms", int, 3_600_000, _positive, ""),
+    Key("producer.id.expiration.check.interval.ms", "producer_id_expiration_check_interval_ms", int, 600_000,
+        _positive, "how often producer ids idle past producer.id.expiration.ms are forgotten"),  # fmt: skip
     Key("transaction.partition.verification.enable", "transaction_partition_verification_enable", _bool, True,
         None, "refuse transactional produce to a partition not added to the transaction (KIP-890)"),
     Key("max.request.partition.size.limit", "max_request_partition_size_limit", int, 2000, _positive,

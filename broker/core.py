@@ -10,7 +10,7 @@ One ``Broker`` per server. Handlers reach everything through it:
   the durable flush mode is on (one group commit serves all waiters); in that
   mode the high watermark is the fsynced offset, so every append also starts
   a background round and fetches are woken when it ends;
-* ``tick()`` runs the timed duties (retention, idle rolls, checkpoints);
+* ``tick()`` runs the timed duties (retention, idle rolls, producer-id expiry, checkpoints);
 * ``groups`` (``GroupManager``) coordinates consumer groups and keeps their
   offsets in ``__consumer_offsets``;
 * ``transactions`` (``TransactionCoordinator``) serves transactional
@@ -193,6 +193,8 @@ class Broker:
         if self._due("retention", now, self.config.log_retention_check_interval_ms):
             self.topics.run_retention(now)
         self.topics.delete_expired_files(now)
+        if self._due("producer expiration", now, self.config.producer_id_expiration_check_interval_ms):
+            self.topics.remove_expired_producers(now)
         return self._due("checkpoint", now, self.config.log_flush_offset_checkpoint_interval_ms)
 
     def _due(self, name: str, now: int, interval_ms: int) -> bool:

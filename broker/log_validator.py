@@ -85,19 +85,21 @@ def target_codec(config: ValidationConfig, source: Codec) -> Codec:
 
 def validate_and_assign(
     records: memoryview, *, produce_version: int, next_offset: int, now_ms: int,
-    config: ValidationConfig, leader_epoch: int = 0,
+    config: ValidationConfig, leader_epoch: int = 0, topic_partition: str = "",
 ) -> ValidatedRecords:  # fmt: skip
-    """Validate one partition's records and assign offsets from ``next_offset``."""
+    """Validate one partition's records (``topic_partition`` names it in Kafka's messages) and assign offsets
+    from ``next_offset``."""
     try:
         rows = plain_rows(records, config.max_message_bytes) if produce_version < 3 else None
         if rows is not None:  # the common up-conversion: plain v0/v1 messages, all well formed
-            checks = RecordChecks.for_config(config, now_ms)
+            checks = RecordChecks.for_config(config, now_ms, topic_partition)
             return _build(rows, (-1, -1, -1, False), target_codec(config, Codec.NONE), next_offset, now_ms, config,
                           checks, leader_epoch)  # fmt: skip
         batches = _framed_batches(records, produce_version, config)
         source = _source_codec(batches, produce_version)
         target = target_codec(config, source)
-        checks = RecordChecks.for_config(config, now_ms)
+        claims_append_time = batches[0].magic == 2 and batches[0].timestamp_type == TimestampType.LOG_APPEND_TIME
+        checks = RecordChecks.for_config(config, now_ms, topic_partition, claims_append_time)
         if batches[0].magic == 2 and source == target:
             result = _in_place(records, batches, next_offset, now_ms, config, checks, leader_epoch)
             if result is not None:
@@ -150,8 +152,6 @@ def _check_v2_header(batch: RecordBatchView) -> None:
         raise ValidationError(ErrorCode.INVALID_RECORD, "clients may not send control batches")
     if batch.producer_id >= 0 and batch.base_sequence < 0:
         raise ValidationError(ErrorCode.INVALID_RECORD, "idempotent batch without a base sequence")
-    if batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
-        raise ValidationError(ErrorCode.INVALID_TIMESTAMP, "producer set LogAppendTime")
     batch.compression  # raises UnsupportedCompressionError for codec ids 5-7
 
 
@@ -184,8 +184,8 @@ def _in_place(records, batches, next_offset, now_ms, config, checks, leader_epoc
     max_ts = scan.max_timestamp
     if config.log_append_time:
         view.set_max_timestamp(now_ms, TimestampType.LOG_APPEND_TIME)
-    elif max_ts != view.max_timestamp or flagged:
-        view.set_max_timestamp(max_ts, TimestampType.CREATE_TIME)
+    elif max_ts != view.max_timestamp or flagged or view.timestamp_type == TimestampType.LOG_APPEND_TIME:
+        view.set_max_timestamp(max_ts, TimestampType.CREATE_TIME)  # as Kafka, a claimed LogAppendTime too
     _check_total(view.size_in_bytes, config)
     return ValidatedRecords(
         data=writable, first_offset=next_offset, last_offset=next_offset + count - 1,

@@ -2,10 +2,19 @@
 
 ``check_records`` walks decoded record tuples ``(offset, timestamp, key,
 value, headers, attributes)`` once and collects every failure, as Kafka does,
-before raising: a null key on a compacted topic is INVALID_RECORD, a
-CreateTime timestamp outside ``message.timestamp.before/after.max.ms`` is
-INVALID_TIMESTAMP, and INVALID_TIMESTAMP wins when both occur. The Produce v8+
-response carries the per-record errors (``batch_index`` + message).
+before raising. Each record gets at most one error, Kafka's ``validateRecord``
+order: a null key on a compacted topic is INVALID_RECORD (its timestamp is
+then not looked at); else, on a CreateTime topic, a timestamp (not -1)
+outside ``message.timestamp.before/after.max.ms`` is INVALID_TIMESTAMP; else
+a producer's batch claiming LogAppendTime is INVALID_TIMESTAMP (on a
+LogAppendTime topic, or with timestamp -1; on a CreateTime topic the records'
+timestamp, the batch's max timestamp, is range-checked instead and the batch
+is stored as CreateTime). INVALID_TIMESTAMP wins when both codes occur. The
+Produce v8+ response carries the per-record errors (``batch_index`` +
+Kafka's message) and, as ``error_message``, Kafka's summary ("One or more
+records have been rejected due to ..."); ``ValidationError.record_errors`` is
+empty for every other (partition-level) error, which Kafka answers with no
+message.
 
 It also returns the indexes of records that carry the topic's
 ``tombstone.header`` and are not yet flagged: those get record attributes bit
@@ -36,10 +45,13 @@ from protocol.records.v2 import RECORD_BATCH_OVERHEAD
 from protocol.records.varint import decode_varint
 
 _MAX_LISTED = 3  # Kafka's error_message lists the first three problems
+_INT64 = 1 << 64
+_NO_LOG_APPEND_TIME = "Producer should not set timestamp type to LogAppendTime."
 
 
 class ValidationError(Exception):
-    """A partition-level produce error: ``error_code``, message and per-record errors."""
+    """A partition-level produce error: ``error_code``, message and per-record errors (only for errors of
+    records, Kafka's RecordValidationException, whose message Kafka sends as ``error_message``)."""
 
     def __init__(self, error_code: ErrorCode, message: str, record_errors: Iterable[tuple[int, str]] = ()) -> None:
         super().__init__(message)
@@ -51,33 +63,67 @@ class ValidationError(Exception):
 class RecordChecks:
     now_ms: int
     compacted: bool
-    check_timestamps: bool
+    create_time: bool  # the topic's message.timestamp.type is CreateTime
+    check_timestamps: bool  # CreateTime, and a bound some timestamp can break
     before_max_ms: int
     after_max_ms: int
     tombstone_header: str
     header_key: bytes | None = None  # tombstone_header as raw header key bytes (None: disabled)
+    topic_partition: str = ""  # "topic-index", as Kafka's messages name it
+    producer_log_append_time: bool = False  # the producer's v2 batch claims LogAppendTime
 
     @classmethod
-    def for_config(cls, config, now_ms: int) -> "RecordChecks":
+    def for_config(cls, config, now_ms: int, topic_partition: str = "",
+                   producer_log_append_time: bool = False) -> "RecordChecks":  # fmt: skip
         # With both bounds at Long.MAX (the default) no timestamp can fail Kafka's check.
         unbounded = min(config.timestamp_before_max_ms, config.timestamp_after_max_ms) >= INT64_MAX
         return cls(
             now_ms=now_ms,
             compacted=config.compacted,
+            create_time=not config.log_append_time,
             check_timestamps=not config.log_append_time and not unbounded,
             before_max_ms=config.timestamp_before_max_ms,
             after_max_ms=config.timestamp_after_max_ms,
             tombstone_header=config.tombstone_header,
             header_key=tombstone_key(config.tombstone_header),
+            topic_partition=topic_partition,
+            producer_log_append_time=producer_log_append_time,
         )
 
 
-def _timestamp_error(ts: int, checks: RecordChecks) -> str | None:
-    if ts == -1:
+def _record_error(row: tuple, checks: RecordChecks) -> tuple[bool, str] | None:
+    """Kafka's validateRecord for one record: ``(is a timestamp error, message)``, or None."""
+    offset, ts, key, value, _headers, _attributes = row
+    if key is None and checks.compacted:
+        return False, f"Compacted topic cannot accept message without key in topic partition {checks.topic_partition}"
+    if checks.create_time and ts != -1:
+        if checks.check_timestamps and (checks.now_ms - ts > checks.before_max_ms
+                                        or ts - checks.now_ms > checks.after_max_ms):  # fmt: skip
+            low, high = _long(checks.now_ms - checks.before_max_ms), _long(checks.now_ms + checks.after_max_ms)
+            return True, (f"Timestamp {ts} of message with offset {offset} is out of range. "
+                          f"The timestamp should be within [{low}, {high}]")  # fmt: skip
         return None
-    if checks.now_ms - ts > checks.before_max_ms or ts - checks.now_ms > checks.after_max_ms:
-        return f"Timestamp {ts} of message with offset is out of range"
+    if checks.producer_log_append_time:
+        shown = (f"DefaultRecord(offset={offset}, timestamp={ts}, key={len(key or b'')} bytes, "
+                 f"value={len(value or b'')} bytes)")  # fmt: skip
+        return True, f"Invalid timestamp type in message {shown}. {_NO_LOG_APPEND_TIME}"
     return None
+
+
+def _long(value: int) -> int:
+    """``value`` as Java's long arithmetic leaves it (wrapping past Long.MAX)."""
+    return (value + (1 << 63)) % _INT64 - (1 << 63)
+
+
+def _rejected(errors: list[tuple[int, str]], timestamp_failed: bool) -> ValidationError:
+    """Kafka's processRecordErrors: the partition's error, with its summary message."""
+    if timestamp_failed:
+        return ValidationError(ErrorCode.INVALID_TIMESTAMP,
+                               "One or more records have been rejected due to invalid timestamp", errors)  # fmt: skip
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:_MAX_LISTED])
+    return ValidationError(ErrorCode.INVALID_RECORD, f"One or more records have been rejected due to {len(errors)} "
+                           f"record errors in total, and only showing the first three errors at most: [{shown}]",
+                           errors)  # fmt: skip
 
 
 @attrs.frozen
@@ -95,36 +141,33 @@ def check_records(tuples: list[tuple], checks: RecordChecks) -> RecordScan:
     timestamp_failed, sequential, max_ts = False, True, -1
     flag: list[int] = []
     header = checks.tombstone_header
-    compacted, check_ts = checks.compacted, checks.check_timestamps
-    for i, (offset, ts, key, _value, headers, attributes) in enumerate(tuples):
+    for i, row in enumerate(tuples):
+        offset, ts, _key, _value, headers, attributes = row
         if offset != i:
             sequential = False
         if ts > max_ts:
             max_ts = ts
-        if key is None and compacted:
-            errors.append((i, "Compacted topic cannot accept message without key in topic partition"))
-        if check_ts:
-            problem = _timestamp_error(ts, checks)
-            if problem:
-                timestamp_failed = True
-                errors.append((i, problem))
+        problem = _record_error(row, checks)
+        if problem is not None:
+            timestamp_failed |= problem[0]
+            errors.append((i, problem[1]))
         if headers and header and not attributes & TOMBSTONE_FLAG and any(h[0] == header for h in headers):
             flag.append(i)
     if errors:
-        code = ErrorCode.INVALID_TIMESTAMP if timestamp_failed else ErrorCode.INVALID_RECORD
-        listed = "; ".join(f"record {i}: {msg}" for i, msg in errors[:_MAX_LISTED])
-        raise ValidationError(code, listed, errors)
+        raise _rejected(errors, timestamp_failed)
     return RecordScan(flag, max_ts, sequential)
 
 
 def scan_batch(payload, batch: RecordBatchView, checks: RecordChecks) -> RecordScan:
-    """``check_records`` for a client's v2 batch (base offset 0, CreateTime) given its records payload."""
+    """``check_records`` for a client's v2 batch (base offset 0) given its records payload; the records of a
+    batch claiming LogAppendTime all carry its max timestamp (Kafka reads them so)."""
     count, base_ts = batch.records_count, batch.base_timestamp
     found = scan_v2_records(payload, count, checks.header_key)
-    if (checks.compacted and found.null_keys) or (
+    if checks.producer_log_append_time or (checks.compacted and found.null_keys) or (
         checks.check_timestamps and _may_fail(base_ts + found.min_ts_delta, base_ts + found.max_ts_delta, checks)
     ):
-        return check_records(list(decode_record_tuples(bytes(payload), count, 0, base_ts, None)), checks)
+        append_time = batch.max_timestamp if checks.producer_log_append_time else None
+        return check_records(list(decode_record_tuples(bytes(payload), count, 0, base_ts, append_time)), checks)
     return RecordScan(found.flag, max(-1, base_ts + found.max_ts_delta), found.in_order)
 
 

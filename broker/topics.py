@@ -224,7 +224,7 @@ _PASS_THROUGH = frozenset(
     {
         "roll_idle_segments", "run_retention", "write_checkpoints", "delete_expired_files", "flush_generation",
         "flushed_generation", "partition_states", "close", "describe_config", "effective_config",
-        "set_topic_overrides", "topics",
+        "set_topic_overrides", "topics", "remove_expired_producers",
     }
 )  # fmt: skip
 

@@ -219,9 +219,8 @@ def _live_producers(log_: Any, now: int) -> tuple[set[int], dict[int, int]]:
     state = getattr(log_, "producer_state", None)
     if state is None:
         return set(), {}
-    horizon = now - state.expiration_ms
     markers = {pid: e.epoch for pid, e in list(state.producers.items())
-               if e.last_offset < 0 and e.last_timestamp >= horizon}  # fmt: skip
+               if e.last_offset < 0 and not state.expired(e, now)}  # fmt: skip
     return set(state.last_offsets(now).values()), markers
 
 

@@ -65,7 +65,7 @@ def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: boo
     # found when first needed so that opening reads no segment.
     log_._recovery_point = None if clean else min(recovery_point, log_.log_end_offset)
     if clean:  # a clean stop wrote a snapshot at the log end offset: nothing to replay
-        log_.producer_state.load_snapshot(LONG_MAX)
+        log_.producer_state.load_snapshot(LONG_MAX, log_.clock())
     else:
         log_.rebuild_producer_state()
 

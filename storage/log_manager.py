@@ -121,6 +121,7 @@ class LogManager:
                 self._register(Log.open(
                     Path(entry.path), parsed[0], parsed[1], configs[parsed[0]], self.clock,
                     log_start_offset=starts.get(parsed, 0), recovery_point=points.get(parsed, 0), clean=clean,
+                    producer_id_expiration_ms=self.producer_id_expiration_ms,
                 ))  # fmt: skip
             cleaned = read_checkpoint(root / CLEANER_OFFSETS)
             self.checkpoints.cleaner_offsets.update((k, o) for k, o in cleaned.items() if self._log_in(k, root))
@@ -167,7 +168,7 @@ class LogManager:
 
     def _register(self, log_: Log) -> Log:
         log_.on_append = self.group_commit.note_append
-        log_.producer_state.expiration_ms = self.model.other.get("producer.id.expiration.ms", 86_400_000)
+        log_.producer_state.expiration_ms = self.producer_id_expiration_ms
         log_.durable_high_watermark = self.durable
         if self.durable:  # what survived a crash becomes visible once it is surely on disk
             log_.sync_recovered()
@@ -287,10 +288,13 @@ class LogManager:
         under ``model`` at once, as Kafka's DynamicLogConfig does; ``check_model`` first."""
         configs = self.check_model(model)
         self.model = model
-        expiration = model.other.get("producer.id.expiration.ms", 86_400_000)
         for (topic, _), log_ in self._logs.items():
             log_.config = configs[topic]
-            log_.producer_state.expiration_ms = expiration
+            log_.producer_state.expiration_ms = self.producer_id_expiration_ms
+
+    @property
+    def producer_id_expiration_ms(self) -> int:
+        return self.model.other.get("producer.id.expiration.ms", 86_400_000)
 
     def check_model(self, model: ConfigModel) -> dict[str, Any]:
         """Every topic's effective config under ``model``; ``ConfigError`` if one of them is not valid (a new
@@ -325,6 +329,11 @@ class LogManager:
     def delete_expired_files(self, now_ms: int) -> None:
         for log_ in self.logs():
             log_.delete_expired_files(now_ms)
+
+    def remove_expired_producers(self, now_ms: int) -> None:
+        """Timer duty (``producer.id.expiration.check.interval.ms``): Kafka's removeExpiredProducers."""
+        for log_ in self.logs():
+            log_.producer_state.expire(now_ms)
 
     def write_checkpoints(self) -> None:
         """Kafka's recovery-point and log-start-offset checkpoints, one pair per log dir."""

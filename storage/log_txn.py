@@ -75,7 +75,7 @@ def rebuild(log_: "Log") -> None:
     state = log_.producer_state
     state.clear()
     end = log_.log_end_offset
-    start = max(state.load_snapshot(end), 0)
+    start = max(state.load_snapshot(end, log_.clock()), 0)
     if start < end:
         for seg, item in _replay_items(log_, start):
             if isinstance(item, BatchInfo):

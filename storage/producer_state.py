@@ -43,9 +43,11 @@ producer with no open transaction changes only epoch, coordinator epoch and
 time. ``first_unstable_offset(high_watermark)`` is the first offset of the
 oldest open transaction, or of a completed one whose marker is not yet below
 the high watermark (durable mode: not yet fsynced), as Kafka counts
-unreplicated transactions. Producers idle for longer than
-``producer.id.expiration.ms`` are forgotten by ``expire``, never while their
-transaction is open.
+unreplicated transactions. A producer is expired once ``producer.id.expiration.ms``
+has passed since its last timestamp (``now - last >= expiration``, Kafka's
+``isProducerExpired``), never while its transaction is open: ``expire`` (the
+broker's periodic check) forgets such producers, and loading a snapshot with
+the current time leaves them out, as Kafka's ``loadFromSnapshot`` does.
 
 Snapshots (``<20-digit offset>.snapshot``) are written at each segment roll
 and at a clean stop, in Kafka's layout (version, CRC-32C, then one entry per
@@ -262,12 +264,13 @@ class ProducerStateManager:
         if self.unreplicated:
             self.unreplicated = {f: last for f, last in self.unreplicated.items() if last >= high_watermark}
 
+    def expired(self, entry: ProducerEntry, now_ms: int) -> bool:
+        """Kafka's isProducerExpired: idle for ``producer.id.expiration.ms`` or more, no transaction open."""
+        return entry.current_txn_first_offset is None and now_ms - entry.last_timestamp >= self.expiration_ms
+
     def expire(self, now_ms: int) -> None:
-        """Forget producers idle past ``producer.id.expiration.ms``, never one with an open transaction."""
-        horizon = now_ms - self.expiration_ms
-        dead = [pid for pid, e in self.producers.items()
-                if e.last_timestamp < horizon and e.current_txn_first_offset is None]  # fmt: skip
-        for pid in dead:
+        """Kafka's removeExpiredProducers: forget the expired producers."""
+        for pid in [pid for pid, e in self.producers.items() if self.expired(e, now_ms)]:
             del self.producers[pid]
 
     def last_offsets(self, now_ms: int) -> dict[int, int]:
@@ -275,9 +278,8 @@ class ProducerStateManager:
 
         Called from a cleaner thread: it reads a copy and changes nothing.
         """
-        horizon = now_ms - self.expiration_ms
         return {pid: e.last_offset for pid, e in list(self.producers.items())
-                if e.last_offset >= 0 and e.last_timestamp >= horizon}  # fmt: skip
+                if e.last_offset >= 0 and not self.expired(e, now_ms)}  # fmt: skip
 
     def clear(self) -> None:
         self.producers, self.ongoing, self.unreplicated = {}, {}, {}
@@ -300,17 +302,18 @@ class ProducerStateManager:
         names = (p.name for p in self.dir.iterdir() if p.name.endswith(SNAPSHOT))
         return sorted(int(n[:20]) for n in names if len(n) == 20 + len(SNAPSHOT) and n[:20].isdigit())
 
-    def load_snapshot(self, max_offset: int) -> int:
-        """Load the newest valid snapshot at or below ``max_offset``; returns its offset (-1 if none)."""
+    def load_snapshot(self, max_offset: int, now_ms: int | None = None) -> int:
+        """Load the newest valid snapshot at or below ``max_offset``, without the producers expired at
+        ``now_ms`` (all of them when None); returns its offset (-1 if none)."""
         for offset in reversed(self.snapshot_offsets()):
             if offset > max_offset:
                 self.snapshot_path(offset).unlink(missing_ok=True)  # from beyond a cut log: stale
                 continue
-            if self._read_snapshot(self.snapshot_path(offset)):
+            if self._read_snapshot(self.snapshot_path(offset), now_ms):
                 return offset
         return -1
 
-    def _read_snapshot(self, path: Path) -> bool:
+    def _read_snapshot(self, path: Path, now_ms: int | None) -> bool:
         data = path.read_bytes()
         if len(data) < _HEADER.size + _COUNT.size:
             return False
@@ -321,6 +324,8 @@ class ProducerStateManager:
         self.clear()
         for fields in _ENTRY.iter_unpack(body[_COUNT.size :]):
             pid, entry = _unpack_entry(*fields)
+            if now_ms is not None and self.expired(entry, now_ms):
+                continue
             self.producers[pid] = entry
             if entry.current_txn_first_offset is not None:
                 self.ongoing[pid] = entry.current_txn_first_offset

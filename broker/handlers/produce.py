@@ -9,8 +9,9 @@ The whole request fails with INVALID_REQUIRED_ACKS when acks is not -1, 0 or
 topics), internal topics INVALID_TOPIC_EXCEPTION, disk failures
 KAFKA_STORAGE_ERROR. Idempotent batches (producer id >= 0) go through the
 partition's producer state first (``storage.producer_state``): a retried
-batch is answered with its original offsets and not written again, a
-sequence gap gets OUT_OF_ORDER_SEQUENCE_NUMBER, a fenced epoch
+batch is answered with its original offsets and max timestamp (as
+``log_append_time_ms``, whatever the timestamp type, as Kafka answers it)
+and not written again, a sequence gap gets OUT_OF_ORDER_SEQUENCE_NUMBER, a fenced epoch
 INVALID_PRODUCER_EPOCH. A transactional batch needs its partition
 added to that producer's open transaction, as Kafka 3.6+ verifies (KIP-890
 part 1): INVALID_TXN_STATE otherwise, and the coordinator's error for a
@@ -33,7 +34,8 @@ quota (``broker/quotas.py``): over it, the answer carries
 too). With ``acks=0`` nothing is answered, and when any
 partition failed the connection is closed so the producer notices (Kafka's
 rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
-fsync.
+fsync, a duplicate's too (until its original is on disk, as Kafka holds it
+until the high watermark passes the original).
 
 Authorization (Kafka's ``handleProduceRequest``), before anything else:
 
@@ -85,8 +87,8 @@ async def handle(ctx: RequestContext, request) -> object:
     names = _topic_names(ctx, request)
     unwritable = _unwritable(ctx, names)
     enrolled = await _enroll(ctx, request, names, unwritable, txn_id)
-    resp, failed, appended = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
-    if request.acks == -1 and appended:
+    resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
+    if request.acks == -1 and written:
         await ctx.broker.wait_durable()
     user, client_id = request_identity(ctx)
     resp.throttle_time_ms = ctx.broker.quotas.record("producer_byte_rate", user, client_id, ctx.size, ctx.broker.clock())
@@ -100,11 +102,12 @@ async def handle(ctx: RequestContext, request) -> object:
 
 def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritable: set[str], enrolled: dict,
                  txn_id: str | None) -> tuple[object, bool, bool]:  # fmt: skip
-    """The answer of every partition; whether any failed, whether any was appended."""
+    """The answer of every partition; whether any failed, whether any answer is of written records (appended
+    now or a duplicate's original: with ``acks=-1`` in durable mode it waits for them to be on disk)."""
     resp = ctx.response()
     Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
     acks_ok = request.acks in (-1, 0, 1)
-    failed = appended = False
+    failed = written = False
     for topic, name in zip(request.topic_data, names):
         parts = []
         for pd in topic.partition_data:
@@ -113,11 +116,11 @@ def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritab
             if error is not None:
                 part.error_code = error
             else:
-                appended |= _produce_one(ctx, name, pd, part, txn_id)  # type: ignore[arg-type]
+                written |= _produce_one(ctx, name, pd, part, txn_id)  # type: ignore[arg-type]
             failed |= part.error_code != ErrorCode.NONE
             parts.append(part)
         resp.responses.append(Topic(name=topic.name, topic_id=topic.topic_id, partition_responses=parts))
-    return resp, failed, appended
+    return resp, failed, written
 
 
 def _refusal(name: str | None, index: int, unwritable: set[str], enrolled: dict, acks_ok: bool) -> ErrorCode | None:
@@ -219,7 +222,7 @@ def _txn_id(ctx: RequestContext, request) -> str | None:
 
 
 def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) -> bool:
-    """Validate and append one partition's records; fills ``part``; True if appended."""
+    """Validate and append one partition's records; fills ``part``; True if appended or a duplicate."""
     broker = ctx.broker
     partition = broker.partition_for_produce(topic, pd.index)
     if isinstance(partition, ErrorCode):
@@ -233,7 +236,8 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
     try:
         validated = validate_and_assign(pd.records, produce_version=ctx.version, now_ms=broker.clock(),
                                         next_offset=partition.log.log_end_offset,
-                                        config=partition.validation_config)  # fmt: skip
+                                        config=partition.validation_config,
+                                        topic_partition=f"{topic}-{pd.index}")  # fmt: skip
     except ValidationError as exc:
         _fail(ctx, topic, part, exc, len(pd.records))
         return False
@@ -242,9 +246,10 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
     if verdict is None:
         verdict = _producer_check(partition.log.producer_state, validated.data)
     if isinstance(verdict, Duplicate):  # a retry of a batch already written: answer its offsets again
-        part.base_offset, part.log_append_time_ms = verdict.first_offset, -1
+        # and, as Kafka does whatever the topic's timestamp type, its max timestamp as the log append time
+        part.base_offset, part.log_append_time_ms = verdict.first_offset, verdict.timestamp
         part.log_start_offset = partition.log.log_start_offset
-        return False
+        return True  # Kafka answers it once the original is past the high watermark
     if verdict is not None:
         part.error_code = verdict
         broker.metrics.failed_produce.labels(topic).inc()
@@ -321,8 +326,8 @@ def _producer_check(state, data) -> Duplicate | ErrorCode | None:
 
 def _fail(ctx: RequestContext, topic: str, part, exc: ValidationError, size: int) -> None:
     part.error_code = exc.error_code
-    if ctx.version >= 8:
-        part.error_message = str(exc)
+    if ctx.version >= 8:  # Kafka sends a message only for errors of records (RecordValidationException)
+        part.error_message = str(exc) if exc.record_errors else None
         Err = type(part).BatchIndexAndErrorMessage
         part.record_errors = [Err(batch_index=i, batch_index_error_message=m) for i, m in exc.record_errors]
     ctx.broker.metrics.failed_produce.labels(topic).inc()

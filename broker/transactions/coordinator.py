@@ -136,11 +136,13 @@ class TransactionCoordinator:
         now = self.broker.clock()
         base = attrs.evolve(meta, state=TxnState.EMPTY, partitions=set(), timeout_ms=timeout_ms, last_update_ms=now,
                             start_ms=-1)  # fmt: skip
+        # A fresh instance (no expected epoch) leaves no last epoch, also on rotation: a zombie's retry is fenced.
+        last_epoch = -1 if expected_epoch is None else meta.producer_epoch
         if meta.epoch_exhausted and expected_epoch in (None, meta.producer_epoch):
             return attrs.evolve(base, producer_id=self._new_producer_id(), producer_epoch=0,
-                                previous_producer_id=meta.producer_id, last_producer_epoch=-1)  # fmt: skip
+                                previous_producer_id=meta.producer_id, last_producer_epoch=last_epoch)  # fmt: skip
         if expected_epoch is None or expected_epoch == meta.producer_epoch:
-            return attrs.evolve(base, producer_epoch=meta.producer_epoch + 1, last_producer_epoch=meta.producer_epoch)
+            return attrs.evolve(base, producer_epoch=meta.producer_epoch + 1, last_producer_epoch=last_epoch)
         if expected_epoch == meta.last_producer_epoch:
             return meta
         return ErrorCode.PRODUCER_FENCED

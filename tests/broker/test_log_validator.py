@@ -29,9 +29,9 @@ def _batch(records, *, magic=2, codec=Codec.NONE, **kw) -> bytearray:
     return bytearray(b.build())
 
 
-def _validate(data, version=9, next_offset=100, config=ValidationConfig(), now=NOW):
+def _validate(data, version=9, next_offset=100, config=ValidationConfig(), now=NOW, topic_partition="t-0"):
     return validate_and_assign(memoryview(data), produce_version=version, next_offset=next_offset,
-                               now_ms=now, config=config)  # fmt: skip
+                               now_ms=now, config=config, topic_partition=topic_partition)  # fmt: skip
 
 
 def _records(result):
@@ -199,6 +199,68 @@ def test_framing_error_is_corrupt_message():
     assert _error(bytearray(b"\x00" * 8 + b"\x00\x00\x00\x05" + b"\x02" * 10)).error_code == ErrorCode.CORRUPT_MESSAGE
 
 
-def test_producer_set_log_append_time_is_invalid_timestamp():
-    data = _batch(RECS, timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=NOW)
-    assert _error(data).error_code == ErrorCode.INVALID_TIMESTAMP
+def _claiming_append_time(records, append_time, **kw) -> bytearray:
+    return _batch(records, timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=append_time, **kw)
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZIP])
+@pytest.mark.parametrize("topic_codec", ["producer", "lz4"])  # in place, rebuilt
+def test_a_batch_claiming_log_append_time_on_a_create_time_topic_is_stored_as_create_time(codec, topic_codec):
+    """Kafka's validateTimestamp range-checks the records' timestamp (the batch's max timestamp) instead."""
+    data = _claiming_append_time(RECS, NOW - 7, codec=codec)
+    result = _validate(data, config=ValidationConfig(compression_type=topic_codec, timestamp_before_max_ms=10))
+    view = next(iter_batches(memoryview(bytes(result.data))))
+    assert (view.timestamp_type, view.max_timestamp, result.max_timestamp) == (TimestampType.CREATE_TIME, NOW - 7,
+                                                                               NOW - 7)  # fmt: skip
+    assert result.log_append_time == -1 and len(_records(result)) == 3
+
+
+def test_a_batch_claiming_log_append_time_is_range_checked_as_its_max_timestamp():
+    data = _claiming_append_time(RECS[:2], NOW - 11)
+    err = _error(data, config=ValidationConfig(timestamp_before_max_ms=10, timestamp_after_max_ms=10))
+    assert (err.error_code, str(err)) == (ErrorCode.INVALID_TIMESTAMP,
+                                          "One or more records have been rejected due to invalid timestamp")
+    assert err.record_errors == [(i, f"Timestamp {NOW - 11} of message with offset {i} is out of range. The "
+                                     f"timestamp should be within [{NOW - 10}, {NOW + 10}]") for i in (0, 1)]
+
+
+@pytest.mark.parametrize(("log_append_time", "append_time"), [(True, NOW), (False, -1)])
+def test_a_producer_claiming_log_append_time_is_refused_per_record(log_append_time, append_time):
+    """On a LogAppendTime topic, or without a timestamp, every record gets Kafka's error."""
+    err = _error(_claiming_append_time(RECS[:2], append_time), config=ValidationConfig(log_append_time=log_append_time))
+    assert err.error_code == ErrorCode.INVALID_TIMESTAMP
+    assert err.record_errors == [
+        (i, f"Invalid timestamp type in message DefaultRecord(offset={i}, timestamp={append_time}, key=2 bytes, "
+            f"value={2 if value else 0} bytes). Producer should not set timestamp type to LogAppendTime.")
+        for i, (_key, value, _ts) in enumerate(RECS[:2])]  # fmt: skip
+
+
+def test_a_record_without_a_key_on_a_compacted_topic_gets_only_the_key_error():
+    """Kafka's validateRecord checks the key first and stops there: the timestamp of that record is not looked at."""
+    records = [(None, b"v", NOW - 10_000), (b"k", b"v", NOW)]
+    err = _error(_batch(records), config=ValidationConfig(compacted=True, timestamp_before_max_ms=1000),
+                 topic_partition="logs-3")  # fmt: skip
+    key_error = "Compacted topic cannot accept message without key in topic partition logs-3"
+    assert (err.error_code, err.record_errors) == (ErrorCode.INVALID_RECORD, [(0, key_error)])
+    assert str(err) == ("One or more records have been rejected due to 1 record errors in total, and only showing "
+                        f"the first three errors at most: [RecordError(batchIndex=0, message='{key_error}')]")
+
+
+def test_the_invalid_record_summary_shows_the_first_three_errors():
+    err = _error(_batch([(None, b"v", NOW)] * 4), config=ValidationConfig(compacted=True), topic_partition="t-0")
+    assert [i for i, _ in err.record_errors] == [0, 1, 2, 3]
+    assert str(err).startswith("One or more records have been rejected due to 4 record errors in total")
+    assert str(err).count("RecordError(batchIndex=") == 3 and "batchIndex=2" in str(err)
+
+
+def test_a_bound_at_long_max_shows_as_java_long_arithmetic_leaves_it():
+    err = _error(_batch([(b"k", b"v", NOW - 11)]), config=ValidationConfig(timestamp_before_max_ms=10))
+    assert err.record_errors[0][1].endswith(f"should be within [{NOW - 10}, {NOW + 2**63 - 1 - 2**64}]")
+
+
+def test_partition_level_errors_carry_no_record_errors():
+    """What the Produce handler answers without ``error_message`` (Kafka's hasCustomErrorMessage = false)."""
+    corrupt = _batch(RECS)
+    corrupt[-1] ^= 0xFF
+    assert _error(corrupt).record_errors == []
+    assert _error(_batch(RECS), config=ValidationConfig(max_message_bytes=10)).record_errors == []

@@ -51,6 +51,29 @@ def test_idle_producers_expire(tmp_path):
     assert state.last_offsets(TS + 1500) == {8: 0}
 
 
+def test_a_producer_expires_once_the_expiration_has_passed_exactly(tmp_path):
+    """Kafka's isProducerExpired: ``now - last timestamp >= producer.id.expiration.ms``."""
+    state = ProducerStateManager(tmp_path, expiration_ms=1000)
+    state.update(info(seq=0, ts=TS))
+    state.update(info(seq=0, pid=8, ts=TS + 1))
+    assert state.last_offsets(TS + 1000) == {8: 0}
+    state.expire(TS + 1000)
+    assert sorted(state.producers) == [8]
+    assert state.check(info(seq=5)) is None  # unknown again: any sequence
+
+
+def test_loading_a_snapshot_at_a_time_leaves_the_expired_producers_out(tmp_path):
+    state = ProducerStateManager(tmp_path, expiration_ms=1000)
+    state.update(info(seq=0, ts=TS))
+    state.update(info(seq=0, pid=8, ts=TS + 1))
+    state.update(BatchInfo.from_fields(9, 0, 0, 1, 0, TS, transactional=True))  # open transaction
+    state.write_snapshot(2)
+    loaded = ProducerStateManager(tmp_path, expiration_ms=1000)
+    assert loaded.load_snapshot(100, TS + 1000) == 2
+    assert sorted(loaded.producers) == [8, 9] and loaded.ongoing == {9: 1}
+    assert loaded.load_snapshot(100) == 2 and sorted(loaded.producers) == [7, 8, 9]  # no time: all of them
+
+
 def test_snapshot_round_trip_and_corrupt_snapshots_are_skipped(tmp_path):
     state = ProducerStateManager(tmp_path)
     state.update(info(seq=10, n=4, epoch=3, offset=50))
