@@ -121,7 +121,7 @@ def _apply(ctx: RequestContext, topic: str, configs: list[Any]) -> dict[str, str
             overrides.pop(c.name, None)
         else:
             if entries is None:
-                entries = {e.name: e for e in ctx.broker.topics.describe_config(topic)}
+                entries = {e.name: e for e in ctx.broker.topics.manager.describe_overrides({})}  # types, defaults
             overrides[c.name] = _list_op(c, overrides.get(c.name), entries.get(c.name))
     return overrides
 
