@@ -15,11 +15,9 @@ import logging
 import pytest
 import trio
 
-from broker.config import BrokerConfig
-from broker.core import Broker
 from protocol import ErrorCode
 
-from ._admin_client import call, create_ok, describe, req, sub
+from ._admin_client import call, create_ok, describe, open_broker, req, sub
 
 Topic = sub(3, "MetadataRequestTopic")
 OFFSETS, TXNS = "__consumer_offsets", "__transaction_state"
@@ -27,12 +25,7 @@ OFFSETS, TXNS = "__consumer_offsets", "__transaction_state"
 
 @pytest.fixture
 def broker(tmp_path):
-    props = {
-        "node.id": "3", "log.dirs": str(tmp_path / "data"), "num.partitions": "3", "prometheus.port": "0",
-        "offsets.topic.num.partitions": "4", "transaction.state.log.num.partitions": "2",
-    }  # fmt: skip
-    b = Broker.open(BrokerConfig.from_props(props))
-    b.advertised = ("127.0.0.1", 9999)
+    b = open_broker(tmp_path, offsets_topic_num_partitions="4", transaction_state_log_num_partitions="2")
     yield b
     b.close()
 

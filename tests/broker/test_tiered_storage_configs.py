@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import pytest
 
-from broker.config import BrokerConfig
-from broker.core import Broker
 from protocol import ErrorCode
 
 from ._admin_client import (  # noqa: F401  (broker is a fixture)
-    DEFAULT, OVERRIDE, STATIC, broker, configs_of, create, create_ok, creatable,
+    DEFAULT, OVERRIDE, STATIC, broker, configs_of, create, create_ok, creatable, open_broker,
 )  # fmt: skip
 from .test_config_handlers import SET, incremental, overrides
 
@@ -80,9 +78,7 @@ async def test_bad_values_carry_kafkas_message(broker, key, text, reason):
 
 
 async def test_the_broker_default_of_local_retention(tmp_path):
-    props = {"node.id": "1", "log.dirs": str(tmp_path / "d"), "prometheus.port": "0",
-             "log.local.retention.ms": "5000"}  # fmt: skip
-    b = Broker.open(BrokerConfig.from_props(props))
+    b = open_broker(tmp_path, log_local_retention_ms="5000")
     try:
         await create_ok(b, "t")
         entry = (await configs_of(b, "t"))["local.retention.ms"]
