@@ -4,7 +4,9 @@
 partition at a time (``TopicRegistry.create`` under ``topics.changes``), so
 other connections are served meanwhile; like Kafka, callers answer
 COORDINATOR_NOT_AVAILABLE until it exists (``ensure_topic`` is False) or
-wait for it (``ready``). A key lives in partition ``abs(java_hash(key)) %
+wait for it (``ready``). A topic of that name that already exists is
+used as it is, as Kafka does, with a warning if it is not compacted (older
+versions of this broker auto-created it as an ordinary topic). A key lives in partition ``abs(java_hash(key)) %
 partitions`` as in Kafka.
 
 ``append(index, build)`` writes the v2 batch ``build(base_offset)`` returns
@@ -70,12 +72,25 @@ class InternalTopic:
         self.segment_bytes = segment_bytes
         self._ready = trio.Event()
         self._creating = False
+        self._warned = False
 
     def exists(self) -> bool:
         topic = self.broker.topics.get(self.name)
         if topic is not None:
             self.num_partitions = topic.num_partitions
+            self._warn_unless_compacted()
         return topic is not None
+
+    def _warn_unless_compacted(self) -> None:
+        """An existing topic made without ``compact`` (e.g. auto-created as an ordinary topic by an older
+        version of this broker) is left as it is, as Kafka leaves it; a warning says so, once."""
+        if self._warned:
+            return
+        self._warned = True
+        policy = self.broker.topics.effective_config(self.name).cleanup_policy
+        if "compact" not in policy:
+            log.warning("%s has cleanup.policy=%s, not compact: its records expire by retention; set "
+                        "cleanup.policy=compact on it to keep them", self.name, ",".join(policy))  # fmt: skip
 
     def ensure_topic(self) -> bool:
         """True when the topic exists; else its creation starts in the background and False is returned."""

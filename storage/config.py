@@ -15,7 +15,12 @@ Kafka's precedence for time keys is kept: ``log.retention.ms`` over
 ``log.retention.minutes`` over ``log.retention.hours`` (and the same for
 ``log.roll.*``). ``message.format.version`` is accepted but deprecated
 (KIP-724): the log is always written in format v2, and its effective value
-is reported as ``3.0-IV1``. The KIP-390 levels (``compression.gzip.level``,
+is reported as ``3.0-IV1``. The tiered-storage keys (``remote.storage.enable``,
+``local.retention.ms``/``.bytes`` with their ``log.local.retention.*`` broker
+defaults, ``remote.log.copy.disable``, ``remote.log.delete.on.disable``) are
+accepted and described with Kafka's defaults but have no effect: there is no
+remote storage, and ``remote.storage.enable=true`` is refused as Kafka
+refuses it when tiered storage is disabled in the broker. The KIP-390 levels (``compression.gzip.level``,
 ``compression.lz4.level``, ``compression.zstd.level``, broker keys of the
 same names) are the level a batch is compressed at when the broker rebuilds
 it for a topic whose ``compression.type`` names that codec.
@@ -109,6 +114,10 @@ TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
           doc="bytes between offset-index entries"),
     _spec("leader.replication.throttled.replicas", None, "LIST", "", _throttled_replicas("leader.replication."
           "throttled.replicas"), doc="accepted; one node has no followers to throttle"),  # fmt: skip
+    _spec("local.retention.bytes", "log.local.retention.bytes", "LONG", -2, _long, -2,
+          doc="accepted, no effect: no tiered storage here (-2: retention.bytes)"),
+    _spec("local.retention.ms", "log.local.retention.ms", "LONG", -2, _long, -2,
+          doc="accepted, no effect: no tiered storage here (-2: retention.ms)"),
     _spec("max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", "LONG", LONG_MAX, _long, 1,
           doc="longest a record may stay uncompacted (KIP-354)"),
     _spec("max.message.bytes", "message.max.bytes", "INT", 1_048_588, _int, 0,
@@ -131,6 +140,12 @@ TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
           doc="youngest a record may be to be compacted"),
     _spec("min.insync.replicas", "min.insync.replicas", "INT", 1, _int, 1, doc="accepted; single node"),
     _spec("preallocate", "log.preallocate", "BOOLEAN", "false", _bool, doc="accepted"),
+    _spec("remote.log.copy.disable", None, "BOOLEAN", "false", _bool,
+          doc="accepted, no effect: no tiered storage here"),
+    _spec("remote.log.delete.on.disable", None, "BOOLEAN", "false", _bool,
+          doc="accepted, no effect: no tiered storage here"),
+    _spec("remote.storage.enable", None, "BOOLEAN", "false", _bool,
+          doc="accepted as false only: true is refused, as Kafka refuses it with tiered storage disabled"),
     _spec("retention.bytes", "log.retention.bytes", "LONG", -1, _long, doc="size limit per partition (-1: none)"),
     _spec("retention.ms", "log.retention.ms", "LONG", 604_800_000, _long, -1, doc="time limit (-1: none)"),
     _spec("segment.bytes", "log.segment.bytes", "INT", 1_073_741_824, _int, 14, doc="segment size"),
@@ -282,11 +297,7 @@ class ConfigModel:
             if values[attr] == LONG_MAX:
                 values[attr] = values["message_timestamp_difference_max_ms"]
         values["message_format_version"] = V2_FORMAT
-        low, high = values["min_compaction_lag_ms"], values["max_compaction_lag_ms"]
-        if low > high:
-            raise ConfigError(
-                f"conflict topic config setting min.compaction.lag.ms ({low}) > max.compaction.lag.ms ({high})"
-            )
+        _check_values(values)
         return LogConfig(**values)
 
     def validate_overrides(self, overrides: dict[str, str]) -> None:
@@ -328,6 +339,20 @@ class ConfigModel:
             entries.append(ConfigEntry(spec.name, text, source, type=spec.type, doc=spec.doc,
                                        synonyms=tuple(synonyms)))  # fmt: skip
         return entries
+
+
+def _check_values(values: dict[str, Any]) -> None:
+    """Kafka's cross-key checks of a topic's configs (``LogConfig.validateValues`` and, with the tiered
+    storage system disabled as here, ``validateRemoteStorageOnlyIfSystemEnabled``)."""
+    low, high = values["min_compaction_lag_ms"], values["max_compaction_lag_ms"]
+    if low > high:
+        raise ConfigError(
+            f"conflict topic config setting min.compaction.lag.ms ({low}) > max.compaction.lag.ms ({high})"
+        )
+    if values["remote_storage_enable"]:
+        raise ConfigError(
+            "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."
+        )
 
 
 def _other_value(key: str, text: str) -> Any:

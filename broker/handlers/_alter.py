@@ -19,8 +19,8 @@ Kafka's order:
    operations other than DELETE) INVALID_REQUEST "Null value not supported
    for : k1, k2" (``null_values``);
 3. the resource: a TOPIC with an empty name is INVALID_REQUEST ("Default
-   topic resources are not allowed."), an illegal name INVALID_TOPIC_EXCEPTION,
-   an unknown topic UNKNOWN_TOPIC_OR_PARTITION; a BROKER must be this node or
+   topic resources are not allowed."), an illegal name INVALID_TOPIC_EXCEPTION;
+   a BROKER must be this node or
    empty (the cluster-wide default); its change is a dynamic broker config
    change (``broker/dynamic_config.py``: every refusal there is
    INVALID_REQUEST); a GROUP is any group, existing or not, checked
@@ -30,7 +30,11 @@ Kafka's order:
    are INVALID_REQUEST "Unknown resource type N" (IncrementalAlterConfigs
    handles BROKER_LOGGER first);
 4. the new overrides: values the storage layer refuses are INVALID_CONFIG,
-   with the message naming the key.
+   with the message naming the key; only then an unknown topic is
+   UNKNOWN_TOPIC_OR_PARTITION, as Kafka's controller validates the configs
+   before it checks that the resource exists
+   (``ConfigurationControlManager.validateAlterConfig``); IncrementalAlterConfigs'
+   APPEND/SUBTRACT on a non-LIST key is refused before both, as there.
 
 Authorization (Kafka's ``ControllerApis.authorizeAlterResource``): ALTER_CONFIGS
 on the topic, the group, or the cluster (BROKER); a denial is
@@ -89,7 +93,8 @@ async def alter_all(ctx: RequestContext, request, change: Callable[[Any], Awaita
 
 
 def check_target(ctx: RequestContext, resource) -> None:
-    """Raise ``Refused`` unless the resource is an existing topic or this broker (or the cluster default)."""
+    """Raise ``Refused`` unless the resource is a legal topic name or this broker (or the cluster default);
+    whether the topic exists is checked after its new configs (``store_overrides``)."""
     if resource.resource_type == RESOURCE_TOPIC:
         name = resource.resource_name
         if not name:
@@ -98,8 +103,6 @@ def check_target(ctx: RequestContext, resource) -> None:
             check_topic_name(name)
         except TopicError as exc:
             raise Refused(exc.error_code, str(exc)) from None
-        if ctx.broker.topics.get(name) is None:
-            raise Refused(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         return
     if resource.resource_type == RESOURCE_BROKER:
         message = broker_resource_error(ctx.broker.config.node_id, resource.resource_name)
@@ -168,20 +171,23 @@ def store_group_configs(ctx: RequestContext, group: str, props: dict[str, str], 
 
 
 def current_overrides(ctx: RequestContext, topic: str) -> dict[str, str]:
-    meta = ctx.broker.topics.topics()[topic]
-    return dict(meta.overrides)
+    """The topic's overrides; none for a missing topic (whose new configs are still checked first)."""
+    meta = ctx.broker.topics.topics().get(topic)
+    return {} if meta is None else dict(meta.overrides)
 
 
 def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str], validate_only: bool) -> Outcome:
-    """Check the topic's complete new overrides (no null values: ``null_values`` refused those) and, unless
-    validate_only, store them."""
+    """Check the topic's complete new overrides (no null values: ``null_values`` refused those), then that
+    the topic exists, as Kafka's ``ConfigurationControlManager.validateAlterConfig`` orders them, and,
+    unless validate_only, store them."""
     from storage import ConfigError
 
     topics = ctx.broker.topics
     try:
-        if validate_only:
-            validate_overrides(ctx, overrides)
-        else:
+        validate_overrides(ctx, overrides)
+        if topics.get(topic) is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic}' does not exist."
+        if not validate_only:
             topics.set_topic_overrides(topic, overrides)
     except ConfigError as exc:
         return ErrorCode.INVALID_CONFIG, str(exc)

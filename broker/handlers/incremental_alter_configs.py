@@ -21,8 +21,10 @@ or unsets the levels of the broker's loggers at runtime
 for the cluster-wide default) applies the operations to that level's dynamic
 broker configs (``broker/dynamic_config.py``): APPEND/SUBTRACT work on
 ``log.cleanup.policy`` only (onto the level's value or Kafka's default, not
-``server.properties``) and are INVALID_REQUEST "Config value append is not
-allowed for config key: k" elsewhere. A GROUP resource (32, any group name)
+``server.properties``) and are INVALID_CONFIG "Config value append is not
+allowed for config key: k" elsewhere (Kafka's ``prepareIncrementalConfigs``
+throws InvalidConfigurationException before the validation whose failures
+become INVALID_REQUEST). A GROUP resource (32, any group name)
 applies SET and DELETE to the group's configs (``broker/group_configs.py``):
 APPEND/SUBTRACT are INVALID_CONFIG "Can't APPEND to key k because its type
 is not LIST." (no group config is a LIST). The resulting set of overrides is
@@ -119,7 +121,7 @@ def _apply(ctx: RequestContext, topic: str, configs: list[Any]) -> dict[str, str
             overrides.pop(c.name, None)
         else:
             if entries is None:
-                entries = {e.name: e for e in ctx.broker.topics.describe_config(topic)}
+                entries = {e.name: e for e in ctx.broker.topics.manager.describe_overrides({})}  # types, defaults
             overrides[c.name] = _list_op(c, overrides.get(c.name), entries.get(c.name))
     return overrides
 
@@ -145,7 +147,7 @@ def _apply_broker(current: dict[str, str], configs: list[Any]) -> dict[str, str]
 def _broker_list_op(c: Any, props: dict[str, str]) -> str:
     if c.name not in _BROKER_LISTS:
         op = _OP_NAMES[c.config_operation].lower()
-        raise Refused(ErrorCode.INVALID_REQUEST, f"Config value {op} is not allowed for config key: {c.name}")
+        raise Refused(ErrorCode.INVALID_CONFIG, f"Config value {op} is not allowed for config key: {c.name}")
     items = (props.get(c.name) or _BROKER_LISTS[c.name]).split(",")  # as Kafka: this level's, else built-in
     changes = c.value.split(",")
     if c.config_operation == APPEND:

@@ -9,6 +9,12 @@ on the spot when ``auto.create.topics.enable`` is true and the request allows
 it (always before v4; ``allow_auto_topic_creation`` from v4), with
 ``num.partitions`` partitions, and returned at once; otherwise it gets
 UNKNOWN_TOPIC_OR_PARTITION, and an illegal name INVALID_TOPIC_EXCEPTION.
+``__consumer_offsets`` and ``__transaction_state`` are created as their
+coordinators create them (Kafka's ``AutoTopicCreationManager.creatableTopic``:
+``offsets.topic.num.partitions`` / ``transaction.state.log.num.partitions``,
+compacted), in the background: UNKNOWN_TOPIC_OR_PARTITION (``is_internal``
+set) until they exist, which is what a KRaft broker answers while its
+creation request is with the controller.
 
 By topic id (v12+), as Kafka's ``handleTopicMetadataRequest``: if any
 requested topic has a non-zero ``topic_id`` the request is resolved by id
@@ -183,7 +189,14 @@ def _may_create(ctx: RequestContext, request) -> bool:
 
 
 async def _auto_create(ctx: RequestContext, name: str) -> ErrorCode | None:
-    """``auto.create.topics.enable``: create ``name`` with ``num.partitions``; the error if that failed."""
+    """``auto.create.topics.enable``: create ``name`` with ``num.partitions``; the error if that failed.
+
+    An internal topic is made by its coordinator's ``InternalTopic`` (its own partition count, compacted),
+    in the background: UNKNOWN_TOPIC_OR_PARTITION until it exists, as a KRaft broker answers while its
+    CreateTopics request to the controller is in flight."""
+    internal = _internal_topic(ctx, name)
+    if internal is not None:
+        return None if internal.ensure_topic() else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     topics = ctx.broker.topics
     async with topics.changes:
         if topics.get(name) is not None:  # made while this request waited
@@ -192,6 +205,14 @@ async def _auto_create(ctx: RequestContext, name: str) -> ErrorCode | None:
             await topics.create(name, num_partitions=ctx.broker.config.num_partitions, configs={})
         except TopicError as exc:
             return exc.error_code
+    return None
+
+
+def _internal_topic(ctx: RequestContext, name: str) -> object | None:
+    """The coordinator's ``InternalTopic`` for ``__consumer_offsets`` / ``__transaction_state``, else None."""
+    for internal in (ctx.broker.groups.store, ctx.broker.transactions.topic):
+        if internal.name == name:
+            return internal
     return None
 
 

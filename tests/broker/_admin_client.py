@@ -35,14 +35,21 @@ DEFAULT, STATIC, OVERRIDE = 5, 4, 1
 
 @pytest.fixture
 def broker(tmp_path):
+    b = open_broker(tmp_path)
+    yield b
+    b.close()
+
+
+def open_broker(tmp_path, **extra: str) -> Broker:
+    """The ``broker`` fixture's broker, with ``extra`` broker configs (dots as underscores) over its own."""
     props = {
         "node.id": str(NODE), "log.dirs": str(tmp_path / "data"), "num.partitions": "3",
         "prometheus.port": "0", "log.segment.bytes": "1048576",
     }  # fmt: skip
+    props.update({key.replace("_", "."): value for key, value in extra.items()})
     b = Broker.open(BrokerConfig.from_props(props))
     b.advertised = ("127.0.0.1", 9999)
-    yield b
-    b.close()
+    return b
 
 
 def req(api_key: int, **fields):

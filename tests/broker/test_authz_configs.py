@@ -149,13 +149,13 @@ async def test_incremental_alter_configs_order_of_checks(topics, log_levels_rest
     got = await _incremental(topics, "bob",
                              (BROKER_LOGGER, str(NODE), [("broker", SET, None)]),  # nulls, then the ACL
                              (BROKER_LOGGER, "77", [("broker", SET, "DEBUG")]),  # the ACL, then the node id
-                             (BROKER, str(NODE), [("log.segment.bytes", 2, "1")]),  # the broker's check first
+                             (BROKER, str(NODE), [("log.segment.bytes", 2, "1")]),  # the broker's check first (40)
                              (TOPIC, "t", [("a", SET, "1"), ("a", SET, "2")]),  # duplicate keys first
                              (TOPIC, "", [("retention.ms", SET, "1")]),  # the ACL, then the name
                              (GROUP, "g", [("consumer.session.timeout.ms", SET, None)]))  # fmt: skip
     assert [(name, code) for name, code, _ in got] == [
         (str(NODE), ErrorCode.INVALID_REQUEST), ("77", ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-        (str(NODE), ErrorCode.INVALID_REQUEST), ("t", ErrorCode.INVALID_REQUEST),
+        (str(NODE), ErrorCode.INVALID_CONFIG), ("t", ErrorCode.INVALID_REQUEST),
         ("", ErrorCode.TOPIC_AUTHORIZATION_FAILED), ("g", ErrorCode.INVALID_REQUEST),
     ]  # fmt: skip
 

@@ -117,7 +117,6 @@ async def test_cleanup_policy_append_makes_every_plain_topic_compacted(broker):
     ([("log.segment.bytes", SET, "soon")],
      "Invalid value soon for configuration log.segment.bytes: Not a number of type INT"),
     ([("max.connections", SET, "-1")], "Invalid value -1 for configuration max.connections: Value must be at least 0"),
-    ([("log.segment.bytes", APPEND, "1")], "Config value append is not allowed for config key: log.segment.bytes"),
     ([("log.segment.bytes", SET, None)], "Null value not supported for : log.segment.bytes"),
     ([("listener.name.plaintext.sasl.enabled.mechanisms", SET, "PLAIN")],
      "Set(listener.name.plaintext.sasl.enabled.mechanisms)"),  # default level: per broker; node: not here
@@ -131,6 +130,18 @@ async def test_refusals_are_invalid_request_with_kafkas_message_and_change_nothi
     for level in ("", NODE_NAME):
         result = await incremental(broker, level, ops)
         assert result.error_code == ErrorCode.INVALID_REQUEST and message in result.error_message
+    assert broker.dynamic_config.levels == {"": {}, NODE_NAME: {}}
+    assert not (broker.dynamic_config.path).exists()
+
+
+@pytest.mark.parametrize("op, word", [(APPEND, "append"), (SUBTRACT, "subtract")])
+async def test_append_or_subtract_on_a_non_list_key_is_invalid_config(broker, op, word):
+    """Kafka's ``prepareIncrementalConfigs`` throws InvalidConfigurationException, outside the validation
+    whose failures it turns into INVALID_REQUEST."""
+    for level in ("", NODE_NAME):
+        result = await incremental(broker, level, [("log.segment.bytes", op, "1")])
+        message = f"Config value {word} is not allowed for config key: log.segment.bytes"
+        assert (result.error_code, result.error_message) == (ErrorCode.INVALID_CONFIG, message)
     assert broker.dynamic_config.levels == {"": {}, NODE_NAME: {}}
     assert not (broker.dynamic_config.path).exists()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource,
                                    NewTopic)  # fmt: skip
 
@@ -84,3 +84,15 @@ def test_confluent_appends_compact_to_the_policy_of_every_plain_topic(broker):
         ConfigEntry("log.retention.hours", "1", incremental_operation=AlterConfigOpType.SET)])  # fmt: skip
     with pytest.raises(KafkaException, match=r"Cannot update these configs dynamically: Set\(log.retention.hours\)"):
         admin.incremental_alter_configs([refused])[refused].result(30)
+
+
+def test_confluent_append_to_a_non_list_broker_key_is_invalid_config(broker):
+    """Kafka's ``prepareIncrementalConfigs`` refuses it with InvalidConfigurationException (40), not 42."""
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    node = ConfigResource("broker", NODE, incremental_configs=[
+        ConfigEntry("log.segment.bytes", "1", incremental_operation=AlterConfigOpType.APPEND)])  # fmt: skip
+    with pytest.raises(KafkaException) as caught:
+        admin.incremental_alter_configs([node])[node].result(30)
+    error = caught.value.args[0]
+    assert (error.code(), error.str()) == (
+        KafkaError.INVALID_CONFIG, "Config value append is not allowed for config key: log.segment.bytes")
