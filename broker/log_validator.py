@@ -112,6 +112,9 @@ def validate_and_assign(
 
 
 def _framed_batches(records: memoryview, produce_version: int, config: ValidationConfig) -> list:
+    """The request's batches, checked in Kafka's order: size and CRC of each, then (any Produce
+    version) one batch only when it is magic 2 or compressed, then each batch's header. Only a set
+    of plain legacy messages may hold several entries."""
     batches = list(iter_batches(records))
     if not batches:
         raise ValidationError(ErrorCode.INVALID_RECORD, "no complete record batch in the request")
@@ -119,11 +122,15 @@ def _framed_batches(records: memoryview, produce_version: int, config: Validatio
     if produce_version >= 3 and (magic != 2 or len(batches) != 1):
         raise ValidationError(ErrorCode.INVALID_RECORD, "Produce v3+ needs exactly one magic-2 batch")
     for batch in batches:
+        _check_size_and_crc(batch, config)
+    if len(batches) > 1 and (magic == 2 or any(batch.compression is not Codec.NONE for batch in batches)):
+        raise ValidationError(ErrorCode.INVALID_RECORD, "Compressed outer record has more than one batch")
+    for batch in batches:
         _check_batch(batch, magic, config)
     return batches
 
 
-def _check_batch(batch, magic: int, config: ValidationConfig) -> None:
+def _check_size_and_crc(batch, config: ValidationConfig) -> None:
     if batch.size_in_bytes > config.max_message_bytes:
         raise ValidationError(
             ErrorCode.MESSAGE_TOO_LARGE,
@@ -131,6 +138,9 @@ def _check_batch(batch, magic: int, config: ValidationConfig) -> None:
         )
     if not batch.is_valid():
         raise ValidationError(ErrorCode.CORRUPT_MESSAGE, "record batch fails its CRC check")
+
+
+def _check_batch(batch, magic: int, config: ValidationConfig) -> None:
     if batch.magic != magic:
         raise ValidationError(ErrorCode.INVALID_RECORD, "batches of different magic in one request")
     if batch.magic == 2:

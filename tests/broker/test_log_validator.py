@@ -179,6 +179,50 @@ def test_v3_needs_magic_2_and_one_batch():
     assert _error(two, version=3).error_code == ErrorCode.INVALID_RECORD
 
 
+MORE_THAN_ONE = "Compressed outer record has more than one batch"
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZIP])
+def test_two_magic_2_batches_before_produce_v3_are_invalid_record(version, codec):
+    err = _error(_batch(RECS, codec=codec) + _batch(RECS, codec=codec), version=version)
+    assert (err.error_code, str(err)) == (ErrorCode.INVALID_RECORD, MORE_THAN_ONE)
+
+
+@pytest.mark.parametrize("magic,version", [(0, 0), (0, 1), (1, 2)])
+def test_two_compressed_legacy_wrappers_are_invalid_record(magic, version):
+    two = _batch(RECS, magic=magic, codec=Codec.GZIP) + _batch(RECS, magic=magic, codec=Codec.GZIP)
+    err = _error(two, version=version)
+    assert (err.error_code, str(err)) == (ErrorCode.INVALID_RECORD, MORE_THAN_ONE)
+
+
+@pytest.mark.parametrize("wrapper_first", [False, True])
+def test_plain_legacy_message_beside_a_wrapper_is_invalid_record(wrapper_first):
+    plain, wrapper = _batch(RECS[:1], magic=1), _batch(RECS[1:], magic=1, codec=Codec.SNAPPY)
+    err = _error(wrapper + plain if wrapper_first else plain + wrapper, version=2)
+    assert (err.error_code, str(err)) == (ErrorCode.INVALID_RECORD, MORE_THAN_ONE)
+
+
+def test_size_and_crc_of_every_batch_are_checked_before_the_batch_count():
+    second = _batch(RECS)
+    second[-1] ^= 0xFF
+    assert _error(_batch(RECS) + second, version=2).error_code == ErrorCode.CORRUPT_MESSAGE
+    big = _batch([(b"k", b"x" * 2000, NOW)])
+    err = _error(_batch(RECS) + big, version=2, config=ValidationConfig(max_message_bytes=1000))
+    assert err.error_code == ErrorCode.MESSAGE_TOO_LARGE
+
+
+@pytest.mark.parametrize("magic,version", [(0, 0), (0, 1), (1, 2)])
+@pytest.mark.parametrize("topic_codec", ["producer", "gzip"])
+def test_many_plain_legacy_messages_are_still_accepted(magic, version, topic_codec):
+    plain = b"".join(_batch([rec], magic=magic) for rec in RECS)
+    assert len(list(iter_batches(memoryview(plain)))) == 3
+    result = _validate(plain, version=version, config=ValidationConfig(compression_type=topic_codec))
+    assert [(r.offset, r.key, r.value) for r in _records(result)] == [
+        (100, b"k1", b"v1"), (101, b"k2", None), (102, None, b"v3")]  # fmt: skip
+    assert result.records_count == 3 and result.converted_count == 3
+
+
 def test_non_zero_base_offset_and_count_mismatch_are_invalid_record():
     assert _error(_batch(RECS, base_offset=5)).error_code == ErrorCode.INVALID_RECORD
 

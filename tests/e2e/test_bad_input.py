@@ -121,6 +121,27 @@ def test_record_errors_get_kafka_codes_and_leave_data_alone(broker):
     _still_serving(broker)
 
 
+def _legacy(values: list[bytes], codec=Codec.NONE) -> bytes:
+    b = RecordBatchBuilder(magic=1, compression=codec)
+    for i, value in enumerate(values):
+        b.append(b"k", value, timestamp=1_700_000_000_000 + i, offset=i)
+    return b.build()
+
+
+def test_produce_v2_with_more_than_one_batch_is_invalid_record_and_stores_nothing(broker):
+    _create(broker, "multi")
+    two_v2 = bytes(_batch(2) + _batch(2))
+    assert _produce(broker, "multi", two_v2, version=2).error_code == ErrorCode.INVALID_RECORD
+    two_wrappers = _legacy([b"a", b"b"], Codec.GZIP) + _legacy([b"c"], Codec.GZIP)
+    assert _produce(broker, "multi", two_wrappers, version=2).error_code == ErrorCode.INVALID_RECORD
+    assert _fetch_values(broker, "multi") == []
+    plain = b"".join(_legacy([value]) for value in (b"x", b"y", b"z"))  # many plain messages: accepted
+    ok = _produce(broker, "multi", plain, version=2)
+    assert ok.error_code == 0 and ok.base_offset == 0
+    assert _fetch_values(broker, "multi") == [b"x", b"y", b"z"]
+    _still_serving(broker)
+
+
 def _produce_frame(topic: str, records: bytes, correlation_id: int) -> bytes:
     req = message_class(API_BY_KEY[0], True)
     part = req.TopicProduceData.PartitionProduceData(index=0, records=records)
