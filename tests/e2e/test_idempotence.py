@@ -8,6 +8,8 @@ own end-to-end tests.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from protocol import ErrorCode
@@ -20,9 +22,12 @@ pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
 
 def _batch(seq: int, n: int = 3, epoch: int = 0, pid: int = 4242) -> bytes:
+    """Timestamped now: a producer's last timestamp older than producer.id.expiration.ms (1 day) would have it
+    forgotten when the log is loaded, as Kafka's loadFromSnapshot forgets it."""
     b = RecordBatchBuilder(producer_id=pid, producer_epoch=epoch, base_sequence=seq)
+    now = int(time.time() * 1000)
     for i in range(n):
-        b.append(b"k%d" % (seq + i), b"v%d" % (seq + i), timestamp=1_700_000_000_000 + seq + i)
+        b.append(b"k%d" % (seq + i), b"v%d" % (seq + i), timestamp=now + i)
     return b.build()
 
 
