@@ -173,9 +173,10 @@ class GroupCoordinator:
     def _replace_static(self, group: Group, req: JoinRequest, old_id: str, new_id: str) -> JoinResult | Waiter:
         """KIP-345: a known instance rejoining gets a new member id; the old id is fenced."""
         old = group.remove_member(old_id)
-        for waiter in (old.join_waiter, old.sync_waiter):
-            if waiter is not None:
-                waiter.complete(JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_id))
+        if old.join_waiter is not None:
+            old.join_waiter.complete(JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_id))
+        if old.sync_waiter is not None:
+            old.sync_waiter.complete(SyncResult(ErrorCode.FENCED_INSTANCE_ID))
         was_leader = group.leader_id is None or group.leader_id == old_id
         member = self._new_member(req, new_id)
         member.assignment, member.is_new = old.assignment, False
