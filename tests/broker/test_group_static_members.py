@@ -45,3 +45,45 @@ async def test_a_replaced_member_parked_on_sync_is_fenced(groups_broker):
         assert groups_broker.groups.groups["g"].state == "PreparingRebalance"  # the new id needs an assignment
         nursery.cancel_scope.cancel()
     assert await heartbeat(groups_broker, "g", 2, b.member_id, instance="b") == ErrorCode.FENCED_INSTANCE_ID
+
+
+async def stable_pair(broker, results):
+    """``two_static_members_completing`` then both sync: a leads a Stable generation 2."""
+    a, b = await two_static_members_completing(broker, results)
+    async with trio.open_nursery() as nursery:
+        start_join(nursery, results, "sync-b", sync, broker, "g", 2, b.member_id, {}, instance="b")
+        await trio.sleep(0.05)
+        start_join(nursery, results, "sync-a", sync, broker, "g", 2, a.member_id,
+                   {a.member_id: b"A", b.member_id: b"B"}, instance="a")  # fmt: skip
+    assert (results["sync-a"].assignment, results["sync-b"].assignment) == (b"A", b"B")
+    return a, b
+
+
+async def test_a_restarted_static_leader_keeps_the_leadership_and_skips_the_assignment(groups_broker):
+    """KIP-814 (JoinGroup v9): the new id leads, is told so with the member list and ``skip_assignment``."""
+    a, b = await stable_pair(groups_broker, {})
+    group = groups_broker.groups.groups["g"]
+    again = await join(groups_broker, instance="a", version=9)  # process a restarted
+    assert (again.error_code, again.generation_id, group.state) == (ErrorCode.NONE, 2, "Stable")
+    assert again.member_id != a.member_id and group.leader_id == again.member_id
+    assert (again.leader, again.skip_assignment) == (again.member_id, True)
+    assert sorted((m.member_id, m.group_instance_id) for m in again.members) == sorted(
+        [(again.member_id, "a"), (b.member_id, "b")])  # fmt: skip
+    assert (await sync(groups_broker, "g", 2, again.member_id, instance="a")).assignment == b"A"
+
+
+async def test_before_v9_a_restarted_static_leader_is_named_by_its_old_id(groups_broker):
+    """Before v9 Kafka answers with the leader before the replacement and no member list; it still leads."""
+    a, b = await stable_pair(groups_broker, {})
+    again = await join(groups_broker, instance="a", version=8)
+    assert (again.error_code, again.leader, again.members) == (ErrorCode.NONE, a.member_id, [])
+    assert groups_broker.groups.groups["g"].leader_id == again.member_id
+
+
+async def test_a_restarted_static_follower_is_not_the_leader(groups_broker):
+    a, b = await stable_pair(groups_broker, {})
+    again = await join(groups_broker, instance="b", version=9)
+    assert (again.error_code, again.leader, again.skip_assignment, again.members) == (
+        ErrorCode.NONE, a.member_id, False, [])  # fmt: skip
+    assert groups_broker.groups.groups["g"].leader_id == a.member_id
+    assert (await sync(groups_broker, "g", 2, again.member_id, instance="b")).assignment == b"B"
