@@ -8,9 +8,12 @@ client id and host, takes over the leadership when the old id led the group,
 and gets the request's protocols and timeouts (``updateMember``). Then, by
 the group's state:
 
-* Stable with the same protocols: no rebalance; the JoinGroup gets the
-  current generation. From v9 (KIP-814) the leader named is the group's,
-  so a restarted leader is told it leads, with the member list and
+* Stable with the same protocols: no rebalance; the group is stored with
+  the new member id (so a broker restart keeps it) and only then does the
+  JoinGroup get the current generation; a failed write puts the old id
+  back (valid again) and answers the write's error with no member id.
+  From v9 (KIP-814) the leader named is the group's, so a restarted
+  leader is told it leads, with the member list and
   ``skip_assignment`` (the assignment stands); before v9 the leader named is
   the one before the replacement, and no member list;
 * Stable otherwise, or CompletingRebalance (the old id may already be in the
@@ -20,18 +23,23 @@ the group's state:
 
 from __future__ import annotations
 
+import logging
+
 import attrs
+import trio
 
 from protocol import ErrorCode
 
 from .group import PREPARING, STABLE, Group, Member, Waiter
 from .results import JoinRequest, JoinResult, SyncResult
 
+log = logging.getLogger("minibroker.groups")
+
 
 class StaticRejoin:
     """The static-member part of ``GroupCoordinator`` (which provides the methods used here)."""
 
-    def _replace_static(self, group: Group, req: JoinRequest, old_id: str, new_id: str) -> JoinResult | Waiter:
+    def _replace_static(self, group: Group, req: JoinRequest, old_id: str, new_id: str) -> Waiter:
         leader_before = group.leader_id
         old = group.members[old_id]
         profile = attrs.evolve(old.profile, session_timeout_ms=req.profile.session_timeout_ms,
@@ -39,14 +47,36 @@ class StaticRejoin:
         member = Member(new_id, profile, assignment=old.assignment)
         member.extend_session(self.clock())
         _fence(group, old, member)
-        if group.state == STABLE and member.same_protocols(old.profile.protocols):
-            return self._static_rejoined(group, member, leader_before, req.skip_assignment_allowed)
         member.join_waiter = waiter = Waiter()
-        if group.state == PREPARING:
+        if group.state == STABLE and member.same_protocols(old.profile.protocols):
+            trio.lowlevel.spawn_system_task(self._store_replacement, group, old, member, leader_before,
+                                            req.skip_assignment_allowed)  # fmt: skip
+        elif group.state == PREPARING:
             self._check_join_done(group)
         else:
             self._prepare_rebalance(group, f"static member {req.profile.group_instance_id} rejoined")
         return waiter
+
+    async def _store_replacement(self, group: Group, old: Member, member: Member, leader_before: str | None,
+                                 v9: bool) -> None:  # fmt: skip
+        """Store the group with the new member id, then answer its JoinGroup; a failed write reverts the
+        replacement and answers the error (Kafka's append future for this case). Run as a system task: the
+        answer comes even if the request's connection is gone meanwhile."""
+        error = await self.store.write_group(group)
+        waiter = member.join_waiter
+        if waiter is None or group.members.get(member.member_id) is not member:
+            return  # a rebalance answered the join meanwhile, or the new member is gone
+        member.join_waiter = None
+        if error is None:
+            waiter.complete(self._static_rejoined(group, member, leader_before, v9))
+            return
+        log.warning("could not store the new member id %s of static member %s of group %s (%s): %s is "
+                    "valid again", member.member_id, member.group_instance_id, group.group_id, error.name,
+                    old.member_id)  # fmt: skip
+        old.extend_session(self.clock())
+        group.replace_member(member.member_id, old)
+        waiter.complete(JoinResult(error, "", group.generation_id, group.protocol_type, group.protocol_name,
+                                   leader_before or ""))  # fmt: skip
 
     def _static_rejoined(self, group: Group, member: Member, leader_before: str | None, v9: bool) -> JoinResult:
         """The answer to a static member's restart that needs no rebalance."""
@@ -62,4 +92,5 @@ def _fence(group: Group, old: Member, new: Member) -> None:
         old.join_waiter.complete(JoinResult(ErrorCode.FENCED_INSTANCE_ID, old.member_id))
     if old.sync_waiter is not None:
         old.sync_waiter.complete(SyncResult(ErrorCode.FENCED_INSTANCE_ID))
+    old.join_waiter = old.sync_waiter = None
     group.replace_member(old.member_id, new)

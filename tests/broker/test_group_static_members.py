@@ -87,3 +87,49 @@ async def test_a_restarted_static_follower_is_not_the_leader(groups_broker):
         ErrorCode.NONE, a.member_id, False, [])  # fmt: skip
     assert groups_broker.groups.groups["g"].leader_id == a.member_id
     assert (await sync(groups_broker, "g", 2, again.member_id, instance="b")).assignment == b"B"
+
+
+async def test_a_static_restart_is_stored_before_it_is_answered(groups_broker, monkeypatch):
+    """Kafka writes the group with the new member id and answers the JoinGroup once the write is done: after a
+    broker restart the new id is the member and the old one is fenced (the old id used to come back)."""
+    a = await join(groups_broker, instance="a", session=30_000)
+    await sync(groups_broker, "g", 1, a.member_id, {a.member_id: b"A"}, instance="a")
+    stored, durable = trio.Event(), groups_broker.wait_durable
+
+    async def slow_disk():
+        await stored.wait()
+        await durable()
+
+    monkeypatch.setattr(groups_broker, "wait_durable", slow_disk)
+    results = {}
+    async with trio.open_nursery() as nursery:
+        start_join(nursery, results, "again", join, groups_broker, instance="a", session=30_000)
+        await trio.sleep(0.05)
+        assert "again" not in results  # not answered before the group is on disk
+        stored.set()
+    again = results["again"]
+    assert (again.error_code, again.generation_id) == (ErrorCode.NONE, 1)
+    broker = groups_broker.reopen()
+    assert broker.groups.groups["g"].static_members == {"a": again.member_id}
+    assert await heartbeat(broker, "g", 1, again.member_id, instance="a") == ErrorCode.NONE
+    assert await heartbeat(broker, "g", 1, a.member_id, instance="a") == ErrorCode.FENCED_INSTANCE_ID
+    assert (await sync(broker, "g", 1, again.member_id, instance="a")).assignment == b"A"
+
+
+async def test_a_static_restart_that_cannot_be_stored_is_reverted(groups_broker, monkeypatch):
+    """A failed write answers its error (Kafka's mapped append error) with no member id; the old id is the
+    member again, and still leads."""
+    a = await join(groups_broker, instance="a", version=9)
+    await sync(groups_broker, "g", 1, a.member_id, {a.member_id: b"A"}, instance="a")
+
+    async def disk_failure():
+        raise OSError("fsync failed")
+
+    monkeypatch.setattr(groups_broker, "wait_durable", disk_failure)
+    again = await join(groups_broker, instance="a", version=9)
+    assert (again.error_code, again.member_id, again.generation_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, "", 1)
+    assert (again.leader, again.skip_assignment, again.members) == (a.member_id, False, [])
+    group = groups_broker.groups.groups["g"]
+    assert (list(group.members), group.static_members, group.leader_id) == ([a.member_id], {"a": a.member_id},
+                                                                           a.member_id)  # fmt: skip
+    assert await heartbeat(groups_broker, "g", 1, a.member_id, instance="a") == ErrorCode.NONE
