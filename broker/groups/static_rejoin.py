@@ -8,7 +8,9 @@ client id and host, takes over the leadership when the old id led the group,
 and gets the request's protocols and timeouts (``updateMember``). Then, by
 the group's state:
 
-* Stable with the same protocols: no rebalance; the group is stored with
+* Stable, and the protocol the group would select now is its current one
+  (the metadata may differ: a restarted consumer sends other owned
+  partitions, KIP-345's point): no rebalance; the group is stored with
   the new member id (so a broker restart keeps it) and only then does the
   JoinGroup get the current generation; a failed write puts the old id
   back (valid again) and answers the write's error with no member id.
@@ -16,7 +18,7 @@ the group's state:
   leader is told it leads, with the member list and
   ``skip_assignment`` (the assignment stands); before v9 the leader named is
   the one before the replacement, and no member list;
-* Stable otherwise, or CompletingRebalance (the old id may already be in the
+* Stable with another protocol selected, or CompletingRebalance (the old id may already be in the
   leader's assignment): a rebalance;
 * PreparingRebalance: the join counts as the member's rejoin.
 """
@@ -48,7 +50,7 @@ class StaticRejoin:
         member.extend_session(self.clock())
         _fence(group, old, member)
         member.join_waiter = waiter = Waiter()
-        if group.state == STABLE and member.same_protocols(old.profile.protocols):
+        if group.state == STABLE and group.select_protocol() == group.protocol_name:
             trio.lowlevel.spawn_system_task(self._store_replacement, group, old, member, leader_before,
                                             req.skip_assignment_allowed)  # fmt: skip
         elif group.state == PREPARING:

@@ -12,7 +12,7 @@ import trio
 from protocol import ErrorCode
 
 from ._group_client import (  # noqa: F401  (fixtures)
-    clock, group_props, groups_broker, heartbeat, join, start_join, sync, tick,
+    clock, group_props, groups_broker, heartbeat, join, protocols, start_join, sync, tick,
 )  # fmt: skip
 
 
@@ -133,3 +133,18 @@ async def test_a_static_restart_that_cannot_be_stored_is_reverted(groups_broker,
     assert (list(group.members), group.static_members, group.leader_id) == ([a.member_id], {"a": a.member_id},
                                                                            a.member_id)  # fmt: skip
     assert await heartbeat(groups_broker, "g", 1, a.member_id, instance="a") == ErrorCode.NONE
+
+
+async def test_a_static_restart_with_other_metadata_but_the_same_protocol_does_not_rebalance(groups_broker):
+    """Kafka compares the protocol the group would select, not the metadata bytes: a restarted consumer's
+    subscription names other owned partitions, and that is no reason to rebalance."""
+    a = await join(groups_broker, instance="a", protos=protocols(("range", b"owned 0,1"), ("rr", b"x")))
+    await sync(groups_broker, "g", 1, a.member_id, {a.member_id: b"A"}, instance="a")
+    group = groups_broker.groups.groups["g"]
+    again = await join(groups_broker, instance="a", protos=protocols(("range", b"owned none"), ("rr", b"x")))
+    assert (again.error_code, again.generation_id, group.state) == (ErrorCode.NONE, 1, "Stable")
+    assert group.members[again.member_id].metadata("range") == b"owned none"
+    assert (await sync(groups_broker, "g", 1, again.member_id, instance="a")).assignment == b"A"
+    other = await join(groups_broker, instance="a", protos=protocols(("rr", b"x"), ("range", b"y")))
+    assert (other.generation_id, other.protocol_name) == (2, "rr")  # another protocol is selected: a rebalance
+    assert (group.state, group.protocol_name) == ("CompletingRebalance", "rr")
