@@ -13,8 +13,8 @@ The rules are Kafka's ``GroupCoordinator`` (classic protocol), summarised:
 * a join with an empty member id gets a new id; from JoinGroup v4 it is
   answered MEMBER_ID_REQUIRED and must come back with it (KIP-394), static
   members (``group.instance.id``, KIP-345) skip that step and a known
-  instance replaces its old member id without a rebalance when the group is
-  stable;
+  instance replaces its old member id, without a rebalance when the group is
+  stable (``static_rejoin``);
 * a rebalance starts when a member joins, changes its protocols, the leader
   rejoins, or a member leaves or expires; it completes when every member has
   rejoined (after ``group.initial.rebalance.delay.ms`` for an empty group,
@@ -46,12 +46,13 @@ from protocol import ErrorCode
 from . import consumer_records as cr
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group, Member, Waiter
 from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
+from .static_rejoin import StaticRejoin
 
 log = logging.getLogger("minibroker.groups")
 _MIXED = object()  # JoinGroup of a consumer group with members: served by its classic members
 
 
-class GroupCoordinator:
+class GroupCoordinator(StaticRejoin):
     tick_interval_s = 0.05
 
     def __init__(self, config: Any, store: Any, clock: Callable[[], int], groups: dict, mixed: Any) -> None:
@@ -169,27 +170,6 @@ class GroupCoordinator:
     def _member_list(self, group: Group) -> list[tuple[str, str | None, bytes]]:
         protocol = group.protocol_name or ""
         return [(m.member_id, m.group_instance_id, m.metadata(protocol)) for m in group.members.values()]
-
-    def _replace_static(self, group: Group, req: JoinRequest, old_id: str, new_id: str) -> JoinResult | Waiter:
-        """KIP-345: a known instance rejoining gets a new member id; the old id is fenced."""
-        old = group.remove_member(old_id)
-        for waiter in (old.join_waiter, old.sync_waiter):
-            if waiter is not None:
-                waiter.complete(JoinResult(ErrorCode.FENCED_INSTANCE_ID, old_id))
-        was_leader = group.leader_id is None or group.leader_id == old_id
-        member = self._new_member(req, new_id)
-        member.assignment, member.is_new = old.assignment, False
-        group.add_member(member)
-        if was_leader:
-            group.leader_id = new_id
-        if group.state == STABLE and member.same_protocols(old.profile.protocols):
-            return self._current_generation(group, member, skip=True)
-        member.join_waiter = waiter = Waiter()
-        if group.state == PREPARING:
-            self._check_join_done(group)
-        else:
-            self._prepare_rebalance(group, f"static member {req.profile.group_instance_id} rejoined")
-        return waiter
 
     # -- rebalancing ---------------------------------------------------------------------
 

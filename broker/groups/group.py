@@ -176,6 +176,14 @@ class Group(CommittedOffsets):
             self.leader_id = next(iter(self.members), None)
         return member
 
+    def replace_member(self, old_id: str, member: Member) -> None:
+        """A static member's new id takes ``old_id``'s place: its instance id and, if it led, the leadership."""
+        del self.members[old_id]
+        self.members[member.member_id] = member
+        self.static_members[member.group_instance_id] = member.member_id
+        if self.leader_id == old_id:
+            self.leader_id = member.member_id
+
     def fenced(self, member_id: str, instance_id: str | None) -> bool:
         """A static member whose id no longer maps to ``member_id`` has been replaced (FENCED_INSTANCE_ID)."""
         if instance_id is None:

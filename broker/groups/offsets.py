@@ -11,11 +11,15 @@ completing a rebalance answers REBALANCE_IN_PROGRESS; a TxnOffsetCommit is
 spared the last two), written to ``__consumer_offsets`` and only then
 visible to OffsetFetch.
 
-Expiry follows KIP-211: an empty consumer group's offsets expire
-``offsets.retention.minutes`` after the later of the commit and the moment
-the group became empty; a group without a protocol type (offsets stored by
-"simple" consumers) counts from each commit; an explicit expiry from
-OffsetCommit v2-4 wins. Expired offsets are deleted with tombstones, and an
+Expiry follows KIP-211 and Kafka's ``offsetExpirationCondition``: an empty
+group's offsets expire ``offsets.retention.minutes`` after the later of the
+commit and the moment the group became empty (Kafka counts from the latter
+only); a group without a protocol type (offsets stored by "simple"
+consumers) counts from each commit; a group with members only when it is a
+Stable group of the consumer protocol whose subscriptions can be read, and
+then only the offsets of topics no member subscribes to, from each commit;
+any other group keeps its offsets. An explicit expiry from OffsetCommit v2-4
+replaces the retention where offsets may expire, and only there. Expired offsets are deleted with tombstones, and an
 empty group left without offsets is deleted too. Offsets staged by an open
 transaction (``txn_offsets``) never expire, and their partitions keep their
 committed offset too, as in Kafka.
@@ -33,7 +37,8 @@ from protocol.primitives import INT64_MAX
 from . import consumer_protocol as cp
 from . import records as r
 from . import txn_offsets as txn
-from .group import COMPLETING, DEAD, EMPTY, Group
+from .consumer_group import CONSUMER
+from .group import COMPLETING, DEAD, EMPTY, STABLE, Group
 
 OFFSET_METADATA_MAX_BYTES = 4096
 
@@ -107,22 +112,42 @@ def fetch(group: Group | None, wanted: list[tuple[str, list[int]]] | None,
 
 
 def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
-    """The offsets of ``group`` that KIP-211's rules expire at ``now`` (none that an open transaction staged)."""
+    """The offsets of ``group`` that expire at ``now`` (Kafka's ``offsetExpirationCondition`` and
+    ``cleanupExpiredOffsets``); none that an open transaction staged."""
+    since_empty, subscribed = -1, set()
+    if group.protocol_type and group.state == EMPTY:
+        since_empty = group.state_timestamp
+    elif group.protocol_type:  # members: only a Stable consumer group whose subscriptions are known
+        known = _known_subscriptions(group) if group.state == STABLE else None
+        if known is None:
+            return []
+        subscribed = known
     staged = txn.pending_keys(group)
-    if group.state != EMPTY and group.protocol_type:
-        return [k for k, v in group.offsets.items() if 0 <= v.expire_timestamp <= now and k not in staged]
-    since_empty = group.state_timestamp if group.protocol_type else -1
     out = []
     for key, value in group.offsets.items():
-        if key in staged:
+        if key in staged or key[0] in subscribed:
             continue
-        if value.expire_timestamp >= 0:
+        if value.expire_timestamp >= 0:  # an explicit retention (OffsetCommit v2-4) wins
             gone = value.expire_timestamp <= now
         else:
             gone = max(value.commit_timestamp, since_empty) + retention_ms <= now
         if gone:
             out.append(key)
     return out
+
+
+def _known_subscriptions(group: Group) -> set[str] | None:
+    """Every topic the members subscribe to, or None when the group does not use the consumer protocol or
+    a member's subscription cannot be read (Kafka's ``computeSubscribedTopics``)."""
+    if group.protocol_type != CONSUMER or group.protocol_name is None:
+        return None
+    topics: set[str] = set()
+    for member in group.members.values():
+        try:
+            topics.update(cp.parse_subscription(member.metadata(group.protocol_name)).topics)
+        except cp.SchemaError:
+            return None
+    return topics
 
 
 def subscribed_topics(group: Group) -> set[str]:

@@ -22,6 +22,7 @@ class JoinRequest:
     member_id: str
     profile: MemberProfile
     require_known_member_id: bool
+    skip_assignment_allowed: bool = False  # JoinGroup v9+ (KIP-814)
 
 
 @attrs.frozen

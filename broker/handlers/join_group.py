@@ -45,7 +45,7 @@ async def handle(ctx: RequestContext, request) -> object:
         rebalance_timeout, request.protocol_type, [(p.name, bytes(p.metadata)) for p in request.protocols],
     )  # fmt: skip
     result = await ctx.broker.groups.coordinator.join(
-        JoinRequest(request.group_id, request.member_id, profile, ctx.version >= 4))
+        JoinRequest(request.group_id, request.member_id, profile, ctx.version >= 4, ctx.version >= 9))
     resp = ctx.response(
         error_code=result.error, generation_id=result.generation_id, protocol_type=result.protocol_type,
         protocol_name=result.protocol_name if ctx.version >= 7 else result.protocol_name or "",

@@ -258,3 +258,43 @@ async def test_deleting_a_topic_deletes_its_committed_offsets(groups_broker):
     assert resp.responses[0].error_code == ErrorCode.NONE
     assert (await fetch(groups_broker, "s", None))[1] == {("kept", 0): (4, "m", 0)}
     assert (await fetch(groups_broker.reopen(), "s", None))[1] == {("kept", 0): (4, "m", 0)}
+
+
+async def _live_member_for(broker, minutes: int, protos, ptype="consumer") -> None:
+    """A member joined with ``protos`` that heartbeats for ``minutes`` (the session is 30 s)."""
+    joined = await join_new(broker, protos=protos, session=30_000, ptype=ptype)
+    await sync(broker, "g", joined.generation_id, joined.member_id, {joined.member_id: b""})
+    await commit(broker, "g", {(T, 0): 3, ("old", 0): 7}, joined.generation_id, joined.member_id)
+    await commit(broker, "g", {("kept", 0): 1}, joined.generation_id, joined.member_id, version=2, retention=1000)
+    for _ in range(minutes * 3):
+        tick(broker, 20_000)
+        assert await heartbeat(broker, "g", joined.generation_id, joined.member_id) == ErrorCode.NONE
+    await broker.groups.expire_offsets()
+
+
+@pytest.mark.parametrize("group_props", [{"offsets.retention.minutes": "1"}])
+async def test_a_stable_consumer_group_expires_the_offsets_of_topics_nobody_subscribes(groups_broker):
+    """Kafka's ``offsetExpirationCondition`` for a Stable group of the consumer protocol: the offsets of
+    topics no member subscribes to expire from their commit (or at their explicit expiry), the others stay."""
+    from ._group_client import protocols
+
+    for topic in (T, "old", "kept"):
+        await create_ok(groups_broker, topic, 1)
+    await _live_member_for(groups_broker, 2, protocols(("range", _subscription(T, "kept"))))
+    assert (await fetch(groups_broker, "g", None))[1] == {(T, 0): (3, "m", 0), ("kept", 0): (1, "m", 0)}
+    assert (await fetch(groups_broker.reopen(), "g", None))[1] == {(T, 0): (3, "m", 0), ("kept", 0): (1, "m", 0)}
+
+
+@pytest.mark.parametrize("protos", [[("range", b"\x00\x00\x00\x00\x00\x09orders")], [("range", b"opaque")]])
+@pytest.mark.parametrize("ptype", ["consumer", "connect"])
+@pytest.mark.parametrize("group_props", [{"offsets.retention.minutes": "1"}])
+async def test_a_group_with_members_and_no_known_subscriptions_keeps_every_offset(groups_broker, protos, ptype):
+    """An explicit retention (OffsetCommit v2-4) does not expire an offset of an active group either: Kafka
+    expires nothing of a non-empty group unless it is a Stable consumer group whose subscriptions parse."""
+    from ._group_client import protocols
+
+    for topic in (T, "old", "kept"):
+        await create_ok(groups_broker, topic, 1)
+    await _live_member_for(groups_broker, 2, protocols(*protos), ptype)
+    want = {(T, 0): (3, "m", 0), ("old", 0): (7, "m", 0), ("kept", 0): (1, "m", 0)}
+    assert (await fetch(groups_broker, "g", None))[1] == want
