@@ -17,6 +17,10 @@ error code (reference §3). The three paths:
   batch; this is counted as a conversion. As in Kafka, the topic's KIP-390
   level (``compression.lz4.level`` ...) applies when the topic names a codec;
   under ``producer`` the producer's codec is used at its default level;
+* a rebuilt batch may not carry a negative record timestamp other than -1
+  (Kafka's builder throws; the partition gets UNKNOWN_SERVER_ERROR), while the
+  in-place path stores one as Kafka does. A v2 record's timestamp is
+  ``baseTimestamp + timestampDelta`` wrapped to 64 bits (Java's long);
 * then size checks: every output batch <= ``max.message.bytes``
   (MESSAGE_TOO_LARGE) and the whole set <= ``segment.bytes``
   (RECORD_LIST_TOO_LARGE).
@@ -28,6 +32,8 @@ compressed one it forces a rebuild.
 """
 
 from __future__ import annotations
+
+import struct
 
 import attrs
 
@@ -109,6 +115,8 @@ def validate_and_assign(
         raise
     except KafkaProtocolError as exc:
         raise ValidationError(exc.error_code, str(exc)) from None
+    except struct.error as exc:  # backstop: a record field no 8-byte header field can hold is a bad record
+        raise ValidationError(ErrorCode.INVALID_RECORD, f"record field out of range: {exc}") from None
 
 
 def _framed_batches(records: memoryview, produce_version: int, config: ValidationConfig) -> list:
@@ -232,6 +240,7 @@ def _build(rows, producer, target, next_offset, now_ms, config, checks, leader_e
         partition_leader_epoch=leader_epoch, log_append_time=now_ms if lat else None,
     )  # fmt: skip
     flagged = set(check_records(rows, checks).flagged)
+    _check_not_negative(rows)
     builder.extend([
         (next_offset + i, now_ms if lat else ts, key, value, headers,
          attributes | TOMBSTONE_FLAG if i in flagged else attributes)
@@ -246,6 +255,14 @@ def _build(rows, producer, target, next_offset, now_ms, config, checks, leader_e
         max_timestamp=builder.max_timestamp, log_append_time=now_ms if lat else -1,
         records_count=len(rows), converted_count=len(rows),
     )  # fmt: skip
+
+
+def _check_not_negative(rows: list[tuple]) -> None:
+    """Kafka's MemoryRecordsBuilder refuses to write a negative timestamp other than -1 (an
+    IllegalArgumentException, which ReplicaManager answers as UNKNOWN_SERVER_ERROR, without a message)."""
+    for row in rows:
+        if row[1] < -1:
+            raise ValidationError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Invalid negative timestamp {row[1]}")
 
 
 def _tuples(batch, limit: int) -> list[tuple]:

@@ -28,6 +28,12 @@ but builds nothing, and gives the timestamp range and the null-key count. Only
 when those say a record may fail (a null key on a compacted topic, a
 timestamp range crossing the bounds) are the records decoded and handed to
 ``check_records``, which then finds and reports the failures as before.
+
+Timestamps are Java longs: a record's is ``baseTimestamp + timestampDelta``
+wrapped to 64 bits, and the bounds check subtracts in the same arithmetic
+(``now - ts`` past Long.MAX wraps negative, as Kafka's does). When base plus a
+delta leaves the long range the records are decoded too, since the largest
+wrapped timestamp is then not base plus the largest delta.
 """
 
 from __future__ import annotations
@@ -42,10 +48,9 @@ from protocol.records import TOMBSTONE_FLAG, RecordBatchView, TimestampType
 from protocol.records._v2_records import decode_record_tuples
 from protocol.records.scan import scan_v2_records, tombstone_key
 from protocol.records.v2 import RECORD_BATCH_OVERHEAD
-from protocol.records.varint import decode_varint
+from protocol.records.varint import decode_varint, java_long
 
 _MAX_LISTED = 3  # Kafka's error_message lists the first three problems
-_INT64 = 1 << 64
 _NO_LOG_APPEND_TIME = "Producer should not set timestamp type to LogAppendTime."
 
 
@@ -97,9 +102,8 @@ def _record_error(row: tuple, checks: RecordChecks) -> tuple[bool, str] | None:
     if key is None and checks.compacted:
         return False, f"Compacted topic cannot accept message without key in topic partition {checks.topic_partition}"
     if checks.create_time and ts != -1:
-        if checks.check_timestamps and (checks.now_ms - ts > checks.before_max_ms
-                                        or ts - checks.now_ms > checks.after_max_ms):  # fmt: skip
-            low, high = _long(checks.now_ms - checks.before_max_ms), _long(checks.now_ms + checks.after_max_ms)
+        if checks.check_timestamps and _out_of_range(ts, checks):
+            low, high = java_long(checks.now_ms - checks.before_max_ms), java_long(checks.now_ms + checks.after_max_ms)
             return True, (f"Timestamp {ts} of message with offset {offset} is out of range. "
                           f"The timestamp should be within [{low}, {high}]")  # fmt: skip
         return None
@@ -110,9 +114,10 @@ def _record_error(row: tuple, checks: RecordChecks) -> tuple[bool, str] | None:
     return None
 
 
-def _long(value: int) -> int:
-    """``value`` as Java's long arithmetic leaves it (wrapping past Long.MAX)."""
-    return (value + (1 << 63)) % _INT64 - (1 << 63)
+def _out_of_range(ts: int, checks: RecordChecks) -> bool:
+    """Kafka's recordHasInvalidTimestamp, in its long arithmetic (a difference past Long.MAX wraps)."""
+    diff = java_long(checks.now_ms - ts)
+    return diff > checks.before_max_ms or java_long(-diff) > checks.after_max_ms
 
 
 def _rejected(errors: list[tuple[int, str]], timestamp_failed: bool) -> ValidationError:
@@ -163,12 +168,14 @@ def scan_batch(payload, batch: RecordBatchView, checks: RecordChecks) -> RecordS
     batch claiming LogAppendTime all carry its max timestamp (Kafka reads them so)."""
     count, base_ts = batch.records_count, batch.base_timestamp
     found = scan_v2_records(payload, count, checks.header_key)
-    if checks.producer_log_append_time or (checks.compacted and found.null_keys) or (
-        checks.check_timestamps and _may_fail(base_ts + found.min_ts_delta, base_ts + found.max_ts_delta, checks)
+    low, high = base_ts + found.min_ts_delta, base_ts + found.max_ts_delta
+    wraps = low != java_long(low) or high != java_long(high)  # then the largest timestamp is not base + max delta
+    if checks.producer_log_append_time or (checks.compacted and found.null_keys) or wraps or (
+        checks.check_timestamps and _may_fail(low, high, checks)
     ):
         append_time = batch.max_timestamp if checks.producer_log_append_time else None
         return check_records(list(decode_record_tuples(bytes(payload), count, 0, base_ts, append_time)), checks)
-    return RecordScan(found.flag, max(-1, base_ts + found.max_ts_delta), found.in_order)
+    return RecordScan(found.flag, max(-1, high), found.in_order)
 
 
 def _may_fail(low: int, high: int, checks: RecordChecks) -> bool:

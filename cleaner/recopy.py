@@ -50,7 +50,7 @@ from protocol.records import (
 )
 from protocol.records.builder import write_v2_batch
 from protocol.records.skim import TOMBSTONE_BIT, skim_v2_records
-from protocol.records.varint import read_varint_fast, read_varlong_slow
+from protocol.records.varint import java_long, read_varint_fast, read_varlong_slow
 
 from .offset_map import OffsetMap
 from .transactions import CleanedTransactions
@@ -200,7 +200,8 @@ def _splice(batch: RecordBatchView, payload: bytes, kept: list) -> bytes:
     """The batch with only ``kept`` records, their encoded bytes copied as they are."""
     max_timestamp = batch.max_timestamp
     if batch.timestamp_type != TimestampType.LOG_APPEND_TIME:
-        max_timestamp = batch.base_timestamp + max(_timestamp_delta(payload, start) for _d, _k, _t, start, _e in kept)
+        base = batch.base_timestamp  # each timestamp wraps as Java's long does, so the max is taken after
+        max_timestamp = max(java_long(base + _timestamp_delta(payload, start)) for _d, _k, _t, start, _e in kept)
     records = b"".join([payload[s:e] for _d, _k, _t, s, e in kept])
     if batch.compression is not Codec.NONE:
         records = compress(batch.compression, records, magic=2)

@@ -17,9 +17,10 @@
  * len(payload) + 28 per record), then shrinks it to what was written. The
  * reading is defensive: whenever anything is unusual (a field past the data or
  * past its record, a varint longer than Kafka allows, bytes left after the last
- * record, an offset or timestamp that overflows 64 bits) it drops what it wrote
+ * record, an offset that overflows 64 bits) it drops what it wrote
  * and returns None, and the caller runs the Python loop, which raises the
- * decoder's exact error. So this module never has to reproduce an error.
+ * decoder's exact error. So this module never has to reproduce an error. A timestamp (base +
+ * delta) wraps to 64 bits, as in Kafka's long arithmetic and the Python loops.
  *
  * CRC-32 (IEEE, as zlib) is most of the cost: on x86-64 CPUs with PCLMULQDQ it
  * folds 64 bytes per step with carry-less multiplies (Gopal et al., "Fast CRC
@@ -227,13 +228,12 @@ int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_
     return 1;
 }
 
-/* The timestamp a legacy message gets; 0 when base + delta overflows (give up). */
-static int message_timestamp(const Args *a, const Record *r, int64_t *ts) {
-    if (a->has_append_time) {
-        *ts = a->append_time;
-        return 1;
-    }
-    return !__builtin_add_overflow(a->base_ts, r->ts_delta, ts);
+/* The timestamp a legacy message gets: base + delta wrapping to 64 bits as Java's long does (the sum is
+ * taken unsigned, where wrapping is defined, and converted back, which GCC and Clang define as modulo). */
+static int64_t message_timestamp(const Args *a, const Record *r) {
+    if (a->has_append_time)
+        return a->append_time;
+    return (int64_t)((uint64_t)a->base_ts + (uint64_t)r->ts_delta);
 }
 
 static Py_ssize_t message_size(const Args *a, const Record *r) {
@@ -287,8 +287,9 @@ uint8_t *convert(const Args *a, uint8_t *o, Totals *t) {
         t->valid &= r.plain || walk_headers(a->data, r.headers_at, r.stop, NULL, 0, NULL);
         if (r.offset < a->fetch_offset)
             continue;
-        if (!message_timestamp(a, &r, &ts) || __builtin_sub_overflow(r.offset, a->shift, &shifted))
+        if (__builtin_sub_overflow(r.offset, a->shift, &shifted))
             return NULL;
+        ts = message_timestamp(a, &r);
         o = write_message(a, &r, ts, o);
         t->last = r.offset;
         if (t->written++ == 0 || ts > t->max_ts)

@@ -24,7 +24,7 @@ import struct
 
 from ._accel import crc32 as _crc32
 from ._model import TOMBSTONE_FLAG
-from .varint import ZIGZAG14, read_varint_fast, read_varint_slow, read_varlong_slow
+from .varint import ZIGZAG14, java_long, read_varint_fast, read_varint_slow, read_varlong_slow
 
 _PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
 _HEADS = (struct.Struct(">bbi"), struct.Struct(">bbqi"))  # magic, attributes, [timestamp], key length
@@ -91,7 +91,7 @@ def emit_messages(
         pos = stop
         if offset < fetch_offset:
             continue
-        ts = base_ts + ts if append_time is None else append_time
+        ts = java_long(base_ts + ts) if append_time is None else append_time
         if ts > max_ts:
             max_ts = ts
         last, written = offset, written + 1

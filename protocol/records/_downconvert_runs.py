@@ -29,7 +29,7 @@ from ._accel import BUILT_EMIT
 from ._accel import crc32 as _crc32
 from ._downconvert import emit_messages
 from ._scan_runs import FIRST_CHUNK, LAST_CHUNK, NOT_BYTE, Layout, column_values, good_records, record_layout, shrink
-from .varint import read_varint_slow
+from .varint import java_long, read_varint_slow
 
 _PREFIX_CRC = struct.Struct(">qiI")  # offset, size, crc
 _MIN_RUN = 8  # records: a shorter run is left to the scalar loop
@@ -127,7 +127,7 @@ def _emit_run(
         offset = base_offset + deltas[k]
         if offset < fetch_offset:
             continue
-        ts = base_ts + stamps[k] if append_time is None else append_time
+        ts = java_long(base_ts + stamps[k]) if append_time is None else append_time
         at = pos + k * size
         key = data[at + key_at : at + key_end]
         head = pack_body(1, attributes, ts, key_len, key, value_len) if magic else pack_body(

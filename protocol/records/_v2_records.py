@@ -21,10 +21,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from ..errors import InvalidRecordError
+from ..primitives import INT64_MAX, INT64_MIN
 from .varint import (
     ZIGZAG14,
     encode_varint,
     encode_varlong,
+    java_long,
     read_varint_slow,
     read_varlong_slow,
     write_varint,
@@ -68,11 +70,26 @@ def decode_record_tuples(
     if count < 0:
         raise InvalidRecordError(f"Found invalid record count {count}")
     try:
-        yield from _decode_loop(data, count, base_offset, base_timestamp, append_time)
+        if append_time is None and not _NEAR_EDGE < base_timestamp < -_NEAR_EDGE:
+            yield from _wrapped(_decode_loop(data, count, base_offset, base_timestamp, append_time))
+        else:
+            yield from _decode_loop(data, count, base_offset, base_timestamp, append_time)
     except IndexError:
         raise InvalidRecordError("buffer underflow while reading a record") from None
 
 
+
+
+# A timestamp is base + delta in Java's long arithmetic: it wraps. The loop wraps the sum for deltas of 4+
+# bytes; the shorter ones it decodes inline (|delta| < 2^20) can only leave the long range from a base this
+# near its ends, and then each row is wrapped after the loop.
+_NEAR_EDGE = INT64_MIN + (1 << 21)
+
+
+def _wrapped(rows: Iterator[RecordTuple]) -> Iterator[RecordTuple]:
+    for row in rows:
+        ts = row[1]
+        yield row if INT64_MIN <= ts <= INT64_MAX else (row[0], java_long(ts), *row[2:])
 
 
 def _decode_loop(data, count, base_offset, base_timestamp, append_time):  # noqa: C901 - one hot loop
@@ -110,6 +127,7 @@ def _decode_loop(data, count, base_offset, base_timestamp, append_time):  # noqa
             pos += 4
         else:
             ts_delta, pos = read_varlong_slow(data, pos + 1)
+            ts_delta = java_long(base_timestamp + ts_delta) - base_timestamp  # the sum below then wraps
         b = data[pos]
         if b < 0x80:
             offset_delta = zz[b]
@@ -221,9 +239,11 @@ def encode_rows(out: bytearray, rows, base_offset: int, base_timestamp: int) -> 
     small, attribute_bytes, big, big_long = _SMALL_VARINTS.get, _ATTRIBUTE_BYTES, encode_varint, encode_varlong
     for offset, timestamp, key, value, headers, attributes in rows:
         if headers:
-            encode_record(out, offset - base_offset, timestamp - base_timestamp, key, value, headers, attributes)
+            delta = java_long(timestamp - base_timestamp)  # Kafka's timestamp - baseTimestamp wraps
+            encode_record(out, offset - base_offset, delta, key, value, headers, attributes)
             continue
-        head = attribute_bytes[attributes & 0xFF] + (small(delta := timestamp - base_timestamp) or big_long(delta))
+        delta = timestamp - base_timestamp
+        head = attribute_bytes[attributes & 0xFF] + (small(delta) or big_long(java_long(delta)))
         head += small(delta := offset - base_offset) or big(delta)
         if key is None:
             head += b"\x01"

@@ -34,6 +34,7 @@ from .v2 import (
     TIMESTAMP_TYPE_FLAG,
     TRANSACTIONAL_FLAG,
 )
+from .varint import java_long
 
 
 def _v2_attributes(codec: int, timestamp_type: int, transactional: bool, control: bool, horizon: bool) -> int:
@@ -131,7 +132,7 @@ class RecordBatchBuilder:
             if self._base_timestamp is None:
                 self._base_timestamp = timestamp
             encode_record(
-                self._buf, offset - self.base_offset, timestamp - self._base_timestamp,
+                self._buf, offset - self.base_offset, java_long(timestamp - self._base_timestamp),
                 key, value, headers, attributes,
             )  # fmt: skip
         self._records.append((offset, timestamp, key, value))

@@ -198,7 +198,7 @@ def _emit(parts: list, payload: bytes, count: int, *args) -> tuple[int, int, int
     if count >= 0:
         try:
             written, last, max_ts, plain = emit_records(parts, payload, count, *args)
-        except (IndexError, InvalidRecordError):
+        except (IndexError, InvalidRecordError, struct.error):  # struct.error: a backstop, a field past 64 bits
             _malformed(payload, count)
         if not plain:  # records with headers: the loop skipped them, the scan checks them
             scan_v2_records(payload, count)

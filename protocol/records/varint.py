@@ -11,6 +11,10 @@ beyond 32 (64) are dropped before un-zigzagging.
 Readers take ``(buf, pos)`` and return ``(value, new_pos)``; writers append to
 a ``bytearray``. The one-byte case is the common one, so every reader tries it
 first. These are *not* the unsigned varints of flexible protocol versions.
+
+``java_long`` wraps a Python int to 64 bits as Java's ``long`` arithmetic
+does: a v2 record's timestamp is ``baseTimestamp + timestampDelta`` in that
+arithmetic, so every sum (and every delta written back) goes through it.
 """
 
 from __future__ import annotations
@@ -23,6 +27,13 @@ VARLONG_MAX_BYTES = 10
 _INT32_MIN, _INT32_MAX = -(1 << 31), (1 << 31) - 1
 _MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+def java_long(value: int) -> int:
+    """``value`` as Java's long arithmetic leaves it (wrapping past Long.MIN/Long.MAX)."""
+    if INT64_MIN <= value <= INT64_MAX:
+        return value
+    return (value - INT64_MIN) % (1 << 64) + INT64_MIN
 
 
 def _read_unsigned(buf, pos: int, max_bytes: int, mask: int) -> tuple[int, int]:

@@ -5,19 +5,23 @@ a broken or hostile client might send. Frames Kafka refuses at the socket
 layer close the connection with no answer; record problems get the
 partition-level error code Kafka gives. After every case, a second
 connection still gets an ApiVersions answer and earlier data is unchanged.
+A record timestamp past Java's long range wraps as in Kafka: the batch is
+stored, and Fetch (down-converted too) and the cleaner go on working.
 """
 
 from __future__ import annotations
 
 import socket
 import struct
+import time
 
+import crc32c
 import pytest
 
 from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request, message_class
 from protocol.records import Codec, RecordBatchBuilder, iter_batches
 
-from .harness import recv_exactly
+from .harness import recv_exactly, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -149,16 +153,22 @@ def _produce_frame(topic: str, records: bytes, correlation_id: int) -> bytes:
     return encode_request(RequestHeader(0, 9, correlation_id, "pieces"), body)
 
 
-def _fetch_values(broker, topic: str) -> list[bytes]:
+def _fetch_batches(broker, topic: str, version: int) -> list:
+    """The batches (or legacy entries) a Fetch of ``version`` answers from offset 0, its error code checked."""
     api = API_BY_KEY[1]
     req = message_class(api, True)
     part = req.FetchTopic.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=8 << 20)
     body = req(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=8 << 20,
                topics=[req.FetchTopic(topic=topic, partitions=[part])])  # fmt: skip
     with _connect(broker) as s:
-        _, resp = _roundtrip(s, 1, 11, body)
-    data = memoryview(bytes(resp.responses[0].partitions[0].records))
-    return [r.value for batch in iter_batches(data) for r in batch]
+        _, resp = _roundtrip(s, 1, version, body)
+    p = resp.responses[0].partitions[0]
+    assert p.error_code == 0
+    return list(iter_batches(memoryview(bytes(p.records))))
+
+
+def _fetch_values(broker, topic: str) -> list[bytes]:
+    return [r.value for batch in _fetch_batches(broker, topic, 11) for r in batch]
 
 
 def test_large_frames_in_uneven_pieces_are_stored_whole_and_in_order(broker):
@@ -189,3 +199,46 @@ def test_a_large_frame_cut_short_stores_nothing(broker):
         s.sendall(frame[: len(frame) // 2])
     _still_serving(broker)
     assert _fetch_values(broker, "cut") == []
+
+
+
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _below_long_min() -> bytes:
+    """Records ``k``: ``v`` and ``w``, ``baseTimestamp`` Long.MIN + 10 and deltas 0 and -100 (the second wraps to
+    Long.MAX - 89 in Kafka's long arithmetic), ``maxTimestamp`` = base, as a crafted client may send it."""
+    b = RecordBatchBuilder()
+    b.append(b"k", b"v", timestamp=1000)
+    b.append(b"k", b"w", timestamp=900)
+    batch = bytearray(b.build())
+    struct.pack_into(">qq", batch, 27, _LONG_MIN + 10, _LONG_MIN + 10)
+    struct.pack_into(">I", batch, 17, crc32c.crc32c(bytes(batch[21:])))
+    return bytes(batch)
+
+
+def test_a_timestamp_below_long_min_wraps_and_the_partition_stays_readable_and_cleanable(broker_factory):
+    """As in Kafka, base + delta wraps to 64 bits: the batch is stored with the wrapped max timestamp, Fetch v3
+    (down-converted to magic 1) and v12 answer, and the cleaner compacts the partition."""
+    broker = broker_factory(log_cleaner_backoff_ms="100")
+    _create(broker, "wrapped", cleanup_policy="compact", segment_bytes="1024", min_cleanable_dirty_ratio="0.01")
+    assert _produce(broker, "wrapped", _below_long_min()).error_code == 0
+    stored = _fetch_batches(broker, "wrapped", 12)
+    assert [(b.magic, b.max_timestamp) for b in stored] == [(2, _LONG_MAX - 89)]
+    assert [(r.timestamp, r.value) for r in stored[0]] == [(_LONG_MIN + 10, b"v"), (_LONG_MAX - 89, b"w")]
+    old = [(b.magic, r.offset, r.timestamp, r.value) for b in _fetch_batches(broker, "wrapped", 3) for r in b]
+    assert old == [(1, 0, _LONG_MIN + 10, b"v"), (1, 1, _LONG_MAX - 89, b"w")]
+    _create(broker, "wrapped-gzip", compression_type="gzip")  # a rebuild: Kafka's builder refuses the timestamp
+    refused = _produce(broker, "wrapped-gzip", _below_long_min())
+    assert (refused.error_code, refused.error_message) == (ErrorCode.UNKNOWN_SERVER_ERROR, None)
+
+    def cleaned() -> bool:
+        time.sleep(0.2)  # each append rolls a segment (segment.bytes): the wrapped batch gets cleaned
+        assert _produce(broker, "wrapped", bytes(_batch(n=1, value_size=600))).error_code == 0
+        return [r.offset for b in _fetch_batches(broker, "wrapped", 12) for r in b][0] > 1
+
+    wait_until(cleaned, timeout=30, interval=0.1)
+    assert "uncleanable" not in broker.log_text() and "Traceback" not in broker.log_text()
+    assert broker.scrape()[("kafka_log_logcleanermanager_uncleanable_partitions_count",
+                            (("logDirectory", str(broker.data_dir)),))] == 0  # fmt: skip
+    _still_serving(broker)

@@ -115,14 +115,34 @@ def test_count_not_matching_the_records_is_handed_back():
         assert cdc.emit(data, count, 0, 0, None, 1, 0, NO_FETCH_OFFSET, 0) is None
 
 
-def test_timestamp_and_offset_overflow_are_handed_back_and_fail_as_in_python():
+def test_offset_overflow_is_handed_back_and_a_timestamp_wraps_as_in_python():
     data = _record(_fields(ts_delta=10, offset_delta=5))
     top = (1 << 63) - 1
-    assert cdc.emit(data, 1, 0, top - 5, None, 1, 0, NO_FETCH_OFFSET, 0) is None  # timestamp overflows
     assert cdc.emit(data, 1, top - 2, 0, None, 1, 0, NO_FETCH_OFFSET, 0) is None  # offset overflows
-    assert cdc.emit(data, 1, 0, top - 5, 7, 1, 0, NO_FETCH_OFFSET, 0) is not None  # append time: no sum
-    with pytest.raises(struct.error):  # what the Python loop does with such a timestamp
-        both(data, 1, 0, top - 5, None, 1, 0, NO_FETCH_OFFSET, 0)
+    c, py = both(data, 1, 0, top - 5, None, 1, 0, NO_FETCH_OFFSET, 0)  # timestamp: Long.MAX + 5 wraps
+    assert c == py and c[3] == -(1 << 63) + 4
+    assert struct.unpack_from(">q", c[0], 18)[0] == -(1 << 63) + 4  # after offset, size, CRC, magic, attributes
+
+
+@pytest.mark.parametrize("runs", [False, True], ids=["scalar", "runs"])
+@pytest.mark.parametrize("base_ts, deltas", [(-(1 << 63) + 10, (0, -100)), ((1 << 63) - 500, (0, 1000))],
+                         ids=["below-min", "above-max"])  # fmt: skip
+@pytest.mark.parametrize("magic", [0, 1])
+def test_wrapped_timestamps_are_byte_identical_in_c_and_python(runs, base_ts, deltas, magic, monkeypatch):
+    """Two records (the scalar loop), or 20 alike records whose timestamps all wrap (the column-wise runs)."""
+    deltas = (deltas[1],) * 20 if runs else deltas
+    data = b"".join(_record(_fields(ts_delta=d, offset_delta=i)) for i, d in enumerate(deltas))
+    taken = []
+    real_run = _downconvert_runs._emit_run
+    monkeypatch.setattr(_downconvert_runs, "_emit_run", lambda *a: taken.append(a[3]) or real_run(*a))
+    c, py = both(data, len(deltas), 0, base_ts, None, magic, 0, NO_FETCH_OFFSET, 0)
+    assert c is not None and c == py
+    assert taken == ([20] if runs else [])
+    wrapped = [(base_ts + d + (1 << 63)) % (1 << 64) - (1 << 63) for d in deltas]
+    assert c[3] == max(wrapped)
+    if magic:
+        messages = [c[0][i * 36 : (i + 1) * 36] for i in range(len(deltas))]  # 26 + key (4 + 1) + value (4 + 1)
+        assert [struct.unpack_from(">q", m, 18)[0] for m in messages] == wrapped
 
 
 def test_down_convert_uses_the_accelerator(monkeypatch):

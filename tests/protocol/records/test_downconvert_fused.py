@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol.errors import InvalidRecordError
-from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, TimestampType, down_convert
+from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, TimestampType, down_convert, iter_batches
 from protocol.records import _downconvert_runs, convert
 from protocol.records.v2 import ATTRIBUTES_OFFSET, CRC_OFFSET
 
@@ -141,3 +141,21 @@ def test_a_long_uniform_batch_takes_the_column_path(monkeypatch, implementation)
     data = build(records, Codec.NONE, False)
     assert down_convert(data, target_magic=1, fetch_offset=0).records == reference(data, 1, 0)
     assert sum(seen) == 500
+
+
+@pytest.mark.parametrize("codec", [Codec.NONE, Codec.GZIP, Codec.LZ4])
+@pytest.mark.parametrize("magic", [0, 1])
+def test_timestamps_past_a_long_wrap_as_kafka_reads_them(codec, magic):
+    """baseTimestamp Long.MIN + 10 and deltas 0, -100 (a batch Kafka stores): the second record's timestamp is
+    Long.MAX - 89, as Java's long arithmetic leaves Long.MIN - 90; magic 0 carries no timestamp."""
+    low, high = -(1 << 63) + 10, (1 << 63) - 90
+    builder = RecordBatchBuilder(compression=codec, base_offset=1000)
+    builder.append(b"k", b"v", timestamp=1000)
+    builder.append(b"k", b"w", timestamp=900)
+    batch = bytearray(builder.build())
+    struct.pack_into(">qq", batch, 27, low, high)
+    data = _resign(batch)
+    out = down_convert(data, target_magic=magic, fetch_offset=0).records
+    assert out == reference(data, magic, 0)
+    got = [(r.offset, r.timestamp, r.value) for b in iter_batches(memoryview(bytes(out))) for r in b]
+    assert got == [(1000, low if magic else -1, b"v"), (1001, high if magic else -1, b"w")]

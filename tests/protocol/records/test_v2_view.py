@@ -176,3 +176,24 @@ def test_records_readable_reads_uncompressed_records_in_place(codec):
         assert isinstance(readable, memoryview) and readable.obj is data
     else:
         assert isinstance(readable, bytes)
+
+
+LONG_MIN, LONG_MAX = -(1 << 63), (1 << 63) - 1
+
+
+@pytest.mark.parametrize(
+    "base, delta, timestamp",
+    [
+        (LONG_MIN + 10, -100, LONG_MAX - 89),  # a short delta from a base near the end: wrapped after the loop
+        (LONG_MAX - 500, 1000, LONG_MIN + 499),
+        (1 << 62, 3 << 61, LONG_MIN + (1 << 61)),  # a long delta from any base: wrapped where it is read
+        (-(1 << 62), -(3 << 61), LONG_MAX - (1 << 61) + 1),
+        (LONG_MIN + (1 << 21) + 1, -(1 << 20), LONG_MIN + (1 << 20) + 1),  # the closest a base gets unwrapped
+        (LONG_MAX, LONG_MAX, -2),
+    ],
+)
+def test_a_timestamp_is_base_plus_delta_wrapped_as_a_java_long(base, delta, timestamp):
+    records = raw_record(ts_delta=0, offset_delta=0) + raw_record(ts_delta=delta, offset_delta=1)
+    view = RecordBatchView(bytearray(raw_batch(records, 2, base_ts=base, max_ts=base)))
+    assert [r.timestamp for r in view] == [base, timestamp]
+    assert [t[1] for t in view.iter_tuples()] == [base, timestamp]
