@@ -52,8 +52,7 @@ def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: boo
     directory, config, now = log_.dir, log_.config, log_.clock()
     log_.segments = [Segment(directory, base, config, now, size=size) for base, size in clean_directory(directory)]
     if log_.segments and not clean:
-        contiguous = "compact" not in config.cleanup_policy
-        log_.segments = recover_from(log_.segments, recovery_point, log_.name, contiguous=contiguous)
+        log_.segments = recover_from(log_.segments, recovery_point, log_.name)
     if not log_.segments:
         log_.segments = [Segment.create(directory, log_start_offset, config, now)]
     log_._set_jitter(log_.active)
@@ -131,12 +130,14 @@ def _remove(path: Path, why: str) -> None:
     path.unlink(missing_ok=True)
 
 
-def recover_from(segments: list[Any], recovery_point: int, name: str, *, contiguous: bool) -> list[Any]:
+def recover_from(segments: list[Any], recovery_point: int, name: str) -> list[Any]:
     """Rescan segments from the one holding ``recovery_point``; returns the segments kept.
 
     Segments below the recovery point are only checked cheaply (index, tail
-    walk, and for logs that are never compacted, that each segment ends where
-    the next one begins); damage found there ends the log as a rescan would.
+    walk, time index); damage found there ends the log as a rescan would.
+    Offset gaps between segments are normal (compaction, the empty segments
+    the cleaner leaves, a log compacted once and then switched to
+    ``cleanup.policy=delete``) and are not checked, as in Kafka's ``recoverLog``.
     """
     start = 0
     for i, seg in enumerate(segments):
@@ -144,10 +145,8 @@ def recover_from(segments: list[Any], recovery_point: int, name: str, *, contigu
             start = i
     for i, seg in enumerate(segments):
         dropped = seg.recover() if i >= start else 0
-        seg_end = seg.next_offset  # below the recovery point: loads the index and walks the tail
-        following = segments[i + 1] if i + 1 < len(segments) else None
-        gap = contiguous and following is not None and seg_end != following.base_offset
-        if dropped or seg.damaged or gap:
+        seg.next_offset  # below the recovery point: loads the index and walks the tail
+        if dropped or seg.damaged:
             why = f"truncated {dropped} bytes" if dropped else "found it damaged"
             log.warning("%s: %s in %s", name, why, seg.path.name)
             for later in segments[i + 1 :]:
