@@ -19,10 +19,13 @@
 and returns (base offset, size) of the ``.log`` files that remain.
 
 ``recover_from`` then rescans, after an unclean stop, every segment from the
-one holding the recovery point to the end; the first segment that loses bytes
-ends the walk and every later segment is deleted, as Kafka does. Segments
-below the recovery point, which Kafka trusts, get a cheap check as well (see
-the function), so a file cut behind our back loses nothing before the cut.
+one holding the recovery point to the end; the first of these that loses
+bytes ends the walk and every later (unflushed) segment is deleted, as Kafka
+does. Segments below the recovery point are flushed: each gets the cheap
+check of its lazy load, and one found damaged (a file cut or torn behind our
+back) is cut back alone, keeping every flushed segment after it, as Kafka
+recovers a segment that fails its sanity check. Offset gaps between segments
+(compaction, the empty segments the cleaner leaves) are not damage.
 
 ``load_log`` runs both for a ``Log`` being opened, then sets its offsets and
 loads its producer state: after a clean stop from the snapshot written at
@@ -133,24 +136,28 @@ def _remove(path: Path, why: str) -> None:
 def recover_from(segments: list[Any], recovery_point: int, name: str) -> list[Any]:
     """Rescan segments from the one holding ``recovery_point``; returns the segments kept.
 
-    Segments below the recovery point are only checked cheaply (index, tail
-    walk, time index); damage found there ends the log as a rescan would.
-    Offset gaps between segments are normal (compaction, the empty segments
-    the cleaner leaves, a log compacted once and then switched to
-    ``cleanup.policy=delete``) and are not checked, as in Kafka's ``recoverLog``.
+    As Kafka's ``recoverLog``: a segment at or above the recovery point that
+    loses bytes ends the log, and the later (unflushed) segments are deleted.
+    A segment below it, flushed, gets the cheap check of its lazy load (index,
+    tail walk, time index); one found damaged is recovered (cut at its first
+    bad batch) alone, as Kafka's ``recoverSegment`` after a failed sanity
+    check, and the flushed segments after it are kept. Offset gaps between
+    segments are normal (compaction, empty cleaned segments) and never checked.
     """
     start = 0
     for i, seg in enumerate(segments):
         if seg.base_offset <= recovery_point:
             start = i
-    for i, seg in enumerate(segments):
-        dropped = seg.recover() if i >= start else 0
-        seg.next_offset  # below the recovery point: loads the index and walks the tail
-        if dropped or seg.damaged:
-            why = f"truncated {dropped} bytes" if dropped else "found it damaged"
-            log.warning("%s: %s in %s", name, why, seg.path.name)
+    for seg in segments[:start]:
+        seg.next_offset  # loads it: the index, the tail walk, a recovery if it is damaged
+        if seg.damaged:
+            log.warning("%s: recovered %s, damaged below the recovery point; later segments kept", name, seg.path.name)
+    for i in range(start, len(segments)):
+        dropped = segments[i].recover()
+        if dropped:
+            log.warning("%s: truncated %d bytes in %s", name, dropped, segments[i].path.name)
             for later in segments[i + 1 :]:
-                log.warning("%s: deleting %s, which followed the damage", name, later.path.name)
+                log.warning("%s: deleting %s, which followed the truncation", name, later.path.name)
                 later.delete_files()
             return segments[: i + 1]
     return segments

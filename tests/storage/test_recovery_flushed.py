@@ -1,4 +1,11 @@
-"""Unclean restarts keep flushed data: offset gaps are not damage (Kafka's ``recoverLog`` has no contiguity check)."""
+"""Unclean restarts keep flushed data, as Kafka's ``LogLoader`` does.
+
+Offset gaps between segments are not damage (``recoverLog`` has no
+contiguity check); a damaged segment below the recovery point is cut back
+alone (``recoverSegment`` after a failed sanity check) and the flushed
+segments after it stay; only a truncation at or above the recovery point
+deletes the (unflushed) segments after it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import os
 
 from cleaner.service import CleanerConfig, LogCleaner
 from protocol.records import RecordBatchBuilder
+from storage.checkpoint import write_checkpoint
 
 from .lead_helpers import Clock, append, manager, read_all, reopen
 
@@ -73,4 +81,44 @@ def test_a_segment_cut_between_batches_is_caught_by_its_time_index(tmp_path):
     seg2 = log2.segments[1]
     assert seg2.next_offset == kept_last + 1 and seg2.damaged
     assert seg2.largest_timestamp == seg2.time_index.last_entry()[0] == t0 + 10 * (kept_last + 1)
-    assert read_all(log2)[: kept_last + 1] == expected[: kept_last + 1]
+    assert read_all(log2) == [r for r in expected if r[0] != last]  # the later, flushed segments stay
+
+
+def _five_segments(path, clock):
+    lm = manager(path, clock)
+    lm.create_topic("t", 1, {"segment.bytes": "1500", "index.interval.bytes": "200"})
+    log = lm.get_log("t", 0)
+    for _ in range(60):
+        append(log)
+    log.flush()
+    lm.write_checkpoints()
+    return lm, log
+
+
+def test_a_torn_segment_below_the_recovery_point_keeps_the_later_flushed_segments(tmp_path):
+    clock = Clock()
+    lm, log = _five_segments(tmp_path, clock)
+    assert log.recovery_point == 60 and len(log.segments) == 5
+    expected, bases = read_all(log), [s.base_offset for s in log.segments]
+    last_of_seg1 = list(log.segments[1].iter_batch_headers())[-1][1]
+    victim = log.segments[1].path
+    del lm, log
+    os.truncate(victim, victim.stat().st_size - 7)  # its last batch torn
+    lm2, log2 = reopen(tmp_path, clock)
+    assert read_all(log2) == [r for r in expected if r[0] != last_of_seg1]
+    assert [s.base_offset for s in log2.segments] == bases and log2.log_end_offset == 60
+
+
+def test_a_truncation_at_the_recovery_point_still_deletes_the_unflushed_segments(tmp_path):
+    clock = Clock()
+    lm, log = _five_segments(tmp_path, clock)
+    expected, bases = read_all(log), [s.base_offset for s in log.segments]
+    victim = log.segments[2].path
+    del lm, log
+    write_checkpoint(tmp_path / "recovery-point-offset-checkpoint", {("t", 0): bases[2]})
+    os.truncate(victim, victim.stat().st_size - 7)
+    lm2, log2 = reopen(tmp_path, clock)
+    got = read_all(log2)
+    assert got == expected[: len(got)] and len(got) == bases[3] - 1
+    assert [s.base_offset for s in log2.segments] == bases[:3]
+    assert not (tmp_path / "t-0" / f"{bases[3]:020d}.log").exists()
