@@ -29,7 +29,8 @@ recovers a segment that fails its sanity check. Offset gaps between segments
 
 ``load_log`` runs both for a ``Log`` being opened, then sets its offsets and
 loads its producer state: after a clean stop from the snapshot written at
-the log end offset, otherwise by replay (``log_txn.rebuild``).
+the log end offset (with a replay when that one is damaged or lost, see
+``_snapshot_is_stale``), otherwise by replay (``log_txn.rebuild``).
 """
 
 from __future__ import annotations
@@ -66,10 +67,27 @@ def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: boo
     # After a clean stop everything is on disk: the recovery point is the log end offset,
     # found when first needed so that opening reads no segment.
     log_._recovery_point = None if clean else min(recovery_point, log_.log_end_offset)
-    if clean:  # a clean stop wrote a snapshot at the log end offset: nothing to replay
-        log_.producer_state.load_snapshot(LONG_MAX, log_.clock())
-    else:
+    if not clean or _snapshot_is_stale(log_):
         log_.rebuild_producer_state()
+
+
+def _snapshot_is_stale(log_: "Log") -> bool:
+    """After a clean stop: load the newest valid snapshot; True when batches after it must be replayed.
+
+    As Kafka's ``rebuildProducerState``: no snapshot file at all means nothing
+    to replay. A clean stop wrote one at the log end offset; if the newest
+    was corrupt (deleted, an older one loaded) or the one loaded is not past
+    the active segment's base (a roll's snapshot, the stop's one lost), the
+    batches after it are replayed. A lost stop snapshot with an older one
+    inside a non-empty active segment is not noticed (that needs the log end
+    offset, which reads the active segment: a clean open reads none).
+    """
+    state, active = log_.producer_state, log_.active
+    files = state.snapshot_offsets()
+    if not files:
+        return False
+    loaded = state.load_snapshot(LONG_MAX, log_.clock())
+    return loaded < files[-1] or loaded < active.base_offset or (loaded == active.base_offset and active.size > 0)
 
 
 def clean_directory(directory: Path) -> list[tuple[int, int]]:

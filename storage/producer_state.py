@@ -53,8 +53,8 @@ Snapshots (``<20-digit offset>.snapshot``) are written at each segment roll
 and at a clean stop, in Kafka's layout (version, CRC-32C, then one entry per
 producer: its last batch, coordinator epoch and open transaction's first
 offset, -1 when none; an entry with no batch has last sequence and offset -1,
-delta 0). ``load`` takes the newest snapshot at or below the log end offset
-and replays the batches after it, so state survives restarts and crashes;
+delta 0). Loading takes the newest valid snapshot at or below the log end
+offset (a corrupt one is deleted, as Kafka does) and replays the batches after it, so state survives restarts and crashes;
 only the last batch of each producer survives a restart (Kafka's snapshot
 keeps no more). The two newest snapshots are kept.
 """
@@ -62,6 +62,7 @@ keeps no more). The two newest snapshots are kept.
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import struct
 from pathlib import Path
@@ -75,6 +76,8 @@ from protocol.records.control import ABORT, read_marker
 from protocol.records.v2 import HEADER, TRANSACTIONAL_FLAG
 
 from .txn_index import AbortedTxn
+
+log = logging.getLogger(__name__)
 
 SNAPSHOT = ".snapshot"
 INT32_MAX = 2**31 - 1
@@ -303,14 +306,16 @@ class ProducerStateManager:
         return sorted(int(n[:20]) for n in names if len(n) == 20 + len(SNAPSHOT) and n[:20].isdigit())
 
     def load_snapshot(self, max_offset: int, now_ms: int | None = None) -> int:
-        """Load the newest valid snapshot at or below ``max_offset``, without the producers expired at
-        ``now_ms`` (all of them when None); returns its offset (-1 if none)."""
+        """Load the newest valid snapshot at or below ``max_offset`` (corrupt newer ones are deleted), without
+        the producers expired at ``now_ms`` (all of them when None); returns its offset (-1 if none)."""
         for offset in reversed(self.snapshot_offsets()):
             if offset > max_offset:
                 self.snapshot_path(offset).unlink(missing_ok=True)  # from beyond a cut log: stale
                 continue
             if self._read_snapshot(self.snapshot_path(offset), now_ms):
                 return offset
+            log.warning("%s: deleting the corrupt producer snapshot %020d%s", self.dir.name, offset, SNAPSHOT)
+            self.snapshot_path(offset).unlink(missing_ok=True)  # as Kafka's loadFromSnapshot does
         return -1
 
     def _read_snapshot(self, path: Path, now_ms: int | None) -> bool:
