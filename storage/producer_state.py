@@ -54,9 +54,12 @@ and at a clean stop, in Kafka's layout (version, CRC-32C, then one entry per
 producer: its last batch, coordinator epoch and open transaction's first
 offset, -1 when none; an entry with no batch has last sequence and offset -1,
 delta 0). Loading takes the newest valid snapshot at or below the log end
-offset (a corrupt one is deleted, as Kafka does) and replays the batches after it, so state survives restarts and crashes;
-only the last batch of each producer survives a restart (Kafka's snapshot
-keeps no more). The two newest snapshots are kept.
+offset (a corrupt one is deleted, as Kafka does) and replays the batches
+after it, so state survives restarts and crashes; only the last batch of
+each producer survives a restart (Kafka's snapshot keeps no more). The two
+newest snapshots are kept. A stop's snapshot is fsynced before it takes its
+name, then the directory; a roll's is fsynced by the log's next flush
+(``flush_snapshots``), as Kafka defers it.
 """
 
 from __future__ import annotations
@@ -75,6 +78,8 @@ from protocol import ErrorCode
 from protocol.records.control import ABORT, read_marker
 from protocol.records.v2 import HEADER, TRANSACTIONAL_FLAG
 
+from . import fileops
+from .checkpoint import fsync_dir
 from .txn_index import AbortedTxn
 
 log = logging.getLogger(__name__)
@@ -185,6 +190,7 @@ class ProducerStateManager:
         self.producers: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self.unreplicated: dict[int, int] = {}  # first -> marker offset of completed transactions above the HW
+        self.unsynced_snapshots: list[int] = []  # offsets of snapshots written without an fsync (a roll's)
 
     # -- the produce path ------------------------------------------------------------
 
@@ -292,14 +298,32 @@ class ProducerStateManager:
     def snapshot_path(self, offset: int) -> Path:
         return self.dir / f"{offset:020d}{SNAPSHOT}"
 
-    def write_snapshot(self, offset: int) -> None:
+    def write_snapshot(self, offset: int, *, sync: bool = True) -> None:
+        """Write the snapshot at ``offset`` through a temporary file; ``sync``: fsync it and the directory
+        (Kafka's ``writeSnapshot(..., sync)``), else ``flush_snapshots`` does (a roll's: off the append path)."""
         entries = [_pack_entry(pid, e) for pid, e in sorted(self.producers.items())]
         body = _COUNT.pack(len(entries)) + b"".join(entries)
         tmp = self.snapshot_path(offset).with_name(f"{offset:020d}{SNAPSHOT}.tmp")
-        tmp.write_bytes(_HEADER.pack(1, crc32c.crc32c(body)) + body)
+        with open(tmp, "wb") as f:
+            f.write(_HEADER.pack(1, crc32c.crc32c(body)) + body)
+            if sync:
+                f.flush()
+                fileops.fsync(f.fileno())
         os.replace(tmp, self.snapshot_path(offset))
+        if sync:
+            fsync_dir(self.dir)
+        else:
+            self.unsynced_snapshots.append(offset)
         for old in self.snapshot_offsets()[:-2]:
             self.snapshot_path(old).unlink(missing_ok=True)
+
+    def flush_snapshots(self) -> None:
+        """fsync the snapshots written without it, then the directory (Kafka's ``flushProducerStateSnapshot``)."""
+        if not self.unsynced_snapshots:
+            return
+        while self.unsynced_snapshots:
+            fileops.fsync_if_exists(self.snapshot_path(self.unsynced_snapshots.pop()))
+        fsync_dir(self.dir)
 
     def snapshot_offsets(self) -> list[int]:
         names = (p.name for p in self.dir.iterdir() if p.name.endswith(SNAPSHOT))

@@ -158,7 +158,7 @@ class Segment:
         last_time = self.time_index.last_entry()
         if end != self.size or (last_time is not None and last_time[1] >= self._next_offset):
             # a torn tail, or a file cut between batches (its time index saw later ones)
-            log.warning("%s: batches end at %d (offset %d), the file at %d", self.path, end, self._next_offset, self.size)
+            log.warning("%s: batches end at %d (offset %d), file at %d", self.path, end, self._next_offset, self.size)
             self.damaged = True
             self._recover_on_load()
             return
@@ -250,13 +250,15 @@ class Segment:
         self._ensure_loaded()
         return self.offset_index.is_full() or self.time_index.is_full()
 
-    def flush(self) -> None:
-        handle = self._handle
-        if handle is None:
-            return
+    def flush(self, *, indexes: bool = True) -> None:
+        """fsync ``.log``, ``.txnindex`` and (``indexes``) changed offset/time indexes: Kafka's ``LogSegment.flush``."""
         try:
-            fileops.fsync(handle.fd)
-            if self._txn_index is not None:
+            if self._handle is not None:
+                fileops.fsync(self._handle.fd)
+            for index in (self._offset_index, self._time_index) if indexes else ():
+                if index is not None:
+                    index.flush()
+            if self._txn_index is not None:  # always: only a replay from a snapshot rebuilds it
                 self._txn_index.flush()
         except OSError as exc:
             raise StorageError(exc.errno, f"fsync of {self.path} failed: {exc.strerror}") from exc
