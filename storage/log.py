@@ -103,9 +103,9 @@ class Log:
             raise
         return self
 
-    def rebuild_producer_state(self) -> None:
+    def rebuild_producer_state(self, replay_from: int | None = None) -> None:
         """Producer state from the newest usable snapshot plus the batches after it (``log_txn.rebuild``)."""
-        log_txn.rebuild(self)
+        log_txn.rebuild(self, replay_from)
 
     @property
     def recovery_point(self) -> int:

@@ -19,7 +19,9 @@
 and returns (base offset, size) of the ``.log`` files that remain.
 
 ``recover_from`` then rescans, after an unclean stop, every segment from the
-one holding the recovery point to the end; the first of these that loses
+one holding the recovery point to the end, their ``.txnindex`` reset (the
+producer state replay, started at or below the first of them, rebuilds it,
+as Kafka's ``LogSegment.recover`` does); the first of these that loses
 bytes ends the walk and every later (unflushed) segment is deleted, as Kafka
 does. Segments below the recovery point are flushed: each gets the cheap
 check of its lazy load, and one found damaged (a file cut or torn behind our
@@ -55,7 +57,9 @@ def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: boo
     """Open ``log_``'s directory: segments, offsets, producer state (see the module docstring)."""
     directory, config, now = log_.dir, log_.config, log_.clock()
     log_.segments = [Segment(directory, base, config, now, size=size) for base, size in clean_directory(directory)]
+    replay_from = None
     if log_.segments and not clean:
+        replay_from = log_.segments[_first_rescanned(log_.segments, recovery_point)].base_offset
         log_.segments = recover_from(log_.segments, recovery_point, log_.name)
     if not log_.segments:
         log_.segments = [Segment.create(directory, log_start_offset, config, now)]
@@ -68,7 +72,7 @@ def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: boo
     # found when first needed so that opening reads no segment.
     log_._recovery_point = None if clean else min(recovery_point, log_.log_end_offset)
     if not clean or _snapshot_is_stale(log_):
-        log_.rebuild_producer_state()
+        log_.rebuild_producer_state(replay_from)
 
 
 def _snapshot_is_stale(log_: "Log") -> bool:
@@ -151,6 +155,11 @@ def _remove(path: Path, why: str) -> None:
     path.unlink(missing_ok=True)
 
 
+def _first_rescanned(segments: list[Any], recovery_point: int) -> int:
+    """Index of the segment holding ``recovery_point`` (the last based at or below it; the first if none)."""
+    return max((i for i, seg in enumerate(segments) if seg.base_offset <= recovery_point), default=0)
+
+
 def recover_from(segments: list[Any], recovery_point: int, name: str) -> list[Any]:
     """Rescan segments from the one holding ``recovery_point``; returns the segments kept.
 
@@ -162,14 +171,13 @@ def recover_from(segments: list[Any], recovery_point: int, name: str) -> list[An
     check, and the flushed segments after it are kept. Offset gaps between
     segments are normal (compaction, empty cleaned segments) and never checked.
     """
-    start = 0
-    for i, seg in enumerate(segments):
-        if seg.base_offset <= recovery_point:
-            start = i
+    start = _first_rescanned(segments, recovery_point)
     for seg in segments[:start]:
         seg.next_offset  # loads it: the index, the tail walk, a recovery if it is damaged
         if seg.damaged:
             log.warning("%s: recovered %s, damaged below the recovery point; later segments kept", name, seg.path.name)
+    for seg in segments[start:]:
+        seg.txn_index.reset()  # rebuilt by the producer state replay (``log_txn.rebuild``), as Kafka's recover does
     for i in range(start, len(segments)):
         dropped = segments[i].recover()
         if dropped:

@@ -329,12 +329,15 @@ class ProducerStateManager:
         names = (p.name for p in self.dir.iterdir() if p.name.endswith(SNAPSHOT))
         return sorted(int(n[:20]) for n in names if len(n) == 20 + len(SNAPSHOT) and n[:20].isdigit())
 
-    def load_snapshot(self, max_offset: int, now_ms: int | None = None) -> int:
-        """Load the newest valid snapshot at or below ``max_offset`` (corrupt newer ones are deleted), without
-        the producers expired at ``now_ms`` (all of them when None); returns its offset (-1 if none)."""
+    def load_snapshot(self, max_offset: int, now_ms: int | None = None, *, stale_above: int | None = None) -> int:
+        """Load the newest valid snapshot at or below ``max_offset`` (corrupt newer ones are deleted, and those
+        above ``stale_above``, by default ``max_offset``: from beyond a cut log), without the producers expired
+        at ``now_ms`` (all of them when None); returns its offset (-1 if none)."""
+        stale_above = max_offset if stale_above is None else stale_above
         for offset in reversed(self.snapshot_offsets()):
+            if offset > stale_above:
+                self.snapshot_path(offset).unlink(missing_ok=True)
             if offset > max_offset:
-                self.snapshot_path(offset).unlink(missing_ok=True)  # from beyond a cut log: stale
                 continue
             if self._read_snapshot(self.snapshot_path(offset), now_ms):
                 return offset

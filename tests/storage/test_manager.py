@@ -51,11 +51,11 @@ def test_a_log_that_cannot_be_made_undoes_the_others(tmp_path, monkeypatch, grow
     fds, made = open_files_under(tmp_path), []
     rebuild = Log.rebuild_producer_state
 
-    def fail_the_third(self) -> None:  # runs after the log's first segment (and its index files) is open
+    def fail_the_third(self, replay_from=None) -> None:  # runs after the log's first segment (and its indexes) is open
         made.append(self.partition)
         if len(made) == 3:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        rebuild(self)
+        rebuild(self, replay_from)
 
     monkeypatch.setattr(Log, "rebuild_producer_state", fail_the_third)
     with pytest.raises(StorageError, match="No space left on device") as error:
