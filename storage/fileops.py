@@ -24,6 +24,18 @@ def fsync(fd: int) -> None:
     os.fsync(fd)
 
 
+def fsync_if_exists(path) -> None:
+    """fsync a file by name (one whose descriptor was closed); nothing if it was deleted meanwhile."""
+    try:
+        fd = open_file(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def ftruncate(fd: int, size: int) -> None:
     os.ftruncate(fd, size)
 

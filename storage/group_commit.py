@@ -16,7 +16,10 @@ data is on disk reads the generation right after its append and calls
   during a flush are covered by the next one).
 
 So N producers appending while an fsync is in flight are answered by the
-next round: about one fsync per log per round, not one per request. A failed
+next round: about one fsync per log per round, not one per request. A round
+leaves out the active segment's offset and time indexes (``Log.flush``):
+the loader rebuilds what they lack from the ``.log``; ``flush.ms``/``flush.messages``
+flushes, rolls and shutdown fsync them. A failed
 fsync puts the logs back in the dirty set and raises ``StorageError`` to the
 flusher; the others find their generation still unflushed and try again.
 """
@@ -82,7 +85,7 @@ class GroupCommit:
             dirty, self._dirty = self._dirty, set()
         try:
             for log_ in dirty:
-                log_.flush()
+                log_.flush(active_indexes=False)
         except BaseException:
             with self._lock:
                 self._dirty |= dirty

@@ -7,7 +7,9 @@ time index entries are 12 bytes, ``timestamp int64, relative offset int32``
 Files are preallocated (a sparse ``ftruncate``) to ``segment.index.bytes``
 rounded down to whole entries when the first entry is written, written entry
 by entry with ``pwrite``, and trimmed to their real size when the segment
-rolls or closes. A full offset index holds ``max_entries``; the time index
+rolls or closes. ``flush`` (the segment's, at ``flush.ms``/``flush.messages``,
+rolls and shutdown, as Kafka's ``LogSegment.flush``) fsyncs a file only if it
+changed since the last one. A full offset index holds ``max_entries``; the time index
 reserves its last slot for the final entry written when the segment becomes
 inactive, so it is full one entry earlier.
 
@@ -41,6 +43,7 @@ class _Index:
         self.values: list[int] = []
         self._fd = -1
         self._preallocated = False
+        self._dirty = False  # written or cut since the last fsync
         self.beyond_end = False  # the file pointed past the end of the .log (it was cut)
 
     def __len__(self) -> int:
@@ -83,6 +86,7 @@ class _Index:
             if not self._preallocated:
                 fileops.ftruncate(fd, self.max_entries * self.ENTRY.size)
                 self._preallocated = True
+            self._dirty = True
             fileops.write_all(fd, self.ENTRY.pack(a, b), position)
         except OSError as exc:
             raise StorageError(exc.errno, f"writing {self.path} failed: {exc.strerror}") from exc
@@ -91,6 +95,7 @@ class _Index:
     def preallocate(self) -> None:
         """Create the file at its full size (sparse), as Kafka does for a new segment."""
         try:
+            self._dirty = True
             fileops.ftruncate(self._open(), self.max_entries * self.ENTRY.size)
         except OSError as exc:
             raise StorageError(exc.errno, f"creating {self.path} failed: {exc.strerror}") from exc
@@ -119,6 +124,7 @@ class _Index:
         """Keep the first ``count`` entries, in memory and on disk."""
         del self.keys[count:], self.values[count:]
         fd = self._open()
+        self._dirty = True
         fileops.ftruncate(fd, count * self.ENTRY.size)
         self._preallocated = False
 
@@ -126,8 +132,14 @@ class _Index:
         self.truncate_entries(0)
 
     def flush(self) -> None:
+        """fsync the file if it changed since the last flush (reopened if a roll's trim closed it)."""
+        if not self._dirty:
+            return
         if self._fd >= 0:
             fileops.fsync(self._fd)
+        else:
+            fileops.fsync_if_exists(self.path)
+        self._dirty = False
 
     def close(self) -> None:
         self.trim()

@@ -103,9 +103,9 @@ class Log:
             raise
         return self
 
-    def rebuild_producer_state(self) -> None:
+    def rebuild_producer_state(self, replay_from: int | None = None) -> None:
         """Producer state from the newest usable snapshot plus the batches after it (``log_txn.rebuild``)."""
-        log_txn.rebuild(self)
+        log_txn.rebuild(self, replay_from)
 
     @property
     def recovery_point(self) -> int:
@@ -256,7 +256,7 @@ class Log:
             self._unflushed.append(old)
         self.segments.append(new)
         if self.producer_state.producers:
-            self.producer_state.write_snapshot(base)
+            self.producer_state.write_snapshot(base, sync=False)  # fsynced by the next flush, as Kafka does
         return new
 
     def roll_if_idle(self, now_ms: int) -> bool:
@@ -274,13 +274,14 @@ class Log:
 
     # -- flushing -------------------------------------------------------------------
 
-    def flush(self) -> None:
-        """fsync every segment written since the last flush; advance the recovery point."""
+    def flush(self, *, active_indexes: bool = True) -> None:
+        """fsync every segment written since the last flush (a group commit: the active one's indexes aside)."""
         log_end_offset = self.log_end_offset
         with self._flush_lock:
             pending = self._unflushed + [self.active]
             for seg in pending:
-                seg.flush()
+                seg.flush(indexes=active_indexes or seg is not pending[-1])
+            self.producer_state.flush_snapshots()
             del self._unflushed[: len(pending) - 1]
             self.recovery_point = max(self.recovery_point, log_end_offset)
         self._unflushed_messages = 0
@@ -305,6 +306,7 @@ class Log:
             pending, base = list(self._unflushed), self.active.base_offset
             for seg in pending:
                 seg.flush()
+            self.producer_state.flush_snapshots()
             del self._unflushed[: len(pending)]
             if pending:
                 self.recovery_point = max(self.recovery_point, base)

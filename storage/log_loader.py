@@ -19,14 +19,20 @@
 and returns (base offset, size) of the ``.log`` files that remain.
 
 ``recover_from`` then rescans, after an unclean stop, every segment from the
-one holding the recovery point to the end; the first segment that loses bytes
-ends the walk and every later segment is deleted, as Kafka does. Segments
-below the recovery point, which Kafka trusts, get a cheap check as well (see
-the function), so a file cut behind our back loses nothing before the cut.
+one holding the recovery point to the end, their ``.txnindex`` reset (the
+producer state replay, started at or below the first of them, rebuilds it,
+as Kafka's ``LogSegment.recover`` does); the first of these that loses
+bytes ends the walk and every later (unflushed) segment is deleted, as Kafka
+does. Segments below the recovery point are flushed: each gets the cheap
+check of its lazy load, and one found damaged (a file cut or torn behind our
+back) is cut back alone, keeping every flushed segment after it, as Kafka
+recovers a segment that fails its sanity check. Offset gaps between segments
+(compaction, the empty segments the cleaner leaves) are not damage.
 
 ``load_log`` runs both for a ``Log`` being opened, then sets its offsets and
 loads its producer state: after a clean stop from the snapshot written at
-the log end offset, otherwise by replay (``log_txn.rebuild``).
+the log end offset (with a replay when that one is damaged or lost, see
+``_snapshot_is_stale``), otherwise by replay (``log_txn.rebuild``).
 """
 
 from __future__ import annotations
@@ -51,9 +57,10 @@ def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: boo
     """Open ``log_``'s directory: segments, offsets, producer state (see the module docstring)."""
     directory, config, now = log_.dir, log_.config, log_.clock()
     log_.segments = [Segment(directory, base, config, now, size=size) for base, size in clean_directory(directory)]
+    replay_from = None
     if log_.segments and not clean:
-        contiguous = "compact" not in config.cleanup_policy
-        log_.segments = recover_from(log_.segments, recovery_point, log_.name, contiguous=contiguous)
+        replay_from = log_.segments[_first_rescanned(log_.segments, recovery_point)].base_offset
+        log_.segments = recover_from(log_.segments, recovery_point, log_.name)
     if not log_.segments:
         log_.segments = [Segment.create(directory, log_start_offset, config, now)]
     log_._set_jitter(log_.active)
@@ -64,10 +71,27 @@ def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: boo
     # After a clean stop everything is on disk: the recovery point is the log end offset,
     # found when first needed so that opening reads no segment.
     log_._recovery_point = None if clean else min(recovery_point, log_.log_end_offset)
-    if clean:  # a clean stop wrote a snapshot at the log end offset: nothing to replay
-        log_.producer_state.load_snapshot(LONG_MAX, log_.clock())
-    else:
-        log_.rebuild_producer_state()
+    if not clean or _snapshot_is_stale(log_):
+        log_.rebuild_producer_state(replay_from)
+
+
+def _snapshot_is_stale(log_: "Log") -> bool:
+    """After a clean stop: load the newest valid snapshot; True when batches after it must be replayed.
+
+    As Kafka's ``rebuildProducerState``: no snapshot file at all means nothing
+    to replay. A clean stop wrote one at the log end offset; if the newest
+    was corrupt (deleted, an older one loaded) or the one loaded is not past
+    the active segment's base (a roll's snapshot, the stop's one lost), the
+    batches after it are replayed. A lost stop snapshot with an older one
+    inside a non-empty active segment is not noticed (that needs the log end
+    offset, which reads the active segment: a clean open reads none).
+    """
+    state, active = log_.producer_state, log_.active
+    files = state.snapshot_offsets()
+    if not files:
+        return False
+    loaded = state.load_snapshot(LONG_MAX, log_.clock())
+    return loaded < files[-1] or loaded < active.base_offset or (loaded == active.base_offset and active.size > 0)
 
 
 def clean_directory(directory: Path) -> list[tuple[int, int]]:
@@ -131,27 +155,35 @@ def _remove(path: Path, why: str) -> None:
     path.unlink(missing_ok=True)
 
 
-def recover_from(segments: list[Any], recovery_point: int, name: str, *, contiguous: bool) -> list[Any]:
+def _first_rescanned(segments: list[Any], recovery_point: int) -> int:
+    """Index of the segment holding ``recovery_point`` (the last based at or below it; the first if none)."""
+    return max((i for i, seg in enumerate(segments) if seg.base_offset <= recovery_point), default=0)
+
+
+def recover_from(segments: list[Any], recovery_point: int, name: str) -> list[Any]:
     """Rescan segments from the one holding ``recovery_point``; returns the segments kept.
 
-    Segments below the recovery point are only checked cheaply (index, tail
-    walk, and for logs that are never compacted, that each segment ends where
-    the next one begins); damage found there ends the log as a rescan would.
+    As Kafka's ``recoverLog``: a segment at or above the recovery point that
+    loses bytes ends the log, and the later (unflushed) segments are deleted.
+    A segment below it, flushed, gets the cheap check of its lazy load (index,
+    tail walk, time index); one found damaged is recovered (cut at its first
+    bad batch) alone, as Kafka's ``recoverSegment`` after a failed sanity
+    check, and the flushed segments after it are kept. Offset gaps between
+    segments are normal (compaction, empty cleaned segments) and never checked.
     """
-    start = 0
-    for i, seg in enumerate(segments):
-        if seg.base_offset <= recovery_point:
-            start = i
-    for i, seg in enumerate(segments):
-        dropped = seg.recover() if i >= start else 0
-        seg_end = seg.next_offset  # below the recovery point: loads the index and walks the tail
-        following = segments[i + 1] if i + 1 < len(segments) else None
-        gap = contiguous and following is not None and seg_end != following.base_offset
-        if dropped or seg.damaged or gap:
-            why = f"truncated {dropped} bytes" if dropped else "found it damaged"
-            log.warning("%s: %s in %s", name, why, seg.path.name)
+    start = _first_rescanned(segments, recovery_point)
+    for seg in segments[:start]:
+        seg.next_offset  # loads it: the index, the tail walk, a recovery if it is damaged
+        if seg.damaged:
+            log.warning("%s: recovered %s, damaged below the recovery point; later segments kept", name, seg.path.name)
+    for seg in segments[start:]:
+        seg.txn_index.reset()  # rebuilt by the producer state replay (``log_txn.rebuild``), as Kafka's recover does
+    for i in range(start, len(segments)):
+        dropped = segments[i].recover()
+        if dropped:
+            log.warning("%s: truncated %d bytes in %s", name, dropped, segments[i].path.name)
             for later in segments[i + 1 :]:
-                log.warning("%s: deleting %s, which followed the damage", name, later.path.name)
+                log.warning("%s: deleting %s, which followed the truncation", name, later.path.name)
                 later.delete_files()
             return segments[: i + 1]
     return segments

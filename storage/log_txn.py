@@ -11,7 +11,11 @@
   the record of each marker (a control batch is tiny). A replayed ABORT
   marker re-adds its entry to its segment's ``.txnindex`` unless an entry
   at or beyond its offset is there already, so a crash never leaves the
-  index with duplicates, and one whose tail was lost gets it back.
+  index with duplicates, and one whose tail was lost gets it back. After an
+  unclean stop the loader resets the ``.txnindex`` of every segment it
+  rescans and asks for the replay to start at or below the first of them
+  (``replay_from``), as Kafka's ``LogSegment.recover`` rebuilds that index
+  from producer state brought up to the segment's base.
 * ``first_unstable_offset`` / ``last_stable_offset``: Kafka's, with the first
   unstable offset raised to the log start offset as Kafka does after
   DeleteRecords; the LSO never passes the high watermark.
@@ -70,12 +74,14 @@ def _undo_append(log_: "Log", seg: "Segment", first_offset: int) -> None:
         log.exception("%s: could not undo an append whose transaction index write failed", log_.name)
 
 
-def rebuild(log_: "Log") -> None:
-    """Producer state from the newest usable snapshot plus the batches after it; see the module docstring."""
+def rebuild(log_: "Log", replay_from: int | None = None) -> None:
+    """Producer state from the newest usable snapshot (at or below ``replay_from`` when given) plus the
+    batches after it; see the module docstring."""
     state = log_.producer_state
     state.clear()
     end = log_.log_end_offset
-    start = max(state.load_snapshot(end, log_.clock()), 0)
+    upto = end if replay_from is None else min(end, replay_from)
+    start = max(state.load_snapshot(upto, log_.clock(), stale_above=end), 0)
     if start < end:
         for seg, item in _replay_items(log_, start):
             if isinstance(item, BatchInfo):

@@ -53,15 +53,19 @@ Snapshots (``<20-digit offset>.snapshot``) are written at each segment roll
 and at a clean stop, in Kafka's layout (version, CRC-32C, then one entry per
 producer: its last batch, coordinator epoch and open transaction's first
 offset, -1 when none; an entry with no batch has last sequence and offset -1,
-delta 0). ``load`` takes the newest snapshot at or below the log end offset
-and replays the batches after it, so state survives restarts and crashes;
-only the last batch of each producer survives a restart (Kafka's snapshot
-keeps no more). The two newest snapshots are kept.
+delta 0). Loading takes the newest valid snapshot at or below the log end
+offset (a corrupt one is deleted, as Kafka does) and replays the batches
+after it, so state survives restarts and crashes; only the last batch of
+each producer survives a restart (Kafka's snapshot keeps no more). The two
+newest snapshots are kept. A stop's snapshot is fsynced before it takes its
+name, then the directory; a roll's is fsynced by the log's next flush
+(``flush_snapshots``), as Kafka defers it.
 """
 
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import struct
 from pathlib import Path
@@ -74,7 +78,11 @@ from protocol import ErrorCode
 from protocol.records.control import ABORT, read_marker
 from protocol.records.v2 import HEADER, TRANSACTIONAL_FLAG
 
+from . import fileops
+from .checkpoint import fsync_dir
 from .txn_index import AbortedTxn
+
+log = logging.getLogger(__name__)
 
 SNAPSHOT = ".snapshot"
 INT32_MAX = 2**31 - 1
@@ -182,6 +190,7 @@ class ProducerStateManager:
         self.producers: dict[int, ProducerEntry] = {}
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
         self.unreplicated: dict[int, int] = {}  # first -> marker offset of completed transactions above the HW
+        self.unsynced_snapshots: list[int] = []  # offsets of snapshots written without an fsync (a roll's)
 
     # -- the produce path ------------------------------------------------------------
 
@@ -289,28 +298,51 @@ class ProducerStateManager:
     def snapshot_path(self, offset: int) -> Path:
         return self.dir / f"{offset:020d}{SNAPSHOT}"
 
-    def write_snapshot(self, offset: int) -> None:
+    def write_snapshot(self, offset: int, *, sync: bool = True) -> None:
+        """Write the snapshot at ``offset`` through a temporary file; ``sync``: fsync it and the directory
+        (Kafka's ``writeSnapshot(..., sync)``), else ``flush_snapshots`` does (a roll's: off the append path)."""
         entries = [_pack_entry(pid, e) for pid, e in sorted(self.producers.items())]
         body = _COUNT.pack(len(entries)) + b"".join(entries)
         tmp = self.snapshot_path(offset).with_name(f"{offset:020d}{SNAPSHOT}.tmp")
-        tmp.write_bytes(_HEADER.pack(1, crc32c.crc32c(body)) + body)
+        with open(tmp, "wb") as f:
+            f.write(_HEADER.pack(1, crc32c.crc32c(body)) + body)
+            if sync:
+                f.flush()
+                fileops.fsync(f.fileno())
         os.replace(tmp, self.snapshot_path(offset))
+        if sync:
+            fsync_dir(self.dir)
+        else:
+            self.unsynced_snapshots.append(offset)
         for old in self.snapshot_offsets()[:-2]:
             self.snapshot_path(old).unlink(missing_ok=True)
+
+    def flush_snapshots(self) -> None:
+        """fsync the snapshots written without it, then the directory (Kafka's ``flushProducerStateSnapshot``)."""
+        if not self.unsynced_snapshots:
+            return
+        while self.unsynced_snapshots:
+            fileops.fsync_if_exists(self.snapshot_path(self.unsynced_snapshots.pop()))
+        fsync_dir(self.dir)
 
     def snapshot_offsets(self) -> list[int]:
         names = (p.name for p in self.dir.iterdir() if p.name.endswith(SNAPSHOT))
         return sorted(int(n[:20]) for n in names if len(n) == 20 + len(SNAPSHOT) and n[:20].isdigit())
 
-    def load_snapshot(self, max_offset: int, now_ms: int | None = None) -> int:
-        """Load the newest valid snapshot at or below ``max_offset``, without the producers expired at
-        ``now_ms`` (all of them when None); returns its offset (-1 if none)."""
+    def load_snapshot(self, max_offset: int, now_ms: int | None = None, *, stale_above: int | None = None) -> int:
+        """Load the newest valid snapshot at or below ``max_offset`` (corrupt newer ones are deleted, and those
+        above ``stale_above``, by default ``max_offset``: from beyond a cut log), without the producers expired
+        at ``now_ms`` (all of them when None); returns its offset (-1 if none)."""
+        stale_above = max_offset if stale_above is None else stale_above
         for offset in reversed(self.snapshot_offsets()):
+            if offset > stale_above:
+                self.snapshot_path(offset).unlink(missing_ok=True)
             if offset > max_offset:
-                self.snapshot_path(offset).unlink(missing_ok=True)  # from beyond a cut log: stale
                 continue
             if self._read_snapshot(self.snapshot_path(offset), now_ms):
                 return offset
+            log.warning("%s: deleting the corrupt producer snapshot %020d%s", self.dir.name, offset, SNAPSHOT)
+            self.snapshot_path(offset).unlink(missing_ok=True)  # as Kafka's loadFromSnapshot does
         return -1
 
     def _read_snapshot(self, path: Path, now_ms: int | None) -> bool:

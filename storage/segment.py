@@ -12,7 +12,8 @@ time index gets the largest timestamp so far if it grew.
 Lazy by design, so that a clean open of thousands of segments costs one
 ``stat`` each: the file is opened, and the indexes read (tail walked from the
 last index entry to find the next offset), on first use. A missing or corrupt
-index found then is rebuilt by ``recover``, which walks every batch
+index, a tail that ends short of the file, or a time index naming an offset
+past the last batch (the file was cut between batches) is rebuilt by ``recover``, which walks every batch
 (``segment_recovery.py``), checks its size and CRC, rebuilds both indexes
 and truncates the file at the first invalid batch. The ``.txnindex``
 (``txn_index.py``, aborted transactions whose marker is here) exists only
@@ -154,12 +155,13 @@ class Segment:
         end = position
         for pos, last, size in self.iter_batch_headers(position):
             self._next_offset, end = last + 1, pos + size
-        if end != self.size:  # a torn or cut tail: the file is not what was written
-            log.warning("%s: the batches end at %d, the file at %d; recovering it", self.path, end, self.size)
+        last_time = self.time_index.last_entry()
+        if end != self.size or (last_time is not None and last_time[1] >= self._next_offset):
+            # a torn tail, or a file cut between batches (its time index saw later ones)
+            log.warning("%s: batches end at %d (offset %d), file at %d", self.path, end, self._next_offset, self.size)
             self.damaged = True
             self._recover_on_load()
             return
-        last_time = self.time_index.last_entry()
         if last_time is not None:
             self._max_ts, self._offset_of_max_ts = last_time
 
@@ -248,13 +250,15 @@ class Segment:
         self._ensure_loaded()
         return self.offset_index.is_full() or self.time_index.is_full()
 
-    def flush(self) -> None:
-        handle = self._handle
-        if handle is None:
-            return
+    def flush(self, *, indexes: bool = True) -> None:
+        """fsync ``.log``, ``.txnindex`` and (``indexes``) changed offset/time indexes: Kafka's ``LogSegment.flush``."""
         try:
-            fileops.fsync(handle.fd)
-            if self._txn_index is not None:
+            if self._handle is not None:
+                fileops.fsync(self._handle.fd)
+            for index in (self._offset_index, self._time_index) if indexes else ():
+                if index is not None:
+                    index.flush()
+            if self._txn_index is not None:  # always: only a replay from a snapshot rebuilds it
                 self._txn_index.flush()
         except OSError as exc:
             raise StorageError(exc.errno, f"fsync of {self.path} failed: {exc.strerror}") from exc

@@ -155,7 +155,9 @@ def test_disk_errors_fail_the_append_and_keep_earlier_data(tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("seed", range(12))
-def test_randomized_kill_keeps_every_batch_before_the_damage(tmp_path, seed):
+def test_randomized_kill_keeps_every_batch_but_the_damaged_ones(tmp_path, seed):
+    """A cut segment loses its batches from the cut on; later segments survive when they were flushed
+    (the cut one is below the recovery point) or when the cut fell between batches (nothing truncated)."""
     rng = random.Random(seed)
     clock = Clock()
     lm = manager(tmp_path, clock)
@@ -165,20 +167,24 @@ def test_randomized_kill_keeps_every_batch_before_the_damage(tmp_path, seed):
         append(log, n=rng.randint(1, 4), value=rng.randbytes(rng.randint(1, 90)))
     if rng.random() < 0.5:
         lm.write_checkpoints()
-    expected = read_all(log)
-    segs = _segment_files(tmp_path)
-    victim = rng.choice(segs)
+    expected, bases = read_all(log), [s.base_offset for s in log.segments]
+    rp = read_checkpoint(tmp_path / "recovery-point-offset-checkpoint").get(("t", 0), 0)
+    i = rng.randrange(len(bases))
+    victim = _segment_files(tmp_path)[i]
     cut = rng.randint(0, victim.stat().st_size)
     whole = list(iter_batches(memoryview(victim.read_bytes()[:cut])))  # complete before the cut
-    survivors = whole[-1].next_offset if whole else int(victim.name.split(".")[0])
+    survivors = whole[-1].next_offset if whole else bases[i]
+    lost_end = bases[i + 1] if i + 1 < len(bases) else len(expected)
+    flushed = i + 1 < len(bases) and bases[i + 1] <= rp  # the recovery point is in a later segment
+    between_batches = cut == sum(b.size_in_bytes for b in whole)
     os.truncate(victim, cut)
     del lm, log
     lm2, log2 = reopen(tmp_path, clock)
     got = read_all(log2)
-    assert got == expected[: len(got)]  # a prefix: nothing reordered or invented
-    assert len(got) >= survivors  # every batch complete before the damage is still there
+    kept = [r for r in expected if not survivors <= r[0] < lost_end]
+    assert got == (kept if flushed or between_batches else [r for r in kept if r[0] < survivors])
     first, _ = append(log2)
-    assert first == len(got)
+    assert first == (got[-1][0] + 1 if got else 0)
 
 
 def test_group_commit_uses_far_fewer_fsyncs_than_appends(tmp_path, monkeypatch):

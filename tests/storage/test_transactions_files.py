@@ -7,6 +7,7 @@ import os
 import pytest
 
 from storage import AbortedTxn
+from storage.log_txn import aborted_transactions
 from storage.txn_index import TransactionIndex, write_txn_index
 
 from .lead_helpers import Clock
@@ -193,7 +194,8 @@ def _crash_during_swap(tmp_path, stage):
     else:  # the .log was already renamed, only the .txnindex.swap is left
         (d / f"{name}.txnindex").rename(d / f"{name}.txnindex.deleted")
         (d / f"{name}.txnindex.swap").write_bytes(new_index)
-    return open_at(tmp_path, clock, clean=False, cleanup_policy="compact"), new_index
+    # recovery point 5: segment 0 is flushed, so its index is the swap's, not one rebuilt by a rescan
+    return open_at(tmp_path, clock, clean=False, recovery_point=5, cleanup_policy="compact"), new_index
 
 
 @pytest.mark.parametrize(
@@ -253,3 +255,29 @@ def test_replace_segments_strips_the_index_swap_after_the_log(tmp_path, monkeypa
         (f"{0:020d}.txnindex", f"{0:020d}.txnindex.deleted"))  # fmt: skip
     monkeypatch.undo()
     log_.close()
+
+
+@pytest.mark.parametrize("damage", ["lost", "stale entry"])
+def test_a_rescanned_segment_gets_its_txn_index_rebuilt_from_its_batches(tmp_path, damage):
+    """As Kafka's ``LogSegment.recover``: the index of a segment at or above the recovery point is reset and
+    rebuilt from its markers, with producer state brought up to its base, even when the newest snapshot is
+    past it (two rolls after the abort)."""
+    clock = Clock()
+    log_ = open_at(tmp_path, clock, clean=False, segment_bytes="1000")
+    data(log_, pid=7, n=3)
+    marker(log_, 7, commit=False)
+    for i in range(20):
+        data(log_, pid=8, n=1, seq=i, txn=False)
+    assert len(log_.segments) == 3 and min(int(p.name[:20]) for p in tmp_path.glob("*.snapshot")) > 0
+    before = aborted_transactions(log_, 0, log_.log_end_offset)
+    assert before == [AbortedTxn(7, 0, 3, 4)]
+    index, snapshots = tmp_path / f"{0:020d}.txnindex", sorted(tmp_path.glob("*.snapshot"))
+    del log_  # a crash
+    if damage == "lost":
+        index.unlink()
+    else:  # an entry whose marker never reached the .log
+        index.write_bytes(index.read_bytes() + txn_entry_bytes(9, 5, 8, 9))
+    log2 = open_at(tmp_path, clock, clean=False, recovery_point=0, segment_bytes="1000")
+    assert aborted_transactions(log2, 0, log2.log_end_offset) == before
+    assert txn_files(tmp_path) == {0: txn_entry_bytes(7, 0, 3, 4)}
+    assert sorted(tmp_path.glob("*.snapshot")) == snapshots  # the newer ones are kept, only passed over
