@@ -171,7 +171,7 @@ async def _serve_admitted(broker: Broker, stream: trio.SocketStream, listener: L
     if listener.tls is not None:  # SSL, SASL_SSL: TLS first (the handshake is the connection's first step)
         connection.stream = TlsStream(stream, broker.tls_contexts.get(listener.name, listener.tls))
     if listener.sasl is not None:  # SASL_*: nothing but the handshake until the client has logged in
-        connection.auth = new_authenticator(listener.sasl, broker.scram)
+        connection.auth = new_authenticator(listener.sasl, broker.scram, broker.clock)
     metrics = broker.metrics
     metrics.connections.labels(listener.name).inc()
     metrics.connections_created.labels(listener.name).inc()

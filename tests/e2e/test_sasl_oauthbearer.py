@@ -127,3 +127,24 @@ def test_java_client_logs_in_with_the_default_unsecured_login(oauth_broker):
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [line.split("\t")[:3] for line in result.stdout.splitlines() if not line.startswith("#")]
     assert rows == [[str(i), f"key-{i}", f"value-{i}-lz4"] for i in range(5)]
+
+
+def test_confluent_reauthenticates_before_its_short_token_expires(oauth_broker):
+    """KIP-368: the session lifetime is the token's; librdkafka renews the token and re-authenticates on the
+    same connection, so producing across several expiries goes on without a new login."""
+    conf = {**_librdkafka(oauth_broker), "sasl.oauthbearer.config": "principal=alice scope=kafka lifeSeconds=5"}
+    admin = AdminClient(conf)  # kept: a handle collected at once ends its futures with _DESTROY
+    admin.create_topics([NewTopic("oauth-reauth", 1, 1)])["oauth-reauth"].result(30)
+    before = oauth_broker.logins("SASL_PLAINTEXT")[0]
+    producer, errors = Producer({**conf, "error_cb": lambda e: errors.append(e)}), []
+    for i in range(24):  # 12 s: past two token lifetimes
+        producer.produce("oauth-reauth", b"v%d" % i)
+        assert producer.flush(10) == 0
+        producer.poll(0.5)  # serves librdkafka's token refresh
+    samples = oauth_broker.scrape()
+    reauths = samples.get(("kafka_server_socketservermetrics_successful_reauthentication_total",
+                           (("listener", "SASL_PLAINTEXT"),)), 0.0)  # fmt: skip
+    expired = samples.get(("kafka_server_socketservermetrics_expired_connections_killed_count_total",
+                           (("listener", "SASL_PLAINTEXT"),)), 0.0)  # fmt: skip
+    assert (reauths >= 2, expired, errors) == (True, 0.0, []), (reauths, expired, errors)
+    assert oauth_broker.logins("SASL_PLAINTEXT")[0] - before <= 2  # bootstrap and broker connections, once each
