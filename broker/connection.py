@@ -63,7 +63,7 @@ from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestE
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
 from .quotas import record_send_time
-from .sasl_auth import SASL_HANDSHAKE, SaslAuthenticator, TokenRefused, UnexpectedRequest
+from .sasl_auth import SASL_HANDSHAKE, SaslAuthenticator, UnexpectedRequest
 from .ssl_config import peer_principal
 from .ssl_principal import NoMatchingRule
 from .tls_stream import TlsStream
@@ -229,14 +229,12 @@ class Connection:
         """One frame before a SASL_PLAINTEXT connection is authenticated (``sasl_auth.py``)."""
         try:
             step = self.auth.handle(frame)  # type: ignore[union-attr]
-        except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:
-            if isinstance(exc, TokenRefused):
-                self._count_login("failed")
+        except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:  # Kafka: an I/O error
             raise CloseConnection(str(exc)) from None
         chunks = step.chunks if step.chunks is not None else await dispatch(self.broker, self, frame)
         if step.close_after or self.auth.complete:  # type: ignore[union-attr]
             self._count_login("failed" if step.close_after else "successful")
-        if chunks is not NO_RESPONSE:
+        if chunks is not NO_RESPONSE and chunks:
             await self.send_chunks(chunks)
         if step.close_after:  # Kafka holds a failed login open a little, so retries cannot hammer it
             await trio.sleep(self.broker.config.connection_failed_authentication_delay_ms / 1000)

@@ -12,9 +12,21 @@ the client goes to its ``evaluate``, which returns the token to answer:
 
 * after a v1 handshake the tokens travel in SaslAuthenticate requests, as
   many as the mechanism needs (PLAIN one, SCRAM two); any other request
-  closes the connection;
+  fails the login, answered with its own response carrying
+  ILLEGAL_SASL_STATE where that response has a top-level error code;
 * after a v0 handshake each token is a bare size-prefixed frame, answered by
-  one (PLAIN's answer is empty); a failure just closes the connection.
+  one (PLAIN's answer is empty); a failure is not answered.
+
+Every refusal Kafka raises as an AuthenticationException is a failed login:
+a ``Step`` with ``close_after``, counted in failed-authentication-total and
+closed after ``connection.failed.authentication.delay.ms`` (``connection.py``,
+Kafka's ``KafkaChannel.prepare`` and ``delayCloseOnAuthenticationFailure``),
+answered or not: a request other than ApiVersions or SaslHandshake before the
+handshake (not answered), a mechanism not enabled, bad credentials, a bad
+v0 token refused with a client message (PLAIN's). What Kafka treats as an
+I/O error, an unparsable frame or a v0 token a mechanism refuses with a
+``SaslFailed`` (SCRAM's), raises ``UnexpectedRequest``: closed at once,
+not counted.
 
 A mechanism server fails in one of two ways, as Kafka's do. An
 ``AuthenticationFailed`` carries a message meant for the client (PLAIN's
@@ -61,11 +73,7 @@ class SaslFailed(Exception):
 
 
 class UnexpectedRequest(Exception):
-    """A frame Kafka's authenticator refuses: the connection is closed without an answer."""
-
-
-class TokenRefused(UnexpectedRequest):
-    """A bare (SaslHandshake v0) token that does not log in: closed without an answer, a failed login."""
+    """A frame that ends the connection at once, unanswered and not counted (an I/O error in Kafka)."""
 
 
 class MechanismServer(Protocol):
@@ -86,7 +94,8 @@ def public_message(mechanism: str, exc: Exception) -> str:
 
 @attrs.define
 class Step:
-    """What to do with one frame: answer ``chunks`` (None: hand the frame to dispatch), then maybe close."""
+    """What to do with one frame: answer ``chunks`` (None: hand the frame to dispatch; []: nothing), then, if
+    ``close_after`` says why, count a failed login and close after the failure delay."""
 
     chunks: list | None
     close_after: str | None = None
@@ -134,8 +143,8 @@ class SaslAuthenticator:
             return self._token(bytes(frame))
         if self.state == "bad_mechanism":
             mechanism = self.previous[0]  # type: ignore[index]
-            raise TokenRefused(f"SASL mechanism '{self.mechanism}' requested by client is not supported for "
-                               f"re-authentication of mechanism '{mechanism}'")  # fmt: skip
+            return Step([], f"SASL mechanism '{self.mechanism}' requested by client is not supported for "
+                            f"re-authentication of mechanism '{mechanism}'")  # fmt: skip
         api_key = int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else -1
         if self.state == "handshake" and api_key == API_VERSIONS:
             return Step(None)
@@ -144,8 +153,10 @@ class SaslAuthenticator:
         if self.state == "authenticate" and api_key == SASL_AUTHENTICATE:
             return self._authenticate(decode_request(frame))
         name = API_BY_KEY[api_key].name if api_key in API_BY_KEY else f"key {api_key}"
-        during = "handshake" if self.state == "handshake" else "authentication"
-        raise UnexpectedRequest(f"Unexpected Kafka request of type {name} during SASL {during}.")
+        if self.state == "handshake":  # refused before parsing: no answer
+            return Step([], f"Unexpected Kafka request of type {name} during SASL handshake.")
+        return _illegal_state(decode_request(frame), f"Unexpected Kafka request of type {name} during SASL "
+                                                     f"authentication.")  # fmt: skip
 
     def _handshake(self, request) -> Step:
         body = message_class(request.api, False)(error_code=ErrorCode.NONE, mechanisms=list(self.mechanisms))
@@ -198,9 +209,21 @@ class SaslAuthenticator:
             answer = self.server.evaluate(token)  # type: ignore[union-attr]
             if self.server.complete:  # type: ignore[union-attr]
                 self._complete()
-        except (AuthenticationFailed, SaslFailed) as exc:  # v0 has no way to say why: the connection just closes
-            raise TokenRefused(f"SASL/{self.mechanism} authentication failed: {exc}") from None
+        except SaslFailed as exc:  # v0 has no way to say why; Kafka's SaslException is an I/O error there
+            raise UnexpectedRequest(f"SASL/{self.mechanism} authentication failed: {exc}") from None
+        except AuthenticationFailed as exc:  # a failed login, not answered
+            return Step([], f"SASL/{self.mechanism} authentication failed: {exc}")
         return Step([len(answer).to_bytes(4, "big"), answer])
+
+
+def _illegal_state(request, why: str) -> Step:
+    """A request other than SaslAuthenticate after a v1 handshake: its own response with ILLEGAL_SASL_STATE
+    (where it has a top-level error code, as ApiVersions and SaslHandshake do), and a failed login."""
+    fields = request.api.response.fields
+    if not any(f.name == "error_code" and request.version in f.versions for f in fields):
+        return Step([], why)
+    body = message_class(request.api, False)(error_code=ErrorCode.ILLEGAL_SASL_STATE)
+    return Step(_answer(request, body), why)
 
 
 def _answer(request, body) -> list:
