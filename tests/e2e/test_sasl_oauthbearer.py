@@ -153,7 +153,8 @@ def test_java_client_reauthenticates_before_its_short_token_expires(oauth_broker
     from .test_java_client import compile_java
 
     classpath = compile_java("ReauthProducer.java", extra_jars=("jackson-databind-2.21.2.jar",
-                             "jackson-core-2.21.2.jar", "jackson-annotations-2.21.jar"))  # fmt: skip
+                             "jackson-core-2.21.2.jar", "jackson-annotations-2.21.jar"),
+                             with_sources=("ClientCheck.java",))  # fmt: skip
     login = (f'{MODULE} required unsecuredLoginStringClaim_sub="erin" unsecuredLoginListClaim_scope=",kafka" '
              'unsecuredLoginLifetimeSeconds="5";')  # fmt: skip
     props = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.login.refresh.min.period.seconds=1"

@@ -15,12 +15,7 @@ public class ReauthProducer {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], topic = args[1];
         long until = System.currentTimeMillis() + 1000L * Integer.parseInt(args[2]);
-        Properties p = new Properties();
-        p.put("bootstrap.servers", bootstrap);
-        for (String line : System.getProperty("client.props", "").split("\n")) {
-            int eq = line.indexOf('=');
-            if (eq > 0) p.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
-        }
+        Properties p = ClientCheck.clientProps(bootstrap);  // compiled with ClientCheck.java
         try (AdminClient admin = AdminClient.create(p)) {
             admin.createTopics(Collections.singleton(new NewTopic(topic, 1, (short) 1))).all().get();
         }
