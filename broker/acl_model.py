@@ -16,13 +16,34 @@ ones of that name or ``*``, and PREFIXED ones whose name starts it.
 and the controller's ``validateNewAcl``); it returns the INVALID_REQUEST
 message, or ``None``. The codes are Kafka's (``ResourceType``,
 ``PatternType``, ``AclOperation``, ``AclPermissionType``).
+
+A client's host is compared as Kafka's authorizer compares it: the text of
+Java's ``InetAddress.getHostAddress()`` (``java_host_address``), so an ACL
+for ``0:0:0:0:0:0:0:1`` applies to a client connected from ``::1``.
 """
 
 from __future__ import annotations
 
+import ipaddress
 from enum import IntEnum
 
 import attrs
+
+def java_host_address(ip: str, scope_id: int = 0) -> str:
+    """``ip`` as Java's ``InetAddress.getHostAddress()`` prints a socket's peer: IPv4 as is; IPv4-mapped IPv6
+    as its IPv4 address (Java makes it an ``Inet4Address``); other IPv6 in eight hex groups without leading
+    zeros, uncompressed, then ``%<scope id>`` when the socket has one. Text that is no address is kept."""
+    try:
+        address = ipaddress.ip_address(ip.partition("%")[0])
+    except ValueError:
+        return ip
+    if isinstance(address, ipaddress.IPv4Address):
+        return str(address)
+    if address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    text = ":".join(format(int(group, 16), "x") for group in address.exploded.split(":"))
+    return f"{text}%{scope_id}" if scope_id else text
+
 
 WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"

@@ -108,6 +108,8 @@ BROKER_KEYS: tuple[Key, ...] = (
         "host:count pairs overriding max.connections.per.ip"),  # fmt: skip
     Key("connections.max.idle.ms", "connections_max_idle_ms", int, 600_000, _positive,
         "a connection with no request for this long is closed"),  # fmt: skip
+    Key("connections.max.reauth.ms", "connections_max_reauth_ms", int, 0, None,
+        "a SASL session's longest life (also listener.name.<l>.[<mechanism>.]...); 0: the credential's only"),
     Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", int, 100,
         _non_negative, "how long a connection whose SASL login failed stays open after the answer"),  # fmt: skip
     Key("controller.listener.names", "controller_listener_names", str, "", None, "not bound; in DescribeQuorum"),
@@ -271,6 +273,7 @@ _LISTENER_KEYS = (  # after listener.name.<listener>.
     "scram-sha-512.sasl.jaas.config", "oauthbearer.sasl.jaas.config", "max.connections",
     "max.connection.creation.rate", *SSL_KEYS, "oauthbearer.sasl.server.callback.handler.class",
     "oauthbearer.sasl.login.callback.handler.class", *OAUTHBEARER_KEYS, *(f"oauthbearer.{k}" for k in OAUTHBEARER_KEYS),
+    *(f"{m}connections.max.reauth.ms" for m in ("", "plain.", "scram-sha-256.", "scram-sha-512.", "oauthbearer.")),
 )  # fmt: skip
 
 
@@ -279,7 +282,7 @@ def _listener_override(name: str, text: str) -> str:
     listener, _, key = name[len(LISTENER_PREFIX):].partition(".")
     if not listener or key not in _LISTENER_KEYS:
         raise ConfigError(f"{name}: unknown configuration key (per-listener keys: {', '.join(_LISTENER_KEYS)})")
-    counted = key in ("max.connections", "max.connection.creation.rate")
+    counted = key in ("max.connections", "max.connection.creation.rate") or key.endswith("connections.max.reauth.ms")
     if counted and not text.strip().isdigit():
         raise ConfigError(f"{name}: invalid value {text!r} (expected a count >= 0)")
     return text.strip() if counted else text

@@ -30,7 +30,15 @@ handshake and the login (PLAIN or SCRAM) itself and hands only ApiVersions
 on to ``dispatch``. Each login that succeeds or fails is counted per listener
 (``kafka_server_socketservermetrics_{successful,failed}_authentication_total``,
 Kafka's socket-server-metrics ``successful-authentication-total`` and
-``failed-authentication-total``).
+``failed-authentication-total``; re-authentications apart, in
+``..._reauthentication_total``).
+
+A SASL session with a lifetime (KIP-368: the OAUTHBEARER token's ``exp``,
+``connections.max.reauth.ms``) is checked on each request once logged in:
+a SaslHandshake begins re-authentication on the same connection (the
+authenticator takes the frames again until it completes), and any other
+request after the session's end closes the connection, as Kafka's
+SocketServer does (counted in ``expired_connections_killed_count``).
 
 Responses are lists of chunks. ``bytes`` chunks are coalesced and written with
 ``send_all``; a ``FileRegion`` chunk (a slice of a segment file) is written
@@ -55,7 +63,7 @@ from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestE
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
 from .quotas import record_send_time
-from .sasl_auth import SaslAuthenticator, TokenRefused, UnexpectedRequest
+from .sasl_auth import SASL_HANDSHAKE, SaslAuthenticator, UnexpectedRequest
 from .ssl_config import peer_principal
 from .ssl_principal import NoMatchingRule
 from .tls_stream import TlsStream
@@ -176,6 +184,8 @@ class Connection:
     async def _drain(self, frames: FrameBuffer) -> None:
         while (frame := frames.next_frame()) is not NEED_DATA:
             self.requests += 1
+            if self.auth is not None and self.auth.complete:
+                self._check_session(frame)
             if self.auth is not None and not self.auth.complete:
                 await self._authenticate(frame)
                 if self.auth.complete:  # logged in: frames up to socket.request.max.bytes from now on
@@ -191,6 +201,16 @@ class Connection:
                 await self._send_timed(response)
             if throttle_ms and after:  # KIP-219: answered at once, then muted for the throttle time
                 await trio.sleep(throttle_ms / 1000)
+
+    def _check_session(self, frame: bytearray) -> None:
+        """KIP-368 on a logged-in SASL connection: a SaslHandshake may begin re-authentication; any other
+        request once the session has expired closes the connection (Kafka's ``processCompletedReceives``)."""
+        auth, now = self.auth, self.broker.clock()
+        if frame[:2] == SASL_HANDSHAKE.to_bytes(2, "big") and auth.begin_reauthentication(now):  # type: ignore[union-attr]
+            return
+        if auth.expired(now):  # type: ignore[union-attr]
+            self.broker.metrics.expired_connections_killed.labels(self.listener).inc()
+            raise CloseConnection(f"the SASL session of {self.principal} expired")
 
     async def _send_timed(self, response: list) -> None:
         """Send an answer; while request quotas are on, its sending time counts for its client too."""
@@ -209,22 +229,22 @@ class Connection:
         """One frame before a SASL_PLAINTEXT connection is authenticated (``sasl_auth.py``)."""
         try:
             step = self.auth.handle(frame)  # type: ignore[union-attr]
-        except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:
-            if isinstance(exc, TokenRefused):
-                self._count_login("failed")
+        except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:  # Kafka: an I/O error
             raise CloseConnection(str(exc)) from None
         chunks = step.chunks if step.chunks is not None else await dispatch(self.broker, self, frame)
         if step.close_after or self.auth.complete:  # type: ignore[union-attr]
             self._count_login("failed" if step.close_after else "successful")
-        if chunks is not NO_RESPONSE:
+        if chunks is not NO_RESPONSE and chunks:
             await self.send_chunks(chunks)
         if step.close_after:  # Kafka holds a failed login open a little, so retries cannot hammer it
             await trio.sleep(self.broker.config.connection_failed_authentication_delay_ms / 1000)
             raise CloseConnection(step.close_after)
 
     def _count_login(self, outcome: str) -> None:
-        """Kafka's successful-/failed-authentication-total (a refused mechanism is a failed login too)."""
-        self.broker.metrics.authentications[outcome].labels(self.listener).inc()
+        """Kafka's successful-/failed-[re]authentication-total (a refused mechanism is a failed login too)."""
+        metrics = self.broker.metrics
+        again = self.auth is not None and self.auth.reauthenticating
+        (metrics.reauthentications if again else metrics.authentications)[outcome].labels(self.listener).inc()
 
     async def send_chunks(self, chunks: list) -> None:
         """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are."""

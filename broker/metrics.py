@@ -110,6 +110,14 @@ class BrokerMetrics:
                              ["listener"], registry=r)  # fmt: skip
             for outcome in ("successful", "failed")
         }
+        self.reauthentications = {  # successful-/failed-reauthentication-total (KIP-368)
+            outcome: Counter(f"kafka_server_socketservermetrics_{outcome}_reauthentication",
+                             f"SASL re-authentications, {outcome}", ["listener"], registry=r)  # fmt: skip
+            for outcome in ("successful", "failed")
+        }
+        self.expired_connections_killed = Counter(  # Kafka's expired-connections-killed-count
+            "kafka_server_socketservermetrics_expired_connections_killed_count",
+            "Connections closed on a request after their SASL session expired", ["listener"], registry=r)
 
     def observe_request(self, api_name: str, version: int, seconds: float) -> None:
         labels = (api_name, str(version))

@@ -12,9 +12,21 @@ the client goes to its ``evaluate``, which returns the token to answer:
 
 * after a v1 handshake the tokens travel in SaslAuthenticate requests, as
   many as the mechanism needs (PLAIN one, SCRAM two); any other request
-  closes the connection;
+  fails the login, answered with its own response carrying
+  ILLEGAL_SASL_STATE where that response has a top-level error code;
 * after a v0 handshake each token is a bare size-prefixed frame, answered by
-  one (PLAIN's answer is empty); a failure just closes the connection.
+  one (PLAIN's answer is empty); a failure is not answered.
+
+Every refusal Kafka raises as an AuthenticationException is a failed login:
+a ``Step`` with ``close_after``, counted in failed-authentication-total and
+closed after ``connection.failed.authentication.delay.ms`` (``connection.py``,
+Kafka's ``KafkaChannel.prepare`` and ``delayCloseOnAuthenticationFailure``),
+answered or not: a request other than ApiVersions or SaslHandshake before the
+handshake (not answered), a mechanism not enabled, bad credentials, a bad
+v0 token refused with a client message (PLAIN's). What Kafka treats as an
+I/O error, an unparsable frame or a v0 token a mechanism refuses with a
+``SaslFailed`` (SCRAM's), raises ``UnexpectedRequest``: closed at once,
+not counted.
 
 A mechanism server fails in one of two ways, as Kafka's do. An
 ``AuthenticationFailed`` carries a message meant for the client (PLAIN's
@@ -24,6 +36,19 @@ authentication due to invalid credentials with SASL mechanism <name>", so it
 cannot learn whether a user exists. Either way the answer is
 SASL_AUTHENTICATION_FAILED and the connection closes (after
 ``connection.failed.authentication.delay.ms``, ``connection.py``).
+
+A session may end (KIP-368). When a login completes, its lifetime is that of
+the credential (OAUTHBEARER: the token's ``exp``, the server's
+``credential_expiry_ms``) or ``connections.max.reauth.ms`` for the
+mechanism, the smaller of the two when both are set, and none when neither
+is (Kafka's ``calcCompletionTimesAndReturnSessionLifetimeMs``).
+SaslAuthenticate v1+ tells the client, which re-authenticates before then:
+a SaslHandshake on the logged-in connection (``begin_reauthentication``,
+at most once a second) starts the exchange again, for the same mechanism
+(another one enabled is answered as usual, then the next frame fails the
+login) and the same principal (another one fails with Kafka's "Cannot
+change principals during re-authentication" text). ``connection.py`` closes
+an expired session on its next request that is not a SaslHandshake.
 """
 
 from __future__ import annotations
@@ -31,6 +56,8 @@ from __future__ import annotations
 from typing import Callable, Protocol
 
 import attrs
+
+from .clock import wall_clock_ms
 
 from protocol import API_BY_KEY, ErrorCode, decode_request, message_class, response_chunks
 
@@ -46,15 +73,11 @@ class SaslFailed(Exception):
 
 
 class UnexpectedRequest(Exception):
-    """A frame Kafka's authenticator refuses: the connection is closed without an answer."""
-
-
-class TokenRefused(UnexpectedRequest):
-    """A bare (SaslHandshake v0) token that does not log in: closed without an answer, a failed login."""
+    """A frame that ends the connection at once, unanswered and not counted (an I/O error in Kafka)."""
 
 
 class MechanismServer(Protocol):
-    principal: str | None
+    principal: str | None  # OAUTHBEARER's also has credential_expiry_ms: its token's exp
 
     @property
     def complete(self) -> bool: ...
@@ -71,7 +94,8 @@ def public_message(mechanism: str, exc: Exception) -> str:
 
 @attrs.define
 class Step:
-    """What to do with one frame: answer ``chunks`` (None: hand the frame to dispatch), then maybe close."""
+    """What to do with one frame: answer ``chunks`` (None: hand the frame to dispatch; []: nothing), then, if
+    ``close_after`` says why, count a failed login and close after the failure delay."""
 
     chunks: list | None
     close_after: str | None = None
@@ -81,9 +105,14 @@ class Step:
 class SaslAuthenticator:
     mechanisms: tuple[str, ...]  # enabled on the listener, in the order the handshake lists them
     new_server: Callable[[str], MechanismServer]
-    state: str = "handshake"  # -> "authenticate" (v1) or "token" (v0) -> "done"
+    clock: Callable[[], int] = wall_clock_ms
+    max_reauth_ms: dict[str, int] = attrs.Factory(dict)  # connections.max.reauth.ms by mechanism; 0: unset
+    state: str = "handshake"  # -> "authenticate" (v1) or "token" (v0) -> "done"; "bad_mechanism" (re-login)
     mechanism: str | None = None
     server: MechanismServer | None = None
+    expires_at_ms: int | None = None  # when the session ends (KIP-368); None: never
+    previous: tuple[str, str] | None = None  # re-authenticating: the (mechanism, principal) logged in
+    reauth_started_ms: int = 0
 
     @property
     def complete(self) -> bool:
@@ -93,10 +122,29 @@ class SaslAuthenticator:
     def principal(self) -> str | None:
         return self.server.principal if self.server is not None and self.complete else None
 
+    @property
+    def reauthenticating(self) -> bool:
+        return self.previous is not None
+
+    def expired(self, now_ms: int) -> bool:
+        return self.expires_at_ms is not None and now_ms > self.expires_at_ms
+
+    def begin_reauthentication(self, now_ms: int) -> bool:
+        """A SaslHandshake after the login: start again (True) if the session ends and the last began >= 1 s ago."""
+        if self.expires_at_ms is None or (self.reauth_started_ms and now_ms - self.reauth_started_ms < 1000):
+            return False
+        self.previous = (self.mechanism, self.principal)  # type: ignore[assignment]
+        self.reauth_started_ms, self.state, self.server, self.expires_at_ms = now_ms, "handshake", None, None
+        return True
+
     def handle(self, frame: bytearray) -> Step:
         """The step for one frame of a connection not yet authenticated; raises ``UnexpectedRequest``."""
         if self.state == "token":
             return self._token(bytes(frame))
+        if self.state == "bad_mechanism":
+            mechanism = self.previous[0]  # type: ignore[index]
+            return Step([], f"SASL mechanism '{self.mechanism}' requested by client is not supported for "
+                            f"re-authentication of mechanism '{mechanism}'")  # fmt: skip
         api_key = int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else -1
         if self.state == "handshake" and api_key == API_VERSIONS:
             return Step(None)
@@ -105,8 +153,10 @@ class SaslAuthenticator:
         if self.state == "authenticate" and api_key == SASL_AUTHENTICATE:
             return self._authenticate(decode_request(frame))
         name = API_BY_KEY[api_key].name if api_key in API_BY_KEY else f"key {api_key}"
-        during = "handshake" if self.state == "handshake" else "authentication"
-        raise UnexpectedRequest(f"Unexpected Kafka request of type {name} during SASL {during}.")
+        if self.state == "handshake":  # refused before parsing: no answer
+            return Step([], f"Unexpected Kafka request of type {name} during SASL handshake.")
+        return _illegal_state(decode_request(frame), f"Unexpected Kafka request of type {name} during SASL "
+                                                     f"authentication.")  # fmt: skip
 
     def _handshake(self, request) -> Step:
         body = message_class(request.api, False)(error_code=ErrorCode.NONE, mechanisms=list(self.mechanisms))
@@ -118,29 +168,62 @@ class SaslAuthenticator:
             self.mechanism = request.body.mechanism
             self.server = self.new_server(self.mechanism)
             self.state = "authenticate" if request.version >= 1 else "token"
+            if self.previous is not None and self.previous[0] != self.mechanism:
+                self.state = "bad_mechanism"
         return Step(_answer(request, body), close)
 
     def _authenticate(self, request) -> Step:
         cls = message_class(request.api, False)
         try:
             token = self.server.evaluate(bytes(request.body.auth_bytes or b""))  # type: ignore[union-attr]
+            lifetime_ms = self._complete() if self.server.complete else 0  # type: ignore[union-attr]
         except (AuthenticationFailed, SaslFailed) as exc:
             message = public_message(self.mechanism, exc)  # type: ignore[arg-type]
+            if self.reauthenticating and isinstance(exc, SaslFailed):
+                message = message.replace("during authentication", "during re-authentication")
             body = cls(error_code=ErrorCode.SASL_AUTHENTICATION_FAILED, error_message=message, auth_bytes=b"")
             return Step(_answer(request, body), f"SASL/{self.mechanism} authentication failed: {exc}")
-        if self.server.complete:  # type: ignore[union-attr]
-            self.state = "done"
-        body = cls(error_code=ErrorCode.NONE, error_message=None, auth_bytes=token, session_lifetime_ms=0)
+        body = cls(error_code=ErrorCode.NONE, error_message=None, auth_bytes=token, session_lifetime_ms=lifetime_ms)
         return Step(_answer(request, body))
+
+    def _complete(self) -> int:
+        """The login is done: the session's lifetime in ms (0: none), as Kafka works it out; a re-login must
+        keep the principal (``AuthenticationFailed`` if not)."""
+        server = self.server
+        if self.previous is not None and self.previous[1] != server.principal:  # type: ignore[union-attr]
+            raise AuthenticationFailed(f"Cannot change principals during re-authentication from "
+                                       f"User.{self.previous[1]}: User.{server.principal}")  # type: ignore[union-attr]
+        now = self.clock()
+        expiry = getattr(server, "credential_expiry_ms", None)
+        limit = self.max_reauth_ms.get(self.mechanism, 0)  # type: ignore[arg-type]
+        lifetimes = ([max(0, expiry - now)] if expiry is not None else []) + ([limit] if limit > 0 else [])
+        self.state = "done"
+        if not lifetimes:
+            self.expires_at_ms = None
+            return 0
+        self.expires_at_ms = now + min(lifetimes)
+        return min(lifetimes)
 
     def _token(self, token: bytes) -> Step:
         try:
             answer = self.server.evaluate(token)  # type: ignore[union-attr]
-        except (AuthenticationFailed, SaslFailed) as exc:  # v0 has no way to say why: the connection just closes
-            raise TokenRefused(f"SASL/{self.mechanism} authentication failed: {exc}") from None
-        if self.server.complete:  # type: ignore[union-attr]
-            self.state = "done"
+            if self.server.complete:  # type: ignore[union-attr]
+                self._complete()
+        except SaslFailed as exc:  # v0 has no way to say why; Kafka's SaslException is an I/O error there
+            raise UnexpectedRequest(f"SASL/{self.mechanism} authentication failed: {exc}") from None
+        except AuthenticationFailed as exc:  # a failed login, not answered
+            return Step([], f"SASL/{self.mechanism} authentication failed: {exc}")
         return Step([len(answer).to_bytes(4, "big"), answer])
+
+
+def _illegal_state(request, why: str) -> Step:
+    """A request other than SaslAuthenticate after a v1 handshake: its own response with ILLEGAL_SASL_STATE
+    (where it has a top-level error code, as ApiVersions and SaslHandshake do), and a failed login."""
+    fields = request.api.response.fields
+    if not any(f.name == "error_code" and request.version in f.versions for f in fields):
+        return Step([], why)
+    body = message_class(request.api, False)(error_code=ErrorCode.ILLEGAL_SASL_STATE)
+    return Step(_answer(request, body), why)
 
 
 def _answer(request, body) -> list:

@@ -33,7 +33,8 @@ start stops with Kafka's message. What each mechanism takes from them:
 ``new_authenticator`` makes a connection's ``SaslAuthenticator`` with one
 mechanism server factory for all of them: SCRAM servers read the live
 credential store, so a credential altered by AlterUserScramCredentials is
-used by the next login.
+used by the next login. Each mechanism's ``connections.max.reauth.ms`` (0,
+unset, by default) caps its sessions (KIP-368, ``sasl_auth.py``).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from typing import Any
 
 import attrs
 
+from .clock import wall_clock_ms
 from .config import ConfigError
 from .jaas import checked_options
 from .jaas_context import OAUTHBEARER_MODULE, PLAIN_MODULE, SCRAM_MODULE, JaasContext, module_options, server_context
@@ -64,6 +66,7 @@ class SaslSettings:
     mechanisms: tuple[str, ...]
     plain_users: dict[str, str] = attrs.field(factory=dict, eq=False, hash=False)
     oauthbearer: ValidatorOptions | SignedValidator = ValidatorOptions()
+    max_reauth_ms: dict[str, int] = attrs.field(factory=dict, eq=False, hash=False)  # by mechanism; 0: unset
 
 
 def enabled_mechanisms(config: Any, listener: str) -> tuple[str, ...]:
@@ -92,7 +95,16 @@ def sasl_settings(config: Any, listener: str) -> SaslSettings:
             _module_of(contexts[mechanism], SCRAM_MODULE)
     users = _plain_users(contexts[PLAIN], listener) if PLAIN in mechanisms else {}
     oauth = _oauthbearer(config, listener, contexts[OAUTHBEARER]) if OAUTHBEARER in mechanisms else ValidatorOptions()
-    return SaslSettings(mechanisms, users, oauth)
+    return SaslSettings(mechanisms, users, oauth, max_reauth_ms(config, listener, mechanisms))
+
+
+def max_reauth_ms(config: Any, listener: str, mechanisms: tuple[str, ...]) -> dict[str, int]:
+    """``connections.max.reauth.ms`` of each mechanism: ``listener.name.<l>.<mechanism>.``, then
+    ``listener.name.<l>.``, then the broker's key, as Kafka's SASL channel builder looks it up."""
+    prefix, overrides = f"listener.name.{listener.lower()}.", config.listener_overrides
+    listener_value = overrides.get(f"{prefix}connections.max.reauth.ms", config.connections_max_reauth_ms)
+    return {m: int(overrides.get(f"{prefix}{m.lower()}.connections.max.reauth.ms", listener_value))
+            for m in mechanisms}  # fmt: skip
 
 
 def _module_of(context: JaasContext, module: str) -> dict[str, str]:
@@ -131,14 +143,14 @@ def _plain_users(context: JaasContext, listener: str) -> dict[str, str]:
     return users
 
 
-def new_authenticator(settings: SaslSettings, store: ScramStore) -> SaslAuthenticator:
+def new_authenticator(settings: SaslSettings, store: ScramStore, clock=wall_clock_ms) -> SaslAuthenticator:
     """The authenticator of one new connection to a listener with ``settings``."""
 
     def new_server(mechanism: str) -> MechanismServer:
         if mechanism == PLAIN:
             return PlainServer(settings.plain_users)
         if mechanism == OAUTHBEARER:
-            return OAuthBearerServer(settings.oauthbearer)
+            return OAuthBearerServer(settings.oauthbearer, clock)
         return ScramServer(MECHANISMS[mechanism], store.get)
 
-    return SaslAuthenticator(settings.mechanisms, new_server)
+    return SaslAuthenticator(settings.mechanisms, new_server, clock, dict(settings.max_reauth_ms))

@@ -24,7 +24,8 @@ Kafka's challenge ``{"status":"invalid_token"}`` (``insufficient_scope``, with
 the scope, for a missing scope); the client acknowledges it with ``\\x01``
 and the login fails with that JSON as its message. An authorization id other
 than the token's principal fails the login. The principal is ``User:`` and
-the principal claim.
+the principal claim; the token's ``exp`` (``credential_expiry_ms``) ends the
+session, as Kafka's negotiated credential lifetime does (``sasl_auth.py``).
 
 The validator's options are Kafka's, in the listener's JAAS entry
 ``listener.name.<l>.oauthbearer.sasl.jaas.config``
@@ -183,6 +184,12 @@ class OAuthBearerServer:
     @property
     def complete(self) -> bool:
         return self.principal is not None
+
+    @property
+    def credential_expiry_ms(self) -> int | None:
+        """When the token of the login expires (its ``exp``, ms): the session's end (KIP-368)."""
+        exp = self.claims.get("exp") if self.complete else None
+        return int(exp * 1000) if isinstance(exp, (int, float)) else None
 
     def evaluate(self, message: bytes) -> bytes:
         if self.error is not None:

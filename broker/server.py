@@ -38,6 +38,7 @@ from typing import Any
 
 import trio
 
+from .acl_model import java_host_address
 from .cleaning import start_cleaner, stop_cleaner
 from .connection import Connection
 from .core import Broker
@@ -116,9 +117,10 @@ async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketList
             await trio.sleep(0.1)
             continue
         try:
-            ip, port = stream.socket.getpeername()[:2]
+            address = stream.socket.getpeername()
+            ip, port = address[:2]
         except OSError:
-            ip, port = "?", 0
+            address, ip, port = (), "?", 0
         now = broker.clock()
         try:
             await _wait_to_admit(quotas, listener.name, now)
@@ -130,7 +132,8 @@ async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketList
             nursery.start_soon(_close_after, stream, ip, ip_wait)
             continue
         over = quotas.admit(listener.name, ip)  # counted before the next accept, so its slot check sees it
-        nursery.start_soon(_serve_connection, broker, stream, listener, quotas, (ip, port, over))
+        host = java_host_address(ip, address[3] if len(address) > 3 else 0)  # ACLs' and groups' form (Kafka's)
+        nursery.start_soon(_serve_connection, broker, stream, listener, quotas, (ip, port, over, host))
 
 
 async def _wait_to_admit(quotas: ConnectionQuotas, listener: str, now: float) -> None:
@@ -148,8 +151,8 @@ async def _close_after(stream: trio.SocketStream, ip: str, wait_ms: int) -> None
 
 
 async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: Listener, quotas: ConnectionQuotas,
-                            admitted: tuple[str, int, int | None]) -> None:  # fmt: skip
-    ip, port, over = admitted
+                            admitted: tuple[str, int, int | None, str]) -> None:  # fmt: skip
+    ip, port, over, host = admitted
     try:
         if over is not None:
             log.info("Rejected connection from %s, address already has the configured maximum of %d connections.",
@@ -160,7 +163,7 @@ async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener:
             _set_buffers(stream.socket, broker.config)
         except OSError:
             pass
-        await _serve_admitted(broker, stream, listener, f"{ip}:{port}")
+        await _serve_admitted(broker, stream, listener, f"{host}:{port}")
     finally:
         with trio.CancelScope(shield=True):
             await quotas.release(listener.name, ip)
@@ -171,7 +174,7 @@ async def _serve_admitted(broker: Broker, stream: trio.SocketStream, listener: L
     if listener.tls is not None:  # SSL, SASL_SSL: TLS first (the handshake is the connection's first step)
         connection.stream = TlsStream(stream, broker.tls_contexts.get(listener.name, listener.tls))
     if listener.sasl is not None:  # SASL_*: nothing but the handshake until the client has logged in
-        connection.auth = new_authenticator(listener.sasl, broker.scram)
+        connection.auth = new_authenticator(listener.sasl, broker.scram, broker.clock)
     metrics = broker.metrics
     metrics.connections.labels(listener.name).inc()
     metrics.connections_created.labels(listener.name).inc()

@@ -5,6 +5,8 @@ connection's authenticator (``broker/sasl_auth.py``) before any handler
 runs. These handlers see the requests Kafka's KafkaApis sees: on a
 PLAINTEXT listener, or after the login, where Kafka answers both with
 ILLEGAL_SASL_STATE, and so do we (SaslHandshake also lists no mechanisms).
+A SaslHandshake after a login whose session has a lifetime (KIP-368) never
+gets here: it begins re-authentication (``connection.py``).
 A client configured for SASL against a PLAINTEXT listener therefore gets a
 clear error instead of a hang.
 

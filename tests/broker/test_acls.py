@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from broker.acl_model import java_host_address
 from broker.dispatch import CloseConnection
 from protocol import ErrorCode
 
@@ -67,3 +68,16 @@ async def test_unknown_codes_close_the_connection(broker, field):  # noqa: F811
     creation_field = {"resource_type_filter": "resource_type", "pattern_type_filter": "resource_pattern_type"}
     with pytest.raises(CloseConnection):
         await call(broker, 30, version, req(30, creations=[_creation(**{creation_field.get(field, field): 0})]))
+
+
+@pytest.mark.parametrize(("ip", "scope_id", "java"), [
+    ("127.0.0.1", 0, "127.0.0.1"),
+    ("::1", 0, "0:0:0:0:0:0:0:1"),
+    ("2001:db8::ff00:42:8329", 0, "2001:db8:0:0:0:ff00:42:8329"),
+    ("2001:0DB8:0000::0001", 0, "2001:db8:0:0:0:0:0:1"),  # no leading zeros, lower case
+    ("::ffff:10.0.0.7", 0, "10.0.0.7"),  # IPv4-mapped: Java makes it an Inet4Address
+    ("fe80::1%lo", 1, "fe80:0:0:0:0:0:0:1%1"),  # a scoped peer: Java's numeric scope id
+    ("?", 0, "?"),
+])  # fmt: skip
+def test_client_hosts_are_named_as_java_prints_them(ip, scope_id, java):
+    assert java_host_address(ip, scope_id) == java

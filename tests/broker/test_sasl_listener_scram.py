@@ -3,7 +3,8 @@
 The mechanisms come from Kafka's keys (each SCRAM mechanism needs a JAAS
 entry, as in Kafka, and one given must name the ScramLoginModule). On a real connection, a frame
 larger than ``sasl.server.max.receive.size`` in the middle of a SCRAM
-exchange closes it, and a failed login is answered, then closed after
+exchange closes it, and a failed login (bad credentials, an unexpected
+request) is answered where Kafka answers it, counted, then closed after
 ``connection.failed.authentication.delay.ms``. The exchange itself is in
 ``test_sasl_scram.py``.
 """
@@ -148,4 +149,28 @@ async def test_logins_are_counted_per_listener(broker):  # noqa: F811
                 await _exchange(stream, 17, 0, mechanism="SCRAM-SHA-256")
                 await stream.send_all(struct.pack(">i", 5) + b"bogus")
                 assert await _closed(stream)
+            assert _logins(broker) == (1, 1)  # SCRAM's SaslException: an I/O error to Kafka, not counted
+            async with await _serve_pair(broker, nursery, broker.scram) as stream:  # a request before the handshake
+                await stream.send_all(encode_request(RequestHeader(3, 12, 9, "t"), req(3, topics=[])))
+                assert await _closed(stream)
             assert _logins(broker) == (1, 2)
+
+
+@pytest.mark.parametrize("handshake", [False, True])
+async def test_an_unexpected_request_is_a_failed_login_closed_after_the_delay(broker, handshake):  # noqa: F811
+    """Kafka: before the handshake unanswered; after it answered ILLEGAL_SASL_STATE; either way counted and
+    closed after connection.failed.authentication.delay.ms (KafkaChannel.delayCloseOnAuthenticationFailure)."""
+    broker.config.connection_failed_authentication_delay_ms = 300
+    async with trio.open_nursery() as nursery:
+        with trio.fail_after(10):
+            async with await _serve_pair(broker, nursery, broker.scram) as stream:
+                if handshake:
+                    await _exchange(stream, 17, 1, mechanism="SCRAM-SHA-256")
+                    answer = await _exchange(stream, 18, 3, client_software_name="t", client_software_version="1")
+                    assert answer.error_code == ErrorCode.ILLEGAL_SASL_STATE
+                else:
+                    await stream.send_all(encode_request(RequestHeader(3, 12, 9, "t"), req(3, topics=[])))
+                sent = trio.current_time()
+                assert await _closed(stream)
+                assert trio.current_time() - sent >= 0.29
+    assert _logins(broker) == (0, 1)

@@ -17,7 +17,7 @@ from broker.sasl_auth import AuthenticationFailed, UnexpectedRequest
 from broker.sasl_config import SaslSettings, new_authenticator
 from broker.sasl_plain import check_plain_token, parse_plain_jaas
 from broker.scram_store import ScramStore
-from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request
+from protocol import API_BY_KEY, ErrorCode, InvalidRequestError, RequestHeader, decode_response, encode_request
 
 from ._admin_client import req
 
@@ -100,8 +100,8 @@ def test_handshake_v0_then_the_bare_token():
     assert auth.complete
     other = plain_authenticator(USERS)
     other.handle(_frame(17, 0, mechanism="PLAIN"))
-    with pytest.raises(UnexpectedRequest, match="Invalid username or password"):
-        other.handle(bytearray(b"\x00admin\x00nope"))
+    refused = other.handle(bytearray(b"\x00admin\x00nope"))  # Kafka's SaslAuthenticationException: a failed
+    assert refused.chunks == [] and "Invalid username or password" in refused.close_after  # login, unanswered
 
 
 def test_another_mechanism_is_refused_with_the_enabled_ones_then_closed():
@@ -111,15 +111,28 @@ def test_another_mechanism_is_refused_with_the_enabled_ones_then_closed():
     assert step.close_after
 
 
-def test_other_requests_before_login_close_the_connection():
+def test_other_requests_before_the_handshake_fail_the_login_unanswered():
     auth = plain_authenticator(USERS)
-    with pytest.raises(UnexpectedRequest, match="Unexpected Kafka request of type Metadata during SASL handshake."):
-        auth.handle(_frame(3, 12, topics=None))
-    with pytest.raises(UnexpectedRequest, match="SaslAuthenticate"):
-        auth.handle(_frame(36, 2, auth_bytes=b"\x00alice\x00alice-secret"))  # before the handshake
+    step = auth.handle(_frame(3, 12, topics=None))
+    assert (step.chunks, step.close_after) == ([], "Unexpected Kafka request of type Metadata during SASL handshake.")
+    step = auth.handle(_frame(36, 2, auth_bytes=b"\x00alice\x00alice-secret"))  # before the handshake
+    assert step.chunks == [] and "SaslAuthenticate" in step.close_after
+
+
+def test_other_requests_after_the_handshake_get_illegal_sasl_state_and_fail_the_login():
+    auth = plain_authenticator(USERS)
     auth.handle(_frame(17, 1, mechanism="PLAIN"))
-    with pytest.raises(UnexpectedRequest, match="of type ApiVersions during SASL authentication."):
-        auth.handle(_frame(18, 3, client_software_name="t", client_software_version="1"))
+    step = auth.handle(_frame(18, 3, client_software_name="t", client_software_version="1"))
+    assert _answer(step, 18, 3).error_code == ErrorCode.ILLEGAL_SASL_STATE
+    assert step.close_after == "Unexpected Kafka request of type ApiVersions during SASL authentication."
+    again = auth.handle(_frame(17, 1, mechanism="PLAIN"))
+    assert (_answer(again, 17, 1).error_code, again.close_after) == (
+        ErrorCode.ILLEGAL_SASL_STATE, "Unexpected Kafka request of type SaslHandshake during SASL authentication.")
+    metadata = auth.handle(_frame(3, 12, topics=None))  # no top-level error code to carry it: not answered
+    assert (metadata.chunks, metadata.close_after) == ([], "Unexpected Kafka request of type Metadata during "
+                                                           "SASL authentication.")  # fmt: skip
+    with pytest.raises(InvalidRequestError):  # unparsable: closed at once (connection.py), as in Kafka
+        auth.handle(bytearray(b"\x00\x03\x00\x0c\x00"))
 
 
 SASL = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0"}

@@ -30,7 +30,7 @@ from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
 
 ROOT = Path(__file__).resolve().parents[2]
 _SERVING = re.compile(r"serving on \[\('127\.0\.0\.1', (\d+)\)")
-_BOUND = re.compile(r"\('127\.0\.0\.1', (\d+)\)")
+_BOUND = re.compile(r"\('(?:127\.0\.0\.1|::1)', (\d+)")
 
 
 def free_port() -> int:

@@ -6,6 +6,8 @@ kcat) with ``enable.sasl.oauthbearer.unsecure.jwt``, the Java client with
 token provider we give it. They log in and round-trip records; a token
 without the scope the listener requires is refused with Kafka's
 ``insufficient_scope`` challenge, and an expired one with ``invalid_token``.
+With short-lived tokens, confluent-kafka and the Java client re-authenticate
+on their connections before the session ends (KIP-368) and keep producing.
 """
 
 from __future__ import annotations
@@ -127,3 +129,48 @@ def test_java_client_logs_in_with_the_default_unsecured_login(oauth_broker):
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [line.split("\t")[:3] for line in result.stdout.splitlines() if not line.startswith("#")]
     assert rows == [[str(i), f"key-{i}", f"value-{i}-lz4"] for i in range(5)]
+
+
+def test_confluent_reauthenticates_before_its_short_token_expires(oauth_broker):
+    """KIP-368: the session lifetime is the token's; librdkafka renews the token and re-authenticates on the
+    same connection, so producing across several expiries goes on without a new login."""
+    conf = {**_librdkafka(oauth_broker), "sasl.oauthbearer.config": "principal=alice scope=kafka lifeSeconds=5"}
+    admin = AdminClient(conf)  # kept: a handle collected at once ends its futures with _DESTROY
+    admin.create_topics([NewTopic("oauth-reauth", 1, 1)])["oauth-reauth"].result(30)
+    before = oauth_broker.logins("SASL_PLAINTEXT")[0]
+    producer, errors = Producer({**conf, "error_cb": lambda e: errors.append(e)}), []
+    for i in range(24):  # 12 s: past two token lifetimes
+        producer.produce("oauth-reauth", b"v%d" % i)
+        assert producer.flush(10) == 0
+        producer.poll(0.5)  # serves librdkafka's token refresh
+    reauths, expired = _reauth_counts(oauth_broker)
+    assert (reauths >= 2, expired, errors) == (True, 0.0, []), (reauths, expired, errors)
+    assert oauth_broker.logins("SASL_PLAINTEXT")[0] - before <= 2  # bootstrap and broker connections, once each
+
+
+def test_java_client_reauthenticates_before_its_short_token_expires(oauth_broker):
+    """KIP-368 with the Java client: a 5 s unsecured token, refreshed and re-sent on the same connection."""
+    from .test_java_client import compile_java
+
+    classpath = compile_java("ReauthProducer.java", extra_jars=("jackson-databind-2.21.2.jar",
+                             "jackson-core-2.21.2.jar", "jackson-annotations-2.21.jar"),
+                             with_sources=("ClientCheck.java",))  # fmt: skip
+    login = (f'{MODULE} required unsecuredLoginStringClaim_sub="erin" unsecuredLoginListClaim_scope=",kafka" '
+             'unsecuredLoginLifetimeSeconds="5";')  # fmt: skip
+    props = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.login.refresh.min.period.seconds=1"
+             f"\nsasl.login.refresh.buffer.seconds=1\nsasl.jaas.config={login}")  # fmt: skip
+    before = _reauth_counts(oauth_broker)
+    result = subprocess.run(["java", f"-Dclient.props={props}", "-cp", classpath, "ReauthProducer",
+                             f"127.0.0.1:{oauth_broker.ports[1]}", "oauth-java-reauth", "12"],
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert int(result.stdout.split("#sent ")[1]) >= 20
+    reauths, expired = (a - b for a, b in zip(_reauth_counts(oauth_broker), before))
+    assert (reauths >= 2, expired) == (True, 0.0), (reauths, expired)
+
+
+def _reauth_counts(broker) -> tuple[float, float]:
+    """(successful re-authentications, expired connections closed) on the SASL listener."""
+    samples, label = broker.scrape(), (("listener", "SASL_PLAINTEXT"),)
+    return (samples.get(("kafka_server_socketservermetrics_successful_reauthentication_total", label), 0.0),
+            samples.get(("kafka_server_socketservermetrics_expired_connections_killed_count_total", label), 0.0))

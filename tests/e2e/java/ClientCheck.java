@@ -45,12 +45,7 @@ public class ClientCheck {
     public static void main(String[] args) throws Exception {
         String bootstrap = args[0], topic = args[1], codec = args[2];
         int count = Integer.parseInt(args[3]);
-        Properties common = new Properties();
-        common.put("bootstrap.servers", bootstrap);
-        for (String line : System.getProperty("client.props", "").split("\n")) {
-            int eq = line.indexOf('=');
-            if (eq > 0) common.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
-        }
+        Properties common = clientProps(bootstrap);
         try (AdminClient admin = AdminClient.create(common)) {
             admin.createTopics(Collections.singleton(new NewTopic(topic, 1, (short) 1))).all().get();
         }
@@ -127,6 +122,17 @@ public class ClientCheck {
                 }
             }
         }
+    }
+
+    /** bootstrap.servers and the key=value lines of the client.props system property. */
+    static Properties clientProps(String bootstrap) {
+        Properties common = new Properties();
+        common.put("bootstrap.servers", bootstrap);
+        for (String line : System.getProperty("client.props", "").split("\n")) {
+            int eq = line.indexOf('=');
+            if (eq > 0) common.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
+        }
+        return common;
     }
 
     static byte[] bytes(String s) {
