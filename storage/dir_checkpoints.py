@@ -36,7 +36,7 @@ class DirCheckpoints:
         """``root``'s recovery points and log start offsets (only those above the first segment's base)."""
         with self._offsets_lock:
             mine = [l for l in self._logs() if self._holds((l.topic, l.partition), root)]
-            write_checkpoint(root / RECOVERY_POINTS, {(l.topic, l.partition): l.recovery_point for l in mine})
+            write_checkpoint(root / RECOVERY_POINTS, {(l.topic, l.partition): l.checkpointed_recovery_point for l in mine})
             starts = {(l.topic, l.partition): l.log_start_offset for l in mine
                       if l.log_start_offset > l.segments[0].base_offset}  # fmt: skip
             write_checkpoint(root / LOG_STARTS, starts)

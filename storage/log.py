@@ -76,6 +76,7 @@ class Log:
         self.segments: list[Segment] = []
         self._log_start_offset = 0
         self._recovery_point: int | None = 0
+        self._unsynced_index_base: int | None = None  # a group commit skipped this segment's index fsync
         self.on_append: Callable[[Log], None] = _no_hook
         self._flush_lock = threading.Lock()
         self._unflushed: list[Segment] = []  # rolled segments waiting for their fsync
@@ -117,6 +118,13 @@ class Log:
     @recovery_point.setter
     def recovery_point(self, offset: int) -> None:
         self._recovery_point = offset
+
+    @property
+    def checkpointed_recovery_point(self) -> int:
+        """The recovery point to write to the checkpoint: at most the base of a segment whose indexes a
+        group commit left unsynced, so a restart after a crash rescans that segment and rebuilds them."""
+        point, unsynced = self.recovery_point, self._unsynced_index_base
+        return point if unsynced is None else min(point, unsynced)
 
     def _new_segment(self, base: int) -> Segment:
         seg = Segment.create(self.dir, base, self._config, self.clock())
@@ -284,6 +292,7 @@ class Log:
             self.producer_state.flush_snapshots()
             del self._unflushed[: len(pending) - 1]
             self.recovery_point = max(self.recovery_point, log_end_offset)
+            self._unsynced_index_base = None if active_indexes else pending[-1].base_offset
         self._unflushed_messages = 0
         self.last_flush_ms = self.clock()
 

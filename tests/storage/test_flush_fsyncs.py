@@ -73,3 +73,24 @@ def test_a_stop_snapshot_is_fsynced_before_its_rename_and_a_roll_snapshot_by_the
     log_.close()
     end = log_.log_end_offset
     assert synced.index(f"{end:020d}.snapshot.tmp") < synced.index("t-0")  # the file, then its new name
+
+
+def test_a_group_commit_keeps_the_checkpointed_recovery_point_at_the_segment_with_unsynced_indexes(tmp_path):
+    # a group commit moves the recovery point without fsyncing the active segment's indexes; if the log then
+    # rolls at that offset, the checkpoint must still send a restart after a crash back to rescan that segment
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {"segment.bytes": "1500", "index.interval.bytes": "200"})
+    log = lm.get_log("t", 0)
+    for _ in range(12):
+        append(log)
+    active = log.active.base_offset
+    log.flush(active_indexes=False)
+    assert log.recovery_point == log.log_end_offset > active
+    assert log.checkpointed_recovery_point == active
+    log.roll()
+    lm.write_checkpoints()
+    points = (tmp_path / "recovery-point-offset-checkpoint").read_text().split()
+    assert points[-1] == str(active)
+    log.flush()  # a full flush fsyncs every index: the checkpoint may move to the recovery point again
+    assert log.checkpointed_recovery_point == log.recovery_point == log.log_end_offset
