@@ -125,7 +125,10 @@ def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: 
     # min_one keeps the v3+ rule: the first batch goes out whole even above the limit.
     upper = result.last_stable_offset if committed else None
     piece = log.read(offset, max(limit, 0), min_one_message=min_one, max_offset=upper)
-    if piece is None or piece.size == 0 or (ctx.version >= 3 and piece.first_entry_incomplete):
+    if piece is None or piece.size == 0:
+        result.aborted = [] if committed else None  # Kafka's LocalLog.read: nothing to read, an empty list
+        return
+    if ctx.version >= 3 and piece.first_entry_incomplete:
         return  # v3+: a first batch the limit cuts is not sent at all (a later fetch takes it whole)
     if committed:
         result.aborted = [(t.producer_id, t.first_offset) for t in log.aborted_transactions(offset, upper)]

@@ -220,7 +220,8 @@ def _topic_names(ctx: RequestContext) -> dict | None:
 
 
 def _aborted(ctx: RequestContext, Part, r: PartitionRead) -> list | None:
-    """v4+: the aborted transactions of a read_committed read that returned records (else null, as Kafka)."""
+    """v4+: the aborted transactions of a read_committed read: a list when the log was read, even with
+    nothing to read (Kafka's ``LocalLog.read``); null for read_uncommitted, an error or a cut first batch."""
     if ctx.version < 4 or r.aborted is None:
         return None
     return [Part.AbortedTransaction(producer_id=pid, first_offset=first) for pid, first in r.aborted]

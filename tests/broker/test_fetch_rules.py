@@ -18,13 +18,13 @@ BIG = 3000  # one record's value: its batch is larger than the limits below
 
 
 def fetch_body(partitions: dict, *, min_bytes=0, max_bytes=1 << 20, max_wait_ms=0, pmax=1 << 20, epoch=-1,
-               session_id=0, session_epoch=-1):  # fmt: skip
+               session_id=0, session_epoch=-1, isolation=0):  # fmt: skip
     T = sub(1, "FetchTopic")
     topics = [T(topic=topic, partitions=[T.FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=pmax,
                                                           current_leader_epoch=epoch) for p, o in parts.items()])
               for topic, parts in partitions.items()]  # fmt: skip
     return req(1, replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=max_bytes,
-               isolation_level=0, session_id=session_id, session_epoch=session_epoch, topics=topics,
+               isolation_level=isolation, session_id=session_id, session_epoch=session_epoch, topics=topics,
                forgotten_topics_data=[], rack_id="")  # fmt: skip
 
 
@@ -222,3 +222,15 @@ async def test_a_session_answers_a_partition_again_once_its_error_clears(broker)
     assert (p.error_code, p.high_watermark, p.log_start_offset, len(p.records or b"")) == (ErrorCode.NONE, 2, 0, 0)
     quiet = await call(broker, 1, 12, fetch_body({}, session_id=sid, session_epoch=3))
     assert by_partition(quiet) == {}
+
+
+async def test_read_committed_with_nothing_to_read_lists_no_aborted_transactions(broker):
+    # Kafka's LocalLog.read answers a read_committed read with nothing to read with an empty list, not null;
+    # read_uncommitted, and a cut first batch (replaced by empty records), with null
+    await two_partitions(broker, "rc")
+    for isolation, want in ((1, []), (0, None)):
+        got = by_partition(await call(broker, 1, 12, fetch_body({"rc": {0: 1}}, isolation=isolation)))
+        assert got["rc", 0].aborted_transactions == want
+    cut = by_partition(await call(broker, 1, 12, fetch_body({"rc": {0: 0, 1: 0}}, pmax=1000, isolation=1)))
+    assert len(batches(cut["rc", 0])) == 1 and cut["rc", 0].aborted_transactions == []
+    assert cut["rc", 1].aborted_transactions is None
