@@ -132,7 +132,7 @@ class ConsumerCoordinator:
         old = group.static_member(hb.instance_id)
         if old is None:
             return group.members.get(member_id) or ConsumerMember(member_id), None
-        if old.member_epoch != STATIC_LEAVE_EPOCH:
+        if old.member_epoch != STATIC_LEAVE_EPOCH and not old.uses_classic:  # a classic holder is replaced
             raise GroupError(ErrorCode.UNRELEASED_INSTANCE_ID, f"Static member {member_id} with instance id "
                              f"{hb.instance_id} cannot join the group because the instance id is owned by "
                              f"{old.member_id} member.")  # fmt: skip

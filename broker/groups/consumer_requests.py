@@ -67,17 +67,25 @@ class HeartbeatResult:
     assignment: Assignment | None = None
 
 
+_JAVA_TRIMMED = "".join(map(chr, range(33)))
+
+
 def _invalid(message: str) -> GroupError:
     return GroupError(ErrorCode.INVALID_REQUEST, message)
+
+
+def _blank(value: str | None) -> bool:
+    """Kafka's ``throwIfEmptyString`` test: empty after Java's ``trim()`` (which strips every char <= space)."""
+    return value is not None and not value.strip(_JAVA_TRIMMED)
 
 
 def validate(hb: Heartbeat, assignors: tuple[str, ...]) -> None:
     """Kafka's checks of a heartbeat's fields, in its order."""
     if (hb.version >= GENERATED_MEMBER_ID_VERSION or hb.member_epoch > 0 or hb.member_epoch == -1) \
-            and not hb.member_id:  # fmt: skip
+            and _blank(hb.member_id or ""):  # fmt: skip
         raise _invalid("MemberId can't be empty.")
     for value, name in ((hb.group_id, "GroupId"), (hb.instance_id, "InstanceId"), (hb.rack_id, "RackId")):
-        if value is not None and not value:
+        if _blank(value):
             raise _invalid(f"{name} can't be empty.")
     if hb.member_epoch == 0:
         if hb.rebalance_timeout_ms == -1:

@@ -228,3 +228,14 @@ async def test_api_versions_advertises_both_apis(cg):
     versions = await call(cg, 18, 3, req(18, client_software_name="t", client_software_version="1"))
     found = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
     assert (found[68], found[69]) == ((0, 1), (0, 1))
+
+
+@pytest.mark.parametrize("field", ["group", "member", "instance", "rack"])
+async def test_ids_of_only_whitespace_are_empty_as_java_trims_them(cg, field):
+    # Kafka's throwIfEmptyString tests value.trim().isEmpty(): spaces, tabs and control characters are empty
+    blank = " \t\x01"
+    args = {"group": {"group": blank}, "member": {"member_id": blank, "epoch": 1},
+            "instance": {"instance": blank}, "rack": {"rack": blank}}[field]
+    name = {"group": "GroupId", "member": "MemberId", "instance": "InstanceId", "rack": "RackId"}[field]
+    resp = await heartbeat(cg, **{"member_id": "m", **args})
+    assert (resp.error_code, resp.error_message) == (ErrorCode.INVALID_REQUEST, f"{name} can't be empty.")

@@ -308,3 +308,17 @@ async def test_a_classic_member_heartbeating_with_the_consumer_protocol_switches
     await tick(mig, 10_000)  # its classic session timeout: no longer the one that counts
     assert a in mig.groups.groups["cg"].members
     assert not mig.reopen().groups.groups["cg"].members[a].uses_classic
+
+
+async def test_a_classic_static_member_restarted_with_the_consumer_protocol_takes_its_place(mig):
+    """Kafka checks UNRELEASED_INSTANCE_ID only between two consumer-protocol members: a classic static member
+    (which sends no LeaveGroup when it stops) restarted with group.protocol=consumer replaces it at once."""
+    await upgraded(mig)
+    static = await join(mig, "cg", protos=subscribed(), instance="i-1")
+    assert static.error_code == 0, static
+    restarted = await heartbeat(mig, "new-i-1", instance="i-1")
+    assert restarted.error_code == 0, restarted
+    members = mig.groups.groups["cg"].members
+    assert static.member_id not in members and not members["new-i-1"].uses_classic
+    taken = await heartbeat(mig, "other-i-1", instance="i-1")  # now a consumer-protocol holder: refused
+    assert taken.error_code == ErrorCode.UNRELEASED_INSTANCE_ID
