@@ -118,7 +118,7 @@ def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
     if group.protocol_type and group.state == EMPTY:
         since_empty = group.state_timestamp
     elif group.protocol_type:  # members: only a Stable consumer group whose subscriptions are known
-        known = _known_subscriptions(group) if group.state == STABLE else None
+        known = subscribed_topics(group) if group.state == STABLE else None
         if known is None:
             return []
         subscribed = known
@@ -136,9 +136,9 @@ def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
     return out
 
 
-def _known_subscriptions(group: Group) -> set[str] | None:
-    """Every topic the members subscribe to, or None when the group does not use the consumer protocol or
-    a member's subscription cannot be read (Kafka's ``computeSubscribedTopics``)."""
+def subscribed_topics(group: Group) -> set[str] | None:
+    """Every topic the members subscribe to, or None when the group does not use the consumer protocol, has
+    no protocol yet or a member's subscription cannot be read (Kafka's ``computeSubscribedTopics``)."""
     if group.protocol_type != CONSUMER or group.protocol_name is None:
         return None
     topics: set[str] = set()
@@ -147,15 +147,4 @@ def _known_subscriptions(group: Group) -> set[str] | None:
             topics.update(cp.parse_subscription(member.metadata(group.protocol_name)).topics)
         except cp.SchemaError:
             return None
-    return topics
-
-
-def subscribed_topics(group: Group) -> set[str]:
-    """Topics the members subscribe to, from the consumer protocol's subscription (``consumer_protocol``)."""
-    topics: set[str] = set()
-    for member in group.members.values():
-        try:
-            topics.update(cp.parse_subscription(member.metadata(group.protocol_name or "")).topics)
-        except cp.SchemaError:  # not the consumer protocol's layout: nothing known to be subscribed
-            continue
     return topics
