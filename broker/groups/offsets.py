@@ -6,7 +6,7 @@ Offsets belong to a ``Group`` (``group.offsets``: ``(topic, partition)`` ->
 COORDINATOR_NOT_AVAILABLE; an empty group accepts generation -1 whatever
 else the commit names; a commit that names a member, an instance id or a
 generation must come from a current member of that generation, holding
-that instance id; without them, only an empty group accepts it; a group
+that instance id (``Group.validate_member``); without them, only an empty group accepts it; a group
 completing a rebalance answers REBALANCE_IN_PROGRESS; a TxnOffsetCommit is
 spared the last two), written to ``__consumer_offsets`` and only then
 visible to OffsetFetch.
@@ -56,25 +56,13 @@ def commit_error(group: Group | None, member_id: str, instance_id: str | None, g
     if generation < 0 and group.state == EMPTY:
         return None
     if generation >= 0 or member_id or instance_id is not None:
-        error = _member_error(group, member_id, instance_id) or (
+        error = group.validate_member(member_id, instance_id) or (
             ErrorCode.ILLEGAL_GENERATION if generation != group.generation_id else None)  # fmt: skip
         if error is not None:
             return error
     elif not transactional and group.state != EMPTY:
         return ErrorCode.UNKNOWN_MEMBER_ID
     return ErrorCode.REBALANCE_IN_PROGRESS if not transactional and group.state == COMPLETING else None
-
-
-def _member_error(group: Group, member_id: str, instance_id: str | None) -> ErrorCode | None:
-    """Kafka's ``validateMember``: the instance id (when given) must be held by ``member_id``, which must be
-    a member."""
-    if instance_id is not None:
-        known = group.static_members.get(instance_id)
-        if known is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if known != member_id:
-            return ErrorCode.FENCED_INSTANCE_ID
-    return None if member_id in group.members else ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def partition_error(topics: Any, topic: str, partition: int, metadata: str | None) -> ErrorCode | None:
