@@ -288,6 +288,23 @@ def _listener_override(name: str, text: str) -> str:
     return text.strip() if counted else text
 
 
+def listener_setting(config: Any, listener: str, name: str, mechanism: str,
+                     parse: Callable[[str], Any]) -> tuple[str, Any]:  # fmt: skip
+    """``(the key that sets name, its value)`` for a listener's SASL ``mechanism``, as Kafka's SASL channel
+    builder looks it up: ``listener.name.<l>.<mechanism>.<name>``, then ``listener.name.<l>.<name>`` (parsed
+    with ``parse``), then the broker's ``name``."""
+    prefix = f"{LISTENER_PREFIX}{listener.lower()}."
+    for key in (f"{prefix}{mechanism.lower()}.{name}", f"{prefix}{name}"):
+        if key in config.listener_overrides:
+            text = config.listener_overrides[key].strip()
+            try:
+                return key, parse(text)
+            except ValueError:
+                raise ConfigError(f"{key}: invalid value {text!r} (expected a number)") from None
+    value = getattr(config, name.replace(".", "_"))
+    return name, value.strip() if isinstance(value, str) else value
+
+
 def read_properties(text: str) -> dict[str, str]:
     """Parse Java properties: ``key=value`` or ``key: value``, ``#``/``!`` comments."""
     props: dict[str, str] = {}

@@ -239,8 +239,10 @@ def _build(rows, producer, target, next_offset, now_ms, config, checks, leader_e
         base_sequence=base_sequence, is_transactional=transactional,
         partition_leader_epoch=leader_epoch, log_append_time=now_ms if lat else None,
     )  # fmt: skip
-    flagged = set(check_records(rows, checks).flagged)
-    _check_not_negative(rows)
+    scan = check_records(rows, checks)  # record errors first, then the builder's refusal
+    if scan.min_timestamp < -1:  # Kafka's MemoryRecordsBuilder: an IllegalArgumentException (no message sent)
+        raise ValidationError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Invalid negative timestamp {scan.min_timestamp}")
+    flagged = set(scan.flagged)
     builder.extend([
         (next_offset + i, now_ms if lat else ts, key, value, headers,
          attributes | TOMBSTONE_FLAG if i in flagged else attributes)
@@ -255,14 +257,6 @@ def _build(rows, producer, target, next_offset, now_ms, config, checks, leader_e
         max_timestamp=builder.max_timestamp, log_append_time=now_ms if lat else -1,
         records_count=len(rows), converted_count=len(rows),
     )  # fmt: skip
-
-
-def _check_not_negative(rows: list[tuple]) -> None:
-    """Kafka's MemoryRecordsBuilder refuses to write a negative timestamp other than -1 (an
-    IllegalArgumentException, which ReplicaManager answers as UNKNOWN_SERVER_ERROR, without a message)."""
-    for row in rows:
-        if row[1] < -1:
-            raise ValidationError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Invalid negative timestamp {row[1]}")
 
 
 def _tuples(batch, limit: int) -> list[tuple]:

@@ -31,7 +31,7 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
-from .config import ConfigError
+from .config import ConfigError, listener_setting
 from .oauth_jwks import JwksEndpoint, JwksFile
 from .oauth_validator import ClaimRules, SignedValidator
 from .security_keys import OAUTHBEARER_KEYS
@@ -66,15 +66,7 @@ def uses_signed_tokens(config: Any, listener: str) -> bool:
 
 def _setting(config: Any, listener: str, name: str) -> tuple[str, Any]:
     """(the key that sets ``name`` for the listener, its value), the most specific key first."""
-    for key in (f"{_prefix(listener)}oauthbearer.{name}", f"{_prefix(listener)}{name}"):
-        if key in config.listener_overrides:
-            text = config.listener_overrides[key].strip()
-            try:
-                return key, OAUTHBEARER_KEYS[name][0](text)
-            except ValueError:
-                raise ConfigError(f"{key}: invalid value {text!r} (expected a number)") from None
-    value = getattr(config, name.replace(".", "_"))
-    return name, value.strip() if isinstance(value, str) else value
+    return listener_setting(config, listener, name, "oauthbearer", OAUTHBEARER_KEYS[name][0])
 
 
 def _claim_name(config: Any, listener: str, name: str) -> str:

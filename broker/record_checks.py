@@ -138,12 +138,14 @@ class RecordScan:
     flagged: list[int]  # indexes of records to mark as KIP-87 tombstones
     max_timestamp: int
     sequential: bool  # offsets run 0, 1, 2 ... (relative to a client's base offset of 0)
+    min_timestamp: int = -1  # the smallest record timestamp (-1 without records)
 
 
 def check_records(tuples: list[tuple], checks: RecordChecks) -> RecordScan:
     """One pass over the records: raise ``ValidationError`` on bad ones, else report a ``RecordScan``."""
     errors: list[tuple[int, str]] = []
     timestamp_failed, sequential, max_ts = False, True, -1
+    min_ts = tuples[0][1] if tuples else -1
     flag: list[int] = []
     header = checks.tombstone_header
     for i, row in enumerate(tuples):
@@ -152,6 +154,8 @@ def check_records(tuples: list[tuple], checks: RecordChecks) -> RecordScan:
             sequential = False
         if ts > max_ts:
             max_ts = ts
+        if ts < min_ts:
+            min_ts = ts
         problem = _record_error(row, checks)
         if problem is not None:
             timestamp_failed |= problem[0]
@@ -160,7 +164,7 @@ def check_records(tuples: list[tuple], checks: RecordChecks) -> RecordScan:
             flag.append(i)
     if errors:
         raise _rejected(errors, timestamp_failed)
-    return RecordScan(flag, max_ts, sequential)
+    return RecordScan(flag, max_ts, sequential, min_ts)
 
 
 def scan_batch(payload, batch: RecordBatchView, checks: RecordChecks) -> RecordScan:
@@ -175,7 +179,7 @@ def scan_batch(payload, batch: RecordBatchView, checks: RecordChecks) -> RecordS
     ):
         append_time = batch.max_timestamp if checks.producer_log_append_time else None
         return check_records(list(decode_record_tuples(bytes(payload), count, 0, base_ts, append_time)), checks)
-    return RecordScan(found.flag, max(-1, high), found.in_order)
+    return RecordScan(found.flag, max(-1, high), found.in_order, low if count else -1)
 
 
 def _may_fail(low: int, high: int, checks: RecordChecks) -> bool:

@@ -45,7 +45,7 @@ from typing import Any
 import attrs
 
 from .clock import wall_clock_ms
-from .config import ConfigError
+from .config import ConfigError, listener_setting
 from .jaas import checked_options
 from .jaas_context import OAUTHBEARER_MODULE, PLAIN_MODULE, SCRAM_MODULE, JaasContext, module_options, server_context
 from .oauth_config import signed_validator, uses_signed_tokens
@@ -101,10 +101,7 @@ def sasl_settings(config: Any, listener: str) -> SaslSettings:
 def max_reauth_ms(config: Any, listener: str, mechanisms: tuple[str, ...]) -> dict[str, int]:
     """``connections.max.reauth.ms`` of each mechanism: ``listener.name.<l>.<mechanism>.``, then
     ``listener.name.<l>.``, then the broker's key, as Kafka's SASL channel builder looks it up."""
-    prefix, overrides = f"listener.name.{listener.lower()}.", config.listener_overrides
-    listener_value = overrides.get(f"{prefix}connections.max.reauth.ms", config.connections_max_reauth_ms)
-    return {m: int(overrides.get(f"{prefix}{m.lower()}.connections.max.reauth.ms", listener_value))
-            for m in mechanisms}  # fmt: skip
+    return {m: listener_setting(config, listener, "connections.max.reauth.ms", m, int)[1] for m in mechanisms}
 
 
 def _module_of(context: JaasContext, module: str) -> dict[str, str]:

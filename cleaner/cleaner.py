@@ -91,9 +91,6 @@ class Cleaner:
         self.should_abort = should_abort
         self.stats = CleanerStats()
 
-    def _read(self, n: int) -> None:
-        self.throttler.maybe_throttle(n)
-
     def _check_abort(self, log_: Any) -> None:
         if self.should_abort(log_):
             raise CleaningAborted(log_.name)
@@ -141,7 +138,7 @@ class Cleaner:
     def _map_segment(self, seg: Any, first_dirty: int, uncleanable: int, txns: CleanedTransactions) -> bool:
         """Map one segment's keys; True when the map filled up before its end."""
         latest, pause = self.map.latest_offset, self.gate.pause
-        for entry in iter_entries(seg.handle, seg.size, self.chunk, self._read):
+        for entry in iter_entries(seg.handle, seg.size, self.chunk, self.throttler.maybe_throttle):
             pause()
             if entry.last_offset < first_dirty:
                 continue
@@ -173,7 +170,7 @@ class Cleaner:
             for i, seg in enumerate(group):
                 upper = group[i + 1].base_offset if i + 1 < len(group) else seg.next_offset
                 filt.txns.add_aborted(log_.aborted_transactions(seg.base_offset, upper))
-                for entry in iter_entries(seg.handle, seg.size, self.chunk, self._read):
+                for entry in iter_entries(seg.handle, seg.size, self.chunk, self.throttler.maybe_throttle):
                     self.gate.pause()
                     self.stats.bytes_read += entry.size_in_bytes
                     data = filt.filter(entry)

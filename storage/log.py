@@ -233,13 +233,15 @@ class Log:
             return min(c.segment_ms, c.max_compaction_lag_ms)
         return c.segment_ms
 
-    def _time_to_roll(self, seg: Segment, incoming_ts: int, now: int | None) -> bool:
+    def _time_to_roll(self, seg: Segment, incoming_ts: int, now: int | None, idle: bool = False) -> bool:
+        """Kafka's time rule; ``idle`` (the timer, with ``now``) also wants the segment that old by the clock."""
         if seg.size == 0:
             return False
         limit = self._max_segment_ms() - seg.roll_jitter_ms
         first = seg.first_batch_timestamp
         if first is not None and first >= 0:  # Kafka's timeWaitedForRoll: record time when it has one
-            return (incoming_ts if now is None else now) - first > limit
+            due = (incoming_ts if now is None else now) - first > limit
+            return due and not (idle and now - seg.created_ms <= limit)  # backfilled old times: once a period
         return (self.clock() if now is None else now) - seg.created_ms > limit
 
     def _maybe_roll(self, size: int, first: int, last: int, max_ts: int) -> None:
@@ -271,11 +273,9 @@ class Log:
         """The timer-driven roll (KIP-354), beyond Kafka, which rolls on append only: only a compacted log
         with ``max.compaction.lag.ms`` set, whose active segment is due by its first record's time and has
         also existed that long by the wall clock (so backfilled old timestamps roll at most once a period)."""
-        c, seg = self._config, self.active
-        if "compact" not in c.cleanup_policy or not 0 < c.max_compaction_lag_ms < LONG_MAX:
-            return False
-        existed = now_ms - seg.created_ms > self._max_segment_ms() - seg.roll_jitter_ms
-        if existed and self._time_to_roll(seg, -1, now_ms):
+        c = self._config  # max.compaction.lag.ms is at least 1
+        if "compact" in c.cleanup_policy and c.max_compaction_lag_ms < LONG_MAX and self._time_to_roll(
+                self.active, -1, now_ms, idle=True):  # fmt: skip
             self.roll()
             return True
         return False

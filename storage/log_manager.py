@@ -168,7 +168,6 @@ class LogManager:
 
     def _register(self, log_: Log) -> Log:
         log_.on_append = self.group_commit.note_append
-        log_.producer_state.expiration_ms = self.producer_id_expiration_ms
         log_.durable_high_watermark = self.durable
         if self.durable:  # what survived a crash becomes visible once it is surely on disk
             log_.sync_recovered()

@@ -51,16 +51,17 @@ def _slice(log_: "Log", seg: Segment, start: int, limit: int, max_bytes: int, mi
     if limit < seg.next_offset:
         cut = seg.find_position(limit)
         end = seg.size if cut is None else cut
-    first = seg.batch_end(start) - start
-    wanted = max(max_bytes, 0)
-    if min_one:
-        wanted = max(wanted, first)
+    wanted, incomplete = max(max_bytes, 0), False
+    if wanted < end - start:  # else everything up to end fits: the first batch (ending by end) too
+        first = seg.batch_end(start) - start  # one more read of the first batch's header
+        wanted = max(wanted, first) if min_one else wanted
+        incomplete = wanted < first
     size = min(end - start, wanted)
     if size <= 0:
         return None
     handle = seg.handle
     return LogSlice(handle.fd, start, size, handle, log_.high_watermark, log_.log_start_offset, seg.base_offset,
-                    first_entry_incomplete=wanted < first)
+                    first_entry_incomplete=incomplete)
 
 
 def offset_for_timestamp(log_: "Log", timestamp: int) -> tuple[int, int] | None:

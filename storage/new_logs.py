@@ -99,7 +99,8 @@ class NewLogs:
         try:
             directory.mkdir(parents=True, exist_ok=True)
             write_partition_metadata(directory, meta.topic_id)
-            return Log.open(directory, meta.name, partition, self._config, manager.clock)
+            return Log.open(directory, meta.name, partition, self._config, manager.clock,
+                            producer_id_expiration_ms=manager.producer_id_expiration_ms)  # fmt: skip
         except StorageError:
             raise
         except OSError as exc:

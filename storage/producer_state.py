@@ -329,10 +329,10 @@ class ProducerStateManager:
         names = (p.name for p in self.dir.iterdir() if p.name.endswith(SNAPSHOT))
         return sorted(int(n[:20]) for n in names if len(n) == 20 + len(SNAPSHOT) and n[:20].isdigit())
 
-    def load_snapshot(self, max_offset: int, now_ms: int | None = None, *, stale_above: int | None = None) -> int:
+    def load_snapshot(self, max_offset: int, now_ms: int, *, stale_above: int | None = None) -> int:
         """Load the newest valid snapshot at or below ``max_offset`` (corrupt newer ones are deleted, and those
         above ``stale_above``, by default ``max_offset``: from beyond a cut log), without the producers expired
-        at ``now_ms`` (all of them when None); returns its offset (-1 if none)."""
+        at ``now_ms``; returns its offset (-1 if none)."""
         stale_above = max_offset if stale_above is None else stale_above
         for offset in reversed(self.snapshot_offsets()):
             if offset > stale_above:
@@ -345,7 +345,7 @@ class ProducerStateManager:
             self.snapshot_path(offset).unlink(missing_ok=True)  # as Kafka's loadFromSnapshot does
         return -1
 
-    def _read_snapshot(self, path: Path, now_ms: int | None) -> bool:
+    def _read_snapshot(self, path: Path, now_ms: int) -> bool:
         data = path.read_bytes()
         if len(data) < _HEADER.size + _COUNT.size:
             return False
@@ -356,7 +356,7 @@ class ProducerStateManager:
         self.clear()
         for fields in _ENTRY.iter_unpack(body[_COUNT.size :]):
             pid, entry = _unpack_entry(*fields)
-            if now_ms is not None and self.expired(entry, now_ms):
+            if self.expired(entry, now_ms):
                 continue
             self.producers[pid] = entry
             if entry.current_txn_first_offset is not None:

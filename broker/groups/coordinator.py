@@ -120,11 +120,12 @@ class GroupCoordinator(StaticRejoin):
     def _join_known(self, group: Group, req: JoinRequest) -> JoinResult | Waiter:
         if req.member_id in group.pending_members:
             return self._add_and_rebalance(group, req, req.member_id)
-        if group.fenced(req.member_id, req.profile.group_instance_id):
-            return JoinResult(ErrorCode.FENCED_INSTANCE_ID, req.member_id)
-        member = group.members.get(req.member_id)
-        if member is None or group.state in (EMPTY, DEAD):
-            return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, req.member_id)
+        error = group.validate_member(req.member_id, req.profile.group_instance_id)
+        if error is None and group.state in (EMPTY, DEAD):
+            error = ErrorCode.UNKNOWN_MEMBER_ID
+        if error is not None:
+            return JoinResult(error, req.member_id)
+        member = group.members[req.member_id]
         if group.state == PREPARING:
             return self._update_and_wait(group, member, req)
         if group.state == COMPLETING and member.same_protocols(req.profile.protocols):
@@ -299,10 +300,9 @@ class GroupCoordinator(StaticRejoin):
             return None, ErrorCode.UNKNOWN_MEMBER_ID
         if group.state == DEAD:
             return group, ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if group.fenced(member_id, instance_id):
-            return group, ErrorCode.FENCED_INSTANCE_ID
-        if member_id not in group.members or group.state == EMPTY:
-            return group, ErrorCode.UNKNOWN_MEMBER_ID
+        error = group.validate_member(member_id, instance_id)
+        if error is not None or group.state == EMPTY:
+            return group, error or ErrorCode.UNKNOWN_MEMBER_ID
         if generation_id != group.generation_id:
             return group, ErrorCode.ILLEGAL_GENERATION
         return group, None
@@ -338,14 +338,15 @@ class GroupCoordinator(StaticRejoin):
         return ErrorCode.NONE, [self._leave_one(group, m, i) for m, i in leaving]
 
     def _leave_one(self, group: Group, member_id: str, instance_id: str | None) -> ErrorCode:
-        if not member_id and instance_id is not None:
-            member_id = group.static_members.get(instance_id, "")
-        elif group.fenced(member_id, instance_id):
-            return ErrorCode.FENCED_INSTANCE_ID
-        if member_id in group.pending_members:
+        """Kafka's order: by instance id alone (an admin removal), a pending member, else ``validate_member``."""
+        if not member_id:
+            member_id = group.static_members.get(instance_id, "") if instance_id is not None else ""
+        elif member_id in group.pending_members:
             del group.pending_members[member_id]
             self._check_join_done(group)
             return ErrorCode.NONE
+        elif (error := group.validate_member(member_id, instance_id)) is not None:
+            return error
         member = group.members.get(member_id)
         if member is None:
             return ErrorCode.UNKNOWN_MEMBER_ID

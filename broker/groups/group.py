@@ -30,6 +30,8 @@ from typing import Any
 import attrs
 import trio
 
+from protocol import ErrorCode
+
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
 NEW_MEMBER_JOIN_TIMEOUT_MS = 300_000
 
@@ -184,12 +186,17 @@ class Group(CommittedOffsets):
         if self.leader_id == old_id:
             self.leader_id = member.member_id
 
-    def fenced(self, member_id: str, instance_id: str | None) -> bool:
-        """A static member whose id no longer maps to ``member_id`` has been replaced (FENCED_INSTANCE_ID)."""
-        if instance_id is None:
-            return False
-        known = self.static_members.get(instance_id)
-        return known is not None and known != member_id
+    def validate_member(self, member_id: str, instance_id: str | None) -> ErrorCode | None:
+        """Kafka's ``validateMember`` (JoinGroup of a known member, SyncGroup, Heartbeat, LeaveGroup,
+        OffsetCommit): an instance id, when given, must be held (else UNKNOWN_MEMBER_ID) by ``member_id``
+        (else FENCED_INSTANCE_ID), which must be a member (else UNKNOWN_MEMBER_ID)."""
+        if instance_id is not None:
+            known = self.static_members.get(instance_id)
+            if known is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if known != member_id:
+                return ErrorCode.FENCED_INSTANCE_ID
+        return None if member_id in self.members else ErrorCode.UNKNOWN_MEMBER_ID
 
     def max_rebalance_timeout(self) -> int:
         return max((m.profile.rebalance_timeout_ms for m in self.members.values()), default=0)

@@ -301,12 +301,12 @@ class GroupManager:
         if group.state != EMPTY and group.protocol_type != "consumer":
             return ErrorCode.NON_EMPTY_GROUP, []
         if isinstance(group, ConsumerGroup):
-            subscribed = group.subscribed_topic_names()
-        else:
+            subscribed: set[str] | None = group.subscribed_topic_names()
+        else:  # unknown subscriptions of a live consumer group: every topic (Kafka's isSubscribedToTopic)
             subscribed = o.subscribed_topics(group) if group.state != EMPTY else set()
         errors = [
             ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if self.topics.partition(t, p) is None
-            else ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if t in subscribed else ErrorCode.NONE
+            else ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed is None or t in subscribed else ErrorCode.NONE
             for t, p in wanted
         ]  # fmt: skip
         gone = [k for k, e in zip(wanted, errors)

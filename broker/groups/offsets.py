@@ -6,7 +6,7 @@ Offsets belong to a ``Group`` (``group.offsets``: ``(topic, partition)`` ->
 COORDINATOR_NOT_AVAILABLE; an empty group accepts generation -1 whatever
 else the commit names; a commit that names a member, an instance id or a
 generation must come from a current member of that generation, holding
-that instance id; without them, only an empty group accepts it; a group
+that instance id (``Group.validate_member``); without them, only an empty group accepts it; a group
 completing a rebalance answers REBALANCE_IN_PROGRESS; a TxnOffsetCommit is
 spared the last two), written to ``__consumer_offsets`` and only then
 visible to OffsetFetch.
@@ -56,25 +56,13 @@ def commit_error(group: Group | None, member_id: str, instance_id: str | None, g
     if generation < 0 and group.state == EMPTY:
         return None
     if generation >= 0 or member_id or instance_id is not None:
-        error = _member_error(group, member_id, instance_id) or (
+        error = group.validate_member(member_id, instance_id) or (
             ErrorCode.ILLEGAL_GENERATION if generation != group.generation_id else None)  # fmt: skip
         if error is not None:
             return error
     elif not transactional and group.state != EMPTY:
         return ErrorCode.UNKNOWN_MEMBER_ID
     return ErrorCode.REBALANCE_IN_PROGRESS if not transactional and group.state == COMPLETING else None
-
-
-def _member_error(group: Group, member_id: str, instance_id: str | None) -> ErrorCode | None:
-    """Kafka's ``validateMember``: the instance id (when given) must be held by ``member_id``, which must be
-    a member."""
-    if instance_id is not None:
-        known = group.static_members.get(instance_id)
-        if known is None:
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        if known != member_id:
-            return ErrorCode.FENCED_INSTANCE_ID
-    return None if member_id in group.members else ErrorCode.UNKNOWN_MEMBER_ID
 
 
 def partition_error(topics: Any, topic: str, partition: int, metadata: str | None) -> ErrorCode | None:
@@ -118,7 +106,7 @@ def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
     if group.protocol_type and group.state == EMPTY:
         since_empty = group.state_timestamp
     elif group.protocol_type:  # members: only a Stable consumer group whose subscriptions are known
-        known = _known_subscriptions(group) if group.state == STABLE else None
+        known = subscribed_topics(group) if group.state == STABLE else None
         if known is None:
             return []
         subscribed = known
@@ -136,9 +124,9 @@ def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
     return out
 
 
-def _known_subscriptions(group: Group) -> set[str] | None:
-    """Every topic the members subscribe to, or None when the group does not use the consumer protocol or
-    a member's subscription cannot be read (Kafka's ``computeSubscribedTopics``)."""
+def subscribed_topics(group: Group) -> set[str] | None:
+    """Every topic the members subscribe to, or None when the group does not use the consumer protocol, has
+    no protocol yet or a member's subscription cannot be read (Kafka's ``computeSubscribedTopics``)."""
     if group.protocol_type != CONSUMER or group.protocol_name is None:
         return None
     topics: set[str] = set()
@@ -147,15 +135,4 @@ def _known_subscriptions(group: Group) -> set[str] | None:
             topics.update(cp.parse_subscription(member.metadata(group.protocol_name)).topics)
         except cp.SchemaError:
             return None
-    return topics
-
-
-def subscribed_topics(group: Group) -> set[str]:
-    """Topics the members subscribe to, from the consumer protocol's subscription (``consumer_protocol``)."""
-    topics: set[str] = set()
-    for member in group.members.values():
-        try:
-            topics.update(cp.parse_subscription(member.metadata(group.protocol_name or "")).topics)
-        except cp.SchemaError:  # not the consumer protocol's layout: nothing known to be subscribed
-            continue
     return topics

@@ -221,6 +221,16 @@ def _subscription(*topics: str) -> bytes:
     return out + b"\xff\xff\xff\xff"  # null user data
 
 
+async def _offset_delete(broker, group, pairs):
+    Topic = sub(47, "OffsetDeleteRequestTopic")
+    topics = {}
+    for t, p in pairs:
+        topics.setdefault(t, []).append(Topic.OffsetDeleteRequestPartition(partition_index=p))
+    resp = await call(broker, 47, 0, req(47, group_id=group, topics=[Topic(name=t, partitions=ps)
+                                                                  for t, ps in topics.items()]))  # fmt: skip
+    return resp.error_code, {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
+
+
 async def test_offset_delete(groups_broker):
     from ._group_client import protocols
 
@@ -228,13 +238,7 @@ async def test_offset_delete(groups_broker):
     await create_ok(groups_broker, "other", 1)
 
     async def delete(group, pairs):
-        Topic = sub(47, "OffsetDeleteRequestTopic")
-        topics = {}
-        for t, p in pairs:
-            topics.setdefault(t, []).append(Topic.OffsetDeleteRequestPartition(partition_index=p))
-        resp = await call(groups_broker, 47, 0, req(47, group_id=group, topics=[Topic(name=t, partitions=ps)
-                                                                            for t, ps in topics.items()]))  # fmt: skip
-        return resp.error_code, {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
+        return await _offset_delete(groups_broker, group, pairs)
 
     joined = await join_new(groups_broker, protos=protocols(("range", _subscription(T))))
     await sync(groups_broker, "g", 1, joined.member_id, {joined.member_id: b""})
@@ -248,6 +252,21 @@ async def test_offset_delete(groups_broker):
     tick(groups_broker, 10_001)  # the member expires: the group is empty, everything may go
     assert await delete("g", [(T, 0)]) == (ErrorCode.NONE, {(T, 0): ErrorCode.NONE})
     assert groups_broker.reopen().groups.groups["g"].offsets == {}
+
+
+async def test_offset_delete_of_a_consumer_group_with_an_unreadable_subscription_deletes_nothing(groups_broker):
+    """Kafka's ``ClassicGroup.isSubscribedToTopic``: when a live consumer group's subscriptions cannot be
+    computed (a member's metadata does not parse), every topic counts as subscribed."""
+    from ._group_client import protocols
+
+    await create_ok(groups_broker, T, 1)
+    await create_ok(groups_broker, "other", 1)
+    joined = await join_new(groups_broker, protos=protocols(("range", b"opaque")))
+    await sync(groups_broker, "g", 1, joined.member_id, {joined.member_id: b""})
+    await commit(groups_broker, "g", {(T, 0): 1, ("other", 0): 2}, 1, joined.member_id)
+    assert await _offset_delete(groups_broker, "g", [(T, 0), ("other", 0)]) == (ErrorCode.NONE, {
+        (T, 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, ("other", 0): ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC})  # fmt: skip
+    assert (await fetch(groups_broker, "g", None))[1] == {(T, 0): (1, "m", 0), ("other", 0): (2, "m", 0)}
 
 
 async def test_deleting_a_topic_deletes_its_committed_offsets(groups_broker):

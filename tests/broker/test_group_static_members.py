@@ -11,8 +11,10 @@ import trio
 
 from protocol import ErrorCode
 
+from ._admin_client import call, req, sub
+
 from ._group_client import (  # noqa: F401  (fixtures)
-    clock, group_props, groups_broker, heartbeat, join, protocols, start_join, sync, tick,
+    clock, group_props, groups_broker, heartbeat, join, join_new, protocols, start_join, sync, tick,
 )  # fmt: skip
 
 
@@ -148,3 +150,20 @@ async def test_a_static_restart_with_other_metadata_but_the_same_protocol_does_n
     other = await join(groups_broker, instance="a", protos=protocols(("rr", b"x"), ("range", b"y")))
     assert (other.generation_id, other.protocol_name) == (2, "rr")  # another protocol is selected: a rebalance
     assert (group.state, group.protocol_name) == ("CompletingRebalance", "rr")
+
+
+async def test_an_instance_id_the_group_does_not_know_is_an_unknown_member(groups_broker):
+    """Kafka's ``ClassicGroup.validateMember`` in Heartbeat, SyncGroup, JoinGroup and LeaveGroup: a member
+    naming an instance id nobody holds is UNKNOWN_MEMBER_ID (the heartbeat was accepted); one held by another
+    member is FENCED_INSTANCE_ID."""
+    dyn = await join_new(groups_broker)
+    await sync(groups_broker, "g", 1, dyn.member_id, {dyn.member_id: b""})
+    assert await heartbeat(groups_broker, "g", 1, dyn.member_id, instance="nobody") == ErrorCode.UNKNOWN_MEMBER_ID
+    assert (await sync(groups_broker, "g", 1, dyn.member_id, instance="nobody")).error_code == \
+        ErrorCode.UNKNOWN_MEMBER_ID  # fmt: skip
+    assert (await join(groups_broker, member_id=dyn.member_id, instance="nobody", version=9)).error_code == \
+        ErrorCode.UNKNOWN_MEMBER_ID  # fmt: skip
+    identity = sub(13, "MemberIdentity")
+    leave = req(13, group_id="g", members=[identity(member_id=dyn.member_id, group_instance_id="nobody")])
+    assert [m.error_code for m in (await call(groups_broker, 13, 3, leave)).members] == [ErrorCode.UNKNOWN_MEMBER_ID]
+    assert await heartbeat(groups_broker, "g", 1, dyn.member_id) == ErrorCode.NONE  # still a member

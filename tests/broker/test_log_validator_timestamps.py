@@ -82,6 +82,8 @@ def test_a_rebuild_refuses_any_negative_timestamp_but_minus_one():
     assert _validate(bytearray(negative)).max_timestamp == -1  # in place: stored as Kafka stores it
     err = _error(negative, config=ValidationConfig(compression_type="gzip"))
     assert (err.error_code, str(err)) == (ErrorCode.UNKNOWN_SERVER_ERROR, "Invalid negative timestamp -5")
+    falling = _crafted([5, 3, 4], base=-2, max_ts=-2)  # -2, -4, -3: the scan's smallest is named
+    assert str(_error(falling, config=ValidationConfig(compression_type="gzip"))) == "Invalid negative timestamp -4"
     minus_one = _crafted([5, 6], base=-1, max_ts=0)
     assert _stamps(_validate(minus_one, config=ValidationConfig(compression_type="gzip"))) == [-1, 0]
 

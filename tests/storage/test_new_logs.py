@@ -198,3 +198,17 @@ def test_an_undone_creation_whose_forgetting_cannot_be_saved_still_raises_its_ow
     with pytest.raises(StorageError, match="u-1"):
         next(steps)
     assert "u" not in lm.topics() and _dirs(tmp_path, "u") == [] and lm.logs() == []
+
+
+def test_new_and_reopened_logs_take_producer_id_expiration_ms(tmp_path):
+    """``producer.id.expiration.ms`` reaches a log when it is made (``Log.open``), when the topic grows, and when
+    the directory is opened again."""
+    clock = Clock()
+    lm = manager(tmp_path, clock, **{"producer.id.expiration.ms": 1234})
+    lm.create_topic("t", 1, {})
+    lm.add_partitions("t", 2)
+    assert [lm.get_log("t", p).producer_state.expiration_ms for p in (0, 1)] == [1234, 1234]
+    lm.close()
+    again = manager(tmp_path, clock, **{"producer.id.expiration.ms": 4321})
+    assert [again.get_log("t", p).producer_state.expiration_ms for p in (0, 1)] == [4321, 4321]
+    again.close()

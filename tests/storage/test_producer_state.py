@@ -71,7 +71,7 @@ def test_loading_a_snapshot_at_a_time_leaves_the_expired_producers_out(tmp_path)
     loaded = ProducerStateManager(tmp_path, expiration_ms=1000)
     assert loaded.load_snapshot(100, TS + 1000) == 2
     assert sorted(loaded.producers) == [8, 9] and loaded.ongoing == {9: 1}
-    assert loaded.load_snapshot(100) == 2 and sorted(loaded.producers) == [7, 8, 9]  # no time: all of them
+    assert loaded.load_snapshot(100, TS + 999) == 2 and sorted(loaded.producers) == [7, 8, 9]  # none expired yet
 
 
 def test_snapshot_round_trip_and_corrupt_snapshots_are_skipped(tmp_path):
@@ -80,7 +80,7 @@ def test_snapshot_round_trip_and_corrupt_snapshots_are_skipped(tmp_path):
     state.write_snapshot(60)
     (tmp_path / f"{70:020d}.snapshot").write_bytes(b"\x00\x01garbage")
     loaded = ProducerStateManager(tmp_path)
-    assert loaded.load_snapshot(100) == 60
+    assert loaded.load_snapshot(100, TS) == 60
     entry = loaded.producers[7]
     assert (entry.epoch, entry.last_seq, entry.last_offset) == (3, 13, 53)
     assert loaded.check(info(seq=10, n=4, epoch=3)) == Duplicate(50, 53, TS)

@@ -65,6 +65,22 @@ def test_read_says_when_max_bytes_cut_the_first_batch(tmp_path):
     assert not first.first_entry_incomplete and first.size > size
 
 
+def test_a_read_that_fits_whole_does_not_read_the_first_batch_header_again(tmp_path, monkeypatch):
+    """The first batch's end only matters when ``max_bytes`` cuts the slice; a read that fits skips that pread."""
+    from storage.segment import Segment
+
+    log = open_log(tmp_path, Clock())
+    append(log, n=3)
+    append(log)
+    calls = []
+    real = Segment.batch_end
+    monkeypatch.setattr(Segment, "batch_end", lambda seg, pos: calls.append(pos) or real(seg, pos))
+    whole = log.read(0, 1 << 20, min_one_message=True)
+    assert (calls, whole.first_entry_incomplete) == ([], False)
+    size = real(log.segments[0], 0)
+    assert log.read(0, size - 1, min_one_message=True).size == size and calls == [0]  # min_one widens to it
+
+
 def test_cleaner_offset_checkpoint_is_kafkas_text_and_survives_restarts(tmp_path):
     clock = Clock()
     lm = manager(tmp_path, clock)

@@ -141,7 +141,7 @@ def test_loading_a_snapshot_restores_open_transactions_and_empty_entries(tmp_pat
     state.update(info(0, pid=8, offset=26))
     state.write_snapshot(27)
     loaded = ProducerStateManager(tmp_path)
-    assert loaded.load_snapshot(100) == 27
+    assert loaded.load_snapshot(100, TS) == 27
     assert loaded.ongoing == {5: 20, 8: 26} and loaded.first_unstable_offset(27) == 20
     assert loaded.producers[6].epoch == 1 and loaded.producers[6].coordinator_epoch == 9
     assert loaded.check(info(1, pid=6, epoch=1)) == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER  # still must start at 0
