@@ -137,15 +137,15 @@ def test_confluent_reauthenticates_before_its_short_token_expires(oauth_broker):
     conf = {**_librdkafka(oauth_broker), "sasl.oauthbearer.config": "principal=alice scope=kafka lifeSeconds=5"}
     admin = AdminClient(conf)  # kept: a handle collected at once ends its futures with _DESTROY
     admin.create_topics([NewTopic("oauth-reauth", 1, 1)])["oauth-reauth"].result(30)
-    before = oauth_broker.logins("SASL_PLAINTEXT")[0]
     producer, errors = Producer({**conf, "error_cb": lambda e: errors.append(e)}), []
     for i in range(24):  # 12 s: past two token lifetimes
         producer.produce("oauth-reauth", b"v%d" % i)
         assert producer.flush(10) == 0
         producer.poll(0.5)  # serves librdkafka's token refresh
     reauths, expired = _reauth_counts(oauth_broker)
+    # re-authenticated on its connections, none closed as expired; how many connections librdkafka opens
+    # (bootstrap, broker, a reconnect on a slow machine) is its own business, so logins are not counted
     assert (reauths >= 2, expired, errors) == (True, 0.0, []), (reauths, expired, errors)
-    assert oauth_broker.logins("SASL_PLAINTEXT")[0] - before <= 2  # bootstrap and broker connections, once each
 
 
 def test_java_client_reauthenticates_before_its_short_token_expires(oauth_broker):
