@@ -1,22 +1,9 @@
 """A partition log: ordered segments, offsets, rolls, reads, flushes (Kafka's UnifiedLog/LocalLog).
 
 ``Log`` owns the segments of one ``<topic>-<partition>`` directory. The last
-segment is the active one; appends go there after ``_maybe_roll`` decides, as
-Kafka's ``shouldRoll`` does, whether a new segment must start first:
-
-* the segment would pass ``segment.bytes``;
-* the time since its first batch (by record timestamps; wall clock when the
-  segment has none) passed ``segment.ms`` minus this segment's jitter — for a
-  compacted log with ``max.compaction.lag.ms`` set, ``min(segment.ms,
-  max.compaction.lag.ms)`` (KIP-354);
-* an index is full, or the offsets would not fit an int32 relative offset.
-
-``roll_if_idle(now)`` applies the same time rule from a timer, so an idle
-compacted log still rolls its active segment in time for the cleaner
-(KIP-354's guarantee; Kafka itself rolls on append only). Only for logs whose
-``cleanup.policy`` includes compact with ``max.compaction.lag.ms`` set, and
-only once the segment has also existed that long by the wall clock: records
-stamped long ago (a backfill) must not roll a segment on every tick.
+segment is the active one; appends go there after ``roll_rules`` decides, as
+Kafka's ``shouldRoll`` does, whether a new segment must start first; the
+broker's timer rolls an idle compacted log for KIP-354 (``roll_if_idle``).
 
 Offsets: ``log_start_offset`` (raised by DeleteRecords and retention),
 ``log_end_offset`` (next offset to assign), ``high_watermark`` (the log end
@@ -47,7 +34,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from . import log_read, log_txn, retention, segment_swap
+from . import log_read, log_txn, retention, roll_rules, segment_swap
 from .config import LONG_MAX
 from .file_names import CLEANED, LOG, TXN_INDEX, log_path
 from .log_info import AppendInfo, LogSlice, SegmentInfo
@@ -57,7 +44,6 @@ from .segment import Segment
 from .txn_index import AbortedTxn
 
 log = logging.getLogger(__name__)
-INT_MAX = 2**31 - 1
 
 
 def _no_hook(_log: "Log") -> None:
@@ -132,7 +118,7 @@ class Log:
         return seg
 
     def _set_jitter(self, seg: Segment) -> None:
-        jitter = min(self._config.segment_jitter_ms, self._max_segment_ms())
+        jitter = min(self._config.segment_jitter_ms, roll_rules.max_segment_ms(self._config))
         seg.roll_jitter_ms = random.randrange(jitter) if jitter > 0 else 0
 
     def _reset_to(self, offset: int) -> None:
@@ -227,31 +213,8 @@ class Log:
         append_time = max_timestamp if self._config.message_timestamp_type == "LogAppendTime" else -1
         return AppendInfo(first_offset, last_offset, max_timestamp, append_time, seg.base_offset, position, len(data))
 
-    def _max_segment_ms(self) -> int:
-        c = self._config
-        if "compact" in c.cleanup_policy and c.max_compaction_lag_ms > 0:
-            return min(c.segment_ms, c.max_compaction_lag_ms)
-        return c.segment_ms
-
-    def _time_to_roll(self, seg: Segment, incoming_ts: int, now: int | None, idle: bool = False) -> bool:
-        """Kafka's time rule; ``idle`` (the timer, with ``now``) also wants the segment that old by the clock."""
-        if seg.size == 0:
-            return False
-        limit = self._max_segment_ms() - seg.roll_jitter_ms
-        first = seg.first_batch_timestamp
-        if first is not None and first >= 0:  # Kafka's timeWaitedForRoll: record time when it has one
-            due = (incoming_ts if now is None else now) - first > limit
-            return due and not (idle and now - seg.created_ms <= limit)  # backfilled old times: once a period
-        return (self.clock() if now is None else now) - seg.created_ms > limit
-
     def _maybe_roll(self, size: int, first: int, last: int, max_ts: int) -> None:
-        seg, c = self.active, self._config
-        if seg.size > 0 and (
-            seg.size > c.segment_bytes - size
-            or self._time_to_roll(seg, max_ts, None)
-            or seg.index_full()
-            or last - seg.base_offset > INT_MAX
-        ):
+        if roll_rules.must_roll(self, size, last, max_ts):
             self.roll(max(first, self.log_end_offset))
 
     def roll(self, new_base: int | None = None) -> Segment:
@@ -270,12 +233,8 @@ class Log:
         return new
 
     def roll_if_idle(self, now_ms: int) -> bool:
-        """The timer-driven roll (KIP-354), beyond Kafka, which rolls on append only: only a compacted log
-        with ``max.compaction.lag.ms`` set, whose active segment is due by its first record's time and has
-        also existed that long by the wall clock (so backfilled old timestamps roll at most once a period)."""
-        c = self._config  # max.compaction.lag.ms is at least 1
-        if "compact" in c.cleanup_policy and c.max_compaction_lag_ms < LONG_MAX and self._time_to_roll(
-                self.active, -1, now_ms, idle=True):  # fmt: skip
+        """The timer-driven roll (KIP-354, beyond Kafka; ``roll_rules.idle_roll_due``)."""
+        if roll_rules.idle_roll_due(self, now_ms):
             self.roll()
             return True
         return False
