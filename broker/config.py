@@ -142,6 +142,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", int, 3000, _non_negative, ""),
     Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", int, 6000, _non_negative, ""),
     Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", int, 1_800_000, _positive, ""),
+    Key("group.max.size", "group_max_size", int, 2**31 - 1, _positive, "most members of one classic group"),
     Key("offsets.topic.num.partitions", "offsets_topic_num_partitions", int, 50, _positive, ""),
     Key("offsets.topic.replication.factor", "offsets_topic_replication_factor", int, 1, _positive, "accepted"),
     Key("transaction.state.log.replication.factor", "transaction_state_log_replication_factor", int, 3, _positive,

@@ -20,6 +20,9 @@ The rules are Kafka's ``GroupCoordinator`` (classic protocol), summarised:
   rejoined (after ``group.initial.rebalance.delay.ms`` for an empty group,
   extended while new members keep arriving) or at the rebalance timeout,
   dropping members that did not rejoin;
+* a group holds at most ``group.max.size`` members: a join that would take it
+  past that is answered GROUP_MAX_SIZE_REACHED (``Group.accepts_joining``),
+  and a group loaded above it (the limit lowered) rebalances (``loaded``);
 * the leader's SyncGroup carries the assignment; it is stored in
   ``__consumer_offsets`` (``GroupStore``) before anyone gets an answer.
 
@@ -88,6 +91,9 @@ class GroupCoordinator(StaticRejoin):
             if req.member_id:
                 return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, req.member_id)
             group = self.groups[req.group_id] = Group(req.group_id, state_timestamp=self.clock())
+        if not group.accepts_joining(req.member_id, self.config.group_max_size):
+            group.refuse_joining(req.member_id)
+            return JoinResult(ErrorCode.GROUP_MAX_SIZE_REACHED, "")
         if group.state == DEAD:
             return JoinResult(ErrorCode.COORDINATOR_NOT_AVAILABLE, req.member_id)
         if not group.supports(req.profile):
@@ -352,6 +358,14 @@ class GroupCoordinator(StaticRejoin):
             return ErrorCode.UNKNOWN_MEMBER_ID
         self.remove_member(group, member, "the member left the group")
         return ErrorCode.NONE
+
+    def loaded(self, group: Group) -> None:
+        """A group rebuilt from ``__consumer_offsets`` with more members than ``group.max.size`` (lowered since)
+        rebalances, so that its members may commit first (Kafka's ``onLoaded``); the last to rejoin are refused."""
+        size, limit = len(group.members), self.config.group_max_size
+        if size > limit:
+            self._prepare_rebalance(group, f"freshly-loaded group {group.group_id} (size {size}) is over capacity "
+                                    f"{limit}")  # fmt: skip
 
     def adopt_downgraded(self, group: Group) -> None:
         """A consumer group just turned classic (``migration``): its members must rejoin."""

@@ -18,6 +18,8 @@ the ``__consumer_offsets`` offset of each one's record in ``offset_records``)
 and the offsets open transactions staged (``pending_txn``, see
 ``txn_offsets.py``).
 
+A group takes at most ``group.max.size`` members (``accepts_joining``).
+
 Protocol selection follows Kafka: candidates are the protocols every member
 supports; each member votes for the first candidate in its own preference
 order and the most voted wins (first in the first member's order on a tie).
@@ -197,6 +199,24 @@ class Group(CommittedOffsets):
             if known != member_id:
                 return ErrorCode.FENCED_INSTANCE_ID
         return None if member_id in self.members else ErrorCode.UNKNOWN_MEMBER_ID
+
+    def accepts_joining(self, member_id: str, max_size: int) -> bool:
+        """Kafka's ``acceptJoiningMember`` (``group.max.size``): an Empty group takes anyone; while preparing a
+        rebalance a member already rejoined is taken, others while fewer than ``max_size`` have rejoined (the
+        group may hold more, the limit lowered since: the last to rejoin are refused); otherwise a member of
+        the group is taken, a newcomer (a pending or static one too) while there are fewer than ``max_size``."""
+        if self.state in (EMPTY, DEAD):
+            return True
+        member = self.members.get(member_id)
+        if self.state == PREPARING:
+            rejoined = sum(1 for m in self.members.values() if m.join_waiter is not None)
+            return (member is not None and member.join_waiter is not None) or rejoined < max_size
+        return member is not None or len(self.members) < max_size
+
+    def refuse_joining(self, member_id: str) -> None:
+        """A member refused by ``accepts_joining`` leaves the group, or its pending id (KIP-394) is dropped."""
+        self.remove_member(member_id)
+        self.pending_members.pop(member_id, None)
 
     def max_rebalance_timeout(self) -> int:
         return max((m.profile.rebalance_timeout_ms for m in self.members.values()), default=0)

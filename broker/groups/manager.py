@@ -65,6 +65,8 @@ class GroupManager:
         for group in self.groups.values():
             if isinstance(group, ConsumerGroup):
                 self.consumer.loaded(group)
+            else:
+                self.coordinator.loaded(group)
         if self.groups:
             log.info("loaded %d groups from %s", len(self.groups), "__consumer_offsets")
 

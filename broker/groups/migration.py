@@ -20,7 +20,8 @@ data would be lost).
 
 Downgrade (Kafka's ``validateOnlineDowngradeWithFencedMembers`` and
 ``ClassicGroup.fromConsumerGroup``): when the members left after some leave
-are all classic (at least one) and the policy allows it, the consumer group
+are all classic (at least one, and no more than ``group.max.size``) and the
+policy allows it, the consumer group
 becomes a classic group in state Stable at the group epoch, protocol type
 ``consumer``, each member with the protocols it joined with and, as its
 assignment, its target assignment in the consumer protocol's layout; the
@@ -115,8 +116,9 @@ def may_downgrade(group: ConsumerGroup, leaving: set[str], config: Any) -> bool:
     if config.group_consumer_migration_policy not in DOWNGRADE:
         log.info("cannot downgrade consumer group %s: online downgrade is disabled", group.group_id)
         return False
-    # Kafka also refuses when more would stay than the classic group.max.size, a key with no counterpart
-    # here: a classic group takes any number of members.
+    if len(staying) > config.group_max_size:
+        log.info("cannot downgrade consumer group %s: its size is greater than group.max.size", group.group_id)
+        return False
     return True
 
 

@@ -322,3 +322,16 @@ async def test_a_classic_static_member_restarted_with_the_consumer_protocol_take
     assert static.member_id not in members and not members["new-i-1"].uses_classic
     taken = await heartbeat(mig, "other-i-1", instance="i-1")  # now a consumer-protocol holder: refused
     assert taken.error_code == ErrorCode.UNRELEASED_INSTANCE_ID
+
+
+
+@pytest.mark.parametrize("limit", [1, 2])
+async def test_no_downgrade_when_more_classic_members_stay_than_group_max_size(mig, group_props, limit):
+    a, other, _c = await upgraded(mig)
+    group_props["group.max.size"] = str(limit)  # lowered, then the broker restarted
+    broker = mig.reopen()
+    left = await heartbeat(broker, "c", -1, topics=None, rebalance=-1, owned_partitions=None)
+    assert left.error_code == 0
+    group = broker.groups.groups["cg"]
+    assert sorted(group.members) == sorted([a, other])  # c left
+    assert isinstance(group, ConsumerGroup if limit == 1 else Group)  # 2 classic members stay
