@@ -52,7 +52,7 @@ from .checkpoint import fsync_dir, read_checkpoint
 from .config import LONG_MAX, ConfigModel
 from .dir_checkpoints import CLEANER_OFFSETS, LOG_STARTS, RECOVERY_POINTS, DirCheckpoints
 from .errors import ConfigError, StorageError
-from .file_names import DELETE_SUFFIX, STRAY_SUFFIX, parse_partition_dir, remove_dir
+from .file_names import DELETE_SUFFIX, STRAY_SUFFIX, parse_partition_dir, remove_dir, set_aside_name
 from .group_commit import GroupCommit
 from .log import Log
 from .log_move import LogMoves, finish_interrupted_moves
@@ -149,7 +149,7 @@ class LogManager:
             return None
         meta, stored_id = self._topics.get(parsed[0]), read_partition_topic_id(path)
         if meta is None or stored_id not in (None, meta.topic_id):  # a topic no longer known, or an older one
-            stray = path.with_name(f"{entry.name}.{uuid.uuid4().hex}{STRAY_SUFFIX}")
+            stray = path.with_name(set_aside_name(*parsed, STRAY_SUFFIX))
             path.rename(stray)
             log.warning("%s: %s belongs to no known topic; set aside as %s", root, entry.name, stray.name)
             return None
@@ -266,7 +266,7 @@ class LogManager:
             log_ = self._logs.pop((name, p), None)
             if log_ is not None:
                 log_.close()
-                doomed = log_.dir.with_name(f"{log_.dir.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+                doomed = log_.dir.with_name(set_aside_name(name, p, DELETE_SUFFIX))
                 log_.dir.rename(doomed)
                 remove_dir(doomed)
         self.group_commit.forget(lambda l: l.topic == name)
