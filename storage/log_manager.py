@@ -28,7 +28,10 @@ log appended since the last round once and publishes ``flushed_generation``,
 and every producer covered is woken together.
 
 A deleted topic's directories are renamed ``<topic>-<p>.<id>-delete`` first
-and then removed; leftovers of a deletion cut short are removed on open. A
+and then removed, and the recovery-point and log-start-offset checkpoints
+are rewritten without them at once (as Kafka's ``asyncDelete``), so a topic
+made again under that name never opens after a crash with the old topic's
+offsets; leftovers of a deletion cut short are removed on open. A
 partition directory of a topic that is not known, or whose
 ``partition.metadata`` names another topic id (an older topic of that name),
 is a *stray*: on open it is renamed ``<topic>-<p>.<id>-stray`` and left
@@ -271,6 +274,11 @@ class LogManager:
                 remove_dir(doomed)
         self.group_commit.forget(lambda l: l.topic == name)
         self.checkpoints.forget_cleaner_offsets(name)
+        for root in self.dirs:  # Kafka's asyncDelete: a topic made again must not meet these offsets
+            try:
+                self.checkpoints.write_offsets(root)
+            except OSError as exc:  # the deletion stands; the periodic write tries again
+                log.error("%s: writing the checkpoints after deleting %s failed: %s", root, name, exc)
 
     def set_topic_overrides(self, name: str, overrides: dict[str, str]) -> None:
         overrides = {k: str(v) for k, v in overrides.items()}
