@@ -27,11 +27,12 @@ with ``sync_to(generation)`` from a worker thread, one waiter fsyncs every
 log appended since the last round once and publishes ``flushed_generation``,
 and every producer covered is woken together.
 
-A deleted topic's directories are renamed ``<topic>-<p>.<id>-delete`` first
-and then removed, and the recovery-point and log-start-offset checkpoints
-are rewritten without them at once (as Kafka's ``asyncDelete``), so a topic
-made again under that name never opens after a crash with the old topic's
-offsets; leftovers of a deletion cut short are removed on open. A
+A deleted topic's directories are renamed ``<topic>-<p>.<id>-delete`` at once
+and removed by the timer once ``log.segment.delete.delay.ms`` has passed
+(``doomed_dirs.py``, Kafka's ``asyncDelete``; ``-delete`` directories found on
+open wait that long again), and the recovery-point and log-start-offset
+checkpoints are rewritten without them at once, so a topic made again under
+that name never opens after a crash with the old topic's offsets. A
 partition directory of a topic that is not known, or whose
 ``partition.metadata`` names another topic id (an older topic of that name),
 is a *stray*: on open it is renamed ``<topic>-<p>.<id>-stray`` and left
@@ -54,6 +55,7 @@ from typing import Any, Callable, Iterable
 from .checkpoint import fsync_dir, read_checkpoint
 from .config import LONG_MAX, ConfigModel
 from .dir_checkpoints import CLEANER_OFFSETS, LOG_STARTS, RECOVERY_POINTS, DirCheckpoints
+from .doomed_dirs import DoomedDirs
 from .errors import ConfigError, StorageError
 from .file_names import DELETE_SUFFIX, STRAY_SUFFIX, parse_partition_dir, remove_dir, set_aside_name
 from .group_commit import GroupCommit
@@ -80,6 +82,7 @@ class LogManager:
         self.group_commit = GroupCommit()
         self.checkpoints = DirCheckpoints(dirs, self.logs, self._log_in)
         self.moves = LogMoves()
+        self.doomed = DoomedDirs()  # -delete directories waiting for log.segment.delete.delay.ms
         self.interrupted_moves: list[tuple[tuple[str, int], Path]] = []  # moves a crash or stop cut short
         self.cluster_id = ""
         self._producer_ids = ProducerIds(dirs)
@@ -144,7 +147,7 @@ class LogManager:
         if not entry.is_dir() or entry.name.endswith(STRAY_SUFFIX):
             return None
         if entry.name.endswith(DELETE_SUFFIX):
-            remove_dir(path)
+            self.doomed.add(path, self.clock())
             return None
         parsed = parse_partition_dir(entry.name)
         if parsed is None:
@@ -268,10 +271,7 @@ class LogManager:
         for p in range(meta.num_partitions):
             log_ = self._logs.pop((name, p), None)
             if log_ is not None:
-                log_.close()
-                doomed = log_.dir.with_name(set_aside_name(name, p, DELETE_SUFFIX))
-                log_.dir.rename(doomed)
-                remove_dir(doomed)
+                self.doomed.take(log_, self.clock())
         self.group_commit.forget(lambda l: l.topic == name)
         self.checkpoints.forget_cleaner_offsets(name)
         for root in self.dirs:  # Kafka's asyncDelete: a topic made again must not meet these offsets
@@ -334,8 +334,11 @@ class LogManager:
             log_.run_retention(now_ms)
 
     def delete_expired_files(self, now_ms: int) -> None:
+        """Timer duty: ``.deleted`` segment files and ``-delete`` directories whose delay has passed."""
         for log_ in self.logs():
             log_.delete_expired_files(now_ms)
+        if self.doomed:
+            self.doomed.remove_due(now_ms, self.model.effective({}).file_delete_delay_ms)
 
     def remove_expired_producers(self, now_ms: int) -> None:
         """Timer duty (``producer.id.expiration.check.interval.ms``): Kafka's removeExpiredProducers."""
