@@ -21,9 +21,15 @@ A Fetch v7+ names a ``session_id`` and ``session_epoch``:
   budget (Kafka's rotation).
 
 From v13 (KIP-516) a request names topics by ``topic_id``; a session then
-keys its partitions by id (a client keeps one version), so a topic deleted
-and made again under the same name is another topic to it (the handler
-answers an id it cannot find with UNKNOWN_TOPIC_ID).
+keys its partitions by id, and each partition keeps the topic's name as it
+was when the partition joined (None for an id then unknown, looked up again
+at each fetch until found), as Kafka's ``CachedPartition`` does. The handler
+reads a session's partition by that name: once the topic is deleted it is
+UNKNOWN_TOPIC_OR_PARTITION, once a topic of that name is made again (a new
+id) INCONSISTENT_TOPIC_ID, never the new topic's records. A session keeps
+the kind of names it began with: an incremental fetch of the other kind
+(v13+ on a session opened below v13, or the reverse) is
+FETCH_SESSION_TOPIC_ID_ERROR.
 
 The next epoch is ``n + 1``, after 2**31 - 1 back to 1. Metrics are Kafka's
 ``FetchSessionCache`` gauges ``NumIncrementalFetchSessions`` and
@@ -57,6 +63,7 @@ class SessionPartition:
     log_start_offset: int = -1
     last_fetched_epoch: int = -1
     answered: tuple = (None, None, None)  # high watermark, last stable offset, log start offset
+    topic_name: str | None = None  # v13+: the name of the topic ``topic`` (an id) when the partition joined
 
     def update(self, p: Any) -> None:
         self.fetch_offset, self.partition_max_bytes = p.fetch_offset, p.partition_max_bytes
@@ -71,6 +78,7 @@ class FetchSession:
     epoch: int  # the epoch the next incremental fetch must carry
     partitions: OrderedDict  # Key -> SessionPartition, in reading order
     last_used_ms: float
+    uses_topic_ids: bool = False  # opened by a v13+ fetch
 
 
 @attrs.define
@@ -83,13 +91,14 @@ class FetchContext:
     session: FetchSession | None = None
     opens: bool = False  # a full fetch with epoch 0: a session is made when the answer is
     error: ErrorCode = ErrorCode.NONE
+    names: dict | None = None  # v13+: the topics' names by id when the request came
 
     def respond(self, reads: list, now_ms: float) -> tuple[int, list[tuple[str, Any]]]:
         """The answer's session id and ``(topic, read)`` pairs: every read, or for an incremental fetch
         those with something new (rotated to the end of the session's order)."""
         pairs = [(topic, read) for (topic, _p), read in zip(self.partitions, reads)]
         if self.opens:
-            session = self.cache.open(self.partitions, now_ms)
+            session = self.cache.open(self.partitions, now_ms, self.names)
             if session is not None:
                 for topic, read in pairs:
                     session.partitions[(topic, read.partition)].answered = _answer(read)
@@ -121,27 +130,31 @@ class FetchSessionCache:
         self.sessions: OrderedDict[int, FetchSession] = OrderedDict()  # least recently used first
         self.evictions = 0
 
-    def context(self, request: Any, version: int, now_ms: float) -> FetchContext:
-        """The context of a Fetch request (``session_id``, ``session_epoch``, ``topics``, ``forgotten_topics_data``)."""
+    def context(self, request: Any, version: int, now_ms: float, names: dict | None = None) -> FetchContext:
+        """The context of a Fetch request (``session_id``, ``session_epoch``, ``topics``, ``forgotten_topics_data``);
+        ``names``: from v13, every topic's name by id now."""
         listed = [(topic_key(t, version), p) for t in request.topics for p in t.partitions]
         if version < 7 or request.session_epoch in (FINAL_EPOCH, INITIAL_EPOCH):
             if version >= 7 and request.session_id:
                 self.sessions.pop(request.session_id, None)
-            return FetchContext(self, listed, opens=version >= 7 and request.session_epoch == INITIAL_EPOCH)
+            return FetchContext(self, listed, opens=version >= 7 and request.session_epoch == INITIAL_EPOCH,
+                                names=names)  # fmt: skip
         session = self.sessions.get(request.session_id)
         if session is None:
             return FetchContext(self, [], error=ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
         if session.epoch != request.session_epoch:
             return FetchContext(self, [], error=ErrorCode.INVALID_FETCH_SESSION_EPOCH)
+        if session.uses_topic_ids != (version >= 13):
+            return FetchContext(self, [], error=ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
         forgotten = [(topic_key(t, version), t.partitions) for t in request.forgotten_topics_data or []]
-        _update(session, listed, forgotten)
+        _update(session, listed, forgotten, names)
         session.epoch = _next_epoch(session.epoch)
         session.last_used_ms = now_ms
         self.sessions.move_to_end(session.id)
         partitions = [(key[0], sp) for key, sp in session.partitions.items()]
         return FetchContext(self, partitions, session)
 
-    def open(self, partitions: list[tuple[str, Any]], now_ms: float) -> FetchSession | None:
+    def open(self, partitions: list[tuple[str, Any]], now_ms: float, names: dict | None = None) -> FetchSession | None:
         """A new session over ``partitions``, or None when every slot is taken by a session used lately."""
         if len(self.sessions) >= self.slots:
             oldest = next(iter(self.sessions.values()), None)
@@ -152,8 +165,8 @@ class FetchSessionCache:
         session_id = random.randint(1, 2**31 - 1)
         while session_id in self.sessions:
             session_id = random.randint(1, 2**31 - 1)
-        session = FetchSession(session_id, 1, OrderedDict(), now_ms)
-        _update(session, partitions, [])
+        session = FetchSession(session_id, 1, OrderedDict(), now_ms, uses_topic_ids=names is not None)
+        _update(session, partitions, [], names)
         self.sessions[session_id] = session
         return session
 
@@ -165,7 +178,7 @@ class FetchSessionCache:
                [([], float(sum(len(s.partitions) for s in sessions)))])  # fmt: skip
 
 
-def _update(session: FetchSession, listed: list[tuple[str, Any]], forgotten: list) -> None:
+def _update(session: FetchSession, listed: list[tuple[str, Any]], forgotten: list, names: dict | None) -> None:
     for topic, p in listed:
         cached = session.partitions.get((topic, p.partition))
         if cached is None:
@@ -174,6 +187,20 @@ def _update(session: FetchSession, listed: list[tuple[str, Any]], forgotten: lis
     for topic, indexes in forgotten:
         for index in indexes:
             session.partitions.pop((topic, index), None)
+    if names is not None:  # Kafka's maybeResolveUnknownName: a name once found is kept
+        for cached in session.partitions.values():
+            if cached.topic_name is None:
+                cached.topic_name = names.get(cached.topic)
+
+
+def topic_name(names: dict | None, key: Any, p: Any) -> str | None:
+    """The name a fetch reads partition ``p`` of topic ``key`` by: ``key`` itself before v13; from v13 a
+    session partition's kept name, else the name of the id now (None: an unknown id)."""
+    if names is None:
+        return key
+    if isinstance(p, SessionPartition):
+        return p.topic_name
+    return names.get(key)
 
 
 def topic_key(topic: Any, version: int) -> Any:

@@ -5,17 +5,22 @@
 ``.deleted`` (waiting for ``file.delete.delay.ms``). Partition directories
 are ``<topic>-<partition>``; ``<topic>-<partition>.<id>`` with the suffix
 ``-delete`` is one being removed, ``-stray`` one set aside, ``-future`` the
-copy a move to another log dir is making (``log_move.py``).
+copy a move to another log dir is making (``log_move.py``). A ``-delete`` or
+``-stray`` name keeps within ``NAME_MAX`` characters by cutting the topic part
+short (``set_aside_name``, Kafka's ``logDirNameWithSuffixCappedLength``): a
+topic name may have 249 characters, too many for ``-0.<32 hex>-delete`` after it.
 """
 
 from __future__ import annotations
 
 import shutil
+import uuid
 from pathlib import Path
 
 LOG, INDEX, TIME_INDEX, TXN_INDEX = ".log", ".index", ".timeindex", ".txnindex"
 CLEANED, SWAP, DELETED = ".cleaned", ".swap", ".deleted"
 DELETE_SUFFIX, STRAY_SUFFIX, FUTURE_SUFFIX = "-delete", "-stray", "-future"
+NAME_MAX = 255  # the longest file name Linux file systems take
 
 
 def file_stem(offset: int) -> str:
@@ -40,6 +45,13 @@ def txn_index_path(directory: Path, offset: int) -> Path:
 
 def partition_dir(root: Path, topic: str, partition: int) -> Path:
     return root / f"{topic}-{partition}"
+
+
+def set_aside_name(topic: str, partition: int, suffix: str) -> str:
+    """``<topic>-<partition>.<unique id><suffix>`` for a partition directory being deleted or set aside,
+    with the topic cut short when the whole would pass ``NAME_MAX`` characters."""
+    tail = f"-{partition}.{uuid.uuid4().hex}{suffix}"
+    return topic[: NAME_MAX - len(tail)] + tail
 
 
 def parse_partition_dir(name: str) -> tuple[str, int] | None:

@@ -27,8 +27,12 @@ with ``sync_to(generation)`` from a worker thread, one waiter fsyncs every
 log appended since the last round once and publishes ``flushed_generation``,
 and every producer covered is woken together.
 
-A deleted topic's directories are renamed ``<topic>-<p>.<id>-delete`` first
-and then removed; leftovers of a deletion cut short are removed on open. A
+A deleted topic's directories are renamed ``<topic>-<p>.<id>-delete`` at once
+and removed by the timer once ``log.segment.delete.delay.ms`` has passed
+(``doomed_dirs.py``, Kafka's ``asyncDelete``; ``-delete`` directories found on
+open wait that long again), and the recovery-point and log-start-offset
+checkpoints are rewritten without them at once, so a topic made again under
+that name never opens after a crash with the old topic's offsets. A
 partition directory of a topic that is not known, or whose
 ``partition.metadata`` names another topic id (an older topic of that name),
 is a *stray*: on open it is renamed ``<topic>-<p>.<id>-stray`` and left
@@ -51,8 +55,9 @@ from typing import Any, Callable, Iterable
 from .checkpoint import fsync_dir, read_checkpoint
 from .config import LONG_MAX, ConfigModel
 from .dir_checkpoints import CLEANER_OFFSETS, LOG_STARTS, RECOVERY_POINTS, DirCheckpoints
+from .doomed_dirs import DoomedDirs
 from .errors import ConfigError, StorageError
-from .file_names import DELETE_SUFFIX, STRAY_SUFFIX, parse_partition_dir, remove_dir
+from .file_names import DELETE_SUFFIX, STRAY_SUFFIX, parse_partition_dir, remove_dir, set_aside_name
 from .group_commit import GroupCommit
 from .log import Log
 from .log_move import LogMoves, finish_interrupted_moves
@@ -77,6 +82,7 @@ class LogManager:
         self.group_commit = GroupCommit()
         self.checkpoints = DirCheckpoints(dirs, self.logs, self._log_in)
         self.moves = LogMoves()
+        self.doomed = DoomedDirs()  # -delete directories waiting for log.segment.delete.delay.ms
         self.interrupted_moves: list[tuple[tuple[str, int], Path]] = []  # moves a crash or stop cut short
         self.cluster_id = ""
         self._producer_ids = ProducerIds(dirs)
@@ -141,7 +147,7 @@ class LogManager:
         if not entry.is_dir() or entry.name.endswith(STRAY_SUFFIX):
             return None
         if entry.name.endswith(DELETE_SUFFIX):
-            remove_dir(path)
+            self.doomed.add(path, self.clock())
             return None
         parsed = parse_partition_dir(entry.name)
         if parsed is None:
@@ -149,7 +155,7 @@ class LogManager:
             return None
         meta, stored_id = self._topics.get(parsed[0]), read_partition_topic_id(path)
         if meta is None or stored_id not in (None, meta.topic_id):  # a topic no longer known, or an older one
-            stray = path.with_name(f"{entry.name}.{uuid.uuid4().hex}{STRAY_SUFFIX}")
+            stray = path.with_name(set_aside_name(*parsed, STRAY_SUFFIX))
             path.rename(stray)
             log.warning("%s: %s belongs to no known topic; set aside as %s", root, entry.name, stray.name)
             return None
@@ -265,12 +271,14 @@ class LogManager:
         for p in range(meta.num_partitions):
             log_ = self._logs.pop((name, p), None)
             if log_ is not None:
-                log_.close()
-                doomed = log_.dir.with_name(f"{log_.dir.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
-                log_.dir.rename(doomed)
-                remove_dir(doomed)
+                self.doomed.take(log_, self.clock())
         self.group_commit.forget(lambda l: l.topic == name)
         self.checkpoints.forget_cleaner_offsets(name)
+        for root in self.dirs:  # Kafka's asyncDelete: a topic made again must not meet these offsets
+            try:
+                self.checkpoints.write_offsets(root)
+            except OSError as exc:  # the deletion stands; the periodic write tries again
+                log.error("%s: writing the checkpoints after deleting %s failed: %s", root, name, exc)
 
     def set_topic_overrides(self, name: str, overrides: dict[str, str]) -> None:
         overrides = {k: str(v) for k, v in overrides.items()}
@@ -326,8 +334,11 @@ class LogManager:
             log_.run_retention(now_ms)
 
     def delete_expired_files(self, now_ms: int) -> None:
+        """Timer duty: ``.deleted`` segment files and ``-delete`` directories whose delay has passed."""
         for log_ in self.logs():
             log_.delete_expired_files(now_ms)
+        if self.doomed:
+            self.doomed.remove_due(now_ms, self.model.effective({}).file_delete_delay_ms)
 
     def remove_expired_producers(self, now_ms: int) -> None:
         """Timer duty (``producer.id.expiration.check.interval.ms``): Kafka's removeExpiredProducers."""

@@ -59,7 +59,7 @@ from .checkpoint import fsync_dir
 from .config import LONG_MAX
 from .errors import StorageError
 from .file_names import (DELETE_SUFFIX, FUTURE_SUFFIX, INDEX, LOG, TIME_INDEX, TXN_INDEX, file_stem,
-                         parse_future_dir, parse_partition_dir, partition_dir, remove_dir)  # fmt: skip
+                         parse_future_dir, parse_partition_dir, partition_dir, remove_dir, set_aside_name)  # fmt: skip
 from .producer_state import SNAPSHOT
 from .throttle import UNLIMITED, Throttler
 from .topic_store import PARTITION_METADATA
@@ -197,7 +197,7 @@ class LogMove:
     def _commit(self) -> None:
         src = self.log.dir
         target = partition_dir(self.dest_root, self.log.topic, self.log.partition)
-        doomed = src.with_name(f"{src.name}.{uuid.uuid4().hex}{DELETE_SUFFIX}")
+        doomed = src.with_name(set_aside_name(self.log.topic, self.log.partition, DELETE_SUFFIX))
         src.rename(doomed)  # the commit point: from here a restart keeps the future copy
         try:
             fsync_dir(src.parent)

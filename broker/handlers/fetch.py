@@ -44,7 +44,10 @@ Behaviour:
   fetches without a session.
 * Topic ids (v13+, KIP-516): the request names each topic by id and the
   answer does too; an id of no topic here is UNKNOWN_TOPIC_ID for its
-  partitions. The fields for followers (``replica_state``, the directory id
+  partitions. A fetch session's partition is read by the name its id had
+  when it joined (``fetch_sessions``): after the topic is deleted it is
+  UNKNOWN_TOPIC_OR_PARTITION, after a topic of that name is made again
+  INCONSISTENT_TOPIC_ID (answered at once, as a read error). The fields for followers (``replica_state``, the directory id
   and high watermark per partition) are read and not used: there are none.
 
 Authorization (Kafka's ``handleFetchRequest``), decided once per request
@@ -82,6 +85,7 @@ from protocol import ErrorCode
 from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
 from ..fetch_reader import PartitionRead, read_partition
+from ..fetch_sessions import topic_name
 from ..quotas import request_identity, request_time_throttle, throttle
 
 API_KEY = 1
@@ -92,7 +96,7 @@ _NOT_COUNTED = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID
 
 @handler(API_KEY, 0, 18)
 async def handle(ctx: RequestContext, request) -> object:
-    fetch = ctx.broker.fetch_sessions.context(request, ctx.version, ctx.broker.clock())
+    fetch = ctx.broker.fetch_sessions.context(request, ctx.version, ctx.broker.clock(), _topic_names(ctx))
     if fetch.error:
         return ctx.response(error_code=fetch.error, session_id=0)
     refused = _refused_topics(ctx, request, fetch.partitions)
@@ -132,14 +136,16 @@ def _refused_topics(ctx: RequestContext, request, partitions: list) -> set:
     without CLUSTER_ACTION all of them, for a consumer those it may not READ (each topic asked once)."""
     if ctx.broker.authorizer is None:  # everything is allowed: no per-topic walk on every fetch
         return set()
-    keys = list(dict.fromkeys(key for key, _p in partitions))
+    keys: dict = {}
+    for key, p in partitions:  # each key once, in order, with its first partition
+        keys.setdefault(key, p)
     replica_id = request.replica_id if ctx.version < 15 else request.replica_state.replica_id
     if replica_id >= 0:
         return set() if ctx.authorized_cluster(AclOperation.CLUSTER_ACTION) else set(keys)
     names = _topic_names(ctx)
     refused = set()
-    for key in keys:
-        topic = names.get(key) if names is not None else key
+    for key, p in keys.items():
+        topic = topic_name(names, key, p)
         if topic is not None and not ctx.authorized(AclOperation.READ, ResourceType.TOPIC, topic):
             refused.add(key)
     return refused
@@ -171,12 +177,15 @@ def _read_all(ctx: RequestContext, request, partitions: list, refused: set, budg
     committed = ctx.version >= 4 and request.isolation_level == READ_COMMITTED
     reads, names = [], _topic_names(ctx)
     for key, p in partitions:
-        topic = names.get(key) if names is not None else key
+        topic = topic_name(names, key, p)
         if key in refused:
             reads.append(PartitionRead(p.partition, error=ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             continue
         if topic is None:
             reads.append(PartitionRead(p.partition, error=ErrorCode.UNKNOWN_TOPIC_ID))
+            continue
+        if names is not None and names.get(key) != topic:  # a session's topic deleted since, perhaps made again
+            reads.append(PartitionRead(p.partition, error=_replaced_topic_error(ctx, topic, p.partition)))
             continue
         r = read_partition(ctx, topic, p, budget, min_one, committed)
         if r.size:
@@ -184,6 +193,16 @@ def _read_all(ctx: RequestContext, request, partitions: list, refused: set, budg
             min_one = False
         reads.append(r)
     return reads
+
+
+def _replaced_topic_error(ctx: RequestContext, topic: str, partition: int) -> ErrorCode:
+    """A session's partition whose topic id no longer names ``topic``: Kafka reads it by the kept name, so
+    UNKNOWN_TOPIC_OR_PARTITION while no such partition exists, INCONSISTENT_TOPIC_ID (the log's id is not
+    the session's, ``ReplicaManager.readFromLocalLog``) once a topic of that name has it again."""
+    current = ctx.broker.topics.get(topic)
+    if current is None or partition >= current.num_partitions:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return ErrorCode.INCONSISTENT_TOPIC_ID
 
 
 def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, PartitionRead]]) -> object:
@@ -204,6 +223,8 @@ def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, Pa
             )  # fmt: skip
         )
         topic = names.get(key) if names is not None else key
+        if topic is None:  # no topic of that id any more: nothing to count it for
+            continue
         if r.error not in _NOT_COUNTED:
             ctx.broker.metrics.total_fetch.labels(topic).inc()
         if r.size:

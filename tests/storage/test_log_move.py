@@ -187,6 +187,7 @@ def test_a_crash_during_a_move_leaves_exactly_one_whole_copy(tmp_path, monkeypat
     del lm, log_, move  # never closed: a crash
     reopened = _open(tmp_path, clock)
     again = reopened.get_log("t", 0)
+    reopened.delete_expired_files(clock.now + 60_000)  # a source renamed -delete waits file.delete.delay.ms
     assert _partition_dirs(tmp_path) == [f"{where}/t-0"]
     assert again.dir == tmp_path / where / "t-0" and _state(again) == expected
     assert reopened.interrupted_moves == ([(("t", 0), tmp_path / "d2")] if stage == "copying" else [])

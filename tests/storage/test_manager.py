@@ -70,20 +70,34 @@ def test_a_log_that_cannot_be_made_undoes_the_others(tmp_path, monkeypatch, grow
     assert list(lm2.topics()) == ["t"] and lm2.get_log("t", 1) is None
 
 
-def test_delete_topic_removes_its_directories(tmp_path):
+def test_delete_topic_removes_its_directories_after_the_delete_delay(tmp_path):
+    """Kafka's asyncDelete: renamed -delete at once, removed once log.segment.delete.delay.ms has passed;
+    one found on open (a stop or crash came first) waits that long again."""
     clock = Clock()
-    lm = manager(tmp_path, clock)
+    lm = manager(tmp_path, clock, **{"log.segment.delete.delay.ms": "5000"})
     lm.create_topic("gone", 2, {})
     lm.create_topic("kept", 1, {})
     append(lm.get_log("gone", 0))
     lm.delete_topic("gone")
     assert "gone" not in lm.topics() and lm.get_log("gone", 0) is None
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith("gone")]
+
+    def gone() -> list[str]:
+        return sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("gone"))
+
+    assert len(gone()) == 2 and all(name.endswith("-delete") for name in gone())
+    assert sorted(f.name for f in (tmp_path / gone()[0]).iterdir())[0] == "00000000000000000000.index"
+    lm.delete_expired_files(clock.now + 4999)
+    assert len(gone()) == 2
+    lm.delete_expired_files(clock.now + 5000)
+    assert gone() == []
     (tmp_path / "kept-0.0123abcd-delete").mkdir()  # a deletion interrupted by a crash
     (tmp_path / "kept-0.0123abcd-delete" / "00000000000000000000.log").write_bytes(b"x")
     lm.close()
-    lm2 = manager(tmp_path, clock)
-    assert list(lm2.topics()) == ["kept"] and not (tmp_path / "kept-0.0123abcd-delete").exists()
+    clock.advance(60_000)
+    lm2 = manager(tmp_path, clock, **{"log.segment.delete.delay.ms": "5000"})
+    assert list(lm2.topics()) == ["kept"] and (tmp_path / "kept-0.0123abcd-delete").exists()
+    lm2.delete_expired_files(clock.now + 5000)
+    assert not (tmp_path / "kept-0.0123abcd-delete").exists()
 
 
 def test_checkpoints_and_marker_after_close(tmp_path):
