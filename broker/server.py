@@ -17,7 +17,8 @@ fetched before anything is opened (one that cannot be read stops the start
 with a ``ConfigError``), then refreshed by a task of its own (``oauth_jwks.py``).
 
 Periodic duties, all driven from here so storage stays free of timers:
-retention every ``log.retention.check.interval.ms``, the idle-segment roll
+retention of the logs without compact every ``log.retention.check.interval.ms`` (a
+compacted log's is the cleaner's, as in Kafka), the idle-segment roll
 check (KIP-354: a compacted log with ``max.compaction.lag.ms`` must roll its
 active segment on time even with no appends) every second, checkpoint
 writes every ``log.flush.offset.checkpoint.interval.ms``, and removal of

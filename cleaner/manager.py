@@ -7,6 +7,8 @@ marked uncleanable, remembers the figures behind the manager's gauges
 ``selection.choose`` and marks it in progress. A first dirty offset that had
 to be reset to the log start is written back to ``cleaner-offset-checkpoint``
 at once, as Kafka does. ``done_cleaning`` records the round's end offset;
+``deletable_logs`` hands out the compacted logs whose retention the thread
+runs after each round (Kafka's LogManager leaves those to the cleaner);
 ``mark_uncleanable`` sets a log aside after an unexpected error (until the
 partition goes away, as in Kafka) and counts it. A log being moved to
 another log dir is ``paused`` (Kafka's abortAndPauseCleaning): not picked,
@@ -70,6 +72,16 @@ class CleanerManager:
     def release(self, log_: Any) -> None:
         with self._lock:
             self.in_progress.discard(_key(log_))
+
+    def deletable_logs(self) -> list:
+        """Kafka's deletableLogs: the compacted logs due for retention after a round (compact-only ones
+        too, for segments below the log start offset), those neither in progress nor uncleanable; each is
+        marked in progress until ``release``."""
+        with self._lock:
+            logs = [l for l in self._compacted_logs()
+                    if _key(l) not in self.in_progress and _key(l) not in self.uncleanable]  # fmt: skip
+            self.in_progress.update(_key(l) for l in logs)
+        return logs
 
     def mark_uncleanable(self, log_: Any) -> None:
         with self._lock:

@@ -3,8 +3,10 @@
 Each thread owns a ``Cleaner`` (its own offset map, sized
 ``log.cleaner.dedupe.buffer.size / threads``) and loops: ask the shared
 ``CleanerManager`` for the filthiest log, clean it, record the round's
-statistics, apply retention to a ``compact,delete`` log; when nothing is
-cleanable, sleep ``log.cleaner.backoff.ms`` (woken early by ``stop``). All
+statistics, then apply retention to every compacted log not in progress
+(``deletable_logs``: Kafka's LogManager leaves those logs to the cleaner, so
+with the cleaner off they get none); when nothing was cleanable, sleep
+``log.cleaner.backoff.ms`` (woken early by ``stop``). All
 threads share one ``Throttler`` (``log.cleaner.io.max.bytes.per.second``).
 
 Failures: a log whose round raises an unexpected error is marked
@@ -128,10 +130,15 @@ class LogCleaner:
     # -- one round ---------------------------------------------------------------------
 
     def run_once(self, index: int = 0) -> bool:
-        """Clean the filthiest log, if one is cleanable; True when a log was picked."""
+        """Clean the filthiest log, if one is cleanable, then apply retention to every compacted log (Kafka's
+        ``cleanFilthiestLog``); True when a log was picked."""
         todo = self.manager.grab_filthiest(self.clock())
-        if todo is None:
-            return False
+        if todo is not None:
+            self._clean(index, todo)
+        self._delete_old_segments()
+        return todo is not None
+
+    def _clean(self, index: int, todo: Any) -> None:
         log_ = todo.log
         try:
             stats = self.cleaners[index].clean(todo, lambda end: self.manager.done_cleaning(log_, end))
@@ -139,8 +146,6 @@ class LogCleaner:
             log.info("%s: cleaned up to offset %d: indexed %d bytes; %d of %d records kept, %d -> %d bytes "
                      "in %.3f s", log_.name, stats.end_offset, stats.map_bytes_read, stats.records_kept,
                      stats.records_read, stats.bytes_read, stats.bytes_written, stats.elapsed_s)  # fmt: skip
-            if "delete" in log_.config.cleanup_policy:
-                self.owner(lambda: log_.run_retention(self.clock()))
         except (CleaningAborted, FileNotFoundError) as exc:  # the log changed under the round (e.g. retention)
             log.info("%s: cleaning abandoned (%s)", log_.name, exc)
         except Exception as exc:
@@ -151,4 +156,30 @@ class LogCleaner:
                 log.exception("%s: cleaning failed; the partition is marked uncleanable", log_.name)
         finally:
             self.manager.release(log_)
-        return True
+
+    def _delete_old_segments(self) -> None:
+        """Retention of the compacted logs (``compact,delete``: retention.ms/bytes; any: segments below the
+        log start offset), on the owner thread; a log whose retention fails is marked uncleanable, as Kafka
+        does."""
+        logs = self.manager.deletable_logs()
+        if not logs:
+            return
+
+        def run() -> list:
+            failed = []
+            for log_ in logs:
+                try:
+                    if self.manager.is_current(log_):
+                        log_.run_retention(self.clock())
+                except Exception as exc:
+                    failed.append((log_, exc))
+            return failed
+
+        try:
+            failed = self.owner(run)
+        finally:
+            for log_ in logs:
+                self.manager.release(log_)
+        for log_, exc in failed:
+            self.manager.mark_uncleanable(log_)
+            log.error("%s: deleting old segments failed (%s); the partition is marked uncleanable", log_.name, exc)

@@ -13,7 +13,9 @@ broker, then the cluster-wide default, then static, then Kafka's default.
 
 Kafka's precedence for time keys is kept: ``log.retention.ms`` over
 ``log.retention.minutes`` over ``log.retention.hours`` (and the same for
-``log.roll.*``). ``message.format.version`` is accepted but deprecated
+``log.roll.*``); at the broker level any negative retention time is -1
+(unlimited: ``log.retention.hours=-1``) and 0 is refused, as Kafka's
+``KafkaConfig`` has it, while a topic's ``retention.ms`` is at least -1. ``message.format.version`` is accepted but deprecated
 (KIP-724): the log is always written in format v2, and its effective value
 is reported as ``3.0-IV1``. The tiered-storage keys (``remote.storage.enable``,
 ``local.retention.ms``/``.bytes`` with their ``log.local.retention.*`` broker
@@ -236,7 +238,7 @@ class ConfigModel:
         self.other = other  # non-topic storage/cleaner keys by name, parsed (dynamic values over static ones)
         self.static_other = other if static_other is None else static_other
         self.cleaner_props = cleaner_props or {}  # every log.cleaner.* key as given, for the cleaner
-        self._dynamic = dynamic  # ((source, {topic config name: (broker key, text)}), ...), most specific first
+        self._dynamic = dynamic  # ((source, {topic config name: (broker key, text, as value)}), ...), most specific first
 
     @classmethod
     def from_broker_props(cls, props: dict[str, str]) -> "ConfigModel":
@@ -245,10 +247,9 @@ class ConfigModel:
         for key, text in props.items():
             if key in _BY_BROKER_KEY:
                 spec = _BY_BROKER_KEY[key]
-                spec.convert(text, key)
                 if key == "log.message.format.version":
                     log.warning("%s is deprecated (KIP-724) and ignored: logs are always format v2", key)
-                broker.setdefault(spec.name, (key, text, text))
+                broker.setdefault(spec.name, (key, text, _broker_default(spec.name, key, text)))
             elif key in OTHER_BROKER_KEYS:
                 other[key] = _other_value(key, text)
             elif not _unit_key(key):
@@ -256,9 +257,7 @@ class ConfigModel:
         for name, units in _UNIT_KEYS.items():
             for key, factor in units:
                 if key in props:
-                    spec = SPECS[name] if factor == 1 else attrs.evolve(SPECS[name], type="INT", parse=_int)
-                    value = spec.convert(props[key], key) * factor
-                    broker[name] = (key, props[key].strip(), str(value))
+                    broker[name] = (key, props[key].strip(), _broker_default(name, key, props[key], factor))
                     break
         cleaner = {k: str(v) for k, v in props.items() if k.startswith("log.cleaner.")}
         model = cls(broker, other, cleaner)
@@ -278,8 +277,8 @@ class ConfigModel:
                 if key not in DYNAMIC_KEYS:
                     continue
                 if key in _BY_BROKER_KEY:
-                    _BY_BROKER_KEY[key].convert(text, key)
-                    layer[_BY_BROKER_KEY[key].name] = (key, text)
+                    name = _BY_BROKER_KEY[key].name
+                    layer[name] = (key, text, _broker_default(name, key, text))
                 else:
                     other[key] = _other_value(key, text)
             dynamic.insert(0, (source, layer))
@@ -313,7 +312,7 @@ class ConfigModel:
             return overrides[spec.name], spec.name
         for _source, layer in self._dynamic:
             if spec.name in layer:
-                key, text = layer[spec.name]
+                key, _, text = layer[spec.name]
                 return text, key
         if spec.name in self._broker:
             key, _, text = self._broker[spec.name]
@@ -327,7 +326,7 @@ class ConfigModel:
             synonyms = []
             if spec.name in overrides:
                 synonyms.append((spec.name, overrides[spec.name], "DYNAMIC_TOPIC_CONFIG"))
-            synonyms += [(*layer[spec.name], source) for source, layer in self._dynamic if spec.name in layer]
+            synonyms += [(*layer[spec.name][:2], source) for source, layer in self._dynamic if spec.name in layer]
             if spec.name in self._broker:
                 key, text, _ = self._broker[spec.name]
                 synonyms.append((key, text, "STATIC_BROKER_CONFIG"))
@@ -353,6 +352,21 @@ def _check_values(values: dict[str, Any]) -> None:
         raise ConfigError(
             "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."
         )
+
+
+def _broker_default(name: str, key: str, text: str, factor: int = 1) -> str:
+    """The text of topic config ``name``'s default as broker key ``key`` (a time in units of ``factor`` ms)
+    sets it; ``ConfigError`` naming ``key`` if refused. ``retention.ms`` follows Kafka's
+    ``KafkaConfig.logRetentionTimeMillis``: its broker keys have no lower bound, any negative time means
+    -1 (unlimited), and 0 is refused (``validateValues``)."""
+    spec = SPECS[name] if factor == 1 else attrs.evolve(SPECS[name], type="INT", parse=_int)
+    if name != "retention.ms":
+        value = spec.convert(text, key)
+        return text if factor == 1 else str(value * factor)
+    millis = attrs.evolve(spec, low=None).convert(text, key) * factor
+    if millis == 0:
+        raise ConfigError("log.retention.ms must be unlimited (-1) or, greater than or equal to 1")
+    return str(max(millis, -1))
 
 
 def _other_value(key: str, text: str) -> Any:

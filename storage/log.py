@@ -68,7 +68,7 @@ class Log:
         self._unflushed: list[Segment] = []  # rolled segments waiting for their fsync
         self._unflushed_messages = 0
         self.last_flush_ms = clock()
-        self._pending_deletes: list[tuple[int, list[Path]]] = []
+        self._pending_deletes: list[tuple[int, list[Path]]] = []  # (due time, files renamed .deleted)
         self.deleted = False  # set by delete(): a cleaner round in flight must not swap files in
         self.producer_state = ProducerStateManager(directory)
         self.durable_high_watermark = False  # log.flush.durable.enable: consumers see fsynced data only

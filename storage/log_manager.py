@@ -330,8 +330,12 @@ class LogManager:
                 log_.flush_if_due(now_ms)
 
     def run_retention(self, now_ms: int) -> None:
+        """Kafka's cleanupLogs: retention of the logs whose ``cleanup.policy`` lacks compact. A compacted
+        log's (``compact,delete`` or compact only) is the cleaner's, after each of its rounds; with
+        ``log.cleaner.enable=false`` such a log gets none, as in Kafka."""
         for log_ in self.logs():
-            log_.run_retention(now_ms)
+            if "compact" not in log_.config.cleanup_policy:
+                log_.run_retention(now_ms)
 
     def delete_expired_files(self, now_ms: int) -> None:
         """Timer duty: ``.deleted`` segment files and ``-delete`` directories whose delay has passed."""

@@ -19,7 +19,7 @@ has one. After a pass the log start offset rises to the first base offset.
 
 Deleted segments are renamed ``.deleted`` at once (open ``LogSlice`` objects
 keep reading them) and removed by ``delete_expired_files`` once
-``file.delete.delay.ms`` has passed.
+``file.delete.delay.ms`` (the value when they were renamed) has passed.
 """
 
 from __future__ import annotations
@@ -99,20 +99,21 @@ def _delete_prefix(log_: "Log", qualifies: Callable[[Any, Any], bool]) -> int:
 
 
 def schedule_delete(log_: "Log", seg: Any) -> None:
-    """Rename ``seg``'s files ``.deleted``; ``delete_expired_files`` removes them later."""
+    """Rename ``seg``'s files ``.deleted``; ``delete_expired_files`` removes them once ``file.delete.delay.ms``,
+    as set now, has passed (Kafka's ``LocalLog.deleteSegmentFiles`` schedules the removal with that delay)."""
     with log_._flush_lock:
         if seg in log_._unflushed:
             log_._unflushed.remove(seg)
-    log_._pending_deletes.append((log_.clock(), seg.rename_to_deleted()))
+    due = log_.clock() + log_.config.file_delete_delay_ms
+    log_._pending_deletes.append((due, seg.rename_to_deleted()))
 
 
 def delete_expired_files(log_: "Log", now_ms: int) -> None:
-    """Remove ``.deleted`` files whose ``file.delete.delay.ms`` has passed."""
-    delay = log_.config.file_delete_delay_ms
+    """Remove the ``.deleted`` files that are due."""
     keep = []
-    for when, paths in log_._pending_deletes:
-        if now_ms - when < delay:
-            keep.append((when, paths))
+    for due, paths in log_._pending_deletes:
+        if now_ms < due:
+            keep.append((due, paths))
             continue
         for path in paths:
             try:

@@ -119,6 +119,24 @@ def test_compact_delete_logs_get_retention_after_cleaning(tmp_path):
     assert log_.log_start_offset == 6
 
 
+def test_every_round_applies_retention_to_the_compacted_logs_even_with_nothing_to_clean(tmp_path):
+    """Kafka's cleanFilthiestLog ends each attempt with deleteOldSegments on every compacted log neither in
+    progress nor uncleanable (deletableLogs); delete-only logs are the LogManager's."""
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    logs = {}
+    for name, policy in (("cd", "compact,delete"), ("bad", "compact,delete"), ("d", "delete")):
+        logs[name] = compacted_log(lm, name, cleanup_policy=policy, retention_ms=1000,
+                                   min_cleanable_dirty_ratio=0.99)  # fmt: skip
+        Model().write(logs[name], [(b"k", b"v", 0)])
+    clock.advance(5000)
+    cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
+    cleaner.manager.mark_uncleanable(logs["bad"])
+    assert cleaner.run_once() is False  # nothing cleanable: the active segments only
+    assert [logs[n].log_start_offset for n in ("cd", "bad", "d")] == [1, 0, 0]
+    assert read_records(logs["cd"]) == [] and not cleaner.manager.in_progress
+
+
 def test_the_last_batch_of_a_live_producer_is_kept_empty(tmp_path):
     clock = Clock()
     lm = open_manager(tmp_path, clock)

@@ -159,3 +159,35 @@ def test_min_compaction_lag_holds_records_without_timestamps(broker_factory):
     got = kp_consume(broker.bootstrap, "lagged", 20)
     assert [m.offset for m in got] == list(range(20))
     assert {m.timestamp for m in got} == {-1}
+
+
+@pytest.mark.parametrize("cleaner", ["false", "true"])
+def test_compact_delete_retention_is_the_cleaners(broker_factory, cleaner):
+    """Kafka's LogManager retention task skips compacted logs; the cleaner thread applies retention.ms to
+    ``compact,delete`` logs after each round. So with log.cleaner.enable=false such a topic keeps records
+    that a delete-only topic with the same retention loses."""
+    broker = broker_factory(log_cleaner_enable=cleaner, log_cleaner_backoff_ms="100",
+                            log_retention_check_interval_ms="100")  # fmt: skip
+    admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+    admin.create_topics([NewTopic(name, 1, 1, topic_configs={"cleanup.policy": policy, "retention.ms": "1000"})
+                         for name, policy in (("cd", "compact,delete"), ("d", "delete"))])  # fmt: skip
+    admin.close()
+    producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
+    old = int(time.time() * 1000) - 60_000
+    for name in ("cd", "d"):
+        for i in range(5):
+            producer.send(name, key=b"k%d" % i, value=b"v", partition=0, timestamp_ms=old)
+    producer.flush(30)
+    producer.close()
+
+    def start(name: str) -> float:
+        return broker.scrape()[("kafka_log_log_logstartoffset", (("partition", "0"), ("topic", name)))]
+
+    wait_until(lambda: start("d") == 5, timeout=30, interval=0.2)
+    if cleaner == "true":
+        wait_until(lambda: start("cd") == 5, timeout=30, interval=0.2)
+        assert kp_consume(broker.bootstrap, "cd", 5, consumer_timeout_ms=1000) == []
+    else:
+        time.sleep(1.0)  # ten more retention checks
+        assert start("cd") == 0
+        assert [m.key for m in kp_consume(broker.bootstrap, "cd", 5)] == [b"k%d" % i for i in range(5)]

@@ -33,6 +33,35 @@ def test_broker_time_keys_follow_kafkas_precedence(props, expected):
     assert ConfigModel.from_broker_props(props).effective({}).retention_ms == expected
 
 
+@pytest.mark.parametrize(
+    "props, expected",
+    [
+        ({"log.retention.hours": "-1"}, -1),
+        ({"log.retention.minutes": "-1", "log.retention.hours": "1"}, -1),
+        ({"log.retention.ms": "-5"}, -1),
+        ({"log.retention.hours": "-3"}, -1),
+    ],
+)
+def test_any_negative_broker_retention_time_is_unlimited(props, expected):
+    """Kafka's logRetentionTimeMillis: the broker keys have no lower bound and a negative time is -1, so
+    the common ``log.retention.hours=-1`` starts with unlimited retention."""
+    model = ConfigModel.from_broker_props(props)
+    assert model.effective({}).retention_ms == expected
+    assert model.with_dynamic([("DYNAMIC_BROKER_CONFIG", {"log.retention.ms": "-9"})]).effective({}).retention_ms == -1
+
+
+@pytest.mark.parametrize("props", [{"log.retention.hours": "0"}, {"log.retention.minutes": "0"},
+                                   {"log.retention.ms": "0", "log.retention.hours": "5"}])  # fmt: skip
+def test_a_broker_retention_time_of_zero_is_refused(props):
+    """Kafka's validateValues: log.retention.ms must be -1 or at least 1 (a topic may still set 0)."""
+    with pytest.raises(ConfigError, match="log.retention.ms must be unlimited"):
+        ConfigModel.from_broker_props(props)
+    model = ConfigModel.from_broker_props({})
+    with pytest.raises(ConfigError, match="log.retention.ms must be unlimited"):
+        model.with_dynamic([("DYNAMIC_BROKER_CONFIG", {"log.retention.ms": "0"})])
+    assert model.effective({"retention.ms": "0"}).retention_ms == 0
+
+
 def test_roll_hours_feed_segment_ms():
     assert ConfigModel.from_broker_props({"log.roll.hours": "1"}).effective({}).segment_ms == 3_600_000
     assert ConfigModel.from_broker_props({"log.roll.hours": "1", "log.roll.ms": "5"}).effective({}).segment_ms == 5

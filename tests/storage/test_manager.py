@@ -238,6 +238,19 @@ def test_manager_timer_rolls_idle_compacted_logs_and_runs_retention(tmp_path):
     assert not list((tmp_path / "d-0").glob("*.deleted"))
 
 
+def test_manager_retention_leaves_compacted_logs_to_the_cleaner(tmp_path):
+    """Kafka's LogManager.cleanupLogs only takes logs whose cleanup.policy lacks compact: a compact,delete
+    log's retention is run by the cleaner thread, so with log.cleaner.enable=false it keeps everything."""
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    for name, policy in (("d", "delete"), ("cd", "compact,delete"), ("dc", "delete,compact")):
+        lm.create_topic(name, 1, {"cleanup.policy": policy, "retention.ms": "1000"})
+        append(lm.get_log(name, 0), ts=clock.now)
+    lm.run_retention(clock.now + 1001)
+    assert [lm.get_log(n, 0).log_start_offset for n in ("d", "cd", "dc")] == [1, 0, 0]
+    assert len(read_all(lm.get_log("cd", 0))) == 1
+
+
 def test_manager_timer_leaves_backfilled_delete_policy_logs_alone(tmp_path):
     """Records stamped days ago on a delete-policy topic: Kafka keeps one segment (it rolls on append,
     comparing record times), so the 1 s timer duty must not roll one segment per batch."""

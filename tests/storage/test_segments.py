@@ -12,7 +12,7 @@ from protocol.records import iter_batches
 from storage.index import OffsetIndex, TimeIndex
 
 from ..open_files import open_files_under
-from .lead_helpers import Clock, append, batch, manager, open_log, read_all
+from .lead_helpers import Clock, append, batch, config, manager, open_log, read_all
 
 
 def _entries(path, fmt):
@@ -147,6 +147,26 @@ def test_deleted_files_wait_for_file_delete_delay(tmp_path):
     assert list(tmp_path.glob("*.log.deleted"))
     log.delete_expired_files(clock.now + 59_999)
     assert list(tmp_path.glob("*.log.deleted"))
+    log.delete_expired_files(clock.now + 60_000)
+    assert not list(tmp_path.glob("*.deleted"))
+
+
+def test_the_delete_delay_is_the_one_in_force_when_the_files_were_renamed(tmp_path):
+    """Kafka's LocalLog.deleteSegmentFiles schedules the removal with file.delete.delay.ms as it is then."""
+    clock = Clock()
+    log = open_log(tmp_path, clock, segment_bytes=300, file_delete_delay_ms=60_000)
+    for _ in range(6):
+        append(log)
+    log.delete_records_before(3)
+    first = sorted(tmp_path.glob("*.log.deleted"))
+    assert first
+    log.config = config(segment_bytes=300, file_delete_delay_ms=0)
+    log.delete_expired_files(clock.now + 59_999)
+    assert sorted(tmp_path.glob("*.log.deleted")) == first  # still waiting their 60 s
+    log.delete_records_before(5)
+    assert len(list(tmp_path.glob("*.log.deleted"))) > len(first)
+    log.delete_expired_files(clock.now)  # renamed under a delay of 0: due at once
+    assert sorted(tmp_path.glob("*.log.deleted")) == first
     log.delete_expired_files(clock.now + 60_000)
     assert not list(tmp_path.glob("*.deleted"))
 
