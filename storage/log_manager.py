@@ -17,9 +17,9 @@ quorum's end offset), ``meta.properties`` holds the
 cluster id and ``producer-id-block`` the next block of producer ids (all in
 ``topic_store.py``).
 
-Opening: with the clean-shutdown marker present, logs open without scanning
-and the marker is removed (so a crash from now on is detected); without it,
-every log rescans from its checkpointed recovery point.
+Opening (``log_opening.py``): with the clean-shutdown marker present, logs
+open without scanning and the marker is removed (so a crash from now on is
+detected); without it, every log rescans from its checkpointed recovery point.
 
 Durable mode (``log.flush.durable.enable=true``) is group commit
 (``group_commit.py``): appends bump ``flush_generation``; a producer waits
@@ -47,30 +47,26 @@ moves a crash interrupted are finished or undone before the logs open.
 from __future__ import annotations
 
 import logging
-import os
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .checkpoint import fsync_dir, read_checkpoint
 from .config import LONG_MAX, ConfigModel
-from .dir_checkpoints import CLEANER_OFFSETS, LOG_STARTS, RECOVERY_POINTS, DirCheckpoints
+from .dir_checkpoints import DirCheckpoints
 from .doomed_dirs import DoomedDirs
 from .errors import ConfigError, StorageError
-from .file_names import DELETE_SUFFIX, STRAY_SUFFIX, parse_partition_dir, remove_dir, set_aside_name
 from .group_commit import GroupCommit
 from .log import Log
-from .log_move import LogMoves, finish_interrupted_moves
+from .log_move import LogMoves
+from .log_opening import CLEAN_SHUTDOWN, LogOpening
 from .new_logs import NewLogs
-from .topic_store import (ProducerIds, TopicMeta, atomic_write, load_cluster_id, load_topics, read_partition_topic_id,
-                          save_topics, write_partition_metadata)  # fmt: skip
+from .topic_store import ProducerIds, TopicMeta, atomic_write, load_cluster_id, load_topics, save_topics
 from .upgrade import upgrade_log
 
 log = logging.getLogger(__name__)
-CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 
 
-class LogManager:
+class LogManager(LogOpening):
     def __init__(self, dirs: list[Path], model: ConfigModel, clock: Callable[[], int]) -> None:
         self.dirs = dirs
         self.model = model
@@ -106,66 +102,6 @@ class LogManager:
     def _save_topics(self) -> None:
         save_topics(self.dirs[0], {**self._topics, **self._pending})
         self.on_metadata_change()
-
-    def _open_logs(self) -> None:
-        self.interrupted_moves = finish_interrupted_moves(self.dirs)  # the broker begins them again
-        for root in self.dirs:
-            clean = (root / CLEAN_SHUTDOWN).exists()
-            points = read_checkpoint(root / RECOVERY_POINTS)
-            starts = read_checkpoint(root / LOG_STARTS)
-            warned = clean
-            configs: dict[str, Any] = {}
-            for entry in sorted(os.scandir(root), key=lambda e: e.name):
-                parsed = self._partition_to_open(root, entry)
-                if parsed is None:
-                    continue
-                if not warned:
-                    log.warning("%s: no clean-shutdown marker, recovering logs from their recovery points", root)
-                    warned = True
-                if parsed[0] not in configs:
-                    configs[parsed[0]] = self.effective_config(parsed[0])
-                self._register(Log.open(
-                    Path(entry.path), parsed[0], parsed[1], configs[parsed[0]], self.clock,
-                    log_start_offset=starts.get(parsed, 0), recovery_point=points.get(parsed, 0), clean=clean,
-                    producer_id_expiration_ms=self.producer_id_expiration_ms,
-                ))  # fmt: skip
-            cleaned = read_checkpoint(root / CLEANER_OFFSETS)
-            self.checkpoints.cleaner_offsets.update((k, o) for k, o in cleaned.items() if self._log_in(k, root))
-            if clean:  # from now on a crash must be noticed: make the removal durable
-                (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
-                fsync_dir(root)
-        for meta in self._topics.values():
-            missing = [p for p in range(meta.num_partitions) if (meta.name, p) not in self._logs]
-            if missing:  # a creation cut short by a crash: finish it
-                for _partition in NewLogs(self, meta, missing, new_topic=False):
-                    pass
-
-    def _partition_to_open(self, root: Path, entry: os.DirEntry) -> tuple[str, int] | None:
-        """The (topic, partition) of a directory to open as a log, or None: a file, a deletion or a growth
-        cut short (removed), a stray (set aside, as Kafka's KRaft brokers do), anything else (ignored)."""
-        path = Path(entry.path)
-        if not entry.is_dir() or entry.name.endswith(STRAY_SUFFIX):
-            return None
-        if entry.name.endswith(DELETE_SUFFIX):
-            self.doomed.add(path, self.clock())
-            return None
-        parsed = parse_partition_dir(entry.name)
-        if parsed is None:
-            log.warning("%s: ignoring %s, which is not a partition directory", root, entry.name)
-            return None
-        meta, stored_id = self._topics.get(parsed[0]), read_partition_topic_id(path)
-        if meta is None or stored_id not in (None, meta.topic_id):  # a topic no longer known, or an older one
-            stray = path.with_name(set_aside_name(*parsed, STRAY_SUFFIX))
-            path.rename(stray)
-            log.warning("%s: %s belongs to no known topic; set aside as %s", root, entry.name, stray.name)
-            return None
-        if parsed[1] >= meta.num_partitions:  # a growth cut short: never answered
-            log.warning("%s: removing %s, made by an unfinished partition increase", root, entry.name)
-            remove_dir(path)
-            return None
-        if stored_id is None:  # lost in a crash (it is not fsynced)
-            write_partition_metadata(path, meta.topic_id)
-        return parsed
 
     def _log_in(self, key: tuple[str, int], root: Path) -> bool:
         """The log is in ``root``, or being moved there (a move's checkpoints are written ahead)."""

@@ -17,7 +17,7 @@ import pytest
 from protocol.records import iter_batches
 from storage import StorageError
 from storage.checkpoint import read_checkpoint, write_checkpoint
-from storage.log_manager import CLEAN_SHUTDOWN
+from storage.log_opening import CLEAN_SHUTDOWN
 
 from .lead_helpers import Clock, append, manager, read_all, reopen
 

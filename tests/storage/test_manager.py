@@ -13,7 +13,8 @@ import pytest
 from storage import StorageError, fileops
 from storage.checkpoint import read_checkpoint
 from storage.log import Log
-from storage.log_manager import CLEAN_SHUTDOWN, LOG_STARTS, RECOVERY_POINTS
+from storage.dir_checkpoints import LOG_STARTS, RECOVERY_POINTS
+from storage.log_opening import CLEAN_SHUTDOWN
 
 from ..open_files import open_files_under
 from .lead_helpers import Clock, append, manager, read_all

@@ -13,7 +13,7 @@ import pytest
 from storage import StorageError, fileops
 from storage.checkpoint import read_checkpoint
 from storage.index import OffsetIndex
-from storage.log_manager import CLEANER_OFFSETS
+from storage.dir_checkpoints import CLEANER_OFFSETS
 from storage.topic_store import TOPICS_FILE
 
 from .lead_helpers import Clock, append, batch, manager, open_log, read_all, reopen

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from storage.checkpoint import read_checkpoint
-from storage.log_manager import LOG_STARTS, RECOVERY_POINTS
+from storage.dir_checkpoints import LOG_STARTS, RECOVERY_POINTS
 from storage.topic_store import write_partition_metadata
 
 from .lead_helpers import Clock, append, manager, read_all
