@@ -71,8 +71,9 @@ only when there are none.
 Version notes: v1 throttle_time_ms; v3 max_bytes; v4 isolation_level,
 last_stable_offset, aborted_transactions; v5 log_start_offset; v7 sessions;
 v9 current_leader_epoch; v11 rack_id, preferred_read_replica; v12 flexible;
-v13 topic ids; v14 same; v15 replica_state; v16 node_endpoints (empty: the
-leader never moves); v17 replica_directory_id; v18 high_watermark.
+v13 topic ids; v14 same; v15 replica_state; v16 node_endpoints (empty, as is
+the v12+ current_leader: no Fetch here is fenced or not the leader's, see
+``fetch_reader``); v17 replica_directory_id; v18 high_watermark.
 """
 
 from __future__ import annotations
