@@ -167,6 +167,8 @@ BROKER_KEYS: tuple[Key, ...] = (
         None, "refuse transactional produce to a partition not added to the transaction (KIP-890)"),
     Key("max.request.partition.size.limit", "max_request_partition_size_limit", int, 2000, _positive,
         "most partitions one DescribeTopicPartitions answer carries (the client may ask for fewer)"),
+    Key("fetch.max.bytes", "fetch_max_bytes", int, 55 * 1024 * 1024, lambda v: v >= 1024,
+        "most bytes a Fetch answer carries, whatever its max_bytes (the first batch still goes whole)"),
     Key("max.incremental.fetch.session.cache.slots", "max_incremental_fetch_session_cache_slots", int, 1000,
         _non_negative, "incremental fetch sessions (KIP-227) kept at once"),  # fmt: skip
     Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),

@@ -32,10 +32,14 @@ and ``FetchResponse.partitionResponse`` answer it (an offset out of range
 included); a fetch session then caches those -1s, so the partition is
 answered again once the error clears.
 
-From v9 a ``current_leader_epoch`` below ours (0) is FENCED_LEADER_EPOCH and
-one above it UNKNOWN_LEADER_EPOCH (-1 asks for no check), checked after the
-partition is found and before it is read, as Kafka's
-``Partition.localLogWithEpochOrThrow``.
+From v9 a ``current_leader_epoch`` above ours (0) is UNKNOWN_LEADER_EPOCH,
+checked after the partition is found and before it is read, as Kafka's
+``Partition.localLogWithEpochOrThrow``. Any negative epoch asks for no check:
+Kafka's ``FetchRequest.fetchData`` reads every epoch below 0 as "not given"
+(ListOffsets and OffsetForLeaderEpoch only -1). So, our epoch being 0, a
+Fetch is never FENCED_LEADER_EPOCH (nor, from v16, NOT_LEADER_OR_FOLLOWER); the
+answer's KIP-951 ``current_leader`` and ``node_endpoints`` (v16+, filled by
+Kafka only for those two errors) stay empty, as Kafka leaves them here.
 
 A read that fails on what is stored (a corrupt batch met while converting) is
 answered with its error and counted in ``failedfetchrequests``, which Kafka
@@ -79,7 +83,7 @@ def read_partition(ctx, topic: str, p, budget: int, min_one: bool, committed: bo
     if isinstance(partition, ErrorCode):
         return PartitionRead(p.partition, error=partition)
     error = _version_error(ctx.version, partition.config)
-    if error is None and ctx.version >= 9:
+    if error is None and ctx.version >= 9 and p.current_leader_epoch >= 0:  # below 0: not given (optionalEpoch)
         error = leader_epoch_error(p.current_leader_epoch)  # Kafka's localLogWithEpochOrThrow, before the read
     log = partition.log
     if error is None and not log.log_start_offset <= p.fetch_offset <= log.log_end_offset:

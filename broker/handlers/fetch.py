@@ -8,10 +8,12 @@ Behaviour:
   watermark gives empty data. A partition in error carries -1 for its high
   watermark, last stable offset and log start offset, as in Kafka.
 * Limits: ``partition_max_bytes`` per partition and (v3+) ``max_bytes`` for the
-  response. From v3 the first batch of the first non-empty partition is sent
-  whole even when it is larger (KIP-74), and a later partition whose first
-  batch the limit cuts gets no records (Kafka's ``readFromLocalLog``); v0-2
-  cut it hard, as Kafka does.
+  response, itself capped at the broker's ``fetch.max.bytes`` (KIP-541, default
+  55 MiB; Kafka caps every Fetch with it, a follower's too, and v0-2, which
+  carry no ``max_bytes``). From v3 the first batch of the first non-empty
+  partition is sent whole even when it is larger (KIP-74), and a later
+  partition whose first batch the limit cuts gets no records (Kafka's
+  ``readFromLocalLog``); v0-2 cut it hard, as Kafka does.
 * Long poll: while fewer than ``min_bytes`` are available the request waits,
   up to ``max_wait_ms``, and is woken by every append (``Broker.wait_for_append``).
   A fetch with nothing to read (no partition, or only refused or unknown ones;
@@ -72,8 +74,9 @@ only when there are none.
 Version notes: v1 throttle_time_ms; v3 max_bytes; v4 isolation_level,
 last_stable_offset, aborted_transactions; v5 log_start_offset; v7 sessions;
 v9 current_leader_epoch; v11 rack_id, preferred_read_replica; v12 flexible;
-v13 topic ids; v14 same; v15 replica_state; v16 node_endpoints (empty: the
-leader never moves); v17 replica_directory_id; v18 high_watermark.
+v13 topic ids; v14 same; v15 replica_state; v16 node_endpoints (empty, as is
+the v12+ current_leader: no Fetch here is fenced or not the leader's, see
+``fetch_reader``); v17 replica_directory_id; v18 high_watermark.
 """
 
 from __future__ import annotations
@@ -164,8 +167,9 @@ def _quota(ctx: RequestContext, size: int) -> int:
 
 
 def _max_bytes(ctx: RequestContext, request) -> int:
-    """Kafka's fetchMaxBytes: the request's max_bytes (v3+), capped so one fetch alone fits the quota window."""
-    budget = request.max_bytes if ctx.version >= 3 else 2**31 - 1
+    """Kafka's fetchMaxBytes: the request's max_bytes (v3+; before, no limit), capped at the broker's
+    ``fetch.max.bytes`` and so that one fetch alone fits the quota window."""
+    budget = min(request.max_bytes if ctx.version >= 3 else 2**31 - 1, ctx.broker.config.fetch_max_bytes)
     quota_limit = ctx.broker.quotas.fetch_limit(*request_identity(ctx))
     if quota_limit is not None:
         budget = min(budget, quota_limit)

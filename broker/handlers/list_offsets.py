@@ -10,7 +10,9 @@ Behaviour, per partition (v1+, Kafka's ``Partition.fetchOffsetForTimestamp``):
 * -2 (earliest) and -4 (earliest local, v8; there is no tiered storage): the
   log start offset, timestamp -1;
 * -3 (max timestamp, v7+): the first record with the largest timestamp, its
-  offset and timestamp (-1/-1 on an empty log);
+  offset and timestamp; with no batch to find (an empty log, or one whose
+  every segment retention deleted) offset -1, timestamp -1 and leader epoch
+  -1, Kafka's answer when ``fetchOffsetByTimestamp`` finds nothing;
 * -5 (latest tiered, v9+) and -6 (earliest pending upload, v11+): what Kafka
   answers for a log without tiered storage, offset -1, timestamp -1 and
   leader epoch -1, no error;
@@ -21,7 +23,12 @@ Behaviour, per partition (v1+, Kafka's ``Partition.fetchOffsetForTimestamp``):
   (``Log.offset_for_timestamp``), if it lies below the limit; otherwise
   offset -1, timestamp -1.
 
-A found offset carries leader epoch 0 (v4+), a not-found one -1. In Kafka's
+A found offset carries leader epoch 0 (v4+), a not-found one -1. Latest and
+earliest carry 0 on an empty log too: Kafka answers latest with the
+partition's leader epoch, and earliest with its leader epoch cache's first
+entry, which ``Partition.makeLeader`` writes when the partition takes epoch 0,
+before any append; the entry outlives restarts and deleted records (its
+start offset follows the log start offset). In Kafka's
 order, a partition listed twice is INVALID_REQUEST, then an unsupported
 timestamp UNSUPPORTED_VERSION, an unknown partition UNKNOWN_TOPIC_OR_PARTITION,
 and a given ``current_leader_epoch`` other than 0 FENCED/UNKNOWN_LEADER_EPOCH.
@@ -137,7 +144,7 @@ def _lookup(log: Any, timestamp: int, replica_id: int, committed: bool = False) 
     if timestamp == MAX_TIMESTAMP:
         found = log.max_timestamp_offset()
         if found is None:
-            return -1, -1, LEADER_EPOCH
+            return NOT_FOUND
         # Storage knows the batch holding the max timestamp; Kafka (since KAFKA-16310)
         # answers the first record carrying it, which is the first record >= it.
         max_timestamp = found[1]

@@ -2,7 +2,9 @@
 
 Behaviour: this node has led every partition since it was created, in one
 leader epoch, 0, whose start offset is the log start offset. So the leader
-epoch cache Kafka would consult holds the single entry (0, log_start_offset),
+epoch cache Kafka would consult holds the single entry (0, log_start_offset)
+(``Partition.makeLeader`` writes it when the partition takes epoch 0, before
+any append, so an empty log has it too; deleting records moves its start),
 and Kafka's lookup (``LeaderEpochFileCache.endOffsetFor``) gives:
 
 * requested epoch 0 (the latest): ``end_offset`` = log end offset, epoch 0;

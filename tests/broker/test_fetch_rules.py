@@ -104,8 +104,8 @@ async def test_current_leader_epoch_is_checked_from_v9(broker):
     await create_ok(broker, "ep")
     await produce(broker, "ep", [1, 2])
     for version in (9, 12):
-        for epoch, error in ((-1, ErrorCode.NONE), (0, ErrorCode.NONE), (-2, ErrorCode.FENCED_LEADER_EPOCH),
-                             (5, ErrorCode.UNKNOWN_LEADER_EPOCH)):  # fmt: skip
+        for epoch, error in ((-1, ErrorCode.NONE), (0, ErrorCode.NONE), (-2, ErrorCode.NONE),
+                             (-(2**31), ErrorCode.NONE), (5, ErrorCode.UNKNOWN_LEADER_EPOCH)):  # fmt: skip
             p = by_partition(await call(broker, 1, version, fetch_body({"ep": {0: 0}}, epoch=epoch)))["ep", 0]
             assert p.error_code == error, (version, epoch)
             assert len(p.records or b"") > 0 if error == ErrorCode.NONE else p.records in (None, b"")
@@ -113,6 +113,26 @@ async def test_current_leader_epoch_is_checked_from_v9(broker):
                 assert (p.high_watermark, p.last_stable_offset, p.log_start_offset) == (-1, -1, -1)
     unknown = by_partition(await call(broker, 1, 12, fetch_body({"ep": {3: 0}}, epoch=5)))["ep", 3]
     assert unknown.error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # the partition first, then its epoch
+
+
+async def test_a_negative_current_leader_epoch_is_no_epoch_and_never_fenced(broker):
+    """Kafka's ``FetchRequest.fetchData`` reads any epoch below 0 as absent (``optionalEpoch``), so with our
+    epoch 0 no Fetch is FENCED_LEADER_EPOCH; v16+ answers thus carry no KIP-951 ``current_leader`` or
+    ``node_endpoints`` (Kafka fills them only for FENCED_LEADER_EPOCH and NOT_LEADER_OR_FOLLOWER), nor for
+    UNKNOWN_LEADER_EPOCH."""
+    tid = (await create_ok(broker, "neg")).topic_id
+    await produce(broker, "neg", [1, 2])
+    T = sub(1, "FetchTopic")
+    for epoch, error in ((-2, ErrorCode.NONE), (-7, ErrorCode.NONE), (1, ErrorCode.UNKNOWN_LEADER_EPOCH)):
+        part = T.FetchPartition(partition=0, fetch_offset=0, partition_max_bytes=1 << 20, current_leader_epoch=epoch)
+        body = req(1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, session_id=0, session_epoch=-1,
+                   topics=[T(topic_id=tid, partitions=[part])], forgotten_topics_data=[])  # fmt: skip
+        for version in (16, 18):
+            resp = await call(broker, 1, version, body)
+            p = resp.responses[0].partitions[0]
+            assert p.error_code == error and len(batches(p)) == (1 if error == ErrorCode.NONE else 0)
+            assert (p.current_leader.leader_id, p.current_leader.leader_epoch) == (-1, -1)
+            assert resp.node_endpoints == []
 
 
 async def test_a_fenced_partition_ends_the_long_poll(broker):
