@@ -31,7 +31,7 @@ from protocol.records.builder import RecordBatchBuilder
 from protocol.records.control import build_marker_batch
 
 from .groups.records import partition_for
-from .log_validator import ValidatedRecords
+from .log_validator import LEADER_EPOCH, ValidatedRecords
 
 log = logging.getLogger("minibroker")
 _READ_CHUNK = 1 << 20
@@ -45,7 +45,7 @@ def records_batch(rows: list[tuple[bytes, bytes | None]], now_ms: int,
     def build(base: int) -> tuple[Any, int, int]:
         pid, epoch = producer or (-1, -1)
         builder = RecordBatchBuilder(base_offset=base, producer_id=pid, producer_epoch=epoch,
-                                     is_transactional=producer is not None)  # fmt: skip
+                                     is_transactional=producer is not None, partition_leader_epoch=LEADER_EPOCH)  # fmt: skip
         for key, value in rows:
             builder.append(key, value, timestamp=now_ms)
         return builder.build(), len(rows), now_ms
@@ -58,7 +58,9 @@ def marker_batch(producer_id: int, epoch: int, commit: bool, coordinator_epoch: 
 
     def build(base: int) -> tuple[Any, int, int]:
         data = bytearray(build_marker_batch(producer_id, epoch, commit, coordinator_epoch, now_ms))
-        next(iter_batches(memoryview(data))).set_base_offset(base)
+        view = next(iter_batches(memoryview(data)))
+        view.set_base_offset(base)
+        view.set_partition_leader_epoch(LEADER_EPOCH)  # as Kafka's appendAsLeader stamps every batch
         return data, 1, now_ms
 
     return build

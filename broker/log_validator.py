@@ -51,6 +51,7 @@ from protocol.records.legacy import plain_rows
 
 from .record_checks import RecordChecks, ValidationError, check_records, mark_tombstones_in_place, scan_batch
 
+LEADER_EPOCH = 0  # every partition's only epoch on this single node, stamped on each batch it appends
 _TOPIC_CODECS = {"gzip": Codec.GZIP, "snappy": Codec.SNAPPY, "lz4": Codec.LZ4, "zstd": Codec.ZSTD,
                  "uncompressed": Codec.NONE}  # fmt: skip
 
@@ -91,7 +92,7 @@ def target_codec(config: ValidationConfig, source: Codec) -> Codec:
 
 def validate_and_assign(
     records: memoryview, *, produce_version: int, next_offset: int, now_ms: int,
-    config: ValidationConfig, leader_epoch: int = 0, topic_partition: str = "",
+    config: ValidationConfig, leader_epoch: int = LEADER_EPOCH, topic_partition: str = "",
 ) -> ValidatedRecords:  # fmt: skip
     """Validate one partition's records (``topic_partition`` names it in Kafka's messages) and assign offsets
     from ``next_offset``."""

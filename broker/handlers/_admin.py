@@ -26,6 +26,8 @@ from typing import Any, Iterable
 
 from protocol import ErrorCode
 
+from ..log_validator import LEADER_EPOCH  # noqa: F401 (the handlers take it from here)
+
 # authorized_operations when a request did not ask for them (the bitfields: RequestContext.authorized_operations)
 NO_OPERATIONS = -(2**31)
 
@@ -44,7 +46,6 @@ def is_java_int(text: str | None) -> bool:
 INVALID_REPLICA_ASSIGNMENT = ErrorCode.INVALID_REPLICA_ASSIGNMENT
 MAX_PARTITIONS_PER_REQUEST = 10_000
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."  # Kafka's default for the error
-LEADER_EPOCH = 0  # every partition's only epoch on this single node
 NO_EPOCH = -1
 
 CONFIG_SOURCES = {

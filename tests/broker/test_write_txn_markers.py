@@ -28,6 +28,7 @@ import pytest
 from broker.groups.store import OFFSETS_TOPIC
 from protocol import API_BY_NAME, ErrorCode, message_class
 from protocol.codec import decode_body, encode_body
+from protocol.records.batches import iter_batches
 
 from ._admin_client import call, create_ok, produce, req, sub
 from ._group_client import clock, fetch as offset_fetch, groups_broker  # noqa: F401  (fixtures)
@@ -185,6 +186,26 @@ async def test_a_consumer_offsets_partition_completes_the_pending_offsets(groups
     assert (await offset_fetch(groups_broker, "g"))[1] == {("orders", 0): (10, "m", 0)}
     broker = groups_broker.reopen()  # the markers are in __consumer_offsets: the replay agrees
     assert (await offset_fetch(broker, "g"))[1] == {("orders", 0): (10, "m", 0)}
+
+
+def leader_epochs(broker, topic, partition):
+    """The ``partition_leader_epoch`` of every batch in the partition's log, in order."""
+    log = broker.topics.partition(topic, partition).log
+    piece = log.read(log.log_start_offset, 1 << 20, min_one_message=True)
+    return [b.partition_leader_epoch for b in iter_batches(piece.read_bytes())]
+
+
+async def test_the_broker_stamps_its_own_batches_with_the_leader_epoch(groups_broker):
+    """As Kafka's ``appendAsLeader``: markers, and ``__consumer_offsets`` records, carry epoch 0, not -1 (the Java
+    consumer takes its position's epoch from every batch, a control batch too, and commits it)."""
+    await hang(groups_broker)
+    await groups_broker.groups.store.ready()
+    index = groups_broker.groups.store.partition_of("g")
+    assert await txn_commit(groups_broker, "g", {("t", 0): 1}, pid=PID, epoch=EPOCH) == {("t", 0): 0}
+    parts = {"t": [0], OFFSETS_TOPIC: [index]}
+    assert await markers(groups_broker, (PID, EPOCH, True, 0, parts)) == [(PID, {("t", 0): 0, (OFFSETS_TOPIC, index): 0})]
+    assert leader_epochs(groups_broker, "t", 0) == [0, 0, 0]  # the plain record, the transaction, its marker
+    assert leader_epochs(groups_broker, OFFSETS_TOPIC, index) == [0, 0]  # the pending offset, its marker
 
 
 # ---------------------------------------------------------------- the layouts
