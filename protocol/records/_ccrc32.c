@@ -5,11 +5,18 @@
  * folds 64 bytes per step with carry-less multiplies (Gopal et al., "Fast CRC
  * Computation for Generic Polynomials Using PCLMULQDQ", Intel 2009: constants
  * x^k mod P for the bit-reflected polynomial, then a Barrett reduction), about
- * 5x the table method; where the CPU also has AVX-512 and VPCLMULQDQ, buffers of
- * 256 bytes and more fold 256 bytes per step in four 512-bit registers (each of
- * its four 128-bit lanes moved 2048 bits on, x^2016 and x^2080 mod P), then
- * fold those registers into one and go on as above, about 1.5-2x again; the
- * rest, and other CPUs, go slice-by-8 from tables built at import.
+ * 5x the table method. Moving a 128-bit lane d bits on multiplies its two halves
+ * by x^(d-32) and x^(d+32) mod P (bit-reflected, 33 bits; test_downconvert_c.py
+ * derives each pair). Wider registers fold more lanes per step, chosen at run
+ * time by what the CPU has (fold_level):
+ *   - AVX2 and VPCLMULQDQ (Zen 3, Alder Lake: no AVX-512): buffers of 128 bytes
+ *     and more fold 128 bytes per step in four 256-bit registers, each of their
+ *     eight lanes moved 1024 bits on (x^992, x^1056), about 2x on long buffers;
+ *   - AVX-512 and VPCLMULQDQ: buffers of 256 bytes and more fold 256 bytes per
+ *     step in four 512-bit registers (2048 bits on: x^2016, x^2080);
+ * both then fold their registers down to four lanes and go on as the 128-bit
+ * path does. The last bytes of each buffer (under 16), and other CPUs, go
+ * slice-by-8 from tables built at import.
  */
 #include "_cdownconvert.h"
 
@@ -30,12 +37,28 @@ static void crc_tables_init(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_FOLD 1
-static int fold_level;  /* 0: tables, 1: PCLMULQDQ, 2: VPCLMULQDQ on AVX-512 as well */
+/* 0: tables, 1: PCLMULQDQ, 2: VPCLMULQDQ on AVX2 as well, 3: VPCLMULQDQ on AVX-512 */
+static int fold_level;
 
-static int best_fold_level(void) {
+/* Whether the CPU (and the OS, which must save the wide registers: __builtin_cpu_supports checks
+ * that for AVX2 and AVX-512) can take CRC path `level`. */
+static int has_fold_level(int level) {
+    if (level == 0)
+        return 1;
     if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1"))
         return 0;
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq") ? 2 : 1;
+    if (level == 1)
+        return 1;
+    if (!__builtin_cpu_supports("vpclmulqdq"))
+        return 0;
+    return level == 2 ? __builtin_cpu_supports("avx2") : level == 3 && __builtin_cpu_supports("avx512f");
+}
+
+/* `level`, or the next one down the CPU has. */
+static int usable_fold_level(int level) {
+    while (level > 0 && !has_fold_level(level))
+        level--;
+    return level;
 }
 
 /* Fold 16-byte lane `x` forward by the distance `k` encodes, then add `next`. */
@@ -79,6 +102,34 @@ __attribute__((target("pclmul,sse4.1"))) static uint32_t crc32_fold(uint32_t sta
     return fold_rest(lane, p + 64, n - 64);
 }
 
+#define YMM_TARGET __attribute__((target("avx2,vpclmulqdq,pclmul,sse4.1")))
+
+/* The two 128-bit lanes of `x` folded forward by the distance `k` encodes, plus `next`. */
+YMM_TARGET static inline __m256i fold256(__m256i x, __m256i k, __m256i next) {
+    __m256i lo = _mm256_clmulepi64_epi128(x, k, 0x00), hi = _mm256_clmulepi64_epi128(x, k, 0x11);
+    return _mm256_xor_si256(_mm256_xor_si256(lo, hi), next);
+}
+
+/* As crc32_fold, for n >= 128: 128 bytes per step in four 256-bit registers (eight lanes). Loads are
+ * VLDDQU: GCC's generic tuning splits a plain unaligned 256-bit load in two and here bounced the halves
+ * through the stack, which made buffers under 256 bytes slower than the 128-bit path. */
+YMM_TARGET static uint32_t crc32_fold256(uint32_t state, const uint8_t *p, size_t n) {
+    const __m256i by128 = _mm256_broadcastsi128_si256(_mm_set_epi64x(0x14a7fe880, 0x1e88ef372));  /* 1024 -/+ 32 */
+    const __m256i by64 = _mm256_broadcastsi128_si256(_mm_set_epi64x(0x1c6e41596, 0x154442bd4));
+    __m256i y[4];
+    for (int i = 0; i < 4; i++)
+        y[i] = _mm256_lddqu_si256((const __m256i *)(p + 32 * i));
+    y[0] = _mm256_xor_si256(y[0], _mm256_zextsi128_si256(_mm_cvtsi32_si128((int)state)));
+    for (p += 128, n -= 128; n >= 128; p += 128, n -= 128)
+        for (int i = 0; i < 4; i++)
+            y[i] = fold256(y[i], by128, _mm256_lddqu_si256((const __m256i *)(p + 32 * i)));
+    /* the first 64 bytes onto the last 64: four lanes, as fold_rest takes them */
+    __m256i a = fold256(y[0], by64, y[2]), b = fold256(y[1], by64, y[3]);
+    __m128i lane[4] = {_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1), _mm256_castsi256_si128(b),
+                       _mm256_extracti128_si256(b, 1)};
+    return fold_rest(lane, p, n);
+}
+
 #define WIDE_TARGET __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.1")))
 
 /* The four 128-bit lanes of `x` folded forward by the distance `k` encodes, plus `next`. */
@@ -111,7 +162,12 @@ uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
 #ifdef HAVE_FOLD
     if (fold_level && n >= 64) {
         size_t whole = n & ~(size_t)15;
-        crc = fold_level == 2 && whole >= 256 ? crc32_fold512(crc, p, whole) : crc32_fold(crc, p, whole);
+        if (fold_level == 3 && whole >= 256)
+            crc = crc32_fold512(crc, p, whole);
+        else if (fold_level == 2 && whole >= 128)
+            crc = crc32_fold256(crc, p, whole);
+        else
+            crc = crc32_fold(crc, p, whole);
         p += whole, n -= whole;
     }
 #endif
@@ -137,15 +193,15 @@ PyObject *ccrc32_py(PyObject *self, PyObject *args) {
     return PyLong_FromUnsignedLong(crc);
 }
 
-/* Tests pick the CRC path (0 tables, 1 PCLMULQDQ, 2 AVX-512 too), capped at what the CPU has; returns the
- * level that was in use. */
+/* Tests pick the CRC path (0 tables, 1 PCLMULQDQ, 2 AVX2 + VPCLMULQDQ, 3 AVX-512 + VPCLMULQDQ); a path the
+ * CPU lacks gives the next one down it has. Returns the level that was in use. */
 PyObject *ccrc32_set_fold(PyObject *self, PyObject *arg) {
     long level = PyLong_AsLong(arg);
     if (level == -1 && PyErr_Occurred())
         return NULL;
 #ifdef HAVE_FOLD
-    int was = fold_level, best = best_fold_level();
-    fold_level = level < 0 ? 0 : level > best ? best : (int)level;
+    int was = fold_level;
+    fold_level = usable_fold_level(level < 0 ? 0 : level > 3 ? 3 : (int)level);
     return PyLong_FromLong(was);
 #else
     return PyLong_FromLong(0);
@@ -156,6 +212,6 @@ void crc32_init(void) {
     crc_tables_init();
 #ifdef HAVE_FOLD
     __builtin_cpu_init();
-    fold_level = best_fold_level();
+    fold_level = usable_fold_level(3);
 #endif
 }
