@@ -5,7 +5,11 @@ Measures, on one core:
 * v2 header parse + CRC-32C check of 1 MiB batches, in MB/s (goal >= 1000 MB/s);
 * iteration over an uncompressed batch of 100-byte records, in records/s
   (goal >= 1,000,000/s), for the tuple fast path and for ``Record`` objects;
-* for context: compressed iteration, building, and kafka-python's reader as a peer.
+* for context: compressed iteration, building, and kafka-python's reader as a peer;
+* CRC-32 of legacy messages (the C accelerator's, as down-conversion writes them) on 1 KiB and
+  64 KiB buffers for each folding path the CPU has, in GB/s, with the ratio to the 128-bit path
+  (``python bench/bench_records.py crc32`` runs only these). Each 1 KiB call from Python also
+  pays the call itself (the ``0 B`` row shows what it costs), so that row undersells every path alike.
 
 Prints a table with each result's ratio to its goal (or to the peer).
 """
@@ -91,7 +95,52 @@ def bench_kafka_python_peer() -> float | None:
     return 10_000 / best_time(run, 3)
 
 
+CRC_PATHS = {1: "PCLMULQDQ, 128-bit", 2: "VPCLMULQDQ on AVX2, 256-bit", 3: "VPCLMULQDQ on AVX-512"}
+
+
+def _crc_seconds(crc32, data: bytes, calls: int) -> float:
+    def run():
+        for _ in range(calls):
+            crc32(data)
+
+    return best_time(run) / calls
+
+
+def bench_crc32_paths() -> list[tuple[str, str, str, float]]:
+    """GB/s of the C CRC-32 per folding path the CPU has, on 1 KiB and 64 KiB buffers (rows of the table)."""
+    try:
+        from protocol.records import _cdownconvert as cdc
+    except ImportError:
+        return []
+    call = _crc_seconds(cdc.crc32, b"", 100_000)
+    rows = [("CRC-32 call from Python, 0 B", f"{call * 1e9:,.0f} ns/call", "(overhead)", float("nan"))]
+    was = cdc.set_fold(0)
+    try:
+        for size in (1 << 10, 64 << 10):
+            data, base = os.urandom(size), None
+            for level, name in CRC_PATHS.items():
+                cdc.set_fold(level)
+                if cdc.set_fold(level) != level:
+                    continue  # the CPU lacks it
+                rate = size / _crc_seconds(cdc.crc32, data, (32 * MIB) // size) / 1e9
+                base = base or rate
+                rows.append((f"CRC-32 {size >> 10} KiB, {name}", f"{rate:,.2f} GB/s", "vs 128-bit", rate / base))
+    finally:
+        cdc.set_fold(was)
+    return rows
+
+
+def print_rows(rows: list[tuple[str, str, str, float]]) -> None:
+    width = max(len(r[0]) for r in rows)
+    print(f"{'benchmark':<{width}}  {'result':>26}  {'goal/peer':>18}  ratio")
+    for name, result, goal_text, ratio in rows:
+        print(f"{name:<{width}}  {result:>26}  {goal_text:>18}  {ratio:5.2f}")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["crc32"]:
+        print_rows(bench_crc32_paths())
+        return
     rows = []
     crc = bench_header_crc()
     rows.append(("v2 header + CRC-32C, 1 MiB batches", f"{crc:,.0f} MB/s", "goal 1,000 MB/s", crc / 1000))
@@ -111,10 +160,7 @@ def main() -> None:
             rows.append(("  same vs kafka-python reader", f"{peer:,.0f} rec/s (peer)", "peer ratio", rate / peer))
     build = bench_build()
     rows.append(("build v2 batch, 100 B records", f"{build:,.0f} rec/s", "(no goal)", float("nan")))
-    width = max(len(r[0]) for r in rows)
-    print(f"{'benchmark':<{width}}  {'result':>26}  {'goal/peer':>18}  ratio")
-    for name, result, goal_text, ratio in rows:
-        print(f"{name:<{width}}  {result:>26}  {goal_text:>18}  {ratio:5.2f}")
+    print_rows(rows + bench_crc32_paths())
 
 
 if __name__ == "__main__":

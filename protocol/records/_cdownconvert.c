@@ -21,133 +21,9 @@
  * and returns None, and the caller runs the Python loop, which raises the
  * decoder's exact error. So this module never has to reproduce an error. A timestamp (base +
  * delta) wraps to 64 bits, as in Kafka's long arithmetic and the Python loops.
- *
- * CRC-32 (IEEE, as zlib) is most of the cost: on x86-64 CPUs with PCLMULQDQ it
- * folds 64 bytes per step with carry-less multiplies (Gopal et al., "Fast CRC
- * Computation for Generic Polynomials Using PCLMULQDQ", Intel 2009: constants
- * x^k mod P for the bit-reflected polynomial, then a Barrett reduction), about
- * 5x the table method; where the CPU also has AVX-512 and VPCLMULQDQ, buffers of
- * 256 bytes and more fold 256 bytes per step in four 512-bit registers (each of
- * its four 128-bit lanes moved 2048 bits on, x^2016 and x^2080 mod P), then
- * fold those registers into one and go on as above, about 1.5-2x again; the
- * rest, and other CPUs, go slice-by-8 from tables built at import.
  */
 #include "_cdownconvert.h"
 #include <string.h>
-
-
-static uint32_t crc_tables[8][256];
-
-static void crc_init(void) {
-    for (uint32_t n = 0; n < 256; n++) {
-        uint32_t c = n;
-        for (int k = 0; k < 8; k++)
-            c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_tables[0][n] = c;
-    }
-    for (uint32_t n = 0; n < 256; n++)
-        for (int t = 1; t < 8; t++)
-            crc_tables[t][n] = (crc_tables[t - 1][n] >> 8) ^ crc_tables[0][crc_tables[t - 1][n] & 0xFF];
-}
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#define HAVE_FOLD 1
-static int fold_level;  /* 0: tables, 1: PCLMULQDQ, 2: VPCLMULQDQ on AVX-512 as well */
-
-static int best_fold_level(void) {
-    if (!__builtin_cpu_supports("pclmul") || !__builtin_cpu_supports("sse4.1"))
-        return 0;
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("vpclmulqdq") ? 2 : 1;
-}
-
-/* Fold 16-byte lane `x` forward by the distance `k` encodes, then add `next`. */
-__attribute__((target("pclmul,sse4.1"))) static inline __m128i fold(__m128i x, __m128i k, __m128i next) {
-    __m128i lo = _mm_clmulepi64_si128(x, k, 0x00), hi = _mm_clmulepi64_si128(x, k, 0x11);
-    return _mm_xor_si128(_mm_xor_si128(lo, hi), next);
-}
-
-/* The raw CRC state of four lanes holding the last 64 bytes folded so far, then `n` more bytes (a
- * multiple of 16). Inlined into both callers: called, it ran at half speed. */
-__attribute__((target("pclmul,sse4.1"), always_inline)) static inline uint32_t fold_rest(const __m128i *in,
-                                                                                         const uint8_t *p, size_t n) {
-    __m128i lane[4] = {in[0], in[1], in[2], in[3]};
-    const __m128i by64 = _mm_set_epi64x(0x1c6e41596, 0x154442bd4);  /* x^(512-32), x^(512+32) mod P */
-    const __m128i by16 = _mm_set_epi64x(0x0ccaa009e, 0x1751997d0);  /* x^(128-32), x^(128+32) mod P */
-    const __m128i by8 = _mm_set_epi64x(0, 0x163cd6124);             /* x^64 mod P */
-    const __m128i barrett = _mm_set_epi64x(0x1f7011641, 0x1db710641);  /* floor(x^64 / P), P */
-    const __m128i low32 = _mm_setr_epi32(-1, 0, -1, 0);
-    for (; n >= 64; p += 64, n -= 64)
-        for (int i = 0; i < 4; i++)
-            lane[i] = fold(lane[i], by64, _mm_loadu_si128((const __m128i *)(p + 16 * i)));
-    __m128i x = lane[0];
-    for (int i = 1; i < 4; i++)
-        x = fold(x, by16, lane[i]);
-    for (; n >= 16; p += 16, n -= 16)
-        x = fold(x, by16, _mm_loadu_si128((const __m128i *)p));
-    /* 128 -> 96 -> 64 bits, then Barrett down to 32 */
-    x = _mm_xor_si128(_mm_srli_si128(x, 8), _mm_clmulepi64_si128(x, by16, 0x10));
-    x = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x, low32), by8, 0x00), _mm_srli_si128(x, 4));
-    __m128i t = _mm_and_si128(_mm_clmulepi64_si128(_mm_and_si128(x, low32), barrett, 0x10), low32);
-    x = _mm_xor_si128(x, _mm_clmulepi64_si128(t, barrett, 0x00));
-    return (uint32_t)_mm_extract_epi32(x, 1);
-}
-
-/* The raw (pre-inverted) CRC state after `n` bytes, n >= 64 and a multiple of 16. */
-__attribute__((target("pclmul,sse4.1"))) static uint32_t crc32_fold(uint32_t state, const uint8_t *p, size_t n) {
-    __m128i lane[4];
-    for (int i = 0; i < 4; i++)
-        lane[i] = _mm_loadu_si128((const __m128i *)(p + 16 * i));
-    lane[0] = _mm_xor_si128(lane[0], _mm_cvtsi32_si128((int)state));
-    return fold_rest(lane, p + 64, n - 64);
-}
-
-#define WIDE_TARGET __attribute__((target("avx512f,vpclmulqdq,pclmul,sse4.1")))
-
-/* The four 128-bit lanes of `x` folded forward by the distance `k` encodes, plus `next`. */
-WIDE_TARGET static inline __m512i fold512(__m512i x, __m512i k, __m512i next) {
-    __m512i lo = _mm512_clmulepi64_epi128(x, k, 0x00), hi = _mm512_clmulepi64_epi128(x, k, 0x11);
-    return _mm512_ternarylogic_epi64(lo, hi, next, 0x96);  /* lo ^ hi ^ next */
-}
-
-/* As crc32_fold, for n >= 256: 256 bytes per step in four 512-bit registers. */
-WIDE_TARGET static uint32_t crc32_fold512(uint32_t state, const uint8_t *p, size_t n) {
-    const __m512i by256 = _mm512_broadcast_i32x4(_mm_set_epi64x(0x1322d1430, 0x11542778a));  /* 2048 -/+ 32 */
-    const __m512i by64 = _mm512_broadcast_i32x4(_mm_set_epi64x(0x1c6e41596, 0x154442bd4));
-    __m512i z[4];
-    for (int i = 0; i < 4; i++)
-        z[i] = _mm512_loadu_si512((const void *)(p + 64 * i));
-    z[0] = _mm512_xor_si512(z[0], _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)state)));
-    for (p += 256, n -= 256; n >= 256; p += 256, n -= 256)
-        for (int i = 0; i < 4; i++)
-            z[i] = fold512(z[i], by256, _mm512_loadu_si512((const void *)(p + 64 * i)));
-    for (int i = 1; i < 4; i++)
-        z[i] = fold512(z[i - 1], by64, z[i]);
-    __m128i lane[4] = {_mm512_extracti32x4_epi32(z[3], 0), _mm512_extracti32x4_epi32(z[3], 1),
-                       _mm512_extracti32x4_epi32(z[3], 2), _mm512_extracti32x4_epi32(z[3], 3)};
-    return fold_rest(lane, p, n);
-}
-#endif
-
-uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n) {
-    crc = ~crc;
-#ifdef HAVE_FOLD
-    if (fold_level && n >= 64) {
-        size_t whole = n & ~(size_t)15;
-        crc = fold_level == 2 && whole >= 256 ? crc32_fold512(crc, p, whole) : crc32_fold(crc, p, whole);
-        p += whole, n -= whole;
-    }
-#endif
-    for (; n >= 8; n -= 8, p += 8) {
-        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-        crc = crc_tables[7][lo & 0xFF] ^ crc_tables[6][(lo >> 8) & 0xFF] ^ crc_tables[5][(lo >> 16) & 0xFF] ^
-              crc_tables[4][lo >> 24] ^ crc_tables[3][p[4]] ^ crc_tables[2][p[5]] ^ crc_tables[1][p[6]] ^
-              crc_tables[0][p[7]];
-    }
-    while (n--)
-        crc = crc_tables[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
-    return ~crc;
-}
 
 /* A zigzag varint of at most `max_bytes` bytes, bits past `bits` dropped (Java's int/long arithmetic).
  * Returns 0 when it runs past `end` or is too long. */
@@ -348,35 +224,11 @@ static PyObject *emit(PyObject *self, PyObject *args) {
     return result(out, t.written, t.last, t.max_ts, t.plain);
 }
 
-static PyObject *crc32(PyObject *self, PyObject *args) {
-    Py_buffer buf;
-    unsigned int start = 0;
-    if (!PyArg_ParseTuple(args, "y*|I", &buf, &start))
-        return NULL;
-    uint32_t crc = crc32_update(start, buf.buf, (size_t)buf.len);
-    PyBuffer_Release(&buf);
-    return PyLong_FromUnsignedLong(crc);
-}
-
-/* Tests pick the CRC path (0 tables, 1 PCLMULQDQ, 2 AVX-512 too), capped at what the CPU has; returns the
- * level that was in use. */
-static PyObject *set_fold(PyObject *self, PyObject *arg) {
-    long level = PyLong_AsLong(arg);
-    if (level == -1 && PyErr_Occurred())
-        return NULL;
-#ifdef HAVE_FOLD
-    int was = fold_level, best = best_fold_level();
-    fold_level = level < 0 ? 0 : level > best ? best : (int)level;
-    return PyLong_FromLong(was);
-#else
-    return PyLong_FromLong(0);
-#endif
-}
 
 static PyMethodDef methods[] = {
     {"emit", emit, METH_VARARGS, "Down-convert one v2 records payload to legacy messages (None: use Python)."},
-    {"crc32", crc32, METH_VARARGS, "CRC-32 (IEEE, as zlib.crc32) of a buffer, optionally continuing from a value."},
-    {"set_fold", set_fold, METH_O,
+    {"crc32", ccrc32_py, METH_VARARGS, "CRC-32 (IEEE, as zlib.crc32) of a buffer, optionally continuing from a value."},
+    {"set_fold", ccrc32_set_fold, METH_O,
      "CRC path (tests): 0 tables, 1 PCLMULQDQ, 2 AVX-512; capped by the CPU; returns the old."},
     {"scan", cscan_scan, METH_VARARGS, "Check v2 records for Produce as scan_v2_records does (None: use Python)."},
     {"plain_rows", clegacy_plain_rows, METH_VARARGS, "Rows of a set of plain legacy messages (None: use Python)."},
@@ -392,14 +244,10 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_cdownconvert", NULL, -1, methods};
 
 PyMODINIT_FUNC PyInit__cdownconvert(void) {
-    crc_init();
+    crc32_init();
     crc32c_init();
     clz4_init();
     if (clz4_threads_init() < 0)
         return NULL;
-#ifdef HAVE_FOLD
-    __builtin_cpu_init();
-    fold_level = best_fold_level();
-#endif
     return PyModule_Create(&module);
 }

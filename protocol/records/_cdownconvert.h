@@ -1,8 +1,8 @@
 /*
- * What the C files of the accelerator share (_cdownconvert.c: the record reader, the message
- * writer and CRC-32; _clz4.c and _clz4_threads.c: whole LZ4 batches to wrappers on two threads;
- * _ccrc32c.c: the CRC-32C those jobs check; _cscan.c: the Produce check of a batch's records;
- * _clegacy.c: reading plain legacy messages for up-conversion).
+ * What the C files of the accelerator share (_cdownconvert.c: the record reader and the message
+ * writer; _ccrc32.c: the CRC-32 of those messages; _clz4.c and _clz4_threads.c: whole LZ4 batches
+ * to wrappers on two threads; _ccrc32c.c: the CRC-32C those jobs check; _cscan.c: the Produce
+ * check of a batch's records; _clegacy.c: reading plain legacy messages for up-conversion).
  */
 #ifndef MINIBROKER_CDOWNCONVERT_H
 #define MINIBROKER_CDOWNCONVERT_H
@@ -38,6 +38,9 @@ typedef struct {
 } Totals;
 
 uint32_t crc32_update(uint32_t crc, const uint8_t *p, size_t n);
+void crc32_init(void);
+PyObject *ccrc32_py(PyObject *self, PyObject *args);
+PyObject *ccrc32_set_fold(PyObject *self, PyObject *arg);
 uint32_t crc32c_update(uint32_t crc, const uint8_t *p, size_t n);
 void crc32c_init(void);
 PyObject *ccrc32c_py(PyObject *self, PyObject *args);

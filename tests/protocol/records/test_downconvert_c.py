@@ -10,10 +10,12 @@ decoder's error), and must compute CRC-32 exactly as zlib does.
 from __future__ import annotations
 
 import os
+import platform
 import random
 import shutil
 import struct
 import zlib
+from pathlib import Path
 
 import crc32c
 import pytest
@@ -155,11 +157,17 @@ def test_down_convert_uses_the_accelerator(monkeypatch):
     assert calls == [50] and out.converted_count == 50
 
 
-@pytest.fixture(params=[2, 1, 0], ids=["avx512", "pclmul", "tables"])
+CRC_PATHS = {3: "AVX-512 and VPCLMULQDQ", 2: "AVX2 and VPCLMULQDQ", 1: "PCLMULQDQ and SSE4.1", 0: "nothing"}
+
+
+@pytest.fixture(params=list(CRC_PATHS), ids=["avx512", "avx2", "pclmul", "tables"])
 def crc_path(request):
-    """Every CRC path the CPU has: AVX-512 folding, PCLMULQDQ folding and slice-by-8 tables (a path the
-    CPU lacks runs the next one down)."""
+    """Each CRC path in turn: 512-bit folding (AVX-512), 256-bit (AVX2), 128-bit (PCLMULQDQ), slice-by-8
+    tables; a path this CPU lacks is skipped (set_fold would quietly take the next one down)."""
     was = cdc.set_fold(request.param)
+    if cdc.set_fold(request.param) != request.param:
+        cdc.set_fold(was)
+        pytest.skip(f"this CPU lacks {CRC_PATHS[request.param]} for CRC path {request.param}")
     yield request.param
     cdc.set_fold(was)
 
@@ -169,15 +177,63 @@ def test_crc_path_levels_are_capped_and_restored():
     try:
         assert cdc.set_fold(99) == 0
         best = cdc.set_fold(-1)
-        assert best in (0, 1, 2) and cdc.set_fold(best) == 0
+        assert best in (0, 1, 2, 3) and cdc.set_fold(best) == 0
     finally:
         cdc.set_fold(was)
 
 
+def cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        pytest.skip("no /proc/cpuinfo to read the CPU's flags from")
+    line = next((line for line in text.splitlines() if line.startswith("flags")), None)
+    if line is None or platform.machine() != "x86_64":
+        pytest.skip("the folding paths are for x86-64 CPUs")
+    return set(line.split(":", 1)[1].split())
+
+
+def test_the_widest_path_the_cpu_has_is_the_one_in_use():
+    """An AVX2 CPU with VPCLMULQDQ but no AVX-512 (Zen 3, Alder Lake) takes the 256-bit path, not the 128-bit."""
+    flags = cpu_flags()
+    expected = 0
+    if {"pclmulqdq", "sse4_1"} <= flags:
+        expected = 1
+        if "vpclmulqdq" in flags:
+            expected = 3 if "avx512f" in flags else 2 if "avx2" in flags else 1
+    in_use = cdc.set_fold(99)
+    assert cdc.set_fold(in_use) == expected == in_use
+
+
+def x_to_the(e: int) -> int:
+    """x^e mod P for zlib's CRC-32 polynomial P, as an ordinary (not reflected) 32-bit polynomial."""
+    r = 1
+    for _ in range(e):
+        r <<= 1
+        if r >> 32:
+            r ^= 0x1_04C1_1DB7
+    return r
+
+
+def reflected33(v: int) -> int:
+    """A polynomial of degree < 33 with its bits in reverse order, as the folding multiplies them."""
+    return int(f"{v:033b}"[::-1], 2)
+
+
+@pytest.mark.parametrize("bits", [128, 512, 1024, 2048])
+def test_fold_constants_are_x_to_the_distance_mod_p(bits):
+    """Folding a 128-bit lane `bits` further on multiplies its high half by x^(bits-32) mod P and its low half
+    (the first 8 bytes, the higher powers in the reflected order) by x^(bits+32) mod P, both bit-reflected in 33
+    bits (-32 and +32 rather than 0 and +64: where the reflected products land); the C source holds each pair."""
+    source = (Path(cdc.__file__).parent / "_ccrc32.c").read_text()
+    pair = f"_mm_set_epi64x(0x{reflected33(x_to_the(bits - 32)):09x}, 0x{reflected33(x_to_the(bits + 32)):09x})"
+    assert pair in source
+
+
 @pytest.mark.parametrize(
-    "n", [*range(0, 20), 63, 64, 65, 79, 80, 127, 128, 129, 200, 255, 256, 257, 271, 320, 511, 512, 1000, 1050,
-          4096 + 48, 65_537]
-)
+    "n", [*range(0, 20), 63, 64, 65, 79, 80, 127, 128, 129, 143, 144, 191, 192, 200, 255, 256, 257, 271, 320,
+          383, 384, 385, 511, 512, 1000, 1050, 4096 + 48, 65_537]
+)  # around each path's step (16, 64, 128 and 256 bytes) and where each takes over
 @pytest.mark.parametrize("misalign", [0, 3])
 def test_crc32_is_zlibs(n, misalign, crc_path):
     rng = random.Random(n)
@@ -185,6 +241,14 @@ def test_crc32_is_zlibs(n, misalign, crc_path):
     assert cdc.crc32(data) == zlib.crc32(data)
     start = rng.getrandbits(32)
     assert cdc.crc32(data, start) == zlib.crc32(data, start)
+
+
+def test_crc32_chained_updates_are_one_crc(crc_path):
+    rng = random.Random(7)
+    data = rng.randbytes(5000)
+    for _ in range(200):
+        cut = rng.randrange(len(data) + 1)
+        assert cdc.crc32(data[cut:], cdc.crc32(data[:cut])) == zlib.crc32(data), cut
 
 
 def test_crc32_is_zlibs_for_many_lengths_and_offsets(crc_path):
