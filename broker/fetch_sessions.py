@@ -13,12 +13,20 @@ A Fetch v7+ names a ``session_id`` and ``session_epoch``:
   FETCH_SESSION_ID_NOT_FOUND, an epoch other than the session's next one
   INVALID_FETCH_SESSION_EPOCH (a top-level error, no partitions). Otherwise the
   request's partitions are added to the session or update it (fetch offset,
-  limits), ``forgotten_topics_data`` leaves it, and the session's partitions
-  are read in the session's order. The answer holds only the partitions with
-  something new: records, an error, or another high watermark, last stable
-  offset or log start offset than the session last answered. A partition that
-  answered moves to the end of the order, so all get their turn at the byte
-  budget (Kafka's rotation).
+  limits), then ``forgotten_topics_data`` leaves it. A session left with no
+  partition is closed, and the fetch is answered as one without a session
+  (the partitions the request named, session id 0), as Kafka's
+  ``FetchManager.newContext`` does. Else the session's partitions are read in
+  the session's order, and the answer holds only those that must be in it
+  (Kafka's ``CachedPartition.maybeUpdateResponseData``): records, an error,
+  or another high watermark or log start offset than the session last
+  answered (not the last stable offset). A partition in error is remembered
+  with high watermark -1, so it is answered again once the error clears. A
+  partition whose answer carried records moves to the end of the order, so
+  partitions with data take turns at the byte budget and a busy one cannot
+  starve the rest (Kafka's rotation); others keep their place. If another
+  fetch moved the session's epoch on while this one waited, the answer is
+  INVALID_FETCH_SESSION_EPOCH with the session's id and no partitions.
 
 From v13 (KIP-516) a request names topics by ``topic_id``; a session then
 keys its partitions by id, and each partition keeps the topic's name as it
@@ -62,7 +70,7 @@ class SessionPartition:
     current_leader_epoch: int = -1
     log_start_offset: int = -1
     last_fetched_epoch: int = -1
-    answered: tuple = (None, None, None)  # high watermark, last stable offset, log start offset
+    answered: tuple = (None, None)  # high watermark (-1 after an error), log start offset
     topic_name: str | None = None  # v13+: the name of the topic ``topic`` (an id) when the partition joined
 
     def update(self, p: Any) -> None:
@@ -91,11 +99,18 @@ class FetchContext:
     session: FetchSession | None = None
     opens: bool = False  # a full fetch with epoch 0: a session is made when the answer is
     error: ErrorCode = ErrorCode.NONE
+    epoch: int = FINAL_EPOCH  # the request's session epoch
     names: dict | None = None  # v13+: the topics' names by id when the request came
+
+    def superseded(self) -> bool:
+        """Has another fetch on this incremental fetch's session moved its epoch on since this one came?
+        (Kafka then answers INVALID_FETCH_SESSION_EPOCH, with the session's id and no partitions.)"""
+        return self.session is not None and self.session.epoch != _next_epoch(self.epoch)
 
     def respond(self, reads: list, now_ms: float) -> tuple[int, list[tuple[str, Any]]]:
         """The answer's session id and ``(topic, read)`` pairs: every read, or for an incremental fetch
-        those with something new (rotated to the end of the session's order)."""
+        those Kafka's ``maybeUpdateResponseData`` must answer (those with records go to the end of the
+        session's order)."""
         pairs = [(topic, read) for (topic, _p), read in zip(self.partitions, reads)]
         if self.opens:
             session = self.cache.open(self.partitions, now_ms, self.names)
@@ -111,15 +126,17 @@ class FetchContext:
         cached = self.session.partitions.get((topic, read.partition))  # type: ignore[union-attr]
         if cached is None:
             return True
-        new = read.size or read.error != ErrorCode.NONE or cached.answered != _answer(read)
-        if new:
-            cached.answered = _answer(read)
+        must = bool(read.size) or read.error != ErrorCode.NONE or cached.answered != _answer(read)
+        cached.answered = _answer(read)
+        if read.size:
             self.session.partitions.move_to_end((topic, read.partition))  # type: ignore[union-attr]
-        return bool(new)
+        return must
 
 
 def _answer(read: Any) -> tuple:
-    return read.high_watermark, read.last_stable_offset, read.log_start_offset
+    """What a session remembers of a partition's answer: its high watermark (-1 after an error, so the
+    partition is answered again once the error clears) and log start offset."""
+    return (-1 if read.error != ErrorCode.NONE else read.high_watermark), read.log_start_offset
 
 
 class FetchSessionCache:
@@ -148,11 +165,14 @@ class FetchSessionCache:
             return FetchContext(self, [], error=ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
         forgotten = [(topic_key(t, version), t.partitions) for t in request.forgotten_topics_data or []]
         _update(session, listed, forgotten, names)
+        if not session.partitions:  # Kafka's newContext: an emptied session is closed, the fetch sessionless
+            del self.sessions[session.id]
+            return FetchContext(self, listed, names=names)
         session.epoch = _next_epoch(session.epoch)
         session.last_used_ms = now_ms
         self.sessions.move_to_end(session.id)
         partitions = [(key[0], sp) for key, sp in session.partitions.items()]
-        return FetchContext(self, partitions, session)
+        return FetchContext(self, partitions, session, epoch=request.session_epoch)
 
     def open(self, partitions: list[tuple[str, Any]], now_ms: float, names: dict | None = None) -> FetchSession | None:
         """A new session over ``partitions``, or None when every slot is taken by a session used lately."""

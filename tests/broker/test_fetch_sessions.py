@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import types
 
+import trio
+import trio.testing
+
 from broker.fetch_sessions import FetchSessionCache
 from protocol import ErrorCode
 
@@ -60,6 +63,80 @@ async def test_session_errors_and_sessionless_fetches(broker):
     assert (closing.session_id, [p for _t, p, _s in answered(closing)]) == (0, [0])
     assert full.session_id not in broker.fetch_sessions.sessions
     assert (await call(broker, 1, 6, _fetch_body(0, -1, {"e": {0: 0}}))).responses  # before v7: no sessions
+
+
+async def test_only_a_partition_answered_with_records_moves_to_the_end(broker):
+    await create_ok(broker, "r", partitions=3)
+    for p in range(3):
+        await produce(broker, "r", [1], partition=p)
+    sid = (await fetch(broker, 0, 0, {"r": {0: 1, 1: 1, 2: 1}})).session_id  # caught up: order 0, 1, 2
+    assert answered(await fetch(broker, sid, 1, {"r": {0: 99}})) == [("r", 0, 0)]  # an error, no records
+    assert answered(await fetch(broker, sid, 2, {"r": {0: 1}})) == [("r", 0, 0)]  # cleared: another watermark
+    for p in range(3):
+        await produce(broker, "r", [2], partition=p)
+    news = await fetch(broker, sid, 3, {})  # partition 0 answered twice without records: it kept its place
+    assert [p for _t, p, size in answered(news) if size] == [0, 1, 2]
+    await produce(broker, "r", [3], partition=1)
+    assert [p for _t, p, _s in answered(await fetch(broker, sid, 4, {"r": {0: 2, 1: 2, 2: 2}}))] == [1]
+    for p in range(3):
+        await produce(broker, "r", [4], partition=p)
+    rotated = await fetch(broker, sid, 5, {"r": {1: 3}})  # partition 1's records sent it to the end
+    assert [p for _t, p, size in answered(rotated) if size] == [0, 2, 1]
+
+
+def _request(session_id: int, epoch: int, topics=(), forgotten=(), replica_id: int = -1):
+    return types.SimpleNamespace(session_id=session_id, session_epoch=epoch, topics=list(topics),
+                                 forgotten_topics_data=list(forgotten), replica_id=replica_id)  # fmt: skip
+
+
+def _read(hw: int, lso: int, log_start: int = 0, error=ErrorCode.NONE, size: int = 0):
+    return types.SimpleNamespace(partition=0, error=error, high_watermark=hw, last_stable_offset=lso,
+                                 log_start_offset=log_start, size=size)  # fmt: skip
+
+
+def test_the_last_stable_offset_alone_does_not_put_a_partition_in_the_answer():
+    cache = FetchSessionCache()
+    part = types.SimpleNamespace(partition=0, fetch_offset=0, partition_max_bytes=100)
+    full = cache.context(_request(0, 0, [types.SimpleNamespace(topic="t", partitions=[part])]), 12, 0)
+    sid, _ = full.respond([_read(5, 3)], 0)
+    assert cache.context(_request(sid, 1), 12, 1).respond([_read(5, 5)], 1) == (sid, [])  # only the LSO moved
+    assert cache.context(_request(sid, 2), 12, 2).respond([_read(5, 5, 1)], 2)[1] != []  # the log start moved
+
+
+async def test_a_session_left_empty_is_closed_and_answered_without_one(broker):
+    await create_ok(broker, "x")
+    await produce(broker, "x", [1])
+    sid = (await fetch(broker, 0, 0, {"x": {0: 0}})).session_id
+    emptied = await fetch(broker, sid, 1, {}, forgotten={"x": [0]})
+    assert (emptied.error_code, emptied.session_id, emptied.responses) == (ErrorCode.NONE, 0, [])
+    assert sid not in broker.fetch_sessions.sessions
+    assert (await fetch(broker, sid, 2, {})).error_code == ErrorCode.FETCH_SESSION_ID_NOT_FOUND
+    sid = (await fetch(broker, 0, 0, {"x": {0: 0}})).session_id
+    both = await fetch(broker, sid, 1, {"x": {0: 0}}, forgotten={"x": [0]})  # named and forgotten: read once more
+    assert both.session_id == 0 and [(t, p) for t, p, size in answered(both) if size] == [("x", 0)]
+    assert sid not in broker.fetch_sessions.sessions
+
+
+async def test_a_fetch_whose_session_moved_on_while_it_waited_is_invalid_fetch_session_epoch(broker):
+    await create_ok(broker, "c")
+    sid = (await fetch(broker, 0, 0, {"c": {0: 0}})).session_id
+    got = {}
+
+    async def waiting():
+        body = _fetch_body(sid, 1, {})
+        body.min_bytes, body.max_wait_ms = 1, 3000
+        got["waited"] = await call(broker, 1, 12, body)
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(waiting)
+            await trio.testing.wait_all_tasks_blocked()
+            assert (await fetch(broker, sid, 2, {})).error_code == ErrorCode.NONE  # the epoch is 3 now
+            await produce(broker, "c", [1])  # wakes the first fetch
+    waited = got["waited"]
+    assert (waited.error_code, waited.session_id, waited.responses) == (
+        ErrorCode.INVALID_FETCH_SESSION_EPOCH, sid, [])
+    assert (await fetch(broker, sid, 3, {})).error_code == ErrorCode.NONE
 
 
 def test_a_full_cache_gives_a_slot_only_when_its_least_recent_session_is_stale():
