@@ -168,7 +168,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("max.request.partition.size.limit", "max_request_partition_size_limit", int, 2000, _positive,
         "most partitions one DescribeTopicPartitions answer carries (the client may ask for fewer)"),
     Key("max.incremental.fetch.session.cache.slots", "max_incremental_fetch_session_cache_slots", int, 1000,
-        _non_negative, "incremental fetch sessions (KIP-227) kept at once"),  # fmt: skip
+        _non_negative, "incremental fetch sessions (KIP-227) kept at once, split over 8 shards"),  # fmt: skip
     Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),
     Key("quota.window.size.seconds", "quota_window_size_seconds", int, 1, _positive,
         "length of one sample of a client quota's measure"),  # fmt: skip

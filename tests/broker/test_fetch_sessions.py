@@ -7,7 +7,7 @@ import types
 import trio
 import trio.testing
 
-from broker.fetch_sessions import FetchSessionCache
+from broker.fetch_sessions import SHARD_ID_RANGE, FetchSessionCache
 from protocol import ErrorCode
 
 from ._admin_client import broker, call, create_ok, produce, req, sub  # noqa: F401  (broker: a fixture)
@@ -139,14 +139,41 @@ async def test_a_fetch_whose_session_moved_on_while_it_waited_is_invalid_fetch_s
     assert (await fetch(broker, sid, 3, {})).error_code == ErrorCode.NONE
 
 
-def test_a_full_cache_gives_a_slot_only_when_its_least_recent_session_is_stale():
-    cache = FetchSessionCache(slots=1)
-    part = types.SimpleNamespace(partition=0, fetch_offset=0, partition_max_bytes=100)
-    first = cache.open([("t", part)], now_ms=0)
-    assert first is not None and cache.open([("t", part)], now_ms=119_999) is None
-    second = cache.open([("t", part)], now_ms=120_000)
-    assert second is not None and list(cache.sessions) == [second.id] and cache.evictions == 1
-    assert FetchSessionCache(slots=0).open([("t", part)], now_ms=0) is None  # sessions switched off
+def _part():
+    return [("t", types.SimpleNamespace(partition=0, fetch_offset=0, partition_max_bytes=100))]
+
+
+def _parts(n: int):
+    return [("t", types.SimpleNamespace(partition=i, fetch_offset=0, partition_max_bytes=100)) for i in range(n)]
+
+
+def test_the_slots_are_split_over_eight_shards_taken_in_turn():
+    assert all(FetchSessionCache(slots=7).open(_part(), now_ms=0) is None for _ in range(8))  # 0 a shard
+    assert FetchSessionCache(slots=0).open(_part(), now_ms=0) is None  # sessions switched off
+    cache = FetchSessionCache(slots=8)
+    opened = [cache.open(_part(), now_ms=0) for _ in range(8)]
+    assert [s.id // SHARD_ID_RANGE for s in opened] == list(range(8))  # each shard gives ids from its range
+    assert cache.open(_part(), now_ms=120_000) is None  # shard 0 full, its session not unused for over 2 min
+    third = cache.open(_part(), now_ms=120_001)  # shard 1 is tried, and its session is stale now
+    assert third is not None and third.id // SHARD_ID_RANGE == 1 and cache.evictions == 1
+    assert opened[1].id not in cache.sessions and len(cache.sessions) == 8
     samples = {name: rows[0][1] for name, _h, _l, rows in cache.metric_samples()}
-    assert samples == {"kafka_server_fetchsessioncache_numincrementalfetchsessions": 1.0,
-                       "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached": 1.0}  # fmt: skip
+    assert samples == {"kafka_server_fetchsessioncache_numincrementalfetchsessions": 8.0,
+                       "kafka_server_fetchsessioncache_numincrementalfetchpartitionscached": 8.0}  # fmt: skip
+
+
+def test_a_full_shard_evicts_a_smaller_old_session_or_for_a_follower_a_consumers():
+    cache = FetchSessionCache(slots=8)  # one session a shard
+    opened = [cache.open(_parts(2), now_ms=0) for _ in range(8)]
+    for session in opened:  # used at 130 s, made at 0: old enough for any fetch to evict, yet not stale
+        cache.context(_request(session.id, 1), 12, 130_000)
+    assert cache.open(_parts(2), now_ms=130_000) is None  # shard 0: not more partitions than its session
+    bigger = cache.open(_parts(3), now_ms=130_000)  # shard 1: more
+    assert bigger is not None and bigger.id // SHARD_ID_RANGE == 1 and opened[1].id not in cache.sessions
+    follower = cache.open(_parts(1), now_ms=130_000, privileged=True)  # shard 2: a follower's beats a consumer's
+    assert follower is not None and follower.privileged and opened[2].id not in cache.sessions
+    for _ in range(6):  # shards 3-7 and 0: a consumer's session with fewer partitions evicts nothing
+        assert cache.open(_parts(1), now_ms=130_000) is None
+    assert cache.open(_parts(9), now_ms=130_000) is None  # shard 1: its session was made just now
+    assert cache.open(_parts(9), now_ms=130_000, privileged=True) is None  # shard 2: a recent follower's
+    assert cache.evictions == 2 and len(cache.sessions) == 8
