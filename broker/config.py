@@ -170,7 +170,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("fetch.max.bytes", "fetch_max_bytes", int, 55 * 1024 * 1024, lambda v: v >= 1024,
         "most bytes a Fetch answer carries, whatever its max_bytes (the first batch still goes whole)"),
     Key("max.incremental.fetch.session.cache.slots", "max_incremental_fetch_session_cache_slots", int, 1000,
-        _non_negative, "incremental fetch sessions (KIP-227) kept at once"),  # fmt: skip
+        _non_negative, "incremental fetch sessions (KIP-227) kept at once, split over 8 shards"),  # fmt: skip
     Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),
     Key("quota.window.size.seconds", "quota_window_size_seconds", int, 1, _positive,
         "length of one sample of a client quota's measure"),  # fmt: skip

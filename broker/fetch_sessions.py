@@ -6,19 +6,36 @@ A Fetch v7+ names a ``session_id`` and ``session_epoch``:
   partitions are the fetch, the answer has them all and session id 0;
 * epoch 0: a full fetch that opens a session (a ``session_id`` given is
   closed first): the answer has every partition and the new session's id, or
-  0 when the cache has no room: ``max.incremental.fetch.session.cache.slots``
-  (1000) sessions, a slot unused for two minutes (Kafka's eviction time)
-  given to the new session, the least recently used first;
+  0 when the cache has no room (below);
 * epoch n > 0: an incremental fetch on ``session_id``. An unknown id is
   FETCH_SESSION_ID_NOT_FOUND, an epoch other than the session's next one
   INVALID_FETCH_SESSION_EPOCH (a top-level error, no partitions). Otherwise the
   request's partitions are added to the session or update it (fetch offset,
-  limits), ``forgotten_topics_data`` leaves it, and the session's partitions
-  are read in the session's order. The answer holds only the partitions with
-  something new: records, an error, or another high watermark, last stable
-  offset or log start offset than the session last answered. A partition that
-  answered moves to the end of the order, so all get their turn at the byte
-  budget (Kafka's rotation).
+  limits), then ``forgotten_topics_data`` leaves it. A session left with no
+  partition is closed, and the fetch is answered as one without a session
+  (the partitions the request named, session id 0), as Kafka's
+  ``FetchManager.newContext`` does. Else the session's partitions are read in
+  the session's order, and the answer holds only those that must be in it
+  (Kafka's ``CachedPartition.maybeUpdateResponseData``): records, an error,
+  or another high watermark or log start offset than the session last
+  answered (not the last stable offset). A partition in error is remembered
+  with high watermark -1, so it is answered again once the error clears. A
+  partition whose answer carried records moves to the end of the order, so
+  partitions with data take turns at the byte budget and a busy one cannot
+  starve the rest (Kafka's rotation); others keep their place. If another
+  fetch moved the session's epoch on while this one waited, the answer is
+  INVALID_FETCH_SESSION_EPOCH with the session's id and no partitions.
+
+The cache (Kafka's ``FetchSessionCacheShard``): ``max.incremental.fetch.
+session.cache.slots`` split over 8 shards (integer division: below 8 slots no
+session is ever made); each shard gives out session ids from its own range,
+and new sessions go to the shards in turn. A full shard makes room by evicting
+one session: the least recently used if unused for more than two minutes;
+else the first, ordered by (privileged, partition count, id), of those it may
+evict, if that key is below the new session's (privileged, its partition
+count): a follower's (privileged) fetch may evict a consumer's session, or a
+session made more than two minutes before its last use; a consumer's fetch
+only the latter.
 
 From v13 (KIP-516) a request names topics by ``topic_id``; a session then
 keys its partitions by id, and each partition keeps the topic's name as it
@@ -38,8 +55,9 @@ The next epoch is ``n + 1``, after 2**31 - 1 back to 1. Metrics are Kafka's
 
 from __future__ import annotations
 
+import itertools
 import random
-from collections import OrderedDict
+from collections import ChainMap, OrderedDict
 from typing import Any, Iterator
 
 import attrs
@@ -47,7 +65,9 @@ import attrs
 from protocol import ErrorCode
 
 FINAL_EPOCH, INITIAL_EPOCH = -1, 0
-EVICTION_MS = 120_000  # Kafka's: a session unused this long may give its slot to a new one
+EVICTION_MS = 120_000  # Kafka's: a session unused longer may give its slot to a new one
+SHARDS = 8  # Kafka's NumFetchSessionCacheShards
+SHARD_ID_RANGE = (2**31 - 1) // SHARDS  # the session ids of each shard
 Key = tuple[Any, int]  # (topic name, or its id from Fetch v13, partition)
 
 
@@ -62,7 +82,7 @@ class SessionPartition:
     current_leader_epoch: int = -1
     log_start_offset: int = -1
     last_fetched_epoch: int = -1
-    answered: tuple = (None, None, None)  # high watermark, last stable offset, log start offset
+    answered: tuple = (None, None)  # high watermark (-1 after an error), log start offset
     topic_name: str | None = None  # v13+: the name of the topic ``topic`` (an id) when the partition joined
 
     def update(self, p: Any) -> None:
@@ -79,6 +99,16 @@ class FetchSession:
     partitions: OrderedDict  # Key -> SessionPartition, in reading order
     last_used_ms: float
     uses_topic_ids: bool = False  # opened by a v13+ fetch
+    privileged: bool = False  # opened by a follower's fetch
+    created_ms: float = 0
+
+    def evictable_by(self, privileged: bool) -> bool:
+        """May a new session (a follower's: ``privileged``) take this one's slot, if it is worth more?
+        Kafka's evictable sets, as they stood when this session was last used."""
+        return self.last_used_ms - self.created_ms > EVICTION_MS or (privileged and not self.privileged)
+
+    def evictable_key(self) -> tuple:
+        return self.privileged, len(self.partitions), self.id
 
 
 @attrs.define
@@ -90,15 +120,23 @@ class FetchContext:
     partitions: list[tuple[str, Any]]
     session: FetchSession | None = None
     opens: bool = False  # a full fetch with epoch 0: a session is made when the answer is
+    privileged: bool = False  # a follower's fetch
     error: ErrorCode = ErrorCode.NONE
+    epoch: int = FINAL_EPOCH  # the request's session epoch
     names: dict | None = None  # v13+: the topics' names by id when the request came
+
+    def superseded(self) -> bool:
+        """Has another fetch on this incremental fetch's session moved its epoch on since this one came?
+        (Kafka then answers INVALID_FETCH_SESSION_EPOCH, with the session's id and no partitions.)"""
+        return self.session is not None and self.session.epoch != _next_epoch(self.epoch)
 
     def respond(self, reads: list, now_ms: float) -> tuple[int, list[tuple[str, Any]]]:
         """The answer's session id and ``(topic, read)`` pairs: every read, or for an incremental fetch
-        those with something new (rotated to the end of the session's order)."""
+        those Kafka's ``maybeUpdateResponseData`` must answer (those with records go to the end of the
+        session's order)."""
         pairs = [(topic, read) for (topic, _p), read in zip(self.partitions, reads)]
         if self.opens:
-            session = self.cache.open(self.partitions, now_ms, self.names)
+            session = self.cache.open(self.partitions, now_ms, self.names, self.privileged)
             if session is not None:
                 for topic, read in pairs:
                     session.partitions[(topic, read.partition)].answered = _answer(read)
@@ -111,23 +149,27 @@ class FetchContext:
         cached = self.session.partitions.get((topic, read.partition))  # type: ignore[union-attr]
         if cached is None:
             return True
-        new = read.size or read.error != ErrorCode.NONE or cached.answered != _answer(read)
-        if new:
-            cached.answered = _answer(read)
+        must = bool(read.size) or read.error != ErrorCode.NONE or cached.answered != _answer(read)
+        cached.answered = _answer(read)
+        if read.size:
             self.session.partitions.move_to_end((topic, read.partition))  # type: ignore[union-attr]
-        return bool(new)
+        return must
 
 
 def _answer(read: Any) -> tuple:
-    return read.high_watermark, read.last_stable_offset, read.log_start_offset
+    """What a session remembers of a partition's answer: its high watermark (-1 after an error, so the
+    partition is answered again once the error clears) and log start offset."""
+    return (-1 if read.error != ErrorCode.NONE else read.high_watermark), read.log_start_offset
 
 
 class FetchSessionCache:
-    """The broker's fetch sessions, at most ``slots`` of them."""
+    """The broker's fetch sessions: ``slots`` split over Kafka's ``SHARDS`` shards, taken in turn."""
 
     def __init__(self, slots: int = 1000) -> None:
         self.slots = slots
-        self.sessions: OrderedDict[int, FetchSession] = OrderedDict()  # least recently used first
+        self.shards: list[dict[int, FetchSession]] = [{} for _ in range(SHARDS)]
+        self.sessions = ChainMap(*self.shards)  # every session by id
+        self._turns = itertools.cycle(range(SHARDS))
         self.evictions = 0
 
     def context(self, request: Any, version: int, now_ms: float, names: dict | None = None) -> FetchContext:
@@ -136,9 +178,9 @@ class FetchSessionCache:
         listed = [(topic_key(t, version), p) for t in request.topics for p in t.partitions]
         if version < 7 or request.session_epoch in (FINAL_EPOCH, INITIAL_EPOCH):
             if version >= 7 and request.session_id:
-                self.sessions.pop(request.session_id, None)
+                self._remove(request.session_id)
             return FetchContext(self, listed, opens=version >= 7 and request.session_epoch == INITIAL_EPOCH,
-                                names=names)  # fmt: skip
+                                privileged=_from_follower(request, version), names=names)  # fmt: skip
         session = self.sessions.get(request.session_id)
         if session is None:
             return FetchContext(self, [], error=ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
@@ -148,27 +190,50 @@ class FetchSessionCache:
             return FetchContext(self, [], error=ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
         forgotten = [(topic_key(t, version), t.partitions) for t in request.forgotten_topics_data or []]
         _update(session, listed, forgotten, names)
+        if not session.partitions:  # Kafka's newContext: an emptied session is closed, the fetch sessionless
+            self._remove(session.id)
+            return FetchContext(self, listed, names=names)
         session.epoch = _next_epoch(session.epoch)
         session.last_used_ms = now_ms
-        self.sessions.move_to_end(session.id)
         partitions = [(key[0], sp) for key, sp in session.partitions.items()]
-        return FetchContext(self, partitions, session)
+        return FetchContext(self, partitions, session, epoch=request.session_epoch)
 
-    def open(self, partitions: list[tuple[str, Any]], now_ms: float, names: dict | None = None) -> FetchSession | None:
-        """A new session over ``partitions``, or None when every slot is taken by a session used lately."""
-        if len(self.sessions) >= self.slots:
-            oldest = next(iter(self.sessions.values()), None)
-            if oldest is None or now_ms - oldest.last_used_ms < EVICTION_MS:
-                return None
-            del self.sessions[oldest.id]
-            self.evictions += 1
-        session_id = random.randint(1, 2**31 - 1)
-        while session_id in self.sessions:
-            session_id = random.randint(1, 2**31 - 1)
-        session = FetchSession(session_id, 1, OrderedDict(), now_ms, uses_topic_ids=names is not None)
+    def open(self, partitions: list[tuple[str, Any]], now_ms: float, names: dict | None = None,
+             privileged: bool = False) -> FetchSession | None:  # fmt: skip
+        """A new session over ``partitions`` in the next shard, or None when that shard has no room."""
+        number = next(self._turns)
+        shard = self.shards[number]
+        if len(shard) >= self.slots // SHARDS and not self._evict(shard, privileged, len(partitions), now_ms):
+            return None
+        session_id = random.randrange(max(1, number * SHARD_ID_RANGE), (number + 1) * SHARD_ID_RANGE)
+        while session_id in shard:
+            session_id = random.randrange(max(1, number * SHARD_ID_RANGE), (number + 1) * SHARD_ID_RANGE)
+        session = FetchSession(session_id, 1, OrderedDict(), now_ms, uses_topic_ids=names is not None,
+                               privileged=privileged, created_ms=now_ms)  # fmt: skip
         _update(session, partitions, [], names)
-        self.sessions[session_id] = session
+        shard[session_id] = session
         return session
+
+    def _evict(self, shard: dict[int, FetchSession], privileged: bool, size: int, now_ms: float) -> bool:
+        """Kafka's ``tryEvict``: the least recently used session if stale, else the least valuable one the
+        new session may evict if it is worth less than the new one."""
+        if not shard:
+            return False
+        victim = min(shard.values(), key=lambda s: (s.last_used_ms, s.id))
+        if now_ms - victim.last_used_ms <= EVICTION_MS:
+            evictable = [s for s in shard.values() if s.evictable_by(privileged)]
+            if not evictable:
+                return False
+            victim = min(evictable, key=FetchSession.evictable_key)
+            if (privileged, size, 0) < victim.evictable_key():
+                return False
+        del shard[victim.id]
+        self.evictions += 1
+        return True
+
+    def _remove(self, session_id: int) -> None:
+        if 0 <= session_id // SHARD_ID_RANGE < SHARDS:
+            self.shards[session_id // SHARD_ID_RANGE].pop(session_id, None)
 
     def metric_samples(self) -> Iterator[tuple[str, str, list[str], list[tuple[list[str], float]]]]:
         name = "kafka_server_fetchsessioncache_"
@@ -176,6 +241,12 @@ class FetchSessionCache:
         yield name + "numincrementalfetchsessions", "Incremental fetch sessions kept", [], [([], float(len(sessions)))]
         yield (name + "numincrementalfetchpartitionscached", "Partitions of the incremental fetch sessions", [],
                [([], float(sum(len(s.partitions) for s in sessions)))])  # fmt: skip
+
+
+def _from_follower(request: Any, version: int) -> bool:
+    """Kafka's ``isFromFollower``: a replica id of 0 or more (from v15 in ``replica_state``)."""
+    replica_id = request.replica_id if version < 15 else request.replica_state.replica_id
+    return replica_id >= 0
 
 
 def _update(session: FetchSession, listed: list[tuple[str, Any]], forgotten: list, names: dict | None) -> None:

@@ -43,7 +43,10 @@ Behaviour:
 * Fetch sessions (v7+, KIP-227, ``fetch_sessions.py``): epoch 0 opens one
   (the answer's ``session_id``), later fetches name only what changed and
   are answered with only the partitions that have something new; epoch -1
-  fetches without a session.
+  fetches without a session. An incremental fetch whose session another
+  fetch moved on while it waited is answered INVALID_FETCH_SESSION_EPOCH
+  (with the session's id, its bytes not counted against a quota), as
+  Kafka's ``IncrementalFetchContext`` checks again before answering.
 * Topic ids (v13+, KIP-516): the request names each topic by id and the
   answer does too; an id of no topic here is UNKNOWN_TOPIC_ID for its
   partitions. A fetch session's partition is read by the name its id had
@@ -116,7 +119,11 @@ async def handle(ctx: RequestContext, request) -> object:
         if scope.cancelled_caught:
             reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
             break
-    throttle_ms = _quota(ctx, sum(r.size for r in reads))
+    superseded = fetch.superseded()  # another fetch on its session came meanwhile: none of this is sent
+    throttle_ms = _quota(ctx, 0 if superseded else sum(r.size for r in reads))
+    if superseded:
+        return ctx.response(error_code=ErrorCode.INVALID_FETCH_SESSION_EPOCH, session_id=fetch.session.id,
+                            throttle_time_ms=throttle_ms)  # fmt: skip
     if throttle_ms:  # a session's epoch has moved on all the same, as in Kafka; no session is opened
         return ctx.response(session_id=fetch.session.id if fetch.session else 0, throttle_time_ms=throttle_ms)
     session_id, answered = fetch.respond(reads, ctx.broker.clock())
