@@ -32,10 +32,11 @@ size of the request after its append (``producer_byte_rate``); Fetch records
 the records bytes of its answer (``consumer_byte_rate``) and, when that
 throttles, answers without records and takes the bytes back, as Kafka does; a
 fetch never asks for more than ``Q * (samples - 1) * window`` bytes, so one
-fetch alone is never over. The connection then stays muted for the throttle
-time (KIP-219, ``Connection``): Produce v6+ and Fetch v8+ get their answer at
-once (with ``throttle_time_ms``, so the client waits too), older versions get
-it when the time is up. Metrics per user and client id are Kafka's
+fetch alone is never over. The answer goes out at once, with
+``throttle_time_ms``, and the connection then reads nothing for the throttle
+time (KIP-219, ``Connection``), whatever the request's version, as Kafka's
+``KafkaApis`` and ``SocketServer`` do: clients of the newer versions wait by
+themselves, older ones find their next request held. Metrics per user and client id are Kafka's
 ``kafka.server:type=Produce|Fetch,user=,client-id=`` ``byte-rate`` and
 ``throttle-time``.
 
@@ -47,10 +48,7 @@ it, which never throttles that request (Kafka's network-thread time). A
 request that takes the rate past the quota is throttled as above, for at most
 one window (``quota.window.size.seconds``), and for Produce and Fetch the
 longer of this and the byte-rate throttle applies; a throttled Fetch is
-answered empty, as Kafka does. Whether the answer waits or goes out at once
-follows Kafka's per-API rule (``CLIENT_THROTTLES``: the versions whose
-clients throttle themselves; the rest wait). WriteTxnMarkers, a cluster
-action, is exempt. Metrics: ``type=Request`` ``request-time`` and
+answered empty, as Kafka does. WriteTxnMarkers, a cluster action, is exempt. Metrics: ``type=Request`` ``request-time`` and
 ``throttle-time``.
 """
 
@@ -79,11 +77,6 @@ _USER_CLIENT_KEYS = {"producer_byte_rate": "LONG", "consumer_byte_rate": "LONG",
                      "controller_mutation_rate": "DOUBLE"}  # fmt: skip
 _IP_KEYS = {"connection_creation_rate": "INT"}
 _TYPE_MAX = {"INT": 2**31 - 1, "LONG": 2**63 - 1}
-# KIP-219 (Kafka's shouldClientThrottle): from these versions the client throttles itself, so the answer goes
-# out at once; an API not listed never does, so its answer waits out the throttle
-CLIENT_THROTTLES = {0: 6, 1: 8, 2: 3, 3: 6, 8: 4, 9: 4, 10: 2, 11: 3, 12: 2, 13: 2, 14: 2, 15: 2, 16: 2, 18: 2, 19: 3,
-                    20: 2, 21: 1, 22: 1, 24: 1, 25: 1, 26: 1, 28: 1, 29: 1, 30: 1, 31: 1, 32: 2, 33: 1, 34: 1, 35: 1,
-                    37: 1, 38: 1, 39: 1, 40: 1, 41: 1, 42: 1, 43: 0, 44: 0, 45: 0, 46: 0, 47: 0, 50: 0, 51: 0}
 EXEMPT = {27}  # WriteTxnMarkers: a cluster action, measured by Kafka apart and never throttled
 Entity = tuple[tuple[str, "str | None"], ...]  # sorted (entity type, name or None for the default)
 
@@ -343,10 +336,10 @@ def request_identity(ctx: Any) -> tuple[str, str]:
 
 
 def throttle(ctx: Any, ms: int) -> None:
-    """Mute the request's connection for ``ms`` after (KIP-219 versions) or before its answer."""
-    if ms > 0:
-        after = ctx.version >= CLIENT_THROTTLES.get(ctx.request.header.api_key, 1 << 15)
-        ctx.connection.throttle = (ms, after)
+    """Mute the request's connection for ``ms`` once its answer is out (the longest throttle of the request
+    wins); Kafka does so for every version, sending the answer itself at once."""
+    if ms > (getattr(ctx.connection, "throttle", None) or 0):
+        ctx.connection.throttle = ms
 
 
 def start_request_time(ctx: Any) -> bool:
@@ -368,8 +361,7 @@ def apply_request_quota(ctx: Any, body: Any) -> None:
         return
     if hasattr(body, "throttle_time_ms"):
         body.throttle_time_ms = max(body.throttle_time_ms or 0, ms)
-    if ms > (ctx.connection.throttle or (0, True))[0]:
-        throttle(ctx, ms)
+    throttle(ctx, ms)
 
 
 def record_send_time(broker: Any, identity: tuple[str, str], seconds: float) -> None:
