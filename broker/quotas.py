@@ -48,7 +48,8 @@ it, which never throttles that request (Kafka's network-thread time). A
 request that takes the rate past the quota is throttled as above, for at most
 one window (``quota.window.size.seconds``), and for Produce and Fetch the
 longer of this and the byte-rate throttle applies; a throttled Fetch is
-answered empty, as Kafka does. WriteTxnMarkers, a cluster action, is exempt. Metrics: ``type=Request`` ``request-time`` and
+answered empty, as Kafka does. WriteTxnMarkers, a cluster action, and a
+Produce with ``acks=0`` are exempt (Kafka records their time for no client). Metrics: ``type=Request`` ``request-time`` and
 ``throttle-time``.
 """
 

@@ -71,3 +71,19 @@ async def test_every_version_is_answered_at_once_and_then_muted(broker, autojump
                 await _send(stream, 3, 5, "old", topics=[])
                 await _receive(stream, 3, 5)
                 assert trio.current_time() - answered >= answer.throttle_time_ms / 1000 - 0.01  # muted meanwhile
+
+
+async def test_a_produce_with_acks_0_is_exempt_from_the_request_quota(broker, autojump_clock):  # noqa: F811
+    """Kafka records no request time for a Produce with ``acks=0`` (KafkaApis: "the request quota is not
+    enforced if acks == 0"): it never mutes the connection for it; the Metadata after is held by its own."""
+    await create_ok(broker, "z")
+    await alter(broker, [([("client-id", "fire")], {"request_percentage": 0.0001})])
+    with trio.fail_after(30):
+        async with _served(broker) as stream:
+            start = trio.current_time()
+            for _ in range(3):
+                await _send(stream, 0, 9, "fire", **_produce_fields("z", 2_000, acks=0))
+            await _send(stream, 3, 9, "fire", topics=[])
+            answer = await _receive(stream, 3, 9)
+            assert trio.current_time() - start < 0.5 and 0 < answer.throttle_time_ms <= 1000
+    assert broker.topics.partition("z", 0).log.log_end_offset == 6  # fire and forget: all written
