@@ -156,10 +156,10 @@ class Samples:
         self.samples = [s for s in self.samples if now_ms - s[0] < self.count * self.window]
 
     def window_ms(self, now_ms: float) -> float:
-        """Kafka's Rate.windowSize: the time the samples span, at least ``count - 1`` whole windows."""
+        """Kafka's Rate.windowSize: the time the samples span, at least ``count - 1`` whole windows and 1 ms."""
         elapsed = now_ms - self.samples[0][0] if self.samples else 0.0
         full = elapsed // self.window
-        return elapsed + max(self.count - 1 - full, 0) * self.window
+        return max(elapsed + max(self.count - 1 - full, 0) * self.window, 1)
 
     def rate(self, now_ms: float, unit_ms: float = 1000) -> float:
         """Per second (per ``unit_ms``: 60000 is Kafka's ``Rate(TimeUnit.MINUTES)``); measured idle, an empty

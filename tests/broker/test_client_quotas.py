@@ -41,6 +41,17 @@ def test_the_rate_spans_at_least_ten_windows_and_the_throttle_is_kafkas():
     assert list(quotas.measures) == [("producer_byte_rate", "", "app")] and quotas.throttles == {}
 
 
+
+def test_one_sample_measures_over_at_least_a_millisecond():
+    """quota.window.num=1 (Kafka allows it): Rate.windowSize is never below 1 ms, so a first record at the
+    start of its window measures over 1 ms instead of dividing by nothing."""
+    single = Samples(1, 1000)
+    single.record(4, 0)
+    assert single.window_ms(0) == 1 and single.rate(0) == 4_000
+    quotas = ClientQuotas(None, {((C[0], "app"),): {"producer_byte_rate": 1_000.0}}, samples=1)
+    assert quotas.record("producer_byte_rate", "u", "app", 2, 0) == 1  # (2000 - 1000) / 1000 * 1 ms
+    assert quotas.record("producer_byte_rate", "u", "app", 100, 500) == 0  # 102 B over 500 ms
+
 def test_the_first_of_kafkas_eight_levels_that_holds_the_key_wins():
     levels = [((C, U), ("alice", "app")), ((DC, U), ("alice", "app")), ((U,), ("alice", "")),
               ((C, DU), ("alice", "app")), ((DC, DU), ("alice", "app")), ((DU,), ("alice", "")),
