@@ -141,6 +141,8 @@ async def test_alter_then_describe_with_kafkas_filters(broker):
     assert [e for e, _ in await describe(broker, [("user", 2, None), ("client-id", 1, None)])] == [
         {"client-id": None, "user": "alice"}]  # fmt: skip
     assert await describe(broker, [], strict=True) == []
+    assert sorted((e for e, _ in await describe(broker, [("user", 2, None)], strict=True)), key=repr) == [
+        {"user": "alice"}, {"user": None}]  # any user, the default one too (Kafka's ClientQuotasImage)
     assert await alter(broker, [([U], {"producer_byte_rate": None})]) == [(ErrorCode.NONE, None)]
     assert await alter(broker, [([DU], {"producer_byte_rate": 1.0})], validate_only=True) == [(ErrorCode.NONE, None)]
     assert await describe(broker, [("user", 0, "alice")], strict=True) == []
