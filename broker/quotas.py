@@ -28,7 +28,8 @@ past the quota ``Q`` is throttled for ``(rate - Q) / Q * window`` ms, the
 time the rate needs to come back to the quota.
 
 **Enforcement** (``record``, used by Produce and Fetch): Produce records the
-size of the request after its append (``producer_byte_rate``); Fetch records
+size of the request (header and body, as Kafka's ``sizeInBytes``) after its
+append (``producer_byte_rate``); Fetch records
 the records bytes of its answer (``consumer_byte_rate``) and, when that
 throttles, answers without records and takes the bytes back, as Kafka does; a
 fetch never asks for more than ``Q * (samples - 1) * window`` bytes, so one
@@ -36,9 +37,9 @@ fetch alone is never over. The answer goes out at once, with
 ``throttle_time_ms``, and the connection then reads nothing for the throttle
 time (KIP-219, ``Connection``), whatever the request's version, as Kafka's
 ``KafkaApis`` and ``SocketServer`` do: clients of the newer versions wait by
-themselves, older ones find their next request held. Metrics per user and client id are Kafka's
-``kafka.server:type=Produce|Fetch,user=,client-id=`` ``byte-rate`` and
-``throttle-time``.
+themselves, older ones find their next request held. Metrics per user and
+client id are Kafka's ``kafka.server:type=Produce|Fetch,user=,client-id=``
+``byte-rate`` and ``throttle-time``.
 
 **Request time** (``request_percentage``, Kafka's ClientRequestQuotaManager):
 ``dispatch`` records the time the event loop ran each request of the client
@@ -49,8 +50,8 @@ request that takes the rate past the quota is throttled as above, for at most
 one window (``quota.window.size.seconds``), and for Produce and Fetch the
 longer of this and the byte-rate throttle applies; a throttled Fetch is
 answered empty, as Kafka does. WriteTxnMarkers, a cluster action, and a
-Produce with ``acks=0`` are exempt (Kafka records their time for no client). Metrics: ``type=Request`` ``request-time`` and
-``throttle-time``.
+Produce with ``acks=0`` are exempt (Kafka records their time for no client).
+Metrics: ``type=Request`` ``request-time`` and ``throttle-time``.
 """
 
 from __future__ import annotations

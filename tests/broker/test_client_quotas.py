@@ -7,7 +7,7 @@ import pytest
 import trio
 
 from broker.quotas import ClientQuotas, QuotaRefused, Samples, check_op, entity_of
-from protocol import ErrorCode
+from protocol import ErrorCode, RequestHeader, encode_request
 from protocol.records import RecordBatchBuilder
 from storage import StorageError
 
@@ -178,6 +178,20 @@ async def test_produce_over_the_quota_is_answered_with_a_throttle_and_mutes_the_
     assert samples[("kafka_server_produce_byte_rate", ("", CLIENT))] > 2_000
     assert other.throttle is None
 
+
+
+async def test_a_produce_counts_its_header_and_body_not_the_length_prefix(broker):
+    """Kafka records ``request.sizeInBytes``: the request header and body, without the 4-byte size in front."""
+    await create_ok(broker, "s")
+    await alter(broker, [([("client-id", CLIENT)], {"producer_byte_rate": 1e9})])
+    builder = RecordBatchBuilder()
+    builder.append(b"k", b"v" * 100, timestamp=1)
+    Data = sub(0, "TopicProduceData")
+    body = req(0, acks=1, timeout_ms=1000, topic_data=[Data(name="s", partition_data=[
+        Data.PartitionProduceData(index=0, records=builder.build())])])  # fmt: skip
+    await call(broker, 0, 9, body)
+    frame = encode_request(RequestHeader(0, 9, 11, CLIENT), body)
+    assert [s[1] for s in broker.quotas.measures[("producer_byte_rate", "", CLIENT)].samples] == [len(frame) - 4]
 
 async def fetch(broker, topic: str, max_bytes: int, connection, min_bytes: int = 1, max_wait_ms: int = 0):
     T = sub(1, "FetchTopic")
