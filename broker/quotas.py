@@ -22,10 +22,12 @@ quota on ``(U)`` is for all of U's clients together, one on ``(default C)``
 is for each client id apart (Kafka's quota metric tags).
 
 **Measure.** Kafka's ``Rate`` over ``quota.window.num`` (11) samples of
-``quota.window.size.seconds`` (1 s): the bytes of the samples not older than
-11 s, over the time they span (at least 10 s; both broker keys as in Kafka). A request that takes the rate
-past the quota ``Q`` is throttled for ``(rate - Q) / Q * window`` ms, the
-time the rate needs to come back to the quota.
+``quota.window.size.seconds`` (1 s), plus the one that overlaps their start:
+the bytes of every sample with an event in the last 11 s, over the time
+since the oldest of them started (at least 10 s; both broker keys as in
+Kafka). A request that takes the rate past the quota ``Q`` is throttled for
+``(rate - Q) / Q * window`` ms, the time the rate needs to come back to the
+quota.
 
 **Enforcement** (``record``, used by Produce and Fetch): Produce records the
 size of the request (header and body, as Kafka's ``sizeInBytes``) after its
@@ -138,52 +140,67 @@ KAFKA_METRIC_WINDOWS = (2, 30_000)  # Kafka's metrics.num.samples and metrics.sa
 
 
 class Samples:
-    """Kafka's SampledStat: values summed per ``window_ms`` sample, ``count`` samples kept."""
+    """Kafka's SampledStat under its Rate: values summed per sample of ``window_ms``, in a ring of ``count + 1``
+    samples (the extra one overlaps the start of the measured span). A sample with no event in the last
+    ``count`` windows starts over, empty, at the moment of measuring (Kafka's purgeObsoleteSamples); the rate
+    is the sum over the time since the oldest sample started (``window_ms``)."""
 
     def __init__(self, count: int = 11, window_ms: int = 1000) -> None:
         self.count, self.window = count, window_ms  # Kafka's quota.window.num, quota.window.size.seconds
-        self.samples: list[list[float]] = []  # [start ms, sum, count], oldest first
+        self.samples: list[list[float]] = []  # the ring: [start ms, sum, events, last event ms]
+        self.current = 0  # the ring's sample being filled
 
     def record(self, value: float, now_ms: float) -> None:
-        self._purge(now_ms)
-        if not self.samples or now_ms - self.samples[-1][0] >= self.window:
-            self.samples.append([now_ms, 0.0, 0])
-            del self.samples[:-self.count]
-        sample = self.samples[-1]
+        sample = self._current(now_ms)
+        if now_ms - sample[0] >= self.window:  # complete: the next one in the ring starts now
+            self.current = (self.current + 1) % (self.count + 1)
+            if self.current == len(self.samples):
+                self.samples.append([now_ms, 0.0, 0, now_ms])
+            else:
+                self.samples[self.current][:] = [now_ms, 0.0, 0, now_ms]
+            sample = self.samples[self.current]
         sample[1] += value
         sample[2] += 1
+        sample[3] = now_ms
+
+    def _current(self, now_ms: float) -> list[float]:
+        if not self.samples:
+            self.samples.append([now_ms, 0.0, 0, now_ms])
+        return self.samples[self.current]
 
     def _purge(self, now_ms: float) -> None:
-        self.samples = [s for s in self.samples if now_ms - s[0] < self.count * self.window]
+        for sample in self.samples:
+            if now_ms - sample[3] >= self.count * self.window:
+                sample[:] = [now_ms, 0.0, 0, now_ms]
 
     def window_ms(self, now_ms: float) -> float:
-        """Kafka's Rate.windowSize: the time the samples span, at least ``count - 1`` whole windows and 1 ms."""
-        elapsed = now_ms - self.samples[0][0] if self.samples else 0.0
+        """Kafka's Rate.windowSize: the time since the oldest sample started, at least ``count - 1`` whole
+        windows and 1 ms."""
+        self.start_if_idle(now_ms)
+        elapsed = now_ms - min(sample[0] for sample in self.samples)
         full = elapsed // self.window
         return max(elapsed + max(self.count - 1 - full, 0) * self.window, 1)
 
     def rate(self, now_ms: float, unit_ms: float = 1000) -> float:
-        """Per second (per ``unit_ms``: 60000 is Kafka's ``Rate(TimeUnit.MINUTES)``); measured idle, an empty
-        sample starts now (``start_if_idle``), as Kafka's does."""
+        """Per second (per ``unit_ms``: 60000 is Kafka's ``Rate(TimeUnit.MINUTES)``)."""
         self.start_if_idle(now_ms)
-        return sum(s[1] for s in self.samples) / (self.window_ms(now_ms) / unit_ms)
+        return sum(sample[1] for sample in self.samples) / (self.window_ms(now_ms) / unit_ms)
 
     def start_if_idle(self, now_ms: float) -> None:
-        """Kafka's ``SampledStat`` when measured with no live sample (never recorded, or all expired): it
-        starts an empty one at that moment, and what is recorded within the window after goes into it."""
+        """Samples gone quiet start over now, and a measure never recorded gets its first sample now (Kafka's
+        ``oldest``): what is recorded within the window after goes into it."""
         self._purge(now_ms)
-        if not self.samples:
-            self.samples.append([now_ms, 0.0, 0])
+        self._current(now_ms)
 
     def idle(self, now_ms: float) -> bool:
         """Nothing recorded within the samples' span: the measure reads 0 and can be dropped."""
         self._purge(now_ms)
-        return not self.samples
+        return not any(sample[2] for sample in self.samples)
 
     def average(self, now_ms: float) -> float:
         self._purge(now_ms)
-        count = sum(s[2] for s in self.samples)
-        return sum(s[1] for s in self.samples) / count if count else 0.0
+        count = sum(sample[2] for sample in self.samples)
+        return sum(sample[1] for sample in self.samples) / count if count else 0.0
 
 
 PRUNE_EVERY_MS = 60_000

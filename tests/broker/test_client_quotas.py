@@ -42,6 +42,20 @@ def test_the_rate_spans_at_least_ten_windows_and_the_throttle_is_kafkas():
 
 
 
+
+def test_kafka_keeps_one_sample_more_than_it_measures_until_its_last_event_is_old():
+    """Kafka's SampledStat keeps ``quota.window.num + 1`` samples, and drops one only when its last event is
+    ``quota.window.num`` windows old: a steady client is measured over about 11.5 s here, not 10.5 s, and
+    its throttle is three times longer than it would be over the shorter span."""
+    quotas = ClientQuotas(None, {((C[0], "app"),): {"producer_byte_rate": 1_000.0}})
+    for t in (0, 900, *range(1_000, 12_000, 1_000)):  # 12 samples: 2 kB in the first, 1 kB in each other
+        assert quotas.record("producer_byte_rate", "u", "app", 1_000, t, check=False) == 0
+    measure = quotas.measures[("producer_byte_rate", "", "app")]
+    assert measure.window_ms(11_500) == 11_500 and measure.rate(11_500) == pytest.approx(13_000 / 11.5)
+    assert quotas.record("producer_byte_rate", "u", "app", 0, 11_500) == 1_500  # (13 kB / 11.5 s - 1 kB/s) * 11.5 s
+    assert measure.window_ms(11_901) == 10_901  # the first sample's last event is 11 s old: it starts over
+    assert measure.rate(11_901) == pytest.approx(11_000 / 10.901)
+
 def test_one_sample_measures_over_at_least_a_millisecond():
     """quota.window.num=1 (Kafka allows it): Rate.windowSize is never below 1 ms, so a first record at the
     start of its window measures over 1 ms instead of dividing by nothing."""
