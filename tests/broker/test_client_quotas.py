@@ -163,6 +163,38 @@ async def test_alter_then_describe_with_kafkas_filters(broker):
     assert await describe(broker, [("user", 1, None)]) == [({"user": None}, {"producer_byte_rate": 512.0})]
 
 
+
+async def test_duplicates_in_an_alter_are_answered_as_kafkas_controller_answers_them(broker):
+    """Kafka's ClientQuotaControlManager: an entry naming a key twice, or an entity an earlier entry named, is
+    "Ignoring duplicate entity ..." and not applied (an earlier entry of that entity is, and the one answer
+    for the entity is the error); a type given twice within an entity is a map entry, the last name wins."""
+    Entry = sub(49, "EntryData")
+    ops = [Entry.OpData(key="producer_byte_rate", value=10.0), Entry.OpData(key="producer_byte_rate", value=20.0)]
+    entries = [Entry(entity=entity(U, C), ops=ops),
+               Entry(entity=entity(("user", "bob")), ops=[Entry.OpData(key="consumer_byte_rate", value=5.0)]),
+               Entry(entity=entity(("user", "bob")), ops=[Entry.OpData(key="producer_byte_rate", value=6.0)]),
+               Entry(entity=entity(("user", "x"), ("user", "carol")), ops=[Entry.OpData(key="request_percentage",
+                                                                                          value=50.0)])]  # fmt: skip
+    resp = await call(broker, 49, 1, req(49, entries=entries))
+    duplicate = "Ignoring duplicate entity ClientQuotaEntity(entries={%s})"
+    answers = [({e.entity_type: e.entity_name for e in a.entity}, a.error_code, a.error_message) for a in resp.entries]
+    assert answers == [
+        ({"user": "alice", "client-id": "app"}, ErrorCode.INVALID_REQUEST, duplicate % "client-id=app, user=alice"),
+        ({"user": "bob"}, ErrorCode.INVALID_REQUEST, duplicate % "user=bob"),
+        ({"user": "carol"}, ErrorCode.NONE, None)]  # fmt: skip
+    assert broker.quotas.quotas == {(("user", "bob"),): {"consumer_byte_rate": 5.0},
+                                    (("user", "carol"),): {"request_percentage": 50.0}}  # fmt: skip
+
+
+async def test_changes_that_cannot_be_stored_are_answered_as_a_storage_error(broker, monkeypatch):
+    def full(changes):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(broker.quotas, "alter", full)
+    assert await alter(broker, [([U], {"producer_byte_rate": 1.0}), ([DU], {"producer_byte_rate": 0.5})]) == [
+        (ErrorCode.KAFKA_STORAGE_ERROR, "quotas not stored: [Errno 28] No space left on device"),
+        (ErrorCode.INVALID_REQUEST, "producer_byte_rate cannot be a fractional value.")]  # fmt: skip
+
 async def produce(broker, topic: str, size: int, version: int = 9, connection=None):
     builder = RecordBatchBuilder()
     for i in range(size // 1000):
