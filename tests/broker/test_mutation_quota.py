@@ -23,7 +23,11 @@ def test_the_bucket_starts_full_refills_at_the_quota_and_never_passes_its_burst(
 
 
 async def _limit(broker, rate: float = 1.0) -> None:
+    """Set the quota, and stop the broker's clock: the bucket refills with time, so a busy machine would
+    otherwise move the tokens and throttle times the tests expect."""
     assert await alter(broker, [([("client-id", CLIENT)], {"controller_mutation_rate": rate})]) == [(ErrorCode.NONE, None)]
+    now = broker.clock()
+    broker.clock = lambda: now
 
 
 async def test_strict_create_topics_lets_the_bucket_go_below_zero_once_then_refuses(broker):
@@ -35,7 +39,7 @@ async def test_strict_create_topics_lets_the_bucket_go_below_zero_once_then_refu
                         connection=conn)  # fmt: skip
     codes = {t.name: (t.error_code, t.error_message) for t in second.topics}
     assert codes == {"m2": (ErrorCode.NONE, None), "m3": THROTTLED}  # m2 found 1 token; m3 found -4
-    assert 3_900 <= second.throttle_time_ms <= 4_000 and conn.throttle == second.throttle_time_ms
+    assert second.throttle_time_ms == 4_000 and conn.throttle == 4_000
     assert broker.topics.get("m2") is not None and broker.topics.get("m3") is None
 
 
@@ -52,7 +56,7 @@ async def test_permissive_versions_go_through_and_are_throttled(broker):
     resp = await call(broker, 19, 5, req(19, topics=[creatable("p1", 11), creatable("p2", 3)], timeout_ms=1000),
                       connection=conn)  # fmt: skip
     assert [t.error_code for t in resp.topics] == [ErrorCode.NONE, ErrorCode.NONE]
-    assert 2_900 <= resp.throttle_time_ms <= 3_000 and conn.throttle == resp.throttle_time_ms
+    assert resp.throttle_time_ms == 3_000 and conn.throttle == 3_000
 
 
 async def _grow(broker, name: str, count: int, version: int):
@@ -102,6 +106,6 @@ async def test_kafkas_controller_mutation_metrics(broker):
     samples = {(name, tuple(labels)): value for name, _h, _l, rows in broker.quotas.metric_samples(broker.clock())
                for labels, value in rows}  # fmt: skip
     tags = ("", CLIENT)
-    assert samples[("kafka_server_controllermutation_mutation_rate", tags)] == pytest.approx(12 / 10, rel=0.01)  # x2 refused
-    assert -1 <= samples[("kafka_server_controllermutation_tokens", tags)] < -0.5  # refilling at 1 a second
-    assert 900 <= samples[("kafka_server_controllermutation_throttle_time", tags)] <= 1000
+    assert samples[("kafka_server_controllermutation_mutation_rate", tags)] == pytest.approx(12 / 10)  # x2 refused
+    assert samples[("kafka_server_controllermutation_tokens", tags)] == -1
+    assert samples[("kafka_server_controllermutation_throttle_time", tags)] == 1000
