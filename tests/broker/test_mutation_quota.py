@@ -8,7 +8,8 @@ import pytest
 from broker.mutation_quota import TokenBucket
 from protocol import ErrorCode
 
-from ._admin_client import broker, call, create, creatable, fake_connection, req, sub  # noqa: F401  (broker: a fixture)
+from ._admin_client import (  # noqa: F401  (broker: a fixture)
+    broker, call, create, creatable, fake_connection, open_broker, req, sub)
 from .test_client_quotas import CLIENT, alter
 
 THROTTLED = (ErrorCode.THROTTLING_QUOTA_EXCEEDED, "The throttling quota has been exceeded.")
@@ -109,3 +110,18 @@ async def test_kafkas_controller_mutation_metrics(broker):
     assert samples[("kafka_server_controllermutation_mutation_rate", tags)] == pytest.approx(12 / 10)  # x2 refused
     assert samples[("kafka_server_controllermutation_tokens", tags)] == -1
     assert samples[("kafka_server_controllermutation_throttle_time", tags)] == 1000
+
+
+async def test_the_bucket_follows_kafkas_controller_quota_windows_not_the_client_quota_ones(tmp_path):
+    """Kafka sizes the bucket with ``controller.quota.window.num`` and ``controller.quota.window.size.seconds``
+    (QuotaFactory's controller mutation config); ``quota.window.num`` is the byte and request quotas' own."""
+    for extra, throttle_ms in (({"quota_window_num": "2"}, 0),  # 11 x 1 s at 1 a second: 11 tokens, 1 left
+                               ({"controller_quota_window_num": "3", "controller_quota_window_size_seconds": "2"},
+                                4_000)):  # 3 x 2 s: 6 tokens, 4 short  # fmt: skip
+        b = open_broker(tmp_path / str(throttle_ms), **extra)
+        try:
+            await _limit(b)
+            resp = await call(b, 19, 5, req(19, topics=[creatable("b", 10)], timeout_ms=1000))
+            assert (resp.topics[0].error_code, resp.throttle_time_ms) == (ErrorCode.NONE, throttle_ms)
+        finally:
+            b.close()
