@@ -140,10 +140,9 @@ KAFKA_METRIC_WINDOWS = (2, 30_000)  # Kafka's metrics.num.samples and metrics.sa
 
 
 class Samples:
-    """Kafka's SampledStat under its Rate: values summed per sample of ``window_ms``, in a ring of ``count + 1``
-    samples (the extra one overlaps the start of the measured span). A sample with no event in the last
-    ``count`` windows starts over, empty, at the moment of measuring (Kafka's purgeObsoleteSamples); the rate
-    is the sum over the time since the oldest sample started (``window_ms``)."""
+    """Kafka's SampledStat under its Rate: values summed per ``window_ms`` sample in a ring of ``count + 1`` (one
+    overlaps the start of the span measured); a sample with no event in ``count`` windows starts over, empty,
+    when measured (purgeObsoleteSamples); the rate is the sum over the time since the oldest sample began."""
 
     def __init__(self, count: int = 11, window_ms: int = 1000) -> None:
         self.count, self.window = count, window_ms  # Kafka's quota.window.num, quota.window.size.seconds
@@ -164,8 +163,7 @@ class Samples:
         sample[3] = now_ms
 
     def _current(self, now_ms: float) -> list[float]:
-        if not self.samples:
-            self.samples.append([now_ms, 0.0, 0, now_ms])
+        self.samples = self.samples or [[now_ms, 0.0, 0, now_ms]]
         return self.samples[self.current]
 
     def _purge(self, now_ms: float) -> None:
