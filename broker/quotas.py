@@ -7,19 +7,19 @@ in ``__client_quotas.json`` in the first log dir (rewritten atomically on
 every change; Kafka keeps them in its metadata log), and answers
 DescribeClientQuotas filters. The keys are Kafka's: ``producer_byte_rate`` and
 ``consumer_byte_rate`` (whole bytes per second, enforced here),
-``request_percentage`` (the share of a thread's time the client's requests may
-take, in percent, enforced here), ``controller_mutation_rate`` (partitions
-created or deleted per second, enforced by ``mutation_quota.py``) and
-``connection_creation_rate`` (ip entities, connections per second, enforced
-by ``connection_quotas.py``).
+``request_percentage`` (a share of a thread's time, in percent, enforced
+here), ``controller_mutation_rate`` (partitions created or deleted per
+second, ``mutation_quota.py``) and ``connection_creation_rate`` (ip
+entities, connections per second, ``connection_quotas.py``).
 
 **Which quota.** For a request of user ``U`` (the principal's name;
 ``ANONYMOUS`` without a login) and client id ``C``, Kafka's eight levels, the
 first entity holding the key wins: ``(U, C)``, ``(U, default C)``, ``(U)``,
 ``(default U, C)``, ``(default U, default C)``, ``(default U)``, ``(C)``,
-``(default C)``. Clients that share the winning entity share its measure: a
-quota on ``(U)`` is for all of U's clients together, one on ``(default C)``
-is for each client id apart (Kafka's quota metric tags).
+``(default C)``; without a client id only ``(U)`` and ``(default U)``, as in
+Kafka. Clients that share the winning entity share its measure: a quota on
+``(U)`` is for all of U's clients, one on ``(default C)`` for each client id
+apart (Kafka's quota metric tags).
 
 **Measure.** Kafka's ``Rate`` over ``quota.window.num`` (11) samples of
 ``quota.window.size.seconds`` (1 s), plus the one that overlaps their start:
@@ -266,6 +266,8 @@ class ClientQuotas:
         levels = (((c, u), (user, client_id)), ((dc, u), (user, client_id)), ((u,), (user, "")),
                   ((c, du), (user, client_id)), ((dc, du), (user, client_id)), ((du,), (user, "")),
                   ((c,), ("", client_id)), ((dc,), ("", client_id)))  # fmt: skip
+        if not client_id:  # Kafka's quotaLimit reads no client-id entity for an empty client id
+            levels = (levels[2], levels[5])  # (U), (default U)
         for entity, tags in levels:
             value = self.quotas.get(entity, {}).get(key)
             if value is not None:
@@ -353,8 +355,7 @@ def request_identity(ctx: Any) -> tuple[str, str]:
 
 
 def throttle(ctx: Any, ms: int) -> None:
-    """Mute the request's connection for ``ms`` once its answer is out (the longest throttle of the request
-    wins); Kafka does so for every version, sending the answer itself at once."""
+    """Mute the request's connection for ``ms`` once its answer is out, for every version (the longest wins)."""
     if ms > (getattr(ctx.connection, "throttle", None) or 0):
         ctx.connection.throttle = ms
 

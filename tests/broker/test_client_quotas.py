@@ -78,6 +78,18 @@ def test_the_first_of_kafkas_eight_levels_that_holds_the_key_wins():
     assert quotas.fetch_limit("alice", "app") is None
 
 
+def test_a_client_without_a_client_id_gets_only_user_quotas():
+    """Kafka's quotaLimit reads no client-id entity, default or combined, for an empty (or null) client id."""
+    quotas = ClientQuotas(None, {(DC,): {"producer_byte_rate": 1.0}, (DC, U): {"producer_byte_rate": 2.0},
+                                 (DC, DU): {"producer_byte_rate": 3.0}})  # fmt: skip
+    assert quotas.quota("producer_byte_rate", "alice", "")[0] is None
+    assert quotas.record("producer_byte_rate", "alice", "", 1e6, 0) == 0
+    quotas.quotas[(DU,)] = {"producer_byte_rate": 4.0}
+    assert quotas.quota("producer_byte_rate", "alice", "") == (4.0, ("alice", ""))
+    quotas.quotas[(U,)] = {"producer_byte_rate": 5.0}
+    assert quotas.quota("producer_byte_rate", "alice", "") == (5.0, ("alice", ""))
+
+
 @pytest.mark.parametrize(("pairs", "message"), [
     ([], "Invalid empty client quota entity"),
     ([("user", "a"), ("user", "b")], "Invalid client quota entity, duplicate entity entry user"),
