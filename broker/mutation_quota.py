@@ -6,9 +6,10 @@ removes, against a token bucket per quota entity (found with the same eight
 levels as the other client quotas, ``quotas.ClientQuotas.quota``): it holds
 at most ``quota * controller.quota.window.num *
 controller.quota.window.size.seconds`` tokens (Kafka's own windows for this
-quota, apart from ``quota.window.*``), and refills at ``quota`` tokens a second. The charge is made once a topic has
-passed its own checks (so a refused topic costs nothing; validate-only
-requests are charged, as Kafka's controller charges them).
+quota, apart from ``quota.window.*``), and refills at ``quota`` tokens a
+second. The charge is made once a topic has passed its own checks (so a
+refused topic costs nothing; validate-only requests are charged, as Kafka's
+controller charges them).
 
 Two modes, by request version (Kafka's ``newQuotaFor``): from CreateTopics
 v6, CreatePartitions v3 and DeleteTopics v5 a client knows the error, so the
