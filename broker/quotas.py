@@ -298,8 +298,8 @@ class ClientQuotas:
         return throttle
 
     def record_throttle(self, key: str, tags: tuple[str, str], ms: float, now_ms: float) -> None:
-        """A throttle of ``ms`` given on ``key`` to the measure tagged ``tags`` (the ``throttle-time`` gauge)."""
-        self.throttles.setdefault((key, *tags), Samples(self.samples, self.window_ms)).record(ms, now_ms)
+        """A throttle of ``ms`` on ``key`` for ``tags``: the ``throttle-time`` Avg, on Kafka's metric windows."""
+        self.throttles.setdefault((key, *tags), Samples(*KAFKA_METRIC_WINDOWS)).record(ms, now_ms)
 
     def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> None:
         """Take back bytes recorded for an answer that was not sent (a throttled fetch)."""

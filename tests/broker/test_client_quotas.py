@@ -233,6 +233,8 @@ async def test_produce_over_the_quota_is_answered_with_a_throttle_and_mutes_the_
     samples = dict(((name, tuple(labels)), value) for name, _h, _l, rows in broker.quotas.metric_samples(broker.clock())
                    for labels, value in rows)  # fmt: skip
     assert samples[("kafka_server_produce_throttle_time", ("", CLIENT))] > 0
+    later = {name: rows for name, _h, _l, rows in broker.quotas.metric_samples(broker.clock() + 45_000)}
+    assert later["kafka_server_produce_throttle_time"][0][1] > 0  # an Avg over Kafka's 2 metric samples of 30 s
     assert samples[("kafka_server_produce_byte_rate", ("", CLIENT))] > 2_000
     assert other.throttle is None
 
