@@ -174,6 +174,10 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),
     Key("quota.window.size.seconds", "quota_window_size_seconds", int, 1, _positive,
         "length of one sample of a client quota's measure"),  # fmt: skip
+    Key("controller.quota.window.num", "controller_quota_window_num", int, 11, _positive,
+        "samples of a controller_mutation_rate quota: its bucket holds this many windows of tokens"),  # fmt: skip
+    Key("controller.quota.window.size.seconds", "controller_quota_window_size_seconds", int, 1, _positive,
+        "length of one sample of a controller_mutation_rate quota"),  # fmt: skip
     *(Key(name, name.replace(".", "_"), int, 2**63 - 1, _non_negative, doc) for name, doc in (
         ("replica.alter.log.dirs.io.max.bytes.per.second", "bytes per second moves between log dirs copy (Kafka: "
          "only set dynamically)"),

@@ -6,9 +6,9 @@ we get the same by processing frames sequentially in the connection's task.
 A frame that Kafka would refuse closes the connection (``CloseConnection``),
 and so does ``connections.max.idle.ms`` without a byte from the client (a
 request in progress, such as a long-polling Fetch, is not idle time). A
-handler that finds the client over a quota sets ``throttle``: the connection
-reads nothing more for that long (Kafka mutes the channel), after the answer
-for versions whose clients throttle themselves (KIP-219), else before it.
+handler that finds the client over a quota sets ``throttle``: the answer
+goes out at once and the connection then reads nothing more for that long
+(KIP-219: Kafka mutes the channel after the response, for every version).
 
 A large request frame is received straight into its own buffer
 (``FrameBuffer.receive_buffer`` and ``recv_into``), so its bytes are copied
@@ -102,7 +102,7 @@ class Connection:
     client_software: tuple[str, str] | None = None
     auth: SaslAuthenticator | None = None  # SASL listeners: the handshake not yet done
     principal: str = "User:ANONYMOUS"  # an SSL client's certificate subject; a SASL login's user
-    throttle: tuple[int, bool] | None = None  # set by a handler over a client quota: (ms, after the answer)
+    throttle: int | None = None  # ms to read nothing once the answer is out: set by a handler over a client quota
     answering: tuple[str, str] | None = None  # (user, client id) of the answer to send, while request quotas are on
     read_ahead: dict = attrs.Factory(dict)  # Fetch v0-v3 down-conversions begun for the next Fetch (read_ahead)
 
@@ -193,13 +193,10 @@ class Connection:
                     self.principal = f"User:{self.auth.principal}"
                 continue
             response = await dispatch(self.broker, self, frame)
-            throttle_ms, after = self.throttle or (0, True)
-            self.throttle = None
-            if throttle_ms and not after:  # a client that does not throttle itself gets the answer late
-                await trio.sleep(throttle_ms / 1000)
+            throttle_ms, self.throttle = self.throttle, None
             if response is not NO_RESPONSE:
                 await self._send_timed(response)
-            if throttle_ms and after:  # KIP-219: answered at once, then muted for the throttle time
+            if throttle_ms:  # KIP-219: answered at once, then muted for the throttle time
                 await trio.sleep(throttle_ms / 1000)
 
     def _check_session(self, frame: bytearray) -> None:

@@ -42,7 +42,7 @@ import trio
 
 from .config import ConfigError
 from .listeners import inter_broker_listener_name
-from .quotas import PRUNE_EVERY_MS, Samples, prune_idle
+from .quotas import KAFKA_METRIC_WINDOWS, PRUNE_EVERY_MS, Samples, prune_idle
 
 UNLIMITED = 2**31 - 1
 
@@ -114,7 +114,7 @@ class ConnectionQuotas:
         throttle = 0 if listener == self.protected else self._record(None, now_ms)
         throttle = max(throttle, self._record(listener, now_ms))
         if throttle:
-            self.throttle_times.setdefault(listener, Samples(*self.windows)).record(throttle, now_ms)
+            self.throttle_times.setdefault(listener, Samples(*KAFKA_METRIC_WINDOWS)).record(throttle, now_ms)
         return throttle
 
     def ip_throttle(self, listener: str, ip: str, limit: float | None, now_ms: float) -> int:
@@ -131,12 +131,13 @@ class ConnectionQuotas:
             for key in [("ip", ip), listener] + ([None] if listener != self.protected else []):
                 if key in self.rates:
                     self.rates[key].record(-1, now_ms)
-            self.throttle_times.setdefault(("ip", listener), Samples(*self.windows)).record(throttle, now_ms)
+            self.throttle_times.setdefault(("ip", listener), Samples(*KAFKA_METRIC_WINDOWS)).record(throttle, now_ms)
         return throttle
 
     def metric_samples(self, now_ms: float):
         """Kafka's socket-server-metrics ``connection-accept-throttle-time`` and
-        ``ip-connection-accept-throttle-time`` per listener: the average throttle of the window, in ms."""
+        ``ip-connection-accept-throttle-time`` per listener: the average throttle, in ms, over Kafka's default
+        metric windows (``metrics.num.samples`` of ``metrics.sample.window.ms``), not the quota's."""
         name = "kafka_server_socketservermetrics_"
         times = list(self.throttle_times.items())
         yield (name + "connection_accept_throttle_time", "Average wait of accepts past a connection creation rate",

@@ -89,7 +89,7 @@ class RequestContext:
     broker: Any
     connection: Any
     request: Request
-    size: int = 0  # the request's bytes (its frame), for the client quotas
+    size: int = 0  # the request's header and body in bytes (Kafka's sizeInBytes: no length prefix), for quotas
     request_time_recorded: bool = False  # the request_percentage quota has had this request's time
 
     @property
@@ -169,7 +169,7 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
             return _api_versions_fallback(request.header.correlation_id)
         raise CloseConnection(f"{request.api.name} v{request.version} is not enabled")
     started = time.perf_counter()
-    ctx = RequestContext(broker, connection, request, len(frame) + 4)
+    ctx = RequestContext(broker, connection, request, len(frame))
     timed = quotas.start_request_time(ctx)
     try:
         body = await h.fn(ctx, request.body)

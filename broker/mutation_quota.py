@@ -4,10 +4,12 @@ Kafka's controller charges every topic a CreateTopics, CreatePartitions or
 DeleteTopics request would create, grow or delete the partitions it adds or
 removes, against a token bucket per quota entity (found with the same eight
 levels as the other client quotas, ``quotas.ClientQuotas.quota``): it holds
-at most ``quota * quota.window.num * quota.window.size.seconds`` tokens, and
-refills at ``quota`` tokens a second. The charge is made once a topic has
-passed its own checks (so a refused topic costs nothing; validate-only
-requests are charged, as Kafka's controller charges them).
+at most ``quota * controller.quota.window.num *
+controller.quota.window.size.seconds`` tokens (Kafka's own windows for this
+quota, apart from ``quota.window.*``), and refills at ``quota`` tokens a
+second. The charge is made once a topic has passed its own checks (so a
+refused topic costs nothing; validate-only requests are charged, as Kafka's
+controller charges them).
 
 Two modes, by request version (Kafka's ``newQuotaFor``): from CreateTopics
 v6, CreatePartitions v3 and DeleteTopics v5 a client knows the error, so the
@@ -64,7 +66,8 @@ class MutationQuota:
         self.identity = request_identity(ctx)
         self.quota, self.tags = quotas.quota(KEY, *self.identity) if KEY in quotas.keys else (None, ("", ""))
         self.strict = ctx.version >= STRICT_SINCE[ctx.request.header.api_key]
-        self.burst = (self.quota or 0.0) * quotas.samples * quotas.window_ms / 1000
+        windows = ctx.broker.config.controller_quota_window_num * ctx.broker.config.controller_quota_window_size_seconds
+        self.burst = (self.quota or 0.0) * windows
         self.bucket = quotas.buckets.setdefault((KEY, *self.tags), TokenBucket()) if self.quota else None
         self.throttle_ms, self.throttled_at = 0, 0.0
 

@@ -7,37 +7,41 @@ in ``__client_quotas.json`` in the first log dir (rewritten atomically on
 every change; Kafka keeps them in its metadata log), and answers
 DescribeClientQuotas filters. The keys are Kafka's: ``producer_byte_rate`` and
 ``consumer_byte_rate`` (whole bytes per second, enforced here),
-``request_percentage`` (the share of a thread's time the client's requests may
-take, in percent, enforced here), ``controller_mutation_rate`` (partitions
-created or deleted per second, enforced by ``mutation_quota.py``) and
-``connection_creation_rate`` (ip entities, connections per second, enforced
-by ``connection_quotas.py``).
+``request_percentage`` (a share of a thread's time, in percent, enforced
+here), ``controller_mutation_rate`` (partitions created or deleted per
+second, ``mutation_quota.py``) and ``connection_creation_rate`` (ip
+entities, connections per second, ``connection_quotas.py``).
 
 **Which quota.** For a request of user ``U`` (the principal's name;
 ``ANONYMOUS`` without a login) and client id ``C``, Kafka's eight levels, the
 first entity holding the key wins: ``(U, C)``, ``(U, default C)``, ``(U)``,
 ``(default U, C)``, ``(default U, default C)``, ``(default U)``, ``(C)``,
-``(default C)``. Clients that share the winning entity share its measure: a
-quota on ``(U)`` is for all of U's clients together, one on ``(default C)``
-is for each client id apart (Kafka's quota metric tags).
+``(default C)``; without a client id only ``(U)`` and ``(default U)``, as in
+Kafka. Clients that share the winning entity share its measure: a quota on
+``(U)`` is for all of U's clients, one on ``(default C)`` for each client id
+apart (Kafka's quota metric tags).
 
 **Measure.** Kafka's ``Rate`` over ``quota.window.num`` (11) samples of
-``quota.window.size.seconds`` (1 s): the bytes of the samples not older than
-11 s, over the time they span (at least 10 s; both broker keys as in Kafka). A request that takes the rate
-past the quota ``Q`` is throttled for ``(rate - Q) / Q * window`` ms, the
-time the rate needs to come back to the quota.
+``quota.window.size.seconds`` (1 s), plus the one that overlaps their start:
+the bytes of every sample with an event in the last 11 s, over the time
+since the oldest of them started (at least 10 s; both broker keys as in
+Kafka). A request that takes the rate past the quota ``Q`` is throttled for
+``(rate - Q) / Q * window`` ms, the time the rate needs to come back to the
+quota.
 
 **Enforcement** (``record``, used by Produce and Fetch): Produce records the
-size of the request after its append (``producer_byte_rate``); Fetch records
+size of the request (header and body, as Kafka's ``sizeInBytes``) after its
+append (``producer_byte_rate``); Fetch records
 the records bytes of its answer (``consumer_byte_rate``) and, when that
 throttles, answers without records and takes the bytes back, as Kafka does; a
 fetch never asks for more than ``Q * (samples - 1) * window`` bytes, so one
-fetch alone is never over. The connection then stays muted for the throttle
-time (KIP-219, ``Connection``): Produce v6+ and Fetch v8+ get their answer at
-once (with ``throttle_time_ms``, so the client waits too), older versions get
-it when the time is up. Metrics per user and client id are Kafka's
-``kafka.server:type=Produce|Fetch,user=,client-id=`` ``byte-rate`` and
-``throttle-time``.
+fetch alone is never over. The answer goes out at once, with
+``throttle_time_ms``, and the connection then reads nothing for the throttle
+time (KIP-219, ``Connection``), whatever the request's version, as Kafka's
+``KafkaApis`` and ``SocketServer`` do: clients of the newer versions wait by
+themselves, older ones find their next request held. Metrics per user and
+client id are Kafka's ``kafka.server:type=Produce|Fetch,user=,client-id=``
+``byte-rate`` and ``throttle-time``.
 
 **Request time** (``request_percentage``, Kafka's ClientRequestQuotaManager):
 ``dispatch`` records the time the event loop ran each request of the client
@@ -47,11 +51,9 @@ it, which never throttles that request (Kafka's network-thread time). A
 request that takes the rate past the quota is throttled as above, for at most
 one window (``quota.window.size.seconds``), and for Produce and Fetch the
 longer of this and the byte-rate throttle applies; a throttled Fetch is
-answered empty, as Kafka does. Whether the answer waits or goes out at once
-follows Kafka's per-API rule (``CLIENT_THROTTLES``: the versions whose
-clients throttle themselves; the rest wait). WriteTxnMarkers, a cluster
-action, is exempt. Metrics: ``type=Request`` ``request-time`` and
-``throttle-time``.
+answered empty, as Kafka does. WriteTxnMarkers, a cluster action, and a
+Produce with ``acks=0`` are exempt (Kafka records their time for no client).
+Metrics: ``type=Request`` ``request-time`` and ``throttle-time``.
 """
 
 from __future__ import annotations
@@ -79,11 +81,6 @@ _USER_CLIENT_KEYS = {"producer_byte_rate": "LONG", "consumer_byte_rate": "LONG",
                      "controller_mutation_rate": "DOUBLE"}  # fmt: skip
 _IP_KEYS = {"connection_creation_rate": "INT"}
 _TYPE_MAX = {"INT": 2**31 - 1, "LONG": 2**63 - 1}
-# KIP-219 (Kafka's shouldClientThrottle): from these versions the client throttles itself, so the answer goes
-# out at once; an API not listed never does, so its answer waits out the throttle
-CLIENT_THROTTLES = {0: 6, 1: 8, 2: 3, 3: 6, 8: 4, 9: 4, 10: 2, 11: 3, 12: 2, 13: 2, 14: 2, 15: 2, 16: 2, 18: 2, 19: 3,
-                    20: 2, 21: 1, 22: 1, 24: 1, 25: 1, 26: 1, 28: 1, 29: 1, 30: 1, 31: 1, 32: 2, 33: 1, 34: 1, 35: 1,
-                    37: 1, 38: 1, 39: 1, 40: 1, 41: 1, 42: 1, 43: 0, 44: 0, 45: 0, 46: 0, 47: 0, 50: 0, 51: 0}
 EXEMPT = {27}  # WriteTxnMarkers: a cluster action, measured by Kafka apart and never throttled
 Entity = tuple[tuple[str, "str | None"], ...]  # sorted (entity type, name or None for the default)
 
@@ -143,52 +140,65 @@ KAFKA_METRIC_WINDOWS = (2, 30_000)  # Kafka's metrics.num.samples and metrics.sa
 
 
 class Samples:
-    """Kafka's SampledStat: values summed per ``window_ms`` sample, ``count`` samples kept."""
+    """Kafka's SampledStat under its Rate: values summed per ``window_ms`` sample in a ring of ``count + 1`` (one
+    overlaps the start of the span measured); a sample with no event in ``count`` windows starts over, empty,
+    when measured (purgeObsoleteSamples); the rate is the sum over the time since the oldest sample began."""
 
     def __init__(self, count: int = 11, window_ms: int = 1000) -> None:
         self.count, self.window = count, window_ms  # Kafka's quota.window.num, quota.window.size.seconds
-        self.samples: list[list[float]] = []  # [start ms, sum, count], oldest first
+        self.samples: list[list[float]] = []  # the ring: [start ms, sum, events, last event ms]
+        self.current = 0  # the ring's sample being filled
 
     def record(self, value: float, now_ms: float) -> None:
-        self._purge(now_ms)
-        if not self.samples or now_ms - self.samples[-1][0] >= self.window:
-            self.samples.append([now_ms, 0.0, 0])
-            del self.samples[:-self.count]
-        sample = self.samples[-1]
+        sample = self._current(now_ms)
+        if now_ms - sample[0] >= self.window:  # complete: the next one in the ring starts now
+            self.current = (self.current + 1) % (self.count + 1)
+            if self.current == len(self.samples):
+                self.samples.append([now_ms, 0.0, 0, now_ms])
+            else:
+                self.samples[self.current][:] = [now_ms, 0.0, 0, now_ms]
+            sample = self.samples[self.current]
         sample[1] += value
         sample[2] += 1
+        sample[3] = now_ms
+
+    def _current(self, now_ms: float) -> list[float]:
+        self.samples = self.samples or [[now_ms, 0.0, 0, now_ms]]
+        return self.samples[self.current]
 
     def _purge(self, now_ms: float) -> None:
-        self.samples = [s for s in self.samples if now_ms - s[0] < self.count * self.window]
+        for sample in self.samples:
+            if now_ms - sample[3] >= self.count * self.window:
+                sample[:] = [now_ms, 0.0, 0, now_ms]
 
     def window_ms(self, now_ms: float) -> float:
-        """Kafka's Rate.windowSize: the time the samples span, at least ``count - 1`` whole windows."""
-        elapsed = now_ms - self.samples[0][0] if self.samples else 0.0
+        """Kafka's Rate.windowSize: the time since the oldest sample started, at least ``count - 1`` whole
+        windows and 1 ms."""
+        self.start_if_idle(now_ms)
+        elapsed = now_ms - min(sample[0] for sample in self.samples)
         full = elapsed // self.window
-        return elapsed + max(self.count - 1 - full, 0) * self.window
+        return max(elapsed + max(self.count - 1 - full, 0) * self.window, 1)
 
     def rate(self, now_ms: float, unit_ms: float = 1000) -> float:
-        """Per second (per ``unit_ms``: 60000 is Kafka's ``Rate(TimeUnit.MINUTES)``); measured idle, an empty
-        sample starts now (``start_if_idle``), as Kafka's does."""
+        """Per second (per ``unit_ms``: 60000 is Kafka's ``Rate(TimeUnit.MINUTES)``)."""
         self.start_if_idle(now_ms)
-        return sum(s[1] for s in self.samples) / (self.window_ms(now_ms) / unit_ms)
+        return sum(sample[1] for sample in self.samples) / (self.window_ms(now_ms) / unit_ms)
 
     def start_if_idle(self, now_ms: float) -> None:
-        """Kafka's ``SampledStat`` when measured with no live sample (never recorded, or all expired): it
-        starts an empty one at that moment, and what is recorded within the window after goes into it."""
+        """Samples gone quiet start over now, and a measure never recorded gets its first sample now (Kafka's
+        ``oldest``): what is recorded within the window after goes into it."""
         self._purge(now_ms)
-        if not self.samples:
-            self.samples.append([now_ms, 0.0, 0])
+        self._current(now_ms)
 
     def idle(self, now_ms: float) -> bool:
         """Nothing recorded within the samples' span: the measure reads 0 and can be dropped."""
         self._purge(now_ms)
-        return not self.samples
+        return not any(sample[2] for sample in self.samples)
 
     def average(self, now_ms: float) -> float:
         self._purge(now_ms)
-        count = sum(s[2] for s in self.samples)
-        return sum(s[1] for s in self.samples) / count if count else 0.0
+        count = sum(sample[2] for sample in self.samples)
+        return sum(sample[1] for sample in self.samples) / count if count else 0.0
 
 
 PRUNE_EVERY_MS = 60_000
@@ -256,6 +266,8 @@ class ClientQuotas:
         levels = (((c, u), (user, client_id)), ((dc, u), (user, client_id)), ((u,), (user, "")),
                   ((c, du), (user, client_id)), ((dc, du), (user, client_id)), ((du,), (user, "")),
                   ((c,), ("", client_id)), ((dc,), ("", client_id)))  # fmt: skip
+        if not client_id:  # Kafka's quotaLimit reads no client-id entity for an empty client id
+            levels = (levels[2], levels[5])  # (U), (default U)
         for entity, tags in levels:
             value = self.quotas.get(entity, {}).get(key)
             if value is not None:
@@ -286,8 +298,8 @@ class ClientQuotas:
         return throttle
 
     def record_throttle(self, key: str, tags: tuple[str, str], ms: float, now_ms: float) -> None:
-        """A throttle of ``ms`` given on ``key`` to the measure tagged ``tags`` (the ``throttle-time`` gauge)."""
-        self.throttles.setdefault((key, *tags), Samples(self.samples, self.window_ms)).record(ms, now_ms)
+        """A throttle of ``ms`` on ``key`` for ``tags``: the ``throttle-time`` Avg, on Kafka's metric windows."""
+        self.throttles.setdefault((key, *tags), Samples(*KAFKA_METRIC_WINDOWS)).record(ms, now_ms)
 
     def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> None:
         """Take back bytes recorded for an answer that was not sent (a throttled fetch)."""
@@ -343,10 +355,9 @@ def request_identity(ctx: Any) -> tuple[str, str]:
 
 
 def throttle(ctx: Any, ms: int) -> None:
-    """Mute the request's connection for ``ms`` after (KIP-219 versions) or before its answer."""
-    if ms > 0:
-        after = ctx.version >= CLIENT_THROTTLES.get(ctx.request.header.api_key, 1 << 15)
-        ctx.connection.throttle = (ms, after)
+    """Mute the request's connection for ``ms`` once its answer is out, for every version (the longest wins)."""
+    if ms > (getattr(ctx.connection, "throttle", None) or 0):
+        ctx.connection.throttle = ms
 
 
 def start_request_time(ctx: Any) -> bool:
@@ -368,8 +379,7 @@ def apply_request_quota(ctx: Any, body: Any) -> None:
         return
     if hasattr(body, "throttle_time_ms"):
         body.throttle_time_ms = max(body.throttle_time_ms or 0, ms)
-    if ms > (ctx.connection.throttle or (0, True))[0]:
-        throttle(ctx, ms)
+    throttle(ctx, ms)
 
 
 def record_send_time(broker: Any, identity: tuple[str, str], seconds: float) -> None:

@@ -2,7 +2,8 @@
 
 Behaviour: every entity with quotas that the filter matches, with its
 values: each filter component names an entity type the entity must have and
-how its name must match (exact, the default entity, or any named one); with
+how its name must match (exact, the default entity, or any name: as Kafka's
+``ClientQuotasImage`` matches it, "specified" takes the default entity too); with
 ``strict`` the entity may have no other types (an empty strict filter
 matches nothing, as in Kafka; an empty loose one everything). The filter is
 checked first, with Kafka's messages: an empty entity
@@ -81,7 +82,7 @@ async def handle(ctx: RequestContext, request) -> object:
 
 def _matches(entity, components, strict: bool) -> bool:
     """Kafka's filter: each component's type must be in the entity and match its name (exact, the
-    default, or any named one); ``strict``: the entity has no other types."""
+    default, or any, the default included); ``strict``: the entity has no other types."""
     names = dict(entity)
     for component in components:
         if component.entity_type not in names:
@@ -89,6 +90,6 @@ def _matches(entity, components, strict: bool) -> bool:
         name = names[component.entity_type]
         if component.match_type == EXACT and name != component.match:
             return False
-        if (component.match_type == DEFAULT and name is not None) or (component.match_type == SPECIFIED and name is None):
+        if component.match_type == DEFAULT and name is not None:
             return False
     return not strict or len(names) == len(components)

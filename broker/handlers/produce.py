@@ -31,7 +31,8 @@ for each of its partitions, and the answer names its topics by id.
 The request's size then counts against the client's ``producer_byte_rate``
 quota (``broker/quotas.py``): over it, the answer carries
 ``throttle_time_ms`` and the connection is muted that long (with ``acks=0``
-too). With ``acks=0`` nothing is answered, and when any
+too, while such a request's time counts against no ``request_percentage``,
+as in Kafka). With ``acks=0`` nothing is answered, and when any
 partition failed the connection is closed so the producer notices (Kafka's
 rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
 fsync, a duplicate's too (until its original is on disk, as Kafka holds it
@@ -94,6 +95,7 @@ async def handle(ctx: RequestContext, request) -> object:
     resp.throttle_time_ms = ctx.broker.quotas.record("producer_byte_rate", user, client_id, ctx.size, ctx.broker.clock())
     throttle(ctx, resp.throttle_time_ms)
     if request.acks == 0:
+        ctx.request_time_recorded = True  # Kafka exempts it from the request quota: its time is no client's
         if failed:
             raise CloseConnection("acks=0 produce failed")
         return NO_RESPONSE

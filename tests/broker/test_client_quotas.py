@@ -7,7 +7,7 @@ import pytest
 import trio
 
 from broker.quotas import ClientQuotas, QuotaRefused, Samples, check_op, entity_of
-from protocol import ErrorCode
+from protocol import ErrorCode, RequestHeader, encode_request
 from protocol.records import RecordBatchBuilder
 from storage import StorageError
 
@@ -41,6 +41,31 @@ def test_the_rate_spans_at_least_ten_windows_and_the_throttle_is_kafkas():
     assert list(quotas.measures) == [("producer_byte_rate", "", "app")] and quotas.throttles == {}
 
 
+
+
+def test_kafka_keeps_one_sample_more_than_it_measures_until_its_last_event_is_old():
+    """Kafka's SampledStat keeps ``quota.window.num + 1`` samples, and drops one only when its last event is
+    ``quota.window.num`` windows old: a steady client is measured over about 11.5 s here, not 10.5 s, and
+    its throttle is three times longer than it would be over the shorter span."""
+    quotas = ClientQuotas(None, {((C[0], "app"),): {"producer_byte_rate": 1_000.0}})
+    for t in (0, 900, *range(1_000, 12_000, 1_000)):  # 12 samples: 2 kB in the first, 1 kB in each other
+        assert quotas.record("producer_byte_rate", "u", "app", 1_000, t, check=False) == 0
+    measure = quotas.measures[("producer_byte_rate", "", "app")]
+    assert measure.window_ms(11_500) == 11_500 and measure.rate(11_500) == pytest.approx(13_000 / 11.5)
+    assert quotas.record("producer_byte_rate", "u", "app", 0, 11_500) == 1_500  # (13 kB / 11.5 s - 1 kB/s) * 11.5 s
+    assert measure.window_ms(11_901) == 10_901  # the first sample's last event is 11 s old: it starts over
+    assert measure.rate(11_901) == pytest.approx(11_000 / 10.901)
+
+def test_one_sample_measures_over_at_least_a_millisecond():
+    """quota.window.num=1 (Kafka allows it): Rate.windowSize is never below 1 ms, so a first record at the
+    start of its window measures over 1 ms instead of dividing by nothing."""
+    single = Samples(1, 1000)
+    single.record(4, 0)
+    assert single.window_ms(0) == 1 and single.rate(0) == 4_000
+    quotas = ClientQuotas(None, {((C[0], "app"),): {"producer_byte_rate": 1_000.0}}, samples=1)
+    assert quotas.record("producer_byte_rate", "u", "app", 2, 0) == 1  # (2000 - 1000) / 1000 * 1 ms
+    assert quotas.record("producer_byte_rate", "u", "app", 100, 500) == 0  # 102 B over 500 ms
+
 def test_the_first_of_kafkas_eight_levels_that_holds_the_key_wins():
     levels = [((C, U), ("alice", "app")), ((DC, U), ("alice", "app")), ((U,), ("alice", "")),
               ((C, DU), ("alice", "app")), ((DC, DU), ("alice", "app")), ((DU,), ("alice", "")),
@@ -51,6 +76,18 @@ def test_the_first_of_kafkas_eight_levels_that_holds_the_key_wins():
         del quotas.quotas[entity]
     assert quotas.quota("consumer_byte_rate", "alice", "app") == (None, ("", "app"))
     assert quotas.fetch_limit("alice", "app") is None
+
+
+def test_a_client_without_a_client_id_gets_only_user_quotas():
+    """Kafka's quotaLimit reads no client-id entity, default or combined, for an empty (or null) client id."""
+    quotas = ClientQuotas(None, {(DC,): {"producer_byte_rate": 1.0}, (DC, U): {"producer_byte_rate": 2.0},
+                                 (DC, DU): {"producer_byte_rate": 3.0}})  # fmt: skip
+    assert quotas.quota("producer_byte_rate", "alice", "")[0] is None
+    assert quotas.record("producer_byte_rate", "alice", "", 1e6, 0) == 0
+    quotas.quotas[(DU,)] = {"producer_byte_rate": 4.0}
+    assert quotas.quota("producer_byte_rate", "alice", "") == (4.0, ("alice", ""))
+    quotas.quotas[(U,)] = {"producer_byte_rate": 5.0}
+    assert quotas.quota("producer_byte_rate", "alice", "") == (5.0, ("alice", ""))
 
 
 @pytest.mark.parametrize(("pairs", "message"), [
@@ -130,11 +167,45 @@ async def test_alter_then_describe_with_kafkas_filters(broker):
     assert [e for e, _ in await describe(broker, [("user", 2, None), ("client-id", 1, None)])] == [
         {"client-id": None, "user": "alice"}]  # fmt: skip
     assert await describe(broker, [], strict=True) == []
+    assert sorted((e for e, _ in await describe(broker, [("user", 2, None)], strict=True)), key=repr) == [
+        {"user": "alice"}, {"user": None}]  # any user, the default one too (Kafka's ClientQuotasImage)
     assert await alter(broker, [([U], {"producer_byte_rate": None})]) == [(ErrorCode.NONE, None)]
     assert await alter(broker, [([DU], {"producer_byte_rate": 1.0})], validate_only=True) == [(ErrorCode.NONE, None)]
     assert await describe(broker, [("user", 0, "alice")], strict=True) == []
     assert await describe(broker, [("user", 1, None)]) == [({"user": None}, {"producer_byte_rate": 512.0})]
 
+
+
+async def test_duplicates_in_an_alter_are_answered_as_kafkas_controller_answers_them(broker):
+    """Kafka's ClientQuotaControlManager: an entry naming a key twice, or an entity an earlier entry named, is
+    "Ignoring duplicate entity ..." and not applied (an earlier entry of that entity is, and the one answer
+    for the entity is the error); a type given twice within an entity is a map entry, the last name wins."""
+    Entry = sub(49, "EntryData")
+    ops = [Entry.OpData(key="producer_byte_rate", value=10.0), Entry.OpData(key="producer_byte_rate", value=20.0)]
+    entries = [Entry(entity=entity(U, C), ops=ops),
+               Entry(entity=entity(("user", "bob")), ops=[Entry.OpData(key="consumer_byte_rate", value=5.0)]),
+               Entry(entity=entity(("user", "bob")), ops=[Entry.OpData(key="producer_byte_rate", value=6.0)]),
+               Entry(entity=entity(("user", "x"), ("user", "carol")), ops=[Entry.OpData(key="request_percentage",
+                                                                                          value=50.0)])]  # fmt: skip
+    resp = await call(broker, 49, 1, req(49, entries=entries))
+    duplicate = "Ignoring duplicate entity ClientQuotaEntity(entries={%s})"
+    answers = [({e.entity_type: e.entity_name for e in a.entity}, a.error_code, a.error_message) for a in resp.entries]
+    assert answers == [
+        ({"user": "alice", "client-id": "app"}, ErrorCode.INVALID_REQUEST, duplicate % "client-id=app, user=alice"),
+        ({"user": "bob"}, ErrorCode.INVALID_REQUEST, duplicate % "user=bob"),
+        ({"user": "carol"}, ErrorCode.NONE, None)]  # fmt: skip
+    assert broker.quotas.quotas == {(("user", "bob"),): {"consumer_byte_rate": 5.0},
+                                    (("user", "carol"),): {"request_percentage": 50.0}}  # fmt: skip
+
+
+async def test_changes_that_cannot_be_stored_are_answered_as_a_storage_error(broker, monkeypatch):
+    def full(changes):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(broker.quotas, "alter", full)
+    assert await alter(broker, [([U], {"producer_byte_rate": 1.0}), ([DU], {"producer_byte_rate": 0.5})]) == [
+        (ErrorCode.KAFKA_STORAGE_ERROR, "quotas not stored: [Errno 28] No space left on device"),
+        (ErrorCode.INVALID_REQUEST, "producer_byte_rate cannot be a fractional value.")]  # fmt: skip
 
 async def produce(broker, topic: str, size: int, version: int = 9, connection=None):
     builder = RecordBatchBuilder()
@@ -154,17 +225,33 @@ async def test_produce_over_the_quota_is_answered_with_a_throttle_and_mutes_the_
     resp = await produce(broker, "q", 15_000, connection=first)
     assert resp.responses[0].partition_responses[0].error_code == ErrorCode.NONE  # appended all the same
     assert 4_000 < resp.throttle_time_ms < 6_000  # about (3 kB/s - 2 kB/s) / 2 kB/s * 10 s
-    assert first.throttle == (resp.throttle_time_ms, True)  # v9: answered at once, then muted
+    assert first.throttle == resp.throttle_time_ms  # muted that long once the answer is out
     old = fake_connection(throttle=None)
     assert (await produce(broker, "q", 2_000, version=5, connection=old)).throttle_time_ms > 0
-    assert old.throttle[1] is False  # v5: the answer itself waits
+    assert old.throttle > 0  # v5 too (test_quota_muting: every version is answered at once)
     other = fake_connection(throttle=None)
     samples = dict(((name, tuple(labels)), value) for name, _h, _l, rows in broker.quotas.metric_samples(broker.clock())
                    for labels, value in rows)  # fmt: skip
     assert samples[("kafka_server_produce_throttle_time", ("", CLIENT))] > 0
+    later = {name: rows for name, _h, _l, rows in broker.quotas.metric_samples(broker.clock() + 45_000)}
+    assert later["kafka_server_produce_throttle_time"][0][1] > 0  # an Avg over Kafka's 2 metric samples of 30 s
     assert samples[("kafka_server_produce_byte_rate", ("", CLIENT))] > 2_000
     assert other.throttle is None
 
+
+
+async def test_a_produce_counts_its_header_and_body_not_the_length_prefix(broker):
+    """Kafka records ``request.sizeInBytes``: the request header and body, without the 4-byte size in front."""
+    await create_ok(broker, "s")
+    await alter(broker, [([("client-id", CLIENT)], {"producer_byte_rate": 1e9})])
+    builder = RecordBatchBuilder()
+    builder.append(b"k", b"v" * 100, timestamp=1)
+    Data = sub(0, "TopicProduceData")
+    body = req(0, acks=1, timeout_ms=1000, topic_data=[Data(name="s", partition_data=[
+        Data.PartitionProduceData(index=0, records=builder.build())])])  # fmt: skip
+    await call(broker, 0, 9, body)
+    frame = encode_request(RequestHeader(0, 9, 11, CLIENT), body)
+    assert [s[1] for s in broker.quotas.measures[("producer_byte_rate", "", CLIENT)].samples] == [len(frame) - 4]
 
 async def fetch(broker, topic: str, max_bytes: int, connection, min_bytes: int = 1, max_wait_ms: int = 0):
     T = sub(1, "FetchTopic")
@@ -183,7 +270,7 @@ async def test_a_fetch_over_the_quota_is_answered_empty_and_its_bytes_are_not_co
     got = len(first.responses[0].partitions[0].records)
     assert 10_000 < got <= 21_000 and first.throttle_time_ms == 0 and conn.throttle is None
     second = await fetch(broker, "f", 1_000_000, conn)
-    assert second.responses == [] and second.throttle_time_ms > 0 and conn.throttle == (second.throttle_time_ms, True)
+    assert second.responses == [] and second.throttle_time_ms > 0 and conn.throttle == second.throttle_time_ms
     rate = broker.quotas.measures[("consumer_byte_rate", "", CLIENT)].rate(broker.clock())
     assert rate == pytest.approx(got / 10, rel=0.05)  # the empty answer's bytes were taken back
 

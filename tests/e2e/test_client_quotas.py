@@ -126,6 +126,6 @@ def test_topic_mutations_over_controller_mutation_rate_are_throttled(broker):
     for name, partitions in (("c-60", 60), ("c-5", 5)):
         confluent.create_topics([CNewTopic(name, partitions, 1)])[name].result(30)
     confluent.poll(1)
-    assert throttles and 0.9 <= throttles[0] <= 1.0  # 55 - 60: 1 s
+    assert throttles and 0 < throttles[0] <= 1.0  # 55 - 60: 1 s, less the time creating 60 partitions took
     assert {t: len(m.partitions) for t, m in confluent.list_topics(timeout=10).topics.items() if t[:2] == "c-"} == {
         "c-60": 60, "c-5": 5}  # fmt: skip
