@@ -231,7 +231,10 @@ class Connection:
             step = self.auth.handle(frame)  # type: ignore[union-attr]
         except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:  # Kafka: an I/O error
             raise CloseConnection(str(exc)) from None
-        chunks = step.chunks if step.chunks is not None else await dispatch(self.broker, self, frame)
+        chunks = step.chunks
+        if chunks is None:  # ApiVersions, answered as after the login
+            chunks = await dispatch(self.broker, self, frame)
+            self.auth.versions_answered(chunks)  # type: ignore[union-attr, arg-type]
         if step.close_after or self.auth.complete:  # type: ignore[union-attr]
             self._count_login("failed" if step.close_after else "successful")
         if chunks is not NO_RESPONSE and chunks:
