@@ -147,16 +147,17 @@ class Samples:
 
     def __init__(self, count: int = 11, window_ms: int = 1000) -> None:
         self.count, self.window = count, window_ms  # Kafka's quota.window.num, quota.window.size.seconds
-        self.samples: list[list[float]] = []  # [start ms, sum, count], oldest first
+        self.samples: list[list[float]] = []  # [start ms, sum, count, max], oldest first
 
     def record(self, value: float, now_ms: float) -> None:
         self._purge(now_ms)
         if not self.samples or now_ms - self.samples[-1][0] >= self.window:
-            self.samples.append([now_ms, 0.0, 0])
+            self.samples.append([now_ms, 0.0, 0, -math.inf])
             del self.samples[:-self.count]
         sample = self.samples[-1]
         sample[1] += value
         sample[2] += 1
+        sample[3] = max(sample[3], value)
 
     def _purge(self, now_ms: float) -> None:
         self.samples = [s for s in self.samples if now_ms - s[0] < self.count * self.window]
@@ -178,7 +179,7 @@ class Samples:
         starts an empty one at that moment, and what is recorded within the window after goes into it."""
         self._purge(now_ms)
         if not self.samples:
-            self.samples.append([now_ms, 0.0, 0])
+            self.samples.append([now_ms, 0.0, 0, -math.inf])
 
     def idle(self, now_ms: float) -> bool:
         """Nothing recorded within the samples' span: the measure reads 0 and can be dropped."""
@@ -189,6 +190,11 @@ class Samples:
         self._purge(now_ms)
         count = sum(s[2] for s in self.samples)
         return sum(s[1] for s in self.samples) / count if count else 0.0
+
+    def maximum(self, now_ms: float) -> float:
+        """Kafka's Max: the largest value recorded in the live samples, NaN when there is none."""
+        self._purge(now_ms)
+        return max((s[3] for s in self.samples if s[2]), default=math.nan)
 
 
 PRUNE_EVERY_MS = 60_000

@@ -56,11 +56,17 @@ at most once a second) starts the exchange again, for the same mechanism
 (another one enabled is answered as usual, then the next frame fails the
 login) and the same principal (another one fails with Kafka's "Cannot
 change principals during re-authentication" text). ``connection.py`` closes
-an expired session on its next request that is not a SaslHandshake.
+an expired session on its next request that is not a SaslHandshake. For
+Kafka's login metrics (``login_metrics.py``) the authenticator notes whether
+the client sent a SaslAuthenticate v1+ (only that shows it can
+re-authenticate) and how long each re-authentication took, from its
+SaslHandshake to its end on a monotonic nanosecond clock.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Callable, Protocol
 
 import attrs
@@ -130,6 +136,10 @@ class SaslAuthenticator:
     expires_at_ms: int | None = None  # when the session ends (KIP-368); None: never
     previous: tuple[str, str] | None = None  # re-authenticating: the (mechanism, principal) logged in
     reauth_started_ms: int = 0
+    client_supports_reauth: bool = False  # a SaslAuthenticate v1+ came (connectedClientSupportsReauthentication)
+    nanos: Callable[[], int] = time.monotonic_ns  # Kafka's Time.nanoseconds: re-authentication latency
+    reauth_began_ns: int = 0
+    reauth_done_ns: int = 0
 
     @property
     def complete(self) -> bool:
@@ -152,7 +162,17 @@ class SaslAuthenticator:
             return False
         self.previous = (self.mechanism, self.principal)  # type: ignore[assignment]
         self.reauth_started_ms, self.state, self.server, self.expires_at_ms = now_ms, "handshake", None, None
+        self.reauth_began_ns = self.nanos()
         return True
+
+    @property
+    def reauthentication_latency_ms(self) -> int | None:
+        """Begin to end of the re-authentication just completed, in whole ms rounded as Java's Math.round,
+        at least 1 unless it took no time at all (Kafka's ``reauthenticationLatencyMs``); None for a login."""
+        if not self.reauthenticating:
+            return None
+        ns = self.reauth_done_ns - self.reauth_began_ns
+        return 0 if ns == 0 else max(1, math.floor(ns / 1e6 + 0.5))
 
     def handle(self, frame: bytearray) -> Step:
         """The step for one frame of a connection not yet authenticated; raises ``UnexpectedRequest`` (or
@@ -212,6 +232,7 @@ class SaslAuthenticator:
 
     def _authenticate(self, request) -> Step:
         cls = message_class(request.api, False)
+        self.client_supports_reauth |= request.version > 0
         try:
             token = self.server.evaluate(bytes(request.body.auth_bytes or b""))  # type: ignore[union-attr]
             lifetime_ms = self._complete() if self.server.complete else 0  # type: ignore[union-attr]
@@ -232,6 +253,7 @@ class SaslAuthenticator:
             raise AuthenticationFailed(f"Cannot change principals during re-authentication from "
                                        f"User.{self.previous[1]}: User.{server.principal}")  # type: ignore[union-attr]
         now = self.clock()
+        self.reauth_done_ns = self.nanos()
         expiry = getattr(server, "credential_expiry_ms", None)
         limit = self.max_reauth_ms.get(self.mechanism, 0)  # type: ignore[arg-type]
         lifetimes = ([max(0, expiry - now)] if expiry is not None else []) + ([limit] if limit > 0 else [])
