@@ -28,10 +28,11 @@ On a SASL listener the frames before authentication go to the
 connection's ``SaslAuthenticator`` (``sasl_auth.py``), which answers the
 handshake and the login (PLAIN or SCRAM) itself and hands only ApiVersions
 on to ``dispatch``. Each login that succeeds or fails is counted per listener
-(``kafka_server_socketservermetrics_{successful,failed}_authentication_total``,
-Kafka's socket-server-metrics ``successful-authentication-total`` and
-``failed-authentication-total``; re-authentications apart, in
-``..._reauthentication_total``).
+(``kafka_server_socketservermetrics_{successful,failed}_authentication_total``
+and ``_rate``, Kafka's socket-server-metrics; re-authentications apart, in
+``..._reauthentication_total`` and ``_rate``, with their latency; first logins
+of clients that cannot re-authenticate also in
+``..._successful_authentication_no_reauth_total``: ``login_metrics.py``).
 
 A SASL session with a lifetime (KIP-368: the OAUTHBEARER token's ``exp``,
 ``connections.max.reauth.ms``) is checked on each request once logged in:
@@ -228,7 +229,10 @@ class Connection:
             step = self.auth.handle(frame)  # type: ignore[union-attr]
         except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:  # Kafka: an I/O error
             raise CloseConnection(str(exc)) from None
-        chunks = step.chunks if step.chunks is not None else await dispatch(self.broker, self, frame)
+        chunks = step.chunks
+        if chunks is None:  # ApiVersions, answered as after the login
+            chunks = await dispatch(self.broker, self, frame)
+            self.auth.versions_answered(chunks)  # type: ignore[union-attr, arg-type]
         if step.close_after or self.auth.complete:  # type: ignore[union-attr]
             self._count_login("failed" if step.close_after else "successful")
         if chunks is not NO_RESPONSE and chunks:
@@ -238,10 +242,14 @@ class Connection:
             raise CloseConnection(step.close_after)
 
     def _count_login(self, outcome: str) -> None:
-        """Kafka's successful-/failed-[re]authentication-total (a refused mechanism is a failed login too)."""
-        metrics = self.broker.metrics
-        again = self.auth is not None and self.auth.reauthenticating
-        (metrics.reauthentications if again else metrics.authentications)[outcome].labels(self.listener).inc()
+        """A login that ended, in Kafka's socket-server-metrics (``login_metrics.py``; a refused mechanism is a
+        failed login too). Only SaslAuthenticate v1+ shows a client can re-authenticate (never TLS alone)."""
+        auth, succeeded = self.auth, outcome == "successful"
+        again = auth is not None and auth.reauthenticating
+        self.broker.metrics.logins.record(
+            self.listener, f"{outcome}_{'re' if again else ''}authentication", self.broker.clock(),
+            no_reauth=succeeded and not again and not (auth is not None and auth.client_supports_reauth),
+            latency_ms=auth.reauthentication_latency_ms if succeeded and again else None)  # type: ignore[union-attr]
 
     async def send_chunks(self, chunks: list) -> None:
         """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are."""

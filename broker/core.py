@@ -98,6 +98,7 @@ class Broker:
         self.group_configs = GroupConfigs.load(config)
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)
         self.metrics.add_state_collector(self.fetch_sessions.metric_samples)
+        self.metrics.add_state_collector(lambda: self.metrics.logins.metric_samples(self.clock()))
         self.quotas = ClientQuotas.load(config.log_dir_list()[0], config.quota_window_num,
                                         config.quota_window_size_seconds)
         self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))

@@ -21,6 +21,12 @@ error code (reference §3). The three paths:
   (Kafka's builder throws; the partition gets UNKNOWN_SERVER_ERROR), while the
   in-place path stores one as Kafka does. A v2 record's timestamp is
   ``baseTimestamp + timestampDelta`` wrapped to 64 bits (Java's long);
+* legacy input is read as Kafka reads it: each plain message is a batch of its
+  own, checked in turn (a magic other than the first one's, its record checks,
+  and, with no codec to apply, the builder's refusal of a timestamp below -1),
+  so the first message that fails decides; a v1 message's LogAppendTime bit is
+  its own claim (a wrapper's is its records', which then read its timestamp),
+  refused only where Kafka looks at it (``record_checks.py``);
 * then size checks: every output batch <= ``max.message.bytes``
   (MESSAGE_TOO_LARGE) and the whole set <= ``segment.bytes``
   (RECORD_LIST_TOO_LARGE).
@@ -49,7 +55,14 @@ from protocol.records import (
 from protocol.primitives import INT64_MAX
 from protocol.records.legacy import plain_rows
 
-from .record_checks import RecordChecks, ValidationError, check_records, mark_tombstones_in_place, scan_batch
+from .record_checks import (
+    RecordChecks,
+    RecordScan,
+    ValidationError,
+    check_records,
+    mark_tombstones_in_place,
+    scan_batch,
+)
 
 LEADER_EPOCH = 0  # every partition's only epoch on this single node, stamped on each batch it appends
 _TOPIC_CODECS = {"gzip": Codec.GZIP, "snappy": Codec.SNAPPY, "lz4": Codec.LZ4, "zstd": Codec.ZSTD,
@@ -99,9 +112,9 @@ def validate_and_assign(
     try:
         rows = plain_rows(records, config.max_message_bytes) if produce_version < 3 else None
         if rows is not None:  # the common up-conversion: plain v0/v1 messages, all well formed
-            checks = RecordChecks.for_config(config, now_ms, topic_partition)
-            return _build(rows, (-1, -1, -1, False), target_codec(config, Codec.NONE), next_offset, now_ms, config,
-                          checks, leader_epoch)  # fmt: skip
+            target = target_codec(config, Codec.NONE)
+            scan = _check_messages(rows, RecordChecks.for_config(config, now_ms, topic_partition), target)
+            return _build(rows, scan, (-1, -1, -1, False), target, next_offset, now_ms, config, leader_epoch)
         batches = _framed_batches(records, produce_version, config)
         source = _source_codec(batches, produce_version)
         target = target_codec(config, source)
@@ -134,8 +147,8 @@ def _framed_batches(records: memoryview, produce_version: int, config: Validatio
         _check_size_and_crc(batch, config)
     if len(batches) > 1 and (magic == 2 or any(batch.compression is not Codec.NONE for batch in batches)):
         raise ValidationError(ErrorCode.INVALID_RECORD, "Compressed outer record has more than one batch")
-    for batch in batches:
-        _check_batch(batch, magic, config)
+    if magic == 2:  # a legacy set's magics are compared message by message (``_legacy_rows``)
+        _check_v2_header(batches[0])
     return batches
 
 
@@ -147,15 +160,6 @@ def _check_size_and_crc(batch, config: ValidationConfig) -> None:
         )
     if not batch.is_valid():
         raise ValidationError(ErrorCode.CORRUPT_MESSAGE, "record batch fails its CRC check")
-
-
-def _check_batch(batch, magic: int, config: ValidationConfig) -> None:
-    if batch.magic != magic:
-        raise ValidationError(ErrorCode.INVALID_RECORD, "batches of different magic in one request")
-    if batch.magic == 2:
-        _check_v2_header(batch)
-    elif batch.timestamp_type == TimestampType.LOG_APPEND_TIME:
-        raise ValidationError(ErrorCode.INVALID_TIMESTAMP, "producer set LogAppendTime")
 
 
 def _check_v2_header(batch: RecordBatchView) -> None:
@@ -225,12 +229,52 @@ def _rebuild(batches, target, next_offset, now_ms, config, checks, leader_epoch)
     first = batches[0]
     producer = (first.producer_id, first.producer_epoch, first.base_sequence, first.is_transactional)
     limit = max(config.max_message_bytes, 1) * 64
-    rows = [t for batch in batches for t in _tuples(batch, limit)]
-    return _build(rows, producer, target, next_offset, now_ms, config, checks, leader_epoch)
+    if first.magic == 2 or first.compression is not Codec.NONE:  # one batch
+        rows = _tuples(first, limit)
+        claims = None if first.magic == 2 else [first.timestamp_type == TimestampType.LOG_APPEND_TIME] * len(rows)
+        scan = check_records(rows, checks, claims)
+    else:
+        rows, claims, mixed = _plain_legacy_rows(batches, limit)
+        scan = _check_messages(rows, checks, target, claims, mixed)
+    return _build(rows, scan, producer, target, next_offset, now_ms, config, leader_epoch)
 
 
-def _build(rows, producer, target, next_offset, now_ms, config, checks, leader_epoch) -> ValidatedRecords:
-    """Check decoded rows and write them as one v2 batch from ``next_offset`` (a conversion)."""
+def _plain_legacy_rows(batches: list, limit: int) -> tuple[list, list[bool], bool]:
+    """The rows of plain legacy messages up to the first of another magic than the first one's (and whether
+    there is one), and whether each claims LogAppendTime (Kafka reads the v1 attribute bit per message;
+    magic 0 has no timestamp type)."""
+    rows: list = []
+    claims: list[bool] = []
+    for batch in batches:
+        if batch.magic != batches[0].magic:
+            return rows, claims, True
+        rows += _tuples(batch, limit)
+        claims.append(batch.timestamp_type == TimestampType.LOG_APPEND_TIME)
+    return rows, claims, False
+
+
+def _check_messages(rows: list, checks: RecordChecks, target: Codec, claims=None, mixed=False) -> RecordScan:
+    """Kafka's checks of plain legacy messages, each a batch of its own, in turn: a magic other than the
+    first one's fails the set (INVALID_RECORD, ``mixed`` past the last row), then the message's record checks
+    (its error has index 0), then, when no codec is applied, the builder takes it (a timestamp below -1:
+    UNKNOWN_SERVER_ERROR). So the first message that fails decides. Almost every set passes: all are
+    checked at once first, and one by one only to find which fails first."""
+    try:
+        scan = check_records(rows, checks, claims)
+    except ValidationError:
+        scan = None
+    if scan is not None and not mixed and (target is not Codec.NONE or scan.min_timestamp >= -1):
+        return scan
+    for i, row in enumerate(rows):
+        check_records([row], checks, None if claims is None else claims[i : i + 1])
+        if target is Codec.NONE and row[1] < -1:  # Kafka's builder refuses it before the next message is read
+            raise ValidationError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Invalid negative timestamp {row[1]}")
+    raise ValidationError(ErrorCode.INVALID_RECORD, "batches of different magic in one request")
+
+
+def _build(rows, scan, producer, target, next_offset, now_ms, config, leader_epoch) -> ValidatedRecords:
+    """Write decoded rows that passed their checks (``scan``) as one v2 batch from ``next_offset`` (a
+    conversion)."""
     lat = config.log_append_time
     producer_id, producer_epoch, base_sequence, transactional = producer
     builder = RecordBatchBuilder(
@@ -240,7 +284,6 @@ def _build(rows, producer, target, next_offset, now_ms, config, checks, leader_e
         base_sequence=base_sequence, is_transactional=transactional,
         partition_leader_epoch=leader_epoch, log_append_time=now_ms if lat else None,
     )  # fmt: skip
-    scan = check_records(rows, checks)  # record errors first, then the builder's refusal
     if scan.min_timestamp < -1:  # Kafka's MemoryRecordsBuilder: an IllegalArgumentException (no message sent)
         raise ValidationError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Invalid negative timestamp {scan.min_timestamp}")
     flagged = set(scan.flagged)

@@ -17,6 +17,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from .login_metrics import LoginMetrics
+
 _LATENCY_BUCKETS_MS = (0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 
 
@@ -105,16 +107,10 @@ class BrokerMetrics:
         self.network_bytes_out = Counter(
             "kafka_server_socketservermetrics_outgoing_byte", "Bytes sent", registry=r
         )
-        self.authentications = {  # Kafka's successful-/failed-authentication-total of socket-server-metrics
-            outcome: Counter(f"kafka_server_socketservermetrics_{outcome}_authentication", f"SASL logins, {outcome}",
-                             ["listener"], registry=r)  # fmt: skip
-            for outcome in ("successful", "failed")
-        }
-        self.reauthentications = {  # successful-/failed-reauthentication-total (KIP-368)
-            outcome: Counter(f"kafka_server_socketservermetrics_{outcome}_reauthentication",
-                             f"SASL re-authentications, {outcome}", ["listener"], registry=r)  # fmt: skip
-            for outcome in ("successful", "failed")
-        }
+        self.logins = LoginMetrics(r)  # successful-/failed-[re]authentication-total and -rate, and the rest
+        totals, outcomes = self.logins.totals, ("successful", "failed")
+        self.authentications = {outcome: totals[f"{outcome}_authentication"] for outcome in outcomes}
+        self.reauthentications = {outcome: totals[f"{outcome}_reauthentication"] for outcome in outcomes}
         self.expired_connections_killed = Counter(  # Kafka's expired-connections-killed-count
             "kafka_server_socketservermetrics_expired_connections_killed_count",
             "Connections closed on a request after their SASL session expired", ["listener"], registry=r)

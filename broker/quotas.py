@@ -146,7 +146,7 @@ class Samples:
 
     def __init__(self, count: int = 11, window_ms: int = 1000) -> None:
         self.count, self.window = count, window_ms  # Kafka's quota.window.num, quota.window.size.seconds
-        self.samples: list[list[float]] = []  # the ring: [start ms, sum, events, last event ms]
+        self.samples: list[list[float]] = []  # the ring: [start ms, sum, events, last event ms, max]
         self.current = 0  # the ring's sample being filled
 
     def record(self, value: float, now_ms: float) -> None:
@@ -154,22 +154,23 @@ class Samples:
         if now_ms - sample[0] >= self.window:  # complete: the next one in the ring starts now
             self.current = (self.current + 1) % (self.count + 1)
             if self.current == len(self.samples):
-                self.samples.append([now_ms, 0.0, 0, now_ms])
+                self.samples.append([now_ms, 0.0, 0, now_ms, -math.inf])
             else:
-                self.samples[self.current][:] = [now_ms, 0.0, 0, now_ms]
+                self.samples[self.current][:] = [now_ms, 0.0, 0, now_ms, -math.inf]
             sample = self.samples[self.current]
         sample[1] += value
         sample[2] += 1
         sample[3] = now_ms
+        sample[4] = max(sample[4], value)
 
     def _current(self, now_ms: float) -> list[float]:
-        self.samples = self.samples or [[now_ms, 0.0, 0, now_ms]]
+        self.samples = self.samples or [[now_ms, 0.0, 0, now_ms, -math.inf]]
         return self.samples[self.current]
 
     def _purge(self, now_ms: float) -> None:
         for sample in self.samples:
             if now_ms - sample[3] >= self.count * self.window:
-                sample[:] = [now_ms, 0.0, 0, now_ms]
+                sample[:] = [now_ms, 0.0, 0, now_ms, -math.inf]
 
     def window_ms(self, now_ms: float) -> float:
         """Kafka's Rate.windowSize: the time since the oldest sample started, at least ``count - 1`` whole
@@ -199,6 +200,11 @@ class Samples:
         self._purge(now_ms)
         count = sum(sample[2] for sample in self.samples)
         return sum(sample[1] for sample in self.samples) / count if count else 0.0
+
+    def maximum(self, now_ms: float) -> float:
+        """Kafka's Max: the largest value recorded in the live samples, NaN when there is none."""
+        self._purge(now_ms)
+        return max((s[4] for s in self.samples if s[2]), default=math.nan)
 
 
 PRUNE_EVERY_MS = 60_000

@@ -9,7 +9,13 @@ outside ``message.timestamp.before/after.max.ms`` is INVALID_TIMESTAMP; else
 a producer's batch claiming LogAppendTime is INVALID_TIMESTAMP (on a
 LogAppendTime topic, or with timestamp -1; on a CreateTime topic the records'
 timestamp, the batch's max timestamp, is range-checked instead and the batch
-is stored as CreateTime). INVALID_TIMESTAMP wins when both codes occur. The
+is stored as CreateTime). Legacy records are given their message's claim
+(``claims``: a v1 message's attribute bit 3, which a plain message holds for
+itself and a wrapper for all its records, whose timestamp is then the
+wrapper's). The error text names such a record as Kafka does, less the
+attributes, codec and CRC Kafka adds; no client sees it (only Produce v8+
+carries texts, and only v0-v2 take legacy messages). INVALID_TIMESTAMP wins
+when both codes occur. The
 Produce v8+ response carries the per-record errors (``batch_index`` +
 Kafka's message) and, as ``error_message``, Kafka's summary ("One or more
 records have been rejected due to ..."); ``ValidationError.record_errors`` is
@@ -38,7 +44,7 @@ wrapped timestamp is then not base plus the largest delta.
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Sequence
 
 import attrs
 
@@ -96,8 +102,9 @@ class RecordChecks:
         )
 
 
-def _record_error(row: tuple, checks: RecordChecks) -> tuple[bool, str] | None:
-    """Kafka's validateRecord for one record: ``(is a timestamp error, message)``, or None."""
+def _record_error(row: tuple, checks: RecordChecks, claimed: bool | None = None) -> tuple[bool, str] | None:
+    """Kafka's validateRecord for one record: ``(is a timestamp error, message)``, or None. ``claimed``: the
+    LogAppendTime claim of this legacy record's message (None: a v2 record, whose batch's is in ``checks``)."""
     offset, ts, key, value, _headers, _attributes = row
     if key is None and checks.compacted:
         return False, f"Compacted topic cannot accept message without key in topic partition {checks.topic_partition}"
@@ -107,9 +114,10 @@ def _record_error(row: tuple, checks: RecordChecks) -> tuple[bool, str] | None:
             return True, (f"Timestamp {ts} of message with offset {offset} is out of range. "
                           f"The timestamp should be within [{low}, {high}]")  # fmt: skip
         return None
-    if checks.producer_log_append_time:
-        shown = (f"DefaultRecord(offset={offset}, timestamp={ts}, key={len(key or b'')} bytes, "
-                 f"value={len(value or b'')} bytes)")  # fmt: skip
+    if checks.producer_log_append_time if claimed is None else claimed:
+        sizes = f"key={len(key or b'')} bytes, value={len(value or b'')} bytes"
+        shown = (f"DefaultRecord(offset={offset}, timestamp={ts}, {sizes})" if claimed is None
+                 else f"LegacyRecordBatch(offset={offset}, Record(magic=1, LogAppendTime={ts}, {sizes}))")  # fmt: skip
         return True, f"Invalid timestamp type in message {shown}. {_NO_LOG_APPEND_TIME}"
     return None
 
@@ -141,8 +149,9 @@ class RecordScan:
     min_timestamp: int = -1  # the smallest record timestamp (-1 without records)
 
 
-def check_records(tuples: list[tuple], checks: RecordChecks) -> RecordScan:
-    """One pass over the records: raise ``ValidationError`` on bad ones, else report a ``RecordScan``."""
+def check_records(tuples: list[tuple], checks: RecordChecks, claims: Sequence[bool] | None = None) -> RecordScan:
+    """One pass over the records: raise ``ValidationError`` on bad ones, else report a ``RecordScan``.
+    ``claims``: legacy records, with the LogAppendTime claim of each one's message."""
     errors: list[tuple[int, str]] = []
     timestamp_failed, sequential, max_ts = False, True, -1
     min_ts = tuples[0][1] if tuples else -1
@@ -156,7 +165,7 @@ def check_records(tuples: list[tuple], checks: RecordChecks) -> RecordScan:
             max_ts = ts
         if ts < min_ts:
             min_ts = ts
-        problem = _record_error(row, checks)
+        problem = _record_error(row, checks, None if claims is None else claims[i])
         if problem is not None:
             timestamp_failed |= problem[0]
             errors.append((i, problem[1]))

@@ -4,7 +4,15 @@
 connection not yet authenticated and returns a ``Step`` (the chunks to
 answer, or None to hand the frame to dispatch, and whether to close after
 the answer). Until the handshake only ApiVersions and SaslHandshake are
-taken. The handshake names a mechanism; one not enabled on the listener is
+taken, in Kafka's states: "initial" (the first frame), "versions" (once a
+frame had a Kafka header) and "handshake" (once ApiVersions, answered by
+dispatch, had no error: ``versions_answered``). ApiVersions again in
+"handshake" closes the connection at once, uncounted (an
+IllegalStateException to Kafka); one answered UNSUPPORTED_VERSION or
+INVALID_REQUEST may be sent again. A frame with no readable Kafka header is
+a failed login as the first frame (Kafka would read a GSSAPI token, and
+GSSAPI is not served) and closes the connection at once later. The
+handshake names a mechanism; one not enabled on the listener is
 answered UNSUPPORTED_SASL_MECHANISM with the enabled ones, then closed.
 Otherwise a mechanism server is made (``new_server(name)``: ``PlainServer``
 in ``sasl_plain.py``, ``ScramServer`` in ``scram.py``) and every token of
@@ -48,18 +56,32 @@ at most once a second) starts the exchange again, for the same mechanism
 (another one enabled is answered as usual, then the next frame fails the
 login) and the same principal (another one fails with Kafka's "Cannot
 change principals during re-authentication" text). ``connection.py`` closes
-an expired session on its next request that is not a SaslHandshake.
+an expired session on its next request that is not a SaslHandshake. For
+Kafka's login metrics (``login_metrics.py``) the authenticator notes whether
+the client sent a SaslAuthenticate v1+ (only that shows it can
+re-authenticate) and how long each re-authentication took, from its
+SaslHandshake to its end on a monotonic nanosecond clock.
 """
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Callable, Protocol
 
 import attrs
 
 from .clock import wall_clock_ms
 
-from protocol import API_BY_KEY, ErrorCode, decode_request, message_class, response_chunks
+from protocol import (
+    API_BY_KEY,
+    ErrorCode,
+    InvalidRequestError,
+    decode_request,
+    decode_request_header,
+    message_class,
+    response_chunks,
+)
 
 API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE = 18, 17, 36
 
@@ -107,12 +129,17 @@ class SaslAuthenticator:
     new_server: Callable[[str], MechanismServer]
     clock: Callable[[], int] = wall_clock_ms
     max_reauth_ms: dict[str, int] = attrs.Factory(dict)  # connections.max.reauth.ms by mechanism; 0: unset
-    state: str = "handshake"  # -> "authenticate" (v1) or "token" (v0) -> "done"; "bad_mechanism" (re-login)
+    state: str = "initial"  # -> "versions" -> "handshake" -> "authenticate" (v1) or "token" (v0) -> "done"
+    # (a re-login starts at "handshake", and another mechanism goes to "bad_mechanism")
     mechanism: str | None = None
     server: MechanismServer | None = None
     expires_at_ms: int | None = None  # when the session ends (KIP-368); None: never
     previous: tuple[str, str] | None = None  # re-authenticating: the (mechanism, principal) logged in
     reauth_started_ms: int = 0
+    client_supports_reauth: bool = False  # a SaslAuthenticate v1+ came (connectedClientSupportsReauthentication)
+    nanos: Callable[[], int] = time.monotonic_ns  # Kafka's Time.nanoseconds: re-authentication latency
+    reauth_began_ns: int = 0
+    reauth_done_ns: int = 0
 
     @property
     def complete(self) -> bool:
@@ -135,28 +162,59 @@ class SaslAuthenticator:
             return False
         self.previous = (self.mechanism, self.principal)  # type: ignore[assignment]
         self.reauth_started_ms, self.state, self.server, self.expires_at_ms = now_ms, "handshake", None, None
+        self.reauth_began_ns = self.nanos()
         return True
 
+    @property
+    def reauthentication_latency_ms(self) -> int | None:
+        """Begin to end of the re-authentication just completed, in whole ms rounded as Java's Math.round,
+        at least 1 unless it took no time at all (Kafka's ``reauthenticationLatencyMs``); None for a login."""
+        if not self.reauthenticating:
+            return None
+        ns = self.reauth_done_ns - self.reauth_began_ns
+        return 0 if ns == 0 else max(1, math.floor(ns / 1e6 + 0.5))
+
     def handle(self, frame: bytearray) -> Step:
-        """The step for one frame of a connection not yet authenticated; raises ``UnexpectedRequest``."""
+        """The step for one frame of a connection not yet authenticated; raises ``UnexpectedRequest`` (or
+        the protocol's ``InvalidRequestError``) for a frame that closes the connection at once."""
         if self.state == "token":
             return self._token(bytes(frame))
         if self.state == "bad_mechanism":
             mechanism = self.previous[0]  # type: ignore[index]
             return Step([], f"SASL mechanism '{self.mechanism}' requested by client is not supported for "
                             f"re-authentication of mechanism '{mechanism}'")  # fmt: skip
-        api_key = int.from_bytes(frame[:2], "big", signed=True) if len(frame) >= 2 else -1
-        if self.state == "handshake" and api_key == API_VERSIONS:
-            return Step(None)
-        if self.state == "handshake" and api_key == SASL_HANDSHAKE:
+        if self.state != "authenticate":
+            return self._before_handshake(frame)
+        request = decode_request(frame)
+        if request.header.api_key == SASL_AUTHENTICATE:
+            return self._authenticate(request)
+        return _illegal_state(request, f"Unexpected Kafka request of type {request.api.name} during SASL "
+                                       f"authentication.")  # fmt: skip
+
+    def _before_handshake(self, frame: bytearray) -> Step:
+        """A frame in one of the states up to the handshake (Kafka's ``handleKafkaRequest``)."""
+        try:
+            api_key = decode_request_header(frame).api_key
+        except InvalidRequestError:
+            if self.state != "initial":  # Kafka: an I/O error
+                raise
+            return Step([], "the first frame is no Kafka request (a GSSAPI token to Kafka; GSSAPI is not served)")
+        if self.state == "initial":
+            self.state = "versions"
+        if api_key not in (API_VERSIONS, SASL_HANDSHAKE):  # refused before parsing: no answer
+            return Step([], f"Unexpected Kafka request of type {API_BY_KEY[api_key].name} during SASL handshake.")
+        if api_key == SASL_HANDSHAKE:
             return self._handshake(decode_request(frame))
-        if self.state == "authenticate" and api_key == SASL_AUTHENTICATE:
-            return self._authenticate(decode_request(frame))
-        name = API_BY_KEY[api_key].name if api_key in API_BY_KEY else f"key {api_key}"
-        if self.state == "handshake":  # refused before parsing: no answer
-            return Step([], f"Unexpected Kafka request of type {name} during SASL handshake.")
-        return _illegal_state(decode_request(frame), f"Unexpected Kafka request of type {name} during SASL "
-                                                     f"authentication.")  # fmt: skip
+        if self.state != "versions":  # Kafka: an IllegalStateException, closing the connection unanswered
+            raise UnexpectedRequest(f"ApiVersions again while waiting for SaslHandshake (state {self.state})")
+        return Step(None)
+
+    def versions_answered(self, chunks: list) -> None:
+        """ApiVersions was answered with ``chunks`` (its error code follows the 4-byte size and the
+        correlation id, its header being v0): without error, only SaslHandshake may follow; after
+        UNSUPPORTED_VERSION or INVALID_REQUEST the client may ask again."""
+        if self.state == "versions" and bytes(b"".join(chunks)[8:10]) == b"\x00\x00":
+            self.state = "handshake"
 
     def _handshake(self, request) -> Step:
         body = message_class(request.api, False)(error_code=ErrorCode.NONE, mechanisms=list(self.mechanisms))
@@ -174,6 +232,7 @@ class SaslAuthenticator:
 
     def _authenticate(self, request) -> Step:
         cls = message_class(request.api, False)
+        self.client_supports_reauth |= request.version > 0
         try:
             token = self.server.evaluate(bytes(request.body.auth_bytes or b""))  # type: ignore[union-attr]
             lifetime_ms = self._complete() if self.server.complete else 0  # type: ignore[union-attr]
@@ -194,6 +253,7 @@ class SaslAuthenticator:
             raise AuthenticationFailed(f"Cannot change principals during re-authentication from "
                                        f"User.{self.previous[1]}: User.{server.principal}")  # type: ignore[union-attr]
         now = self.clock()
+        self.reauth_done_ns = self.nanos()
         expiry = getattr(server, "credential_expiry_ms", None)
         limit = self.max_reauth_ms.get(self.mechanism, 0)  # type: ignore[arg-type]
         lifetimes = ([max(0, expiry - now)] if expiry is not None else []) + ([limit] if limit > 0 else [])

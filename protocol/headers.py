@@ -7,9 +7,10 @@ Response header v0 is ``correlation_id``; v1 adds tagged fields. ApiVersions
 responses always use header v0 (``Api.response_header_version``).
 
 ``decode_request(payload)`` takes one frame *without* its size prefix and
-returns a ``Request``. Failures are the ones Kafka closes the connection for:
-``UnknownApiKeyError``, ``UnsupportedVersionError`` (which carries the parsed
-header, so a broker can still answer ApiVersions) and ``InvalidRequestError``.
+returns a ``Request``; ``decode_request_header`` reads the header alone.
+Failures are the ones Kafka closes the connection for: ``UnknownApiKeyError``,
+``UnsupportedVersionError`` (which carries the parsed header, so a broker can
+still answer ApiVersions) and ``InvalidRequestError``.
 """
 
 from __future__ import annotations
@@ -73,9 +74,7 @@ def _read_request_header(r: Reader, flexible_header: bool) -> RequestHeader:
     return header
 
 
-def decode_request(payload: bytes | bytearray | memoryview) -> Request:
-    """Decode one request frame body (size prefix already removed)."""
-    r = Reader(payload)
+def _read_header(r: Reader) -> tuple[Api, RequestHeader, int]:
     if r.remaining < 4:
         raise InvalidRequestError("request shorter than api key and version")
     api_key, api_version = r.int16(), r.int16()
@@ -84,7 +83,20 @@ def decode_request(payload: bytes | bytearray | memoryview) -> Request:
         raise UnknownApiKeyError(f"unknown api key {api_key}")
     r.pos = 0
     header_version = api.request_header_version(api_version)
-    header = _read_request_header(r, header_version >= 2)
+    return api, _read_request_header(r, header_version >= 2), header_version
+
+
+def decode_request_header(payload: bytes | bytearray | memoryview) -> RequestHeader:
+    """Only the header of one request frame (size prefix removed), whatever its version; raises
+    ``UnknownApiKeyError`` or ``InvalidRequestError`` when there is no header to read."""
+    return _read_header(Reader(payload))[1]
+
+
+def decode_request(payload: bytes | bytearray | memoryview) -> Request:
+    """Decode one request frame body (size prefix already removed)."""
+    r = Reader(payload)
+    api, header, header_version = _read_header(r)
+    api_version = header.api_version
     if not api.min_version <= api_version <= api.max_version:
         raise UnsupportedVersionError(f"{api.name} v{api_version} is not supported", header, api)
     body = decode_body(api, api_version, None, True, reader=r)

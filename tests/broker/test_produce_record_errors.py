@@ -1,4 +1,4 @@
-"""What Produce v8+ answers for records the validator refuses: Kafka's codes, record errors and messages.
+"""What Produce answers for records the validator refuses: Kafka's codes, record errors (v8+) and messages.
 
 A real broker (``groups_broker``) takes Produce frames through ``dispatch``.
 Kafka's ReplicaManager fills ``error_message`` only for errors of records
@@ -10,7 +10,7 @@ to ..."), with ``record_errors`` naming each record; every other error
 from __future__ import annotations
 
 from protocol import ErrorCode
-from protocol.records import RecordBatchBuilder, TimestampType, iter_batches
+from protocol.records import Codec, RecordBatchBuilder, TimestampType, iter_batches
 
 from ._admin_client import call, create_ok, req, sub
 from ._group_client import clock, group_props, groups_broker  # noqa: F401  (fixtures)
@@ -80,3 +80,17 @@ async def test_log_append_time_claimed_by_a_producer(groups_broker):
                                 "One or more records have been rejected due to invalid timestamp")
     assert errors == [(0, f"Invalid timestamp type in message DefaultRecord(offset=0, timestamp={NOW - 3}, key=1 "
                           "bytes, value=1 bytes). Producer should not set timestamp type to LogAppendTime.")]
+
+
+async def test_legacy_messages_claiming_log_append_time(groups_broker):
+    """Produce v0-v2 (magic 1, plain and gzip): a claimed message with a timestamp is stored as CreateTime with
+    it on a CreateTime topic; on a LogAppendTime topic the claim is refused (Produce v0-v2 carry only the code)."""
+    await create_ok(groups_broker, "ct1", 1)
+    await create_ok(groups_broker, "lat1", 1, {"message.timestamp.type": "LogAppendTime"})
+    for version, codec in ((0, Codec.NONE), (1, Codec.GZIP), (2, Codec.NONE)):
+        claimed = batch([(b"k", b"v", NOW)], magic=1, compression=codec, timestamp_type=TimestampType.LOG_APPEND_TIME,
+                        log_append_time=NOW - 3)  # fmt: skip
+        assert await produce(groups_broker, "ct1", claimed, version) == (ErrorCode.NONE, None, [])
+        assert (await produce(groups_broker, "lat1", claimed, version))[0] == ErrorCode.INVALID_TIMESTAMP
+    stored = await first_stored_batch(groups_broker, "ct1")
+    assert (stored.timestamp_type, stored.max_timestamp) == (TimestampType.CREATE_TIME, NOW - 3)

@@ -75,6 +75,11 @@ def _logins(broker, listener: str) -> tuple[float, float]:  # noqa: F811
     return tuple(counters[o].labels(listener)._value.get() for o in ("successful", "failed"))
 
 
+def _no_reauth(broker, listener: str) -> float:  # noqa: F811
+    """successful-authentication-no-reauth-total: Kafka's SSL authenticator never claims re-authentication."""
+    return broker.metrics.logins.no_reauth.labels(listener)._value.get()
+
+
 def _produce_body(topic: str, batch: bytes):
     part = sub(0, "TopicProduceData", "PartitionProduceData")(index=0, records=batch)
     return req(0, acks=1, timeout_ms=5000, topic_data=[sub(0, "TopicProduceData")(name=topic, partition_data=[part])])
@@ -103,6 +108,7 @@ async def test_big_frames_and_file_regions_through_tls_and_the_certificates_prin
     assert len(records) == len(batch) and [b.last_offset for b in iter_batches(memoryview(records))] == [2]
     assert records[61:] == batch[61:]  # after the offset, the length, the epoch and the CRC: as produced
     assert connection.principal == CLIENT_PRINCIPAL and _logins(broker, "SSL") == (1.0, 0.0)
+    assert _no_reauth(broker, "SSL") == 1
 
 
 async def test_a_handshake_without_the_required_certificate_is_a_failed_login(broker, pki):  # noqa: F811
@@ -130,6 +136,7 @@ async def test_sasl_over_tls_counts_one_login_and_takes_the_sasl_principal(broke
                 assert login.error_code == 0
                 assert (await _exchange(stream, 18, 0, req(18))).error_code == 0
     assert connection.principal == "User:alice" and _logins(broker, "SASL_SSL") == (1.0, 0.0)
+    assert _no_reauth(broker, "SASL_SSL") == 0  # SaslAuthenticate v2: this client can re-authenticate
 
 
 def _mapped_context(pki, rules: str) -> ssl.SSLContext:

@@ -167,6 +167,11 @@ def test_java_client_reauthenticates_before_its_short_token_expires(oauth_broker
     assert int(result.stdout.split("#sent ")[1]) >= 20
     reauths, expired = (a - b for a, b in zip(_reauth_counts(oauth_broker), before))
     assert (reauths >= 2, expired) == (True, 0.0), (reauths, expired)
+    samples, label = oauth_broker.scrape(), (("listener", "SASL_PLAINTEXT"),)  # Kafka's latency: >= 1 ms when not 0
+    gauges = [samples[(f"kafka_server_socketservermetrics_{name}", label)]
+              for name in ("reauthentication_latency_max", "reauthentication_latency_avg",
+                           "successful_reauthentication_rate")]  # fmt: skip
+    assert gauges[0] >= gauges[1] >= 1 and gauges[2] > 0, gauges
 
 
 def _reauth_counts(broker) -> tuple[float, float]:

@@ -93,6 +93,31 @@ def test_kafka_python_logs_in(sasl_broker):
     producer.close(5)
 
 
+def test_logins_of_clients_that_cannot_reauthenticate_are_counted_apart(sasl_broker):
+    """successful-authentication-no-reauth-total: kafka-python as a 1.0 client (SaslAuthenticate v0) and as a
+    0.10.1 one (SaslHandshake v0) cannot re-authenticate, so each of their logins counts; as itself
+    (SaslAuthenticate v2) none does."""
+    label = (("listener", "SASL_PLAINTEXT"),)
+
+    def counts() -> tuple[float, float]:
+        samples = sasl_broker.scrape()
+        return tuple(samples.get((f"kafka_server_socketservermetrics_{name}_total", label), 0.0)
+                     for name in ("successful_authentication", "successful_authentication_no_reauth"))  # fmt: skip
+
+    for api_version, counted in ((None, False), ((1, 0, 0), True), ((0, 10, 1), True)):
+        before = counts()
+        producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{sasl_broker.ports[1]}",
+                                 security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
+                                 sasl_plain_username="admin", sasl_plain_password="admin-secret",
+                                 **({"api_version": api_version} if api_version else {}))  # fmt: skip
+        producer.send("nr", b"x").get(30)
+        producer.close(5)
+        logins, no_reauth = (after - was for after, was in zip(counts(), before))
+        assert logins >= 1 and no_reauth == (logins if counted else 0), api_version
+    samples = sasl_broker.scrape()
+    assert samples[("kafka_server_socketservermetrics_successful_authentication_rate", label)] > 0
+
+
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is installed by scripts/setup --with-e2e-tools")
 def test_kcat_logs_in(sasl_broker):
     base = ["kcat", "-b", f"127.0.0.1:{sasl_broker.ports[1]}", "-X", "security.protocol=SASL_PLAINTEXT",
