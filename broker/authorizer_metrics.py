@@ -15,7 +15,7 @@ to this). Its attributes:
   Kafka makes those through ``authorize``). The broker's metric config is
   Kafka's default: ``metrics.num.samples`` 2 windows of
   ``metrics.sample.window.ms`` 30 s, and the rate is the count of the live
-  windows over the time they span, at least 30 s (``quotas.Samples``): N
+  windows over the time they span, at least 30 s (``sampled_stat.Samples``): N
   decisions just made read 2N per minute;
 * ``acls-total-count``: the ACL bindings the authorizer holds.
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from .quotas import KAFKA_METRIC_WINDOWS, Samples
+from .sampled_stat import KAFKA_METRIC_WINDOWS, Samples
 
 PER_MINUTE_MS = 60_000
 PREFIX = "kafka_server_plugins_"

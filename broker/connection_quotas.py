@@ -42,7 +42,7 @@ import trio
 
 from .config import ConfigError
 from .listeners import inter_broker_listener_name
-from .quotas import KAFKA_METRIC_WINDOWS, PRUNE_EVERY_MS, Samples, prune_idle
+from .sampled_stat import KAFKA_METRIC_WINDOWS, PRUNE_EVERY_MS, Samples, prune_idle
 
 UNLIMITED = 2**31 - 1
 

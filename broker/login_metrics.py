@@ -8,7 +8,7 @@ is two attributes: ``<name>-total``, a cumulative count, which we keep as the
 Prometheus counter ``kafka_server_socketservermetrics_<name>_total``, and
 ``<name>-rate``, events per second over the broker's ``metrics.num.samples``
 (2) windows of ``metrics.sample.window.ms`` (30 s), as Kafka's Rate computes
-it (``quotas.Samples``), exported at scrape time as the gauge
+it (``sampled_stat.Samples``), exported at scrape time as the gauge
 ``..._<name>_rate``. Names are those the Prometheus JMX exporter gives the
 MBean ``kafka.server:type=socket-server-metrics,listener=...``: the type's
 hyphens dropped, the attribute's turned to underscores, the listener a label.
@@ -37,7 +37,7 @@ from typing import Iterator
 
 from prometheus_client import CollectorRegistry, Counter
 
-from .quotas import KAFKA_METRIC_WINDOWS, Samples
+from .sampled_stat import KAFKA_METRIC_WINDOWS, Samples
 
 PREFIX = "kafka_server_socketservermetrics_"
 METERS = ("successful_authentication", "failed_authentication", "successful_reauthentication",

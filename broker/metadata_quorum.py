@@ -48,7 +48,7 @@ from storage import StorageError
 from storage.topic_store import atomic_write
 
 from .clock import wall_clock_ms
-from .quotas import KAFKA_METRIC_WINDOWS, Samples
+from .sampled_stat import KAFKA_METRIC_WINDOWS, Samples
 
 log = logging.getLogger(__name__)
 FILE_NAME = "__quorum_state.json"

@@ -20,7 +20,7 @@ exporter lower-cases the name and makes ``-`` an ``_``):
   ``log_end_offset``, ``log_end_epoch`` (the leader's epoch: the last record
   was written in it), ``number_unknown_voter_connections`` (0),
   ``append_records_rate`` (records appended per second: Kafka's
-  ``Rate(SECONDS)`` over 2 samples of 30 s, ``quotas.Samples``; the start's
+  ``Rate(SECONDS)`` over 2 samples of 30 s, ``sampled_stat.Samples``; the start's
   leader-change record counts one, each metadata change its records) and
   ``fetch_records_rate`` (0: a leader with no follower fetches nothing). The
   string gauge ``current-state`` goes through the rule

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 import trio
 
-from broker.quotas import ClientQuotas, QuotaRefused, Samples, check_op, entity_of
+from broker.quotas import ClientQuotas, QuotaRefused, check_op, entity_of
+from broker.sampled_stat import Samples
 from protocol import ErrorCode, RequestHeader, encode_request
 from protocol.records import RecordBatchBuilder
 from storage import StorageError

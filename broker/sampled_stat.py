@@ -1,0 +1,98 @@
+"""Kafka's sampled statistics (``org.apache.kafka.common.metrics.stats.SampledStat``) for quotas and meters.
+
+``Samples`` keeps values in a ring of ``count + 1`` samples of ``window_ms``
+each: ``record`` adds to the current sample and starts the next one in the
+ring once the current has lasted a window. A sample with no event for
+``count`` windows starts over, empty, when measured (Kafka's
+``purgeObsoleteSamples``). ``rate`` is the sum over the time since the oldest
+sample began, taken as at least ``count - 1`` whole windows and 1 ms (Kafka's
+``Rate.windowSize``); ``average`` and ``maximum`` are Kafka's ``Avg`` and
+``Max``. Client quotas use ``quota.window.num`` samples of
+``quota.window.size.seconds``; the broker's other meters Kafka's metric
+defaults, ``KAFKA_METRIC_WINDOWS``. ``prune_idle`` drops the measures of
+clients that went quiet, as Kafka expires idle sensors.
+"""
+
+from __future__ import annotations
+
+import math
+
+KAFKA_METRIC_WINDOWS = (2, 30_000)  # Kafka's metrics.num.samples and metrics.sample.window.ms (its sensors)
+
+
+class Samples:
+    """Kafka's SampledStat under its Rate: values summed per ``window_ms`` sample in a ring of ``count + 1`` (one
+    overlaps the start of the span measured); a sample with no event in ``count`` windows starts over, empty,
+    when measured (purgeObsoleteSamples); the rate is the sum over the time since the oldest sample began."""
+
+    def __init__(self, count: int = 11, window_ms: int = 1000) -> None:
+        self.count, self.window = count, window_ms  # Kafka's quota.window.num, quota.window.size.seconds
+        self.samples: list[list[float]] = []  # the ring: [start ms, sum, events, last event ms, max]
+        self.current = 0  # the ring's sample being filled
+
+    def record(self, value: float, now_ms: float) -> None:
+        sample = self._current(now_ms)
+        if now_ms - sample[0] >= self.window:  # complete: the next one in the ring starts now
+            self.current = (self.current + 1) % (self.count + 1)
+            if self.current == len(self.samples):
+                self.samples.append([now_ms, 0.0, 0, now_ms, -math.inf])
+            else:
+                self.samples[self.current][:] = [now_ms, 0.0, 0, now_ms, -math.inf]
+            sample = self.samples[self.current]
+        sample[1] += value
+        sample[2] += 1
+        sample[3] = now_ms
+        sample[4] = max(sample[4], value)
+
+    def _current(self, now_ms: float) -> list[float]:
+        self.samples = self.samples or [[now_ms, 0.0, 0, now_ms, -math.inf]]
+        return self.samples[self.current]
+
+    def _purge(self, now_ms: float) -> None:
+        for sample in self.samples:
+            if now_ms - sample[3] >= self.count * self.window:
+                sample[:] = [now_ms, 0.0, 0, now_ms, -math.inf]
+
+    def window_ms(self, now_ms: float) -> float:
+        """Kafka's Rate.windowSize: the time since the oldest sample started, at least ``count - 1`` whole
+        windows and 1 ms."""
+        self.start_if_idle(now_ms)
+        elapsed = now_ms - min(sample[0] for sample in self.samples)
+        full = elapsed // self.window
+        return max(elapsed + max(self.count - 1 - full, 0) * self.window, 1)
+
+    def rate(self, now_ms: float, unit_ms: float = 1000) -> float:
+        """Per second (per ``unit_ms``: 60000 is Kafka's ``Rate(TimeUnit.MINUTES)``)."""
+        self.start_if_idle(now_ms)
+        return sum(sample[1] for sample in self.samples) / (self.window_ms(now_ms) / unit_ms)
+
+    def start_if_idle(self, now_ms: float) -> None:
+        """Samples gone quiet start over now, and a measure never recorded gets its first sample now (Kafka's
+        ``oldest``): what is recorded within the window after goes into it."""
+        self._purge(now_ms)
+        self._current(now_ms)
+
+    def idle(self, now_ms: float) -> bool:
+        """Nothing recorded within the samples' span: the measure reads 0 and can be dropped."""
+        self._purge(now_ms)
+        return not any(sample[2] for sample in self.samples)
+
+    def average(self, now_ms: float) -> float:
+        self._purge(now_ms)
+        count = sum(sample[2] for sample in self.samples)
+        return sum(sample[1] for sample in self.samples) / count if count else 0.0
+
+    def maximum(self, now_ms: float) -> float:
+        """Kafka's Max: the largest value recorded in the live samples, NaN when there is none."""
+        self._purge(now_ms)
+        return max((s[4] for s in self.samples if s[2]), default=math.nan)
+
+
+PRUNE_EVERY_MS = 60_000
+
+
+def prune_idle(table: dict, now_ms: float) -> None:
+    """Drop the measures of ``table`` that have nothing recorded in their span (Kafka expires idle quota
+    sensors too), so clients that came and went do not pile up."""
+    for key in [k for k, samples in table.items() if samples.idle(now_ms)]:
+        del table[key]
