@@ -29,6 +29,7 @@ from ..config import BROKER_KEYS, Key
 from ..dynamic_config import DYNAMIC_DEFAULT, dynamic_key
 from ..security_keys import SSL_PASSWORD_KEYS
 from ._admin import CONFIG_TYPES, DEFAULT_CONFIG, STATIC_BROKER_CONFIG, source_id, type_id
+from ._config_synonyms import places, synonyms
 
 # Kafka's ConfigDef types of the broker keys we serve; others follow their parser.
 _KAFKA_TYPES = {
@@ -132,35 +133,30 @@ def _listener_entries(broker: Any) -> list[BrokerConfigEntry]:
 def _log_entries(broker: Any) -> list[BrokerConfigEntry]:
     """Broker-level topic defaults (``log.segment.bytes`` ...) and other storage keys.
 
-    The storage layer's description of a topic without overrides carries, per
-    topic config, the broker key that sets its default (its DEFAULT_CONFIG
-    synonym) and where else that key is set: dynamically (DYNAMIC_BROKER_CONFIG,
-    DYNAMIC_DEFAULT_BROKER_CONFIG) and in ``server.properties`` (its
-    STATIC_BROKER_CONFIG synonym). Storage keys that are not topic defaults
-    (``log.cleaner.threads``, ``log.retention.hours`` ...) are listed too, with
-    Kafka's type and default (``storage.config.OTHER_BROKER_DEFAULTS``).
+    Each is listed with the synonyms Kafka's ``ConfigHelper`` gives it
+    (``_config_synonyms.py``): where it is set dynamically
+    (DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG), in
+    ``server.properties`` (STATIC_BROKER_CONFIG) and Kafka's default, with the
+    other names of its family (``log.retention.hours`` after
+    ``log.retention.ms``); its value is the most specific one set, null for a
+    key set nowhere whose Kafka default is null (``log.retention.ms``).
+    Storage keys that are not topic defaults (``log.cleaner.threads``,
+    ``log.retention.hours`` ...) are listed too, with Kafka's type and default
+    (``storage.config.OTHER_BROKER_DEFAULTS``).
     """
     from storage import TOPIC_CONFIGS
     from storage.config import OTHER_BROKER_DEFAULTS
 
-    entries = []
-    for spec, described in zip(TOPIC_CONFIGS, broker.topics.manager.describe_overrides({})):
-        if not spec.broker_key or described.name != spec.name:
-            continue
-        synonyms = [(n, v, source_id(src)) for n, v, src in described.synonyms]
-        chain = [s for s in synonyms if s[0] == spec.broker_key and s[2] != DEFAULT_CONFIG]
-        chain.append((spec.broker_key, spec.default_text, DEFAULT_CONFIG))
-        entries.append(BrokerConfigEntry(spec.broker_key, chain[0][1], chain[0][2], not dynamic_key(spec.broker_key),
-                                         False, type_id(spec.type), spec.doc or None, chain))  # fmt: skip
-    covered = {e.name for e in entries} | {k.name for k in BROKER_KEYS}
+    where = places(broker)
     dynamic, static = broker.dynamic_config, broker.config.log_props
-    for name in sorted((set(static) | dynamic.names() | set(OTHER_BROKER_DEFAULTS)) - covered):
-        if name.startswith("listener.name."):
-            continue
-        kind, default = OTHER_BROKER_DEFAULTS.get(name, ("UNKNOWN", None))
-        chain = [(n, v, source_id(s)) for n, v, s in dynamic.synonyms(name)]
-        chain += [(name, static[name], STATIC_BROKER_CONFIG)] if name in static else []
-        chain.append((name, default, DEFAULT_CONFIG))
-        entries.append(BrokerConfigEntry(name, chain[0][1], chain[0][2], not dynamic_key(name), False,
-                                         CONFIG_TYPES[kind], None, chain))  # fmt: skip
+    names = {s.broker_key: (type_id(s.type), s.doc or None) for s in TOPIC_CONFIGS if s.broker_key}
+    for name in (set(static) | dynamic.names() | set(OTHER_BROKER_DEFAULTS)) - {k.name for k in BROKER_KEYS}:
+        if not name.startswith("listener.name.") and name not in names:
+            names[name] = (CONFIG_TYPES[OTHER_BROKER_DEFAULTS.get(name, ("UNKNOWN", None))[0]], None)
+    entries = []
+    for name in sorted(names):
+        chain = synonyms(name, where)
+        kind, doc = names[name]
+        entries.append(BrokerConfigEntry(name, chain[0][1] if chain else None, chain[0][2] if chain else DEFAULT_CONFIG,
+                                         not dynamic_key(name), False, kind, doc, chain))  # fmt: skip
     return entries

@@ -7,7 +7,9 @@ Behaviour, per resource (Kafka's ``ConfigHelper``):
   from the storage layer's ``describe_config``: its effective value, source
   (1 topic override, 2/3 dynamic broker config of this node / of the cluster,
   4 ``server.properties``, 5 default) and synonyms, the
-  chain of places the value could come from, most specific first.
+  chain of places the value could come from, most specific first, as Kafka's
+  ``ConfigHelper`` lists them (``_config_synonyms.py``: with only
+  ``log.retention.hours`` set, ``retention.ms`` has none and is DEFAULT_CONFIG).
 * BROKER (4): the resource name must be this ``node.id`` (every broker key,
   ``broker_configs``, with dynamic values and sources) or empty (the
   cluster-wide dynamic defaults only, ``default_configs``); anything else is
@@ -62,6 +64,7 @@ from ._admin import (
 )
 from ._admin_authz import config_refusal
 from ._broker_configs import broker_configs, default_configs
+from ._config_synonyms import topic_entries
 
 API_KEY = 32
 
@@ -101,7 +104,7 @@ def _entries(ctx: RequestContext, resource) -> list | None:
         check_topic_name(resource.resource_name)
         if ctx.broker.topics.get(resource.resource_name) is None:
             return None
-        return list(ctx.broker.topics.describe_config(resource.resource_name))
+        return topic_entries(ctx.broker, list(ctx.broker.topics.describe_config(resource.resource_name)))
     if resource.resource_type == RESOURCE_BROKER:
         message = broker_resource_error(ctx.broker.config.node_id, resource.resource_name)
         if message:

@@ -23,7 +23,8 @@ from protocol import ErrorCode
 from storage import StorageError
 
 from ._admin_client import (  # noqa: F401  (broker is a fixture)
-    BROKER, DEFAULT, NODE, OVERRIDE, STATIC, broker, call, configs_of, create_ok, describe, produce, req, sub,
+    BROKER, DEFAULT, NODE, OVERRIDE, STATIC, broker, call, configs_of, create_ok, describe, open_broker, produce, req,
+    sub,
 )  # fmt: skip
 
 DYNAMIC_BROKER, DYNAMIC_DEFAULT = 2, 3
@@ -323,3 +324,41 @@ async def test_the_reassignment_throttles_are_dynamic_and_rate_the_log_dir_moves
                                    "Value must be at least 0")  # fmt: skip
     await ok(await incremental(broker, NODE_NAME, [("replica.alter.log.dirs.io.max.bytes.per.second", DELETE, None)]))
     assert moves.throttle.rate == float("inf")
+
+
+def _synonyms(entry) -> list:
+    return [(s.name, s.value, s.source) for s in entry.synonyms]
+
+
+async def test_time_key_synonyms_are_listed_as_kafkas_config_helper_lists_them(tmp_path):
+    """Kafka's ConfigHelper.configSynonyms: each place (dynamic node, dynamic default, static, default) in
+    turn, the key's family (log.retention.ms, .minutes, .hours) in order within it, leading synonyms of
+    other names dropped; log.retention.ms, log.roll.ms ... have no default. With only log.retention.hours
+    set, a topic's retention.ms lists no synonym (source DEFAULT_CONFIG) and the broker's log.retention.ms
+    is null."""
+    b = open_broker(tmp_path, log_retention_hours="24")
+    try:
+        await create_ok(b, "plain")
+        await create_ok(b, "own", configs={"retention.ms": "1000"})
+        topic = await configs_of(b, "plain")
+        assert (topic["retention.ms"].value, topic["retention.ms"].config_source) == ("86400000", DEFAULT)
+        assert [_synonyms(topic[k]) for k in ("retention.ms", "segment.ms", "segment.jitter.ms", "flush.ms")] == [
+            [], [], [], []]  # fmt: skip
+        own = (await configs_of(b, "own"))["retention.ms"]
+        assert (own.config_source, _synonyms(own)) == (OVERRIDE, [("retention.ms", "1000", OVERRIDE)])
+        entries = {c.name: c for c in (await describe(b, NODE_NAME, rtype=BROKER)).configs}
+        for key in ("log.retention.ms", "log.retention.minutes", "log.roll.ms", "log.roll.jitter.ms",
+                    "log.flush.interval.ms"):  # fmt: skip
+            assert (entries[key].value, entries[key].config_source, _synonyms(entries[key])) == (None, DEFAULT, [])
+        hours = [("log.retention.hours", "24", STATIC), ("log.retention.hours", "168", DEFAULT)]
+        assert _synonyms(entries["log.retention.hours"]) == hours
+        await ok(await incremental(b, "", [("log.retention.ms", SET, "3600000")]))
+        topic = (await configs_of(b, "plain"))["retention.ms"]
+        assert (topic.value, topic.config_source) == ("3600000", DYNAMIC_DEFAULT)
+        assert _synonyms(topic) == [("log.retention.ms", "3600000", DYNAMIC_DEFAULT), *hours]
+        entry = await broker_entry(b, "log.retention.ms")
+        assert (entry.value, entry.config_source) == ("3600000", DYNAMIC_DEFAULT)
+        assert _synonyms(entry) == [("log.retention.ms", "3600000", DYNAMIC_DEFAULT), *hours]
+        assert _synonyms(await broker_entry(b, "log.retention.hours")) == hours
+    finally:
+        b.close()
