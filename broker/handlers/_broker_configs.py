@@ -16,7 +16,11 @@ synonym chain Kafka shows (those places, most specific first). An entry is
 read-only unless Kafka lets its key change at runtime. ``default_configs``
 answers the cluster-default resource (name ``""``): its dynamic configs only.
 Entries are sorted by name. Kafka's PASSWORD keys (``ssl.keystore.password`` ...) are
-sensitive: their value is null in every entry and synonym.
+sensitive: their value is null in every entry and synonym. ``super.users`` and
+``allow.everyone.if.no.acl.found`` belong to Kafka's authorizer, not its
+``KafkaConfig``: Kafka lists them only when set, as any key of unknown type
+(sensitive, null, read-only). Each key's type is Kafka's (``_KAFKA_TYPES``,
+else the type of its default).
 """
 
 from __future__ import annotations
@@ -44,7 +48,24 @@ _KAFKA_TYPES = {
     "sasl.oauthbearer.expected.audience": "LIST",
     "group.coordinator.rebalance.protocols": "LIST",
     "group.consumer.assignors": "LIST",
+    "sasl.enabled.mechanisms": "LIST",
+    "process.roles": "LIST",
+    "controller.quorum.voters": "LIST",
+    "controller.quorum.bootstrap.servers": "LIST",
+    "ssl.enabled.protocols": "LIST",
+    "ssl.cipher.suites": "LIST",
+    "ssl.engine.factory.class": "CLASS",
+    "connections.max.idle.ms": "LONG",
+    "connections.max.reauth.ms": "LONG",
+    "offsets.retention.check.interval.ms": "LONG",
+    "transaction.state.log.replication.factor": "SHORT",
+    "replica.alter.log.dirs.io.max.bytes.per.second": "LONG",
+    "leader.replication.throttled.rate": "LONG",
+    "follower.replication.throttled.rate": "LONG",
 }
+# The authorizer's own keys: not KafkaConfig's, so Kafka lists them only when set, and as it lists any key
+# of unknown type: sensitive (value null), read-only.
+_AUTHORIZER_KEYS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
 
 
 @attrs.frozen
@@ -71,8 +92,8 @@ def format_value(value: Any) -> str:
 
 def _type_of(key: Key) -> int:
     name = _KAFKA_TYPES.get(key.name)
-    if name is None:
-        name = {int: "INT", str: "STRING"}.get(key.parse, "BOOLEAN")  # type: ignore[call-overload]
+    if name is None:  # else from the default's Python type (a parser may be any function)
+        name = {bool: "BOOLEAN", int: "INT", tuple: "LIST"}.get(type(key.default), "STRING")
     return CONFIG_TYPES[name]
 
 
@@ -84,6 +105,9 @@ def _key_entry(key: Key, static: Any, explicit: bool, dynamic: list) -> BrokerCo
     synonyms.append((key.name, format_value(key.default), DEFAULT_CONFIG))
     _name, current, source = synonyms[0]
     read_only = not dynamic_key(key.name)
+    if key.name in _AUTHORIZER_KEYS:
+        synonyms = [(name, None, kind) for name, _, kind in synonyms if kind != DEFAULT_CONFIG]
+        return BrokerConfigEntry(key.name, None, source, True, True, CONFIG_TYPES["UNKNOWN"], None, synonyms)
     if key.name in SSL_PASSWORD_KEYS:  # Kafka's PASSWORD type: never shown, even when unset
         synonyms = [(name, None, kind) for name, _, kind in synonyms]
         return BrokerConfigEntry(key.name, None, source, read_only, True, CONFIG_TYPES["PASSWORD"], key.doc,
@@ -97,7 +121,7 @@ def broker_configs(broker: Any) -> list[BrokerConfigEntry]:
     entries = {
         k.name: _key_entry(k, dynamic.static_values.get(k.name, getattr(config, k.attr)), k.name in config.explicit,
                            dynamic.synonyms(k.name))
-        for k in BROKER_KEYS
+        for k in BROKER_KEYS if k.name not in _AUTHORIZER_KEYS or k.name in config.explicit
     }  # fmt: skip
     for entry in _log_entries(broker) + _listener_entries(broker):
         entries.setdefault(entry.name, entry)

@@ -17,7 +17,7 @@ from protocol import ErrorCode
 
 from ._admin_client import (  # noqa: F401  (broker is a fixture)
     BROKER, DEFAULT, NODE, OVERRIDE, STATIC, TOPIC, broker, call, configs_of, create, create_ok, creatable, describe,
-    req, sub,
+    open_broker, req, sub,
 )  # fmt: skip
 
 
@@ -90,6 +90,49 @@ async def test_describe_configs_broker(broker):
     assert retention_bytes.config_source == DEFAULT and retention_bytes.config_type == 5  # LONG
     cluster_defaults = await describe(broker, "", rtype=BROKER)
     assert (cluster_defaults.error_code, cluster_defaults.configs) == (ErrorCode.NONE, [])
+
+
+async def test_describe_configs_broker_types_are_kafkas(broker):
+    """Each broker key's ConfigDef type as Kafka's KafkaConfig defines it (a key whose parser is neither
+    int nor str was reported as BOOLEAN)."""
+    configs = {c.name: c.config_type for c in (await describe(broker, str(NODE), rtype=BROKER)).configs}
+    STRING, SHORT, LONG, LIST, CLASS = 2, 4, 5, 7, 8
+    assert {k: configs[k] for k in (
+        "security.inter.broker.protocol", "group.consumer.migration.policy", "process.roles",
+        "sasl.enabled.mechanisms", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
+        "ssl.enabled.protocols", "ssl.cipher.suites", "ssl.engine.factory.class", "connections.max.idle.ms",
+        "connections.max.reauth.ms", "offsets.retention.check.interval.ms", "transaction.state.log.replication.factor",
+        "replica.alter.log.dirs.io.max.bytes.per.second", "leader.replication.throttled.rate",
+    )} == {
+        "security.inter.broker.protocol": STRING, "group.consumer.migration.policy": STRING, "process.roles": LIST,
+        "sasl.enabled.mechanisms": LIST, "controller.quorum.voters": LIST, "controller.quorum.bootstrap.servers": LIST,
+        "ssl.enabled.protocols": LIST, "ssl.cipher.suites": LIST, "ssl.engine.factory.class": CLASS,
+        "connections.max.idle.ms": LONG, "connections.max.reauth.ms": LONG, "offsets.retention.check.interval.ms": LONG,
+        "transaction.state.log.replication.factor": SHORT, "replica.alter.log.dirs.io.max.bytes.per.second": LONG,
+        "leader.replication.throttled.rate": LONG,
+    }  # fmt: skip
+
+
+async def test_describe_configs_broker_hides_the_authorizers_own_keys(tmp_path):
+    """super.users and allow.everyone.if.no.acl.found are the authorizer's, not KafkaConfig's: Kafka lists
+    them only when set, of unknown type and so sensitive (ConfigHelper: KafkaConfig.maybeSensitive), value
+    null, read-only."""
+    plain = {c.name for c in (await describe_broker_of(tmp_path / "a")).configs}
+    assert not plain & {"super.users", "allow.everyone.if.no.acl.found"}
+    configs = {c.name: c for c in (await describe_broker_of(tmp_path / "b", super_users="User:admin")).configs}
+    entry = configs["super.users"]
+    assert (entry.value, entry.is_sensitive, entry.config_type, entry.read_only, entry.config_source) == (
+        None, True, 0, True, STATIC)  # fmt: skip
+    assert [(s.name, s.value, s.source) for s in entry.synonyms] == [("super.users", None, STATIC)]
+    assert "allow.everyone.if.no.acl.found" not in configs
+
+
+async def describe_broker_of(tmp_path, **extra: str):
+    b = open_broker(tmp_path, **extra)
+    try:
+        return await describe(b, str(NODE), rtype=BROKER)
+    finally:
+        b.close()
 
 
 # -- AlterConfigs / IncrementalAlterConfigs --------------------------------------------
