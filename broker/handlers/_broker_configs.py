@@ -16,7 +16,9 @@ synonym chain Kafka shows (those places, most specific first). An entry is
 read-only unless Kafka lets its key change at runtime. ``default_configs``
 answers the cluster-default resource (name ``""``): its dynamic configs only.
 Entries are sorted by name. Kafka's PASSWORD keys (``ssl.keystore.password`` ...) are
-sensitive: their value is null in every entry and synonym. ``super.users`` and
+sensitive: their value is null in every entry and synonym. Per-listener keys
+(``listener.name.<l>.<key>``) are listed whether set in ``server.properties``
+or dynamically (``_listener_entries``). ``super.users`` and
 ``allow.everyone.if.no.acl.found`` belong to Kafka's authorizer, not its
 ``KafkaConfig``: Kafka lists them only when set, as any key of unknown type
 (sensitive, null, read-only). Each key's type is Kafka's (``_KAFKA_TYPES``,
@@ -30,7 +32,7 @@ from typing import Any
 import attrs
 
 from ..config import BROKER_KEYS, Key
-from ..dynamic_config import DYNAMIC_DEFAULT, dynamic_key
+from ..dynamic_config import DYNAMIC_BROKER, DYNAMIC_DEFAULT, dynamic_key
 from ..security_keys import SSL_PASSWORD_KEYS
 from ._admin import CONFIG_TYPES, DEFAULT_CONFIG, STATIC_BROKER_CONFIG, source_id, type_id
 from ._config_synonyms import places, synonyms
@@ -66,6 +68,10 @@ _KAFKA_TYPES = {
 # The authorizer's own keys: not KafkaConfig's, so Kafka lists them only when set, and as it lists any key
 # of unknown type: sensitive (value null), read-only.
 _AUTHORIZER_KEYS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
+# Kafka's ListenerMechanismConfigs: keys a listener may set per SASL mechanism (listener.name.l.plain.<key>)
+_MECHANISM_KEYS = ("sasl.jaas.config", "sasl.login.callback.handler.class", "sasl.login.class",
+                   "sasl.server.callback.handler.class", "connections.max.reauth.ms")  # fmt: skip
+_KEYS = {k.name: k for k in BROKER_KEYS}
 
 
 @attrs.frozen
@@ -137,21 +143,52 @@ def default_configs(broker: Any) -> list[BrokerConfigEntry]:
             for name in sorted(level)]  # fmt: skip
 
 
+def _listener_base(name: str) -> str:
+    """The broker key a per-listener key overrides (Kafka's ``brokerConfigSynonyms``): a SASL mechanism's
+    key (``plain.sasl.jaas.config``) its mechanism-less name, any other the name after the listener."""
+    rest = name[len("listener.name."):].partition(".")[2]
+    return next((key for key in _MECHANISM_KEYS if rest.endswith(key)), rest)
+
+
 def _listener_entries(broker: Any) -> list[BrokerConfigEntry]:
-    """The per-listener keys set dynamically (``max.connections``, keystore and truststore keys), with the
-    static value below, if any; passwords never shown."""
-    dynamic, static = broker.dynamic_config, broker.dynamic_config.static_listeners
+    """Every per-listener key, set in ``server.properties`` or dynamically, as Kafka's ``ConfigHelper``
+    lists the originals: the synonyms of the key and then of its base key, place by place (this node's
+    dynamic configs, the cluster's, ``server.properties``, Kafka's default), typed as the base key, and
+    read-only (Kafka's set of dynamic keys holds no prefixed name). Passwords and keys of unknown type
+    (``oauthbearer.sasl.oauthbearer.*``) are sensitive: never shown."""
+    dynamic, config = broker.dynamic_config, broker.config
+    static = dynamic.static_listeners
+    node, cluster = dynamic.levels[dynamic.node], dynamic.levels[""]
     entries = []
-    for name in sorted(n for n in dynamic.names() if n.startswith("listener.name.")):
-        chain = [(n, v, source_id(s)) for n, v, s in dynamic.synonyms(name)]
+    for name in sorted(set(static) | {n for n in dynamic.names() if n.startswith("listener.name.")}):
+        base = _listener_base(name)
+        key = _KEYS.get(base)
+        chain = [(n, level[n], source_id(src)) for src, level in ((DYNAMIC_BROKER, node), (DYNAMIC_DEFAULT, cluster))
+                 for n in (name, base) if n in level]  # fmt: skip
         chain += [(name, static[name], STATIC_BROKER_CONFIG)] if name in static else []
-        secret = name.rpartition("listener.name.")[2].partition(".")[2] in SSL_PASSWORD_KEYS
-        if secret:  # a password, as Kafka: never shown
-            chain = [(n, None, s) for n, _v, s in chain]
-        counted = name.endswith((".max.connections", ".max.connection.creation.rate"))
-        kind = CONFIG_TYPES["PASSWORD" if secret else "INT" if counted else "STRING"]
-        entries.append(BrokerConfigEntry(name, chain[0][1], chain[0][2], False, secret, kind, None, chain))
+        if key is not None:
+            if key.name in config.explicit:
+                value = dynamic.static_values.get(key.name, getattr(config, key.attr))
+                chain.append((base, format_value(value), STATIC_BROKER_CONFIG))
+            if key.default not in ("", None):  # Kafka has no default synonym for a null default
+                chain.append((base, format_value(key.default), DEFAULT_CONFIG))
+        while chain and chain[0][0] != name:
+            chain.pop(0)
+        kind = _listener_type(base, key)
+        secret = kind in (CONFIG_TYPES["PASSWORD"], CONFIG_TYPES["UNKNOWN"])
+        if secret:
+            chain = [(n, None, src) for n, _v, src in chain]
+        value, source = (chain[0][1], chain[0][2]) if chain else (None, DEFAULT_CONFIG)
+        entries.append(BrokerConfigEntry(name, value, source, True, secret, kind, None, chain))
     return entries
+
+
+def _listener_type(base: str, key: Key | None) -> int:
+    if base in SSL_PASSWORD_KEYS or base == "sasl.jaas.config":
+        return CONFIG_TYPES["PASSWORD"]
+    if base in ("sasl.login.callback.handler.class", "sasl.login.class"):
+        return CONFIG_TYPES["CLASS"]
+    return CONFIG_TYPES["UNKNOWN"] if key is None else _type_of(key)
 
 
 def _log_entries(broker: Any) -> list[BrokerConfigEntry]:

@@ -362,3 +362,37 @@ async def test_time_key_synonyms_are_listed_as_kafkas_config_helper_lists_them(t
         assert _synonyms(await broker_entry(b, "log.retention.hours")) == hours
     finally:
         b.close()
+
+
+async def test_static_per_listener_keys_are_listed_with_their_base_keys_secrets_hidden(tmp_path):
+    """Kafka's ConfigHelper lists every key of server.properties: a per-listener key is typed as its base
+    key (brokerConfigSynonyms: sasl.jaas.config for plain.sasl.jaas.config), followed by the base key's
+    synonyms, read-only (no prefixed name is in AllDynamicConfigs), a PASSWORD never shown."""
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_a="pw-in-clear";'
+    props = {"node.id": NODE_NAME, "log.dirs": str(tmp_path / "data"), "prometheus.port": "0",
+             "listeners": "SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "PLAIN",
+             "security.inter.broker.protocol": "SASL_PLAINTEXT", "sasl.mechanism.inter.broker.protocol": "PLAIN",
+             "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+             "listener.name.sasl_plaintext.sasl.enabled.mechanisms": "PLAIN"}  # fmt: skip
+    b = Broker.open(BrokerConfig.from_props(props))
+    try:
+        await ok(await incremental(b, NODE_NAME, [("listener.name.sasl_plaintext.max.connections", SET, "7")]))
+        await ok(await incremental(b, "", [("max.connections", SET, "60")]))
+        entries = {c.name: c for c in (await describe(b, NODE_NAME, rtype=BROKER)).configs}
+    finally:
+        b.close()
+    secret = entries["listener.name.sasl_plaintext.plain.sasl.jaas.config"]
+    assert (secret.value, secret.is_sensitive, secret.config_type, secret.read_only, secret.config_source) == (
+        None, True, 9, True, STATIC)  # fmt: skip
+    assert _synonyms(secret) == [("listener.name.sasl_plaintext.plain.sasl.jaas.config", None, STATIC)]
+    mechanisms = entries["listener.name.sasl_plaintext.sasl.enabled.mechanisms"]
+    assert (mechanisms.value, mechanisms.is_sensitive, mechanisms.config_type, mechanisms.read_only) == (
+        "PLAIN", False, 7, True)  # fmt: skip
+    assert _synonyms(mechanisms) == [("listener.name.sasl_plaintext.sasl.enabled.mechanisms", "PLAIN", STATIC),
+                                     ("sasl.enabled.mechanisms", "PLAIN", STATIC),
+                                     ("sasl.enabled.mechanisms", "GSSAPI", DEFAULT)]  # fmt: skip
+    limit = entries["listener.name.sasl_plaintext.max.connections"]
+    assert (limit.value, limit.config_type, limit.read_only) == ("7", 3, True)
+    assert _synonyms(limit) == [("listener.name.sasl_plaintext.max.connections", "7", DYNAMIC_BROKER),
+                                ("max.connections", "60", DYNAMIC_DEFAULT),
+                                ("max.connections", str(2**31 - 1), DEFAULT)]  # fmt: skip
