@@ -62,8 +62,18 @@ async def test_describe_configs_errors(broker):
     for name in (str(NODE + 1), "one"):
         wrong = await describe(broker, name, rtype=BROKER)
         assert wrong.error_code == ErrorCode.INVALID_REQUEST and wrong.error_message
-    other = await describe(broker, "x", rtype=16)
-    assert other.error_code == ErrorCode.INVALID_REQUEST and other.resource_type == 16
+    other = await describe(broker, "x", rtype=64)
+    assert other.error_code == ErrorCode.INVALID_REQUEST and other.resource_type == 64
+
+
+async def test_describe_configs_client_metrics_has_no_subscriptions(broker):
+    """Kafka's ConfigHelper answers a CLIENT_METRICS subscription with the configs stored for it, none for
+    one that does not exist (every one here: no client metrics are served), and refuses an empty name."""
+    none = await describe(broker, "every-minute", rtype=16)
+    assert (none.error_code, none.error_message, none.configs, none.resource_type) == (ErrorCode.NONE, None, [], 16)
+    empty = await describe(broker, "", rtype=16)
+    assert (empty.error_code, empty.error_message) == (
+        ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")  # fmt: skip
 
 
 async def test_describe_configs_broker(broker):
