@@ -273,6 +273,18 @@ async def test_incremental_alter_configs_refusals(broker):
     assert (await incremental(broker, "nope", [])).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
+async def test_incremental_append_of_an_empty_item_is_refused(broker):
+    """Kafka's controller splits an APPEND value as Java's String.split (an empty item between commas is
+    kept, trailing ones dropped) and appends each item, so an empty item makes the list invalid."""
+    await create_ok(broker, "inc")
+    for value in ("compact,,delete", ",compact"):
+        empty = await incremental(broker, "inc", [("cleanup.policy", APPEND, value)])
+        assert empty.error_code == ErrorCode.INVALID_CONFIG, value
+    assert overrides(broker, "inc") == {}
+    assert (await incremental(broker, "inc", [("cleanup.policy", APPEND, "compact,")])).error_code == ErrorCode.NONE
+    assert overrides(broker, "inc") == {"cleanup.policy": "delete,compact"}
+
+
 async def test_a_broker_key_set_to_its_default_is_still_static_as_in_kafka(tmp_path):
     """Kafka reports STATIC_BROKER_CONFIG for every key in server.properties, whatever its value."""
     props = {
