@@ -21,8 +21,12 @@ sensitive: their value is null in every entry and synonym. Per-listener keys
 or dynamically (``_listener_entries``). ``super.users`` and
 ``allow.everyone.if.no.acl.found`` belong to Kafka's authorizer, not its
 ``KafkaConfig``: Kafka lists them only when set, as any key of unknown type
-(sensitive, null, read-only). Each key's type is Kafka's (``_KAFKA_TYPES``,
-else the type of its default).
+(sensitive, null, read-only); the replication throttles
+(``leader.replication.throttled.rate`` ...) are its ``DynamicConfig.Broker``
+keys, listed only when set. Each key's type is Kafka's (``_KAFKA_TYPES``,
+else the type of its default). ``read_only`` is Kafka's: false exactly for
+the keys of its ``AllDynamicConfigs``, which holds listener keys this broker
+changes only per listener and not the replication throttles.
 """
 
 from __future__ import annotations
@@ -68,6 +72,22 @@ _KAFKA_TYPES = {
 # The authorizer's own keys: not KafkaConfig's, so Kafka lists them only when set, and as it lists any key
 # of unknown type: sensitive (value null), read-only.
 _AUTHORIZER_KEYS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
+# Keys Kafka counts among its dynamic configs (DynamicBrokerConfig.AllDynamicConfigs: DynamicListenerConfig's,
+# the SSL keystore and truststore keys) that change here only per listener or in server.properties: they are
+# still described as not read-only.
+_LISTENER_DYNAMIC = frozenset({
+    "listeners", "advertised.listeners", "listener.security.protocol.map", "sasl.enabled.mechanisms",
+    "sasl.mechanism.inter.broker.protocol", "sasl.jaas.config", "ssl.protocol", "ssl.provider", "ssl.cipher.suites",
+    "ssl.enabled.protocols", "ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password",
+    "ssl.key.password", "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password",
+    "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm", "ssl.endpoint.identification.algorithm",
+    "ssl.secure.random.implementation", "ssl.client.auth", "ssl.engine.factory.class",
+    "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates",
+})  # fmt: skip
+# The replication throttles: Kafka's DynamicConfig.Broker keys, not KafkaConfig's, so listed only when set
+# and, absent from AllDynamicConfigs, read-only (though AlterConfigs changes them).
+_QUOTA_KEYS = frozenset({"leader.replication.throttled.rate", "follower.replication.throttled.rate",
+                         "replica.alter.log.dirs.io.max.bytes.per.second"})  # fmt: skip
 # Kafka's ListenerMechanismConfigs: keys a listener may set per SASL mechanism (listener.name.l.plain.<key>)
 _MECHANISM_KEYS = ("sasl.jaas.config", "sasl.login.callback.handler.class", "sasl.login.class",
                    "sasl.server.callback.handler.class", "connections.max.reauth.ms")  # fmt: skip
@@ -110,7 +130,7 @@ def _key_entry(key: Key, static: Any, explicit: bool, dynamic: list) -> BrokerCo
         synonyms.append((key.name, format_value(static), STATIC_BROKER_CONFIG))
     synonyms.append((key.name, format_value(key.default), DEFAULT_CONFIG))
     _name, current, source = synonyms[0]
-    read_only = not dynamic_key(key.name)
+    read_only = key.name in _QUOTA_KEYS or not (dynamic_key(key.name) or key.name in _LISTENER_DYNAMIC)
     if key.name in _AUTHORIZER_KEYS:
         synonyms = [(name, None, kind) for name, _, kind in synonyms if kind != DEFAULT_CONFIG]
         return BrokerConfigEntry(key.name, None, source, True, True, CONFIG_TYPES["UNKNOWN"], None, synonyms)
@@ -127,11 +147,18 @@ def broker_configs(broker: Any) -> list[BrokerConfigEntry]:
     entries = {
         k.name: _key_entry(k, dynamic.static_values.get(k.name, getattr(config, k.attr)), k.name in config.explicit,
                            dynamic.synonyms(k.name))
-        for k in BROKER_KEYS if k.name not in _AUTHORIZER_KEYS or k.name in config.explicit
+        for k in BROKER_KEYS if _listed(k.name, config, dynamic)
     }  # fmt: skip
     for entry in _log_entries(broker) + _listener_entries(broker):
         entries.setdefault(entry.name, entry)
     return [entries[name] for name in sorted(entries)]
+
+
+def _listed(name: str, config: Any, dynamic: Any) -> bool:
+    """Whether Kafka lists a broker key: a KafkaConfig key always, another only when set."""
+    if name in _AUTHORIZER_KEYS:
+        return name in config.explicit
+    return name not in _QUOTA_KEYS or name in config.explicit or bool(dynamic.synonyms(name))
 
 
 def default_configs(broker: Any) -> list[BrokerConfigEntry]:

@@ -104,23 +104,25 @@ async def test_describe_configs_broker(broker):
 
 async def test_describe_configs_broker_types_are_kafkas(broker):
     """Each broker key's ConfigDef type as Kafka's KafkaConfig defines it (a key whose parser is neither
-    int nor str was reported as BOOLEAN)."""
-    configs = {c.name: c.config_type for c in (await describe(broker, str(NODE), rtype=BROKER)).configs}
+    int nor str was reported as BOOLEAN), and its read_only flag as Kafka sets it."""
+    entries = (await describe(broker, str(NODE), rtype=BROKER)).configs
+    configs, read_only = {c.name: c.config_type for c in entries}, {c.name: c.read_only for c in entries}
     STRING, SHORT, LONG, LIST, CLASS = 2, 4, 5, 7, 8
     assert {k: configs[k] for k in (
         "security.inter.broker.protocol", "group.consumer.migration.policy", "process.roles",
         "sasl.enabled.mechanisms", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
         "ssl.enabled.protocols", "ssl.cipher.suites", "ssl.engine.factory.class", "connections.max.idle.ms",
         "connections.max.reauth.ms", "offsets.retention.check.interval.ms", "transaction.state.log.replication.factor",
-        "replica.alter.log.dirs.io.max.bytes.per.second", "leader.replication.throttled.rate",
     )} == {
         "security.inter.broker.protocol": STRING, "group.consumer.migration.policy": STRING, "process.roles": LIST,
         "sasl.enabled.mechanisms": LIST, "controller.quorum.voters": LIST, "controller.quorum.bootstrap.servers": LIST,
         "ssl.enabled.protocols": LIST, "ssl.cipher.suites": LIST, "ssl.engine.factory.class": CLASS,
         "connections.max.idle.ms": LONG, "connections.max.reauth.ms": LONG, "offsets.retention.check.interval.ms": LONG,
-        "transaction.state.log.replication.factor": SHORT, "replica.alter.log.dirs.io.max.bytes.per.second": LONG,
-        "leader.replication.throttled.rate": LONG,
+        "transaction.state.log.replication.factor": SHORT,
     }  # fmt: skip
+    assert {k: read_only[k] for k in ("listeners", "ssl.keystore.location", "sasl.enabled.mechanisms", "node.id")} == {
+        "listeners": False, "ssl.keystore.location": False, "sasl.enabled.mechanisms": False, "node.id": True,
+    }  # fmt: skip  (Kafka's read_only: false for the keys of DynamicBrokerConfig.AllDynamicConfigs)
 
 
 async def test_describe_configs_broker_hides_the_authorizers_own_keys(tmp_path):

@@ -310,13 +310,17 @@ def test_connection_creation_rates_throttle_the_acceptor_and_an_address():
 
 async def test_the_reassignment_throttles_are_dynamic_and_rate_the_log_dir_moves(broker):
     moves = broker.topics.manager.moves
+    unset = {c.name for c in (await describe(broker, NODE_NAME, rtype=BROKER)).configs}
+    assert not unset & {"replica.alter.log.dirs.io.max.bytes.per.second", "leader.replication.throttled.rate",
+                        "follower.replication.throttled.rate"}  # Kafka lists these only when set  # fmt: skip
     assert moves.throttle.rate == float("inf")  # Long.MAX_VALUE: no limit
     await ok(await incremental(broker, NODE_NAME, [("replica.alter.log.dirs.io.max.bytes.per.second", SET, "1000000"),
                                                    ("leader.replication.throttled.rate", SET, "700000000"),
                                                    ("follower.replication.throttled.rate", SET, "700000000")]))
     assert moves.throttle.rate == 1_000_000
     entry = await broker_entry(broker, "replica.alter.log.dirs.io.max.bytes.per.second")
-    assert (entry.value, entry.config_source, entry.read_only) == ("1000000", DYNAMIC_BROKER, False)
+    # read-only as Kafka describes it: DynamicConfig.Broker keys, not in DynamicBrokerConfig.AllDynamicConfigs
+    assert (entry.value, entry.config_source, entry.read_only, entry.config_type) == ("1000000", DYNAMIC_BROKER, True, 5)
     assert (await broker_entry(broker, "leader.replication.throttled.rate")).value == "700000000"
     bad = await incremental(broker, NODE_NAME, [("replica.alter.log.dirs.io.max.bytes.per.second", SET, "-1")])
     assert (bad.error_code, bad.error_message) == (
