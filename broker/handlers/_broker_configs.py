@@ -7,6 +7,9 @@ Two families of keys make up a broker's configuration:
 * the broker-level defaults of topic configs (``log.segment.bytes``,
   ``log.retention.ms``, ``log.cleaner.*`` ...), owned by the storage layer.
 
+A key whose KafkaConfig default is null (``advertised.listeners``,
+``ssl.keystore.location``, the passwords ...) is null when unset, with no
+DEFAULT_CONFIG synonym, as Kafka's ``staticDefaultConfigs`` drops nulls.
 Each entry gets Kafka's source, the most specific place its value is set:
 DYNAMIC_BROKER_CONFIG (2) and DYNAMIC_DEFAULT_BROKER_CONFIG (3) for a dynamic
 broker config of this node or of the cluster (``broker/dynamic_config.py``),
@@ -84,6 +87,13 @@ _LISTENER_DYNAMIC = frozenset({
     "ssl.secure.random.implementation", "ssl.client.auth", "ssl.engine.factory.class",
     "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.truststore.certificates",
 })  # fmt: skip
+# Keys whose KafkaConfig default is null: described null when unset, with no DEFAULT_CONFIG synonym.
+_NULL_DEFAULTS = frozenset({
+    "advertised.listeners", "controller.listener.names", "inter.broker.listener.name", "log.dirs",
+    "sasl.server.callback.handler.class", "ssl.keystore.location", "ssl.truststore.location", "ssl.provider",
+    "ssl.secure.random.implementation", "ssl.engine.factory.class", "sasl.oauthbearer.jwks.endpoint.url",
+    "sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.token.endpoint.url",
+}) | SSL_PASSWORD_KEYS  # fmt: skip
 # The replication throttles: Kafka's DynamicConfig.Broker keys, not KafkaConfig's, so listed only when set
 # and, absent from AllDynamicConfigs, read-only (though AlterConfigs changes them).
 _QUOTA_KEYS = frozenset({"leader.replication.throttled.rate", "follower.replication.throttled.rate",
@@ -128,8 +138,9 @@ def _key_entry(key: Key, static: Any, explicit: bool, dynamic: list) -> BrokerCo
     synonyms = [(n, v, source_id(s)) for n, v, s in dynamic]
     if explicit:  # set in server.properties or an override, even to its default value (as Kafka reports)
         synonyms.append((key.name, format_value(static), STATIC_BROKER_CONFIG))
-    synonyms.append((key.name, format_value(key.default), DEFAULT_CONFIG))
-    _name, current, source = synonyms[0]
+    if key.name not in _NULL_DEFAULTS:
+        synonyms.append((key.name, format_value(key.default), DEFAULT_CONFIG))
+    _name, current, source = synonyms[0] if synonyms else (key.name, None, DEFAULT_CONFIG)
     read_only = key.name in _QUOTA_KEYS or not (dynamic_key(key.name) or key.name in _LISTENER_DYNAMIC)
     if key.name in _AUTHORIZER_KEYS:
         synonyms = [(name, None, kind) for name, _, kind in synonyms if kind != DEFAULT_CONFIG]
@@ -197,7 +208,7 @@ def _listener_entries(broker: Any) -> list[BrokerConfigEntry]:
             if key.name in config.explicit:
                 value = dynamic.static_values.get(key.name, getattr(config, key.attr))
                 chain.append((base, format_value(value), STATIC_BROKER_CONFIG))
-            if key.default not in ("", None):  # Kafka has no default synonym for a null default
+            if key.name not in _NULL_DEFAULTS:  # Kafka has no default synonym for a null default
                 chain.append((base, format_value(key.default), DEFAULT_CONFIG))
         while chain and chain[0][0] != name:
             chain.pop(0)

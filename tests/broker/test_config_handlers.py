@@ -139,6 +139,21 @@ async def test_describe_configs_broker_hides_the_authorizers_own_keys(tmp_path):
     assert "allow.everyone.if.no.acl.found" not in configs
 
 
+async def test_describe_configs_broker_keys_without_a_kafka_default_are_null(tmp_path):
+    """Keys whose KafkaConfig default is null (advertised.listeners, ssl.keystore.location ...) are
+    described with a null value and no DEFAULT_CONFIG synonym when unset (Kafka's staticDefaultConfigs
+    drops null values), not as an empty string."""
+    configs = {c.name: c for c in (await describe_broker_of(tmp_path / "a", ssl_truststore_location="/t.p12")).configs}
+    for name in ("advertised.listeners", "inter.broker.listener.name", "ssl.keystore.location",
+                 "sasl.oauthbearer.expected.audience", "sasl.server.callback.handler.class", "ssl.keystore.password"):
+        entry = configs[name]
+        assert (entry.value, entry.config_source, entry.synonyms) == (None, DEFAULT, []), name
+    truststore = configs["ssl.truststore.location"]
+    assert (truststore.value, [(s.name, s.value, s.source) for s in truststore.synonyms]) == (
+        "/t.p12", [("ssl.truststore.location", "/t.p12", STATIC)])  # fmt: skip
+    assert [(s.value, s.source) for s in configs["ssl.keystore.type"].synonyms] == [("JKS", DEFAULT)]
+
+
 async def describe_broker_of(tmp_path, **extra: str):
     b = open_broker(tmp_path, **extra)
     try:
@@ -318,7 +333,7 @@ async def test_password_keys_are_sensitive_and_never_shown(tmp_path):
         "ssl.keystore.location"]  # fmt: skip
     assert (password.value, password.is_sensitive, password.config_source, password.config_type) == (
         None, True, STATIC, 9)  # fmt: skip
-    assert [(s.source, s.value) for s in password.synonyms] == [(STATIC, None), (DEFAULT, None)]
+    assert [(s.source, s.value) for s in password.synonyms] == [(STATIC, None)]  # a null default: no synonym
     assert (unset.value, unset.is_sensitive, unset.config_source) == (None, True, DEFAULT)
     assert (location.value, location.is_sensitive) == ("/etc/kafka/ks.p12", False)
     assert "s3cret" not in repr(list(configs.values()))
