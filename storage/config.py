@@ -14,7 +14,8 @@ broker, then the cluster-wide default, then static, then Kafka's default.
 Kafka's precedence for time keys is kept: ``log.retention.ms`` over
 ``log.retention.minutes`` over ``log.retention.hours`` (and the same for
 ``log.roll.*``; ``flush.ms`` falls back to ``log.flush.scheduler.interval.ms``
-without ``log.flush.interval.ms``, as Kafka's ``logFlushIntervalMs``); at the broker level any negative retention time is -1
+without ``log.flush.interval.ms``, as Kafka's ``logFlushIntervalMs``); at
+the broker level any negative retention time is -1
 (unlimited: ``log.retention.hours=-1``) and 0 is refused, as Kafka's
 ``KafkaConfig`` has it, while a topic's ``retention.ms`` is at least -1. ``message.format.version`` is accepted but deprecated
 (KIP-724): the log is always written in format v2, and its effective value

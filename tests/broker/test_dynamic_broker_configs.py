@@ -320,7 +320,8 @@ async def test_the_reassignment_throttles_are_dynamic_and_rate_the_log_dir_moves
     assert moves.throttle.rate == 1_000_000
     entry = await broker_entry(broker, "replica.alter.log.dirs.io.max.bytes.per.second")
     # read-only as Kafka describes it: DynamicConfig.Broker keys, not in DynamicBrokerConfig.AllDynamicConfigs
-    assert (entry.value, entry.config_source, entry.read_only, entry.config_type) == ("1000000", DYNAMIC_BROKER, True, 5)
+    assert (entry.value, entry.config_source, entry.read_only, entry.config_type) == (
+        "1000000", DYNAMIC_BROKER, True, 5)  # fmt: skip
     assert (await broker_entry(broker, "leader.replication.throttled.rate")).value == "700000000"
     bad = await incremental(broker, NODE_NAME, [("replica.alter.log.dirs.io.max.bytes.per.second", SET, "-1")])
     assert (bad.error_code, bad.error_message) == (
