@@ -13,7 +13,9 @@ broker, then the cluster-wide default, then static, then Kafka's default.
 
 Kafka's precedence for time keys is kept: ``log.retention.ms`` over
 ``log.retention.minutes`` over ``log.retention.hours`` (and the same for
-``log.roll.*``); at the broker level any negative retention time is -1
+``log.roll.*``; ``flush.ms`` falls back to ``log.flush.scheduler.interval.ms``
+without ``log.flush.interval.ms``, as Kafka's ``logFlushIntervalMs``); at
+the broker level any negative retention time is -1
 (unlimited: ``log.retention.hours=-1``) and 0 is refused, as Kafka's
 ``KafkaConfig`` has it, while a topic's ``retention.ms`` is at least -1. ``message.format.version`` is accepted but deprecated
 (KIP-724): the log is always written in format v2, and its effective value
@@ -167,6 +169,7 @@ _UNIT_KEYS = {
     "retention.ms": (("log.retention.ms", 1), ("log.retention.minutes", 60_000), ("log.retention.hours", 3_600_000)),
     "segment.ms": (("log.roll.ms", 1), ("log.roll.hours", 3_600_000)),
     "segment.jitter.ms": (("log.roll.jitter.ms", 1), ("log.roll.jitter.hours", 3_600_000)),
+    "flush.ms": (("log.flush.interval.ms", 1), ("log.flush.scheduler.interval.ms", 1)),  # logFlushIntervalMs
 }
 # Broker keys that are not topic defaults but belong to the storage layer or the cleaner.
 OTHER_BROKER_KEYS: dict[str, Callable[[str], Any]] = {

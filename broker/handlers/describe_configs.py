@@ -7,7 +7,9 @@ Behaviour, per resource (Kafka's ``ConfigHelper``):
   from the storage layer's ``describe_config``: its effective value, source
   (1 topic override, 2/3 dynamic broker config of this node / of the cluster,
   4 ``server.properties``, 5 default) and synonyms, the
-  chain of places the value could come from, most specific first.
+  chain of places the value could come from, most specific first, as Kafka's
+  ``ConfigHelper`` lists them (``_config_synonyms.py``: with only
+  ``log.retention.hours`` set, ``retention.ms`` has none and is DEFAULT_CONFIG).
 * BROKER (4): the resource name must be this ``node.id`` (every broker key,
   ``broker_configs``, with dynamic values and sources) or empty (the
   cluster-wide dynamic defaults only, ``default_configs``); anything else is
@@ -15,6 +17,10 @@ Behaviour, per resource (Kafka's ``ConfigHelper``):
   are read-only.
 * BROKER_LOGGER (8): the broker's loggers and their levels
   (``_broker_loggers.py``), for this ``node.id`` only;
+* CLIENT_METRICS (16): a subscription's configs, none for every name as
+  KIP-714 client metrics are not served (Kafka's answer for a subscription
+  that does not exist); an empty name is INVALID_REQUEST "Client metrics
+  subscription name must not be empty";
 * GROUP (32): the group configs of any group, existing or not
   (``broker/group_configs.py``), each with source DYNAMIC_GROUP_CONFIG (8)
   or DEFAULT_CONFIG (5) and itself as its one synonym; an empty name is
@@ -60,8 +66,9 @@ from ._admin import (
     synonym_parts,
     type_id,
 )
-from ._admin_authz import config_refusal
+from ._admin_authz import RESOURCE_CLIENT_METRICS, config_refusal
 from ._broker_configs import broker_configs, default_configs
+from ._config_synonyms import topic_entries
 
 API_KEY = 32
 
@@ -101,7 +108,7 @@ def _entries(ctx: RequestContext, resource) -> list | None:
         check_topic_name(resource.resource_name)
         if ctx.broker.topics.get(resource.resource_name) is None:
             return None
-        return list(ctx.broker.topics.describe_config(resource.resource_name))
+        return topic_entries(ctx.broker, list(ctx.broker.topics.describe_config(resource.resource_name)))
     if resource.resource_type == RESOURCE_BROKER:
         message = broker_resource_error(ctx.broker.config.node_id, resource.resource_name)
         if message:
@@ -114,6 +121,10 @@ def _entries(ctx: RequestContext, resource) -> list | None:
             return loggers.describe_entries(ctx.broker.config.node_id, resource.resource_name)
         except loggers.LoggerError as exc:
             raise TopicError(exc.error_code, str(exc)) from None
+    if resource.resource_type == RESOURCE_CLIENT_METRICS:  # no subscription can exist: none are served
+        if not resource.resource_name:
+            raise TopicError(ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")
+        return []
     if resource.resource_type == RESOURCE_GROUP:
         if not resource.resource_name:
             raise TopicError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")

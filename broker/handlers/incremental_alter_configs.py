@@ -9,7 +9,9 @@ the topic's current overrides, in request order (Kafka's controller rules):
   the replication throttle lists), else INVALID_CONFIG "Can't APPEND to key
   ... because its type is not LIST."; the comma-separated items of ``value``
   are added (when missing) to, or removed from, the current list: the
-  override, or when there is none the key's built-in default.
+  override, or when there is none the key's built-in default. ``value`` is
+  split as Java splits it (Kafka's ``ConfigurationControlManager``): an empty
+  item between commas is kept, and so refused with the new list.
 
 For every resource type, first (Kafka's forwarding broker,
 ``ConfigAdminManager.preprocess``): a key named twice in one resource is
@@ -173,12 +175,23 @@ def _list_op(c: Any, current: str | None, entry: Any) -> str:
     if current is None:
         current = _default_of(entry)
     items = [item for item in (current or "").split(",") if item]
-    changes = [item for item in (c.value or "").split(",") if item]
+    changes = _java_split(c.value or "")
     if c.config_operation == APPEND:
         items += [item for item in dict.fromkeys(changes) if item not in items]
     else:
         items = [item for item in items if item not in changes]
     return ",".join(items)
+
+
+def _java_split(text: str) -> list[str]:
+    """``text.split(",")`` as Java splits it (Kafka's controller splits APPEND/SUBTRACT values so): empty
+    items kept but the trailing ones."""
+    if "," not in text:
+        return [text]  # Java: no match, the whole text ("" too)
+    items = text.split(",")
+    while items and not items[-1]:
+        items.pop()
+    return items
 
 
 def _default_of(entry: Any) -> str | None:

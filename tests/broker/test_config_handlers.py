@@ -17,7 +17,7 @@ from protocol import ErrorCode
 
 from ._admin_client import (  # noqa: F401  (broker is a fixture)
     BROKER, DEFAULT, NODE, OVERRIDE, STATIC, TOPIC, broker, call, configs_of, create, create_ok, creatable, describe,
-    req, sub,
+    open_broker, req, sub,
 )  # fmt: skip
 
 
@@ -62,8 +62,18 @@ async def test_describe_configs_errors(broker):
     for name in (str(NODE + 1), "one"):
         wrong = await describe(broker, name, rtype=BROKER)
         assert wrong.error_code == ErrorCode.INVALID_REQUEST and wrong.error_message
-    other = await describe(broker, "x", rtype=16)
-    assert other.error_code == ErrorCode.INVALID_REQUEST and other.resource_type == 16
+    other = await describe(broker, "x", rtype=64)
+    assert other.error_code == ErrorCode.INVALID_REQUEST and other.resource_type == 64
+
+
+async def test_describe_configs_client_metrics_has_no_subscriptions(broker):
+    """Kafka's ConfigHelper answers a CLIENT_METRICS subscription with the configs stored for it, none for
+    one that does not exist (every one here: no client metrics are served), and refuses an empty name."""
+    none = await describe(broker, "every-minute", rtype=16)
+    assert (none.error_code, none.error_message, none.configs, none.resource_type) == (ErrorCode.NONE, None, [], 16)
+    empty = await describe(broker, "", rtype=16)
+    assert (empty.error_code, empty.error_message) == (
+        ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")  # fmt: skip
 
 
 async def test_describe_configs_broker(broker):
@@ -90,6 +100,66 @@ async def test_describe_configs_broker(broker):
     assert retention_bytes.config_source == DEFAULT and retention_bytes.config_type == 5  # LONG
     cluster_defaults = await describe(broker, "", rtype=BROKER)
     assert (cluster_defaults.error_code, cluster_defaults.configs) == (ErrorCode.NONE, [])
+
+
+async def test_describe_configs_broker_types_are_kafkas(broker):
+    """Each broker key's ConfigDef type as Kafka's KafkaConfig defines it (a key whose parser is neither
+    int nor str was reported as BOOLEAN), and its read_only flag as Kafka sets it."""
+    entries = (await describe(broker, str(NODE), rtype=BROKER)).configs
+    configs, read_only = {c.name: c.config_type for c in entries}, {c.name: c.read_only for c in entries}
+    STRING, SHORT, LONG, LIST, CLASS = 2, 4, 5, 7, 8
+    assert {k: configs[k] for k in (
+        "security.inter.broker.protocol", "group.consumer.migration.policy", "process.roles",
+        "sasl.enabled.mechanisms", "controller.quorum.voters", "controller.quorum.bootstrap.servers",
+        "ssl.enabled.protocols", "ssl.cipher.suites", "ssl.engine.factory.class", "connections.max.idle.ms",
+        "connections.max.reauth.ms", "offsets.retention.check.interval.ms", "transaction.state.log.replication.factor",
+    )} == {
+        "security.inter.broker.protocol": STRING, "group.consumer.migration.policy": STRING, "process.roles": LIST,
+        "sasl.enabled.mechanisms": LIST, "controller.quorum.voters": LIST, "controller.quorum.bootstrap.servers": LIST,
+        "ssl.enabled.protocols": LIST, "ssl.cipher.suites": LIST, "ssl.engine.factory.class": CLASS,
+        "connections.max.idle.ms": LONG, "connections.max.reauth.ms": LONG, "offsets.retention.check.interval.ms": LONG,
+        "transaction.state.log.replication.factor": SHORT,
+    }  # fmt: skip
+    assert {k: read_only[k] for k in ("listeners", "ssl.keystore.location", "sasl.enabled.mechanisms", "node.id")} == {
+        "listeners": False, "ssl.keystore.location": False, "sasl.enabled.mechanisms": False, "node.id": True,
+    }  # fmt: skip  (Kafka's read_only: false for the keys of DynamicBrokerConfig.AllDynamicConfigs)
+
+
+async def test_describe_configs_broker_hides_the_authorizers_own_keys(tmp_path):
+    """super.users and allow.everyone.if.no.acl.found are the authorizer's, not KafkaConfig's: Kafka lists
+    them only when set, of unknown type and so sensitive (ConfigHelper: KafkaConfig.maybeSensitive), value
+    null, read-only."""
+    plain = {c.name for c in (await describe_broker_of(tmp_path / "a")).configs}
+    assert not plain & {"super.users", "allow.everyone.if.no.acl.found"}
+    configs = {c.name: c for c in (await describe_broker_of(tmp_path / "b", super_users="User:admin")).configs}
+    entry = configs["super.users"]
+    assert (entry.value, entry.is_sensitive, entry.config_type, entry.read_only, entry.config_source) == (
+        None, True, 0, True, STATIC)  # fmt: skip
+    assert [(s.name, s.value, s.source) for s in entry.synonyms] == [("super.users", None, STATIC)]
+    assert "allow.everyone.if.no.acl.found" not in configs
+
+
+async def test_describe_configs_broker_keys_without_a_kafka_default_are_null(tmp_path):
+    """Keys whose KafkaConfig default is null (advertised.listeners, ssl.keystore.location ...) are
+    described with a null value and no DEFAULT_CONFIG synonym when unset (Kafka's staticDefaultConfigs
+    drops null values), not as an empty string."""
+    configs = {c.name: c for c in (await describe_broker_of(tmp_path / "a", ssl_truststore_location="/t.p12")).configs}
+    for name in ("advertised.listeners", "inter.broker.listener.name", "ssl.keystore.location",
+                 "sasl.oauthbearer.expected.audience", "sasl.server.callback.handler.class", "ssl.keystore.password"):
+        entry = configs[name]
+        assert (entry.value, entry.config_source, entry.synonyms) == (None, DEFAULT, []), name
+    truststore = configs["ssl.truststore.location"]
+    assert (truststore.value, [(s.name, s.value, s.source) for s in truststore.synonyms]) == (
+        "/t.p12", [("ssl.truststore.location", "/t.p12", STATIC)])  # fmt: skip
+    assert [(s.value, s.source) for s in configs["ssl.keystore.type"].synonyms] == [("JKS", DEFAULT)]
+
+
+async def describe_broker_of(tmp_path, **extra: str):
+    b = open_broker(tmp_path, **extra)
+    try:
+        return await describe(b, str(NODE), rtype=BROKER)
+    finally:
+        b.close()
 
 
 # -- AlterConfigs / IncrementalAlterConfigs --------------------------------------------
@@ -220,6 +290,18 @@ async def test_incremental_alter_configs_refusals(broker):
     assert (await incremental(broker, "nope", [])).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
+async def test_incremental_append_of_an_empty_item_is_refused(broker):
+    """Kafka's controller splits an APPEND value as Java's String.split (an empty item between commas is
+    kept, trailing ones dropped) and appends each item, so an empty item makes the list invalid."""
+    await create_ok(broker, "inc")
+    for value in ("compact,,delete", ",compact"):
+        empty = await incremental(broker, "inc", [("cleanup.policy", APPEND, value)])
+        assert empty.error_code == ErrorCode.INVALID_CONFIG, value
+    assert overrides(broker, "inc") == {}
+    assert (await incremental(broker, "inc", [("cleanup.policy", APPEND, "compact,")])).error_code == ErrorCode.NONE
+    assert overrides(broker, "inc") == {"cleanup.policy": "delete,compact"}
+
+
 async def test_a_broker_key_set_to_its_default_is_still_static_as_in_kafka(tmp_path):
     """Kafka reports STATIC_BROKER_CONFIG for every key in server.properties, whatever its value."""
     props = {
@@ -251,7 +333,7 @@ async def test_password_keys_are_sensitive_and_never_shown(tmp_path):
         "ssl.keystore.location"]  # fmt: skip
     assert (password.value, password.is_sensitive, password.config_source, password.config_type) == (
         None, True, STATIC, 9)  # fmt: skip
-    assert [(s.source, s.value) for s in password.synonyms] == [(STATIC, None), (DEFAULT, None)]
+    assert [(s.source, s.value) for s in password.synonyms] == [(STATIC, None)]  # a null default: no synonym
     assert (unset.value, unset.is_sensitive, unset.config_source) == (None, True, DEFAULT)
     assert (location.value, location.is_sensitive) == ("/etc/kafka/ks.p12", False)
     assert "s3cret" not in repr(list(configs.values()))

@@ -67,6 +67,17 @@ def test_roll_hours_feed_segment_ms():
     assert ConfigModel.from_broker_props({"log.roll.hours": "1", "log.roll.ms": "5"}).effective({}).segment_ms == 5
 
 
+def test_flush_scheduler_interval_feeds_flush_ms():
+    """Kafka's ``KafkaConfig.logFlushIntervalMs``: without ``log.flush.interval.ms`` a topic's ``flush.ms``
+    defaults to ``log.flush.scheduler.interval.ms``; a dynamic ``log.flush.interval.ms`` still wins."""
+    model = ConfigModel.from_broker_props({"log.flush.scheduler.interval.ms": "5000"})
+    assert model.effective({}).flush_ms == 5000 and model.effective({"flush.ms": "7"}).flush_ms == 7
+    both = {"log.flush.scheduler.interval.ms": "5000", "log.flush.interval.ms": "300"}
+    assert ConfigModel.from_broker_props(both).effective({}).flush_ms == 300
+    layered = model.with_dynamic([("DYNAMIC_BROKER_CONFIG", {"log.flush.interval.ms": "9"})])
+    assert layered.effective({}).flush_ms == 9
+
+
 def test_topic_override_beats_broker_key_beats_default():
     model = ConfigModel.from_broker_props({"log.segment.bytes": "5000"})
     assert model.effective({}).segment_bytes == 5000
