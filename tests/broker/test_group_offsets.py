@@ -67,6 +67,23 @@ async def test_commit_checks_follow_the_group(groups_broker):
     assert await fetch(groups_broker, "", {T: [0]}) == (ErrorCode.NONE, {(T, 0): (1, "m", 0)})
 
 
+async def test_unknown_partitions_are_answered_before_the_group(groups_broker):
+    """As Kafka's ``handleOffsetCommitRequest``: a missing topic or partition is UNKNOWN_TOPIC_OR_PARTITION
+    whatever the group answers, and a commit left with nothing to commit reaches no group (makes none)."""
+    await create_ok(groups_broker, T, 1)
+    offsets = {(T, 0): 1, (T, 5): 2, ("nope", 0): 3}
+    assert await commit(groups_broker, "new", offsets, generation=3, member_id="m") == {
+        (T, 0): ErrorCode.ILLEGAL_GENERATION, (T, 5): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ("nope", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    }  # fmt: skip
+    unknown = {(T, 5): 2, ("nope", 0): 3}
+    assert await commit(groups_broker, "ghost", unknown) == dict.fromkeys(unknown, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    assert await commit(groups_broker, "nothing", {}) == {}
+    assert "ghost" not in groups_broker.groups.groups and "nothing" not in groups_broker.groups.groups
+    listed = await call(groups_broker, 16, 0, req(16))
+    assert [g.group_id for g in listed.groups] == []
+
+
 async def test_commit_member_checks_are_kafkas_validate_offset_commit(groups_broker):
     """As Kafka's ``ClassicGroup.validateOffsetCommit``: an empty group takes generation -1 whatever member it
     names; an instance id nobody holds is UNKNOWN_MEMBER_ID even from a member, one held by another member
