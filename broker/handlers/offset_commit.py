@@ -31,7 +31,14 @@ READ on the TOPIC; a refused one is TOPIC_AUTHORIZATION_FAILED for each of its
 partitions and is not committed. When nothing is left to commit the group is
 not reached. Answers keep the order of the request.
 
-Version notes: v0 has no generation or member (a "simple" commit); v1's
+v0 (no generation or member) stored offsets in ZooKeeper in Kafka; a KRaft
+broker has none and fails it (``commitOffsetsToZookeeper``'s
+``requireZkOrThrow``): once anything is left to commit after the checks
+above, every partition of the request, the refused and unknown ones too, is
+UNSUPPORTED_VERSION, and nothing is stored. Kafka 4.0 dropped v0-1
+altogether; ``legacy.protocol.versions.enable`` does not cover them here.
+
+Version notes: v1 adds the generation and member id; v1's
 per-partition commit timestamp is accepted and ignored (the broker's time is
 used, as Kafka does since KIP-211); v2-4 ``retention_time_ms`` sets an
 explicit expiry; v6 leader epoch; v7 ``group_instance_id``; v8 flexible; v9
@@ -59,7 +66,9 @@ async def handle(ctx: RequestContext, request) -> object:
               if error is None]  # fmt: skip
     if not wanted:  # nothing left to commit: the group is not reached (not even made)
         return _response(ctx, request, [errors for _name, errors in early])
-    generation = request.generation_id_or_member_epoch if ctx.version >= 1 else -1
+    if ctx.version == 0:  # ZooKeeper's storage in Kafka: a KRaft broker fails the whole request
+        return _response(ctx, request, [[ErrorCode.UNSUPPORTED_VERSION] * len(t.partitions) for t in request.topics])
+    generation = request.generation_id_or_member_epoch
     missing = ErrorCode.GROUP_ID_NOT_FOUND if ctx.version >= 9 else ErrorCode.ILLEGAL_GENERATION
     answers = iter(await ctx.broker.groups.commit(
         request.group_id, request.member_id, request.group_instance_id, generation,

@@ -29,7 +29,7 @@ async def stable(broker, group="g"):
     return joined
 
 
-@pytest.mark.parametrize("version", range(0, 9))
+@pytest.mark.parametrize("version", range(1, 9))
 async def test_simple_commit_and_fetch_at_every_version(groups_broker, version):
     await create_ok(groups_broker, T, 3)
     got = await commit(groups_broker, "s", {(T, 0): 5, (T, 1): 7, (T, 9): 1}, version=version)
@@ -48,6 +48,24 @@ async def test_simple_commit_and_fetch_at_every_version(groups_broker, version):
     assert found == {(T, 0): (5, "m", 0), (T, 1): (7, "m", 0), (T, 2): (-1, "", 0)}
     if version >= 2:
         assert (await fetch(groups_broker, "s", None, version=version))[1] == {(T, 0): (5, "m", 0), (T, 1): (7, "m", 0)}
+
+
+async def test_v0_commit_and_fetch_are_unsupported_as_on_a_kraft_broker(groups_broker):
+    """v0 kept offsets in ZooKeeper: KRaft Kafka answers UNSUPPORTED_VERSION (its ``requireZkOrThrow``), for
+    every partition of a commit with anything left to commit, and every partition a fetch asks for."""
+    await create_ok(groups_broker, T, 2)
+    got = await commit(groups_broker, "s", {(T, 0): 5, (T, 9): 1, ("nope", 0): 2}, version=0)
+    assert got == dict.fromkeys([(T, 0), (T, 9), ("nope", 0)], ErrorCode.UNSUPPORTED_VERSION)
+    assert "s" not in groups_broker.groups.groups  # nothing stored
+    unknown = {(T, 9): 1, ("nope", 0): 2}  # nothing to commit: the per-partition checks answer
+    assert await commit(groups_broker, "s", unknown, version=0) == dict.fromkeys(
+        unknown, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)  # fmt: skip
+    assert await commit(groups_broker, "s", {(T, 0): 5}, version=1) == {(T, 0): ErrorCode.NONE}
+    error, found = await fetch(groups_broker, "s", {T: [0, 1], "nope": [0]}, version=0)
+    assert error == ErrorCode.NONE  # v0 has no top-level error
+    assert found == {(T, 0): (-1, "", ErrorCode.UNSUPPORTED_VERSION), (T, 1): (-1, "", ErrorCode.UNSUPPORTED_VERSION),
+                     ("nope", 0): (-1, "", ErrorCode.UNSUPPORTED_VERSION)}  # fmt: skip
+    assert (await fetch(groups_broker, "s", {T: [0]}, version=1))[1] == {(T, 0): (5, "m", ErrorCode.NONE)}
 
 
 async def test_commit_checks_follow_the_group(groups_broker):
