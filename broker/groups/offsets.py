@@ -73,11 +73,15 @@ def partition_error(topics: Any, topic: str, partition: int, metadata: str | Non
     return None
 
 
-def offset_value(offset: int, leader_epoch: int, metadata: str | None, now: int, retention_ms: int) -> Any:
+def offset_value(offset: int, leader_epoch: int, metadata: str | None, now: int, retention_ms: int,
+                 commit_timestamp: int = -1) -> Any:  # fmt: skip
+    """The stored value of one commit. ``commit_timestamp`` is OffsetCommit v1's, -1 (Kafka's
+    ``DEFAULT_TIMESTAMP``) for the broker's clock; Kafka stores any other value as sent."""
     # Kafka adds a v2-4 retention_time_ms to the clock in a Java long, so a huge one wraps negative
     # and the offset expires at once; the sum is kept at the int64 maximum here: it never expires.
     expire = min(now + retention_ms, INT64_MAX) if retention_ms >= 0 else -1
-    return r.OffsetValue(offset=offset, leader_epoch=leader_epoch, metadata=metadata or "", commit_timestamp=now,
+    stamp = now if commit_timestamp == -1 else commit_timestamp
+    return r.OffsetValue(offset=offset, leader_epoch=leader_epoch, metadata=metadata or "", commit_timestamp=stamp,
                          expire_timestamp=expire)  # fmt: skip
 
 

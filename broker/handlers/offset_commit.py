@@ -39,8 +39,10 @@ UNSUPPORTED_VERSION, and nothing is stored. Kafka 4.0 dropped v0-1
 altogether; ``legacy.protocol.versions.enable`` does not cover them here.
 
 Version notes: v1 adds the generation and member id; v1's
-per-partition commit timestamp is accepted and ignored (the broker's time is
-used, as Kafka does since KIP-211); v2-4 ``retention_time_ms`` sets an
+per-partition commit timestamp, when not -1, is stored as the commit's time
+instead of the broker's clock, as Kafka's ``OffsetAndMetadata.fromRequest``
+(and the older ``GroupCoordinatorAdapter``) do, so offset expiry counts
+from it; v2-4 ``retention_time_ms`` sets an
 explicit expiry; v6 leader epoch; v7 ``group_instance_id``; v8 flexible; v9
 GROUP_ID_NOT_FOUND; v10 topic ids.
 """
@@ -61,7 +63,8 @@ async def handle(ctx: RequestContext, request) -> object:
         return _response(ctx, request, [[ErrorCode.GROUP_AUTHORIZATION_FAILED] * len(t.partitions)
                                         for t in request.topics])  # fmt: skip
     early = _early_errors(ctx, request)
-    wanted = [(name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
+    wanted = [(name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata,
+               p.commit_timestamp if ctx.version == 1 else -1)
               for t, (name, errors) in zip(request.topics, early) for p, error in zip(t.partitions, errors)
               if error is None]  # fmt: skip
     if not wanted:  # nothing left to commit: the group is not reached (not even made)

@@ -191,6 +191,28 @@ async def test_offsets_expire_per_kip_211(groups_broker):
     assert groups_broker.reopen().groups.groups == {}
 
 
+async def test_v1_commit_timestamp_is_stored_and_counts_for_expiry(groups_broker):
+    """OffsetCommit v1's per-partition commit timestamp is kept as the commit's time (Kafka's
+    ``OffsetAndMetadata.fromRequest``), -1 meaning the broker's clock: a "simple" group's offset committed with
+    a time older than the retention expires at the next check."""
+    await create_ok(groups_broker, T, 2)
+    retention = groups_broker.config.offsets_retention_minutes * 60_000
+    now = groups_broker.clock.now
+    Topic = sub(8, "OffsetCommitRequestTopic")
+    Part = Topic.OffsetCommitRequestPartition
+    parts = [Part(partition_index=0, committed_offset=4, commit_timestamp=now - retention - 1),
+             Part(partition_index=1, committed_offset=6, commit_timestamp=-1)]  # fmt: skip
+    body = req(8, group_id="old", generation_id_or_member_epoch=-1, member_id="",
+               topics=[Topic(name=T, partitions=parts)])  # fmt: skip
+    resp = await call(groups_broker, 8, 1, body)
+    assert [p.error_code for p in resp.topics[0].partitions] == [0, 0]
+    stored = groups_broker.groups.groups["old"].offsets
+    assert (stored[(T, 0)].commit_timestamp, stored[(T, 1)].commit_timestamp) == (now - retention - 1, now)
+    await groups_broker.groups.expire_offsets()
+    assert (await fetch(groups_broker, "old", {T: [0, 1]}))[1] == {(T, 0): (-1, "", 0), (T, 1): (6, "", 0)}
+    assert groups_broker.reopen().groups.groups["old"].offsets[(T, 1)].commit_timestamp == now
+
+
 async def test_a_retention_past_the_end_of_time_keeps_the_offset(groups_broker):
     """Found by the handler fuzz: v2-4 retention_time_ms near 2^63 overflowed the stored expiry and the
     commit dropped the connection. Kafka's sum wraps (the offset expires at once); ours stops at the maximum."""
