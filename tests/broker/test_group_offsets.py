@@ -213,6 +213,19 @@ async def test_v1_commit_timestamp_is_stored_and_counts_for_expiry(groups_broker
     assert groups_broker.reopen().groups.groups["old"].offsets[(T, 1)].commit_timestamp == now
 
 
+async def test_a_negative_retention_other_than_minus_one_expires_at_once(groups_broker):
+    """Kafka's ``expireTimestampMs``: only -1 (DEFAULT_RETENTION_TIME) means no explicit expiry; any other
+    v2-4 retention_time_ms, a negative one too, is added to the clock, so the offset is already due."""
+    await create_ok(groups_broker, T, 2)
+    assert await commit(groups_broker, "past", {(T, 0): 3}, version=2, retention=-1000) == {(T, 0): 0}
+    assert await commit(groups_broker, "past", {(T, 1): 4}, version=2, retention=-1) == {(T, 1): 0}
+    now = groups_broker.clock.now
+    stored = groups_broker.groups.groups["past"].offsets
+    assert (stored[(T, 0)].expire_timestamp, stored[(T, 1)].expire_timestamp) == (now - 1000, -1)
+    await groups_broker.groups.expire_offsets()
+    assert (await fetch(groups_broker, "past", {T: [0, 1]}))[1] == {(T, 0): (-1, "", 0), (T, 1): (4, "m", 0)}
+
+
 async def test_a_retention_past_the_end_of_time_keeps_the_offset(groups_broker):
     """Found by the handler fuzz: v2-4 retention_time_ms near 2^63 overflowed the stored expiry and the
     commit dropped the connection. Kafka's sum wraps (the offset expires at once); ours stops at the maximum."""
