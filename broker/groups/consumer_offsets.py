@@ -62,7 +62,7 @@ def expired(group: ConsumerGroup, now: int, retention_ms: int) -> list[tuple[str
     for key, value in group.offsets.items():
         if key[0] in subscribed or key in staged:
             continue
-        deadline = value.expire_timestamp if value.expire_timestamp >= 0 else value.commit_timestamp + retention_ms
+        deadline = value.expire_timestamp if value.expire_timestamp != -1 else value.commit_timestamp + retention_ms
         if deadline <= now:
             out.append(key)
     return out

@@ -133,11 +133,12 @@ class GroupManager:
     # -- offsets -------------------------------------------------------------------------
 
     async def commit(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
-                     retention_ms: int, partitions: list[tuple[str, int, int, int, str | None]],
+                     retention_ms: int, partitions: list[tuple],
                      missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION,
                      version: int = 9) -> list[ErrorCode]:  # fmt: skip
-        """One error per ``(topic, partition, offset, leader_epoch, metadata)``, in order; ``missing`` for all
-        when the group does not exist and a generation is given; ``version`` is OffsetCommit's."""
+        """One error per ``(topic, partition, offset, leader_epoch, metadata[, commit_timestamp])``, in order;
+        ``missing`` for all when the group does not exist and a generation is given; ``version`` is
+        OffsetCommit's. A commit timestamp (v1) other than -1 is stored instead of the clock's."""
         error, group = self._commit_group(group_id, member_id, instance_id, generation, missing, version=version)
         if error is not None:
             return [error] * len(partitions)
@@ -168,12 +169,12 @@ class GroupManager:
             group = self.groups[group_id] = Group(group_id, state_timestamp=self.clock())
         return error, group
 
-    def _offset_values(self, partitions: list[tuple[str, int, int, int, str | None]], now: int, retention_ms: int,
+    def _offset_values(self, partitions: list[tuple], now: int, retention_ms: int,
                        ) -> tuple[list[ErrorCode | None], list[tuple[tuple[str, int], Any]]]:  # fmt: skip
         """Per partition its error or None, and the values to write for those without error."""
-        errors = [o.partition_error(self.topics, t, p, meta) for t, p, _, _, meta in partitions]
-        values = {(t, p): o.offset_value(off, epoch, meta, now, retention_ms)
-                  for (t, p, off, epoch, meta), e in zip(partitions, errors) if e is None}  # fmt: skip
+        errors = [o.partition_error(self.topics, t, p, meta) for t, p, _, _, meta, *_ in partitions]
+        values = {(t, p): o.offset_value(off, epoch, meta, now, retention_ms, *stamp)
+                  for (t, p, off, epoch, meta, *stamp), e in zip(partitions, errors) if e is None}  # fmt: skip
         return errors, list(values.items())
 
     async def txn_commit(self, group_id: str, producer: tuple[int, int], member_id: str, instance_id: str | None,

@@ -73,11 +73,16 @@ def partition_error(topics: Any, topic: str, partition: int, metadata: str | Non
     return None
 
 
-def offset_value(offset: int, leader_epoch: int, metadata: str | None, now: int, retention_ms: int) -> Any:
+def offset_value(offset: int, leader_epoch: int, metadata: str | None, now: int, retention_ms: int,
+                 commit_timestamp: int = -1) -> Any:  # fmt: skip
+    """The stored value of one commit. ``commit_timestamp`` is OffsetCommit v1's, -1 (Kafka's
+    ``DEFAULT_TIMESTAMP``) for the broker's clock; Kafka stores any other value as sent."""
     # Kafka adds a v2-4 retention_time_ms to the clock in a Java long, so a huge one wraps negative
     # and the offset expires at once; the sum is kept at the int64 maximum here: it never expires.
-    expire = min(now + retention_ms, INT64_MAX) if retention_ms >= 0 else -1
-    return r.OffsetValue(offset=offset, leader_epoch=leader_epoch, metadata=metadata or "", commit_timestamp=now,
+    # Only -1 (Kafka's DEFAULT_RETENTION_TIME) means none: any other value, a negative one too, sets an expiry.
+    expire = min(now + retention_ms, INT64_MAX) if retention_ms != -1 else -1
+    stamp = now if commit_timestamp == -1 else commit_timestamp
+    return r.OffsetValue(offset=offset, leader_epoch=leader_epoch, metadata=metadata or "", commit_timestamp=stamp,
                          expire_timestamp=expire)  # fmt: skip
 
 
@@ -115,7 +120,7 @@ def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
     for key, value in group.offsets.items():
         if key in staged or key[0] in subscribed:
             continue
-        if value.expire_timestamp >= 0:  # an explicit retention (OffsetCommit v2-4) wins
+        if value.expire_timestamp != -1:  # an explicit retention (OffsetCommit v2-4) wins
             gone = value.expire_timestamp <= now
         else:
             gone = max(value.commit_timestamp, since_empty) + retention_ms <= now

@@ -91,7 +91,7 @@ def group_key(group: str) -> bytes:
 
 def offset_value(value: Any) -> bytes:
     """v1 when the commit set its own expiry (OffsetCommit v2-4 retention), else v3."""
-    version = 1 if value.expire_timestamp >= 0 else 3
+    version = 1 if value.expire_timestamp != -1 else 3
     return _with_version(version, encode_struct(OFFSET_VALUE, version, value))
 
 

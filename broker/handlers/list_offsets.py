@@ -45,7 +45,10 @@ ones, each group in the order asked.
 v0 answers ``old_style_offsets`` instead (``_legacy_offsets``): up to
 ``max_num_offsets`` segment boundary offsets older than the timestamp,
 newest first, as Kafka's ``legacyFetchOffsetsBefore`` does; a timestamp below
--2 is UNSUPPORTED_VERSION there, as in Kafka 3.x.
+-2 is UNSUPPORTED_VERSION there, as in Kafka 3.x, and a negative
+``max_num_offsets`` (of a partition that exists) UNKNOWN_SERVER_ERROR, Kafka's
+answer to the exception its negative-sized array throws. v0 does not refuse a
+partition listed twice.
 
 Version notes: v1 single offset and timestamp; v2 isolation_level and
 throttle_time_ms; v4 current_leader_epoch and leader_epoch; v6 flexible;
@@ -118,6 +121,9 @@ def _answer(ctx: RequestContext, request, topic: str, p: Any, part: Any) -> None
         part.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return
     if ctx.version == 0:
+        if p.max_num_offsets < 0:  # Kafka's answer array of a negative size throws: an unexpected error
+            part.error_code = ErrorCode.UNKNOWN_SERVER_ERROR
+            return
         from_consumer = request.replica_id == CONSUMER
         part.old_style_offsets = legacy_offsets(partition.log, p.timestamp, p.max_num_offsets, from_consumer,
                                                 ctx.broker.clock())

@@ -1,9 +1,13 @@
 """OffsetCommit (key 8): v0-10, committed offsets stored in ``__consumer_offsets``.
 
-Behaviour: ``GroupManager.commit`` checks the group and member as Kafka does
-(see ``broker.groups.offsets``), then each partition: unknown ones get
-UNKNOWN_TOPIC_OR_PARTITION, metadata over 4096 bytes OFFSET_METADATA_TOO_LARGE.
-The rest are written as one batch and answered once it is durable.
+Behaviour: a topic or partition that does not exist is answered
+UNKNOWN_TOPIC_OR_PARTITION here, before the group is looked at, as Kafka's
+``handleOffsetCommitRequest`` filters them out: a group error never covers
+them, and when no partition is left (an empty commit too) the group is not
+reached, so no "simple" group is made. ``GroupManager.commit`` then checks
+the group and member as Kafka does (see ``broker.groups.offsets``), and each
+partition: metadata over 4096 bytes is OFFSET_METADATA_TOO_LARGE. The rest
+are written as one batch and answered once it is durable.
 
 A group that does not exist takes a commit with a negative generation (a
 "simple" group is made); with a generation it is ILLEGAL_GENERATION before
@@ -27,9 +31,18 @@ READ on the TOPIC; a refused one is TOPIC_AUTHORIZATION_FAILED for each of its
 partitions and is not committed. When nothing is left to commit the group is
 not reached. Answers keep the order of the request.
 
-Version notes: v0 has no generation or member (a "simple" commit); v1's
-per-partition commit timestamp is accepted and ignored (the broker's time is
-used, as Kafka does since KIP-211); v2-4 ``retention_time_ms`` sets an
+v0 (no generation or member) stored offsets in ZooKeeper in Kafka; a KRaft
+broker has none and fails it (``commitOffsetsToZookeeper``'s
+``requireZkOrThrow``): once anything is left to commit after the checks
+above, every partition of the request, the refused and unknown ones too, is
+UNSUPPORTED_VERSION, and nothing is stored. Kafka 4.0 dropped v0-1
+altogether; ``legacy.protocol.versions.enable`` does not cover them here.
+
+Version notes: v1 adds the generation and member id; v1's
+per-partition commit timestamp, when not -1, is stored as the commit's time
+instead of the broker's clock, as Kafka's ``OffsetAndMetadata.fromRequest``
+(and the older ``GroupCoordinatorAdapter``) do, so offset expiry counts
+from it; v2-4 ``retention_time_ms`` sets an
 explicit expiry; v6 leader epoch; v7 ``group_instance_id``; v8 flexible; v9
 GROUP_ID_NOT_FOUND; v10 topic ids.
 """
@@ -47,40 +60,59 @@ API_KEY = 8
 @handler(API_KEY, 0, 10)
 async def handle(ctx: RequestContext, request) -> object:
     if not ctx.authorized(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return _response(ctx, request, [ErrorCode.GROUP_AUTHORIZATION_FAILED] * len(request.topics))
-    refused = _refused(ctx, request)
-    wanted = [(name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata)
-              for t, (name, error) in zip(request.topics, refused) if error is None for p in t.partitions]  # fmt: skip
-    generation = request.generation_id_or_member_epoch if ctx.version >= 1 else -1
+        return _response(ctx, request, [[ErrorCode.GROUP_AUTHORIZATION_FAILED] * len(t.partitions)
+                                        for t in request.topics])  # fmt: skip
+    early = _early_errors(ctx, request)
+    wanted = [(name, p.partition_index, p.committed_offset, p.committed_leader_epoch, p.committed_metadata,
+               p.commit_timestamp if ctx.version == 1 else -1)
+              for t, (name, errors) in zip(request.topics, early) for p, error in zip(t.partitions, errors)
+              if error is None]  # fmt: skip
+    if not wanted:  # nothing left to commit: the group is not reached (not even made)
+        return _response(ctx, request, [errors for _name, errors in early])
+    if ctx.version == 0:  # ZooKeeper's storage in Kafka: a KRaft broker fails the whole request
+        return _response(ctx, request, [[ErrorCode.UNSUPPORTED_VERSION] * len(t.partitions) for t in request.topics])
+    generation = request.generation_id_or_member_epoch
     missing = ErrorCode.GROUP_ID_NOT_FOUND if ctx.version >= 9 else ErrorCode.ILLEGAL_GENERATION
-    reaches_group = wanted or all(error is None for _name, error in refused)
-    errors = iter(await ctx.broker.groups.commit(
+    answers = iter(await ctx.broker.groups.commit(
         request.group_id, request.member_id, request.group_instance_id, generation,
         request.retention_time_ms if 2 <= ctx.version <= 4 else -1, wanted, missing, ctx.version,
-    ) if reaches_group else [])  # fmt: skip
-    return _response(ctx, request, [error or errors for _name, error in refused])
+    ))  # fmt: skip
+    return _response(ctx, request, [[error or next(answers) for error in errors] for _name, errors in early])
 
 
-def _response(ctx: RequestContext, request, answers: list) -> object:
-    """Per requested topic an error for all its partitions, or an iterator giving each partition's."""
+def _response(ctx: RequestContext, request, answers: list[list[ErrorCode]]) -> object:
+    """The answer: per requested topic, the error of each of its partitions."""
     resp = ctx.response()
     topic_cls = type(resp).OffsetCommitResponseTopic
     part_cls = topic_cls.OffsetCommitResponsePartition
-    for t, answer in zip(request.topics, answers):
-        parts = [part_cls(partition_index=p.partition_index,
-                          error_code=answer if isinstance(answer, ErrorCode) else next(answer))
-                 for p in t.partitions]  # fmt: skip
+    for t, errors in zip(request.topics, answers):
+        parts = [part_cls(partition_index=p.partition_index, error_code=error)
+                 for p, error in zip(t.partitions, errors)]  # fmt: skip
         resp.topics.append(topic_cls(name=t.name, topic_id=t.topic_id, partitions=parts))
     return resp
 
 
-def _refused(ctx: RequestContext, request) -> list[tuple[str | None, ErrorCode | None]]:
-    """Per requested topic its name (v10 resolves ids) and the error that keeps it from the group, or None."""
+def _early_errors(ctx: RequestContext, request) -> list[tuple[str | None, list[ErrorCode | None]]]:
+    """Per requested topic its name (v10 resolves ids) and, per partition, the error that keeps it from the
+    group, or None: Kafka's ``handleOffsetCommitRequest`` checks the topic, then the partition exists."""
     if ctx.version < 10:
         names: list[str | None] = [t.name for t in request.topics]
     else:
         by_id = ctx.broker.topics.names_by_id()
         names = [by_id.get(t.topic_id) for t in request.topics]
-    return [(name, ErrorCode.UNKNOWN_TOPIC_ID if name is None
-             else None if ctx.authorized(AclOperation.READ, ResourceType.TOPIC, name)
-             else ErrorCode.TOPIC_AUTHORIZATION_FAILED) for name in names]  # fmt: skip
+    out = []
+    for t, name in zip(request.topics, names):
+        if name is None:
+            error = ErrorCode.UNKNOWN_TOPIC_ID
+        elif not ctx.authorized(AclOperation.READ, ResourceType.TOPIC, name):
+            error = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        else:
+            error = None
+        out.append((name, [error or _unknown(ctx, name, p.partition_index) for p in t.partitions]))
+    return out
+
+
+def _unknown(ctx: RequestContext, topic: str, partition: int) -> ErrorCode | None:
+    if ctx.broker.topics.partition(topic, partition) is None:
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return None

@@ -6,7 +6,14 @@ and metadata, or offset -1 with empty metadata when nothing is committed
 v2 a null topic list means every partition the group committed. The empty
 group id is accepted, as Kafka accepts it in the offset APIs. A group-level
 error (COORDINATOR_NOT_AVAILABLE for a group being deleted) is top-level
-from v2 and on every partition before, as v0-1 have nowhere else to put it.
+from v2 and on every partition before, as v0-1 have nowhere else to put it
+(Kafka's KAFKA-19246 fix; before it 3.x answered such a v1 fetch empty).
+
+v0 read offsets from ZooKeeper in Kafka; a KRaft broker has none: a group
+the principal may DESCRIBE is answered UNSUPPORTED_VERSION on every
+partition asked for (offset -1), GROUP_AUTHORIZATION_FAILED otherwise
+(``handleOffsetFetchRequestFromZookeeper``). Kafka 4.0 dropped v0;
+``legacy.protocol.versions.enable`` does not cover it here.
 
 With ``require_stable`` (v7+) a partition for which an open transaction
 staged offsets (TxnOffsetCommit, KIP-98) answers offset -1 and
@@ -80,13 +87,24 @@ async def handle(ctx: RequestContext, request) -> object:
             topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartitions, entries, key)
             resp.groups.append(group_cls(group_id=g.group_id, topics=topics, error_code=error))
         return resp
-    error, entries = _fetch_group(ctx, request.group_id, request.topics, stable)
+    if ctx.version == 0:  # ZooKeeper's storage in Kafka: a KRaft broker fails every partition
+        error, entries = _zookeeper_fetch(ctx, request.group_id), []
+    else:
+        error, entries = _fetch_group(ctx, request.group_id, request.topics, stable)
     if error != ErrorCode.NONE and ctx.version < 2:  # v0-1: the error goes on every partition asked for
         entries = [(t.name, p, None, error) for t in request.topics or [] for p in t.partition_indexes]
     topic_cls = type(resp).OffsetFetchResponseTopic
     resp.topics = _topics(topic_cls, topic_cls.OffsetFetchResponsePartition, entries, "name")
     resp.error_code = error
     return resp
+
+
+def _zookeeper_fetch(ctx: RequestContext, group_id: str) -> ErrorCode:
+    """v0's answer: Kafka read these offsets from ZooKeeper, and a KRaft broker throws UNSUPPORTED_VERSION
+    once the group passed its DESCRIBE check (``handleOffsetFetchRequestFromZookeeper``)."""
+    if not ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    return ErrorCode.UNSUPPORTED_VERSION
 
 
 def _fetch_group(ctx: RequestContext, group_id: str, topics, stable: bool,

@@ -195,7 +195,7 @@ async def test_offset_commit_v10_resolves_ids_before_the_topic_check(groups_brok
     assert got == [(a, 0, ErrorCode.NONE), (b, 0, TOPIC_DENIED), (stranger, 0, ErrorCode.UNKNOWN_TOPIC_ID)]
 
 
-@pytest.mark.parametrize("version", [1, 5, 8])
+@pytest.mark.parametrize("version", [0, 1, 5, 8])
 async def test_offset_fetch_without_describe_on_the_group(groups_broker, version):
     await topic(groups_broker, "a")
     assert await commit(groups_broker, "s", {("a", 0): 5}, who=ADMIN) == [("a", 0, ErrorCode.NONE)]
@@ -204,6 +204,19 @@ async def test_offset_fetch_without_describe_on_the_group(groups_broker, version
         assert got == [(ErrorCode.NONE, [("a", 0, -1, GROUP_DENIED)])]
     else:
         assert got == [(GROUP_DENIED, [])]
+
+
+async def test_v0_offset_apis_check_access_before_failing_as_unsupported(groups_broker):
+    """KRaft Kafka fails v0 (ZooKeeper's storage) only past the checks that come first: the group, then (commit)
+    each topic; a commit refused on every topic is answered per partition and is not failed."""
+    await topic(groups_broker, "a")
+    assert await commit(groups_broker, "s", {("a", 0): 5}, version=0) == [("a", 0, GROUP_DENIED)]
+    grant(groups_broker, "bob", Op.READ, Res.GROUP, "s")
+    assert await commit(groups_broker, "s", {("a", 0): 5}, version=0) == [("a", 0, TOPIC_DENIED)]
+    grant(groups_broker, "bob", Op.READ, Res.TOPIC, "a")
+    assert await commit(groups_broker, "s", {("a", 0): 5}, version=0) == [("a", 0, ErrorCode.UNSUPPORTED_VERSION)]
+    assert await fetch(groups_broker, {"s": {"a": [0]}}, 0) == [(ErrorCode.NONE, [
+        ("a", 0, -1, ErrorCode.UNSUPPORTED_VERSION)])]  # fmt: skip
 
 
 async def test_offset_fetch_named_topics_and_every_partition(groups_broker):

@@ -29,7 +29,7 @@ async def stable(broker, group="g"):
     return joined
 
 
-@pytest.mark.parametrize("version", range(0, 9))
+@pytest.mark.parametrize("version", range(1, 9))
 async def test_simple_commit_and_fetch_at_every_version(groups_broker, version):
     await create_ok(groups_broker, T, 3)
     got = await commit(groups_broker, "s", {(T, 0): 5, (T, 1): 7, (T, 9): 1}, version=version)
@@ -50,6 +50,24 @@ async def test_simple_commit_and_fetch_at_every_version(groups_broker, version):
         assert (await fetch(groups_broker, "s", None, version=version))[1] == {(T, 0): (5, "m", 0), (T, 1): (7, "m", 0)}
 
 
+async def test_v0_commit_and_fetch_are_unsupported_as_on_a_kraft_broker(groups_broker):
+    """v0 kept offsets in ZooKeeper: KRaft Kafka answers UNSUPPORTED_VERSION (its ``requireZkOrThrow``), for
+    every partition of a commit with anything left to commit, and every partition a fetch asks for."""
+    await create_ok(groups_broker, T, 2)
+    got = await commit(groups_broker, "s", {(T, 0): 5, (T, 9): 1, ("nope", 0): 2}, version=0)
+    assert got == dict.fromkeys([(T, 0), (T, 9), ("nope", 0)], ErrorCode.UNSUPPORTED_VERSION)
+    assert "s" not in groups_broker.groups.groups  # nothing stored
+    unknown = {(T, 9): 1, ("nope", 0): 2}  # nothing to commit: the per-partition checks answer
+    assert await commit(groups_broker, "s", unknown, version=0) == dict.fromkeys(
+        unknown, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)  # fmt: skip
+    assert await commit(groups_broker, "s", {(T, 0): 5}, version=1) == {(T, 0): ErrorCode.NONE}
+    error, found = await fetch(groups_broker, "s", {T: [0, 1], "nope": [0]}, version=0)
+    assert error == ErrorCode.NONE  # v0 has no top-level error
+    assert found == {(T, 0): (-1, "", ErrorCode.UNSUPPORTED_VERSION), (T, 1): (-1, "", ErrorCode.UNSUPPORTED_VERSION),
+                     ("nope", 0): (-1, "", ErrorCode.UNSUPPORTED_VERSION)}  # fmt: skip
+    assert (await fetch(groups_broker, "s", {T: [0]}, version=1))[1] == {(T, 0): (5, "m", ErrorCode.NONE)}
+
+
 async def test_commit_checks_follow_the_group(groups_broker):
     await create_ok(groups_broker, T, 1)
     assert await commit(groups_broker, "", {(T, 0): 1}) == {(T, 0): ErrorCode.NONE}  # Kafka allows "" here
@@ -65,6 +83,23 @@ async def test_commit_checks_follow_the_group(groups_broker):
         {(T, 0): ErrorCode.OFFSET_METADATA_TOO_LARGE}  # fmt: skip
     assert (await fetch(groups_broker, "g", {T: [0]}))[1] == {(T, 0): (4, "m", 0)}
     assert await fetch(groups_broker, "", {T: [0]}) == (ErrorCode.NONE, {(T, 0): (1, "m", 0)})
+
+
+async def test_unknown_partitions_are_answered_before_the_group(groups_broker):
+    """As Kafka's ``handleOffsetCommitRequest``: a missing topic or partition is UNKNOWN_TOPIC_OR_PARTITION
+    whatever the group answers, and a commit left with nothing to commit reaches no group (makes none)."""
+    await create_ok(groups_broker, T, 1)
+    offsets = {(T, 0): 1, (T, 5): 2, ("nope", 0): 3}
+    assert await commit(groups_broker, "new", offsets, generation=3, member_id="m") == {
+        (T, 0): ErrorCode.ILLEGAL_GENERATION, (T, 5): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ("nope", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    }  # fmt: skip
+    unknown = {(T, 5): 2, ("nope", 0): 3}
+    assert await commit(groups_broker, "ghost", unknown) == dict.fromkeys(unknown, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    assert await commit(groups_broker, "nothing", {}) == {}
+    assert "ghost" not in groups_broker.groups.groups and "nothing" not in groups_broker.groups.groups
+    listed = await call(groups_broker, 16, 0, req(16))
+    assert [g.group_id for g in listed.groups] == []
 
 
 async def test_commit_member_checks_are_kafkas_validate_offset_commit(groups_broker):
@@ -154,6 +189,41 @@ async def test_offsets_expire_per_kip_211(groups_broker):
     await groups_broker.groups.expire_offsets()
     assert groups_broker.groups.groups == {}
     assert groups_broker.reopen().groups.groups == {}
+
+
+async def test_v1_commit_timestamp_is_stored_and_counts_for_expiry(groups_broker):
+    """OffsetCommit v1's per-partition commit timestamp is kept as the commit's time (Kafka's
+    ``OffsetAndMetadata.fromRequest``), -1 meaning the broker's clock: a "simple" group's offset committed with
+    a time older than the retention expires at the next check."""
+    await create_ok(groups_broker, T, 2)
+    retention = groups_broker.config.offsets_retention_minutes * 60_000
+    now = groups_broker.clock.now
+    Topic = sub(8, "OffsetCommitRequestTopic")
+    Part = Topic.OffsetCommitRequestPartition
+    parts = [Part(partition_index=0, committed_offset=4, commit_timestamp=now - retention - 1),
+             Part(partition_index=1, committed_offset=6, commit_timestamp=-1)]  # fmt: skip
+    body = req(8, group_id="old", generation_id_or_member_epoch=-1, member_id="",
+               topics=[Topic(name=T, partitions=parts)])  # fmt: skip
+    resp = await call(groups_broker, 8, 1, body)
+    assert [p.error_code for p in resp.topics[0].partitions] == [0, 0]
+    stored = groups_broker.groups.groups["old"].offsets
+    assert (stored[(T, 0)].commit_timestamp, stored[(T, 1)].commit_timestamp) == (now - retention - 1, now)
+    await groups_broker.groups.expire_offsets()
+    assert (await fetch(groups_broker, "old", {T: [0, 1]}))[1] == {(T, 0): (-1, "", 0), (T, 1): (6, "", 0)}
+    assert groups_broker.reopen().groups.groups["old"].offsets[(T, 1)].commit_timestamp == now
+
+
+async def test_a_negative_retention_other_than_minus_one_expires_at_once(groups_broker):
+    """Kafka's ``expireTimestampMs``: only -1 (DEFAULT_RETENTION_TIME) means no explicit expiry; any other
+    v2-4 retention_time_ms, a negative one too, is added to the clock, so the offset is already due."""
+    await create_ok(groups_broker, T, 2)
+    assert await commit(groups_broker, "past", {(T, 0): 3}, version=2, retention=-1000) == {(T, 0): 0}
+    assert await commit(groups_broker, "past", {(T, 1): 4}, version=2, retention=-1) == {(T, 1): 0}
+    now = groups_broker.clock.now
+    stored = groups_broker.groups.groups["past"].offsets
+    assert (stored[(T, 0)].expire_timestamp, stored[(T, 1)].expire_timestamp) == (now - 1000, -1)
+    await groups_broker.groups.expire_offsets()
+    assert (await fetch(groups_broker, "past", {T: [0, 1]}))[1] == {(T, 0): (-1, "", 0), (T, 1): (4, "m", 0)}
 
 
 async def test_a_retention_past_the_end_of_time_keeps_the_offset(groups_broker):

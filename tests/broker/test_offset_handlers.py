@@ -194,6 +194,18 @@ async def test_list_offsets_v0_old_style(broker):
     assert (missing[0].error_code, missing[0].old_style_offsets) == (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, [])
 
 
+async def test_list_offsets_v0_negative_max_num_offsets_is_a_server_error(broker):
+    """Kafka sizes its answer array by ``min(max_num_offsets, found)``: a negative count throws
+    (NegativeArraySizeException), answered UNKNOWN_SERVER_ERROR; 0 is an empty answer."""
+    await create_ok(broker, "legacy")
+    await produce(broker, "legacy", [now_ms()] * 3)
+    got = await list_offsets(broker, "legacy", [(0, -1, -1), (0, 0, -5), (0, -1, 0)], 0)
+    assert [(p.error_code, p.old_style_offsets) for p in got] == [
+        (ErrorCode.UNKNOWN_SERVER_ERROR, []), (ErrorCode.UNKNOWN_SERVER_ERROR, []), (ErrorCode.NONE, [])]  # fmt: skip
+    missing = await list_offsets(broker, "nope", [(0, -1, -1)], 0)  # the partition is looked up first
+    assert missing[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
 async def test_list_offsets_v0_dates_the_log_end_by_the_brokers_clock(broker):
     await create_ok(broker, "legacy")
     await produce(broker, "legacy", [now_ms()] * 3)
