@@ -35,12 +35,24 @@ class DoomedDirs:
     def __bool__(self) -> bool:
         return bool(self._queue)
 
-    def take(self, log_: Any, now_ms: int) -> Path:
-        """Close a deleted partition's log, rename its directory ``-delete`` and queue it; the new path."""
-        log_.close()
-        log_.deleted = True  # nobody may write into it again (the cleaner checks)
+    def take(self, log_: Any, now_ms: int) -> Path | None:
+        """Close a deleted partition's log, rename its directory ``-delete`` and queue it; the new path, or
+        None when the rename failed and the directory was removed at once (or could not be: logged, and
+        set aside as a stray at the next start, its topic being unknown)."""
+        log_.deleted = True  # nobody may write into it again (the cleaner checks), and close writes no snapshot
+        try:
+            log_.close()
+        except OSError as exc:
+            log.error("closing the deleted log %s failed: %s", log_.dir.name, exc)
         doomed = log_.dir.with_name(set_aside_name(log_.topic, log_.partition, DELETE_SUFFIX))
-        log_.dir.rename(doomed)
+        try:
+            log_.dir.rename(doomed)
+        except OSError as exc:  # the name must not stay: a topic made again would open this data
+            log.error("renaming the deleted log %s failed (%s); removing it at once", log_.dir.name, exc)
+            shutil.rmtree(log_.dir, ignore_errors=True)
+            if log_.dir.exists():
+                log.error("could not remove %s either", log_.dir)
+            return None
         self.add(doomed, now_ms)
         return doomed
 

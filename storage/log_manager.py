@@ -204,10 +204,9 @@ class LogManager(LogOpening):
         meta = self._topics.pop(name)
         self._save_topics()
         self.moves.stop_topic(name)
-        for p in range(meta.num_partitions):
-            log_ = self._logs.pop((name, p), None)
-            if log_ is not None:
-                self.doomed.take(log_, self.clock())
+        logs = [self._logs.pop((name, p)) for p in range(meta.num_partitions) if (name, p) in self._logs]
+        for log_ in logs:  # all unregistered first: one that fails to go does not keep the others
+            self.doomed.take(log_, self.clock())
         self.group_commit.forget(lambda l: l.topic == name)
         self.checkpoints.forget_cleaner_offsets(name)
         for root in self.dirs:  # Kafka's asyncDelete: a topic made again must not meet these offsets

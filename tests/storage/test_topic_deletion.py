@@ -65,3 +65,30 @@ def test_deletion_rewrites_the_checkpoints_so_a_topic_made_again_keeps_its_recor
     again = manager(tmp_path, clock)  # a crash: no close, no clean-shutdown marker
     log = again.get_log("t", 0)
     assert (log.log_start_offset, log.log_end_offset) == (0, 3) and [o for o, _v in read_all(log)] == [0, 1, 2]
+
+
+def test_a_deletion_writes_no_snapshot_and_a_failed_rename_leaves_no_old_data(tmp_path, monkeypatch):
+    """Kafka's asyncDelete only renames. Before, closing the deleted log wrote a producer snapshot first; when
+    that (or the rename) failed, the deletion stopped half-way with later partitions still registered and
+    their directories under the live names, so the topic made again read the old topic's records."""
+    clock = Clock()
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 3, {})
+    for p in range(3):
+        append(lm.get_log("t", p))
+    snapshots = []
+    monkeypatch.setattr(type(lm.get_log("t", 0).producer_state), "write_snapshot",
+                        lambda self, *a: snapshots.append(a))  # fmt: skip
+    real_rename = type(tmp_path).rename
+
+    def rename(self, target):
+        if self.name == "t-1":
+            raise OSError(28, "No space left on device")
+        return real_rename(self, target)
+
+    monkeypatch.setattr(type(tmp_path), "rename", rename)
+    lm.delete_topic("t")
+    assert snapshots == [] and all(lm.get_log("t", p) is None for p in range(3))
+    assert not any((tmp_path / f"t-{p}").exists() for p in range(3))
+    lm.create_topic("t", 3, {})
+    assert all(read_all(lm.get_log("t", p)) == [] for p in range(3))
