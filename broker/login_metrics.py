@@ -32,7 +32,6 @@ A listener's series appear with its first login, as the counters' do.
 
 from __future__ import annotations
 
-import math
 from typing import Iterator
 
 from prometheus_client import CollectorRegistry, Counter
@@ -83,9 +82,7 @@ class LoginMetrics:
         for name in METERS:
             yield (PREFIX + name + "_rate", _DOCS[name] + ", per second", ["listener"],
                    [([lst], self.rates[(lst, name)].rate(now_ms)) for lst in listeners])  # fmt: skip
-        latest = [(lst, self.latency[lst].maximum(now_ms)) for lst in listeners]
         yield (PREFIX + "reauthentication_latency_max", "Longest re-authentication in the windows, ms",
-               ["listener"], [([lst], peak) for lst, peak in latest])  # fmt: skip
+               ["listener"], [([lst], self.latency[lst].maximum(now_ms)) for lst in listeners])  # fmt: skip
         yield (PREFIX + "reauthentication_latency_avg", "Mean re-authentication time in the windows, ms",
-               ["listener"], [([lst], math.nan if math.isnan(peak) else self.latency[lst].average(now_ms))
-                              for lst, peak in latest])  # fmt: skip
+               ["listener"], [([lst], self.latency[lst].average(now_ms)) for lst in listeners])  # fmt: skip

@@ -78,9 +78,10 @@ class Samples:
         return not any(sample[2] for sample in self.samples)
 
     def average(self, now_ms: float) -> float:
+        """Kafka's Avg: the mean of the values recorded in the live samples, NaN when there is none."""
         self._purge(now_ms)
         count = sum(sample[2] for sample in self.samples)
-        return sum(sample[1] for sample in self.samples) / count if count else 0.0
+        return sum(sample[1] for sample in self.samples) / count if count else math.nan
 
     def maximum(self, now_ms: float) -> float:
         """Kafka's Max: the largest value recorded in the live samples, NaN when there is none."""

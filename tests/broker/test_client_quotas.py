@@ -3,6 +3,8 @@ the store, and AlterClientQuotas / DescribeClientQuotas / Produce / Fetch driven
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import trio
 
@@ -236,6 +238,8 @@ async def test_produce_over_the_quota_is_answered_with_a_throttle_and_mutes_the_
     assert samples[("kafka_server_produce_throttle_time", ("", CLIENT))] > 0
     later = {name: rows for name, _h, _l, rows in broker.quotas.metric_samples(broker.clock() + 45_000)}
     assert later["kafka_server_produce_throttle_time"][0][1] > 0  # an Avg over Kafka's 2 metric samples of 30 s
+    idle = {name: rows for name, _h, _l, rows in broker.quotas.metric_samples(broker.clock() + 61_000)}
+    assert math.isnan(idle["kafka_server_produce_throttle_time"][0][1])  # Kafka's Avg of no event: NaN, not 0
     assert samples[("kafka_server_produce_byte_rate", ("", CLIENT))] > 2_000
     assert other.throttle is None
 
