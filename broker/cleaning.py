@@ -2,8 +2,8 @@
 
 The cleaner's threads do the heavy work (reading segments, building the
 offset map, writing ``.cleaned`` files). The few steps that change a log's
-segment list (the swap, the checkpoint, retention of ``compact,delete``
-logs) are handed to the trio thread with ``trio.from_thread.run_sync``, so
+segment list (the swap, the checkpoint, retention of the compacted logs,
+which is the cleaner's as in Kafka's ``cleanupLogs``) are handed to the trio thread with ``trio.from_thread.run_sync``, so
 storage keeps its single-owner rule and appends or fetches wait only for
 those renames. ``start_cleaner`` registers the cleaner's scrape-time gauges
 (``cleaner.metrics``) and shortens the GIL switch interval (see

@@ -135,8 +135,8 @@ def validate_and_assign(
 
 def _framed_batches(records: memoryview, produce_version: int, config: ValidationConfig) -> list:
     """The request's batches, checked in Kafka's order: size and CRC of each, then (any Produce
-    version) one batch only when it is magic 2 or compressed, then each batch's header. Only a set
-    of plain legacy messages may hold several entries."""
+    version) one batch only when it is magic 2 or compressed, then a v2 batch's header (a legacy set's
+    messages are checked one by one later). Only a set of plain legacy messages may hold several entries."""
     batches = list(iter_batches(records))
     if not batches:
         raise ValidationError(ErrorCode.INVALID_RECORD, "no complete record batch in the request")
@@ -147,7 +147,7 @@ def _framed_batches(records: memoryview, produce_version: int, config: Validatio
         _check_size_and_crc(batch, config)
     if len(batches) > 1 and (magic == 2 or any(batch.compression is not Codec.NONE for batch in batches)):
         raise ValidationError(ErrorCode.INVALID_RECORD, "Compressed outer record has more than one batch")
-    if magic == 2:  # a legacy set's magics are compared message by message (``_legacy_rows``)
+    if magic == 2:  # a legacy set's magics are compared message by message (``_plain_legacy_rows``)
         _check_v2_header(batches[0])
     return batches
 

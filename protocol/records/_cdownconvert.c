@@ -229,7 +229,7 @@ static PyMethodDef methods[] = {
     {"emit", emit, METH_VARARGS, "Down-convert one v2 records payload to legacy messages (None: use Python)."},
     {"crc32", ccrc32_py, METH_VARARGS, "CRC-32 (IEEE, as zlib.crc32) of a buffer, optionally continuing from a value."},
     {"set_fold", ccrc32_set_fold, METH_O,
-     "CRC path (tests): 0 tables, 1 PCLMULQDQ, 2 AVX-512; capped by the CPU; returns the old."},
+     "CRC path (tests): 0 tables, 1 PCLMULQDQ, 2 AVX2+VPCLMULQDQ, 3 AVX-512; capped by the CPU; returns the old."},
     {"scan", cscan_scan, METH_VARARGS, "Check v2 records for Produce as scan_v2_records does (None: use Python)."},
     {"plain_rows", clegacy_plain_rows, METH_VARARGS, "Rows of a set of plain legacy messages (None: use Python)."},
     {"convert_chunk", clz4_chunk, METH_VARARGS,

@@ -55,8 +55,9 @@ def _produce_fields(topic: str, size: int, acks: int = 1) -> dict:
 
 
 async def test_every_version_is_answered_at_once_and_then_muted(broker, autojump_clock):  # noqa: F811
-    """Kafka sends every answer at once and mutes the channel after it, whatever the version (KafkaApis'
-    "send the response immediately"): a client too old to wait by itself finds its next request held."""
+    """Kafka sends every answer at once and mutes the channel after it, whatever the version
+    (``RequestHandlerHelper.sendResponseMaybeThrottle``): a client too old to wait by itself finds its next
+    request held."""
     await create_ok(broker, "q")
     await alter(broker, [([("client-id", "old")], {"producer_byte_rate": 1_000.0})])
     with trio.fail_after(30):
@@ -74,8 +75,8 @@ async def test_every_version_is_answered_at_once_and_then_muted(broker, autojump
 
 
 async def test_a_produce_with_acks_0_is_exempt_from_the_request_quota(broker, autojump_clock):  # noqa: F811
-    """Kafka records no request time for a Produce with ``acks=0`` (KafkaApis: "the request quota is not
-    enforced if acks == 0"): it never mutes the connection for it; the Metadata after is held by its own."""
+    """Kafka records no request time for a Produce with ``acks=0`` (``KafkaApis.handleProduceRequest``): it
+    never mutes the connection for it; the Metadata after is held by its own."""
     await create_ok(broker, "z")
     await alter(broker, [([("client-id", "fire")], {"request_percentage": 0.0001})])
     with trio.fail_after(30):

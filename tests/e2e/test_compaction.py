@@ -188,6 +188,5 @@ def test_compact_delete_retention_is_the_cleaners(broker_factory, cleaner):
         wait_until(lambda: start("cd") == 5, timeout=30, interval=0.2)
         assert kp_consume(broker.bootstrap, "cd", 5, consumer_timeout_ms=1000) == []
     else:
-        time.sleep(1.0)  # ten more retention checks
-        assert start("cd") == 0
+        assert start("cd") == 0  # one retention pass takes every log: "d" trimmed means "cd" was passed over
         assert [m.key for m in kp_consume(broker.bootstrap, "cd", 5)] == [b"k%d" % i for i in range(5)]
