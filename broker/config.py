@@ -135,7 +135,7 @@ BROKER_KEYS: tuple[Key, ...] = (
         _bool,
         True,
         None,
-        "serve Produce v0-2 and Fetch v0-3 (false = Kafka 4.0 behaviour)",
+        "serve the versions Kafka 4.0 removed: Produce v0-2, Fetch v0-3 and other KIP-896 ones (false = 4.0)",
     ),
     Key("log.retention.check.interval.ms", "log_retention_check_interval_ms", int, 300_000, _positive, ""),
     Key("log.flush.offset.checkpoint.interval.ms", "log_flush_offset_checkpoint_interval_ms", int, 60_000, _positive, ""),

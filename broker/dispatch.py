@@ -142,11 +142,17 @@ class CloseConnection(Exception):
 NO_RESPONSE = object()
 
 
+# With legacy.protocol.versions.enable=false, the lowest version Kafka 4.0.1 serves of each API whose old
+# versions 4.0 removed (KIP-724: Produce, Fetch; KIP-896: ListOffsets, OffsetCommit, OffsetFetch, CreateTopics,
+# DeleteTopics, DescribeConfigs). JoinGroup v0-1, removed in 4.0.0, came back in 4.0.1.
+KAFKA_4_LOWEST = {0: 3, 1: 4, 2: 1, 8: 2, 9: 1, 19: 2, 20: 1, 32: 1}
+
+
 def enabled_range(broker: Any, h: Handler) -> tuple[int, int]:
-    """The versions served now: legacy Produce/Fetch may be switched off (KIP-724)."""
+    """The versions served now: the versions Kafka 4.0 removed may be switched off (``KAFKA_4_LOWEST``)."""
     low = h.min_version
     if not broker.config.legacy_protocol_versions_enable:
-        low = max(low, {0: 3, 1: 4}.get(h.api_key, low))
+        low = max(low, KAFKA_4_LOWEST.get(h.api_key, low))
     return low, h.max_version
 
 

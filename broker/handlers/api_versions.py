@@ -1,9 +1,10 @@
 """ApiVersions (key 18): v0-4, built from the handler registry.
 
 Behaviour: lists every API a handler serves with the versions enabled now
-(``legacy.protocol.versions.enable=false`` raises Produce's and Fetch's
-minimum as Kafka 4.0 does; like Kafka 4.0 we keep advertising Produce from v0
-then, since librdkafka picks its compression support from that minimum).
+(``legacy.protocol.versions.enable=false`` raises the minimum of the APIs
+whose old versions Kafka 4.0 removed, ``dispatch.KAFKA_4_LOWEST``; like Kafka
+4.0 we keep advertising Produce from v0 then, since librdkafka picks its
+compression support from that minimum).
 v3+ requests carry ``client_software_name``/``version``, which must match
 Kafka's pattern or the answer is INVALID_REQUEST. A too-high version never
 reaches this handler: dispatch answers it in v0 form.

@@ -36,7 +36,7 @@ broker has none and fails it (``commitOffsetsToZookeeper``'s
 ``requireZkOrThrow``): once anything is left to commit after the checks
 above, every partition of the request, the refused and unknown ones too, is
 UNSUPPORTED_VERSION, and nothing is stored. Kafka 4.0 dropped v0-1
-altogether; ``legacy.protocol.versions.enable`` does not cover them here.
+altogether, as ``legacy.protocol.versions.enable=false`` does here.
 
 Version notes: v1 adds the generation and member id; v1's
 per-partition commit timestamp, when not -1, is stored as the commit's time

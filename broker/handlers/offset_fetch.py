@@ -12,8 +12,8 @@ from v2 and on every partition before, as v0-1 have nowhere else to put it
 v0 read offsets from ZooKeeper in Kafka; a KRaft broker has none: a group
 the principal may DESCRIBE is answered UNSUPPORTED_VERSION on every
 partition asked for (offset -1), GROUP_AUTHORIZATION_FAILED otherwise
-(``handleOffsetFetchRequestFromZookeeper``). Kafka 4.0 dropped v0;
-``legacy.protocol.versions.enable`` does not cover it here.
+(``handleOffsetFetchRequestFromZookeeper``). Kafka 4.0 dropped v0, as
+``legacy.protocol.versions.enable=false`` does here.
 
 With ``require_stable`` (v7+) a partition for which an open transaction
 staged offsets (TxnOffsetCommit, KIP-98) answers offset -1 and

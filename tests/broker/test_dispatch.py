@@ -70,10 +70,14 @@ async def test_legacy_versions_off_like_kafka_4():
     ranges = {k.api_key: (k.min_version, k.max_version) for k in resp.api_keys}
     assert ranges[0][0] == 0  # Produce still advertised from v0 (KAFKA-18659)
     assert ranges[1][0] == 4  # Fetch v0-3 gone
-    with pytest.raises(CloseConnection):
-        await _call(broker, 0, 2)
-    with pytest.raises(CloseConnection):
-        await _call(broker, 1, 3)
+    # KIP-896 as in Kafka 4.0.1: ListOffsets, OffsetCommit, OffsetFetch, CreateTopics, DeleteTopics, DescribeConfigs
+    assert {k: ranges[k][0] for k in (2, 8, 9, 19, 20, 32)} == {2: 1, 8: 2, 9: 1, 19: 2, 20: 1, 32: 1}
+    assert ranges[11][0] == 0 and ranges[3][0] == 0  # JoinGroup v0-1 came back in 4.0.1; Metadata v0 never left
+    for key, version in ((0, 2), (1, 3), (2, 0), (8, 1), (9, 0), (19, 1), (20, 0), (32, 0)):
+        with pytest.raises(CloseConnection):
+            await _call(broker, key, version)
+    await _call(broker, 2, 1)  # the lowest served ones answer
+    assert (await _call(_broker(), 2, 0))[1] is not None  # and all of them by default
 
 
 @pytest.mark.parametrize(
