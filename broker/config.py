@@ -79,6 +79,7 @@ class Key:
 
 BROKER_KEYS: tuple[Key, ...] = (
     Key("node.id", "node_id", int, 1, _non_negative, "id of this broker in Metadata"),
+    Key("broker.rack", "broker_rack", str, None, None, "rack of this broker in Metadata and DescribeCluster"),
     Key("listeners", "listeners", str, "PLAINTEXT://:9092", None, "where the broker accepts connections"),
     Key("advertised.listeners", "advertised_listeners", str, "", None, "what Metadata tells clients"),
     Key("log.dirs", "log_dirs", str, "./data", None, "comma-separated data directories"),

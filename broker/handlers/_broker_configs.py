@@ -89,7 +89,7 @@ _LISTENER_DYNAMIC = frozenset({
 })  # fmt: skip
 # Keys whose KafkaConfig default is null: described null when unset, with no DEFAULT_CONFIG synonym.
 _NULL_DEFAULTS = frozenset({
-    "advertised.listeners", "controller.listener.names", "inter.broker.listener.name", "log.dirs",
+    "advertised.listeners", "broker.rack", "controller.listener.names", "inter.broker.listener.name", "log.dirs",
     "sasl.server.callback.handler.class", "ssl.keystore.location", "ssl.truststore.location", "ssl.provider",
     "ssl.secure.random.implementation", "ssl.engine.factory.class", "sasl.oauthbearer.jwks.endpoint.url",
     "sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.token.endpoint.url",
