@@ -4,7 +4,9 @@
 applies ``--override key=value`` pairs (the ``kafka-server-start.sh``
 convention), and checks every key: an unknown key or a bad value raises
 ``ConfigError`` naming the key, so the broker refuses to start rather than
-silently ignoring a typo.
+silently ignoring a typo. Keys Kafka defines that do nothing here
+(``num.replica.fetchers``, ``zookeeper.connect`` ...) are accepted with a
+warning (``kafka_keys.py``; kept in ``unused``).
 
 Broker keys are declared in ``BROKER_KEYS`` (Kafka name, type, default,
 check); the ``ssl.*`` and ``sasl.oauthbearer.*`` ones are listed in
@@ -22,6 +24,7 @@ from typing import Any, Callable
 import attrs
 
 from .authorizer import AUTHORIZER_CLASSES
+from .kafka_keys import split_unused, warn_unused
 from .security_keys import KAFKA_PROTOCOL_MAP, OAUTHBEARER_KEYS, SECURITY_PROTOCOLS, SSL_KEYS
 
 log = logging.getLogger(__name__)
@@ -79,6 +82,7 @@ class Key:
 
 BROKER_KEYS: tuple[Key, ...] = (
     Key("node.id", "node_id", int, 1, _non_negative, "id of this broker in Metadata"),
+    Key("broker.rack", "broker_rack", str, None, None, "rack of this broker in Metadata and DescribeCluster"),
     Key("listeners", "listeners", str, "PLAINTEXT://:9092", None, "where the broker accepts connections"),
     Key("advertised.listeners", "advertised_listeners", str, "", None, "what Metadata tells clients"),
     Key("log.dirs", "log_dirs", str, "./data", None, "comma-separated data directories"),
@@ -368,10 +372,17 @@ class BrokerConfig:
         self.explicit = explicit  # broker key names set in the file or an override, even to their default
         self.jaas_file = None  # the static JAAS file of KAFKA_OPTS (jaas_file.JaasFile); None: not set
         self.served: list | None = None  # the listeners ``validate`` checked (listeners.served_listeners)
+        self.unused: dict[str, str] = {}  # Kafka's keys that do nothing here, as set (kafka_keys.py)
 
     @classmethod
     def from_props(cls, props: dict[str, str]) -> "BrokerConfig":
-        return cls(*split_broker_props(props))
+        try:
+            props, unused = split_unused(props)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        config = cls(*split_broker_props(props))
+        config.unused = unused
+        return config
 
     @classmethod
     def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None,
@@ -383,6 +394,7 @@ class BrokerConfig:
         config = cls.from_props(props)
         config.jaas_file = jaas_file
         config.validate()
+        warn_unused(config.unused)
         return config
 
     def validate(self) -> None:

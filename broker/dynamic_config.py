@@ -46,8 +46,13 @@ value ("Invalid value x for configuration k: Not a number of type INT"), a
 thread count out of range ("Invalid dynamic configuration", the reason in the
 log). Two refusals are this broker's own: a per-listener key other than
 those (Kafka also changes a listener's SASL settings, cipher suites and
-protocols; here they are set in ``server.properties``), and a key this broker does not know
-(Kafka stores unknown keys and never reads them). A change the file cannot
+protocols; here they are set in ``server.properties``), a key this broker does not know
+(Kafka stores unknown keys and never reads them), and a key Kafka changes at
+runtime that has no effect here (``kafka_keys.KAFKA_DYNAMIC``:
+``num.replica.fetchers``, ``metric.reporters`` ...; "These configs have no
+effect on this broker and are not changed dynamically"). Kafka's other keys
+that do nothing here (``auto.leader.rebalance.enable`` ...) get Kafka's
+"Cannot update these configs dynamically". A change the file cannot
 take (a full or failing disk) is not made: KAFKA_STORAGE_ERROR.
 """
 
@@ -72,6 +77,7 @@ from storage.topic_store import atomic_write
 
 from .config import BROKER_KEYS, LISTENER_PREFIX, ConfigError
 from .connection_quotas import ip_limits
+from .kafka_keys import KAFKA_DYNAMIC, KAFKA_KEYS
 from .tls_reload import RELOADABLE, NotReloadable, reloadable_key, reloaded_contexts
 
 log = logging.getLogger("minibroker")
@@ -90,7 +96,7 @@ BROKER_DYNAMIC: dict[str, tuple[str, int | None]] = {
 # The thread counts Kafka keeps between half and double on a change; the storage ones' Kafka defaults (4.x).
 _THREAD_COUNTS = ("num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir", "log.cleaner.threads")
 _STORAGE_THREAD_DEFAULTS = {"num.recovery.threads.per.data.dir": 2, "log.cleaner.threads": 1}
-_KNOWN_FIXED = frozenset(k.name for k in BROKER_KEYS) | {"broker.id", "log.dir"}
+_KNOWN_FIXED = frozenset(k.name for k in BROKER_KEYS) | {"broker.id", "log.dir"} | (KAFKA_KEYS.keys() - KAFKA_DYNAMIC)
 _LISTENER_LIMITS = ("max.connections", "max.connection.creation.rate")
 
 
@@ -135,6 +141,10 @@ def check_keys(props: dict[str, str], per_broker: bool) -> None:
         raise Refused("Of the per-listener configs only max.connections and the keystore and truststore keys can "
                       f"be updated dynamically on this broker (set the others in server.properties): "
                       f"{scala_set(listener)}")  # fmt: skip
+    inert = names & KAFKA_DYNAMIC
+    if inert:
+        raise Refused("These configs have no effect on this broker and are not changed dynamically: "
+                      f"{scala_set(inert)}")  # fmt: skip
     unknown = {n for n in names if not dynamic_key(n) and n not in listener}
     if unknown:
         raise Refused(f"Unknown broker configs: {scala_set(unknown)}")

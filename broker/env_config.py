@@ -40,6 +40,9 @@ image's entry point passes ``--kafka-env``):
   wrapper takes it instead of its defaults; the variables then override its
   keys one by one (no listener group: the file is the user's own).
 
+A key Kafka defines that does nothing here (``KAFKA_NUM_REPLICA_FETCHERS``,
+``KAFKA_ZOOKEEPER_CONNECT`` ...) is accepted with the startup warning a file's
+gets (``kafka_keys.py``); ``KAFKA_BROKER_RACK`` is the rack Metadata reports.
 An unknown key stops the start naming the variable, as one in the file does,
 but for the keys Kafka does not know and ignores that the image's examples
 and helpers set (``UNUSED``: ``KAFKA_SECURITY_PROTOCOL``, a client key, and the

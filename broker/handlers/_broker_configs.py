@@ -29,7 +29,11 @@ or dynamically (``_listener_entries``). ``super.users`` and
 keys, listed only when set. Each key's type is Kafka's (``_KAFKA_TYPES``,
 else the type of its default). ``read_only`` is Kafka's: false exactly for
 the keys of its ``AllDynamicConfigs``, which holds listener keys this broker
-changes only per listener and not the replication throttles.
+changes only per listener and not the replication throttles. Kafka's keys
+that do nothing here (``kafka_keys.py``: ``num.replica.fetchers`` ...) are
+listed when set, as set: STATIC_BROKER_CONFIG, with Kafka's type, read-only
+(nothing changes them at runtime here), a PASSWORD one (``sasl.jaas.config``)
+sensitive with its value null.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ import attrs
 
 from ..config import BROKER_KEYS, Key
 from ..dynamic_config import DYNAMIC_BROKER, DYNAMIC_DEFAULT, dynamic_key
+from ..kafka_keys import KAFKA_KEYS, sensitive
 from ..security_keys import SSL_PASSWORD_KEYS
 from ._admin import CONFIG_TYPES, DEFAULT_CONFIG, STATIC_BROKER_CONFIG, source_id, type_id
 from ._config_synonyms import places, synonyms
@@ -89,7 +94,7 @@ _LISTENER_DYNAMIC = frozenset({
 })  # fmt: skip
 # Keys whose KafkaConfig default is null: described null when unset, with no DEFAULT_CONFIG synonym.
 _NULL_DEFAULTS = frozenset({
-    "advertised.listeners", "controller.listener.names", "inter.broker.listener.name", "log.dirs",
+    "advertised.listeners", "broker.rack", "controller.listener.names", "inter.broker.listener.name", "log.dirs",
     "sasl.server.callback.handler.class", "ssl.keystore.location", "ssl.truststore.location", "ssl.provider",
     "ssl.secure.random.implementation", "ssl.engine.factory.class", "sasl.oauthbearer.jwks.endpoint.url",
     "sasl.oauthbearer.expected.audience", "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.token.endpoint.url",
@@ -160,9 +165,20 @@ def broker_configs(broker: Any) -> list[BrokerConfigEntry]:
                            dynamic.synonyms(k.name))
         for k in BROKER_KEYS if _listed(k.name, config, dynamic)
     }  # fmt: skip
-    for entry in _log_entries(broker) + _listener_entries(broker):
+    for entry in _log_entries(broker) + _listener_entries(broker) + _unused_entries(config.unused):
         entries.setdefault(entry.name, entry)
     return [entries[name] for name in sorted(entries)]
+
+
+def _unused_entries(unused: dict[str, str]) -> list[BrokerConfigEntry]:
+    """Kafka's keys with no effect here that ``server.properties`` sets: as set, read-only, passwords hidden."""
+    entries = []
+    for name, text in unused.items():
+        kind, reason = KAFKA_KEYS[name]
+        value = None if sensitive(name) else text
+        entries.append(BrokerConfigEntry(name, value, STATIC_BROKER_CONFIG, True, sensitive(name), CONFIG_TYPES[kind],
+                                         f"no effect in this broker: {reason}", [(name, value, STATIC_BROKER_CONFIG)]))
+    return entries
 
 
 def _listed(name: str, config: Any, dynamic: Any) -> bool:

@@ -1,6 +1,6 @@
 """DescribeCluster (key 60): v0-2, the one-node cluster as the Admin client sees it.
 
-Behaviour: this broker (``node.id``, advertised host and port, no rack) is
+Behaviour: this broker (``node.id``, advertised host and port, ``broker.rack``) is
 the only broker; the cluster id is the storage layer's; the controller id is
 this node (a broker endpoint reports some live broker there, and there is
 only one). With ``include_cluster_authorized_operations`` the answer carries
@@ -45,7 +45,7 @@ async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response(cluster_id=broker.cluster_id, controller_id=broker.config.node_id)
     host, port = ctx.advertised
     resp.brokers.append(type(resp).DescribeClusterBroker(broker_id=broker.config.node_id, host=host, port=port,
-                                                                 is_fenced=False))
+                                                         rack=broker.config.broker_rack, is_fenced=False))
     resp.endpoint_type = ENDPOINT_BROKERS
     if not request.include_cluster_authorized_operations:
         resp.cluster_authorized_operations = NO_OPERATIONS

@@ -1,7 +1,7 @@
 """Metadata (key 3): v0-13, a single-node cluster.
 
-Behaviour: this broker (``node.id``, advertised host and port) is the only
-broker, the controller and the leader of every partition, with itself as the
+Behaviour: this broker (``node.id``, advertised host and port, from v1
+``broker.rack``, null without it) is the only broker, the controller and the leader of every partition, with itself as the
 only replica and ISR. Which topics: v0 answers all topics for an empty list;
 v1+ answers all topics for a null list and none for an empty one. Named
 topics are answered once each, in the order asked. An unknown topic is created
@@ -93,7 +93,8 @@ async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response(cluster_id=broker.cluster_id, controller_id=broker.config.node_id)
     cls = type(resp)
     host, port = ctx.advertised
-    resp.brokers = [cls.MetadataResponseBroker(node_id=broker.config.node_id, host=host, port=port, rack=None)]
+    resp.brokers = [cls.MetadataResponseBroker(node_id=broker.config.node_id, host=host, port=port,
+                                               rack=broker.config.broker_rack)]
     if topic_ids:
         names = _known_names(ctx, cls, topic_ids, resp.topics)
     else:

@@ -41,8 +41,9 @@ def free_port() -> int:
 
 class BrokerProcess:
     def __init__(self, data_dir: Path, overrides: dict[str, str] | None = None, args: list[str] | None = None,
-                 env: dict[str, str] | None = None) -> None:  # fmt: skip
+                 env: dict[str, str] | None = None, config: Path | None = None) -> None:  # fmt: skip
         self.data_dir = data_dir
+        self.config = config or ROOT / "config" / "server.properties"  # the properties file ``serve`` reads
         self.overrides = dict(overrides or {})
         self.args = list(args or [])  # more command-line arguments of ``serve`` (``--add-scram``)
         self.env = dict(env or {})  # more environment variables (``KAFKA_*`` with ``--kafka-env``)
@@ -81,7 +82,7 @@ class BrokerProcess:
             "prometheus.port": str(self.metrics_port),
             **self.overrides,
         }
-        cmd = [sys.executable, "-m", "broker", "serve", str(ROOT / "config" / "server.properties")]
+        cmd = [sys.executable, "-m", "broker", "serve", str(self.config)]
         for key, value in props.items():
             cmd += ["--override", f"{key}={value}"]
         return cmd + self.args
