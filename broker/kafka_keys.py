@@ -12,7 +12,9 @@ typo, so a key is one of three kinds:
   any text), logged once at startup at WARN as having no effect
   (``warn_unused``), and listed by DescribeConfigs when set
   (STATIC_BROKER_CONFIG, read-only, a PASSWORD's value hidden);
-* neither: stops the start, naming the key.
+* neither: stops the start, naming the key. So does a value for one of the
+  plugins that enforce policy or map principals (``ENFORCING``): running
+  without them would allow what the operator meant to refuse.
 
 The names are those of Kafka's broker ConfigDef (``KafkaConfig.configDef``,
 merged from ServerConfigs, KRaftConfigs, ZkConfigs, ReplicationConfigs,
@@ -260,6 +262,12 @@ KAFKA_DYNAMIC = frozenset({
 })  # fmt: skip
 
 
+# Plugins that enforce a rule or decide who a client is: running without them would quietly allow what the
+# operator meant to refuse, so a value set for one stops the start (an empty one, Kafka's default, is fine).
+ENFORCING = frozenset({"alter.config.policy.class.name", "create.topic.policy.class.name",
+                       "client.quota.callback.class", "principal.builder.class"})  # fmt: skip
+
+
 def _short(text: str) -> int:
     value = TYPE_PARSERS["LONG"](text)
     if not -(2**15) <= value < 2**15:
@@ -280,6 +288,9 @@ def split_unused(props: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]
     type cannot parse."""
     unused = {name: text for name, text in props.items() if name in KAFKA_KEYS}
     for name, text in unused.items():
+        if name in ENFORCING and text.strip():
+            raise ValueError(f"{name}: a Java plugin that enforces policy or maps principals cannot be loaded "
+                             "by minibroker, and running without it would allow what it refuses")  # fmt: skip
         parse = _PARSERS.get(KAFKA_KEYS[name][0])
         try:
             if parse is not None:

@@ -56,6 +56,11 @@ def test_kafka_keys_are_accepted_and_each_is_warned_about_once(tmp_path, caplog)
     ({"num.replica.fetchers": "two"}, "num.replica.fetchers: invalid value 'two' (Not a number of type INT)"),
     ({"auto.leader.rebalance.enable": "yes"}, "auto.leader.rebalance.enable: invalid value 'yes'"),
     ({"offsets.commit.required.acks": "40000"}, "Not a number of type SHORT"),
+    # plugins that enforce or map principals: running without them would allow what they refuse
+    ({"create.topic.policy.class.name": "com.acme.Policy"}, "create.topic.policy.class.name: a Java plugin"),
+    ({"alter.config.policy.class.name": "com.acme.P"}, "alter.config.policy.class.name: a Java plugin"),
+    ({"client.quota.callback.class": "com.acme.Q"}, "client.quota.callback.class: a Java plugin"),
+    ({"principal.builder.class": "com.acme.B"}, "principal.builder.class: a Java plugin"),
 ])  # fmt: skip
 def test_a_typo_or_a_value_kafka_cannot_parse_stops_the_start(tmp_path, props, named):
     path = tmp_path / "server.properties"
