@@ -198,6 +198,8 @@ BROKER_KEYS: tuple[Key, ...] = (
                             ("share.coordinator.state.topic.replication.factor", 3),
                             ("share.coordinator.state.topic.min.isr", 2))),  # fmt: skip
     Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
+    Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", int, 4096, None,
+        "longest metadata of a committed offset, counted in Java chars (UTF-16 units) as Kafka counts it"),
     Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
 )
 BROKER_KEYS += tuple(Key(*spec) for spec in GROUP_KEY_SPECS)  # group.consumer.*, group.share.* (group_keys.py)

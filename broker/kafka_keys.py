@@ -127,7 +127,6 @@ THREADS = """
     log.dir.failure.timeout.ms                       LONG
     log.initial.task.delay.ms                        LONG
     num.replica.alter.log.dirs.threads               INT
-    offset.metadata.max.bytes                        INT
     offsets.commit.required.acks                     SHORT
     offsets.commit.timeout.ms                        INT
     offsets.load.buffer.size                         INT

@@ -172,7 +172,8 @@ class GroupManager:
     def _offset_values(self, partitions: list[tuple], now: int, retention_ms: int,
                        ) -> tuple[list[ErrorCode | None], list[tuple[tuple[str, int], Any]]]:  # fmt: skip
         """Per partition its error or None, and the values to write for those without error."""
-        errors = [o.partition_error(self.topics, t, p, meta) for t, p, _, _, meta, *_ in partitions]
+        limit = self.config.offset_metadata_max_bytes
+        errors = [o.partition_error(self.topics, t, p, meta, limit) for t, p, _, _, meta, *_ in partitions]
         values = {(t, p): o.offset_value(off, epoch, meta, now, retention_ms, *stamp)
                   for (t, p, off, epoch, meta, *stamp), e in zip(partitions, errors) if e is None}  # fmt: skip
         return errors, list(values.items())

@@ -40,9 +40,6 @@ from . import txn_offsets as txn
 from .consumer_group import CONSUMER
 from .group import COMPLETING, DEAD, EMPTY, STABLE, Group
 
-OFFSET_METADATA_MAX_BYTES = 4096
-
-
 def commit_error(group: Group | None, member_id: str, instance_id: str | None, generation: int,
                  missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION, transactional: bool = False,
                  ) -> ErrorCode | None:  # fmt: skip
@@ -65,10 +62,13 @@ def commit_error(group: Group | None, member_id: str, instance_id: str | None, g
     return ErrorCode.REBALANCE_IN_PROGRESS if not transactional and group.state == COMPLETING else None
 
 
-def partition_error(topics: Any, topic: str, partition: int, metadata: str | None) -> ErrorCode | None:
+def partition_error(topics: Any, topic: str, partition: int, metadata: str | None,
+                    max_size: int) -> ErrorCode | None:  # fmt: skip
+    """UNKNOWN_TOPIC_OR_PARTITION, or OFFSET_METADATA_TOO_LARGE for metadata longer than ``max_size``
+    (``offset.metadata.max.bytes``) measured as Kafka does, in Java chars (UTF-16 code units), not bytes."""
     if topics.partition(topic, partition) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    if metadata is not None and len(metadata.encode()) > OFFSET_METADATA_MAX_BYTES:
+    if metadata is not None and len(metadata.encode("utf-16-le")) // 2 > max_size:
         return ErrorCode.OFFSET_METADATA_TOO_LARGE
     return None
 

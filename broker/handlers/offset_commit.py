@@ -6,7 +6,8 @@ UNKNOWN_TOPIC_OR_PARTITION here, before the group is looked at, as Kafka's
 them, and when no partition is left (an empty commit too) the group is not
 reached, so no "simple" group is made. ``GroupManager.commit`` then checks
 the group and member as Kafka does (see ``broker.groups.offsets``), and each
-partition: metadata over 4096 bytes is OFFSET_METADATA_TOO_LARGE. The rest
+partition: metadata longer than ``offset.metadata.max.bytes`` (4096; Java chars, as Kafka
+counts) is OFFSET_METADATA_TOO_LARGE. The rest
 are written as one batch and answered once it is durable.
 
 A group that does not exist takes a commit with a negative generation (a

@@ -27,7 +27,7 @@ Behaviour, in Kafka's order (``KafkaApis.handleTxnOffsetCommitRequest``, then
   ``transaction.version`` and ``transaction.partition.verification.enable``;
   a refusal goes on every partition the same way;
 * the group checks (``broker.groups.offsets.commit_error``) and metadata
-  over 4096 bytes (OFFSET_METADATA_TOO_LARGE) as for OffsetCommit;
+  longer than ``offset.metadata.max.bytes`` (OFFSET_METADATA_TOO_LARGE) as for OffsetCommit;
 * the offsets are written in a transactional batch of the producer to the
   group's ``__consumer_offsets`` partition and answered once durable; they
   become the group's committed offsets only when EndTxn's COMMIT marker is

@@ -387,3 +387,18 @@ async def test_a_group_with_members_and_no_known_subscriptions_keeps_every_offse
     await _live_member_for(groups_broker, 2, protocols(*protos), ptype)
     want = {(T, 0): (3, "m", 0), ("old", 0): (7, "m", 0), ("kept", 0): (1, "m", 0)}
     assert (await fetch(groups_broker, "g", None))[1] == want
+
+
+@pytest.mark.parametrize("group_props", [{"offset.metadata.max.bytes": "10"}])
+async def test_offset_metadata_max_bytes_counts_java_chars(groups_broker):
+    """Kafka's ``offset.metadata.max.bytes`` (``OffsetMetadataManager.isMetadataInvalid``) compares Java's
+    ``String.length()``: UTF-16 units, so ten 3-byte characters fit where bytes would not, and an emoji
+    (a surrogate pair) counts two. Before, the limit was a fixed 4096 UTF-8 bytes and the key stopped the start."""
+    await create_ok(groups_broker, T, 1)
+    ok, euro, emoji = "0123456789", "\u20ac" * 10, "\U0001f600" * 6  # 10, 10 (30 bytes), 12 units
+    assert await commit(groups_broker, "s", {(T, 0): 1}, metadata=ok) == {(T, 0): ErrorCode.NONE}
+    assert await commit(groups_broker, "s", {(T, 0): 2}, metadata=euro) == {(T, 0): ErrorCode.NONE}
+    too_large = {(T, 0): ErrorCode.OFFSET_METADATA_TOO_LARGE}
+    assert await commit(groups_broker, "s", {(T, 0): 3}, metadata=emoji) == too_large
+    assert await commit(groups_broker, "s", {(T, 0): 4}, metadata=ok + "x") == too_large
+    assert (await fetch(groups_broker, "s", {T: [0]}))[1] == {(T, 0): (2, euro, 0)}
