@@ -191,15 +191,19 @@ class Broker:
         """Run the quick timed duties; True when a checkpoint write (which may fsync) is due."""
         now = self.clock()
         self.topics.roll_idle_segments(now)
-        if self._due("retention", now, self.config.log_retention_check_interval_ms):
+        if self._due("retention", now, self.config.log_retention_check_interval_ms, first=True):
             self.topics.run_retention(now)
         self.topics.delete_expired_files(now)
         if self._due("producer expiration", now, self.config.producer_id_expiration_check_interval_ms):
             self.topics.remove_expired_producers(now)
-        return self._due("checkpoint", now, self.config.log_flush_offset_checkpoint_interval_ms)
+        return self._due("checkpoint", now, self.config.log_flush_offset_checkpoint_interval_ms, first=True)
 
-    def _due(self, name: str, now: int, interval_ms: int) -> bool:
-        last = self._last_duties.setdefault(name, now)
+    def _due(self, name: str, now: int, interval_ms: int, first: bool = False) -> bool:
+        """Whether duty ``name`` runs now: every ``interval_ms``, counted from the first tick; with ``first``,
+        its first run comes ``log.initial.task.delay.ms`` after the start when that is sooner (Kafka's
+        LogManager schedules retention and checkpoints that long after startup, then every interval)."""
+        early = max(interval_ms - self.config.log_initial_task_delay_ms, 0) if first else 0
+        last = self._last_duties.setdefault(name, now - early)
         if now - last >= interval_ms:
             self._last_duties[name] = now
             return True

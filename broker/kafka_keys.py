@@ -125,7 +125,6 @@ THREADS = """
     group.coordinator.new.enable                     BOOLEAN
     group.coordinator.threads                        INT
     log.dir.failure.timeout.ms                       LONG
-    log.initial.task.delay.ms                        LONG
     num.replica.alter.log.dirs.threads               INT
     offsets.commit.required.acks                     SHORT
     offsets.commit.timeout.ms                        INT
