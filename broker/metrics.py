@@ -124,6 +124,13 @@ class BrokerMetrics:
         self.requests.labels(*labels).inc()
         self.total_time.labels(*labels).observe(seconds * 1000.0)
 
+    def remove_topic(self, topic: str) -> None:
+        """Drop a deleted topic's BrokerTopicMetrics series, as Kafka's ``BrokerTopicStats.removeMetrics``
+        does once the broker holds no partition of it: they leave the scrape, and a topic made again under
+        that name counts from zero."""
+        for attr, _name, _doc in _TOPIC_COUNTERS:
+            getattr(self, attr).remove(topic)
+
     def bytes_sent(self, n: int) -> None:
         self.network_bytes_out.inc(n)
 
