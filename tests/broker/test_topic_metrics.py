@@ -6,11 +6,19 @@ counters are read from its registry. What each test pins, from Kafka's
 
 * a deleted topic's series leave the endpoint (``removeMetrics``), and a topic
   made again under its name counts from zero;
+* Produce: every partition the append sees is a produce request, those Kafka
+  refuses before it (v3+ records of the wrong shape) are not; failed ones
+  are the unexpected failures only (not too large, not corrupt); rejected
+  bytes are those of too-large batches; a duplicate is counted in again; and
+  bytes in are the request's bytes, not the up-converted ones;
 """
 
 from __future__ import annotations
 
-from ._admin_client import broker, call, create_ok, produce, req  # noqa: F401  (broker: a fixture)
+from protocol import ErrorCode
+from protocol.records import Codec, RecordBatchBuilder
+
+from ._admin_client import broker, call, create_ok, produce, req, sub  # noqa: F401  (broker: a fixture)
 
 BTM = "kafka_server_brokertopicmetrics_"
 
@@ -37,3 +45,81 @@ async def test_a_deleted_topics_counters_leave_the_endpoint(broker):
     await create_ok(broker, "gone")
     await produce(broker, "gone", [1])
     assert counted(broker, "messagesin", "gone") == 1  # counted afresh
+
+
+def batch(n: int = 1, *, magic: int = 2, value: bytes = b"v", pid: int = -1, seq: int = -1) -> bytes:
+    b = RecordBatchBuilder(magic=magic, producer_id=pid, producer_epoch=0 if pid >= 0 else -1, base_sequence=seq)
+    for i in range(n):
+        b.append(b"k%d" % i, value, timestamp=1_700_000_000_000)
+    return bytes(b.build())
+
+
+async def send(broker, topic: str, records: bytes, version: int = 9) -> ErrorCode:
+    Data = sub(0, "TopicProduceData")
+    part = Data.PartitionProduceData(index=0, records=bytearray(records))
+    body = req(0, acks=1, timeout_ms=1000, topic_data=[Data(name=topic, partition_data=[part])])
+    return ErrorCode((await call(broker, 0, version, body)).responses[0].partition_responses[0].error_code)
+
+
+def produce_counts(broker, topic: str) -> dict[str, float | None]:
+    names = ("totalproducerequests", "failedproducerequests", "bytesrejected", "messagesin", "bytesin")
+    return {name: counted(broker, name, topic) for name in names}
+
+
+async def test_errors_kafka_expects_are_not_failed_produce_requests(broker):
+    """A too-large batch or a corrupt one is counted as a produce request, not as a failed one (Kafka's
+    meter is for unexpected failures); the too-large one's bytes are rejected bytes."""
+    await create_ok(broker, "small", configs={"max.message.bytes": "100"})
+    big = batch(value=b"x" * 200)
+    assert await send(broker, "small", big) == ErrorCode.MESSAGE_TOO_LARGE
+    corrupt = bytearray(batch())
+    corrupt[-1] ^= 0xFF  # the CRC no longer matches
+    assert await send(broker, "small", bytes(corrupt)) == ErrorCode.CORRUPT_MESSAGE
+    assert produce_counts(broker, "small") == {"totalproducerequests": 2, "failedproducerequests": None,
+                                               "bytesrejected": len(big), "messagesin": None, "bytesin": None}
+
+
+async def test_unexpected_errors_are_failed_produce_requests(broker):
+    """Bad records and sequence errors come from the append: counted, and failed."""
+    await create_ok(broker, "t")
+    moved = bytearray(batch())
+    moved[7] = 5  # baseOffset 5: clients must send 0
+    assert await send(broker, "t", bytes(moved)) == ErrorCode.INVALID_RECORD
+    assert await send(broker, "t", batch(pid=9, seq=0)) == ErrorCode.NONE
+    assert await send(broker, "t", batch(pid=9, seq=5)) == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+    counts = produce_counts(broker, "t")
+    assert (counts["totalproducerequests"], counts["failedproducerequests"]) == (3, 2)
+
+
+async def test_records_refused_before_the_append_count_nowhere(broker):
+    """Produce v3+ records Kafka's ``validateRecords`` refuses (two batches, a legacy batch, zstd below
+    v7) never reach the append, whose meters stay untouched."""
+    await create_ok(broker, "t")
+    assert await send(broker, "t", batch() + batch()) == ErrorCode.INVALID_RECORD
+    assert await send(broker, "t", batch(magic=1)) == ErrorCode.INVALID_RECORD
+    zstd = RecordBatchBuilder(compression=Codec.ZSTD)
+    zstd.append(b"k", b"v", timestamp=1)
+    assert await send(broker, "t", bytes(zstd.build()), version=6) == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+    assert set(produce_counts(broker, "t").values()) == {None}
+
+
+async def test_a_duplicate_is_counted_in_again(broker):
+    """Kafka's log answers a retried idempotent batch as a successful append: its records and bytes are
+    counted again."""
+    await create_ok(broker, "t")
+    records = batch(3, pid=9, seq=0)
+    assert await send(broker, "t", records) == ErrorCode.NONE
+    assert await send(broker, "t", records) == ErrorCode.NONE
+    counts = produce_counts(broker, "t")
+    assert (counts["messagesin"], counts["bytesin"]) == (6, 2 * len(records))
+
+
+async def test_bytes_in_are_the_requests_bytes_not_the_up_converted_ones(broker):
+    """``BytesInPerSec`` counts the records as the producer sent them (``records.sizeInBytes``), before
+    the broker rebuilds magic-1 messages as a v2 batch."""
+    await create_ok(broker, "t")
+    legacy = batch(4, magic=1)
+    assert await send(broker, "t", legacy, version=2) == ErrorCode.NONE
+    counts = produce_counts(broker, "t")
+    assert (counts["messagesin"], counts["bytesin"]) == (4, len(legacy))
+    assert counted(broker, "producemessageconversions", "t") == 4
