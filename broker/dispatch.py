@@ -11,6 +11,14 @@ closes it (reference §6.3):
   or a legacy version switched off (KIP-724/KIP-896) -> close, no answer;
 * ApiVersions at a version above ours -> a v0 answer with UNSUPPORTED_VERSION
   listing only ApiVersions' own range, so the client can retry lower.
+
+Every request a handler (or that ApiVersions fallback) answers is counted in
+the request metrics, as Kafka's ``RequestChannel`` counts it: its rate and
+time per request name and version (a Fetch under ``FetchConsumer`` or
+``FetchFollower`` too) and each error code of its answer in
+``ErrorsPerSec{request,error}`` (``protocol.error_counts``); an answer not
+sent (``acks=0``) has no error codes, unless the connection is closed over
+it, when Kafka counts the errors it would have carried.
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ from protocol import (
     message_class,
     response_chunks,
 )
+
+from protocol.error_counts import error_counts
 
 from . import quotas
 from .acl_model import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
@@ -136,7 +146,13 @@ class RequestContext:
 
 
 class CloseConnection(Exception):
-    """Raised by dispatch (or a handler) when Kafka would close the connection."""
+    """Raised by dispatch (or a handler) when Kafka would close the connection. A handler that closes it
+    instead of answering (Produce with ``acks=0``) passes the answer it did not send as ``response``: its
+    errors are counted all the same, as Kafka's ``RequestChannel.closeConnection`` counts them."""
+
+    def __init__(self, message: str, response: Any = None) -> None:
+        super().__init__(message)
+        self.response = response
 
 
 NO_RESPONSE = object()
@@ -156,7 +172,7 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
         request = decode_request(frame)
     except UnsupportedVersionError as exc:
         if exc.header.api_key == API_VERSIONS:
-            return _api_versions_fallback(exc.header.correlation_id)
+            return _api_versions_fallback(broker, exc.header.correlation_id, exc.header.api_version)
         raise CloseConnection(str(exc)) from None
     except InvalidRequestError as exc:
         raise CloseConnection(f"unparsable request: {exc}") from None
@@ -166,26 +182,44 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
     low, high = enabled_range(broker, h)
     if not low <= request.version <= high:
         if request.header.api_key == API_VERSIONS:
-            return _api_versions_fallback(request.header.correlation_id)
+            return _api_versions_fallback(broker, request.header.correlation_id, request.version)
         raise CloseConnection(f"{request.api.name} v{request.version} is not enabled")
     started = time.perf_counter()
     ctx = RequestContext(broker, connection, request, len(frame))
     timed = quotas.start_request_time(ctx)
     try:
         body = await h.fn(ctx, request.body)
-    except BaseException:
+    except BaseException as exc:
         if timed:  # the connection closes: its watch must not outlive it
             broker.request_time.end()
+        if isinstance(exc, CloseConnection) and exc.response is not None:
+            _count_request(broker, request, started, exc.response)
         raise
     if timed:
         quotas.apply_request_quota(ctx, body)
-    broker.metrics.observe_request(request.api.name, request.version, time.perf_counter() - started)
+    _count_request(broker, request, started, body)
     if body is NO_RESPONSE:
         return NO_RESPONSE
     return response_chunks(request.api, request.version, request.header.correlation_id, body)
 
 
-def _api_versions_fallback(correlation_id: int) -> list:
+def _count_request(broker: Any, request: Request, started: float, body: Any) -> None:
+    """The request metrics of one handled request: its rate and time, and the error codes of its answer
+    (none for an answer not sent, ``acks=0``)."""
+    api = request.api.name
+    names = [api]
+    if api == "Fetch":  # Kafka's RequestMetrics FetchConsumer / FetchFollower, marked besides Fetch
+        replica_id = request.body.replica_id if request.version < 15 else request.body.replica_state.replica_id
+        names.append("FetchFollower" if replica_id >= 0 else "FetchConsumer")
+    broker.metrics.observe_request(names, request.version, time.perf_counter() - started)
+    if body is not NO_RESPONSE:
+        broker.metrics.count_errors(api, error_counts(api, body))
+
+
+def _api_versions_fallback(broker: Any, correlation_id: int, version: int) -> list:
+    """Kafka answers it through its handler, so its request metrics count it, at the version asked."""
+    broker.metrics.observe_request(["ApiVersions"], version, 0.0)
+    broker.metrics.count_errors("ApiVersions", {ErrorCode.UNSUPPORTED_VERSION: 1})
     api = API_BY_KEY[API_VERSIONS]
     cls = message_class(api, False)
     h = REGISTRY[API_VERSIONS]

@@ -17,6 +17,8 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, star
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from protocol import ErrorCode
+
 _LATENCY_BUCKETS_MS = (0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 
 
@@ -49,6 +51,14 @@ _TOPIC_COUNTERS = (
 )
 
 
+def _error_name(code: int) -> str:
+    """Kafka's ``Errors.forCode(code).name()``: a code it does not know is UNKNOWN_SERVER_ERROR."""
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR.name
+
+
 class BrokerMetrics:
     """The broker's counters and histograms, registered in a private registry."""
 
@@ -68,6 +78,9 @@ class BrokerMetrics:
         r = self.registry
         self.requests = Counter(
             "kafka_network_requestmetrics_requests", "Requests handled", ["request", "version"], registry=r
+        )
+        self.errors = Counter(  # Kafka's ErrorsPerSec: the error codes of every response sent, NONE included
+            "kafka_network_requestmetrics_errors", "Error codes in responses", ["request", "error"], registry=r
         )
         self.total_time = Histogram(
             "kafka_network_requestmetrics_totaltimems",
@@ -119,10 +132,19 @@ class BrokerMetrics:
             "kafka_server_socketservermetrics_expired_connections_killed_count",
             "Connections closed on a request after their SASL session expired", ["listener"], registry=r)
 
-    def observe_request(self, api_name: str, version: int, seconds: float) -> None:
-        labels = (api_name, str(version))
-        self.requests.labels(*labels).inc()
-        self.total_time.labels(*labels).observe(seconds * 1000.0)
+    def observe_request(self, names: Iterable[str], version: int, seconds: float) -> None:
+        """One request handled: Kafka's ``RequestChannel.updateRequestMetrics`` marks the request's own
+        name and, for Fetch, ``FetchConsumer`` or ``FetchFollower`` as well."""
+        for name in names:
+            labels = (name, str(version))
+            self.requests.labels(*labels).inc()
+            self.total_time.labels(*labels).observe(seconds * 1000.0)
+
+    def count_errors(self, api_name: str, counts: dict) -> None:
+        """Kafka's ``RequestChannel.updateErrorMetrics``: each error code of a response, as many times as
+        the response carries it (``protocol.error_counts``)."""
+        for code, n in counts.items():
+            self.errors.labels(api_name, _error_name(code)).inc(n)
 
     def remove_topic(self, topic: str) -> None:
         """Drop a deleted topic's BrokerTopicMetrics series, as Kafka's ``BrokerTopicStats.removeMetrics``

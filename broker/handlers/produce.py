@@ -102,7 +102,7 @@ async def handle(ctx: RequestContext, request) -> object:
     if request.acks == 0:
         ctx.request_time_recorded = True  # Kafka exempts it from the request quota: its time is no client's
         if failed:
-            raise CloseConnection("acks=0 produce failed")
+            raise CloseConnection("acks=0 produce failed", resp)
         return NO_RESPONSE
     return resp
 
@@ -167,13 +167,13 @@ def _unwritable(ctx: RequestContext, names: list[str | None]) -> set[str]:
 def _refuse_all(ctx: RequestContext, request, error: ErrorCode) -> object:
     """Kafka's ``ProduceRequest.getErrorResponse``: ``error`` for every partition; with ``acks=0`` the
     connection is closed instead."""
-    if request.acks == 0:
-        raise CloseConnection(f"acks=0 produce refused: {error.name}")
     resp = ctx.response()
     Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
     for topic in request.topic_data:
         parts = [Part(index=pd.index, error_code=error, base_offset=-1) for pd in topic.partition_data]
         resp.responses.append(Topic(name=topic.name, topic_id=topic.topic_id, partition_responses=parts))
+    if request.acks == 0:
+        raise CloseConnection(f"acks=0 produce refused: {error.name}", resp)
     return resp
 
 
