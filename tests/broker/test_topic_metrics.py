@@ -11,6 +11,8 @@ counters are read from its registry. What each test pins, from Kafka's
   are the unexpected failures only (not too large, not corrupt); rejected
   bytes are those of too-large batches; a duplicate is counted in again; and
   bytes in are the request's bytes, not the up-converted ones;
+* Fetch: every partition read is a fetch request, once per Fetch, those an
+  incremental fetch leaves out of its answer too;
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from protocol import ErrorCode
 from protocol.records import Codec, RecordBatchBuilder
 
 from ._admin_client import broker, call, create_ok, produce, req, sub  # noqa: F401  (broker: a fixture)
+from .test_fetch_sessions import fetch as session_fetch
 
 BTM = "kafka_server_brokertopicmetrics_"
 
@@ -123,3 +126,15 @@ async def test_bytes_in_are_the_requests_bytes_not_the_up_converted_ones(broker)
     counts = produce_counts(broker, "t")
     assert (counts["messagesin"], counts["bytesin"]) == (4, len(legacy))
     assert counted(broker, "producemessageconversions", "t") == 4
+
+
+async def test_every_partition_an_incremental_fetch_reads_is_a_fetch_request(broker):
+    """Kafka's ``fetchMessages`` counts each partition it reads, once per Fetch: an incremental fetch reads
+    all of its session's partitions though its answer leaves out those with nothing new."""
+    await create_ok(broker, "s", partitions=3)
+    await produce(broker, "s", [1], partition=1)
+    full = await session_fetch(broker, 0, 0, {"s": {0: 0, 1: 0, 2: 0}})
+    assert counted(broker, "totalfetchrequests", "s") == 3
+    quiet = await session_fetch(broker, full.session_id, 1, {"s": {1: 1}})  # the client caught up
+    assert [t.partitions for t in quiet.responses] == []  # nothing new: nothing answered
+    assert counted(broker, "totalfetchrequests", "s") == 6
