@@ -3,7 +3,10 @@
 Dashboards built for Kafka behind the Prometheus JMX exporter (Strimzi's
 rules) query names such as ``kafka_server_brokertopicmetrics_messagesin_total
 {topic="..."}``; we export the same names from the same events, so those
-dashboards work unchanged. Each broker has its own ``CollectorRegistry`` (tests
+dashboards work unchanged; a BrokerTopicMetrics meter has a series per topic
+and Kafka's all-topics one, ``topic=""`` (``TopicCounter``), which Prometheus
+stores as the label-less series the JMX exporter gives for Kafka's MBean
+without a topic tag. Each broker has its own ``CollectorRegistry`` (tests
 run several brokers in one process). Gauges that reflect state (partition
 sizes, cleaner figures) are computed at scrape time by ``StateCollector``,
 which asks the broker for fresh values instead of caching them.
@@ -59,19 +62,47 @@ def _error_name(code: int) -> str:
         return ErrorCode.UNKNOWN_SERVER_ERROR.name
 
 
+ALL_TOPICS = ""  # Prometheus reads an empty label value as no label: Kafka's all-topics MBean has no topic tag
+
+
+class TopicCounter:
+    """One BrokerTopicMetrics meter: a series per topic and Kafka's all-topics one (``topic=""``), which
+    every mark of a topic also moves, which exists from the start (Kafka creates it eagerly) and which a
+    topic's deletion leaves alone."""
+
+    def __init__(self, counter: Counter) -> None:
+        self._counter = counter
+        self._all = counter.labels(ALL_TOPICS)
+
+    def labels(self, topic: str) -> "_Marks":
+        return _Marks(self._counter.labels(topic), self._all)
+
+    def remove(self, topic: str) -> None:
+        self._counter.remove(topic)
+
+
+class _Marks:
+    def __init__(self, topic: Any, all_topics: Any) -> None:
+        self._topic, self._all = topic, all_topics
+
+    def inc(self, amount: float = 1) -> None:
+        self._topic.inc(amount)
+        self._all.inc(amount)
+
+
 class BrokerMetrics:
     """The broker's counters and histograms, registered in a private registry."""
 
-    messages_in: Counter
-    bytes_in: Counter
-    bytes_out: Counter
-    bytes_rejected: Counter
-    total_produce: Counter
-    total_fetch: Counter
-    failed_produce: Counter
-    failed_fetch: Counter
-    produce_conversions: Counter
-    fetch_conversions: Counter
+    messages_in: TopicCounter
+    bytes_in: TopicCounter
+    bytes_out: TopicCounter
+    bytes_rejected: TopicCounter
+    total_produce: TopicCounter
+    total_fetch: TopicCounter
+    failed_produce: TopicCounter
+    failed_fetch: TopicCounter
+    produce_conversions: TopicCounter
+    fetch_conversions: TopicCounter
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -90,7 +121,8 @@ class BrokerMetrics:
             registry=r,
         )
         for attr, name, doc in _TOPIC_COUNTERS:
-            setattr(self, attr, Counter(f"kafka_server_brokertopicmetrics_{name}", doc, ["topic"], registry=r))
+            counter = Counter(f"kafka_server_brokertopicmetrics_{name}", doc, ["topic"], registry=r)
+            setattr(self, attr, TopicCounter(counter))
         self.conversion_time = Histogram(
             "kafka_network_requestmetrics_messageconversionstimems",
             "Time spent converting message formats, ms",

@@ -4,6 +4,7 @@ A real broker (the ``broker`` fixture) takes frames through ``dispatch``; the
 counters are read from its registry. What each test pins, from Kafka's
 ``ReplicaManager.appendToLocalLog``/``fetchMessages`` and ``BrokerTopicStats``:
 
+* each meter also has Kafka's all-topics series (``topic=""``);
 * a deleted topic's series leave the endpoint (``removeMetrics``), and a topic
   made again under its name counts from zero;
 * Produce: every partition the append sees is a produce request, those Kafka
@@ -138,3 +139,17 @@ async def test_every_partition_an_incremental_fetch_reads_is_a_fetch_request(bro
     quiet = await session_fetch(broker, full.session_id, 1, {"s": {1: 1}})  # the client caught up
     assert [t.partitions for t in quiet.responses] == []  # nothing new: nothing answered
     assert counted(broker, "totalfetchrequests", "s") == 6
+
+
+async def test_the_all_topics_series_sums_every_topic_and_outlives_deletions(broker):
+    """Kafka's all-topics meters (no topic tag; ``topic=""`` here, which Prometheus stores as no label)
+    exist from the start, move with every topic's, and keep their count when a topic is deleted."""
+    assert counted(broker, "messagesin", "") == 0 and counted(broker, "failedfetchrequests", "") == 0
+    await create_ok(broker, "a")
+    await create_ok(broker, "b")
+    await produce(broker, "a", [1, 2])
+    await produce(broker, "b", [1])
+    assert counted(broker, "messagesin", "") == 3
+    assert counted(broker, "totalproducerequests", "") == 2
+    await delete_topic(broker, "a")
+    assert counted(broker, "messagesin", "") == 3
