@@ -62,6 +62,7 @@ from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestE
 
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
+from .request_metrics import AfterSent
 from .quotas import record_send_time
 from .sasl_auth import SASL_HANDSHAKE, SaslAuthenticator, UnexpectedRequest
 from .ssl_config import peer_principal
@@ -265,7 +266,7 @@ class Connection:
             await self.stream.send_all(b"".join(pending))
         self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))
         for chunk in chunks:
-            if isinstance(chunk, ConvertedRecords):
+            if isinstance(chunk, (ConvertedRecords, AfterSent)):  # read-aheads begin; request times recorded
                 chunk.after_sent()
 
     async def _sendfile(self, region: FileRegion) -> None:

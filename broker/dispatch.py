@@ -13,12 +13,11 @@ closes it (reference §6.3):
   listing only ApiVersions' own range, so the client can retry lower.
 
 Every request a handler (or that ApiVersions fallback) answers is counted in
-the request metrics, as Kafka's ``RequestChannel`` counts it: its rate and
-time per request name and version (a Fetch under ``FetchConsumer`` or
-``FetchFollower`` too) and each error code of its answer in
-``ErrorsPerSec{request,error}`` (``protocol.error_counts``); an answer not
-sent (``acks=0``) has no error codes, unless the connection is closed over
-it, when Kafka counts the errors it would have carried.
+the request metrics (``request_metrics``), as Kafka's ``RequestChannel``
+counts it: its rate per name and version, its times once the answer is sent
+(the last chunk, ``AfterSent``, tells), each error code of its answer; an
+answer not sent (``acks=0``) has no error codes, unless the connection is
+closed over it, when Kafka counts the errors it would have carried.
 """
 
 from __future__ import annotations
@@ -42,9 +41,7 @@ from protocol import (
     response_chunks,
 )
 
-from protocol.error_counts import error_counts
-
-from . import quotas
+from . import quotas, request_metrics
 from .acl_model import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
 
 log = logging.getLogger(__name__)
@@ -101,6 +98,11 @@ class RequestContext:
     request: Request
     size: int = 0  # the request's header and body in bytes (Kafka's sizeInBytes: no length prefix), for quotas
     request_time_recorded: bool = False  # the request_percentage quota has had this request's time
+    remote_s: float = 0.0  # time spent waiting for new data or the disk (Kafka's RemoteTimeMs)
+
+    def waited(self, since: float) -> None:
+        """Count the time from ``since`` (a ``time.perf_counter()``) as waiting, not handling."""
+        self.remote_s += time.perf_counter() - since
 
     @property
     def version(self) -> int:
@@ -193,33 +195,21 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
         if timed:  # the connection closes: its watch must not outlive it
             broker.request_time.end()
         if isinstance(exc, CloseConnection) and exc.response is not None:
-            _count_request(broker, request, started, exc.response)
+            request_metrics.record(broker, request, started, ctx.remote_s, exc.response, sent=False)
         raise
     if timed:
         quotas.apply_request_quota(ctx, body)
-    _count_request(broker, request, started, body)
     if body is NO_RESPONSE:
+        request_metrics.record(broker, request, started, ctx.remote_s, None, sent=False)
         return NO_RESPONSE
-    return response_chunks(request.api, request.version, request.header.correlation_id, body)
-
-
-def _count_request(broker: Any, request: Request, started: float, body: Any) -> None:
-    """The request metrics of one handled request: its rate and time, and the error codes of its answer
-    (none for an answer not sent, ``acks=0``)."""
-    api = request.api.name
-    names = [api]
-    if api == "Fetch":  # Kafka's RequestMetrics FetchConsumer / FetchFollower, marked besides Fetch
-        replica_id = request.body.replica_id if request.version < 15 else request.body.replica_state.replica_id
-        names.append("FetchFollower" if replica_id >= 0 else "FetchConsumer")
-    broker.metrics.observe_request(names, request.version, time.perf_counter() - started)
-    if body is not NO_RESPONSE:
-        broker.metrics.count_errors(api, error_counts(api, body))
+    done = request_metrics.record(broker, request, started, ctx.remote_s, body, sent=True)
+    chunks = response_chunks(request.api, request.version, request.header.correlation_id, body)
+    return [*chunks, request_metrics.AfterSent(done)]
 
 
 def _api_versions_fallback(broker: Any, correlation_id: int, version: int) -> list:
     """Kafka answers it through its handler, so its request metrics count it, at the version asked."""
-    broker.metrics.observe_request(["ApiVersions"], version, 0.0)
-    broker.metrics.count_errors("ApiVersions", {ErrorCode.UNSUPPORTED_VERSION: 1})
+    request_metrics.record_fallback(broker, version)
     api = API_BY_KEY[API_VERSIONS]
     cls = message_class(api, False)
     h = REGISTRY[API_VERSIONS]

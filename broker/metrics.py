@@ -14,15 +14,21 @@ which asks the broker for fresh values instead of caching them.
 
 from __future__ import annotations
 
+import collections
+import math
+import threading
 from typing import Any, Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from protocol import ErrorCode
 
-_LATENCY_BUCKETS_MS = (0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+# The percentiles a Yammer histogram shows over JMX, as the exporter's rules label them (50thPercentile: "0.50")
+_QUANTILES = (("0.50", 0.5), ("0.75", 0.75), ("0.95", 0.95), ("0.98", 0.98), ("0.99", 0.99), ("0.999", 0.999))
+_RESERVOIR = 1028  # the sample count of Yammer's reservoirs
 
 
 class StateCollector(Collector):
@@ -37,6 +43,70 @@ class StateCollector(Collector):
             for values, number in samples:
                 family.add_metric(values, number)
             yield family
+
+
+class KafkaHistogram(Collector):
+    """A Kafka (Yammer) histogram as the JMX exporter shows it: ``name{labels,quantile="0.99"}`` for its
+    50th to 99.9th percentiles, ``name_count`` and ``name_sum``, as a Prometheus summary.
+
+    Kafka's are biased to recent values (a decaying reservoir of 1028 samples); the percentiles here are
+    those of the last 1028 values, interpolated between neighbours as Yammer's snapshots are, and like
+    Kafka's they keep their last values while nothing is recorded. Values are whole milliseconds, as
+    Kafka rounds them."""
+
+    def __init__(self, name: str, doc: str, labelnames: list[str], registry: CollectorRegistry) -> None:
+        self._name, self._doc, self._labelnames = name, doc, labelnames
+        self._lock = threading.Lock()  # the scrape runs in prometheus-client's own thread
+        self._series: dict[tuple[str, ...], list] = {}  # labels -> [count, sum, recent values]
+        registry.register(self)
+
+    def observe(self, labels: tuple[str, ...], value: float) -> None:
+        rounded = math.floor(value + 0.5)
+        with self._lock:
+            series = self._series.get(labels)
+            if series is None:
+                series = self._series[labels] = [0, 0, collections.deque(maxlen=_RESERVOIR)]
+            series[0] += 1
+            series[1] += rounded
+            series[2].append(rounded)
+
+    def labels(self, *values: str) -> "_Observer":
+        return _Observer(self, tuple(values))
+
+    def collect(self) -> Iterable[Metric]:
+        family = Metric(self._name, self._doc, "summary")
+        with self._lock:
+            snapshot = [(labels, count, total, sorted(values)) for labels, (count, total, values)
+                        in self._series.items()]  # fmt: skip
+        for labels, count, total, values in snapshot:
+            named = dict(zip(self._labelnames, labels))
+            for text, q in _QUANTILES:
+                family.add_sample(self._name, {**named, "quantile": text}, _percentile(values, q))
+            family.add_sample(self._name + "_count", named, count)
+            family.add_sample(self._name + "_sum", named, total)
+        yield family
+
+
+class _Observer:
+    def __init__(self, histogram: KafkaHistogram, labels: tuple[str, ...]) -> None:
+        self._histogram, self._labels = histogram, labels
+
+    def observe(self, value: float) -> None:
+        self._histogram.observe(self._labels, value)
+
+
+def _percentile(values: list[int], q: float) -> float:
+    """Yammer's snapshot percentile of sorted ``values``: position q*(n+1), between its two neighbours."""
+    if not values:
+        return 0.0
+    position = q * (len(values) + 1)
+    index = int(position)
+    if index < 1:
+        return float(values[0])
+    if index >= len(values):
+        return float(values[-1])
+    lower, upper = values[index - 1], values[index]
+    return lower + (position - index) * (upper - lower)
 
 
 # BrokerTopicMetrics counters, labelled by topic: (attribute, MBean name lower-cased, help)
@@ -90,6 +160,18 @@ class _Marks:
         self._all.inc(amount)
 
 
+# Kafka's RequestMetrics histograms, by the exporter's name of each (the MBean name lower-cased)
+_REQUEST_TIMES = (
+    ("requestqueuetimems", "Time a request waited to be handled, ms (no queue here: 0)"),
+    ("localtimems", "Time a request took to be handled, ms, its waits not counted"),
+    ("remotetimems", "Time a request waited for new data or for the disk (long poll, acks=-1 fsync), ms"),
+    ("throttletimems", "Throttle time a response carried, ms"),
+    ("responsequeuetimems", "Time a response waited to be sent, ms (no queue here: 0)"),
+    ("responsesendtimems", "Time sending a response took, ms"),
+    ("totaltimems", "Time from a request's arrival to its response sent, ms"),
+)
+
+
 class BrokerMetrics:
     """The broker's counters and histograms, registered in a private registry."""
 
@@ -113,23 +195,16 @@ class BrokerMetrics:
         self.errors = Counter(  # Kafka's ErrorsPerSec: the error codes of every response sent, NONE included
             "kafka_network_requestmetrics_errors", "Error codes in responses", ["request", "error"], registry=r
         )
-        self.total_time = Histogram(
-            "kafka_network_requestmetrics_totaltimems",
-            "Request handling time in milliseconds",
-            ["request", "version"],
-            buckets=_LATENCY_BUCKETS_MS,
-            registry=r,
-        )
+        self.times = {  # Kafka's RequestMetrics histograms, tagged by request name only (not version)
+            name: KafkaHistogram(f"kafka_network_requestmetrics_{name}", doc, ["request"], r)
+            for name, doc in _REQUEST_TIMES
+        }
         for attr, name, doc in _TOPIC_COUNTERS:
             counter = Counter(f"kafka_server_brokertopicmetrics_{name}", doc, ["topic"], registry=r)
             setattr(self, attr, TopicCounter(counter))
-        self.conversion_time = Histogram(
-            "kafka_network_requestmetrics_messageconversionstimems",
-            "Time spent converting message formats, ms",
-            ["request"],
-            buckets=_LATENCY_BUCKETS_MS,
-            registry=r,
-        )
+        self.conversion_time = KafkaHistogram(
+            "kafka_network_requestmetrics_messageconversionstimems", "Time spent converting message formats, ms",
+            ["request"], r)  # fmt: skip
         self.fetch_read_ahead = Counter(  # ours (broker/read_ahead.py): Kafka has no such MBean
             "minibroker_fetch_conversion_read_ahead", "Fetch v0-v3 down-conversions begun ahead of the "
             "client's next Fetch, by what became of them", ["outcome"], registry=r)  # fmt: skip
@@ -164,13 +239,13 @@ class BrokerMetrics:
             "kafka_server_socketservermetrics_expired_connections_killed_count",
             "Connections closed on a request after their SASL session expired", ["listener"], registry=r)
 
-    def observe_request(self, names: Iterable[str], version: int, seconds: float) -> None:
-        """One request handled: Kafka's ``RequestChannel.updateRequestMetrics`` marks the request's own
-        name and, for Fetch, ``FetchConsumer`` or ``FetchFollower`` as well."""
+    def observe_request(self, names: Iterable[str], version: int, times_ms: dict[str, float]) -> None:
+        """One request done: Kafka's ``RequestChannel.updateRequestMetrics`` marks the request's own name
+        and, for Fetch, ``FetchConsumer`` or ``FetchFollower`` as well; ``times_ms`` by histogram name."""
         for name in names:
-            labels = (name, str(version))
-            self.requests.labels(*labels).inc()
-            self.total_time.labels(*labels).observe(seconds * 1000.0)
+            self.requests.labels(name, str(version)).inc()
+            for histogram, ms in times_ms.items():
+                self.times[histogram].observe((name,), ms)
 
     def count_errors(self, api_name: str, counts: dict) -> None:
         """Kafka's ``RequestChannel.updateErrorMetrics``: each error code of a response, as many times as

@@ -88,6 +88,8 @@ the v12+ current_leader: no Fetch here is fenced or not the leader's, see
 
 from __future__ import annotations
 
+import time
+
 import trio
 
 from protocol import ErrorCode
@@ -118,8 +120,10 @@ async def handle(ctx: RequestContext, request) -> object:
         available = sum(r.size for r in reads)
         if not _interesting(reads) or available >= min_bytes or _read_error(reads):
             break
+        waiting = time.perf_counter()
         with trio.move_on_at(deadline) as scope:
             await ctx.broker.wait_for_append()
+        ctx.waited(waiting)  # Kafka's fetch purgatory: RemoteTimeMs
         if scope.cancelled_caught:
             reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
             break

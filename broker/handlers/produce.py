@@ -95,7 +95,9 @@ async def handle(ctx: RequestContext, request) -> object:
     enrolled = await _enroll(ctx, request, names, unwritable, txn_id)
     resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
     if request.acks == -1 and written:
+        waiting = time.perf_counter()
         await ctx.broker.wait_durable()
+        ctx.waited(waiting)  # Kafka's produce purgatory: RemoteTimeMs
     user, client_id = request_identity(ctx)
     resp.throttle_time_ms = ctx.broker.quotas.record("producer_byte_rate", user, client_id, ctx.size, ctx.broker.clock())
     throttle(ctx, resp.throttle_time_ms)
