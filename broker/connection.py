@@ -28,7 +28,7 @@ On a SASL listener the frames before authentication go to the
 connection's ``SaslAuthenticator`` (``sasl_auth.py``), which answers the
 handshake and the login (PLAIN or SCRAM) itself and hands only ApiVersions
 on to ``dispatch``. Each login that succeeds or fails is counted per listener
-(``kafka_server_socketservermetrics_{successful,failed}_authentication_total``,
+(``kafka_server_socket_server_metrics_{successful,failed}_authentication_total``,
 Kafka's socket-server-metrics ``successful-authentication-total`` and
 ``failed-authentication-total``; re-authentications apart, in
 ``..._reauthentication_total``).

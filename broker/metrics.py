@@ -211,32 +211,34 @@ class BrokerMetrics:
         self._add_socket_server_metrics()
 
     def _add_socket_server_metrics(self) -> None:
-        """Kafka's socket-server-metrics: connections, bytes out, logins, per listener."""
+        """Kafka's socket-server-metrics: connections, bytes out, logins, per listener. The JMX exporter's
+        rule for that MBean type (Strimzi's ``kafka_server_$1_$4``) keeps its hyphens, made underscores:
+        ``kafka_server_socket_server_metrics_connection_count``, not ``socketservermetrics``."""
         r = self.registry
         self.connections = Gauge(
-            "kafka_server_socketservermetrics_connection_count", "Open connections", ["listener"], registry=r
+            "kafka_server_socket_server_metrics_connection_count", "Open connections", ["listener"], registry=r
         )
         self.connections_created = Counter(
-            "kafka_server_socketservermetrics_connection_creation", "Connections accepted", ["listener"], registry=r
+            "kafka_server_socket_server_metrics_connection_creation", "Connections accepted", ["listener"], registry=r
         )
         self.connections_closed = Counter(
-            "kafka_server_socketservermetrics_connection_close", "Connections closed", ["listener"], registry=r
+            "kafka_server_socket_server_metrics_connection_close", "Connections closed", ["listener"], registry=r
         )
         self.network_bytes_out = Counter(
-            "kafka_server_socketservermetrics_outgoing_byte", "Bytes sent", registry=r
+            "kafka_server_socket_server_metrics_outgoing_byte", "Bytes sent", registry=r
         )
         self.authentications = {  # Kafka's successful-/failed-authentication-total of socket-server-metrics
-            outcome: Counter(f"kafka_server_socketservermetrics_{outcome}_authentication", f"SASL logins, {outcome}",
+            outcome: Counter(f"kafka_server_socket_server_metrics_{outcome}_authentication", f"SASL logins, {outcome}",
                              ["listener"], registry=r)  # fmt: skip
             for outcome in ("successful", "failed")
         }
         self.reauthentications = {  # successful-/failed-reauthentication-total (KIP-368)
-            outcome: Counter(f"kafka_server_socketservermetrics_{outcome}_reauthentication",
+            outcome: Counter(f"kafka_server_socket_server_metrics_{outcome}_reauthentication",
                              f"SASL re-authentications, {outcome}", ["listener"], registry=r)  # fmt: skip
             for outcome in ("successful", "failed")
         }
         self.expired_connections_killed = Counter(  # Kafka's expired-connections-killed-count
-            "kafka_server_socketservermetrics_expired_connections_killed_count",
+            "kafka_server_socket_server_metrics_expired_connections_killed_count",
             "Connections closed on a request after their SASL session expired", ["listener"], registry=r)
 
     def observe_request(self, names: Iterable[str], version: int, times_ms: dict[str, float]) -> None:

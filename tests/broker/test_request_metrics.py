@@ -149,3 +149,13 @@ def test_percentiles_are_yammers_of_the_recent_values():
     for _ in range(2000):  # only the last 1028 values make the percentiles
         h.observe(("P",), 7)
     assert get("x_ms", {"request": "P", "quantile": "0.999"}) == 7
+
+
+def test_socket_server_metrics_are_named_as_the_jmx_exporter_names_them(broker):
+    """Strimzi's rule for ``kafka.server<type=socket-server-metrics, listener=..>`` gives
+    ``kafka_server_socket_server_metrics_connection_count`` (what its dashboards query)."""
+    broker.metrics.connections.labels("PLAINTEXT").inc()
+    broker.metrics.connections_created.labels("PLAINTEXT").inc()
+    get = broker.metrics.registry.get_sample_value
+    assert get("kafka_server_socket_server_metrics_connection_count", {"listener": "PLAINTEXT"}) == 1
+    assert get("kafka_server_socket_server_metrics_connection_creation_total", {"listener": "PLAINTEXT"}) == 1
