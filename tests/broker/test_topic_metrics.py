@@ -12,6 +12,8 @@ counters are read from its registry. What each test pins, from Kafka's
   are the unexpected failures only (not too large, not corrupt); rejected
   bytes are those of too-large batches; a duplicate is counted in again; and
   bytes in are the request's bytes, not the up-converted ones;
+* the broker's own appends (coordinator records, transaction markers) count
+  in their topics, as Kafka's coordinators append through ``appendRecords``;
 * Fetch: every partition read is a fetch request, once per Fetch, those an
   incremental fetch leaves out of its answer too;
 """
@@ -22,6 +24,7 @@ from protocol import ErrorCode
 from protocol.records import Codec, RecordBatchBuilder
 
 from ._admin_client import broker, call, create_ok, produce, req, sub  # noqa: F401  (broker: a fixture)
+from ._group_client import clock, commit, group_props, groups_broker  # noqa: F401  (fixtures)
 from .test_fetch_sessions import fetch as session_fetch
 
 BTM = "kafka_server_brokertopicmetrics_"
@@ -153,3 +156,16 @@ async def test_the_all_topics_series_sums_every_topic_and_outlives_deletions(bro
     assert counted(broker, "totalproducerequests", "") == 2
     await delete_topic(broker, "a")
     assert counted(broker, "messagesin", "") == 3
+
+
+async def test_the_brokers_own_appends_count_in_their_topics(groups_broker):
+    """Kafka's coordinators append through ``ReplicaManager.appendRecords``: an offset commit counts in
+    ``__consumer_offsets``' produce requests and messages and bytes in (and in the all-topics series)."""
+    broker = groups_broker
+    await create_ok(broker, "t")
+    assert await commit(broker, "g", {("t", 0): 5}) == {("t", 0): ErrorCode.NONE}
+    offsets = "__consumer_offsets"
+    assert counted(broker, "totalproducerequests", offsets) == 1
+    assert counted(broker, "messagesin", offsets) == 1
+    assert counted(broker, "bytesin", offsets) > 0
+    assert counted(broker, "messagesin", "") == 1
