@@ -237,7 +237,8 @@ class BrokerMetrics:
                              f"SASL re-authentications, {outcome}", ["listener"], registry=r)  # fmt: skip
             for outcome in ("successful", "failed")
         }
-        self.expired_connections_killed = Counter(  # Kafka's expired-connections-killed-count
+        # Kafka's expired-connections-killed-count, a cumulative sum the exporter shows as a gauge (no _total)
+        self.expired_connections_killed = Gauge(
             "kafka_server_socket_server_metrics_expired_connections_killed_count",
             "Connections closed on a request after their SASL session expired", ["listener"], registry=r)
 

@@ -159,3 +159,5 @@ def test_socket_server_metrics_are_named_as_the_jmx_exporter_names_them(broker):
     get = broker.metrics.registry.get_sample_value
     assert get("kafka_server_socket_server_metrics_connection_count", {"listener": "PLAINTEXT"}) == 1
     assert get("kafka_server_socket_server_metrics_connection_creation_total", {"listener": "PLAINTEXT"}) == 1
+    broker.metrics.expired_connections_killed.labels("PLAINTEXT").inc()  # a gauge to the exporter: no _total
+    assert get("kafka_server_socket_server_metrics_expired_connections_killed_count", {"listener": "PLAINTEXT"}) == 1

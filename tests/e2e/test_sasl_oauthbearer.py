@@ -173,4 +173,4 @@ def _reauth_counts(broker) -> tuple[float, float]:
     """(successful re-authentications, expired connections closed) on the SASL listener."""
     samples, label = broker.scrape(), (("listener", "SASL_PLAINTEXT"),)
     return (samples.get(("kafka_server_socket_server_metrics_successful_reauthentication_total", label), 0.0),
-            samples.get(("kafka_server_socket_server_metrics_expired_connections_killed_count_total", label), 0.0))
+            samples.get(("kafka_server_socket_server_metrics_expired_connections_killed_count", label), 0.0))
