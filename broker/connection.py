@@ -245,7 +245,17 @@ class Connection:
         (metrics.reauthentications if again else metrics.authentications)[outcome].labels(self.listener).inc()
 
     async def send_chunks(self, chunks: list) -> None:
-        """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are."""
+        """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are. Its
+        request times (``AfterSent``) are recorded even when the peer goes away meanwhile, as Kafka records
+        the responses in flight on a connection that closes."""
+        try:
+            await self._send_chunks(chunks)
+        finally:
+            for chunk in chunks:
+                if isinstance(chunk, AfterSent):
+                    chunk.after_sent()
+
+    async def _send_chunks(self, chunks: list) -> None:
         pending: list = []
         for chunk in chunks:
             region = isinstance(chunk, FileRegion)
@@ -266,7 +276,7 @@ class Connection:
             await self.stream.send_all(b"".join(pending))
         self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))
         for chunk in chunks:
-            if isinstance(chunk, (ConvertedRecords, AfterSent)):  # read-aheads begin; request times recorded
+            if isinstance(chunk, ConvertedRecords):
                 chunk.after_sent()
 
     async def _sendfile(self, region: FileRegion) -> None:

@@ -15,8 +15,10 @@ handler's time is ``LocalTimeMs`` but for what it spent waiting for new data
 or for the disk (a Fetch's long poll, an ``acks=-1`` Produce's fsync), which
 is ``RemoteTimeMs`` as Kafka's purgatories make it; ``ThrottleTimeMs`` is
 the throttle the response carried; no response queue (0); and
-``ResponseSendTimeMs`` lasts until the connection has sent the response,
-which ``dispatch`` learns from the ``AfterSent`` chunk it puts last.
+``ResponseSendTimeMs`` lasts until the connection has sent the response (or
+found its peer gone: Kafka records the responses in flight on a connection
+that closes), which ``dispatch`` learns from the ``AfterSent`` chunk it puts
+last.
 ``TotalTimeMs`` runs from the arrival to the response sent.
 """
 
