@@ -99,6 +99,11 @@ class RequestContext:
     size: int = 0  # the request's header and body in bytes (Kafka's sizeInBytes: no length prefix), for quotas
     request_time_recorded: bool = False  # the request_percentage quota has had this request's time
     remote_s: float = 0.0  # time spent waiting for new data or the disk (Kafka's RemoteTimeMs)
+    conversion_s: float = 0.0  # time spent converting message formats (Kafka's MessageConversionsTimeMs)
+
+    def converted(self, seconds: float) -> None:
+        """Count ``seconds`` of format conversion (up on Produce, down on Fetch, while sending too)."""
+        self.conversion_s += seconds
 
     def waited(self, since: float) -> None:
         """Count the time from ``since`` (a ``time.perf_counter()``) as waiting, not handling."""
@@ -195,14 +200,14 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
         if timed:  # the connection closes: its watch must not outlive it
             broker.request_time.end()
         if isinstance(exc, CloseConnection) and exc.response is not None:
-            request_metrics.record(broker, request, started, ctx.remote_s, exc.response, sent=False)
+            request_metrics.record(ctx, started, exc.response, sent=False)
         raise
     if timed:
         quotas.apply_request_quota(ctx, body)
     if body is NO_RESPONSE:
-        request_metrics.record(broker, request, started, ctx.remote_s, None, sent=False)
+        request_metrics.record(ctx, started, None, sent=False)
         return NO_RESPONSE
-    done = request_metrics.record(broker, request, started, ctx.remote_s, body, sent=True)
+    done = request_metrics.record(ctx, started, body, sent=True)
     chunks = response_chunks(request.api, request.version, request.header.correlation_id, body)
     return [*chunks, request_metrics.AfterSent(done)]
 

@@ -20,6 +20,9 @@ found its peer gone: Kafka records the responses in flight on a connection
 that closes), which ``dispatch`` learns from the ``AfterSent`` chunk it puts
 last.
 ``TotalTimeMs`` runs from the arrival to the response sent.
+``MessageConversionsTimeMs`` is recorded for every Produce and Fetch (under
+those names only), 0 when nothing was converted, as Kafka records it: the
+time up-converting (Produce) or down-converting (Fetch, sending included).
 """
 
 from __future__ import annotations
@@ -53,23 +56,24 @@ def metric_names(request: Request) -> list[str]:
     return [api, "FetchFollower" if replica_id >= 0 else "FetchConsumer"]
 
 
-def record(broker: Any, request: Request, started: float, remote_s: float, body: Any,
-           sent: bool) -> Callable[[], None]:  # fmt: skip
-    """Count a handled request whose answer is ``body`` (``None``: no answer); the time is recorded by
-    the function returned, to call once the answer is out (at once when ``sent`` is False)."""
+def record(ctx: Any, started: float, body: Any, sent: bool) -> Callable[[], None]:
+    """Count a handled request (``ctx``) whose answer is ``body`` (``None``: no answer); the times are
+    recorded by the function returned, to call once the answer is out (at once when ``sent`` is False)."""
     handled = time.perf_counter()
-    api = request.api.name
+    broker, request, api = ctx.broker, ctx.request, ctx.request.api.name
     if body is not None:
         broker.metrics.count_errors(api, error_counts(api, body))
     throttle_ms = getattr(body, "throttle_time_ms", 0) or 0
 
     def done() -> None:
-        now = time.perf_counter()
+        now, remote_s = time.perf_counter(), ctx.remote_s
         times = {"requestqueuetimems": 0.0, "localtimems": (handled - started - remote_s) * 1000,
                  "remotetimems": remote_s * 1000, "throttletimems": float(throttle_ms),
                  "responsequeuetimems": 0.0, "responsesendtimems": (now - handled) * 1000,
                  "totaltimems": (now - started) * 1000}  # fmt: skip
         broker.metrics.observe_request(metric_names(request), request.version, times)
+        if api in ("Produce", "Fetch"):  # Kafka's histogram of every such request, 0 when nothing converted
+            broker.metrics.conversion_time.observe((api,), ctx.conversion_s * 1000)
 
     if not sent:
         done()

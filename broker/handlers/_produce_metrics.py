@@ -21,7 +21,8 @@ partition it is given:
   covers, for every append that returns: a retried idempotent batch the log
   answers as a duplicate is counted again;
 * ``ProduceMessageConversionsPerSec`` from the append's validation stats, so
-  only for appends that return (a duplicate's included).
+  only for appends that return (a duplicate's included); their conversion
+  time is the request's ``MessageConversionsTimeMs`` (``request_metrics``).
 """
 
 from __future__ import annotations
@@ -63,12 +64,14 @@ def count_failure(metrics, topic: str, error: ErrorCode, request_bytes: int) -> 
         metrics.bytes_rejected.labels(topic).inc(request_bytes)
 
 
-def count_append(metrics, topic: str, request_bytes: int, first_offset: int, last_offset: int,
+def count_append(ctx, topic: str, request_bytes: int, first_offset: int, last_offset: int,
                  conversion: tuple[int, float]) -> None:
-    """An append that returned: ``conversion`` is (records up-converted, seconds the validation took)."""
+    """An append that returned: ``conversion`` is (records up-converted, seconds the validation took), which
+    add to the request's ``MessageConversionsTimeMs``."""
+    metrics = ctx.broker.metrics
     metrics.messages_in.labels(topic).inc(last_offset - first_offset + 1)
     metrics.bytes_in.labels(topic).inc(request_bytes)
     converted, seconds = conversion
     if converted:
         metrics.produce_conversions.labels(topic).inc(converted)
-        metrics.conversion_time.labels("Produce").observe(seconds * 1000)
+        ctx.converted(seconds)

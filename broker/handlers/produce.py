@@ -254,7 +254,7 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
         # and, as Kafka does whatever the topic's timestamp type, its max timestamp as the log append time
         part.base_offset, part.log_append_time_ms = verdict.first_offset, verdict.timestamp
         part.log_start_offset = partition.log.log_start_offset
-        metered.count_append(broker.metrics, topic, size, verdict.first_offset, verdict.last_offset, conversion)
+        metered.count_append(ctx, topic, size, verdict.first_offset, verdict.last_offset, conversion)
         return True  # Kafka answers it once the original is past the high watermark
     if verdict is not None:
         part.error_code = verdict
@@ -265,7 +265,7 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
         part.error_code = error
         return False
     _appended(part, partition, validated)
-    metered.count_append(broker.metrics, topic, size, validated.first_offset, validated.last_offset, conversion)
+    metered.count_append(ctx, topic, size, validated.first_offset, validated.last_offset, conversion)
     return True
 
 

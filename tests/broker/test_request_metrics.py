@@ -161,3 +161,21 @@ def test_socket_server_metrics_are_named_as_the_jmx_exporter_names_them(broker):
     assert get("kafka_server_socket_server_metrics_connection_creation_total", {"listener": "PLAINTEXT"}) == 1
     broker.metrics.expired_connections_killed.labels("PLAINTEXT").inc()  # a gauge to the exporter: no _total
     assert get("kafka_server_socket_server_metrics_expired_connections_killed_count", {"listener": "PLAINTEXT"}) == 1
+
+
+async def test_conversion_time_is_recorded_for_every_produce_and_fetch(broker):
+    """Kafka's ``MessageConversionsTimeMs`` histograms (Produce and Fetch only) get every such request, 0
+    when nothing was converted: a v9 Produce counts, a v2 Produce of magic-1 messages converts."""
+    await create_ok(broker, "t")
+    await call(broker, 0, 9, produce_body(1, [0]))
+    legacy = RecordBatchBuilder(magic=1)
+    legacy.append(b"k", b"v", timestamp=1)
+    Data = sub(0, "TopicProduceData")
+    body = req(0, acks=1, timeout_ms=1000, topic_data=[Data(name="t", partition_data=[
+        Data.PartitionProduceData(index=0, records=bytearray(legacy.build()))])])  # fmt: skip
+    await call(broker, 0, 2, body)
+    await call(broker, 1, 12, fetch_body())
+    assert value(broker, "messageconversionstimems_count", request="Produce") == 2
+    assert value(broker, "messageconversionstimems_count", request="Fetch") == 1
+    assert value(broker, "messageconversionstimems_count", request="FetchConsumer") is None
+    assert value(broker, "messageconversionstimems", request="Fetch", quantile="0.99") == 0
