@@ -28,7 +28,7 @@ On a SASL listener the frames before authentication go to the
 connection's ``SaslAuthenticator`` (``sasl_auth.py``), which answers the
 handshake and the login (PLAIN or SCRAM) itself and hands only ApiVersions
 on to ``dispatch``. Each login that succeeds or fails is counted per listener
-(``kafka_server_socketservermetrics_{successful,failed}_authentication_total``
+(``kafka_server_socket_server_metrics_{successful,failed}_authentication_total``
 and ``_rate``, Kafka's socket-server-metrics; re-authentications apart, in
 ``..._reauthentication_total`` and ``_rate``, with their latency; first logins
 of clients that cannot re-authenticate also in
@@ -63,6 +63,7 @@ from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestE
 
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, dispatch
+from .request_metrics import AfterSent
 from .quotas import record_send_time
 from .sasl_auth import SASL_HANDSHAKE, SaslAuthenticator, UnexpectedRequest
 from .ssl_config import peer_principal
@@ -252,7 +253,17 @@ class Connection:
             latency_ms=auth.reauthentication_latency_ms if succeeded and again else None)  # type: ignore[union-attr]
 
     async def send_chunks(self, chunks: list) -> None:
-        """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are."""
+        """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are. Its
+        request times (``AfterSent``) are recorded even when the peer goes away meanwhile, as Kafka records
+        the responses in flight on a connection that closes."""
+        try:
+            await self._send_chunks(chunks)
+        finally:
+            for chunk in chunks:
+                if isinstance(chunk, AfterSent):
+                    chunk.after_sent()
+
+    async def _send_chunks(self, chunks: list) -> None:
         pending: list = []
         for chunk in chunks:
             region = isinstance(chunk, FileRegion)

@@ -23,9 +23,9 @@
   that time.
 * The waits are Kafka's ``connection-accept-throttle-time`` and
   ``ip-connection-accept-throttle-time`` per listener
-  (``kafka_server_socketservermetrics_..._throttle_time``).
+  (``kafka_server_socket_server_metrics_..._throttle_time``).
 * Every connection made and closed is counted per listener:
-  ``kafka_server_socketservermetrics_connection_creation_total`` and
+  ``kafka_server_socket_server_metrics_connection_creation_total`` and
   ``..._connection_close_total`` (Kafka's socket-server-metrics
   ``connection-creation-total`` / ``connection-close-total``).
 
@@ -138,7 +138,7 @@ class ConnectionQuotas:
         """Kafka's socket-server-metrics ``connection-accept-throttle-time`` and
         ``ip-connection-accept-throttle-time`` per listener: the average throttle, in ms, over Kafka's default
         metric windows (``metrics.num.samples`` of ``metrics.sample.window.ms``), not the quota's."""
-        name = "kafka_server_socketservermetrics_"
+        name = "kafka_server_socket_server_metrics_"
         times = list(self.throttle_times.items())
         yield (name + "connection_accept_throttle_time", "Average wait of accepts past a connection creation rate",
                ["listener"], [([k], s.average(now_ms)) for k, s in times if isinstance(k, str)])  # fmt: skip

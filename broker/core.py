@@ -5,6 +5,8 @@ One ``Broker`` per server. Handlers reach everything through it:
 * ``topics`` (``TopicRegistry``) for names, ids and ``Partition`` objects;
 * ``append(partition, validated)`` writes validated records to the log, maps
   storage failures to KAFKA_STORAGE_ERROR and wakes every waiting Fetch;
+  ``append_own`` does so for the broker's own records (coordinators',
+  markers), counted in the topic's metrics as Kafka counts them;
 * ``wait_for_append()`` parks a long-polling Fetch until the next append;
 * ``wait_durable()`` returns once everything appended so far is fsynced when
   the durable flush mode is on (one group commit serves all waiters); in that
@@ -160,6 +162,18 @@ class Broker:
             self._commit_pending = True
             trio.lowlevel.spawn_system_task(self._commit_soon)
         return None
+
+    def append_own(self, partition: Partition, validated: ValidatedRecords) -> ErrorCode | None:
+        """Append records the broker writes itself (coordinator records, transaction markers). Kafka's
+        coordinators write them through ``ReplicaManager.appendRecords`` like a producer's, so they count
+        in that topic's BrokerTopicMetrics: a produce request, and messages and bytes in once appended."""
+        metrics, topic = self.metrics, partition.topic
+        metrics.total_produce.labels(topic).inc()
+        error = self.append(partition, validated)
+        if error is None:
+            metrics.messages_in.labels(topic).inc(validated.last_offset - validated.first_offset + 1)
+            metrics.bytes_in.labels(topic).inc(len(validated.data))
+        return error
 
     async def _commit_soon(self) -> None:
         """Durable mode: run a group-commit round for appends nobody waits for (acks 0 and 1)."""

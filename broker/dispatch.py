@@ -11,6 +11,13 @@ closes it (reference §6.3):
   or a legacy version switched off (KIP-724/KIP-896) -> close, no answer;
 * ApiVersions at a version above ours -> a v0 answer with UNSUPPORTED_VERSION
   listing only ApiVersions' own range, so the client can retry lower.
+
+Every request a handler (or that ApiVersions fallback) answers is counted in
+the request metrics (``request_metrics``), as Kafka's ``RequestChannel``
+counts it: its rate per name and version, its times once the answer is sent
+(the last chunk, ``AfterSent``, tells), each error code of its answer; an
+answer not sent (``acks=0``) has no error codes, unless the connection is
+closed over it, when Kafka counts the errors it would have carried.
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ from protocol import (
     response_chunks,
 )
 
-from . import quotas
+from . import quotas, request_metrics
 from .acl_model import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
 
 log = logging.getLogger(__name__)
@@ -91,6 +98,16 @@ class RequestContext:
     request: Request
     size: int = 0  # the request's header and body in bytes (Kafka's sizeInBytes: no length prefix), for quotas
     request_time_recorded: bool = False  # the request_percentage quota has had this request's time
+    remote_s: float = 0.0  # time spent waiting for new data or the disk (Kafka's RemoteTimeMs)
+    conversion_s: float = 0.0  # time spent converting message formats (Kafka's MessageConversionsTimeMs)
+
+    def converted(self, seconds: float) -> None:
+        """Count ``seconds`` of format conversion (up on Produce, down on Fetch, while sending too)."""
+        self.conversion_s += seconds
+
+    def waited(self, since: float) -> None:
+        """Count the time from ``since`` (a ``time.perf_counter()``) as waiting, not handling."""
+        self.remote_s += time.perf_counter() - since
 
     @property
     def version(self) -> int:
@@ -136,7 +153,13 @@ class RequestContext:
 
 
 class CloseConnection(Exception):
-    """Raised by dispatch (or a handler) when Kafka would close the connection."""
+    """Raised by dispatch (or a handler) when Kafka would close the connection. A handler that closes it
+    instead of answering (Produce with ``acks=0``) passes the answer it did not send as ``response``: its
+    errors are counted all the same, as Kafka's ``RequestChannel.closeConnection`` counts them."""
+
+    def __init__(self, message: str, response: Any = None) -> None:
+        super().__init__(message)
+        self.response = response
 
 
 NO_RESPONSE = object()
@@ -162,7 +185,7 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
         request = decode_request(frame)
     except UnsupportedVersionError as exc:
         if exc.header.api_key == API_VERSIONS:
-            return _api_versions_fallback(exc.header.correlation_id)
+            return _api_versions_fallback(broker, exc.header.correlation_id, exc.header.api_version)
         raise CloseConnection(str(exc)) from None
     except InvalidRequestError as exc:
         raise CloseConnection(f"unparsable request: {exc}") from None
@@ -172,26 +195,32 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
     low, high = enabled_range(broker, h)
     if not low <= request.version <= high:
         if request.header.api_key == API_VERSIONS:
-            return _api_versions_fallback(request.header.correlation_id)
+            return _api_versions_fallback(broker, request.header.correlation_id, request.version)
         raise CloseConnection(f"{request.api.name} v{request.version} is not enabled")
     started = time.perf_counter()
     ctx = RequestContext(broker, connection, request, len(frame))
     timed = quotas.start_request_time(ctx)
     try:
         body = await h.fn(ctx, request.body)
-    except BaseException:
+    except BaseException as exc:
         if timed:  # the connection closes: its watch must not outlive it
             broker.request_time.end()
+        if isinstance(exc, CloseConnection) and exc.response is not None:
+            request_metrics.record(ctx, started, exc.response, sent=False)
         raise
     if timed:
         quotas.apply_request_quota(ctx, body)
-    broker.metrics.observe_request(request.api.name, request.version, time.perf_counter() - started)
     if body is NO_RESPONSE:
+        request_metrics.record(ctx, started, None, sent=False)
         return NO_RESPONSE
-    return response_chunks(request.api, request.version, request.header.correlation_id, body)
+    done = request_metrics.record(ctx, started, body, sent=True)
+    chunks = response_chunks(request.api, request.version, request.header.correlation_id, body)
+    return [*chunks, request_metrics.AfterSent(done)]
 
 
-def _api_versions_fallback(correlation_id: int) -> list:
+def _api_versions_fallback(broker: Any, correlation_id: int, version: int) -> list:
+    """Kafka answers it through its handler, so its request metrics count it, at the version asked."""
+    request_metrics.record_fallback(broker, version)
     api = API_BY_KEY[API_VERSIONS]
     cls = message_class(api, False)
     h = REGISTRY[API_VERSIONS]

@@ -148,7 +148,7 @@ def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: 
     metrics = ctx.broker.metrics
     result.records = ConvertedRecords(
         conversion, metrics.fetch_conversions.labels(topic).inc,
-        lambda seconds: metrics.conversion_time.labels("Fetch").observe(seconds * 1000),
+        ctx.converted,  # the request's MessageConversionsTimeMs
         first_seconds=time.perf_counter() - started,
         on_sent=read_ahead.preparer(ctx, key, log, limit, min_one, magic),
     )  # fmt: skip

@@ -10,8 +10,8 @@ versions of this broker auto-created it as an ordinary topic). A key lives in pa
 partitions`` as in Kafka.
 
 ``append(index, build)`` writes the v2 batch ``build(base_offset)`` returns
-through ``Broker.append`` (so fetchers wake up and durable mode's group
-commit covers it) and returns once ``Broker.wait_durable`` does: what the
+through ``Broker.append_own`` (so fetchers wake up, durable mode's group
+commit covers it and the topic's metrics count it) and returns once ``Broker.wait_durable`` does: what the
 broker acknowledges survives a crash. ``records_batch`` and ``marker_batch``
 make such builders (a marker is a COMMIT or ABORT control batch, KIP-98).
 ``batches(index)`` reads a partition back from its log start, batch by batch,
@@ -143,7 +143,7 @@ class InternalTopic:
         base = partition.log.log_end_offset
         data, count, max_ts = build(base)
         validated = ValidatedRecords(data, base, base + count - 1, max_ts, -1, count, 0)
-        if self.broker.append(partition, validated) is not None:
+        if self.broker.append_own(partition, validated) is not None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if on_append is not None:
             on_append(base)

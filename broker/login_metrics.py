@@ -5,7 +5,7 @@ Kafka's Selector records every login that ends in a Meter of its own:
 ``successful-reauthentication`` and ``failed-reauthentication`` (a login
 is a re-authentication once the connection has logged in before). A Meter
 is two attributes: ``<name>-total``, a cumulative count, which we keep as the
-Prometheus counter ``kafka_server_socketservermetrics_<name>_total``, and
+Prometheus counter ``kafka_server_socket_server_metrics_<name>_total``, and
 ``<name>-rate``, events per second over the broker's ``metrics.num.samples``
 (2) windows of ``metrics.sample.window.ms`` (30 s), as Kafka's Rate computes
 it (``sampled_stat.Samples``), exported at scrape time as the gauge
@@ -38,7 +38,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from .sampled_stat import KAFKA_METRIC_WINDOWS, Samples
 
-PREFIX = "kafka_server_socketservermetrics_"
+PREFIX = "kafka_server_socket_server_metrics_"
 METERS = ("successful_authentication", "failed_authentication", "successful_reauthentication",
           "failed_reauthentication")  # fmt: skip
 _DOCS = {"successful_authentication": "Connections with successful authentication",

@@ -3,7 +3,10 @@
 Dashboards built for Kafka behind the Prometheus JMX exporter (Strimzi's
 rules) query names such as ``kafka_server_brokertopicmetrics_messagesin_total
 {topic="..."}``; we export the same names from the same events, so those
-dashboards work unchanged. Each broker has its own ``CollectorRegistry`` (tests
+dashboards work unchanged; a BrokerTopicMetrics meter has a series per topic
+and Kafka's all-topics one, ``topic=""`` (``TopicCounter``), which Prometheus
+stores as the label-less series the JMX exporter gives for Kafka's MBean
+without a topic tag. Each broker has its own ``CollectorRegistry`` (tests
 run several brokers in one process). Gauges that reflect state (partition
 sizes, cleaner figures) are computed at scrape time by ``StateCollector``,
 which asks the broker for fresh values instead of caching them.
@@ -11,15 +14,23 @@ which asks the broker for fresh values instead of caching them.
 
 from __future__ import annotations
 
+import collections
+import math
+import threading
 from typing import Any, Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
+
+from protocol import ErrorCode
 
 from .login_metrics import LoginMetrics
 
-_LATENCY_BUCKETS_MS = (0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
+# The percentiles a Yammer histogram shows over JMX, as the exporter's rules label them (50thPercentile: "0.50")
+_QUANTILES = (("0.50", 0.5), ("0.75", 0.75), ("0.95", 0.95), ("0.98", 0.98), ("0.99", 0.99), ("0.999", 0.999))
+_RESERVOIR = 1028  # the sample count of Yammer's reservoirs
 
 
 class StateCollector(Collector):
@@ -34,6 +45,70 @@ class StateCollector(Collector):
             for values, number in samples:
                 family.add_metric(values, number)
             yield family
+
+
+class KafkaHistogram(Collector):
+    """A Kafka (Yammer) histogram as the JMX exporter shows it: ``name{labels,quantile="0.99"}`` for its
+    50th to 99.9th percentiles, ``name_count`` and ``name_sum``, as a Prometheus summary.
+
+    Kafka's are biased to recent values (a decaying reservoir of 1028 samples); the percentiles here are
+    those of the last 1028 values, interpolated between neighbours as Yammer's snapshots are, and like
+    Kafka's they keep their last values while nothing is recorded. Values are whole milliseconds, as
+    Kafka rounds them."""
+
+    def __init__(self, name: str, doc: str, labelnames: list[str], registry: CollectorRegistry) -> None:
+        self._name, self._doc, self._labelnames = name, doc, labelnames
+        self._lock = threading.Lock()  # the scrape runs in prometheus-client's own thread
+        self._series: dict[tuple[str, ...], list] = {}  # labels -> [count, sum, recent values]
+        registry.register(self)
+
+    def observe(self, labels: tuple[str, ...], value: float) -> None:
+        rounded = math.floor(value + 0.5)
+        with self._lock:
+            series = self._series.get(labels)
+            if series is None:
+                series = self._series[labels] = [0, 0, collections.deque(maxlen=_RESERVOIR)]
+            series[0] += 1
+            series[1] += rounded
+            series[2].append(rounded)
+
+    def labels(self, *values: str) -> "_Observer":
+        return _Observer(self, tuple(values))
+
+    def collect(self) -> Iterable[Metric]:
+        family = Metric(self._name, self._doc, "summary")
+        with self._lock:
+            snapshot = [(labels, count, total, sorted(values)) for labels, (count, total, values)
+                        in self._series.items()]  # fmt: skip
+        for labels, count, total, values in snapshot:
+            named = dict(zip(self._labelnames, labels))
+            for text, q in _QUANTILES:
+                family.add_sample(self._name, {**named, "quantile": text}, _percentile(values, q))
+            family.add_sample(self._name + "_count", named, count)
+            family.add_sample(self._name + "_sum", named, total)
+        yield family
+
+
+class _Observer:
+    def __init__(self, histogram: KafkaHistogram, labels: tuple[str, ...]) -> None:
+        self._histogram, self._labels = histogram, labels
+
+    def observe(self, value: float) -> None:
+        self._histogram.observe(self._labels, value)
+
+
+def _percentile(values: list[int], q: float) -> float:
+    """Yammer's snapshot percentile of sorted ``values``: position q*(n+1), between its two neighbours."""
+    if not values:
+        return 0.0
+    position = q * (len(values) + 1)
+    index = int(position)
+    if index < 1:
+        return float(values[0])
+    if index >= len(values):
+        return float(values[-1])
+    lower, upper = values[index - 1], values[index]
+    return lower + (position - index) * (upper - lower)
 
 
 # BrokerTopicMetrics counters, labelled by topic: (attribute, MBean name lower-cased, help)
@@ -51,19 +126,67 @@ _TOPIC_COUNTERS = (
 )
 
 
+def _error_name(code: int) -> str:
+    """Kafka's ``Errors.forCode(code).name()``: a code it does not know is UNKNOWN_SERVER_ERROR."""
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return ErrorCode.UNKNOWN_SERVER_ERROR.name
+
+
+ALL_TOPICS = ""  # Prometheus reads an empty label value as no label: Kafka's all-topics MBean has no topic tag
+
+
+class TopicCounter:
+    """One BrokerTopicMetrics meter: a series per topic and Kafka's all-topics one (``topic=""``), which
+    every mark of a topic also moves, which exists from the start (Kafka creates it eagerly) and which a
+    topic's deletion leaves alone."""
+
+    def __init__(self, counter: Counter) -> None:
+        self._counter = counter
+        self._all = counter.labels(ALL_TOPICS)
+
+    def labels(self, topic: str) -> "_Marks":
+        return _Marks(self._counter.labels(topic), self._all)
+
+    def remove(self, topic: str) -> None:
+        self._counter.remove(topic)
+
+
+class _Marks:
+    def __init__(self, topic: Any, all_topics: Any) -> None:
+        self._topic, self._all = topic, all_topics
+
+    def inc(self, amount: float = 1) -> None:
+        self._topic.inc(amount)
+        self._all.inc(amount)
+
+
+# Kafka's RequestMetrics histograms, by the exporter's name of each (the MBean name lower-cased)
+_REQUEST_TIMES = (
+    ("requestqueuetimems", "Time a request waited to be handled, ms (no queue here: 0)"),
+    ("localtimems", "Time a request took to be handled, ms, its waits not counted"),
+    ("remotetimems", "Time a request waited for new data or for the disk (long poll, acks=-1 fsync), ms"),
+    ("throttletimems", "Throttle time a response carried, ms"),
+    ("responsequeuetimems", "Time a response waited to be sent, ms (no queue here: 0)"),
+    ("responsesendtimems", "Time sending a response took, ms"),
+    ("totaltimems", "Time from a request's arrival to its response sent, ms"),
+)
+
+
 class BrokerMetrics:
     """The broker's counters and histograms, registered in a private registry."""
 
-    messages_in: Counter
-    bytes_in: Counter
-    bytes_out: Counter
-    bytes_rejected: Counter
-    total_produce: Counter
-    total_fetch: Counter
-    failed_produce: Counter
-    failed_fetch: Counter
-    produce_conversions: Counter
-    fetch_conversions: Counter
+    messages_in: TopicCounter
+    bytes_in: TopicCounter
+    bytes_out: TopicCounter
+    bytes_rejected: TopicCounter
+    total_produce: TopicCounter
+    total_fetch: TopicCounter
+    failed_produce: TopicCounter
+    failed_fetch: TopicCounter
+    produce_conversions: TopicCounter
+    fetch_conversions: TopicCounter
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
@@ -71,54 +194,70 @@ class BrokerMetrics:
         self.requests = Counter(
             "kafka_network_requestmetrics_requests", "Requests handled", ["request", "version"], registry=r
         )
-        self.total_time = Histogram(
-            "kafka_network_requestmetrics_totaltimems",
-            "Request handling time in milliseconds",
-            ["request", "version"],
-            buckets=_LATENCY_BUCKETS_MS,
-            registry=r,
+        self.errors = Counter(  # Kafka's ErrorsPerSec: the error codes of every response sent, NONE included
+            "kafka_network_requestmetrics_errors", "Error codes in responses", ["request", "error"], registry=r
         )
+        self.times = {  # Kafka's RequestMetrics histograms, tagged by request name only (not version)
+            name: KafkaHistogram(f"kafka_network_requestmetrics_{name}", doc, ["request"], r)
+            for name, doc in _REQUEST_TIMES
+        }
         for attr, name, doc in _TOPIC_COUNTERS:
-            setattr(self, attr, Counter(f"kafka_server_brokertopicmetrics_{name}", doc, ["topic"], registry=r))
-        self.conversion_time = Histogram(
-            "kafka_network_requestmetrics_messageconversionstimems",
-            "Time spent converting message formats, ms",
-            ["request"],
-            buckets=_LATENCY_BUCKETS_MS,
-            registry=r,
-        )
+            counter = Counter(f"kafka_server_brokertopicmetrics_{name}", doc, ["topic"], registry=r)
+            setattr(self, attr, TopicCounter(counter))
+        self.conversion_time = KafkaHistogram(
+            "kafka_network_requestmetrics_messageconversionstimems", "Time spent converting message formats, ms",
+            ["request"], r)  # fmt: skip
         self.fetch_read_ahead = Counter(  # ours (broker/read_ahead.py): Kafka has no such MBean
             "minibroker_fetch_conversion_read_ahead", "Fetch v0-v3 down-conversions begun ahead of the "
             "client's next Fetch, by what became of them", ["outcome"], registry=r)  # fmt: skip
         self._add_socket_server_metrics()
 
     def _add_socket_server_metrics(self) -> None:
-        """Kafka's socket-server-metrics: connections, bytes out, logins, per listener."""
+        """Kafka's socket-server-metrics: connections, bytes out, logins, per listener. The JMX exporter's
+        rule for that MBean type (Strimzi's ``kafka_server_$1_$4``) keeps its hyphens, made underscores:
+        ``kafka_server_socket_server_metrics_connection_count``, not ``socketservermetrics``."""
         r = self.registry
         self.connections = Gauge(
-            "kafka_server_socketservermetrics_connection_count", "Open connections", ["listener"], registry=r
+            "kafka_server_socket_server_metrics_connection_count", "Open connections", ["listener"], registry=r
         )
         self.connections_created = Counter(
-            "kafka_server_socketservermetrics_connection_creation", "Connections accepted", ["listener"], registry=r
+            "kafka_server_socket_server_metrics_connection_creation", "Connections accepted", ["listener"], registry=r
         )
         self.connections_closed = Counter(
-            "kafka_server_socketservermetrics_connection_close", "Connections closed", ["listener"], registry=r
+            "kafka_server_socket_server_metrics_connection_close", "Connections closed", ["listener"], registry=r
         )
         self.network_bytes_out = Counter(
-            "kafka_server_socketservermetrics_outgoing_byte", "Bytes sent", registry=r
+            "kafka_server_socket_server_metrics_outgoing_byte", "Bytes sent", registry=r
         )
         self.logins = LoginMetrics(r)  # successful-/failed-[re]authentication-total and -rate, and the rest
         totals, outcomes = self.logins.totals, ("successful", "failed")
         self.authentications = {outcome: totals[f"{outcome}_authentication"] for outcome in outcomes}
         self.reauthentications = {outcome: totals[f"{outcome}_reauthentication"] for outcome in outcomes}
-        self.expired_connections_killed = Counter(  # Kafka's expired-connections-killed-count
-            "kafka_server_socketservermetrics_expired_connections_killed_count",
+        # Kafka's expired-connections-killed-count, a cumulative sum the exporter shows as a gauge (no _total)
+        self.expired_connections_killed = Gauge(
+            "kafka_server_socket_server_metrics_expired_connections_killed_count",
             "Connections closed on a request after their SASL session expired", ["listener"], registry=r)
 
-    def observe_request(self, api_name: str, version: int, seconds: float) -> None:
-        labels = (api_name, str(version))
-        self.requests.labels(*labels).inc()
-        self.total_time.labels(*labels).observe(seconds * 1000.0)
+    def observe_request(self, names: Iterable[str], version: int, times_ms: dict[str, float]) -> None:
+        """One request done: Kafka's ``RequestChannel.updateRequestMetrics`` marks the request's own name
+        and, for Fetch, ``FetchConsumer`` or ``FetchFollower`` as well; ``times_ms`` by histogram name."""
+        for name in names:
+            self.requests.labels(name, str(version)).inc()
+            for histogram, ms in times_ms.items():
+                self.times[histogram].observe((name,), ms)
+
+    def count_errors(self, api_name: str, counts: dict) -> None:
+        """Kafka's ``RequestChannel.updateErrorMetrics``: each error code of a response, as many times as
+        the response carries it (``protocol.error_counts``)."""
+        for code, n in counts.items():
+            self.errors.labels(api_name, _error_name(code)).inc(n)
+
+    def remove_topic(self, topic: str) -> None:
+        """Drop a deleted topic's BrokerTopicMetrics series, as Kafka's ``BrokerTopicStats.removeMetrics``
+        does once the broker holds no partition of it: they leave the scrape, and a topic made again under
+        that name counts from zero."""
+        for attr, _name, _doc in _TOPIC_COUNTERS:
+            getattr(self, attr).remove(topic)
 
     def bytes_sent(self, n: int) -> None:
         self.network_bytes_out.inc(n)

@@ -19,7 +19,9 @@ predate that error code), as Kafka answers. Otherwise, per topic:
 * else the topic is removed from storage (the registry forgets its cached
   partitions) and answered with its name and, v6, its id; every group's
   committed offsets of it are deleted too (tombstones in
-  ``__consumer_offsets``), as Kafka's coordinator does.
+  ``__consumer_offsets``), as Kafka's coordinator does, and its
+  BrokerTopicMetrics series leave the metrics endpoint (Kafka's
+  ``BrokerTopicStats.removeMetrics``).
 
 Authorization (Kafka's ``ControllerApis.deleteTopics``), after the first two
 checks above (the request's shape): DELETE on the cluster allows every topic; else a
@@ -167,6 +169,7 @@ def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, 
         topics.delete(name)
     except TopicError as exc:
         return _result(ctx, Result, name, topic_id, exc.error_code, None)
+    ctx.broker.metrics.remove_topic(name)
     return _result(ctx, Result, name, topic_id, ErrorCode.NONE, None)
 
 

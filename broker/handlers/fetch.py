@@ -35,6 +35,10 @@ Behaviour:
 * ``isolation_level`` 1 (read_committed, v4+) reads up to the last stable
   offset and lists the aborted transactions in range (``fetch_reader``);
   every answer carries the partition's ``last_stable_offset``.
+* Metrics, where Kafka marks them: ``TotalFetchRequestsPerSec`` once per
+  Fetch for each partition read (an incremental fetch's whole session, a
+  throttled fetch's too), ``BytesOutPerSec`` with the record bytes of the
+  answer sent (down-converted: the converted size).
 * Client quotas (``broker/quotas.py``): the answer's records bytes count
   against the client's ``consumer_byte_rate``; a fetch that would go over is
   answered without topics and with ``throttle_time_ms``, its bytes not
@@ -84,6 +88,8 @@ the v12+ current_leader: no Fetch here is fenced or not the leader's, see
 
 from __future__ import annotations
 
+import time
+
 import trio
 
 from protocol import ErrorCode
@@ -114,11 +120,14 @@ async def handle(ctx: RequestContext, request) -> object:
         available = sum(r.size for r in reads)
         if not _interesting(reads) or available >= min_bytes or _read_error(reads):
             break
+        waiting = time.perf_counter()
         with trio.move_on_at(deadline) as scope:
             await ctx.broker.wait_for_append()
+        ctx.waited(waiting)  # Kafka's fetch purgatory: RemoteTimeMs
         if scope.cancelled_caught:
             reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
             break
+    _count_reads(ctx, fetch.partitions, reads)
     superseded = fetch.superseded()  # another fetch on its session came meanwhile: none of this is sent
     throttle_ms = _quota(ctx, 0 if superseded else sum(r.size for r in reads))
     if superseded:
@@ -234,13 +243,20 @@ def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, Pa
             )  # fmt: skip
         )
         topic = names.get(key) if names is not None else key
-        if topic is None:  # no topic of that id any more: nothing to count it for
-            continue
-        if r.error not in _NOT_COUNTED:
-            ctx.broker.metrics.total_fetch.labels(topic).inc()
-        if r.size:
+        if topic is not None and r.size:  # Kafka's BytesOutPerSec: the bytes of the answer sent
             ctx.broker.metrics.bytes_out.labels(topic).inc(r.size)
     return resp
+
+
+def _count_reads(ctx: RequestContext, partitions: list, reads: list[PartitionRead]) -> None:
+    """Kafka's ``fetchMessages`` marks ``TotalFetchRequestsPerSec`` once per Fetch for each partition it
+    reads (not those refused or unknown): all of an incremental fetch's session, whatever its answer
+    leaves out, and before a quota empties the answer."""
+    names = _topic_names(ctx)
+    for (key, p), r in zip(partitions, reads):
+        topic = topic_name(names, key, p)
+        if topic is not None and r.error not in _NOT_COUNTED:
+            ctx.broker.metrics.total_fetch.labels(topic).inc()
 
 
 def _topic_names(ctx: RequestContext) -> dict | None:

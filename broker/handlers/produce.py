@@ -38,6 +38,10 @@ rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
 fsync, a duplicate's too (until its original is on disk, as Kafka holds it
 until the high watermark passes the original).
 
+The BrokerTopicMetrics (messages and bytes in, produce requests, failed
+ones, rejected bytes, conversions) are marked where Kafka's
+``appendToLocalLog`` marks them (``_produce_metrics``).
+
 Authorization (Kafka's ``handleProduceRequest``), before anything else:
 
 * if the first batch of any partition is transactional, the request needs a
@@ -73,6 +77,7 @@ from ..acl_model import AclOperation, ResourceType
 from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, handler
 from ..log_validator import ValidationError, validate_and_assign
 from ..quotas import request_identity, throttle
+from . import _produce_metrics as metered
 
 log = logging.getLogger(__name__)
 API_KEY = 0
@@ -90,14 +95,16 @@ async def handle(ctx: RequestContext, request) -> object:
     enrolled = await _enroll(ctx, request, names, unwritable, txn_id)
     resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
     if request.acks == -1 and written:
+        waiting = time.perf_counter()
         await ctx.broker.wait_durable()
+        ctx.waited(waiting)  # Kafka's produce purgatory: RemoteTimeMs
     user, client_id = request_identity(ctx)
     resp.throttle_time_ms = ctx.broker.quotas.record("producer_byte_rate", user, client_id, ctx.size, ctx.broker.clock())
     throttle(ctx, resp.throttle_time_ms)
     if request.acks == 0:
         ctx.request_time_recorded = True  # Kafka exempts it from the request quota: its time is no client's
         if failed:
-            raise CloseConnection("acks=0 produce failed")
+            raise CloseConnection("acks=0 produce failed", resp)
         return NO_RESPONSE
     return resp
 
@@ -162,13 +169,13 @@ def _unwritable(ctx: RequestContext, names: list[str | None]) -> set[str]:
 def _refuse_all(ctx: RequestContext, request, error: ErrorCode) -> object:
     """Kafka's ``ProduceRequest.getErrorResponse``: ``error`` for every partition; with ``acks=0`` the
     connection is closed instead."""
-    if request.acks == 0:
-        raise CloseConnection(f"acks=0 produce refused: {error.name}")
     resp = ctx.response()
     Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
     for topic in request.topic_data:
         parts = [Part(index=pd.index, error_code=error, base_offset=-1) for pd in topic.partition_data]
         resp.responses.append(Topic(name=topic.name, topic_id=topic.topic_id, partition_responses=parts))
+    if request.acks == 0:
+        raise CloseConnection(f"acks=0 produce refused: {error.name}", resp)
     return resp
 
 
@@ -224,15 +231,11 @@ def _txn_id(ctx: RequestContext, request) -> str | None:
 
 
 def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) -> bool:
-    """Validate and append one partition's records; fills ``part``; True if appended or a duplicate."""
-    broker = ctx.broker
-    partition = broker.partition_for_produce(topic, pd.index)
-    if isinstance(partition, ErrorCode):
-        part.error_code = partition
-        return False
-    broker.metrics.total_produce.labels(topic).inc()
-    if pd.records is None:
-        part.error_code = ErrorCode.INVALID_RECORD
+    """Validate and append one partition's records; fills ``part``; True if appended or a duplicate.
+    The BrokerTopicMetrics are marked as Kafka marks them (``_produce_metrics``)."""
+    broker, size = ctx.broker, len(pd.records) if pd.records is not None else 0
+    partition = _partition(ctx, topic, pd, part)
+    if partition is None:
         return False
     started = time.perf_counter()
     try:
@@ -241,9 +244,9 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
                                         config=partition.validation_config,
                                         topic_partition=f"{topic}-{pd.index}")  # fmt: skip
     except ValidationError as exc:
-        _fail(ctx, topic, part, exc, len(pd.records))
+        _fail(ctx, topic, part, exc, None if metered.refused_before_append(ctx.version, pd.records) else size)
         return False
-    _count_conversion(broker, topic, validated.converted_count, started)
+    conversion = (validated.converted_count, time.perf_counter() - started)
     verdict = _transaction_check(broker, txn_id, topic, pd.index, validated.data)
     if verdict is None:
         verdict = _producer_check(partition.log.producer_state, validated.data)
@@ -251,33 +254,45 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
         # and, as Kafka does whatever the topic's timestamp type, its max timestamp as the log append time
         part.base_offset, part.log_append_time_ms = verdict.first_offset, verdict.timestamp
         part.log_start_offset = partition.log.log_start_offset
+        metered.count_append(ctx, topic, size, verdict.first_offset, verdict.last_offset, conversion)
         return True  # Kafka answers it once the original is past the high watermark
     if verdict is not None:
         part.error_code = verdict
-        broker.metrics.failed_produce.labels(topic).inc()
+        metered.count_failure(broker.metrics, topic, verdict, size)
         return False
     error = broker.append(partition, validated)
     if error is not None:
         part.error_code = error
         return False
-    _appended(broker, topic, part, partition, validated)
+    _appended(part, partition, validated)
+    metered.count_append(ctx, topic, size, validated.first_offset, validated.last_offset, conversion)
     return True
 
 
-def _count_conversion(broker, topic: str, converted: int, started: float) -> None:
-    """``ProduceMessageConversionsPerSec`` and the Produce conversion time, when records were up-converted."""
-    if converted:
-        broker.metrics.produce_conversions.labels(topic).inc(converted)
-        broker.metrics.conversion_time.labels("Produce").observe((time.perf_counter() - started) * 1000)
+def _partition(ctx: RequestContext, topic: str, pd, part):
+    """The partition to append to, with ``TotalProduceRequestsPerSec`` marked when Kafka's append would see
+    it; None (``part`` answered) when there is none, or no records."""
+    broker = ctx.broker
+    partition = broker.partition_for_produce(topic, pd.index)
+    counted = not metered.refused_before_append(ctx.version, pd.records)
+    if isinstance(partition, ErrorCode):
+        if counted and partition == ErrorCode.INVALID_TOPIC_EXCEPTION and broker.topics.partition(topic, pd.index):
+            metered.count_attempt(broker.metrics, topic)  # Kafka counts it before refusing the internal topic
+        part.error_code = partition
+        return None
+    if counted:
+        metered.count_attempt(broker.metrics, topic)
+    if pd.records is None:
+        part.error_code = ErrorCode.INVALID_RECORD
+        return None
+    return partition
 
 
-def _appended(broker, topic: str, part, partition, validated) -> None:
-    """Answer an appended partition and count it (``MessagesInPerSec``, ``BytesInPerSec``)."""
+def _appended(part, partition, validated) -> None:
+    """Answer an appended partition."""
     part.base_offset = validated.first_offset
     part.log_append_time_ms = validated.log_append_time
     part.log_start_offset = partition.log.log_start_offset
-    broker.metrics.messages_in.labels(topic).inc(validated.records_count)
-    broker.metrics.bytes_in.labels(topic).inc(len(validated.data))
 
 
 def _transaction_check(broker, txn_id: str | None, topic: str, index: int, data) -> ErrorCode | None:
@@ -326,13 +341,14 @@ def _producer_check(state, data) -> Duplicate | ErrorCode | None:
     return None
 
 
-def _fail(ctx: RequestContext, topic: str, part, exc: ValidationError, size: int) -> None:
+def _fail(ctx: RequestContext, topic: str, part, exc: ValidationError, size: int | None) -> None:
+    """Answer records the validation refused; ``size`` is None when Kafka refuses them before the append,
+    where no meter sees them."""
     part.error_code = exc.error_code
     if ctx.version >= 8:  # Kafka sends a message only for errors of records (RecordValidationException)
         part.error_message = str(exc) if exc.record_errors else None
         Err = type(part).BatchIndexAndErrorMessage
         part.record_errors = [Err(batch_index=i, batch_index_error_message=m) for i, m in exc.record_errors]
-    ctx.broker.metrics.failed_produce.labels(topic).inc()
-    if exc.error_code in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE):
-        ctx.broker.metrics.bytes_rejected.labels(topic).inc(size)
+    if size is not None:
+        metered.count_failure(ctx.broker.metrics, topic, exc.error_code, size)
     log.debug("produce to %s-%d refused: %s", topic, part.index, exc)

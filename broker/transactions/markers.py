@@ -62,7 +62,7 @@ def append_marker(broker: Any, partition: Any, producer_id: int, epoch: int, com
     the storage error, or None. Also the write of ``handlers.write_txn_markers``, after its checks."""
     base = partition.log.log_end_offset
     data, count, now = marker_batch(producer_id, epoch, commit, coordinator_epoch, broker.clock())(base)
-    return broker.append(partition, ValidatedRecords(data, base, base, now, -1, count, 0))
+    return broker.append_own(partition, ValidatedRecords(data, base, base, now, -1, count, 0))
 
 
 async def _write_groups(broker: Any, meta: TxnMetadata, commit: bool, groups: set[str]) -> bool:

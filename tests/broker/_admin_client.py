@@ -21,6 +21,7 @@ from broker.connection import FileRegion
 from broker.converted_send import ConvertedRecords
 from broker.core import Broker
 from broker.dispatch import dispatch, load_handlers
+from broker.request_metrics import AfterSent
 from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request, message_class
 from protocol.records import RecordBatchBuilder
 
@@ -89,7 +90,7 @@ async def collect(chunks: list) -> bytes:
         else:
             out += c.read() if isinstance(c, FileRegion) else c
     for c in chunks:
-        if isinstance(c, ConvertedRecords):
+        if isinstance(c, (ConvertedRecords, AfterSent)):
             c.after_sent()
     return bytes(out)
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 import os
 import types
 
+import pytest
 import trio
 
 from broker.connection import DIRECT_SEND_BYTES, Connection, FileRegion
 from broker.converted_send import ConvertedRecords
+from broker.request_metrics import AfterSent
 from protocol.records import Codec, RecordBatchBuilder
 from protocol.records.lazy_convert import BytesSource, start_down_conversion
 
@@ -59,3 +61,17 @@ async def test_mixed_chunks_arrive_whole_and_in_order(tmp_path):
     b.close()
     assert bytes(received) == expected
     assert sent_total == [len(expected)]
+
+
+async def test_request_times_are_recorded_when_the_peer_goes_away_mid_send():
+    """Kafka records the metrics of the responses in flight on a connection that closes
+    (``Processor.processDisconnected``)."""
+    done = []
+    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
+    a, b = trio.socket.socketpair()
+    b.close()
+    conn = Connection(broker, trio.SocketStream(a))
+    with trio.fail_after(10), pytest.raises(trio.BrokenResourceError):
+        await conn.send_chunks([os.urandom(DIRECT_SEND_BYTES + 1), AfterSent(lambda: done.append(True))])
+    a.close()
+    assert done == [True]

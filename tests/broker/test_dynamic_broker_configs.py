@@ -300,10 +300,10 @@ def test_connection_creation_rates_throttle_the_acceptor_and_an_address():
     assert quotas.rates[("ip", "10.0.0.2")].rate(0) == 1.0  # the refused connection is taken back out
     assert quotas.rates[None].rate(0) == 2.0 and quotas.rates["PLAINTEXT"].rate(0) == 2.0
     samples = {name: rows for name, _h, _l, rows in quotas.metric_samples(0)}
-    assert samples["kafka_server_socketservermetrics_connection_accept_throttle_time"] == [(["PLAINTEXT"], 500.0)]
-    assert samples["kafka_server_socketservermetrics_ip_connection_accept_throttle_time"] == [(["PLAINTEXT"], 1000.0)]
+    assert samples["kafka_server_socket_server_metrics_connection_accept_throttle_time"] == [(["PLAINTEXT"], 500.0)]
+    assert samples["kafka_server_socket_server_metrics_ip_connection_accept_throttle_time"] == [(["PLAINTEXT"], 1000.0)]
     later = {name: rows for name, _h, _l, rows in quotas.metric_samples(45_000)}  # Kafka's 2 metric samples of 30 s
-    assert later["kafka_server_socketservermetrics_connection_accept_throttle_time"] == [(["PLAINTEXT"], 500.0)]
+    assert later["kafka_server_socket_server_metrics_connection_accept_throttle_time"] == [(["PLAINTEXT"], 500.0)]
     quotas.ip_throttle("PLAINTEXT", "10.0.0.3", 1.0, 70_000)  # a minute on: what went quiet is dropped
     assert ("ip", "10.0.0.2") not in quotas.rates and ("ip", "10.0.0.3") in quotas.rates
 

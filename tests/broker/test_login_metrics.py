@@ -27,7 +27,7 @@ from .test_sasl_reauth import NOW_MS, token
 
 SETTINGS = SaslSettings(("PLAIN", "OAUTHBEARER"), {"alice": "alice-secret"})
 PLAIN = b"\x00alice\x00alice-secret"
-SSM = "kafka_server_socketservermetrics_"
+SSM = "kafka_server_socket_server_metrics_"
 
 
 def _scrape(broker) -> dict:  # noqa: F811

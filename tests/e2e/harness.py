@@ -71,7 +71,7 @@ class BrokerProcess:
     def logins(self, listener: str) -> tuple[float, float]:
         """(successful, failed) authentications counted on ``listener``, from the metrics endpoint."""
         samples = self.scrape()
-        return tuple(samples.get((f"kafka_server_socketservermetrics_{outcome}_authentication_total",
+        return tuple(samples.get((f"kafka_server_socket_server_metrics_{outcome}_authentication_total",
                                   (("listener", listener),)), 0.0) for outcome in ("successful", "failed"))  # fmt: skip
 
     def _command(self) -> list[str]:

@@ -67,7 +67,7 @@ def _closed(sock: socket.socket, within: float) -> bool:
 
 
 def _counter(broker: BrokerProcess, name: str, listener: str = "PLAINTEXT") -> float:
-    key = (f"kafka_server_socketservermetrics_connection_{name}_total", (("listener", listener),))
+    key = (f"kafka_server_socket_server_metrics_connection_{name}_total", (("listener", listener),))
     return broker.scrape().get(key, 0.0)
 
 
@@ -208,7 +208,7 @@ def test_connection_creation_rates_make_the_acceptor_wait_and_close_an_address_p
         assert not _api_versions(refused, timeout=3.0)  # closed after its wait, never served
         samples = broker.scrape()
         for name in ("connection_accept_throttle_time", "ip_connection_accept_throttle_time"):
-            assert samples[(f"kafka_server_socketservermetrics_{name}", (("listener", "PLAINTEXT"),))] > 0
+            assert samples[(f"kafka_server_socket_server_metrics_{name}", (("listener", "PLAINTEXT"),))] > 0
         for sock in (*first, kept, refused):
             sock.close()
     finally:

@@ -168,7 +168,7 @@ def test_java_client_reauthenticates_before_its_short_token_expires(oauth_broker
     reauths, expired = (a - b for a, b in zip(_reauth_counts(oauth_broker), before))
     assert (reauths >= 2, expired) == (True, 0.0), (reauths, expired)
     samples, label = oauth_broker.scrape(), (("listener", "SASL_PLAINTEXT"),)  # Kafka's latency: >= 1 ms when not 0
-    gauges = [samples[(f"kafka_server_socketservermetrics_{name}", label)]
+    gauges = [samples[(f"kafka_server_socket_server_metrics_{name}", label)]
               for name in ("reauthentication_latency_max", "reauthentication_latency_avg",
                            "successful_reauthentication_rate")]  # fmt: skip
     assert gauges[0] >= gauges[1] >= 1 and gauges[2] > 0, gauges
@@ -177,5 +177,5 @@ def test_java_client_reauthenticates_before_its_short_token_expires(oauth_broker
 def _reauth_counts(broker) -> tuple[float, float]:
     """(successful re-authentications, expired connections closed) on the SASL listener."""
     samples, label = broker.scrape(), (("listener", "SASL_PLAINTEXT"),)
-    return (samples.get(("kafka_server_socketservermetrics_successful_reauthentication_total", label), 0.0),
-            samples.get(("kafka_server_socketservermetrics_expired_connections_killed_count_total", label), 0.0))
+    return (samples.get(("kafka_server_socket_server_metrics_successful_reauthentication_total", label), 0.0),
+            samples.get(("kafka_server_socket_server_metrics_expired_connections_killed_count", label), 0.0))

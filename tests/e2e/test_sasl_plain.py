@@ -101,7 +101,7 @@ def test_logins_of_clients_that_cannot_reauthenticate_are_counted_apart(sasl_bro
 
     def counts() -> tuple[float, float]:
         samples = sasl_broker.scrape()
-        return tuple(samples.get((f"kafka_server_socketservermetrics_{name}_total", label), 0.0)
+        return tuple(samples.get((f"kafka_server_socket_server_metrics_{name}_total", label), 0.0)
                      for name in ("successful_authentication", "successful_authentication_no_reauth"))  # fmt: skip
 
     for api_version, counted in ((None, False), ((1, 0, 0), True), ((0, 10, 1), True)):
@@ -115,7 +115,7 @@ def test_logins_of_clients_that_cannot_reauthenticate_are_counted_apart(sasl_bro
         logins, no_reauth = (after - was for after, was in zip(counts(), before))
         assert logins >= 1 and no_reauth == (logins if counted else 0), api_version
     samples = sasl_broker.scrape()
-    assert samples[("kafka_server_socketservermetrics_successful_authentication_rate", label)] > 0
+    assert samples[("kafka_server_socket_server_metrics_successful_authentication_rate", label)] > 0
 
 
 @pytest.mark.skipif(shutil.which("kcat") is None, reason="kcat is installed by scripts/setup --with-e2e-tools")

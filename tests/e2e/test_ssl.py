@@ -188,5 +188,5 @@ def test_a_python_ssl_client_with_a_certificate_is_one_login(mtls_broker, pki):
         assert _tls_call(tls, 18, 0, req(18)).error_code == 0
     assert mtls_broker.logins("SSL") == (1.0, 0.0)
     samples = mtls_broker.scrape()  # Kafka's SSL authenticator never claims re-authentication: it counts here too
-    assert samples[("kafka_server_socketservermetrics_successful_authentication_no_reauth_total",
+    assert samples[("kafka_server_socket_server_metrics_successful_authentication_no_reauth_total",
                     (("listener", "SSL"),))] == 1.0  # fmt: skip
