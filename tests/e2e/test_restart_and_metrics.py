@@ -16,6 +16,7 @@ from confluent_kafka import Producer
 from prometheus_client.parser import text_string_to_metric_families
 
 from .clients import ck_consume
+from .harness import wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -71,6 +72,9 @@ def _scrape(url: str) -> dict[str, list]:
 def test_metrics_endpoint_uses_kafka_jmx_exporter_names(broker):
     _produce(broker.bootstrap, "metered", 25)
     _consume_all(broker.bootstrap, "metered", 25)
+    # a request is counted once its answer is out, as Kafka counts it: the client may read it a moment before
+    wait_until(lambda: any(s.labels["request"] == "Fetch"
+                           for s in _scrape(broker.metrics_url)["kafka_network_requestmetrics_requests"]))  # fmt: skip
     families = _scrape(broker.metrics_url)
     messages_in = {s.labels["topic"]: s.value for s in families["kafka_server_brokertopicmetrics_messagesin"]
                    if s.name.endswith("_total")}  # fmt: skip
