@@ -89,7 +89,7 @@ def test_damage_below_the_recovery_point_loses_only_the_damaged_batches(tmp_path
     assert first == len(expected)
 
 
-def test_failed_index_write_leaves_the_log_unchanged(tmp_path, monkeypatch):
+def test_failed_index_write_takes_the_dir_offline_and_leaves_the_log_unchanged(tmp_path, monkeypatch):
     clock = Clock()
     lm, log = _filled(tmp_path, clock, n=3)
     before = read_all(log)
@@ -107,10 +107,16 @@ def test_failed_index_write_leaves_the_log_unchanged(tmp_path, monkeypatch):
             append(log)
     assert info.value.errno == errno.ENOSPC
     monkeypatch.setattr(fileops, "write_all", real)
-    after = read_all(log)
-    assert after[: len(before)] == before and len(log.active.offset_index) == entries
-    append(log)
-    assert read_all(log) == after + [(len(after), b"v" * 50)]
+    assert log.offline and len(log.active.offset_index) == entries
+    end = log.log_end_offset
+    with pytest.raises(StorageError):
+        append(log)
+    del lm, log  # crash
+    _, again = reopen(tmp_path, clock)
+    after = read_all(again)
+    assert after[: len(before)] == before and again.log_end_offset == end
+    append(again)
+    assert read_all(again) == after + [(end, b"v" * 50)]
 
 
 def test_read_only_directory_fails_appends_with_storage_error(tmp_path, monkeypatch):
@@ -125,7 +131,9 @@ def test_read_only_directory_fails_appends_with_storage_error(tmp_path, monkeypa
     with pytest.raises(StorageError) as info:
         append(log)
     assert info.value.errno == errno.EROFS and isinstance(info.value, OSError)
-    assert read_all(log) == before and log.log_end_offset == 3
+    assert log.offline and log.log_end_offset == 3
+    with pytest.raises(StorageError):  # reads too, as Kafka's offline partitions
+        read_all(log)
 
 
 def _damage(path, rng, rescan: bool) -> None:
