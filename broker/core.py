@@ -141,10 +141,14 @@ class Broker:
     def partition_for_produce(self, topic: str, index: int) -> Partition | ErrorCode:
         if topic in INTERNAL_TOPICS:
             return ErrorCode.INVALID_TOPIC_EXCEPTION
-        return self.topics.partition(topic, index) or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return self.partition_for_fetch(topic, index)
 
     def partition_for_fetch(self, topic: str, index: int) -> Partition | ErrorCode:
-        return self.topics.partition(topic, index) or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        """The partition; KAFKA_STORAGE_ERROR once its log dir is offline (Kafka's getPartitionOrException)."""
+        partition = self.topics.partition(topic, index)
+        if partition is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return ErrorCode.KAFKA_STORAGE_ERROR if partition.log.offline else partition
 
     def append(self, partition: Partition, validated: ValidatedRecords) -> ErrorCode | None:
         try:

@@ -1,0 +1,105 @@
+"""A disk failure takes the log dir offline, as Kafka's LogDirFailureChannel does (``storage.log_dir_failure``).
+
+After one failed write or fsync, every partition of that dir answers
+KAFKA_STORAGE_ERROR to Produce, Fetch (NOT_LEADER_OR_FOLLOWER before v6) and
+ListOffsets until a restart, so no offset is handed out twice and nothing is
+acknowledged from a disk that failed; an acks=all Produce whose durable-mode
+fsync failed gets KAFKA_STORAGE_ERROR (not a closed connection); once no dir
+is left the server stops (Kafka halts).
+"""
+
+from __future__ import annotations
+
+import errno
+
+import pytest
+import trio
+
+from broker.config import BrokerConfig
+from broker.server import AllLogDirsFailed, serve_broker
+from protocol import ErrorCode
+from protocol.records import RecordBatchBuilder
+from storage import fileops
+
+from ._admin_client import broker, call, create_ok, now_ms, open_broker, req, sub  # noqa: F401  (broker is a fixture)
+from .test_authz_fetch import fetch_body
+
+STORAGE = ErrorCode.KAFKA_STORAGE_ERROR
+
+
+def _records() -> bytes:
+    builder = RecordBatchBuilder()
+    builder.append(b"k", b"v", timestamp=now_ms())
+    return builder.build()
+
+
+async def _produce(b, acks: int = 1) -> tuple[int, int]:
+    Data = sub(0, "TopicProduceData")
+    part = Data.PartitionProduceData(index=0, records=_records())
+    body = req(0, acks=acks, timeout_ms=1000, topic_data=[Data(name="t", partition_data=[part])])
+    answer = (await call(b, 0, 9, body)).responses[0].partition_responses[0]
+    return answer.error_code, answer.base_offset
+
+
+async def _fetch_error(b, version: int) -> int:
+    resp = await call(b, 1, version, fetch_body(version, {"t": {0: 0}}))
+    return resp.responses[0].partitions[0].error_code
+
+
+async def _list_offsets_error(b) -> int:
+    T = sub(2, "ListOffsetsTopic")
+    body = req(2, replica_id=-1, topics=[T(name="t", partitions=[T.ListOffsetsPartition(partition_index=0,
+                                                                                        timestamp=-1)])])  # fmt: skip
+    return (await call(b, 2, 7, body)).topics[0].partitions[0].error_code
+
+
+def _fail(monkeypatch, name: str, code: int) -> None:
+    def failing(*_args, **_kwargs):
+        raise OSError(code, "injected")
+
+    monkeypatch.setattr(fileops, name, failing)
+
+
+async def test_after_a_full_disk_the_partitions_of_the_dir_answer_storage_errors(broker, monkeypatch):  # noqa: F811
+    await create_ok(broker, "t", 1)
+    assert await _produce(broker) == (ErrorCode.NONE, 0)
+    real = fileops.pwrite
+    _fail(monkeypatch, "pwrite", errno.ENOSPC)
+    assert await _produce(broker) == (STORAGE, -1)
+    monkeypatch.setattr(fileops, "pwrite", real)  # space again: the dir stays offline until a restart
+    assert await _produce(broker) == (STORAGE, -1)
+    assert await _fetch_error(broker, 12) == STORAGE
+    assert await _fetch_error(broker, 4) == ErrorCode.NOT_LEADER_OR_FOLLOWER  # Kafka's down-conversion
+    assert await _list_offsets_error(broker) == STORAGE
+
+
+async def test_a_failed_durable_fsync_answers_storage_error_and_never_acknowledges(tmp_path, monkeypatch):
+    b = open_broker(tmp_path, log_flush_durable_enable="true")
+    try:
+        await create_ok(b, "t", 1)
+        assert await _produce(b, acks=-1) == (ErrorCode.NONE, 0)
+        real = fileops.fsync
+        _fail(monkeypatch, "fsync", errno.EIO)
+        assert await _produce(b, acks=-1) == (STORAGE, -1)
+        monkeypatch.setattr(fileops, "fsync", real)  # a later fsync that succeeds proves nothing
+        assert await _produce(b, acks=-1) == (STORAGE, -1)
+    finally:
+        b.close()
+
+
+async def test_the_server_stops_once_every_log_dir_has_failed(tmp_path, monkeypatch):
+    config = BrokerConfig.from_props({"log.dirs": str(tmp_path / "data"), "listeners": "PLAINTEXT://127.0.0.1:0",
+                                      "node.id": "1"})  # fmt: skip
+    with pytest.raises(BaseException) as info:  # noqa: B017  (trio wraps it in exception groups)
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                b = await nursery.start(serve_broker, config)
+                await create_ok(b, "t", 1)
+                _fail(monkeypatch, "pwrite", errno.ENOSPC)
+                assert await _produce(b) == (STORAGE, -1)
+                await trio.sleep_forever()
+    exc = info.value
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    assert isinstance(exc, AllLogDirsFailed)
+    assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()  # the next start recovers the dir
