@@ -340,7 +340,9 @@ class Log:
     def replace_segments(self, cleaned: Path, old: list[Segment], *, indexed: bool = False,
                          sync_dir: bool = True) -> Segment:  # fmt: skip
         """Swap a cleaner's ``.cleaned`` file in for the inactive segments ``old`` (``segment_swap``)."""
-        return segment_swap.replace_segments(self, cleaned, old, indexed=indexed, sync_dir=sync_dir)
+        self.check_online()
+        with failing_dir(self):
+            return segment_swap.replace_segments(self, cleaned, old, indexed=indexed, sync_dir=sync_dir)
 
     # -- truncation and closing ----------------------------------------------------
 

@@ -17,6 +17,12 @@ index entries past what the log knows, and after a failed fsync the kernel
 may have dropped the dirty pages while a later fsync reports success: an
 acknowledgement after that could name data that is not on disk.
 
+One difference from Kafka, on purpose: running out of file descriptors or
+memory (EMFILE, ENFILE, ENOMEM: a CreateTopics of thousands of partitions can
+do it) says nothing about the disk, so it fails the operation (cut back as
+usual) without taking the dir offline; Kafka would take it offline and, with
+one dir, halt.
+
 ``on_dir_failure(root)`` tells the broker, which stops once no dir is left
 online (Kafka's "all log dirs have failed"). It may run on a worker thread
 (a group-commit fsync).
@@ -25,12 +31,19 @@ online (Kafka's "all log dirs have failed"). It may run on a worker thread
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 log = logging.getLogger(__name__)
+_NOT_THE_DISK = {errno.EMFILE, errno.ENFILE, errno.ENOMEM}  # out of descriptors or memory
+
+
+def is_disk_failure(exc: OSError) -> bool:
+    """Whether ``exc`` takes a log dir offline: any ``OSError`` but a vanished file or a process limit."""
+    return not isinstance(exc, FileNotFoundError) and exc.errno not in _NOT_THE_DISK
 
 
 class LogDirFailures:
@@ -47,13 +60,16 @@ class LogDirFailures:
 
     def fail(self, log_: Any, exc: BaseException) -> None:
         """``log_`` met ``exc``: take its log dir offline (once), with every log in it."""
-        root = log_.dir.parent
         log_.offline = True
+        self.fail_dir(log_.dir.parent, f"{log_.name}: {exc}")
+
+    def fail_dir(self, root: Path, why: str) -> None:
+        """Take ``root`` offline (once), with every log in it: a log's failure, or a checkpoint's."""
         with self._lock:
             if root in self.offline:
                 return
             self.offline.add(root)
-        log.error("Error on %s: %s; log dir %s is offline until the broker restarts", log_.name, exc, root)
+        log.error("Error in log dir %s (%s): it is offline until the broker restarts", root, why)
         for other in self._logs():
             if other.dir.parent == root:
                 other.offline = True
@@ -63,6 +79,9 @@ class LogDirFailures:
     def is_online(self, root: Path) -> bool:
         return root not in self.offline
 
+    def online_dirs(self) -> list[Path]:
+        return [d for d in self.dirs if d not in self.offline]
+
     @property
     def all_offline(self) -> bool:
         return all(d in self.offline for d in self.dirs)
@@ -70,12 +89,11 @@ class LogDirFailures:
 
 @contextlib.contextmanager
 def failing_dir(log_: Any) -> Iterator[None]:
-    """An ``OSError`` inside goes to ``log_.on_failure`` (its dir goes offline) and on; a file that vanished
-    under a read (retention removed it) is not a disk failure."""
+    """An ``OSError`` inside goes to ``log_.on_failure`` (its dir goes offline) and on, unless it is no disk
+    failure (``is_disk_failure``: a file that vanished under a read, removed by retention, or a process limit)."""
     try:
         yield
-    except FileNotFoundError:
-        raise
     except OSError as exc:
-        log_.on_failure(log_, exc)
+        if is_disk_failure(exc):
+            log_.on_failure(log_, exc)
         raise

@@ -296,9 +296,11 @@ class LogManager(LogOpening):
         """Kafka's recovery-point and log-start-offset checkpoints, one pair per online log dir."""
         for log_ in self.online_logs():
             log_.flush_rolled()
-        for root in self.dirs:
-            if self.failures.is_online(root):
+        for root in self.failures.online_dirs():
+            try:
                 self.checkpoints.write_offsets(root)
+            except OSError as exc:  # Kafka's checkpoint write: the dir goes offline
+                self.failures.fail_dir(root, f"writing its checkpoints failed: {exc}")
 
     def write_dir_checkpoints(self, root: Path) -> None:
         """The checkpoint files of ``root`` now (a move writes its destination's before it commits)."""

@@ -134,6 +134,10 @@ def test_read_only_directory_fails_appends_with_storage_error(tmp_path, monkeypa
     assert log.offline and log.log_end_offset == 3
     with pytest.raises(StorageError):  # reads too, as Kafka's offline partitions
         read_all(log)
+    monkeypatch.undo()
+    del lm, log  # crash
+    _, again = reopen(tmp_path, clock)
+    assert read_all(again) == before
 
 
 def _damage(path, rng, rescan: bool) -> None:
@@ -226,3 +230,26 @@ def test_crash_after_swap_rename_keeps_the_cleaned_data(tmp_path):
     lm2, log2 = reopen(tmp_path, clock)
     assert {o for o, _ in read_all(log2)} == kept | later  # the cleaned copy replaced both old segments
     assert log2.segments[0].base_offset == old[0].base_offset
+
+
+def test_a_checkpoint_that_cannot_be_written_takes_the_dir_offline(tmp_path, monkeypatch):
+    """Kafka's checkpoint files: a failed write takes the log dir offline, and the restart recovers it."""
+    import storage.dir_checkpoints as dir_checkpoints
+
+    clock = Clock()
+    lm, log = _filled(tmp_path, clock, n=3)
+    before = read_all(log)
+
+    def enospc(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(dir_checkpoints, "write_checkpoint", enospc)
+    lm.write_checkpoints()  # the periodic duty: no exception, the dir is offline
+    assert log.offline and lm.failures.offline == {tmp_path}
+    with pytest.raises(StorageError):
+        append(log)
+    monkeypatch.undo()
+    lm.close()
+    assert not (tmp_path / ".kafka_cleanshutdown").exists()
+    _, again = reopen(tmp_path, clock)
+    assert read_all(again) == before
