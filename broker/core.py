@@ -210,8 +210,10 @@ class Broker:
 
     def _state_metrics(self):
         """Kafka's per-partition Log gauges, and the ReplicaManager and controller gauges of one node that leads
-        every partition it has (none under-replicated or offline)."""
+        every partition it has (none under-replicated; offline: those in a failed log dir)."""
         states = self.topics.partition_states()
+        manager = self.topics.manager
+        offline = float(sum(1 for log_ in manager.logs() if log_.offline))
         tp = ["topic", "partition"]
         for name, doc, column in (("size", "Partition size in bytes", 2), ("logstartoffset", "log_start_offset", 3),
                                   ("logendoffset", "log_end_offset", 4), ("numlogsegments", "Segments", 5)):
@@ -221,9 +223,10 @@ class Broker:
             ("kafka_server_replicamanager_partitioncount", "Partitions on this broker", partitions),
             ("kafka_server_replicamanager_leadercount", "Partitions this broker leads", partitions),
             ("kafka_server_replicamanager_underreplicatedpartitions", "Under-replicated partitions", 0.0),
-            ("kafka_server_replicamanager_offlinereplicacount", "Offline replicas", 0.0),
+            ("kafka_server_replicamanager_offlinereplicacount", "Offline replicas", offline),
+            ("kafka_log_logmanager_offlinelogdirectorycount", "Log dirs offline", float(len(manager.failures.offline))),
             ("kafka_controller_kafkacontroller_activecontrollercount", "Active controllers on this node", 1.0),
-            ("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader", 0.0),
+            ("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader", offline),
             ("kafka_controller_kafkacontroller_globaltopiccount", "Topics in the cluster", topics),
             ("kafka_controller_kafkacontroller_globalpartitioncount", "Partitions in the cluster", partitions),
         ):  # fmt: skip

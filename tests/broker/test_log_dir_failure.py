@@ -103,3 +103,39 @@ async def test_the_server_stops_once_every_log_dir_has_failed(tmp_path, monkeypa
         exc = exc.exceptions[0]
     assert isinstance(exc, AllLogDirsFailed)
     assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()  # the next start recovers the dir
+
+
+def _gauge(b, name: str) -> float:
+    from prometheus_client import generate_latest
+
+    line = next(l for l in generate_latest(b.metrics.registry).decode().splitlines() if l.startswith(name + " "))
+    return float(line.split()[1])
+
+
+async def test_a_failed_dir_leaves_the_other_dir_serving(tmp_path, monkeypatch):
+    """Kafka takes one log dir offline: the other's partitions carry on, new logs go there only, DescribeLogDirs
+    and AlterReplicaLogDirs answer KAFKA_STORAGE_ERROR for the failed one, the gauges count it."""
+    d1, d2 = tmp_path / "d1", tmp_path / "d2"
+    b = open_broker(tmp_path, log_dirs=f"{d1},{d2}")
+    try:
+        await create_ok(b, "t", 1)
+        await create_ok(b, "u", 1)
+        failed = b.topics.partition("t", 0).log.dir.parent
+        real = fileops.pwrite
+        _fail(monkeypatch, "pwrite", errno.EIO)
+        assert await _produce(b) == (STORAGE, -1)
+        monkeypatch.setattr(fileops, "pwrite", real)
+        other = b.topics.partition("u", 0).log
+        assert other.dir.parent != failed and not other.offline
+        other.append(_records(), 0, 0, now_ms())  # the other dir takes appends
+        await create_ok(b, "v", 2)
+        assert {b.topics.partition("v", i).log.dir.parent for i in range(2)} == {other.dir.parent}
+        results = {r.log_dir: r.error_code for r in (await call(b, 35, 4, req(35, topics=None))).results}
+        assert results == {str(failed): STORAGE, str(other.dir.parent): ErrorCode.NONE}
+        Dir = sub(34, "AlterReplicaLogDir")
+        body = req(34, dirs=[Dir(path=str(failed), topics=[Dir.AlterReplicaLogDirTopic(name="u", partitions=[0])])])
+        assert (await call(b, 34, 2, body)).results[0].partitions[0].error_code == STORAGE
+        assert _gauge(b, "kafka_log_logmanager_offlinelogdirectorycount") == 1
+        assert _gauge(b, "kafka_server_replicamanager_offlinereplicacount") == 1
+    finally:
+        b.close()
