@@ -175,6 +175,10 @@ class Broker:
     async def wait_for_append(self) -> None:
         await self._append_lot.park()
 
+    def wake_fetches(self) -> None:
+        """Wake every long-polling Fetch to read again (a log dir failed: its partitions answer at once)."""
+        self._append_lot.unpark_all()
+
     async def wait_durable(self) -> None:
         """In durable mode, return once all appends so far are on disk.
 

@@ -79,7 +79,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.set_bound(bound)
             broker.tls_contexts.update({listener.name: listener.tls for listener in listeners if listener.tls})
             nursery.start_soon(_periodic, broker)
-            nursery.start_soon(_stop_when_all_log_dirs_fail, broker)
+            nursery.start_soon(_watch_log_dirs, broker)
             for endpoint in endpoints:
                 nursery.start_soon(endpoint.run)
             nursery.start_soon(broker.groups.run)
@@ -203,14 +203,20 @@ class AllLogDirsFailed(StorageError):
     """Every log dir is offline: the broker stops (Kafka halts with status 1)."""
 
 
-async def _stop_when_all_log_dirs_fail(broker: Broker) -> None:
-    """Kafka's LogManager.handleLogDirFailure: once no log dir is online, the broker stops. The storage's
-    hook may run on a worker thread (a group-commit fsync), hence the trio token."""
+async def _watch_log_dirs(broker: Broker) -> None:
+    """When a log dir fails, long-polling fetches are woken to answer KAFKA_STORAGE_ERROR at once (Kafka's
+    DelayedFetch completes on an offline partition); once none is online the broker stops (Kafka's
+    LogManager.handleLogDirFailure). The storage's hook may run on a worker thread (a group-commit fsync),
+    hence the trio token."""
     failures, token, failed = broker.topics.manager.failures, trio.lowlevel.current_trio_token(), trio.Event()
 
     def on_dir_failure(_root) -> None:
-        if failures.all_offline:
-            token.run_sync_soon(failed.set)
+        try:
+            token.run_sync_soon(broker.wake_fetches)
+            if failures.all_offline:
+                token.run_sync_soon(failed.set)
+        except trio.RunFinishedError:  # a worker thread's fsync after the server ended
+            pass
 
     failures.on_dir_failure = on_dir_failure
     if not failures.all_offline:

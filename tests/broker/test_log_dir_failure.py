@@ -4,8 +4,9 @@ After one failed write or fsync, every partition of that dir answers
 KAFKA_STORAGE_ERROR to Produce, Fetch (NOT_LEADER_OR_FOLLOWER before v6) and
 ListOffsets until a restart, so no offset is handed out twice and nothing is
 acknowledged from a disk that failed; an acks=all Produce whose durable-mode
-fsync failed gets KAFKA_STORAGE_ERROR (not a closed connection); once no dir
-is left the server stops (Kafka halts).
+fsync failed gets KAFKA_STORAGE_ERROR (not a closed connection); a
+long-polling Fetch answers as soon as its dir fails; with two dirs the other
+carries on; once no dir is left the server stops (Kafka halts).
 """
 
 from __future__ import annotations
@@ -139,3 +140,28 @@ async def test_a_failed_dir_leaves_the_other_dir_serving(tmp_path, monkeypatch):
         assert _gauge(b, "kafka_server_replicamanager_offlinereplicacount") == 1
     finally:
         b.close()
+
+
+async def test_a_long_polling_fetch_answers_as_soon_as_its_dir_fails(tmp_path, monkeypatch):
+    """Kafka's DelayedFetch completes once a partition it waits on goes offline, not at max_wait_ms."""
+    d1, d2 = tmp_path / "d1", tmp_path / "d2"
+    config = BrokerConfig.from_props({"log.dirs": f"{d1},{d2}", "listeners": "PLAINTEXT://127.0.0.1:0",
+                                      "node.id": "1"})  # fmt: skip
+    async with trio.open_nursery() as nursery:
+        b = await nursery.start(serve_broker, config)
+        await create_ok(b, "t", 1)
+        answers = []
+
+        async def long_poll() -> None:
+            body = fetch_body(12, {"t": {0: 0}}, max_wait_ms=30_000, min_bytes=1)
+            answers.append((await call(b, 1, 12, body, timeout=5)).responses[0].partitions[0].error_code)
+
+        nursery.start_soon(long_poll)
+        await trio.sleep(0.2)
+        _fail(monkeypatch, "pwrite", errno.ENOSPC)
+        with trio.fail_after(5):
+            assert await _produce(b) == (STORAGE, -1)
+            while not answers:
+                await trio.sleep(0.05)
+        assert answers == [STORAGE]
+        nursery.cancel_scope.cancel()
