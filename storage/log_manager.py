@@ -353,7 +353,10 @@ class LogManager(LogOpening):
         for move in self.moves.all():
             self.moves.end(move)
         for log_ in self.online_logs():
-            log_.flush()
+            try:
+                log_.flush()
+            except OSError as exc:  # its dir is offline now: it gets no marker and the start recovers it
+                log.error("%s: the flush at close failed: %s", log_.name, exc)
         self.write_checkpoints()
         for log_ in self.logs():
             log_.close()

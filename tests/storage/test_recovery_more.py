@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from storage import StorageError, fileops
+from storage import LogManager, StorageError, fileops
 from storage.checkpoint import write_checkpoint
 
 from .lead_helpers import Clock, append, manager, read_all, reopen
@@ -253,3 +253,28 @@ def test_a_checkpoint_that_cannot_be_written_takes_the_dir_offline(tmp_path, mon
     assert not (tmp_path / ".kafka_cleanshutdown").exists()
     _, again = reopen(tmp_path, clock)
     assert read_all(again) == before
+
+
+def test_a_failed_fsync_at_close_leaves_that_dir_unmarked_and_closes_the_rest(tmp_path, monkeypatch):
+    """Kafka's shutdown flushes each live dir apart: one that fails gets no clean-shutdown marker."""
+    clock = Clock()
+    d1, d2 = tmp_path / "d1", tmp_path / "d2"
+    lm = LogManager.open([d1, d2], {}, clock)
+    lm.create_topic("t", 2, {})
+    logs = [lm.get_log("t", p) for p in range(2)]
+    for log_ in logs:
+        append(log_)
+    failing = logs[0].dir.parent
+    real = fileops.fsync
+
+    def eio_in_failing_dir(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(failing)):
+            raise OSError(errno.EIO, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(fileops, "fsync", eio_in_failing_dir)
+    lm.close()
+    monkeypatch.undo()
+    assert {d for d in (d1, d2) if (d / ".kafka_cleanshutdown").exists()} == {d1, d2} - {failing}
+    again = LogManager.open([d1, d2], {}, clock)
+    assert [len(read_all(again.get_log("t", p))) for p in range(2)] == [1, 1]
