@@ -165,3 +165,27 @@ async def test_a_long_polling_fetch_answers_as_soon_as_its_dir_fails(tmp_path, m
                 await trio.sleep(0.05)
         assert answers == [STORAGE]
         nursery.cancel_scope.cancel()
+
+
+async def test_find_coordinator_answers_not_available_for_a_key_whose_offsets_partition_failed(tmp_path):
+    """In Kafka the ``__consumer_offsets`` partition of a failed dir has no leader: no coordinator for its keys."""
+    b = open_broker(tmp_path, log_dirs=f"{tmp_path / 'd1'},{tmp_path / 'd2'}", offsets_topic_num_partitions="4")
+    try:
+        async def find(*keys: str) -> list[int]:
+            resp = await call(b, 10, 4, req(10, key_type=0, coordinator_keys=list(keys)))
+            return [c.error_code for c in resp.coordinators]
+
+        keys = [f"group-{i}" for i in range(8)]
+        assert await find(*keys) == [ErrorCode.NONE] * 8  # creates __consumer_offsets over both dirs
+        store = b.groups.store
+        failed = b.topics.partition("__consumer_offsets", store.partition_of(keys[0])).log.dir.parent
+        b.topics.manager.failures.fail_dir(failed, "injected")
+        in_failed = [b.topics.partition("__consumer_offsets", store.partition_of(k)).log.dir.parent == failed
+                     for k in keys]  # fmt: skip
+        assert any(in_failed) and not all(in_failed)
+        expected = [ErrorCode.COORDINATOR_NOT_AVAILABLE if f else ErrorCode.NONE for f in in_failed]
+        assert await find(*keys) == expected
+        resp = await call(b, 10, 3, req(10, key_type=0, key=keys[0]))
+        assert (resp.error_code, resp.node_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1)
+    finally:
+        b.close()
