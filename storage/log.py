@@ -394,11 +394,16 @@ class Log:
 
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: raise the log start offset; returns the new log start offset."""
-        return retention.delete_records_before(self, offset)
+        self.check_online()
+        with failing_dir(self):
+            return retention.delete_records_before(self, offset)
 
     def run_retention(self, now_ms: int) -> int:
-        """Kafka's deleteOldSegments; returns the number of segments deleted."""
-        return retention.run_retention(self, now_ms)
+        """Kafka's deleteOldSegments (a roll, renames: a disk failure takes the dir offline); segments deleted."""
+        self.check_online()
+        with failing_dir(self):
+            return retention.run_retention(self, now_ms)
 
     def delete_expired_files(self, now_ms: int) -> None:
-        retention.delete_expired_files(self, now_ms)
+        with failing_dir(self):
+            retention.delete_expired_files(self, now_ms)

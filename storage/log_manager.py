@@ -265,25 +265,33 @@ class LogManager(LogOpening):
 
     # -- duties ---------------------------------------------------------------------
 
+    def _tend(self, what: str, duty: Callable[[Log], Any]) -> None:
+        """Run ``duty`` on each online log; one that fails (its dir goes offline) does not stop the others."""
+        for log_ in self.online_logs():
+            try:
+                duty(log_)
+            except OSError as exc:
+                log.error("%s: %s failed: %s", log_.name, what, exc)
+
     def roll_idle_segments(self, now_ms: int) -> None:
         """Timer duty: KIP-354 roll of idle active segments, and the flush.ms policy."""
-        for log_ in self.online_logs():
+
+        def duty(log_: Log) -> None:
             log_.roll_if_idle(now_ms)
             if log_.config.flush_ms != LONG_MAX:
                 log_.flush_if_due(now_ms)
+
+        self._tend("the idle roll or timed flush", duty)
 
     def run_retention(self, now_ms: int) -> None:
         """Kafka's cleanupLogs: retention of the logs whose ``cleanup.policy`` lacks compact. A compacted
         log's (``compact,delete`` or compact only) is the cleaner's, after each of its rounds; with
         ``log.cleaner.enable=false`` such a log gets none, as in Kafka."""
-        for log_ in self.online_logs():
-            if "compact" not in log_.config.cleanup_policy:
-                log_.run_retention(now_ms)
+        self._tend("retention", lambda l: "compact" in l.config.cleanup_policy or l.run_retention(now_ms))
 
     def delete_expired_files(self, now_ms: int) -> None:
         """Timer duty: ``.deleted`` segment files and ``-delete`` directories whose delay has passed."""
-        for log_ in self.online_logs():
-            log_.delete_expired_files(now_ms)
+        self._tend("removing .deleted files", lambda l: l.delete_expired_files(now_ms))
         if self.doomed:
             self.doomed.remove_due(now_ms, self.model.effective({}).file_delete_delay_ms)
 
@@ -294,8 +302,7 @@ class LogManager(LogOpening):
 
     def write_checkpoints(self) -> None:
         """Kafka's recovery-point and log-start-offset checkpoints, one pair per online log dir."""
-        for log_ in self.online_logs():
-            log_.flush_rolled()
+        self._tend("the flush before the checkpoints", Log.flush_rolled)
         for root in self.failures.online_dirs():
             try:
                 self.checkpoints.write_offsets(root)

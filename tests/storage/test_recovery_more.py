@@ -278,3 +278,30 @@ def test_a_failed_fsync_at_close_leaves_that_dir_unmarked_and_closes_the_rest(tm
     assert {d for d in (d1, d2) if (d / ".kafka_cleanshutdown").exists()} == {d1, d2} - {failing}
     again = LogManager.open([d1, d2], {}, clock)
     assert [len(read_all(again.get_log("t", p))) for p in range(2)] == [1, 1]
+
+
+def test_a_retention_roll_that_fails_takes_its_dir_offline_and_the_other_logs_still_get_retention(tmp_path,
+                                                                                                  monkeypatch):
+    """Kafka's deleteOldSegments rolls an active segment that is due; a failure there is a log dir failure,
+    and the timer duty goes on with the other logs (before, it raised and no later log got retention)."""
+    clock = Clock()
+    d1, d2 = tmp_path / "d1", tmp_path / "d2"
+    lm = LogManager.open([d1, d2], {}, clock)
+    lm.create_topic("t", 2, {"retention.ms": "1000"})
+    logs = [lm.get_log("t", p) for p in range(2)]
+    for log_ in logs:
+        append(log_)
+    failing = logs[0].dir.parent
+    assert logs[1].dir.parent != failing
+    real = fileops.open_file
+
+    def no_space_in_failing_dir(path, flags, mode=0o644):
+        if flags & os.O_CREAT and str(path).startswith(str(failing)):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, flags, mode)
+
+    monkeypatch.setattr(fileops, "open_file", no_space_in_failing_dir)
+    clock.advance(10_000)
+    lm.run_retention(clock())
+    assert logs[0].offline and not logs[1].offline
+    assert (logs[0].log_start_offset, logs[1].log_start_offset) == (0, 1)
