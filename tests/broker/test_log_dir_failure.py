@@ -189,3 +189,22 @@ async def test_find_coordinator_answers_not_available_for_a_key_whose_offsets_pa
         assert (resp.error_code, resp.node_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, -1)
     finally:
         b.close()
+
+
+async def test_metadata_shows_a_partition_of_a_failed_dir_without_leader(tmp_path):
+    """Kafka's metadata after a log dir failure: the partition's only replica is offline, so no leader."""
+    b = open_broker(tmp_path, log_dirs=f"{tmp_path / 'd1'},{tmp_path / 'd2'}")
+    try:
+        await create_ok(b, "t", 2)
+        failed = b.topics.partition("t", 0).log.dir.parent
+        b.topics.manager.failures.fail_dir(failed, "injected")
+        Topic = sub(3, "MetadataRequestTopic")
+        resp = await call(b, 3, 12, req(3, topics=[Topic(name="t")], allow_auto_topic_creation=False))
+        parts = {p.partition_index: (p.error_code, p.leader_id, p.offline_replicas) for p in resp.topics[0].partitions}
+        assert parts == {0: (ErrorCode.LEADER_NOT_AVAILABLE, -1, [3]), 1: (ErrorCode.NONE, 3, [])}
+        T = sub(75, "TopicRequest")
+        resp = await call(b, 75, 0, req(75, topics=[T(name="t")], response_partition_limit=10))
+        parts = {p.partition_index: (p.error_code, p.leader_id, p.offline_replicas) for p in resp.topics[0].partitions}
+        assert parts == {0: (ErrorCode.LEADER_NOT_AVAILABLE, -1, [3]), 1: (ErrorCode.NONE, 3, [])}
+    finally:
+        b.close()
