@@ -23,7 +23,9 @@ the replay after a crash) in ``log_txn.py``.
 with Kafka's ``.cleaned`` -> ``.swap`` -> rename protocol, which
 ``log_loader`` (which also opens a log: ``load_log``) completes or rolls back after a crash.
 ``relocate`` carries the log on in another directory once a log dir move
-(``log_move.py``) has copied its files there.
+(``log_move.py``) has copied its files there. A disk failure in an append,
+roll, flush, read, retention or swap goes to ``on_failure``, which takes the
+log dir offline (``log_dir_failure.py``); an ``offline`` log refuses them all.
 """
 
 from __future__ import annotations
