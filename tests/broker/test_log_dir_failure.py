@@ -208,3 +208,11 @@ async def test_metadata_shows_a_partition_of_a_failed_dir_without_leader(tmp_pat
         assert parts == {0: (ErrorCode.LEADER_NOT_AVAILABLE, -1, [3]), 1: (ErrorCode.NONE, 3, [])}
     finally:
         b.close()
+
+
+async def test_describe_producers_answers_storage_error_for_a_partition_of_a_failed_dir(broker):  # noqa: F811
+    await create_ok(broker, "t", 1)
+    broker.topics.manager.failures.fail_dir(broker.topics.partition("t", 0).log.dir.parent, "injected")
+    T = sub(61, "TopicRequest")
+    resp = await call(broker, 61, 0, req(61, topics=[T(name="t", partition_indexes=[0])]))
+    assert resp.topics[0].partitions[0].error_code == STORAGE
