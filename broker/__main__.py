@@ -166,12 +166,22 @@ def main(argv: list[str] | None = None) -> int:
     try:
         trio.run(_run, config)
     except BaseException as exc:  # a JWKS endpoint that cannot be read stops the start, as a bad key does
+        if _all_log_dirs_failed(exc):  # Kafka halts with status 1
+            return 1
         error = _startup_error(exc)
         if error is None:
             raise
         print(f"minibroker: configuration error: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def _all_log_dirs_failed(exc: BaseException) -> bool:
+    from .server import AllLogDirsFailed
+
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return isinstance(exc, AllLogDirsFailed)
 
 
 def _startup_error(exc: BaseException) -> ConfigError | None:

@@ -144,10 +144,14 @@ class Broker:
     def partition_for_produce(self, topic: str, index: int) -> Partition | ErrorCode:
         if topic in INTERNAL_TOPICS:
             return ErrorCode.INVALID_TOPIC_EXCEPTION
-        return self.topics.partition(topic, index) or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return self.partition_for_fetch(topic, index)
 
     def partition_for_fetch(self, topic: str, index: int) -> Partition | ErrorCode:
-        return self.topics.partition(topic, index) or ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        """The partition; KAFKA_STORAGE_ERROR once its log dir is offline (Kafka's getPartitionOrException)."""
+        partition = self.topics.partition(topic, index)
+        if partition is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return ErrorCode.KAFKA_STORAGE_ERROR if partition.log.offline else partition
 
     def append(self, partition: Partition, validated: ValidatedRecords) -> ErrorCode | None:
         try:
@@ -185,6 +189,10 @@ class Broker:
 
     async def wait_for_append(self) -> None:
         await self._append_lot.park()
+
+    def wake_fetches(self) -> None:
+        """Wake every long-polling Fetch to read again (a log dir failed: its partitions answer at once)."""
+        self._append_lot.unpark_all()
 
     async def wait_durable(self) -> None:
         """In durable mode, return once all appends so far are on disk.
@@ -225,8 +233,10 @@ class Broker:
 
     def _state_metrics(self):
         """Kafka's per-partition Log gauges, and the ReplicaManager and controller gauges of one node that leads
-        every partition it has (none under-replicated or offline)."""
+        every partition it has (none under-replicated; offline: those in a failed log dir)."""
         states = self.topics.partition_states()
+        manager = self.topics.manager
+        offline = float(sum(1 for log_ in manager.logs() if log_.offline))
         tp = ["topic", "partition"]
         for name, doc, column in (("size", "Partition size in bytes", 2), ("logstartoffset", "log_start_offset", 3),
                                   ("logendoffset", "log_end_offset", 4), ("numlogsegments", "Segments", 5)):
@@ -236,9 +246,10 @@ class Broker:
             ("kafka_server_replicamanager_partitioncount", "Partitions on this broker", partitions),
             ("kafka_server_replicamanager_leadercount", "Partitions this broker leads", partitions),
             ("kafka_server_replicamanager_underreplicatedpartitions", "Under-replicated partitions", 0.0),
-            ("kafka_server_replicamanager_offlinereplicacount", "Offline replicas", 0.0),
+            ("kafka_server_replicamanager_offlinereplicacount", "Offline replicas", offline),
+            ("kafka_log_logmanager_offlinelogdirectorycount", "Log dirs offline", float(len(manager.failures.offline))),
             ("kafka_controller_kafkacontroller_activecontrollercount", "Active controllers on this node", 1.0),
-            ("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader", 0.0),
+            ("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader", offline),
             ("kafka_controller_kafkacontroller_globaltopiccount", "Topics in the cluster", topics),
             ("kafka_controller_kafkacontroller_globalpartitioncount", "Partitions in the cluster", partitions),
         ):  # fmt: skip

@@ -80,6 +80,8 @@ class PartitionRead:
 def read_partition(ctx, topic: str, p, budget: int, min_one: bool, committed: bool = False) -> PartitionRead:
     broker = ctx.broker
     partition = broker.partition_for_fetch(topic, p.partition)
+    if partition == ErrorCode.KAFKA_STORAGE_ERROR:
+        return PartitionRead(p.partition, error=_storage_error(ctx.version))
     if isinstance(partition, ErrorCode):
         return PartitionRead(p.partition, error=partition)
     error = _version_error(ctx.version, partition.config)

@@ -131,6 +131,11 @@ class InternalTopic:
         """Kafka's ``Utils.abs(key.hashCode) % partitions``."""
         return partition_for(key, self.num_partitions)
 
+    def offline_for(self, key: str) -> bool:
+        """Is ``key``'s partition in a failed log dir (``storage.log_dir_failure``)? It then has no leader."""
+        partition = self.broker.topics.partition(self.name, self.partition_of(key))
+        return partition is not None and partition.log.offline
+
     async def append(self, index: int, build: Build,
                      on_append: Callable[[int], None] | None = None) -> ErrorCode | None:  # fmt: skip
         """Append the batch ``build(base_offset)`` makes to partition ``index`` and wait until it is durable;

@@ -21,6 +21,8 @@ The task:
 A move that is stopped (by a later request naming another directory, its
 topic's deletion) or that fails (a disk error in the destination, logged) is
 abandoned: its future directory is removed and the log stays where it was.
+A failed write to the destination also takes that log dir offline
+(``storage.log_dir_failure``), as Kafka's failed future log does.
 A task cancelled while its thread copies (the trio run ending) stops the
 move and waits for the thread, which returns within a chunk.
 
@@ -41,7 +43,8 @@ from typing import Any, Callable
 import trio
 
 from protocol import ErrorCode
-from storage.log_move import LogMove, MoveStopped
+from storage.log_dir_failure import is_disk_failure
+from storage.log_move import DestinationFailed, LogMove, MoveStopped
 
 log = logging.getLogger("minibroker")
 FINAL_BYTES = 1 << 20  # what the last step may copy on the loop (the active segment's tail, mostly)
@@ -101,6 +104,8 @@ class LogDirMoves:
             level = logging.INFO if move.stopped.is_set() else logging.ERROR
             log.log(level, "moving %s to %s failed; it stays in %s: %s", move.log.name, move.dest_root,
                     move.log.dir.parent, exc)  # fmt: skip
+            if isinstance(exc, DestinationFailed) and is_disk_failure(exc):  # Kafka: the future log's dir failed
+                self.manager.failures.fail_dir(move.dest_root, f"moving {move.log.name} there failed: {exc}")
             await _abandon(move)
         finally:
             self.manager.moves.end(move)

@@ -28,6 +28,8 @@ coordinator's timers run as one more task. The log cleaner's threads start
 with the server and stop before the storage closes (``broker.cleaning``), as
 do moves of partitions between log dirs still copying (their copies stay,
 and the next start begins those moves again; ``broker.log_dir_moves``).
+Once a disk failure has taken every log dir offline (``storage.log_dir_failure``)
+the server stops with ``AllLogDirsFailed``, as Kafka halts; ``__main__`` exits with status 1.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ import socket
 from typing import Any
 
 import trio
+
+from storage import StorageError
 
 from .acl_model import java_host_address
 from .cleaning import start_cleaner, stop_cleaner
@@ -75,6 +79,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.set_bound(bound)
             broker.tls_contexts.update({listener.name: listener.tls for listener in listeners if listener.tls})
             nursery.start_soon(_periodic, broker)
+            nursery.start_soon(_watch_log_dirs, broker)
             for endpoint in endpoints:
                 nursery.start_soon(endpoint.run)
             nursery.start_soon(broker.groups.run)
@@ -192,6 +197,33 @@ def _set_buffers(sock, config: Any) -> None:
                          (socket.SO_RCVBUF, config.socket_receive_buffer_bytes)):  # fmt: skip
         if size != -1:
             sock.setsockopt(socket.SOL_SOCKET, option, size)
+
+
+class AllLogDirsFailed(StorageError):
+    """Every log dir is offline: the broker stops (Kafka halts with status 1)."""
+
+
+async def _watch_log_dirs(broker: Broker) -> None:
+    """When a log dir fails, long-polling fetches are woken to answer KAFKA_STORAGE_ERROR at once (Kafka's
+    DelayedFetch completes on an offline partition); once none is online the broker stops (Kafka's
+    LogManager.handleLogDirFailure). The storage's hook may run on a worker thread (a group-commit fsync),
+    hence the trio token."""
+    failures, token, failed = broker.topics.manager.failures, trio.lowlevel.current_trio_token(), trio.Event()
+
+    def on_dir_failure(_root) -> None:
+        try:
+            token.run_sync_soon(broker.wake_fetches)
+            if failures.all_offline:
+                token.run_sync_soon(failed.set)
+        except trio.RunFinishedError:  # a worker thread's fsync after the server ended
+            pass
+
+    failures.on_dir_failure = on_dir_failure
+    if not failures.all_offline:
+        await failed.wait()
+    dirs = ", ".join(str(d) for d in failures.dirs)
+    log.critical("Shutdown broker because all log dirs in %s have failed", dirs)
+    raise AllLogDirsFailed(errno.EIO, f"all log dirs in {dirs} have failed")
 
 
 async def _periodic(broker: Broker) -> None:

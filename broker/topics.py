@@ -201,6 +201,13 @@ class TopicRegistry:
         for key in [k for k in self._partitions if name is None or k[0] == name]:
             del self._partitions[key]
 
+    def offline_partitions(self, name: str) -> set[int]:
+        """The partitions of ``name`` in a failed log dir (none while every dir is online)."""
+        manager = self.manager
+        if not manager.failures.offline:
+            return set()
+        return {log_.partition for log_ in manager.logs() if log_.topic == name and log_.offline}
+
     def partition(self, topic: str, index: int) -> Partition | None:
         cached = self._partitions.get((topic, index))
         if cached is not None:

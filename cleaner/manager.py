@@ -47,7 +47,8 @@ class CleanerManager:
         self.last_run_ms = clock()
 
     def _compacted_logs(self) -> list:
-        return [l for l in self.log_manager.logs() if is_compacted(l) and not l.deleted and not self.paused(l)]
+        return [l for l in self.log_manager.online_logs()
+                if is_compacted(l) and not l.deleted and not self.paused(l)]  # fmt: skip
 
     def grab_filthiest(self, now: int) -> LogToClean | None:
         with self._lock:

@@ -19,15 +19,25 @@ So N producers appending while an fsync is in flight are answered by the
 next round: about one fsync per log per round, not one per request. A round
 leaves out the active segment's offset and time indexes (``Log.flush``):
 the loader rebuilds what they lack from the ``.log``; ``flush.ms``/``flush.messages``
-flushes, rolls and shutdown fsync them. A failed
-fsync puts the logs back in the dirty set and raises ``StorageError`` to the
-flusher; the others find their generation still unflushed and try again.
+flushes, rolls and shutdown fsync them.
+
+A failed fsync takes that log's dir offline (``log_dir_failure.py``: the
+log leaves the dirty set and is never fsynced again) and fails the round:
+every append it covered, ``(flushed, target]``, is refused to its waiter
+with a ``StorageError``, the flusher's and the others' alike, even when a
+later round succeeds. After a failed fsync the kernel may have dropped the
+dirty pages, so trying again and answering success could acknowledge data
+that is not on disk (Kafka never retries either: the dir goes offline).
+The other logs of the round go back to the dirty set for the next round.
 """
 
 from __future__ import annotations
 
+import errno
 import threading
 from typing import Any
+
+from .errors import StorageError
 
 
 class GroupCommit:
@@ -40,6 +50,7 @@ class GroupCommit:
         self._dirty: set[Any] = set()
         self._sync = threading.Condition()
         self._syncing = False
+        self._failed: list[tuple[int, int]] = []  # generations (after, up to] of rounds that failed
         self.fsync_count = 0  # logs fsynced by commit rounds (tests and metrics)
         self.rounds = 0
 
@@ -65,11 +76,13 @@ class GroupCommit:
         """Block until every append up to ``generation`` is on disk (one thread flushes for all)."""
         with self._sync:
             while self._flushed < generation:
+                self._check_failed(generation)
                 if not self._syncing:
                     self._syncing = True
                     break
                 self._sync.wait()
             else:
+                self._check_failed(generation)
                 return
         try:
             self.commit()
@@ -78,17 +91,23 @@ class GroupCommit:
                 self._syncing = False
                 self._sync.notify_all()
 
+    def _check_failed(self, generation: int) -> None:
+        if any(after < generation <= upto for after, upto in self._failed):
+            raise StorageError(errno.EIO, "the fsync of this append failed; its log dir is offline")
+
     def commit(self) -> None:
         """fsync each log appended since the last round once, then publish the generation covered."""
         with self._lock:
-            target = self._generation
+            target, after = self._generation, self._flushed
             dirty, self._dirty = self._dirty, set()
         try:
             for log_ in dirty:
                 log_.flush(active_indexes=False)
-        except BaseException:
+        except BaseException as exc:
             with self._lock:
-                self._dirty |= dirty
+                self._dirty |= {l for l in dirty if not getattr(l, "offline", False)}
+                if isinstance(exc, OSError):
+                    self._failed.append((after, target))
             raise
         with self._lock:
             self.fsync_count += len(dirty)

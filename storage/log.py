@@ -23,11 +23,14 @@ the replay after a crash) in ``log_txn.py``.
 with Kafka's ``.cleaned`` -> ``.swap`` -> rename protocol, which
 ``log_loader`` (which also opens a log: ``load_log``) completes or rolls back after a crash.
 ``relocate`` carries the log on in another directory once a log dir move
-(``log_move.py``) has copied its files there.
+(``log_move.py``) has copied its files there. A disk failure in an append,
+roll, flush, read, retention or swap goes to ``on_failure``, which takes the
+log dir offline (``log_dir_failure.py``); an ``offline`` log refuses them all.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import random
 import threading
@@ -36,7 +39,9 @@ from typing import Any, Callable
 
 from . import log_read, log_txn, retention, roll_rules, segment_swap
 from .config import LONG_MAX
+from .errors import StorageError
 from .file_names import CLEANED, LOG, TXN_INDEX, log_path
+from .log_dir_failure import failing_dir
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_loader import load_log
 from .producer_state import ProducerStateManager
@@ -47,6 +52,10 @@ log = logging.getLogger(__name__)
 
 
 def _no_hook(_log: "Log") -> None:
+    return None
+
+
+def _no_failure_hook(_log: "Log", _exc: BaseException) -> None:
     return None
 
 
@@ -72,6 +81,8 @@ class Log:
         self.deleted = False  # set by delete(): a cleaner round in flight must not swap files in
         self.producer_state = ProducerStateManager(directory)
         self.durable_high_watermark = False  # log.flush.durable.enable: consumers see fsynced data only
+        self.offline = False  # its log dir failed (``log_dir_failure.py``): no more appends, reads, flushes
+        self.on_failure: Callable[[Log, BaseException], None] = _no_failure_hook
 
     # -- opening ----------------------------------------------------------------
 
@@ -189,19 +200,21 @@ class Log:
     def append(self, data: Any, first_offset: int, last_offset: int, max_timestamp: int) -> AppendInfo:
         """Append validated batches whose offsets are already assigned (first == log end offset).
 
-        Raises ``StorageError`` (an ``OSError``) when the disk refuses the write;
-        the log is then exactly as it was before the call.
+        Raises ``StorageError`` (an ``OSError``) when the disk refuses the write, and the log dir goes
+        offline (``on_failure``); what the log reports is then exactly as it was before the call.
         """
+        self.check_online()
         if first_offset != self.log_end_offset or last_offset < first_offset:
             raise ValueError(f"{self.name}: append of [{first_offset}, {last_offset}] at log end "
                              f"offset {self.log_end_offset}")  # fmt: skip
         if self._recovery_point is None:
             self._recovery_point = first_offset
-        self._maybe_roll(len(data), first_offset, last_offset, max_timestamp)
-        seg = self.active
-        position = seg.size
-        seg.append(data, first_offset, last_offset, max_timestamp)
-        log_txn.on_append(self, seg, data, first_offset)
+        with failing_dir(self):
+            self._maybe_roll(len(data), first_offset, last_offset, max_timestamp)
+            seg = self.active
+            position = seg.size
+            seg.append(data, first_offset, last_offset, max_timestamp)
+            log_txn.on_append(self, seg, data, first_offset)
         self._unflushed_messages += last_offset - first_offset + 1
         self.on_append(self)
         if self._unflushed_messages >= self._config.flush_messages:
@@ -235,16 +248,26 @@ class Log:
     def roll_if_idle(self, now_ms: int) -> bool:
         """The timer-driven roll (KIP-354, beyond Kafka; ``roll_rules.idle_roll_due``)."""
         if roll_rules.idle_roll_due(self, now_ms):
-            self.roll()
+            self.check_online()
+            with failing_dir(self):
+                self.roll()
             return True
         return False
+
+    # -- disk failures (log_dir_failure.py) ------------------------------------------
+
+    def check_online(self) -> None:
+        """``StorageError`` once the log dir is offline (Kafka's KafkaStorageException)."""
+        if self.offline:
+            raise StorageError(errno.EIO, f"{self.name} is in the offline log dir {self.dir.parent}")
 
     # -- flushing -------------------------------------------------------------------
 
     def flush(self, *, active_indexes: bool = True) -> None:
         """fsync every segment written since the last flush (a group commit: the active one's indexes aside)."""
+        self.check_online()
         log_end_offset = self.log_end_offset
-        with self._flush_lock:
+        with self._flush_lock, failing_dir(self):
             pending = self._unflushed + [self.active]
             for seg in pending:
                 seg.flush(indexes=active_indexes or seg is not pending[-1])
@@ -270,7 +293,8 @@ class Log:
 
     def flush_rolled(self) -> None:
         """fsync the rolled segments only (before checkpoints), advancing the recovery point to the active base."""
-        with self._flush_lock:
+        self.check_online()
+        with self._flush_lock, failing_dir(self):
             pending, base = list(self._unflushed), self.active.base_offset
             for seg in pending:
                 seg.flush()
@@ -284,7 +308,9 @@ class Log:
     def read(self, offset: int, max_bytes: int, *, min_one_message: bool,
              max_offset: int | None = None) -> LogSlice | None:  # fmt: skip
         """The slice a Fetch gets from ``offset`` (``log_read.read``)."""
-        return log_read.read(self, offset, max_bytes, min_one_message=min_one_message, max_offset=max_offset)
+        self.check_online()
+        with failing_dir(self):
+            return log_read.read(self, offset, max_bytes, min_one_message=min_one_message, max_offset=max_offset)
 
     def segments_from(self, offset: int) -> list[Segment]:
         """The segments from the one that would hold ``offset`` (the last based at or below it) on."""
@@ -316,7 +342,9 @@ class Log:
     def replace_segments(self, cleaned: Path, old: list[Segment], *, indexed: bool = False,
                          sync_dir: bool = True) -> Segment:  # fmt: skip
         """Swap a cleaner's ``.cleaned`` file in for the inactive segments ``old`` (``segment_swap``)."""
-        return segment_swap.replace_segments(self, cleaned, old, indexed=indexed, sync_dir=sync_dir)
+        self.check_online()
+        with failing_dir(self):
+            return segment_swap.replace_segments(self, cleaned, old, indexed=indexed, sync_dir=sync_dir)
 
     # -- truncation and closing ----------------------------------------------------
 
@@ -347,8 +375,14 @@ class Log:
         self._pending_deletes = []  # their files went with the old directory
 
     def close(self) -> None:
-        if not self.deleted and self.dir.exists():
-            self.producer_state.write_snapshot(self.log_end_offset)
+        """Close the files, after a producer snapshot at the log end; a snapshot that cannot be written takes
+        the log dir offline (no clean-shutdown marker there: the next start recovers it)."""
+        try:
+            if not self.deleted and not self.offline and self.dir.exists():
+                with failing_dir(self):
+                    self.producer_state.write_snapshot(self.log_end_offset)
+        except OSError as exc:
+            log.error("%s: the producer snapshot at close failed: %s", self.name, exc)
         for seg in self.segments:
             seg.close()
 
@@ -362,11 +396,16 @@ class Log:
 
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: raise the log start offset; returns the new log start offset."""
-        return retention.delete_records_before(self, offset)
+        self.check_online()
+        with failing_dir(self):
+            return retention.delete_records_before(self, offset)
 
     def run_retention(self, now_ms: int) -> int:
-        """Kafka's deleteOldSegments; returns the number of segments deleted."""
-        return retention.run_retention(self, now_ms)
+        """Kafka's deleteOldSegments (a roll, renames: a disk failure takes the dir offline); segments deleted."""
+        self.check_online()
+        with failing_dir(self):
+            return retention.run_retention(self, now_ms)
 
     def delete_expired_files(self, now_ms: int) -> None:
-        retention.delete_expired_files(self, now_ms)
+        with failing_dir(self):
+            retention.delete_expired_files(self, now_ms)

@@ -57,6 +57,7 @@ from .doomed_dirs import DoomedDirs
 from .errors import ConfigError, StorageError
 from .group_commit import GroupCommit
 from .log import Log
+from .log_dir_failure import LogDirFailures
 from .log_move import LogMoves
 from .log_opening import CLEAN_SHUTDOWN, LogOpening
 from .new_logs import NewLogs
@@ -76,6 +77,7 @@ class LogManager(LogOpening):
         self._pending: dict[str, TopicMeta] = {}  # being created: saved, not yet seen (new_logs.py)
         self._logs: dict[tuple[str, int], Log] = {}
         self.group_commit = GroupCommit()
+        self.failures = LogDirFailures(dirs, self.logs, self.group_commit.forget)
         self.checkpoints = DirCheckpoints(dirs, self.logs, self._log_in)
         self.moves = LogMoves()
         self.doomed = DoomedDirs()  # -delete directories waiting for log.segment.delete.delay.ms
@@ -110,6 +112,7 @@ class LogManager(LogOpening):
 
     def _register(self, log_: Log) -> Log:
         log_.on_append = self.group_commit.note_append
+        log_.on_failure = self.failures.fail
         log_.durable_high_watermark = self.durable
         if self.durable:  # what survived a crash becomes visible once it is surely on disk
             log_.sync_recovered()
@@ -255,41 +258,55 @@ class LogManager(LogOpening):
     def logs(self) -> Iterable[Log]:
         return list(self._logs.values())
 
+    def online_logs(self) -> list[Log]:
+        """The logs whose log dir has not failed (``log_dir_failure.py``): the ones the duties tend."""
+        return [log_ for log_ in self._logs.values() if not log_.offline]
+
     # -- duties ---------------------------------------------------------------------
+
+    def _tend(self, what: str, duty: Callable[[Log], Any]) -> None:
+        """Run ``duty`` on each online log; one that fails (its dir goes offline) does not stop the others."""
+        for log_ in self.online_logs():
+            try:
+                duty(log_)
+            except OSError as exc:
+                log.error("%s: %s failed: %s", log_.name, what, exc)
 
     def roll_idle_segments(self, now_ms: int) -> None:
         """Timer duty: KIP-354 roll of idle active segments, and the flush.ms policy."""
-        for log_ in self.logs():
+
+        def duty(log_: Log) -> None:
             log_.roll_if_idle(now_ms)
             if log_.config.flush_ms != LONG_MAX:
                 log_.flush_if_due(now_ms)
+
+        self._tend("the idle roll or timed flush", duty)
 
     def run_retention(self, now_ms: int) -> None:
         """Kafka's cleanupLogs: retention of the logs whose ``cleanup.policy`` lacks compact. A compacted
         log's (``compact,delete`` or compact only) is the cleaner's, after each of its rounds; with
         ``log.cleaner.enable=false`` such a log gets none, as in Kafka."""
-        for log_ in self.logs():
-            if "compact" not in log_.config.cleanup_policy:
-                log_.run_retention(now_ms)
+        self._tend("retention", lambda l: "compact" in l.config.cleanup_policy or l.run_retention(now_ms))
 
     def delete_expired_files(self, now_ms: int) -> None:
         """Timer duty: ``.deleted`` segment files and ``-delete`` directories whose delay has passed."""
-        for log_ in self.logs():
-            log_.delete_expired_files(now_ms)
+        self._tend("removing .deleted files", lambda l: l.delete_expired_files(now_ms))
         if self.doomed:
             self.doomed.remove_due(now_ms, self.model.effective({}).file_delete_delay_ms)
 
     def remove_expired_producers(self, now_ms: int) -> None:
         """Timer duty (``producer.id.expiration.check.interval.ms``): Kafka's removeExpiredProducers."""
-        for log_ in self.logs():
+        for log_ in self.online_logs():
             log_.producer_state.expire(now_ms)
 
     def write_checkpoints(self) -> None:
-        """Kafka's recovery-point and log-start-offset checkpoints, one pair per log dir."""
-        for log_ in self.logs():
-            log_.flush_rolled()
-        for root in self.dirs:
-            self.checkpoints.write_offsets(root)
+        """Kafka's recovery-point and log-start-offset checkpoints, one pair per online log dir."""
+        self._tend("the flush before the checkpoints", Log.flush_rolled)
+        for root in self.failures.online_dirs():
+            try:
+                self.checkpoints.write_offsets(root)
+            except OSError as exc:  # Kafka's checkpoint write: the dir goes offline
+                self.failures.fail_dir(root, f"writing its checkpoints failed: {exc}")
 
     def write_dir_checkpoints(self, root: Path) -> None:
         """The checkpoint files of ``root`` now (a move writes its destination's before it commits)."""
@@ -341,11 +358,15 @@ class LogManager(LogOpening):
         """Stop the moves, flush everything, write the checkpoints, close the logs, leave the clean-shutdown marker."""
         for move in self.moves.all():
             self.moves.end(move)
-        for log_ in self.logs():
-            log_.flush()
+        for log_ in self.online_logs():
+            try:
+                log_.flush()
+            except OSError as exc:  # its dir is offline now: it gets no marker and the start recovers it
+                log.error("%s: the flush at close failed: %s", log_.name, exc)
         self.write_checkpoints()
         for log_ in self.logs():
             log_.close()
-        for root in self.dirs:
-            atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
+        for root in self.dirs:  # an offline dir is recovered at the next start
+            if self.failures.is_online(root):
+                atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
         self._logs.clear()

@@ -40,17 +40,20 @@ be made), and the throttle the copies share: ``replica.alter.log.dirs.io.max.byt
 (``set_rate``), the bytes moved per second, checked after every chunk; a copy sleeping off the rate
 wakes at once when its move stops, and a rate of 0 holds the copies until it changes. The final step
 is not throttled (it is at most what the last round left, and it holds the log).
+A copy round that cannot write to the destination raises ``DestinationFailed``: the broker takes
+that log dir offline, as Kafka does when its future log fails.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import threading
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import attrs
 
@@ -71,6 +74,20 @@ _GROWING = (LOG, INDEX, TIME_INDEX)  # the files of a segment copied by byte ran
 
 class MoveStopped(Exception):
     """The move was stopped (``LogMove.stop``) while it copied."""
+
+
+class DestinationFailed(StorageError):
+    """Writing to the move's destination dir failed: for Kafka, that log dir has failed."""
+
+
+@contextlib.contextmanager
+def _destination(path: Path) -> Iterator[None]:
+    try:
+        yield
+    except DestinationFailed:
+        raise
+    except OSError as exc:
+        raise DestinationFailed(exc.errno, f"writing {path} failed: {exc.strerror}") from exc
 
 
 @attrs.frozen
@@ -158,15 +175,18 @@ class LogMove:
 
     def copy(self, plan: Plan) -> None:
         """Any thread: run ``plan``'s jobs, fsynced; ``MoveStopped`` once ``stop`` was called, ``OSError``
-        when the destination fails. A segment whose file went meanwhile is copied again if still there."""
-        if not self.future_dir.exists():
-            self.future_dir.mkdir()
-            fsync_dir(self.dest_root)
+        when the source fails, ``DestinationFailed`` when the destination does. A segment whose file went
+        meanwhile is copied again if still there."""
+        with _destination(self.future_dir):
+            if not self.future_dir.exists():
+                self.future_dir.mkdir()
+                fsync_dir(self.dest_root)
         gone = set()
         for job in plan.jobs:
             if not _run(job, self.stopped, self.throttle):
                 gone.add(id(job.segment))
-        fsync_dir(self.future_dir)
+        with _destination(self.future_dir):
+            fsync_dir(self.future_dir)
         self._copied = {id(c.segment): c for c in plan.copied if id(c.segment) not in gone}
         self.future_end_offset, self.future_size = plan.end_offset, plan.size
 
@@ -250,10 +270,12 @@ def _run(job: _Job, stopped: threading.Event, throttle: Throttler) -> bool:
         stat = os.fstat(src)
         end = stat.st_size if job.end is None else job.end
         flags = os.O_WRONLY | os.O_CREAT | (os.O_TRUNC if job.start == 0 else 0)
-        dst = fileops.open_file(job.dst, flags)
+        with _destination(job.dst):
+            dst = fileops.open_file(job.dst, flags)
         try:
-            _copy_range(src, dst, job.start, end, stopped, throttle)
-            fileops.fsync(dst)
+            _copy_range(src, dst, job.dst, job.start, end, stopped, throttle)
+            with _destination(job.dst):
+                fileops.fsync(dst)
         finally:
             os.close(dst)
     finally:
@@ -262,7 +284,8 @@ def _run(job: _Job, stopped: threading.Event, throttle: Throttler) -> bool:
     return True
 
 
-def _copy_range(src: int, dst: int, start: int, end: int, stopped: threading.Event, throttle: Throttler) -> None:
+def _copy_range(src: int, dst: int, dst_path: Path, start: int, end: int, stopped: threading.Event,
+                throttle: Throttler) -> None:  # fmt: skip
     position = start
     while position < end:
         while throttle.rate == 0 and not stopped.wait(0.1):  # a rate of 0 holds the copy until it changes
@@ -272,7 +295,8 @@ def _copy_range(src: int, dst: int, start: int, end: int, stopped: threading.Eve
         data = os.pread(src, min(CHUNK, end - position), position)
         if not data:
             raise StorageError(errno.EIO, f"the source ended at {position}, before {end}")
-        fileops.write_all(dst, data, position)
+        with _destination(dst_path):
+            fileops.write_all(dst, data, position)
         position += len(data)
         throttle.maybe_throttle(len(data), sleep=stopped.wait)  # bytes moved, as Kafka's quota counts them
 

@@ -16,7 +16,10 @@ last step:
 
 A log that cannot be made (``StorageError``: no space, no descriptors)
 undoes the whole change: the logs made so far are closed and removed, then
-their directories, the failed one's too, and a pending topic is forgotten.
+their directories, the failed one's too, and a pending topic is forgotten;
+a disk failure (not a shortage of descriptors) also takes that log dir
+offline (``log_dir_failure.py``, Kafka's getOrCreateLog), and new logs go to
+the dirs still online.
 ``abort()`` does the same for a caller that gives up part way. A growth
 whose topic was deleted in between is undone at its last step and raises
 ``StorageError``.
@@ -38,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import StorageError
+from .log_dir_failure import is_disk_failure
 from .file_names import partition_dir, remove_dir
 from .log import Log
 from .topic_store import TopicMeta, write_partition_metadata
@@ -93,7 +97,10 @@ class NewLogs:
     def _make(self, partition: int) -> Log:
         manager, meta = self.manager, self.meta
         root = manager.moves.preferred.get((meta.name, partition))
-        root = root or min(manager.dirs, key=lambda r: self._per_root[r])
+        online = manager.failures.online_dirs()  # Kafka makes new logs in live log dirs only
+        if not online:
+            raise StorageError(errno.EIO, f"no log dir is online for {meta.name}-{partition}")
+        root = root if root in online else min(online, key=lambda r: self._per_root[r])
         self._per_root[root] += 1
         directory = partition_dir(root, meta.name, partition)
         try:
@@ -101,10 +108,12 @@ class NewLogs:
             write_partition_metadata(directory, meta.topic_id)
             return Log.open(directory, meta.name, partition, self._config, manager.clock,
                             producer_id_expiration_ms=manager.producer_id_expiration_ms)  # fmt: skip
-        except StorageError:
-            raise
-        except OSError as exc:
+        except OSError as exc:  # Kafka's getOrCreateLog: the log dir goes offline
             message = f"creating the log of {meta.name}-{partition} failed: {exc.strerror}"
+            if is_disk_failure(exc):
+                manager.failures.fail_dir(root, message)
+            if isinstance(exc, StorageError):
+                raise
             raise StorageError(exc.errno, message) from exc
 
     def _finish(self) -> None:

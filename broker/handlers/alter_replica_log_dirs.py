@@ -78,6 +78,9 @@ def _alter(broker: Any, topic: str, partition: int, path: str) -> ErrorCode:
     root = next((r for r in broker.topics.manager.dirs if os.path.abspath(r) == path), None)
     if root is None:
         return ErrorCode.LOG_DIR_NOT_FOUND
+    log_ = broker.topics.manager.get_log(topic, partition)
+    if not broker.topics.manager.failures.is_online(root) or (log_ is not None and log_.offline):
+        return ErrorCode.KAFKA_STORAGE_ERROR  # a failed log dir, the destination or the partition's own
     try:
         os.statvfs(root)
     except OSError:

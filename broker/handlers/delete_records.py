@@ -55,6 +55,8 @@ def _delete(ctx: RequestContext, topic: str, p: Any) -> tuple[ErrorCode, int]:
     partition = ctx.broker.topics.partition(topic, p.partition_index)
     if partition is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1
+    if partition.log.offline:  # its log dir failed
+        return ErrorCode.KAFKA_STORAGE_ERROR, -1
     if "delete" not in partition.config.cleanup_policy:
         return ErrorCode.POLICY_VIOLATION, -1
     log = partition.log

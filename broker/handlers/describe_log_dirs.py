@@ -52,7 +52,10 @@ async def handle(ctx: RequestContext, request) -> object:
             logs_by_dir[move.dest_root].append((move.log, move.future_size, lag, True))
     Result = type(resp).DescribeLogDirsResult
     for root in manager.dirs:
-        resp.results.append(_result(Result, root, logs_by_dir[root]))
+        if manager.failures.is_online(root):
+            resp.results.append(_result(Result, root, logs_by_dir[root]))
+        else:  # its disk failed (storage.log_dir_failure): Kafka's offline log dir
+            resp.results.append(Result(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=os.path.abspath(root)))
     return resp
 
 

@@ -6,7 +6,8 @@ INVALID_TOPIC_EXCEPTION with Kafka's reason; then a topic the principal may
 not READ answers them TOPIC_AUTHORIZATION_FAILED with Kafka's message for the
 error, whether the topic exists or not; then an unknown topic
 UNKNOWN_TOPIC_OR_PARTITION with its message, an unknown partition of a known
-topic UNKNOWN_TOPIC_OR_PARTITION without one. Otherwise the partition's
+topic UNKNOWN_TOPIC_OR_PARTITION without one, a partition in a failed log
+dir KAFKA_STORAGE_ERROR. Otherwise the partition's
 producer state (``storage.producer_state``) is listed, by producer id: its
 epoch, the last sequence written (-1 after a new epoch with no batch yet),
 the largest timestamp written, the coordinator epoch of its last marker (-1
@@ -59,6 +60,8 @@ def _partition(ctx: RequestContext, Part: type, topic: str, index: int, error) -
     partition = ctx.broker.topics.partition(topic, index)
     if partition is None:
         return Part(partition_index=index, error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if partition.log.offline:  # its log dir failed: Kafka's getPartitionOrError
+        return Part(partition_index=index, error_code=ErrorCode.KAFKA_STORAGE_ERROR)
     State = Part.ProducerState
     producers = sorted(partition.log.producer_state.producers.items())
     return Part(partition_index=index, error_code=ErrorCode.NONE, active_producers=[

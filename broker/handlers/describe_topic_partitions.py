@@ -40,7 +40,9 @@ As Kafka's ``DescribeTopicPartitionsRequestHandler`` and
   operations the principal may do (``topic_authorized_operations``).
   Partitions: this node leads each, at leader epoch 0, and is its only
   replica and ISR; the eligible leader replicas and last known ELR are empty
-  lists, as is ``offline_replicas``.
+  lists, as is ``offline_replicas``. A partition whose log dir failed has no
+  leader (-1, LEADER_NOT_AVAILABLE) and this node as its offline replica,
+  as Kafka's controller leaves it.
 """
 
 from __future__ import annotations
@@ -153,6 +155,9 @@ def _topic(ctx: RequestContext, Topic, topic, indexes: range) -> object:
     Part = Topic.DescribeTopicPartitionsResponsePartition
     parts = [Part(partition_index=i, leader_id=node, leader_epoch=LEADER_EPOCH, replica_nodes=[node], isr_nodes=[node],
                   eligible_leader_replicas=[], last_known_elr=[], offline_replicas=[]) for i in indexes]  # fmt: skip
+    for part in parts:
+        if part.partition_index in ctx.broker.topics.offline_partitions(topic.name):  # a failed log dir
+            part.error_code, part.leader_id, part.offline_replicas = ErrorCode.LEADER_NOT_AVAILABLE, -1, [node]
     return Topic(name=topic.name, topic_id=topic.topic_id, is_internal=topic.internal, partitions=parts)
 
 

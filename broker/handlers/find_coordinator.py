@@ -9,6 +9,8 @@ answers that at once, which clients such as kafka-python's admin client do
 not retry).
 A transaction key (``key_type`` 1) gets this node too, once
 ``__transaction_state`` exists (created on the first lookup the same way).
+A key whose partition of the internal topic is in a failed log dir gets
+COORDINATOR_NOT_AVAILABLE: in Kafka that partition has no leader left.
 A share key (``key_type`` 2, KIP-932, v6) is INVALID_REQUEST for each key,
 with no message: Kafka's answer from a broker without a share coordinator
 (and at any version below 6); this broker runs no share groups. Any other
@@ -88,10 +90,17 @@ async def _lookup(ctx: RequestContext, key_type: int) -> ErrorCode:
     return ErrorCode.NONE
 
 
+def _offline(ctx: RequestContext, key_type: int, key: str) -> ErrorCode:
+    """COORDINATOR_NOT_AVAILABLE when ``key``'s internal partition is in a failed log dir, else NONE."""
+    topic = ctx.broker.groups.store if key_type == GROUP else ctx.broker.transactions.topic
+    return ErrorCode.COORDINATOR_NOT_AVAILABLE if topic.offline_for(key) else ErrorCode.NONE
+
+
 @handler(API_KEY, 0, 6)
 async def handle(ctx: RequestContext, request) -> object:
     if ctx.version < 4:  # an error goes out as Kafka's error response, with the error's own message
         error = _denied(ctx, request.key_type, request.key) or await _lookup(ctx, request.key_type)
+        error = _offline(ctx, request.key_type, request.key) if error == ErrorCode.NONE else error
         if error != ErrorCode.NONE:
             return ctx.response(error_code=error, error_message=_MESSAGES[error], node_id=-1, host="", port=-1)
         host, port = ctx.advertised
@@ -106,7 +115,8 @@ async def handle(ctx: RequestContext, request) -> object:
     errors = {key: _denied(ctx, request.key_type, key) for key in request.coordinator_keys}
     if None in errors.values():  # only a key the principal may describe looks the coordinator up
         error = await _lookup(ctx, request.key_type)
-        errors = {key: error if e is None else e for key, e in errors.items()}
+        errors = {key: (_offline(ctx, request.key_type, key) if error == ErrorCode.NONE else error) if e is None else e
+                  for key, e in errors.items()}  # fmt: skip
     return _answer(ctx, request, errors, False)
 
 

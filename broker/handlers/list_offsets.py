@@ -117,8 +117,8 @@ def timestamp_unsupported(timestamp: int, version: int) -> bool:
 
 def _answer(ctx: RequestContext, request, topic: str, p: Any, part: Any) -> None:
     partition = ctx.broker.topics.partition(topic, p.partition_index)
-    if partition is None:
-        part.error_code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if partition is None or partition.log.offline:  # offline: its log dir failed
+        part.error_code = ErrorCode.KAFKA_STORAGE_ERROR if partition else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return
     if ctx.version == 0:
         if p.max_num_offsets < 0:  # Kafka's answer array of a negative size throws: an unexpected error

@@ -57,6 +57,10 @@ INT32_MIN. With ``include_cluster_authorized_operations`` (v8-10) the
 response carries the CLUSTER operations it may do, or 0 when it may not
 DESCRIBE the cluster. Otherwise, and before v8, the fields keep INT32_MIN.
 
+A partition whose log dir failed (``storage.log_dir_failure``) is answered as
+Kafka's controller leaves it: LEADER_NOT_AVAILABLE, leader -1, this node
+its offline replica.
+
 Version notes: v1 controller_id, is_internal, rack, null topics; v2
 cluster_id; v3 throttle_time_ms; v4 allow_auto_topic_creation; v5
 offline_replicas; v7 leader_epoch; v8 authorized operations; v9 flexible;
@@ -235,6 +239,8 @@ def _topic_entry(ctx: RequestContext, Topic, name: str, error: ErrorCode | None)
         Part(partition_index=i, leader_id=node, leader_epoch=0, replica_nodes=[node], isr_nodes=[node])
         for i in range(topic.num_partitions)
     ]
+    for i in ctx.broker.topics.offline_partitions(name):  # its log dir failed: Kafka's leaderless partition
+        parts[i].error_code, parts[i].leader_id, parts[i].offline_replicas = ErrorCode.LEADER_NOT_AVAILABLE, -1, [node]
     return Topic(name=name, topic_id=topic.topic_id, is_internal=topic.internal, partitions=parts)
 
 

@@ -70,6 +70,8 @@ def _end_offset(ctx: RequestContext, topic: str, p: Any) -> tuple[ErrorCode, int
     partition = ctx.broker.topics.partition(topic, p.partition)
     if partition is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NO_EPOCH, -1
+    if partition.log.offline:  # its log dir failed
+        return ErrorCode.KAFKA_STORAGE_ERROR, NO_EPOCH, -1
     error = leader_epoch_error(p.current_leader_epoch)
     if error is not None:
         return error, NO_EPOCH, -1

@@ -96,7 +96,7 @@ async def handle(ctx: RequestContext, request) -> object:
     resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
     if request.acks == -1 and written:
         waiting = time.perf_counter()
-        await ctx.broker.wait_durable()
+        await _wait_durable(ctx, resp)
         ctx.waited(waiting)  # Kafka's produce purgatory: RemoteTimeMs
     user, client_id = request_identity(ctx)
     resp.throttle_time_ms = ctx.broker.quotas.record("producer_byte_rate", user, client_id, ctx.size, ctx.broker.clock())
@@ -107,6 +107,21 @@ async def handle(ctx: RequestContext, request) -> object:
             raise CloseConnection("acks=0 produce failed", resp)
         return NO_RESPONSE
     return resp
+
+
+async def _wait_durable(ctx: RequestContext, resp) -> None:
+    """Durable mode: wait for the fsync of what was written. One that failed took its log dir offline and
+    acknowledges nothing of its round: those partitions answer KAFKA_STORAGE_ERROR, as Kafka answers an
+    append whose log dir failed."""
+    try:
+        await ctx.broker.wait_durable()
+    except OSError as exc:
+        log.error("Produce: the fsync of the appended records failed: %s", exc)
+        for topic in resp.responses:
+            for part in topic.partition_responses:
+                if part.error_code == ErrorCode.NONE:
+                    part.error_code, part.base_offset, part.log_append_time_ms = ErrorCode.KAFKA_STORAGE_ERROR, -1, -1
+                    part.log_start_offset = -1
 
 
 def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritable: set[str], enrolled: dict,

@@ -28,7 +28,7 @@ from broker.config import BrokerConfig
 from broker.core import Broker
 from protocol import ErrorCode
 from protocol.records import RecordBatchBuilder, iter_batches
-from storage import log_move
+from storage import fileops, log_move
 from storage.log_move import LogMove
 
 from ._admin_client import call, create_ok, req, sub
@@ -296,7 +296,7 @@ async def test_a_move_that_fails_leaves_the_partition_where_it_was(two_dirs, mon
     await create_ok(two_dirs, "t", 1)
     await produce(two_dirs, 100, 0)
 
-    def no_space(src, dst, start, end, stopped, throttle):
+    def no_space(src, dst, dst_path, start, end, stopped, throttle):
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(log_move, "_copy_range", no_space)
@@ -345,3 +345,29 @@ async def test_a_copy_cancelled_on_its_thread_stops_the_move_and_is_waited_for()
     with trio.move_on_after(0.05):
         await log_dir_moves._off_loop(types.SimpleNamespace(stop=stopped.set), copy)
     assert stopped.is_set() and finished == [True]
+
+
+async def test_a_move_whose_destination_fails_takes_that_dir_offline_and_the_log_stays(two_dirs, monkeypatch):
+    """Kafka's future log failing takes its log dir offline; the partition carries on where it was."""
+    d1, d2 = _dirs(two_dirs)
+    await create_ok(two_dirs, "t", 1)
+    await create_ok(two_dirs, "u", 1)
+    assert await listed(two_dirs) == {"d1": {("t", 0): False}, "d2": {("u", 0): False}}
+    await produce(two_dirs, 10, 0)
+    real = fileops.open_file
+
+    def full_destination(path, flags, mode=0o644):
+        if flags & os.O_CREAT and os.path.abspath(path).startswith(d2):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, flags, mode)
+
+    monkeypatch.setattr(fileops, "open_file", full_destination)
+    assert await alter(two_dirs, {d2: {"t": [0]}}) == {("t", 0): ErrorCode.NONE}
+    await settled(two_dirs)
+    monkeypatch.undo()
+    assert two_dirs.topics.partition("u", 0).log.offline and not two_dirs.topics.partition("t", 0).log.offline
+    resp = await call(two_dirs, 35, 4, req(35, topics=None))
+    assert {os.path.basename(r.log_dir): r.error_code for r in resp.results} == {
+        "d1": ErrorCode.NONE, "d2": ErrorCode.KAFKA_STORAGE_ERROR}
+    await produce(two_dirs, 5, 10)
+    assert await fetch_all(two_dirs) == expected(15)

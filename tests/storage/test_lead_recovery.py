@@ -133,7 +133,7 @@ def test_checkpoint_with_a_wrong_count_is_read_and_reported(tmp_path, caplog):
 
 
 @pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
-def test_disk_errors_fail_the_append_and_keep_earlier_data(tmp_path, monkeypatch, code):
+def test_disk_errors_fail_the_append_take_the_dir_offline_and_keep_earlier_data(tmp_path, monkeypatch, code):
     clock = Clock()
     lm, log = _fill(tmp_path, clock, n=5)
     before = read_all(log)
@@ -147,10 +147,14 @@ def test_disk_errors_fail_the_append_and_keep_earlier_data(tmp_path, monkeypatch
     with pytest.raises(StorageError):
         append(log)
     monkeypatch.setattr(os, "pwrite", real)
-    assert read_all(log) == before and log.log_end_offset == 5
-    append(log)
-    del lm, log
+    assert log.offline and log.log_end_offset == 5
+    with pytest.raises(StorageError):  # no append reuses offset 5 before a restart
+        append(log)
+    lm.close()  # no clean-shutdown marker in an offline dir: the restart recovers it
+    assert not (tmp_path / CLEAN_SHUTDOWN).exists()
     lm2, log2 = reopen(tmp_path, clock)
+    assert read_all(log2) == before
+    append(log2)
     assert read_all(log2) == before + [(5, b"v" * 50)]
 
 

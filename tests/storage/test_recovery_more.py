@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from storage import StorageError, fileops
+from storage import LogManager, StorageError, fileops
 from storage.checkpoint import write_checkpoint
 
 from .lead_helpers import Clock, append, manager, read_all, reopen
@@ -89,7 +89,7 @@ def test_damage_below_the_recovery_point_loses_only_the_damaged_batches(tmp_path
     assert first == len(expected)
 
 
-def test_failed_index_write_leaves_the_log_unchanged(tmp_path, monkeypatch):
+def test_failed_index_write_takes_the_dir_offline_and_leaves_the_log_unchanged(tmp_path, monkeypatch):
     clock = Clock()
     lm, log = _filled(tmp_path, clock, n=3)
     before = read_all(log)
@@ -107,10 +107,16 @@ def test_failed_index_write_leaves_the_log_unchanged(tmp_path, monkeypatch):
             append(log)
     assert info.value.errno == errno.ENOSPC
     monkeypatch.setattr(fileops, "write_all", real)
-    after = read_all(log)
-    assert after[: len(before)] == before and len(log.active.offset_index) == entries
-    append(log)
-    assert read_all(log) == after + [(len(after), b"v" * 50)]
+    assert log.offline and len(log.active.offset_index) == entries
+    end = log.log_end_offset
+    with pytest.raises(StorageError):
+        append(log)
+    del lm, log  # crash
+    _, again = reopen(tmp_path, clock)
+    after = read_all(again)
+    assert after[: len(before)] == before and again.log_end_offset == end
+    append(again)
+    assert read_all(again) == after + [(end, b"v" * 50)]
 
 
 def test_read_only_directory_fails_appends_with_storage_error(tmp_path, monkeypatch):
@@ -125,7 +131,13 @@ def test_read_only_directory_fails_appends_with_storage_error(tmp_path, monkeypa
     with pytest.raises(StorageError) as info:
         append(log)
     assert info.value.errno == errno.EROFS and isinstance(info.value, OSError)
-    assert read_all(log) == before and log.log_end_offset == 3
+    assert log.offline and log.log_end_offset == 3
+    with pytest.raises(StorageError):  # reads too, as Kafka's offline partitions
+        read_all(log)
+    monkeypatch.undo()
+    del lm, log  # crash
+    _, again = reopen(tmp_path, clock)
+    assert read_all(again) == before
 
 
 def _damage(path, rng, rescan: bool) -> None:
@@ -218,3 +230,78 @@ def test_crash_after_swap_rename_keeps_the_cleaned_data(tmp_path):
     lm2, log2 = reopen(tmp_path, clock)
     assert {o for o, _ in read_all(log2)} == kept | later  # the cleaned copy replaced both old segments
     assert log2.segments[0].base_offset == old[0].base_offset
+
+
+def test_a_checkpoint_that_cannot_be_written_takes_the_dir_offline(tmp_path, monkeypatch):
+    """Kafka's checkpoint files: a failed write takes the log dir offline, and the restart recovers it."""
+    import storage.dir_checkpoints as dir_checkpoints
+
+    clock = Clock()
+    lm, log = _filled(tmp_path, clock, n=3)
+    before = read_all(log)
+
+    def enospc(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(dir_checkpoints, "write_checkpoint", enospc)
+    lm.write_checkpoints()  # the periodic duty: no exception, the dir is offline
+    assert log.offline and lm.failures.offline == {tmp_path}
+    with pytest.raises(StorageError):
+        append(log)
+    monkeypatch.undo()
+    lm.close()
+    assert not (tmp_path / ".kafka_cleanshutdown").exists()
+    _, again = reopen(tmp_path, clock)
+    assert read_all(again) == before
+
+
+def test_a_failed_fsync_at_close_leaves_that_dir_unmarked_and_closes_the_rest(tmp_path, monkeypatch):
+    """Kafka's shutdown flushes each live dir apart: one that fails gets no clean-shutdown marker."""
+    clock = Clock()
+    d1, d2 = tmp_path / "d1", tmp_path / "d2"
+    lm = LogManager.open([d1, d2], {}, clock)
+    lm.create_topic("t", 2, {})
+    logs = [lm.get_log("t", p) for p in range(2)]
+    for log_ in logs:
+        append(log_)
+    failing = logs[0].dir.parent
+    real = fileops.fsync
+
+    def eio_in_failing_dir(fd):
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(failing)):
+            raise OSError(errno.EIO, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(fileops, "fsync", eio_in_failing_dir)
+    lm.close()
+    monkeypatch.undo()
+    assert {d for d in (d1, d2) if (d / ".kafka_cleanshutdown").exists()} == {d1, d2} - {failing}
+    again = LogManager.open([d1, d2], {}, clock)
+    assert [len(read_all(again.get_log("t", p))) for p in range(2)] == [1, 1]
+
+
+def test_a_retention_roll_that_fails_takes_its_dir_offline_and_the_other_logs_still_get_retention(tmp_path,
+                                                                                                  monkeypatch):
+    """Kafka's deleteOldSegments rolls an active segment that is due; a failure there is a log dir failure,
+    and the timer duty goes on with the other logs (before, it raised and no later log got retention)."""
+    clock = Clock()
+    d1, d2 = tmp_path / "d1", tmp_path / "d2"
+    lm = LogManager.open([d1, d2], {}, clock)
+    lm.create_topic("t", 2, {"retention.ms": "1000"})
+    logs = [lm.get_log("t", p) for p in range(2)]
+    for log_ in logs:
+        append(log_)
+    failing = logs[0].dir.parent
+    assert logs[1].dir.parent != failing
+    real = fileops.open_file
+
+    def no_space_in_failing_dir(path, flags, mode=0o644):
+        if flags & os.O_CREAT and str(path).startswith(str(failing)):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(path, flags, mode)
+
+    monkeypatch.setattr(fileops, "open_file", no_space_in_failing_dir)
+    clock.advance(10_000)
+    lm.run_retention(clock())
+    assert logs[0].offline and not logs[1].offline
+    assert (logs[0].log_start_offset, logs[1].log_start_offset) == (0, 1)

@@ -125,7 +125,7 @@ def test_batch_without_timestamp_is_measured_against_record_time_not_wall_clock(
     assert len(log.segments) == 2 and log.active.base_offset == 2
 
 
-def test_roll_into_a_read_only_directory_fails_and_damages_nothing(tmp_path, monkeypatch):
+def test_roll_into_a_read_only_directory_takes_the_dir_offline_and_damages_nothing(tmp_path, monkeypatch):
     clock = Clock()
     lm = manager(tmp_path, clock)
     lm.create_topic("t", 1, {"segment.bytes": "300"})
@@ -146,16 +146,20 @@ def test_roll_into_a_read_only_directory_fails_and_damages_nothing(tmp_path, mon
     with pytest.raises(StorageError) as info:
         append(log)  # needs a new segment
     assert info.value.errno == errno.EROFS
-    assert read_all(log) == before and len(log.segments) == 2
+    assert log.offline and lm.failures.offline == {tmp_path} and log.log_end_offset == len(before)
     monkeypatch.setattr(fileops, "open_file", real)
-    append(log)
-    assert read_all(log) == before + [(len(before), b"v" * 50)] and len(log.segments) == 3
+    with pytest.raises(StorageError):  # offline until a restart, as Kafka's log dir failure
+        append(log)
     del lm, log  # crash
     _, again = reopen(tmp_path, clock)
+    assert read_all(again) == before
+    append(again)
     assert read_all(again) == before + [(len(before), b"v" * 50)]
 
 
-def test_failed_group_commit_fsync_acknowledges_nothing_and_retries(tmp_path, monkeypatch):
+def test_failed_group_commit_fsync_acknowledges_nothing_even_when_a_retry_succeeds(tmp_path, monkeypatch):
+    """After a failed fsync the kernel may have dropped the dirty pages: a later fsync that succeeds proves
+    nothing, so the appends of the failed round are never acknowledged and the log dir goes offline."""
     clock = Clock()
     lm = manager(tmp_path, clock, **{"log.flush.durable.enable": "true"})
     lm.create_topic("t", 1, {})
@@ -172,8 +176,11 @@ def test_failed_group_commit_fsync_acknowledges_nothing_and_retries(tmp_path, mo
         lm.sync_to(target)
     assert lm.flushed_generation() < target and log.recovery_point == 0
     monkeypatch.setattr(fileops, "fsync", real)
-    lm.sync_to(target)
-    assert lm.flushed_generation() == target and log.recovery_point == 1
+    with pytest.raises(StorageError):
+        lm.sync_to(target)
+    assert log.offline and log.recovery_point == 0
+    with pytest.raises(StorageError):
+        append(log)
 
 
 def test_lazy_segment_load_is_safe_from_two_threads(tmp_path, monkeypatch):
