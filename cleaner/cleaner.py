@@ -55,7 +55,7 @@ from protocol.records import RecordBatchView
 from protocol.records.skim import skim_v2_columns
 from storage.batch_files import iter_entries
 from storage.checkpoint import fsync_dir
-from storage.file_names import CLEANED
+from storage.file_names import CLEANED, cleaned_log_path, cleaned_txn_index_path
 from storage.index import OffsetIndex, TimeIndex
 from storage.txn_index import write_txn_index
 
@@ -162,7 +162,7 @@ class Cleaner:
 
     def _write_group(self, log_: Any, group: list, filt: BatchFilter) -> list:
         base, config = group[0].base_offset, log_.config
-        log_path = log_.cleaned_path(base)
+        log_path = cleaned_log_path(log_.dir, base)
         paths = [log_path] + [log_path.with_name(f"{base:020d}{ext}{CLEANED}") for ext in (".index", ".timeindex")]
         writer = _SegmentWriter(paths, base, config)
         filt.txns.kept_aborted = []
@@ -179,7 +179,7 @@ class Cleaner:
                         self.throttler.maybe_throttle(len(data))
                 self._check_abort(log_)
             writer.finish(os.stat(group[-1].path).st_mtime)
-            txn_path = log_.cleaned_txn_index_path(base)
+            txn_path = cleaned_txn_index_path(log_.dir, base)
             paths.append(txn_path)  # removed with the others if the swap is abandoned
             write_txn_index(txn_path, filt.txns.kept_aborted)
         except BaseException:

@@ -43,6 +43,16 @@ def txn_index_path(directory: Path, offset: int) -> Path:
     return directory / (file_stem(offset) + TXN_INDEX)
 
 
+def cleaned_log_path(directory: Path, base_offset: int) -> Path:
+    """Where the cleaner writes a new segment: ``<base>.log.cleaned`` (deleted if the broker crashes)."""
+    return directory / f"{file_stem(base_offset)}{LOG}{CLEANED}"
+
+
+def cleaned_txn_index_path(directory: Path, base_offset: int) -> Path:
+    """Where the cleaner writes the new segment's ``.txnindex`` (``<base>.txnindex.cleaned``, optional)."""
+    return directory / f"{file_stem(base_offset)}{TXN_INDEX}{CLEANED}"
+
+
 def partition_dir(root: Path, topic: str, partition: int) -> Path:
     return root / f"{topic}-{partition}"
 

@@ -40,7 +40,6 @@ from typing import Any, Callable
 from . import log_read, log_txn, retention, roll_rules, segment_swap
 from .config import LONG_MAX
 from .errors import StorageError
-from .file_names import CLEANED, LOG, TXN_INDEX, log_path
 from .log_dir_failure import failing_dir
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_loader import load_log
@@ -330,14 +329,6 @@ class Log:
         return log_read.max_timestamp_offset(self)
 
     # -- cleaner output ------------------------------------------------------------
-
-    def cleaned_path(self, base_offset: int) -> Path:
-        """Where the cleaner writes a new segment: ``<base>.log.cleaned`` (deleted if we crash)."""
-        return log_path(self.dir, base_offset).with_name(f"{base_offset:020d}{LOG}{CLEANED}")
-
-    def cleaned_txn_index_path(self, base_offset: int) -> Path:
-        """Where the cleaner writes the new segment's ``.txnindex`` (``<base>.txnindex.cleaned``, optional)."""
-        return self.dir / f"{base_offset:020d}{TXN_INDEX}{CLEANED}"
 
     def replace_segments(self, cleaned: Path, old: list[Segment], *, indexed: bool = False,
                          sync_dir: bool = True) -> Segment:  # fmt: skip

@@ -10,7 +10,7 @@ also wrote ``.index.cleaned``/``.timeindex.cleaned``, which move with the
 ``.log`` and are loaded lazily; otherwise the indexes are rebuilt here.
 A ``<base>.txnindex.cleaned`` next to the ``.log.cleaned`` (the cleaner's
 kept aborted transactions, written with ``txn_index.write_txn_index`` at
-``Log.cleaned_txn_index_path(base)``) moves with it in either mode; its
+``file_names.cleaned_txn_index_path``) moves with it in either mode; its
 ``.swap`` is stripped last, after the ``.log``, so that the loader, which
 keeps a ``.txnindex.swap`` and strips it, never mistakes the new file for an
 old segment's (while a ``.log.swap`` is there, every final-named

@@ -23,6 +23,7 @@ import os
 from protocol.records import legacy_to_v2_batch
 
 from .batch_files import iter_entries
+from .file_names import cleaned_log_path
 
 log = logging.getLogger(__name__)
 CHUNK = 8 << 20
@@ -50,7 +51,7 @@ def upgrade_log(log_) -> int:
     for segment in list(log_.segments[:-1]):
         if not _has_legacy(segment):
             continue
-        cleaned = log_.cleaned_path(segment.base_offset)
+        cleaned = cleaned_log_path(log_.dir, segment.base_offset)
         with open(cleaned, "wb") as target:
             _rewrite(segment, target)
         log_.replace_segments(cleaned, [segment])

@@ -10,6 +10,7 @@ import pytest
 
 from storage import LogManager, StorageError, fileops
 from storage.checkpoint import write_checkpoint
+from storage.file_names import cleaned_log_path
 
 from .lead_helpers import Clock, append, manager, read_all, reopen
 
@@ -202,7 +203,7 @@ def test_replace_segments_swaps_cleaner_output_in(tmp_path):
     old = log.segments[:2]
     later = {o for o, _ in read_all(log) if o >= log.segments[2].base_offset}
     output, kept = _cleaner_output(old)
-    cleaned = log.cleaned_path(old[0].base_offset)
+    cleaned = cleaned_log_path(log.dir, old[0].base_offset)
     cleaned.write_bytes(output)
     piece = log.read(0, 1 << 20, min_one_message=True)  # an in-flight read of the old segment
     before = piece.read_bytes()

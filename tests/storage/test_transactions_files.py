@@ -7,6 +7,7 @@ import os
 import pytest
 
 from storage import AbortedTxn
+from storage.file_names import cleaned_log_path, cleaned_txn_index_path
 from storage.log_txn import aborted_transactions
 from storage.txn_index import TransactionIndex, write_txn_index
 
@@ -155,9 +156,9 @@ def test_deleting_the_log_deletes_every_index(tmp_path):
 def _clean_first_segment(log_, tmp_path, entries):
     """What the cleaner does: a copy of segment 0 as .log.cleaned, and its kept aborts as .txnindex.cleaned."""
     old = log_.segments[:1]
-    cleaned = log_.cleaned_path(0)
+    cleaned = cleaned_log_path(log_.dir, 0)
     cleaned.write_bytes((tmp_path / f"{0:020d}.log").read_bytes())
-    assert write_txn_index(log_.cleaned_txn_index_path(0), entries) == bool(entries)
+    assert write_txn_index(cleaned_txn_index_path(log_.dir, 0), entries) == bool(entries)
     return cleaned, old
 
 
