@@ -9,7 +9,10 @@ stores as the label-less series the JMX exporter gives for Kafka's MBean
 without a topic tag. Each broker has its own ``CollectorRegistry`` (tests
 run several brokers in one process). Gauges that reflect state (partition
 sizes, cleaner figures) are computed at scrape time by ``StateCollector``,
-which asks the broker for fresh values instead of caching them.
+which asks the broker for fresh values instead of caching them. Beside
+Kafka's request time summaries (by request name only, as Kafka tags them)
+there is one metric of ours, ``minibroker_request_latency_ms{request,version}``:
+a Prometheus histogram with buckets, per API and version.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ import math
 import threading
 from typing import Any, Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
@@ -31,6 +34,7 @@ from .login_metrics import LoginMetrics
 # The percentiles a Yammer histogram shows over JMX, as the exporter's rules label them (50thPercentile: "0.50")
 _QUANTILES = (("0.50", 0.5), ("0.75", 0.75), ("0.95", 0.95), ("0.98", 0.98), ("0.99", 0.99), ("0.999", 0.999))
 _RESERVOIR = 1028  # the sample count of Yammer's reservoirs
+_LATENCY_BUCKETS_MS = (0.5, 1, 2, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000)
 
 
 class StateCollector(Collector):
@@ -201,6 +205,9 @@ class BrokerMetrics:
             name: KafkaHistogram(f"kafka_network_requestmetrics_{name}", doc, ["request"], r)
             for name, doc in _REQUEST_TIMES
         }
+        self.latency = Histogram(  # ours, beside Kafka's: Prometheus buckets, per API and version
+            "minibroker_request_latency_ms", "Request to answer sent, ms (Kafka's TotalTimeMs), by API and version",
+            ["request", "version"], buckets=_LATENCY_BUCKETS_MS, registry=r)  # fmt: skip
         for attr, name, doc in _TOPIC_COUNTERS:
             counter = Counter(f"kafka_server_brokertopicmetrics_{name}", doc, ["topic"], registry=r)
             setattr(self, attr, TopicCounter(counter))
@@ -241,6 +248,8 @@ class BrokerMetrics:
     def observe_request(self, names: Iterable[str], version: int, times_ms: dict[str, float]) -> None:
         """One request done: Kafka's ``RequestChannel.updateRequestMetrics`` marks the request's own name
         and, for Fetch, ``FetchConsumer`` or ``FetchFollower`` as well; ``times_ms`` by histogram name."""
+        names = list(names)
+        self.latency.labels(names[0], str(version)).observe(times_ms["totaltimems"])
         for name in names:
             self.requests.labels(name, str(version)).inc()
             for histogram, ms in times_ms.items():

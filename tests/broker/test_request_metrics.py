@@ -65,6 +65,11 @@ async def test_a_fetch_counts_as_fetch_and_as_fetch_consumer(broker):
     assert value(broker, "requests_total", request="Fetch", version="12") == 1
     assert value(broker, "requests_total", request="FetchConsumer", version="12") == 1
     assert value(broker, "totaltimems_count", request="FetchConsumer") == 1  # tagged by name only
+    # ours, beside Kafka's: a bucket histogram by API and version, the request counted once
+    latency = broker.metrics.registry.get_sample_value
+    assert latency("minibroker_request_latency_ms_count", {"request": "Fetch", "version": "12"}) == 1
+    assert latency("minibroker_request_latency_ms_count", {"request": "FetchConsumer", "version": "12"}) is None
+    assert latency("minibroker_request_latency_ms_bucket", {"request": "Fetch", "version": "12", "le": "+Inf"}) == 1
     # Kafka's FetchResponse.errorCounts: the top-level code and each partition's, under the API's own name
     assert value(broker, "errors_total", request="Fetch", error="NONE") == 2
     assert value(broker, "errors_total", request="FetchConsumer", error="NONE") is None
