@@ -156,7 +156,8 @@ class InternalTopic:
             await self.broker.wait_durable()
         except OSError:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        return None
+        # a log that went offline meanwhile (another append in its dir failed) was never fsynced
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE if partition.log.offline else None
 
     def batches(self, index: int) -> Iterator[tuple[Any, int]]:
         """``(batch, offset read from)`` for every batch of partition ``index`` from its log start, in log

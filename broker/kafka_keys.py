@@ -264,6 +264,8 @@ KAFKA_DYNAMIC = frozenset({
 # operator meant to refuse, so a value set for one stops the start (an empty one, Kafka's default, is fine).
 ENFORCING = frozenset({"alter.config.policy.class.name", "create.topic.policy.class.name",
                        "client.quota.callback.class", "principal.builder.class"})  # fmt: skip
+# Kafka's own defaults of those, which name what this broker does anyway
+ENFORCING_DEFAULTS = frozenset({"org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"})
 
 
 def _short(text: str) -> int:
@@ -286,7 +288,7 @@ def split_unused(props: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]
     type cannot parse."""
     unused = {name: text for name, text in props.items() if name in KAFKA_KEYS}
     for name, text in unused.items():
-        if name in ENFORCING and text.strip():
+        if name in ENFORCING and text.strip() and text.strip() not in ENFORCING_DEFAULTS:
             raise ValueError(f"{name}: a Java plugin that enforces policy or maps principals cannot be loaded "
                              "by minibroker, and running without it would allow what it refuses")  # fmt: skip
         parse = _PARSERS.get(KAFKA_KEYS[name][0])

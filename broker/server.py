@@ -222,7 +222,7 @@ async def _watch_log_dirs(broker: Broker) -> None:
     if not failures.all_offline:
         await failed.wait()
     dirs = ", ".join(str(d) for d in failures.dirs)
-    log.critical("Shutdown broker because all log dirs in %s have failed", dirs)
+    log.critical("Every log dir has failed (%s): stopping the broker, as Kafka halts", dirs)
     raise AllLogDirsFailed(errno.EIO, f"all log dirs in {dirs} have failed")
 
 

@@ -29,6 +29,10 @@ later round succeeds. After a failed fsync the kernel may have dropped the
 dirty pages, so trying again and answering success could acknowledge data
 that is not on disk (Kafka never retries either: the dir goes offline).
 The other logs of the round go back to the dirty set for the next round.
+A log whose dir goes offline for another reason (another log's append
+failed) leaves the dirty set unflushed, and a later round does not cover it:
+its waiters learn it from ``Log.offline`` after their wait (the broker's
+Produce and internal-topic appends check it), not from this module.
 """
 
 from __future__ import annotations

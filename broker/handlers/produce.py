@@ -96,7 +96,7 @@ async def handle(ctx: RequestContext, request) -> object:
     resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
     if request.acks == -1 and written:
         waiting = time.perf_counter()
-        await _wait_durable(ctx, resp)
+        await _wait_durable(ctx, resp, names)
         ctx.waited(waiting)  # Kafka's produce purgatory: RemoteTimeMs
     user, client_id = request_identity(ctx)
     resp.throttle_time_ms = ctx.broker.quotas.record("producer_byte_rate", user, client_id, ctx.size, ctx.broker.clock())
@@ -109,19 +109,32 @@ async def handle(ctx: RequestContext, request) -> object:
     return resp
 
 
-async def _wait_durable(ctx: RequestContext, resp) -> None:
+async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> None:
     """Durable mode: wait for the fsync of what was written. One that failed took its log dir offline and
     acknowledges nothing of its round: those partitions answer KAFKA_STORAGE_ERROR, as Kafka answers an
-    append whose log dir failed."""
+    append whose log dir failed. So does a partition whose log went offline while it waited (another append
+    in that dir failed): its records were dropped from the group commit and never fsynced."""
     try:
         await ctx.broker.wait_durable()
+        lost = _went_offline(ctx)
     except OSError as exc:
         log.error("Produce: the fsync of the appended records failed: %s", exc)
-        for topic in resp.responses:
-            for part in topic.partition_responses:
-                if part.error_code == ErrorCode.NONE:
-                    part.error_code, part.base_offset, part.log_append_time_ms = ErrorCode.KAFKA_STORAGE_ERROR, -1, -1
-                    part.log_start_offset = -1
+        lost = lambda _name, _index: True  # noqa: E731
+    for topic, name in zip(resp.responses, names):
+        for part in topic.partition_responses:
+            if part.error_code == ErrorCode.NONE and lost(name, part.index):
+                part.error_code, part.base_offset, part.log_append_time_ms = ErrorCode.KAFKA_STORAGE_ERROR, -1, -1
+                part.log_start_offset = -1
+
+
+def _went_offline(ctx: RequestContext):
+    """Whether a partition's log is offline now (``name``, ``index``)."""
+
+    def offline(name: str | None, index: int) -> bool:
+        partition = ctx.broker.topics.partition(name, index) if name is not None else None
+        return partition is not None and partition.log.offline
+
+    return offline
 
 
 def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritable: set[str], enrolled: dict,

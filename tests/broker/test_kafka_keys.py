@@ -111,3 +111,12 @@ async def test_dynamic_changes_of_kafka_keys_are_refused(tmp_path, ops, message)
         assert broker.dynamic_config.levels == {"": {}, str(NODE): {}}
     finally:
         broker.close()
+
+
+def test_kafkas_default_principal_builder_spelled_out_is_accepted(tmp_path):
+    """A file that spells out Kafka's default principal builder asks for what this broker does: no refusal."""
+    path = tmp_path / "server.properties"
+    path.write_text("principal.builder.class=org.apache.kafka.common.security.authenticator."
+                    "DefaultKafkaPrincipalBuilder\n")  # fmt: skip
+    config = BrokerConfig.load(path, {"log.dirs": str(tmp_path / "data")})
+    assert "principal.builder.class" in config.unused

@@ -88,6 +88,35 @@ async def test_a_failed_durable_fsync_answers_storage_error_and_never_acknowledg
         b.close()
 
 
+async def test_an_append_waiting_for_its_fsync_when_another_fails_in_its_dir_is_not_acknowledged(tmp_path,
+                                                                                                monkeypatch):  # fmt: skip
+    """Producer 1 waits (acks=-1) for the round that will fsync its record; meanwhile producer 2's append in the
+    same dir hits a full disk, which takes the dir offline and drops its logs from the group commit: the next
+    round succeeds without them. Before, producer 1 was answered NONE for a record never fsynced."""
+    b = open_broker(tmp_path, log_flush_durable_enable="true")
+    try:
+        await create_ok(b, "t", 1)
+        await create_ok(b, "c", 1)
+        real_wait, injected = b.wait_durable, []
+
+        async def wait_while_another_append_fails() -> None:
+            if not injected:
+                injected.append(True)
+                with monkeypatch.context() as m:
+                    _fail(m, "pwrite", errno.ENOSPC)
+                    Data = sub(0, "TopicProduceData")
+                    body = req(0, acks=1, timeout_ms=1000, topic_data=[Data(name="c", partition_data=[
+                        Data.PartitionProduceData(index=0, records=_records())])])  # fmt: skip
+                    other = (await call(b, 0, 9, body)).responses[0].partition_responses[0]
+                    assert other.error_code == STORAGE
+            await real_wait()
+
+        b.wait_durable = wait_while_another_append_fails
+        assert await _produce(b, acks=-1) == (STORAGE, -1)
+    finally:
+        b.close()
+
+
 async def test_the_server_stops_once_every_log_dir_has_failed(tmp_path, monkeypatch):
     config = BrokerConfig.from_props({"log.dirs": str(tmp_path / "data"), "listeners": "PLAINTEXT://127.0.0.1:0",
                                       "node.id": "1"})  # fmt: skip
