@@ -120,15 +120,21 @@ def test_failed_index_write_takes_the_dir_offline_and_leaves_the_log_unchanged(t
     assert read_all(again) == after + [(end, b"v" * 50)]
 
 
+def _raising(code: int, text: str):
+    """A stand-in for a file operation that fails with ``code``."""
+
+    def fail(*_args):
+        raise OSError(code, text)
+
+    return fail
+
+
 def test_read_only_directory_fails_appends_with_storage_error(tmp_path, monkeypatch):
     clock = Clock()
     lm, log = _filled(tmp_path, clock, n=3)
     before = read_all(log)
 
-    def erofs(*_args):
-        raise OSError(errno.EROFS, "Read-only file system")
-
-    monkeypatch.setattr(fileops, "pwrite", erofs)
+    monkeypatch.setattr(fileops, "pwrite", _raising(errno.EROFS, "Read-only file system"))
     with pytest.raises(StorageError) as info:
         append(log)
     assert info.value.errno == errno.EROFS and isinstance(info.value, OSError)
@@ -241,10 +247,7 @@ def test_a_checkpoint_that_cannot_be_written_takes_the_dir_offline(tmp_path, mon
     lm, log = _filled(tmp_path, clock, n=3)
     before = read_all(log)
 
-    def enospc(*_args):
-        raise OSError(errno.ENOSPC, "No space left on device")
-
-    monkeypatch.setattr(dir_checkpoints, "write_checkpoint", enospc)
+    monkeypatch.setattr(dir_checkpoints, "write_checkpoint", _raising(errno.ENOSPC, "No space left on device"))
     lm.write_checkpoints()  # the periodic duty: no exception, the dir is offline
     assert log.offline and lm.failures.offline == {tmp_path}
     with pytest.raises(StorageError):

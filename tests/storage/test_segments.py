@@ -138,11 +138,16 @@ def test_read_at_reads_windows_of_a_slice_and_never_past_its_end(tmp_path):
     assert piece.read_at(piece.size, 100) == b"" and piece.read_at(piece.size + 5, 10) == b""
 
 
-def test_deleted_files_wait_for_file_delete_delay(tmp_path):
-    clock = Clock()
+def _six_small_segments(tmp_path, clock):
     log = open_log(tmp_path, clock, segment_bytes=300, file_delete_delay_ms=60_000)
     for _ in range(6):
         append(log)
+    return log
+
+
+def test_deleted_files_wait_for_file_delete_delay(tmp_path):
+    clock = Clock()
+    log = _six_small_segments(tmp_path, clock)
     log.delete_records_before(5)
     assert list(tmp_path.glob("*.log.deleted"))
     log.delete_expired_files(clock.now + 59_999)
@@ -154,9 +159,7 @@ def test_deleted_files_wait_for_file_delete_delay(tmp_path):
 def test_the_delete_delay_is_the_one_in_force_when_the_files_were_renamed(tmp_path):
     """Kafka's LocalLog.deleteSegmentFiles schedules the removal with file.delete.delay.ms as it is then."""
     clock = Clock()
-    log = open_log(tmp_path, clock, segment_bytes=300, file_delete_delay_ms=60_000)
-    for _ in range(6):
-        append(log)
+    log = _six_small_segments(tmp_path, clock)
     log.delete_records_before(3)
     first = sorted(tmp_path.glob("*.log.deleted"))
     assert first
