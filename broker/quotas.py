@@ -141,13 +141,14 @@ def check_op(entity: Entity, key: str, value: float) -> None:
 class ClientQuotas:
     """The quotas set, and the measures of the clients they apply to."""
 
-    def __init__(self, path: Path, quotas: dict[Entity, dict[str, float]], samples: int = 11,
-                 window_s: int = 1) -> None:  # fmt: skip
+    def __init__(self, path: Path, quotas: dict[Entity, dict[str, float]], samples: int = 11, window_s: int = 1,
+                 metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> None:  # fmt: skip
         self.path = path
         self.quotas = quotas
         self.keys = {key for values in quotas.values() for key in values}  # the quota keys set on any entity
         self.resolved: dict[str, frozenset[str]] = {}  # ip entity names -> their addresses
         self.samples, self.window_ms = samples, window_s * 1000
+        self.metric_windows = metric_windows  # the throttle-time averages': metrics.num.samples, ...window.ms
         self.measures: dict[tuple[str, str, str], Samples] = {}  # (key, user tag, client tag) -> bytes
         self.buckets: dict[tuple[str, str, str], Any] = {}  # controller_mutation_rate's token buckets
         self.throttles: dict[tuple[str, str, str], Samples] = {}  # -> throttle times recorded
@@ -155,7 +156,8 @@ class ClientQuotas:
         self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
 
     @classmethod
-    def load(cls, log_dir: str, samples: int = 11, window_s: int = 1) -> "ClientQuotas":
+    def load(cls, log_dir: str, samples: int = 11, window_s: int = 1,
+             metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> "ClientQuotas":
         path = Path(log_dir) / FILE_NAME
         quotas: dict[Entity, dict[str, float]] = {}
         try:
@@ -164,7 +166,7 @@ class ClientQuotas:
                 quotas[tuple(sorted((k, v) for k, v in item["entity"]))] = values
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise StorageError(f"{path} is damaged ({exc!r}): mend or remove it") from None
-        return cls(path, quotas, samples, window_s)
+        return cls(path, quotas, samples, window_s, metric_windows)
 
     def alter(self, changes: list[tuple[Entity, dict[str, float | None]]]) -> None:
         """Apply checked changes (``None``: remove the key) and store them."""
@@ -225,8 +227,9 @@ class ClientQuotas:
         return throttle
 
     def record_throttle(self, key: str, tags: tuple[str, str], ms: float, now_ms: float) -> None:
-        """A throttle of ``ms`` on ``key`` for ``tags``: the ``throttle-time`` Avg, on Kafka's metric windows."""
-        self.throttles.setdefault((key, *tags), Samples(*KAFKA_METRIC_WINDOWS)).record(ms, now_ms)
+        """A throttle of ``ms`` on ``key`` for ``tags``: the ``throttle-time`` Avg, on the broker's metric windows
+        (Kafka's throttle-time sensors take the broker registry's MetricConfig, not the quota's)."""
+        self.throttles.setdefault((key, *tags), Samples(*self.metric_windows)).record(ms, now_ms)
 
     def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> None:
         """Take back bytes recorded for an answer that was not sent (a throttled fetch)."""
