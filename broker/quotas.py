@@ -31,11 +31,13 @@ quota.
 
 **Enforcement** (``record``, used by Produce and Fetch): Produce records the
 size of the request (header and body, as Kafka's ``sizeInBytes``) after its
-append (``producer_byte_rate``); Fetch records
-the records bytes of its answer (``consumer_byte_rate``) and, when that
-throttles, answers without records and takes the bytes back, as Kafka does; a
-fetch never asks for more than ``Q * (samples - 1) * window`` bytes, so one
-fetch alone is never over. The answer goes out at once, with
+append (``producer_byte_rate``); Fetch records the size of its answer
+(``consumer_byte_rate``; Kafka's ``FetchResponse.sizeOf``: header and body,
+records before down-conversion, ``handlers/fetch.py``) and, when that or the
+request time throttles, answers without records and takes the size back, as
+Kafka does; a fetch never reads more than ``Q * (samples - 1) * window``
+bytes of records, so one fetch alone is over only by its header and
+partition entries. The answer goes out at once, with
 ``throttle_time_ms``, and the connection then reads nothing for the throttle
 time (KIP-219, ``Connection``), whatever the request's version, as Kafka's
 ``KafkaApis`` and ``SocketServer`` do: clients of the newer versions wait by
