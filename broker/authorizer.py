@@ -61,6 +61,7 @@ from .acl_model import (
 )
 from .authorizer_metrics import AuthorizerMetrics
 from .clock import wall_clock_ms
+from .sampled_stat import KAFKA_METRIC_WINDOWS
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("kafka.authorizer.logger")
@@ -104,7 +105,8 @@ def _applies(acl: AclBinding, principals: tuple[str, str], host: str, op: AclOpe
 
 class Authorizer:
     def __init__(self, path: Path | None, super_users: frozenset[str], allow_if_no_acl: bool,
-                 clock: Callable[[], float] = wall_clock_ms) -> None:  # fmt: skip
+                 clock: Callable[[], float] = wall_clock_ms,
+                 metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> None:  # fmt: skip
         self.path = path  # None: kept in memory only
         self.super_users = super_users
         self.allow_if_no_acl = allow_if_no_acl
@@ -112,14 +114,15 @@ class Authorizer:
         self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
         self._prefixed: dict[tuple[ResourceType, str], list[AclBinding]] = {}
         self._cache: dict[tuple, str] = {}  # the deciding rule of each action asked about
-        self.metrics = AuthorizerMetrics(clock)
+        self.metrics = AuthorizerMetrics(clock, metric_windows)
         self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
 
     @classmethod
     def load(cls, log_dir: str | Path | None, super_users: str, allow_if_no_acl: bool,
-             clock: Callable[[], float] = wall_clock_ms) -> "Authorizer":  # fmt: skip
+             clock: Callable[[], float] = wall_clock_ms,
+             metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> "Authorizer":  # fmt: skip
         auth = cls(None if log_dir is None else Path(log_dir) / ACLS_FILE, parse_super_users(super_users),
-                   allow_if_no_acl, clock)  # fmt: skip
+                   allow_if_no_acl, clock, metric_windows)  # fmt: skip
         if auth.path is not None:
             auth._set(auth._read())
         log.info("authorizer: %d ACLs, super.users=%s, allow.everyone.if.no.acl.found=%s", len(auth.acls),

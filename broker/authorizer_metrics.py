@@ -12,11 +12,11 @@ to this). Its attributes:
   ``Rate(TimeUnit.MINUTES, WindowedCount)`` of the decisions made, every
   action ``authorize`` decides counting once (cached decisions too; the ones
   behind ``authorized_operations`` and ``authorize_by_type`` as well, since
-  Kafka makes those through ``authorize``). The broker's metric config is
-  Kafka's default: ``metrics.num.samples`` 2 windows of
-  ``metrics.sample.window.ms`` 30 s, and the rate is the count of the live
-  windows over the time they span, at least 30 s (``sampled_stat.Samples``): N
-  decisions just made read 2N per minute;
+  Kafka makes those through ``authorize``). They use the broker's metric
+  config, ``metrics.num.samples`` windows of ``metrics.sample.window.ms``
+  (by default 2 of 30 s), and the rate is the count of the live windows over
+  the time they span, at least all windows but one (``sampled_stat.Samples``):
+  by default N decisions just made read 2N per minute;
 * ``acls-total-count``: the ACL bindings the authorizer holds.
 
 Exported (``metric_samples``, at scrape time) under this project's rule for
@@ -45,11 +45,11 @@ _RATES = (
 
 
 class AuthorizerMetrics:
-    """The three sensors of decisions, on ``clock`` (milliseconds)."""
+    """The three sensors of decisions, on ``clock`` (milliseconds), over ``windows`` (``metric_windows``)."""
 
-    def __init__(self, clock: Callable[[], float]) -> None:
+    def __init__(self, clock: Callable[[], float], windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> None:
         self.clock = clock
-        self.sensors = {outcome: Samples(*KAFKA_METRIC_WINDOWS) for outcome, _doc in _RATES}
+        self.sensors = {outcome: Samples(*windows) for outcome, _doc in _RATES}
 
     def record(self, allowed: bool) -> None:
         now = self.clock()

@@ -23,6 +23,8 @@ from typing import Any, Callable
 
 import attrs
 
+from storage.config_values import TYPE_PARSERS
+
 from .authorizer import AUTHORIZER_CLASSES
 from .group_keys import GROUP_KEY_SPECS
 from .kafka_keys import split_unused, warn_unused
@@ -181,6 +183,10 @@ BROKER_KEYS: tuple[Key, ...] = (
     Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),
     Key("quota.window.size.seconds", "quota_window_size_seconds", int, 1, _positive,
         "length of one sample of a client quota's measure"),  # fmt: skip
+    Key("metrics.num.samples", "metrics_num_samples", TYPE_PARSERS["INT"], 2, _positive,
+        "samples of the broker's metrics that are not quotas (login, authorizer and throttle-time rates)"),
+    Key("metrics.sample.window.ms", "metrics_sample_window_ms", TYPE_PARSERS["LONG"], 30_000, _positive,
+        "length of one sample of the broker's metrics that are not quotas"),  # fmt: skip
     Key("controller.quota.window.num", "controller_quota_window_num", int, 11, _positive,
         "samples of a controller_mutation_rate quota: its bucket holds this many windows of tokens"),  # fmt: skip
     Key("controller.quota.window.size.seconds", "controller_quota_window_size_seconds", int, 1, _positive,

@@ -27,7 +27,9 @@ large frames are received through it too.
 On a SASL listener the frames before authentication go to the
 connection's ``SaslAuthenticator`` (``sasl_auth.py``), which answers the
 handshake and the login (PLAIN or SCRAM) itself and hands only ApiVersions
-on to ``dispatch``. Each login that succeeds or fails is counted per listener
+on to ``dispatch.answer_before_login``. As in Kafka, whose authenticator
+writes these answers itself, none of them goes through the request metrics,
+the request quota or the ``outgoing_byte`` count. Each login that succeeds or fails is counted per listener
 (``kafka_server_socket_server_metrics_{successful,failed}_authentication_total``
 and ``_rate``, Kafka's socket-server-metrics; re-authentications apart, in
 ``..._reauthentication_total`` and ``_rate``, with their latency; first logins
@@ -62,7 +64,7 @@ import trio
 from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestError, UnsupportedVersionError
 
 from .converted_send import ConvertedRecords
-from .dispatch import NO_RESPONSE, CloseConnection, dispatch
+from .dispatch import NO_RESPONSE, CloseConnection, answer_before_login, dispatch
 from .request_metrics import AfterSent
 from .quotas import record_send_time
 from .sasl_auth import SASL_HANDSHAKE, SaslAuthenticator, UnexpectedRequest
@@ -231,13 +233,13 @@ class Connection:
         except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:  # Kafka: an I/O error
             raise CloseConnection(str(exc)) from None
         chunks = step.chunks
-        if chunks is None:  # ApiVersions, answered as after the login
-            chunks = await dispatch(self.broker, self, frame)
+        if chunks is None:  # ApiVersions, answered as after the login, but unmetered
+            chunks = await answer_before_login(self.broker, self, frame)
             self.auth.versions_answered(chunks)  # type: ignore[union-attr, arg-type]
         if step.close_after or self.auth.complete:  # type: ignore[union-attr]
             self._count_login("failed" if step.close_after else "successful")
-        if chunks is not NO_RESPONSE and chunks:
-            await self.send_chunks(chunks)
+        if chunks:
+            await self.send_chunks(chunks, counted=False)
         if step.close_after:  # Kafka holds a failed login open a little, so retries cannot hammer it
             await trio.sleep(self.broker.config.connection_failed_authentication_delay_ms / 1000)
             raise CloseConnection(step.close_after)
@@ -252,18 +254,19 @@ class Connection:
             no_reauth=succeeded and not again and not (auth is not None and auth.client_supports_reauth),
             latency_ms=auth.reauthentication_latency_ms if succeeded and again else None)  # type: ignore[union-attr]
 
-    async def send_chunks(self, chunks: list) -> None:
+    async def send_chunks(self, chunks: list, counted: bool = True) -> None:
         """Send a response: small chunks joined, file regions by ``sendfile``, big buffers as they are. Its
         request times (``AfterSent``) are recorded even when the peer goes away meanwhile, as Kafka records
-        the responses in flight on a connection that closes."""
+        the responses in flight on a connection that closes. ``counted``: its bytes in ``outgoing_byte``
+        (not the login's answers: Kafka's authenticator writes them past the selector's count)."""
         try:
-            await self._send_chunks(chunks)
+            await self._send_chunks(chunks, counted)
         finally:
             for chunk in chunks:
                 if isinstance(chunk, AfterSent):
                     chunk.after_sent()
 
-    async def _send_chunks(self, chunks: list) -> None:
+    async def _send_chunks(self, chunks: list, counted: bool) -> None:
         pending: list = []
         for chunk in chunks:
             region = isinstance(chunk, FileRegion)
@@ -282,7 +285,8 @@ class Connection:
                 await self.stream.send_all(chunk)
         if pending:
             await self.stream.send_all(b"".join(pending))
-        self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))
+        if counted:
+            self.broker.metrics.bytes_sent(sum(len(c) for c in chunks))
         for chunk in chunks:
             if isinstance(chunk, ConvertedRecords):
                 chunk.after_sent()

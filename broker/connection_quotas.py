@@ -42,7 +42,7 @@ import trio
 
 from .config import ConfigError
 from .listeners import inter_broker_listener_name
-from .sampled_stat import KAFKA_METRIC_WINDOWS, PRUNE_EVERY_MS, Samples, prune_idle
+from .sampled_stat import PRUNE_EVERY_MS, Samples, metric_windows, prune_idle
 
 UNLIMITED = 2**31 - 1
 
@@ -90,6 +90,7 @@ class ConnectionQuotas:
         self.rates: dict[Any, Samples] = {}  # None: broker-wide; a listener's name; ("ip", address)
         self.throttle_times: dict[Any, Samples] = {}  # a listener's name, ("ip", listener): waits recorded
         self.pruned_ms = 0.0
+        self.metric_windows = metric_windows(config)  # the throttle-time averages' (not dynamic in Kafka)
         self.set_limits(config)
         inter = inter_broker_listener_name(config)
         self.protected = inter if inter in self.per_listener and len(listeners) > 1 else None
@@ -114,7 +115,7 @@ class ConnectionQuotas:
         throttle = 0 if listener == self.protected else self._record(None, now_ms)
         throttle = max(throttle, self._record(listener, now_ms))
         if throttle:
-            self.throttle_times.setdefault(listener, Samples(*KAFKA_METRIC_WINDOWS)).record(throttle, now_ms)
+            self.throttle_times.setdefault(listener, Samples(*self.metric_windows)).record(throttle, now_ms)
         return throttle
 
     def ip_throttle(self, listener: str, ip: str, limit: float | None, now_ms: float) -> int:
@@ -131,12 +132,13 @@ class ConnectionQuotas:
             for key in [("ip", ip), listener] + ([None] if listener != self.protected else []):
                 if key in self.rates:
                     self.rates[key].record(-1, now_ms)
-            self.throttle_times.setdefault(("ip", listener), Samples(*KAFKA_METRIC_WINDOWS)).record(throttle, now_ms)
+            waits = self.throttle_times.setdefault(("ip", listener), Samples(*self.metric_windows))
+            waits.record(throttle, now_ms)
         return throttle
 
     def metric_samples(self, now_ms: float):
         """Kafka's socket-server-metrics ``connection-accept-throttle-time`` and
-        ``ip-connection-accept-throttle-time`` per listener: the average throttle, in ms, over Kafka's default
+        ``ip-connection-accept-throttle-time`` per listener: the average throttle, in ms, over the broker's
         metric windows (``metrics.num.samples`` of ``metrics.sample.window.ms``), not the quota's."""
         name = "kafka_server_socket_server_metrics_"
         times = list(self.throttle_times.items())

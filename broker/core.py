@@ -63,6 +63,7 @@ from .metrics import BrokerMetrics
 from .quorum_metrics import CurrentState, quorum_samples
 from .quotas import ClientQuotas
 from .request_time import TaskTime
+from .sampled_stat import metric_windows
 from .scram_store import ScramStore
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
 from .transactions import TransactionCoordinator
@@ -77,13 +78,14 @@ class Broker:
         self.config = config
         self.topics = topics
         self.clock = clock
-        self.metrics = BrokerMetrics()
+        windows = metric_windows(config)  # metrics.num.samples, metrics.sample.window.ms
+        self.metrics = BrokerMetrics(windows)
         self.bound: list[tuple[str, int]] = []
         self.advertised: tuple[str, int] = ("localhost", 0)  # the first listener's
         self.advertised_by_listener: dict[str, tuple[str, int]] = {}
         self.tls_contexts: dict[str, Any] = {}  # a listener's TLS context since a keystore reload
         self.cluster_id = topics.cluster_id
-        self.quorum = MetadataQuorum.start(config.log_dir_list()[0], clock)
+        self.quorum = MetadataQuorum.start(config.log_dir_list()[0], clock, windows)
         self._append_lot = trio.lowlevel.ParkingLot()
         self._metrics_server: Any = None
         self._durable = topics.durable
@@ -102,13 +104,13 @@ class Broker:
         self.metrics.add_state_collector(self.fetch_sessions.metric_samples)
         self.metrics.add_state_collector(lambda: self.metrics.logins.metric_samples(self.clock()))
         self.quotas = ClientQuotas.load(config.log_dir_list()[0], config.quota_window_num,
-                                        config.quota_window_size_seconds)
+                                        config.quota_window_size_seconds, windows)
         self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))
         self.request_time = TaskTime()  # installed while a request_percentage quota is set
         self.log_dir_moves = LogDirMoves(topics.manager)
         topics.manager.moves.set_rate(config.replica_alter_log_dirs_io_max_bytes_per_second)
         self.authorizer = None if not config.authorizer_class_name else Authorizer.load(
-            config.log_dir_list()[0], config.super_users, config.allow_everyone_if_no_acl_found, clock)
+            config.log_dir_list()[0], config.super_users, config.allow_everyone_if_no_acl_found, clock, windows)
         if self.authorizer is not None:
             self.metrics.add_state_collector(self.authorizer.metric_samples)
         self._count_metadata_changes()

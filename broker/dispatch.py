@@ -18,6 +18,11 @@ counts it: its rate per name and version, its times once the answer is sent
 (the last chunk, ``AfterSent``, tells), each error code of its answer; an
 answer not sent (``acks=0``) has no error codes, unless the connection is
 closed over it, when Kafka counts the errors it would have carried.
+
+``answer_before_login`` answers the ApiVersions a SASL listener takes before
+the login, which Kafka's ``SaslServerAuthenticator`` answers itself, outside
+``KafkaApis`` and the ``RequestChannel``: the same answer (the same handler),
+with ``throttle_time_ms`` 0, seen by no request metric and no request quota.
 """
 
 from __future__ import annotations
@@ -185,7 +190,8 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
         request = decode_request(frame)
     except UnsupportedVersionError as exc:
         if exc.header.api_key == API_VERSIONS:
-            return _api_versions_fallback(broker, exc.header.correlation_id, exc.header.api_version)
+            request_metrics.record_fallback(broker, exc.header.api_version)  # Kafka's handler answers it
+            return _unsupported_api_versions(exc.header.correlation_id)
         raise CloseConnection(str(exc)) from None
     except InvalidRequestError as exc:
         raise CloseConnection(f"unparsable request: {exc}") from None
@@ -195,7 +201,8 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
     low, high = enabled_range(broker, h)
     if not low <= request.version <= high:
         if request.header.api_key == API_VERSIONS:
-            return _api_versions_fallback(broker, request.header.correlation_id, request.version)
+            request_metrics.record_fallback(broker, request.version)
+            return _unsupported_api_versions(request.header.correlation_id)
         raise CloseConnection(f"{request.api.name} v{request.version} is not enabled")
     started = time.perf_counter()
     ctx = RequestContext(broker, connection, request, len(frame))
@@ -218,9 +225,26 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
     return [*chunks, request_metrics.AfterSent(done)]
 
 
-def _api_versions_fallback(broker: Any, correlation_id: int, version: int) -> list:
-    """Kafka answers it through its handler, so its request metrics count it, at the version asked."""
-    request_metrics.record_fallback(broker, version)
+async def answer_before_login(broker: Any, connection: Any, frame: bytearray) -> list:
+    """The answer to ApiVersions on a SASL connection not logged in yet (see the module docstring); a frame
+    that cannot be read closes the connection, as Kafka's authenticator takes it for an I/O error."""
+    try:
+        request = decode_request(frame)
+    except UnsupportedVersionError as exc:
+        return _unsupported_api_versions(exc.header.correlation_id)
+    except InvalidRequestError as exc:
+        raise CloseConnection(f"unparsable request: {exc}") from None
+    if request.header.api_key != API_VERSIONS:  # the authenticator hands on nothing else
+        raise CloseConnection(f"{request.api.name} before the SASL login")
+    low, high = enabled_range(broker, REGISTRY[API_VERSIONS])
+    if not low <= request.version <= high:
+        return _unsupported_api_versions(request.header.correlation_id)
+    body = await REGISTRY[API_VERSIONS].fn(RequestContext(broker, connection, request, len(frame)), request.body)
+    return response_chunks(request.api, request.version, request.header.correlation_id, body)
+
+
+def _unsupported_api_versions(correlation_id: int) -> list:
+    """ApiVersions at a version we do not serve: UNSUPPORTED_VERSION in v0, listing ApiVersions' own range."""
     api = API_BY_KEY[API_VERSIONS]
     cls = message_class(api, False)
     h = REGISTRY[API_VERSIONS]

@@ -74,7 +74,8 @@ class PartitionRead:
     log_start_offset: int = -1
     aborted: list | None = None  # read_committed: (producer id, first offset) of aborted transactions in range
     records: object = b""
-    size: int = 0
+    size: int = 0  # the records' bytes as sent (down-converted for v0-3)
+    read_size: int = 0  # as read from the log, before any down-conversion: what Kafka's fetch quota counts
 
 
 def read_partition(ctx, topic: str, p, budget: int, min_one: bool, committed: bool = False) -> PartitionRead:
@@ -140,7 +141,7 @@ def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: 
         result.aborted = [(t.producer_id, t.first_offset) for t in log.aborted_transactions(offset, upper)]
     if ctx.version >= 4:
         result.records = FileRegion(piece.fileno, piece.position, piece.size, keepalive=piece)
-        result.size = piece.size
+        result.size = result.read_size = piece.size
         return
     started, magic, key = time.perf_counter(), 0 if ctx.version <= 1 else 1, (topic, result.partition)
     if (found := _start_conversion(log, piece, offset, limit, min_one, magic)) is None:
@@ -154,7 +155,7 @@ def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: 
         first_seconds=time.perf_counter() - started,
         on_sent=read_ahead.preparer(ctx, key, log, limit, min_one, magic),
     )  # fmt: skip
-    result.size = conversion.size
+    result.size, result.read_size = conversion.size, piece.size
 
 
 def _start_conversion(log, piece, offset: int, limit: int, min_one: bool, target_magic: int):

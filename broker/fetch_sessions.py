@@ -130,10 +130,18 @@ class FetchContext:
         (Kafka then answers INVALID_FETCH_SESSION_EPOCH, with the session's id and no partitions.)"""
         return self.session is not None and self.session.epoch != _next_epoch(self.epoch)
 
+    def answered(self, reads: list) -> list[tuple[str, Any]]:
+        """The ``(topic, read)`` pairs the answer would carry, the session left as it is (Kafka's
+        ``PartitionIterator`` that updates nothing, for ``getResponseSize``): every read, or for an
+        incremental fetch those Kafka's ``maybeUpdateResponseData`` must answer."""
+        pairs = [(topic, read) for (topic, _p), read in zip(self.partitions, reads)]
+        if self.session is None:
+            return pairs
+        return [(t, r) for t, r in pairs if self._must_answer(t, r)]
+
     def respond(self, reads: list, now_ms: float) -> tuple[int, list[tuple[str, Any]]]:
-        """The answer's session id and ``(topic, read)`` pairs: every read, or for an incremental fetch
-        those Kafka's ``maybeUpdateResponseData`` must answer (those with records go to the end of the
-        session's order)."""
+        """The answer's session id and its ``(topic, read)`` pairs (``answered``); the session remembers
+        what each partition was answered, and those with records go to the end of its order."""
         pairs = [(topic, read) for (topic, _p), read in zip(self.partitions, reads)]
         if self.opens:
             session = self.cache.open(self.partitions, now_ms, self.names, self.privileged)
@@ -143,17 +151,18 @@ class FetchContext:
             return (session.id if session else 0), pairs
         if self.session is None:
             return 0, pairs
-        return self.session.id, [(t, r) for t, r in pairs if self._must_answer(t, r)]
+        answered = self.answered(reads)
+        for topic, read in pairs:
+            cached = self.session.partitions.get((topic, read.partition))
+            if cached is not None:
+                cached.answered = _answer(read)
+                if read.size:
+                    self.session.partitions.move_to_end((topic, read.partition))
+        return self.session.id, answered
 
     def _must_answer(self, topic: str, read: Any) -> bool:
         cached = self.session.partitions.get((topic, read.partition))  # type: ignore[union-attr]
-        if cached is None:
-            return True
-        must = bool(read.size) or read.error != ErrorCode.NONE or cached.answered != _answer(read)
-        cached.answered = _answer(read)
-        if read.size:
-            self.session.partitions.move_to_end((topic, read.partition))  # type: ignore[union-attr]
-        return must
+        return cached is None or bool(read.size) or read.error != ErrorCode.NONE or cached.answered != _answer(read)
 
 
 def _answer(read: Any) -> tuple:

@@ -143,9 +143,7 @@ METRICS = """
     kafka.metrics.polling.interval.secs INT
     kafka.metrics.reporters             LIST
     metric.reporters                    LIST
-    metrics.num.samples                 INT
     metrics.recording.level             STRING
-    metrics.sample.window.ms            LONG
     telemetry.max.bytes                 INT
 """
 REMOTE = """

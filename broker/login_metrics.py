@@ -7,7 +7,7 @@ is a re-authentication once the connection has logged in before). A Meter
 is two attributes: ``<name>-total``, a cumulative count, which we keep as the
 Prometheus counter ``kafka_server_socket_server_metrics_<name>_total``, and
 ``<name>-rate``, events per second over the broker's ``metrics.num.samples``
-(2) windows of ``metrics.sample.window.ms`` (30 s), as Kafka's Rate computes
+windows of ``metrics.sample.window.ms`` (2 of 30 s by default), as Kafka's Rate computes
 it (``sampled_stat.Samples``), exported at scrape time as the gauge
 ``..._<name>_rate``. Names are those the Prometheus JMX exporter gives the
 MBean ``kafka.server:type=socket-server-metrics,listener=...``: the type's
@@ -49,9 +49,11 @@ Sample = tuple[str, str, list[str], list[tuple[list[str], float]]]
 
 
 class LoginMetrics:
-    """The counters (in ``registry``) and the windowed measures of the logins of every listener."""
+    """The counters (in ``registry``) and the windowed measures of the logins of every listener, over
+    ``windows`` (``sampled_stat.metric_windows``)."""
 
-    def __init__(self, registry: CollectorRegistry) -> None:
+    def __init__(self, registry: CollectorRegistry, windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> None:
+        self.windows = windows
         self.totals = {name: Counter(PREFIX + name, _DOCS[name] + ", in total", ["listener"], registry=registry)
                        for name in METERS}  # fmt: skip
         self.no_reauth = Counter(PREFIX + "successful_authentication_no_reauth", "Connections with successful "
@@ -65,8 +67,8 @@ class LoginMetrics:
         """One login that ended: ``name`` is one of ``METERS``; ``no_reauth`` for a first login of a client
         that cannot re-authenticate; ``latency_ms`` for a successful re-authentication."""
         if listener not in self.latency:  # every series of the listener, from its first login
-            self.latency[listener] = Samples(*KAFKA_METRIC_WINDOWS)
-            self.rates.update({(listener, meter): Samples(*KAFKA_METRIC_WINDOWS) for meter in METERS})
+            self.latency[listener] = Samples(*self.windows)
+            self.rates.update({(listener, meter): Samples(*self.windows) for meter in METERS})
             for counter in (*self.totals.values(), self.no_reauth):
                 counter.labels(listener)
         self.totals[name].labels(listener).inc()

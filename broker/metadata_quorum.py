@@ -30,7 +30,9 @@ This broker keeps its metadata in files of the first log dir, not in a log.
 For the metrics (``quorum_metrics.py``) it also keeps, in memory only, the
 wall time (``clock``, ms) of the last record (the start's leader-change
 record, then each change) and the records appended in Kafka's sample window
-(``append_records``: 2 samples of 30 s, as Kafka's raft metrics have them).
+(``append_records``: the broker's ``metrics.num.samples`` samples of
+``metrics.sample.window.ms``, 2 of 30 s by default, as Kafka's raft metrics
+have them).
 
 A file that cannot be read stops the start (``StorageError``), as Kafka's
 unreadable ``quorum-state`` does. One that cannot be written is logged and
@@ -72,20 +74,22 @@ class MetadataQuorum:
     """The leader epoch and metadata end offset of this one-node quorum; see the module docstring."""
 
     def __init__(self, path: Path, leader_epoch: int, end_offset: int,
-                 clock: Callable[[], int] = wall_clock_ms) -> None:  # fmt: skip
+                 clock: Callable[[], int] = wall_clock_ms,
+                 metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> None:  # fmt: skip
         self.path = path
         self.leader_epoch = leader_epoch
         self.end_offset = end_offset
         self.clock = clock
         self.last_append_ms = clock()
-        self.append_records = Samples(*KAFKA_METRIC_WINDOWS)
+        self.append_records = Samples(*metric_windows)
 
     @classmethod
-    def start(cls, log_dir: str | Path, clock: Callable[[], int] = wall_clock_ms) -> "MetadataQuorum":
+    def start(cls, log_dir: str | Path, clock: Callable[[], int] = wall_clock_ms,
+              metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> "MetadataQuorum":
         """This start's election: the saved epoch and end offset plus one each, saved."""
         path = Path(log_dir) / FILE_NAME
         epoch, offset = _read(path)
-        quorum = cls(path, epoch + 1, offset, clock)
+        quorum = cls(path, epoch + 1, offset, clock, metric_windows)
         quorum.append()  # the leader-change record
         log.info("metadata quorum: leader epoch %d, end offset %d", quorum.leader_epoch, quorum.end_offset)
         return quorum

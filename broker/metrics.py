@@ -30,6 +30,7 @@ from prometheus_client.registry import Collector
 from protocol import ErrorCode
 
 from .login_metrics import LoginMetrics
+from .sampled_stat import KAFKA_METRIC_WINDOWS
 
 # The percentiles a Yammer histogram shows over JMX, as the exporter's rules label them (50thPercentile: "0.50")
 _QUANTILES = (("0.50", 0.5), ("0.75", 0.75), ("0.95", 0.95), ("0.98", 0.98), ("0.99", 0.99), ("0.999", 0.999))
@@ -192,8 +193,11 @@ class BrokerMetrics:
     produce_conversions: TopicCounter
     fetch_conversions: TopicCounter
 
-    def __init__(self) -> None:
+    def __init__(self, metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> None:
+        """``metric_windows``: the broker's ``metrics.num.samples`` and ``metrics.sample.window.ms``, for the
+        windowed measures among these (``sampled_stat.metric_windows``)."""
         self.registry = CollectorRegistry(auto_describe=True)
+        self.metric_windows = metric_windows
         r = self.registry
         self.requests = Counter(
             "kafka_network_requestmetrics_requests", "Requests handled", ["request", "version"], registry=r
@@ -236,7 +240,8 @@ class BrokerMetrics:
         self.network_bytes_out = Counter(
             "kafka_server_socket_server_metrics_outgoing_byte", "Bytes sent", registry=r
         )
-        self.logins = LoginMetrics(r)  # successful-/failed-[re]authentication-total and -rate, and the rest
+        # successful-/failed-[re]authentication-total and -rate, and the rest
+        self.logins = LoginMetrics(r, self.metric_windows)
         totals, outcomes = self.logins.totals, ("successful", "failed")
         self.authentications = {outcome: totals[f"{outcome}_authentication"] for outcome in outcomes}
         self.reauthentications = {outcome: totals[f"{outcome}_reauthentication"] for outcome in outcomes}

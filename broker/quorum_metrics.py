@@ -20,7 +20,7 @@ exporter lower-cases the name and makes ``-`` an ``_``):
   ``log_end_offset``, ``log_end_epoch`` (the leader's epoch: the last record
   was written in it), ``number_unknown_voter_connections`` (0),
   ``append_records_rate`` (records appended per second: Kafka's
-  ``Rate(SECONDS)`` over 2 samples of 30 s, ``sampled_stat.Samples``; the start's
+  ``Rate(SECONDS)`` over the broker's metric windows, ``sampled_stat.Samples``; the start's
   leader-change record counts one, each metadata change its records) and
   ``fetch_records_rate`` (0: a leader with no follower fetches nothing). The
   string gauge ``current-state`` goes through the rule
@@ -88,7 +88,7 @@ def quorum_samples(quorum: MetadataQuorum, node_id: int) -> Iterator[Sample]:
         ("log_end_offset", "End offset of the metadata log", q.end_offset),
         ("log_end_epoch", "Epoch of the last record of the metadata log", q.leader_epoch),
         ("number_unknown_voter_connections", "Voters with no known address (none: one voter)", 0),
-        ("append_records_rate", "Metadata records appended per second as leader (two 30 s windows)",
+        ("append_records_rate", "Metadata records appended per second as leader",
          q.append_records.rate(now)),
         ("fetch_records_rate", "Metadata records fetched from the leader per second (none: no follower)", 0.0),
     )), (CONTROLLER, (

@@ -31,11 +31,13 @@ quota.
 
 **Enforcement** (``record``, used by Produce and Fetch): Produce records the
 size of the request (header and body, as Kafka's ``sizeInBytes``) after its
-append (``producer_byte_rate``); Fetch records
-the records bytes of its answer (``consumer_byte_rate``) and, when that
-throttles, answers without records and takes the bytes back, as Kafka does; a
-fetch never asks for more than ``Q * (samples - 1) * window`` bytes, so one
-fetch alone is never over. The answer goes out at once, with
+append (``producer_byte_rate``); Fetch records the size of its answer
+(``consumer_byte_rate``; Kafka's ``FetchResponse.sizeOf``: header and body,
+records before down-conversion, ``handlers/fetch.py``) and, when that or the
+request time throttles, answers without records and takes the size back, as
+Kafka does; a fetch never reads more than ``Q * (samples - 1) * window``
+bytes of records, so one fetch alone is over only by its header and
+partition entries. The answer goes out at once, with
 ``throttle_time_ms``, and the connection then reads nothing for the throttle
 time (KIP-219, ``Connection``), whatever the request's version, as Kafka's
 ``KafkaApis`` and ``SocketServer`` do: clients of the newer versions wait by
@@ -141,13 +143,14 @@ def check_op(entity: Entity, key: str, value: float) -> None:
 class ClientQuotas:
     """The quotas set, and the measures of the clients they apply to."""
 
-    def __init__(self, path: Path, quotas: dict[Entity, dict[str, float]], samples: int = 11,
-                 window_s: int = 1) -> None:  # fmt: skip
+    def __init__(self, path: Path, quotas: dict[Entity, dict[str, float]], samples: int = 11, window_s: int = 1,
+                 metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> None:  # fmt: skip
         self.path = path
         self.quotas = quotas
         self.keys = {key for values in quotas.values() for key in values}  # the quota keys set on any entity
         self.resolved: dict[str, frozenset[str]] = {}  # ip entity names -> their addresses
         self.samples, self.window_ms = samples, window_s * 1000
+        self.metric_windows = metric_windows  # the throttle-time averages': metrics.num.samples, ...window.ms
         self.measures: dict[tuple[str, str, str], Samples] = {}  # (key, user tag, client tag) -> bytes
         self.buckets: dict[tuple[str, str, str], Any] = {}  # controller_mutation_rate's token buckets
         self.throttles: dict[tuple[str, str, str], Samples] = {}  # -> throttle times recorded
@@ -155,7 +158,8 @@ class ClientQuotas:
         self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
 
     @classmethod
-    def load(cls, log_dir: str, samples: int = 11, window_s: int = 1) -> "ClientQuotas":
+    def load(cls, log_dir: str, samples: int = 11, window_s: int = 1,
+             metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> "ClientQuotas":
         path = Path(log_dir) / FILE_NAME
         quotas: dict[Entity, dict[str, float]] = {}
         try:
@@ -164,7 +168,7 @@ class ClientQuotas:
                 quotas[tuple(sorted((k, v) for k, v in item["entity"]))] = values
         except (ValueError, TypeError, KeyError, AttributeError) as exc:
             raise StorageError(f"{path} is damaged ({exc!r}): mend or remove it") from None
-        return cls(path, quotas, samples, window_s)
+        return cls(path, quotas, samples, window_s, metric_windows)
 
     def alter(self, changes: list[tuple[Entity, dict[str, float | None]]]) -> None:
         """Apply checked changes (``None``: remove the key) and store them."""
@@ -225,8 +229,9 @@ class ClientQuotas:
         return throttle
 
     def record_throttle(self, key: str, tags: tuple[str, str], ms: float, now_ms: float) -> None:
-        """A throttle of ``ms`` on ``key`` for ``tags``: the ``throttle-time`` Avg, on Kafka's metric windows."""
-        self.throttles.setdefault((key, *tags), Samples(*KAFKA_METRIC_WINDOWS)).record(ms, now_ms)
+        """A throttle of ``ms`` on ``key`` for ``tags``: the ``throttle-time`` Avg, on the broker's metric windows
+        (Kafka's throttle-time sensors take the broker registry's MetricConfig, not the quota's)."""
+        self.throttles.setdefault((key, *tags), Samples(*self.metric_windows)).record(ms, now_ms)
 
     def unrecord(self, key: str, user: str, client_id: str, value: float, now_ms: float) -> None:
         """Take back bytes recorded for an answer that was not sent (a throttled fetch)."""

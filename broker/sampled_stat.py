@@ -8,16 +8,28 @@ ring once the current has lasted a window. A sample with no event for
 sample began, taken as at least ``count - 1`` whole windows and 1 ms (Kafka's
 ``Rate.windowSize``); ``average`` and ``maximum`` are Kafka's ``Avg`` and
 ``Max``. Client quotas use ``quota.window.num`` samples of
-``quota.window.size.seconds``; the broker's other meters Kafka's metric
-defaults, ``KAFKA_METRIC_WINDOWS``. ``prune_idle`` drops the measures of
-clients that went quiet, as Kafka expires idle sensors.
+``quota.window.size.seconds``; the broker's other meters (login rates, the
+authorizer's and the metadata log's rates, throttle-time averages) use the
+broker's metric config, ``metrics.num.samples`` samples of
+``metrics.sample.window.ms`` (``metric_windows``; Kafka's defaults are
+``KAFKA_METRIC_WINDOWS``), as every Kafka sensor that sets no config of its
+own does. Each owner is handed the pair when it is built: several brokers may
+run in one process. ``prune_idle`` drops the measures of clients that went
+quiet, as Kafka expires idle sensors.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
-KAFKA_METRIC_WINDOWS = (2, 30_000)  # Kafka's metrics.num.samples and metrics.sample.window.ms (its sensors)
+KAFKA_METRIC_WINDOWS = (2, 30_000)  # the defaults of Kafka's metrics.num.samples and metrics.sample.window.ms
+
+
+def metric_windows(config: Any) -> tuple[int, int]:
+    """``(metrics.num.samples, metrics.sample.window.ms)`` of ``config`` (Kafka's ``Server.buildMetricsConfig``:
+    the broker registry's MetricConfig)."""
+    return config.metrics_num_samples, config.metrics_sample_window_ms
 
 
 class Samples:

@@ -70,6 +70,7 @@ _KAFKA_TYPES = {
     "ssl.cipher.suites": "LIST",
     "ssl.engine.factory.class": "CLASS",
     "connections.max.idle.ms": "LONG",
+    "metrics.sample.window.ms": "LONG",
     "connections.max.reauth.ms": "LONG",
     "offsets.retention.check.interval.ms": "LONG",
     "transaction.state.log.replication.factor": "SHORT",

@@ -39,10 +39,19 @@ Behaviour:
   Fetch for each partition read (an incremental fetch's whole session, a
   throttled fetch's too), ``BytesOutPerSec`` with the record bytes of the
   answer sent (down-converted: the converted size).
-* Client quotas (``broker/quotas.py``): the answer's records bytes count
-  against the client's ``consumer_byte_rate``; a fetch that would go over is
-  answered without topics and with ``throttle_time_ms``, its bytes not
-  counted, and the connection is muted that long; a fetch never reads more
+* Client quotas (``broker/quotas.py``): the size of the answer counts
+  against the client's ``consumer_byte_rate``, as Kafka's
+  ``FetchResponse.sizeOf`` has it for the version (``_response_size``: the
+  body plus 4 bytes of header, the records at their stored size, before any
+  down-conversion; for an incremental fetch only the partitions it would
+  answer, the session left as it is). A fetch that goes over (this quota or
+  ``request_percentage``) is answered without topics and with
+  ``throttle_time_ms`` (session id 0 but for an incremental fetch, as
+  Kafka's ``getThrottledResponse``), the recorded size taken back, and the
+  connection is muted that long. A fetch refused at once for its session
+  (FETCH_SESSION_ID_NOT_FOUND ...) goes through the same check with an
+  empty answer's size, and a throttled one is answered empty without the
+  error, as Kafka's ``SessionErrorContext`` is. A fetch never reads more
   than the quota allows in one window.
 * Fetch sessions (v7+, KIP-227, ``fetch_sessions.py``): epoch 0 opens one
   (the answer's ``session_id``), later fetches name only what changed and
@@ -92,7 +101,7 @@ import time
 
 import trio
 
-from protocol import ErrorCode
+from protocol import ErrorCode, encode_chunks
 
 from ..acl_model import AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
@@ -109,7 +118,9 @@ _NOT_COUNTED = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID
 @handler(API_KEY, 0, 18)
 async def handle(ctx: RequestContext, request) -> object:
     fetch = ctx.broker.fetch_sessions.context(request, ctx.version, ctx.broker.clock(), _topic_names(ctx))
-    if fetch.error:
+    if fetch.error:  # Kafka's SessionErrorContext: measured as an empty answer; throttled, it is one
+        if throttle_ms := _quota(ctx, []):
+            return ctx.response(session_id=0, throttle_time_ms=throttle_ms)
         return ctx.response(error_code=fetch.error, session_id=0)
     refused = _refused_topics(ctx, request, fetch.partitions)
     max_bytes = _max_bytes(ctx, request)
@@ -129,13 +140,14 @@ async def handle(ctx: RequestContext, request) -> object:
             break
     _count_reads(ctx, fetch.partitions, reads)
     superseded = fetch.superseded()  # another fetch on its session came meanwhile: none of this is sent
-    throttle_ms = _quota(ctx, 0 if superseded else sum(r.size for r in reads))
+    throttle_ms = _quota(ctx, [] if superseded else fetch.answered(reads))
     if superseded:
         return ctx.response(error_code=ErrorCode.INVALID_FETCH_SESSION_EPOCH, session_id=fetch.session.id,
                             throttle_time_ms=throttle_ms)  # fmt: skip
     if throttle_ms:  # a session's epoch has moved on all the same, as in Kafka; no session is opened
         return ctx.response(session_id=fetch.session.id if fetch.session else 0, throttle_time_ms=throttle_ms)
     session_id, answered = fetch.respond(reads, ctx.broker.clock())
+    _count_bytes_out(ctx, answered)
     return _response(ctx, session_id, answered)
 
 
@@ -170,11 +182,13 @@ def _refused_topics(ctx: RequestContext, request, partitions: list) -> set:
     return refused
 
 
-def _quota(ctx: RequestContext, size: int) -> int:
-    """Kafka's consumer_byte_rate and request_percentage checks: a fetch that goes over either is answered
-    empty, its bytes not counted, and the connection muted for the longer throttle time."""
+def _quota(ctx: RequestContext, answered: list[tuple[str, PartitionRead]]) -> int:
+    """Kafka's request_percentage and consumer_byte_rate checks, the latter on the size of the answer that
+    would carry ``answered``: a fetch that goes over either is answered empty, that size taken back, and
+    the connection muted for the longer throttle time."""
     quotas, (user, client_id), now = ctx.broker.quotas, request_identity(ctx), ctx.broker.clock()
     request_ms = request_time_throttle(ctx)
+    size = _response_size(ctx, answered) if "consumer_byte_rate" in quotas.keys else 0  # else not measured
     throttle_ms = max(quotas.record("consumer_byte_rate", user, client_id, size, now), request_ms)
     if throttle_ms:
         quotas.unrecord("consumer_byte_rate", user, client_id, size, now)
@@ -225,13 +239,21 @@ def _replaced_topic_error(ctx: RequestContext, topic: str, partition: int) -> Er
     return ErrorCode.INCONSISTENT_TOPIC_ID
 
 
+def _response_size(ctx: RequestContext, answered: list[tuple[str, PartitionRead]]) -> int:
+    """Kafka's ``FetchResponse.sizeOf`` for the version: 4 bytes (the header's correlation id) and the body
+    of the answer carrying ``answered``, its records at their size as read (Kafka measures before it
+    down-converts)."""
+    chunks = encode_chunks(ctx.request.api, ctx.version, _response(ctx, 0, answered), False)
+    return 4 + sum(len(chunk) for chunk in chunks) + sum(r.read_size - r.size for _key, r in answered)
+
+
 def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, PartitionRead]]) -> object:
     """The answer: the partitions in order, one topic entry per run of partitions of one topic (as Kafka's
     FetchResponse groups them)."""
     resp = ctx.response(session_id=session_id)
     Topic = type(resp).FetchableTopicResponse
     Part = Topic.PartitionData
-    by_id, names = ctx.version >= 13, _topic_names(ctx)
+    by_id = ctx.version >= 13
     for key, r in answered:
         if not resp.responses or (resp.responses[-1].topic_id if by_id else resp.responses[-1].topic) != key:
             resp.responses.append(Topic(topic_id=key, partitions=[]) if by_id else Topic(topic=key, partitions=[]))
@@ -242,10 +264,16 @@ def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, Pa
                 aborted_transactions=_aborted(ctx, Part, r), records=r.records,
             )  # fmt: skip
         )
-        topic = names.get(key) if names is not None else key
-        if topic is not None and r.size:  # Kafka's BytesOutPerSec: the bytes of the answer sent
-            ctx.broker.metrics.bytes_out.labels(topic).inc(r.size)
     return resp
+
+
+def _count_bytes_out(ctx: RequestContext, answered: list[tuple[str, PartitionRead]]) -> None:
+    """Kafka's BytesOutPerSec: the records bytes of the answer sent (down-converted: as converted)."""
+    names = _topic_names(ctx)
+    for key, r in answered:
+        topic = names.get(key) if names is not None else key
+        if topic is not None and r.size:
+            ctx.broker.metrics.bytes_out.labels(topic).inc(r.size)
 
 
 def _count_reads(ctx: RequestContext, partitions: list, reads: list[PartitionRead]) -> None:
