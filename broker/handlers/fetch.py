@@ -14,8 +14,9 @@ Behaviour:
   partition is sent whole even when it is larger (KIP-74), and a later
   partition whose first batch the limit cuts gets no records (Kafka's
   ``readFromLocalLog``); v0-2 cut it hard, as Kafka does.
-* Long poll: while fewer than ``min_bytes`` are available the request waits,
-  up to ``max_wait_ms``, and is woken by every append (``Broker.wait_for_append``).
+* Long poll: while fewer than ``min_bytes`` are available (counted as stored,
+  before any down-conversion, as Kafka's ``ReplicaManager.fetchMessages``
+  counts them) the request waits, up to ``max_wait_ms``, and is woken by every append (``Broker.wait_for_append``).
   A fetch with nothing to read (no partition, or only refused or unknown ones;
   an incremental one reads all of its session's partitions) is answered at
   once; an unknown partition next to readable ones does not end the wait.
@@ -128,7 +129,7 @@ async def handle(ctx: RequestContext, request) -> object:
     deadline = trio.current_time() + max(request.max_wait_ms, 0) / 1000.0
     while True:
         reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
-        available = sum(r.size for r in reads)
+        available = sum(r.read_size for r in reads)  # as read from the log, before down-conversion (Kafka)
         if not _interesting(reads) or available >= min_bytes or _read_error(reads):
             break
         waiting = time.perf_counter()

@@ -254,3 +254,22 @@ async def test_read_committed_with_nothing_to_read_lists_no_aborted_transactions
     cut = by_partition(await call(broker, 1, 12, fetch_body({"rc": {0: 0, 1: 0}}, pmax=1000, isolation=1)))
     assert len(batches(cut["rc", 0])) == 1 and cut["rc", 0].aborted_transactions == []
     assert cut["rc", 1].aborted_transactions is None
+
+
+async def test_min_bytes_of_an_old_fetch_counts_the_stored_bytes_not_the_down_converted(broker):
+    """Kafka's ``ReplicaManager.fetchMessages`` weighs ``min_bytes`` against the bytes read from the log;
+    down-conversion comes later, in ``KafkaApis``. Small records are about 3 times larger as v1 messages."""
+    await create_ok(broker, "oldmin")
+    await produce(broker, "oldmin", list(range(1, 41)))
+    stored = len(by_partition(await call(broker, 1, 12, fetch_body({"oldmin": {0: 0}})))["oldmin", 0].records)
+    converted = len(by_partition(await call(broker, 1, 2, fetch_body({"oldmin": {0: 0}})))["oldmin", 0].records)
+    assert stored < converted // 2
+    with trio.fail_after(5):
+        start = trio.current_time()
+        body = fetch_body({"oldmin": {0: 0}}, min_bytes=stored + 1, max_wait_ms=300)
+        p = by_partition(await call(broker, 1, 2, body))["oldmin", 0]
+        assert trio.current_time() - start >= 0.3 and len(p.records) == converted  # waited its max_wait_ms
+        start = trio.current_time()
+        body = fetch_body({"oldmin": {0: 0}}, min_bytes=stored, max_wait_ms=3000)
+        await call(broker, 1, 2, body)
+        assert trio.current_time() - start < 2
