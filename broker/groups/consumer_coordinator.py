@@ -26,9 +26,10 @@ Leaving (epoch -1) removes the member and bumps the epoch (``fence_members``:
 when only classic members are left, the group may go back to being a
 classic group, ``migration``: ``on_downgrade`` hands it to the classic
 coordinator and ``downgraded`` tells ``GroupManager`` to store it); a static member
-leaving with -2 keeps its partitions (epoch -2) until it rejoins or its
-session expires. ``tick`` fences members whose session or rebalance
-timeout passed (the clock is the broker's injected one), and classic members
+leaving with -2 keeps its partitions (epoch -2, their assignment epochs
+reset to 0, as Kafka does) until it rejoins or its session expires.
+``tick`` fences members whose session or rebalance timeout passed (the
+clock is the broker's injected one), and classic members
 that did not rejoin or sync in time (``classic_members``). What changed is
 reported (``dirty``: (group, member id or None for the group's own
 records)), so ``GroupManager`` can store it in ``__consumer_offsets``
@@ -316,7 +317,8 @@ class ConsumerCoordinator:
         member = static_member(group, hb.instance_id, hb.member_id)
         if hb.member_epoch == STATIC_LEAVE_EPOCH:
             log.info("static member %s of group %s left for now", hb.instance_id, group.group_id)
-            parked = attrs.evolve(member, member_epoch=STATIC_LEAVE_EPOCH, pending_revocation={})
+            parked = attrs.evolve(member, member_epoch=STATIC_LEAVE_EPOCH, pending_revocation={},
+                                  assignment_epochs=dict.fromkeys(member.assignment_epochs, 0))  # KIP-1251: reset
             group.replace_member(member, parked, self.clock())
             self.dirty.add((group.group_id, member.member_id))
             group.rebalance_deadlines.pop(member.member_id, None)

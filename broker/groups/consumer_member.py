@@ -15,6 +15,16 @@ partitions, except those another member still owns (a partition epoch
 other than -1): those are withheld (``unreleased_partitions``) and given at
 a later heartbeat, once released. A changed subscription drops the
 partitions of topics no longer subscribed at once (to be revoked).
+
+Assignment epochs (KIP-1251): each partition the member holds, assigned or
+pending revocation, carries the member epoch it was given at
+(``assignment_epochs``). A partition that stays assigned across epoch bumps
+keeps its epoch; one given in a step (a partition coming back from pending
+revocation too) takes the epoch the member moves to. A member made without
+epochs for some of its partitions (an old record, a classic group's member
+turned into a consumer group member) holds them from its member epoch,
+never below 0, as Kafka reads a record written before KIP-1251. A commit
+with an older member epoch is judged by them (``consumer_offsets``).
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ import attrs
 STABLE, UNREVOKED, UNRELEASED = "stable", "unrevoked_partitions", "unreleased_partitions"
 Assignment = dict[uuid.UUID, frozenset[int]]
 Owned = list[tuple[uuid.UUID, list[int]]] | None  # a heartbeat's owned partitions; None when not sent
+Epochs = dict[tuple[uuid.UUID, int], int]  # (topic id, partition) -> the member epoch it was given at
 LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
 
 
@@ -65,6 +76,15 @@ class ConsumerMember:
     assigned: Assignment = attrs.field(factory=dict)
     pending_revocation: Assignment = attrs.field(factory=dict)
     classic: ClassicMetadata | None = None  # set for a member of the classic protocol (KIP-848 migration)
+    assignment_epochs: Epochs = attrs.field(factory=dict)  # of every partition it holds, and only those
+
+    def __attrs_post_init__(self) -> None:
+        """Keep ``assignment_epochs`` to the partitions held; one without an epoch is held from the member
+        epoch (at least 0)."""
+        since = max(self.member_epoch, 0)
+        epochs = {tp: self.assignment_epochs.get(tp, since) for tp in self.owned_partitions()}
+        if epochs != self.assignment_epochs:
+            object.__setattr__(self, "assignment_epochs", epochs)
 
     @property
     def uses_classic(self) -> bool:
@@ -78,6 +98,10 @@ class ConsumerMember:
         for parts in (self.assigned, self.pending_revocation):
             for topic_id, ps in parts.items():
                 yield from ((topic_id, p) for p in ps)
+
+    def assignment_epoch(self, topic_id: uuid.UUID, partition: int) -> int | None:
+        """The epoch the member was given a partition at, None when it does not hold it."""
+        return self.assignment_epochs.get((topic_id, partition))
 
     def with_epoch(self, epoch: int, **changes) -> "ConsumerMember":
         """Kafka's ``updateMemberEpoch``: the current epoch becomes the previous one."""
@@ -152,12 +176,15 @@ def _next(member: ConsumerMember, target: Target, epoch: int, owned: Owned) -> C
         for out, parts in ((assigned, kept), (revoking, current - kept), (adding, frozenset(free))):
             if parts:
                 out[topic_id] = frozenset(parts)
+    kept_epochs = {tp: e for tp, e in member.assignment_epochs.items() if tp[1] in member.assigned.get(tp[0], ())}
     if revoking and owns_any(owned, revoking):
-        return member.with_epoch(epoch, state=UNREVOKED, assigned=assigned, pending_revocation=revoking)
+        return member.with_epoch(epoch, state=UNREVOKED, assigned=assigned, pending_revocation=revoking,
+                                 assignment_epochs=kept_epochs)  # fmt: skip
     for topic_id, parts in adding.items():
         assigned[topic_id] = assigned.get(topic_id, frozenset()) | parts
     state = UNRELEASED if unreleased else STABLE
-    return member.with_epoch(target.epoch, state=state, assigned=assigned, pending_revocation={})
+    return member.with_epoch(target.epoch, state=state, assigned=assigned, pending_revocation={},
+                             assignment_epochs=kept_epochs)  # the added partitions: held from the target epoch
 
 
 def ordered(ids: Iterable[uuid.UUID]) -> list[uuid.UUID]:

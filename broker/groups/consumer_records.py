@@ -16,7 +16,10 @@ A key starts with an int16 that says the record's type (Kafka's
 * 7 ``ConsumerGroupTargetAssignmentMember`` (group, member): the member's
   target assignment;
 * 8 ``ConsumerGroupCurrentMemberAssignment`` (group, member): its epochs,
-  state and the partitions it holds (assigned, pending revocation).
+  state and the partitions it holds (assigned, pending revocation), with
+  the assignment epoch of each (KIP-1251's tagged ``AssignmentEpochs``, in
+  the order of the partitions; a record written without them, by Kafka
+  before 4.3 or by minibroker before, reads as held from the member epoch).
 
 A null value deletes a record. ``group_rows`` and ``member_rows`` give the
 records a group's state is stored as (key bytes -> value bytes, None when
@@ -67,12 +70,14 @@ MEMBER_VALUE = Struct(
 TARGET_EPOCH_VALUE = Struct(F("assignment_epoch", INT32), name="ConsumerGroupTargetAssignmentMetadataValue")
 TARGET_MEMBER_VALUE = Struct(F("topic_partitions", [_TOPIC_PARTITIONS]),
                              name="ConsumerGroupTargetAssignmentMemberValue")  # fmt: skip
+_HELD_PARTITIONS = Struct(F("topic_id", UUID), F("partitions", [INT32]), F("assignment_epochs", [INT32], tag=0),
+                         name="TopicPartitions")  # fmt: skip
 CURRENT_VALUE = Struct(
     F("member_epoch", INT32),
     F("previous_member_epoch", INT32),
     F("state", INT8),
-    F("assigned_partitions", [_TOPIC_PARTITIONS]),
-    F("partitions_pending_revocation", [_TOPIC_PARTITIONS]),
+    F("assigned_partitions", [_HELD_PARTITIONS]),
+    F("partitions_pending_revocation", [_HELD_PARTITIONS]),
     name="ConsumerGroupCurrentMemberAssignmentValue",
 )
 VALUES = {GROUP: GROUP_VALUE, MEMBER: MEMBER_VALUE, TARGET_EPOCH: TARGET_EPOCH_VALUE,
@@ -130,12 +135,22 @@ CurrentValue = struct_class(CURRENT_VALUE)
 
 
 def listed(parts: Assignment) -> list:
-    """An assignment as the records list it: topics by id, partitions sorted."""
-    return [CurrentValue.TopicPartitions(t, ps) for t, ps in as_owned(parts)]
+    """A target assignment as its record lists it: topics by id, partitions sorted."""
+    return [TargetMemberValue.TopicPartitions(t, ps) for t, ps in as_owned(parts)]
+
+
+def held(parts: Assignment, epochs: dict) -> list:
+    """Partitions a member holds as its current assignment lists them, each with its assignment epoch."""
+    return [CurrentValue.TopicPartitions(t, ps, [epochs[t, p] for p in ps]) for t, ps in as_owned(parts)]
 
 
 def assignment(listed_parts: list) -> Assignment:
     return {t.topic_id: frozenset(t.partitions) for t in listed_parts if t.partitions}
+
+
+def assignment_epochs(listed_parts: list) -> dict:
+    """The assignment epochs a current assignment's list gives (a partition past its epochs has none)."""
+    return {(t.topic_id, p): e for t in listed_parts for p, e in zip(t.partitions, t.assignment_epochs)}
 
 
 def member_value(m: Any) -> Any:
@@ -148,8 +163,9 @@ def member_value(m: Any) -> Any:
 
 
 def current_value(m: Any) -> Any:
-    return CurrentValue(m.member_epoch, m.previous_member_epoch, MEMBER_STATES[m.state], listed(m.assigned),
-                        listed(m.pending_revocation))  # fmt: skip
+    epochs = m.assignment_epochs
+    return CurrentValue(m.member_epoch, m.previous_member_epoch, MEMBER_STATES[m.state], held(m.assigned, epochs),
+                        held(m.pending_revocation, epochs))  # fmt: skip
 
 
 def group_rows(group: Any) -> dict[bytes, bytes]:

@@ -10,7 +10,9 @@ groups:
   last, after every other record's tombstone);
 * a member's metadata (5) makes the member (its tombstone removes it; its
   ``ClassicMemberMetadata``, when set, makes it a classic member), its
-  current assignment (8) gives its epochs, state and partitions (a
+  current assignment (8) gives its epochs, state and partitions with their
+  assignment epochs (a partition without one is held from the member
+  epoch, at least 0, as Kafka reads a record of before KIP-1251; a
   tombstone: it holds nothing), its target assignment (7) is its share of
   the target whose epoch the assignment epoch record (6) gives;
 * the partition metadata record (4) of Kafka before 4.1 is read past.
@@ -83,6 +85,8 @@ def _member(member_id: str, meta: Any, current: Any) -> ConsumerMember:
         "member_epoch": current.member_epoch, "previous_member_epoch": current.previous_member_epoch,
         "state": cr.STATE_NAMES.get(current.state, STABLE), "assigned": cr.assignment(current.assigned_partitions),
         "pending_revocation": cr.assignment(current.partitions_pending_revocation),
+        "assignment_epochs": {**cr.assignment_epochs(current.assigned_partitions),
+                              **cr.assignment_epochs(current.partitions_pending_revocation)},
     }  # fmt: skip
     meta_classic = meta.classic_member_metadata
     if meta_classic is not None:  # a classic member (KIP-848 online migration)

@@ -139,13 +139,14 @@ class GroupManager:
         """One error per ``(topic, partition, offset, leader_epoch, metadata[, commit_timestamp])``, in order;
         ``missing`` for all when the group does not exist and a generation is given; ``version`` is
         OffsetCommit's. A commit timestamp (v1) other than -1 is stored instead of the clock's."""
-        error, group = self._commit_group(group_id, member_id, instance_id, generation, missing, version=version)
+        now = self.clock()
+        errors, values = self._offset_values(partitions, now, retention_ms)
+        error, group = self._commit_group(group_id, member_id, instance_id, generation, [k for k, _v in values],
+                                          missing, version=version)  # fmt: skip
         if error is not None:
             return [error] * len(partitions)
-        now = self.clock()
         if isinstance(group, Group) and member_id in group.members:
             group.members[member_id].extend_session(now)
-        errors, values = self._offset_values(partitions, now, retention_ms)
         rows = [(r.offset_key(group_id, t, p), r.offset_value(v)) for (t, p), v in values]
         base: list[int] = []
         failed = await self.store.write(group_id, rows, on_append=base.append)
@@ -155,14 +156,16 @@ class GroupManager:
         return [e if e is not None else failed or ErrorCode.NONE for e in errors]
 
     def _commit_group(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
-                      missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION, version: int = 9, transactional: bool = False,
-                      ) -> tuple[ErrorCode | None, Any]:  # fmt: skip
-        """The group-level error of an OffsetCommit or TxnOffsetCommit (the consumer or classic group's rule),
-        else the group to commit to: a new empty classic group (Kafka's "simple" group) when there is none."""
+                      partitions: list[tuple[str, int]], missing: ErrorCode = ErrorCode.ILLEGAL_GENERATION,
+                      version: int = 9, transactional: bool = False) -> tuple[ErrorCode | None, Any]:  # fmt: skip
+        """The error of an OffsetCommit or TxnOffsetCommit committing ``partitions`` (topic, partition) that
+        refuses all of it (the consumer or classic group's rule), else the group to commit to: a new empty
+        classic group (Kafka's "simple" group) when there is none."""
         group = self.groups.get(group_id)
         if isinstance(group, ConsumerGroup):
-            error = co.commit_error(group, member_id, instance_id, generation, version=version,
-                                    transactional=transactional)  # fmt: skip
+            ids = {t: getattr(self.topics.get(t), "topic_id", None) for t in {t for t, _p in partitions}}
+            error = co.commit_error(group, member_id, instance_id, generation, [(ids[t], p) for t, p in partitions],
+                                    version=version, transactional=transactional)  # fmt: skip
         else:
             error = o.commit_error(group, member_id, instance_id, generation, missing, transactional)
         if error is None and group is None:
@@ -183,10 +186,11 @@ class GroupManager:
                          ) -> list[ErrorCode]:  # fmt: skip
         """TxnOffsetCommit after the transaction coordinator's check: the offsets are written in a transactional
         batch of ``producer`` (id, epoch) and staged until the transaction's marker; one error per partition."""
-        error, group = self._commit_group(group_id, member_id, instance_id, generation, transactional=True)
+        errors, values = self._offset_values(partitions, self.clock(), -1)
+        error, group = self._commit_group(group_id, member_id, instance_id, generation, [k for k, _v in values],
+                                          transactional=True)  # fmt: skip
         if error is not None:
             return [error] * len(partitions)
-        errors, values = self._offset_values(partitions, self.clock(), -1)
         rows = [(r.offset_key(group_id, t, p), r.offset_value(v)) for (t, p), v in values]
         base: list[int] = []
 

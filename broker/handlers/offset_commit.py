@@ -16,7 +16,9 @@ v9 and GROUP_ID_NOT_FOUND from v9, as Kafka's ``OffsetMetadataManager``
 answers every protocol. A KIP-848 consumer group checks the member id and
 member epoch instead (``broker.groups.consumer_offsets``): UNKNOWN_MEMBER_ID,
 STALE_MEMBER_EPOCH, and UNSUPPORTED_VERSION for a member committing with a
-version before 9.
+version before 9; an epoch older than the member's commits only partitions
+the member has held since then (KIP-1251's assignment epochs), and one
+partition that fails refuses every partition that reached the group.
 
 v10 names topics by id (KIP-848): each id is resolved first, as Kafka's
 ``handleOffsetCommitRequest`` does; an id of no topic here is

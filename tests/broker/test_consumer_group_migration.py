@@ -112,7 +112,11 @@ async def test_upgrade_then_partitions_move_only_after_revocation(mig):
     (described,) = await describe(mig, "cg")
     assert described.group_state == "Stable"
     assert (await commit(mig, "cg", {("t", 0): 5}, 3, a)) == {("t", 0): ErrorCode.NONE}
-    assert (await commit(mig, "cg", {("t", 0): 5}, 2, a)) == {("t", 0): ErrorCode.ILLEGAL_GENERATION}
+    # KIP-1251 for a classic member too: its old generation commits partitions it has held since then (0 came
+    # with the upgrade at 2); a partition not its own, an older or a newer epoch is ILLEGAL_GENERATION
+    assert (await commit(mig, "cg", {("t", 0): 5}, 2, a)) == {("t", 0): ErrorCode.NONE}
+    for epoch, p in ((2, 3), (1, 0), (4, 0)):
+        assert (await commit(mig, "cg", {("t", p): 5}, epoch, a)) == {("t", p): ErrorCode.ILLEGAL_GENERATION}
     (listed,) = (await call(mig, 16, 5, req(16, states_filter=[], types_filter=[]))).groups
     assert (listed.protocol_type, listed.group_type) == ("consumer", "consumer")
     (old,) = (await call(mig, 15, 5, req(15, groups=["cg"]))).groups  # no classic group: Dead (an error from v6)

@@ -82,13 +82,34 @@ def test_target_assignment_values():
 
 
 def test_current_assignment_value():
+    """KIP-1251: each TopicPartitions carries its partitions' assignment epochs as tagged field 0."""
     member = ConsumerMember("m", member_epoch=4, previous_member_epoch=3, state="unrevoked_partitions",
-                            assigned={TID: frozenset({1})}, pending_revocation={TID: frozenset({0})})  # fmt: skip
-    wire = h("0000" "00000004" "00000003" "01" "02" + TID.hex + "02 00000001 00" "02" + TID.hex + "02 00000000 00" "00")
+                            assigned={TID: frozenset({1, 2})}, pending_revocation={TID: frozenset({0})},
+                            assignment_epochs={(TID, 1): 4, (TID, 2): 2, (TID, 0): 1})  # fmt: skip
+    epochs_of_1_2, epoch_of_0 = "01 00 09 03 00000004 00000002", "01 00 05 02 00000001"  # tag 0: size, array
+    wire = h("0000" "00000004" "00000003" "01" "02" + TID.hex + "03 00000001 00000002" + epochs_of_1_2
+             + "02" + TID.hex + "02 00000000" + epoch_of_0 + "00")  # fmt: skip
     assert cr.encode(cr.CURRENT, cr.current_value(member)) == wire
     got = cr.parse_value(cr.CURRENT, wire)
     assert (got.member_epoch, got.previous_member_epoch, cr.STATE_NAMES[got.state]) == (4, 3, "unrevoked_partitions")
     assert cr.assignment(got.partitions_pending_revocation) == {TID: frozenset({0})}
+    assert {**cr.assignment_epochs(got.assigned_partitions),
+            **cr.assignment_epochs(got.partitions_pending_revocation)} == member.assignment_epochs  # fmt: skip
+
+
+def test_current_assignment_value_of_before_kip_1251():
+    """A record without assignment epochs (Kafka before 4.3, minibroker before) reads as no epochs: the member is
+    then held to have every partition since its member epoch (at least 0), as Kafka reads such a record."""
+    wire = h("0000" "00000004" "00000003" "01" "02" + TID.hex + "02 00000001 00" "02" + TID.hex + "02 00000000 00" "00")
+    got = cr.parse_value(cr.CURRENT, wire)
+    assert cr.assignment(got.assigned_partitions) == {TID: frozenset({1})}
+    assert cr.assignment_epochs(got.assigned_partitions) == {}
+    assert cr.assignment_epochs(got.partitions_pending_revocation) == {}
+    member = ConsumerMember("m", member_epoch=4, assigned={TID: frozenset({1})},
+                            pending_revocation={TID: frozenset({0})})  # fmt: skip
+    assert member.assignment_epochs == {(TID, 1): 4, (TID, 0): 4}
+    parked = ConsumerMember("s", member_epoch=-2, assigned={TID: frozenset({1})})  # a static member away
+    assert parked.assignment_epochs == {(TID, 1): 0}
 
 
 def test_rows_of_a_group_and_the_order_kafka_writes_them():

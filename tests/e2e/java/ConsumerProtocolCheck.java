@@ -1,9 +1,15 @@
 // End-to-end check of KIP-848's consumer protocol (group.protocol=consumer) with the Kafka Java client.
 // Usage: java ConsumerProtocolCheck <bootstrap> <topic> <group> <count>
-// Two consumers of <group> subscribe to <topic> and are polled in turn until both hold partitions and
-// <count> records were read between them; each calls commitSync() after every non-empty poll. Then
-// prints, tab-separated:
+// Two consumers of <group> subscribe to <topic> and are polled in turn until both hold partitions,
+// <count> records were read between them and no commit is owed; each calls commitSync() after every
+// non-empty poll. A commit refused with CommitFailedException is owed: it is made again after the next
+// poll, as an application would (the coordinator refuses, as Kafka does, a commit naming a partition
+// that moved to the other consumer before the commit reached it; the other consumer reads that
+// partition again from its last committed offset). Prints, tab-separated:
 //   record <consumer> <partition> <offset> <key>   one line per record, in poll order
+//   commitfailed <consumer> <moved|kept> <message> a refused commit: "moved" when a partition it named
+//                                                  has left the consumer by the time of the refusal,
+//                                                  "kept" when it still holds them all
 //   member <consumer> <member epoch> <member id>   groupMetadata() of each consumer
 //   assignment <consumer> <p,p,...>                the partitions each holds
 //   committed <partition> <offset>                 committed() as consumer 0 sees it
@@ -17,6 +23,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -43,9 +50,10 @@ public class ConsumerProtocolCheck {
             consumers.add(consumer);
         }
         int seen = 0;
+        boolean[] owed = new boolean[2];
         long deadline = System.currentTimeMillis() + 40_000;
-        while ((seen < count || consumers.get(0).assignment().isEmpty() || consumers.get(1).assignment().isEmpty())
-                && System.currentTimeMillis() < deadline) {
+        while ((seen < count || consumers.get(0).assignment().isEmpty() || consumers.get(1).assignment().isEmpty()
+                || owed[0] || owed[1]) && System.currentTimeMillis() < deadline) {
             for (int i = 0; i < 2; i++) {
                 KafkaConsumer<byte[], byte[]> consumer = consumers.get(i);
                 int got = 0;
@@ -54,7 +62,7 @@ public class ConsumerProtocolCheck {
                             + new String(r.key(), StandardCharsets.UTF_8));
                     got++;
                 }
-                if (got > 0) consumer.commitSync(Duration.ofSeconds(15));
+                if (got > 0 || owed[i]) owed[i] = !commit(consumer, i);
                 seen += got;
             }
         }
@@ -76,5 +84,18 @@ public class ConsumerProtocolCheck {
             System.out.println("committed\t" + p + "\t" + (om == null ? -1 : om.offset()));
         }
         for (KafkaConsumer<byte[], byte[]> consumer : consumers) consumer.close(Duration.ofSeconds(10));
+    }
+
+    // commitSync() of what the consumer read; false (and a "commitfailed" line) when it was refused
+    static boolean commit(KafkaConsumer<byte[], byte[]> consumer, int i) {
+        Set<TopicPartition> named = new HashSet<>(consumer.assignment());
+        try {
+            consumer.commitSync(Duration.ofSeconds(15));
+            return true;
+        } catch (CommitFailedException e) {
+            String how = consumer.assignment().containsAll(named) ? "kept" : "moved";
+            System.out.println("commitfailed\t" + i + "\t" + how + "\t" + e.getMessage());
+            return false;
+        }
     }
 }
