@@ -2,9 +2,11 @@
 
 ``BrokerProcess`` starts ``python -m broker serve config/server.properties``
 with overrides that put it on ``127.0.0.1:0`` with its data under a test
-directory, waits for the "serving on" log line to learn the bound port, and
-can stop it with SIGTERM (clean shutdown), kill it with SIGKILL (crash) and
-start it again on the same data. Metrics go to a free local port picked just
+directory, waits for the "serving on" log line to learn the bound port (or
+for the process's exit: then it fails at once, or starts it again with a new
+metrics port when another process took that one meanwhile), and can stop it
+with SIGTERM (clean shutdown), kill it with SIGKILL (crash) and start it again
+on the same data. Metrics go to a free local port picked just
 before start (prometheus-client cannot report an ephemeral port back).
 ``raw_call`` sends one request with our own encoder over a plain socket and
 decodes the answer (for the calls no Python client makes).
@@ -88,6 +90,20 @@ class BrokerProcess:
         return cmd + self.args
 
     def start(self, timeout: float = 30.0) -> "BrokerProcess":
+        for attempt in range(3):
+            mark = len(self.output)
+            if self._spawn(timeout):
+                return self
+            self.kill()
+            # The metrics port was free when picked, but another process (a parallel test) took it first.
+            if "Address already in use" not in "".join(self.output[mark:]) or attempt == 2:
+                break
+            self.metrics_port = free_port()
+        raise RuntimeError("broker did not start:\n" + "".join(self.output[-50:]))
+
+    def _spawn(self, timeout: float) -> bool:
+        """Start the process; True once it serves, False if it exited or ``timeout`` passed first."""
+        self.port = None
         self.proc = subprocess.Popen(
             self._command(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
             env={**os.environ, **self.env, "PYTHONUNBUFFERED": "1"},
@@ -95,10 +111,7 @@ class BrokerProcess:
         found = threading.Event()
         self._pump_thread = threading.Thread(target=self._pump, args=(self.proc, found), daemon=True)
         self._pump_thread.start()
-        if not found.wait(timeout):
-            self.kill()
-            raise RuntimeError("broker did not start:\n" + "".join(self.output[-50:]))
-        return self
+        return found.wait(timeout) and self.port is not None
 
     def _pump(self, proc: subprocess.Popen, found: threading.Event) -> None:
         for line in proc.stdout:  # type: ignore[union-attr]
@@ -109,6 +122,7 @@ class BrokerProcess:
                 self.ports = [int(p) for p in _BOUND.findall(line)]
                 found.set()
         proc.stdout.close()  # type: ignore[union-attr]  # EOF: the broker exited
+        found.set()  # wakes start() at once when the broker exits before serving
 
     def stop(self, timeout: float = 30.0) -> int:
         assert self.proc is not None

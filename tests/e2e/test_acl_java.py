@@ -29,7 +29,7 @@ def _run(classpath: str, broker, user: str, *commands: str) -> list[str]:
 
 
 def test_java_clients_under_acls(acl_broker):
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     classpath = compile_java("AclCheck.java")
     assert _run(classpath, acl_broker, "admin", "produce orders 5") == ["produced 5"]

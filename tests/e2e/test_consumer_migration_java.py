@@ -31,7 +31,7 @@ import subprocess
 import pytest
 
 from .groups import create_topic
-from .test_java_client import compile_java
+from ..java_jars import compile_java
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 FAST = {"group_consumer_min_heartbeat_interval_ms": "500", "group_consumer_heartbeat_interval_ms": "500",

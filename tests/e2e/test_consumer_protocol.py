@@ -34,7 +34,7 @@ from confluent_kafka.admin import AdminClient
 from ..broker._admin_client import req
 from .groups import create_topic, produce_keys
 from .harness import raw_call
-from .test_java_client import compile_java
+from ..java_jars import compile_java
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
 FAST_HEARTBEATS = {"group_consumer_min_heartbeat_interval_ms": "500", "group_consumer_heartbeat_interval_ms": "500"}

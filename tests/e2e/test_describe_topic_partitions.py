@@ -38,7 +38,7 @@ DTP = ("kafka_network_requestmetrics_requests_total", (("request", "DescribeTopi
 
 
 def _classpath() -> str:
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     return compile_java("DescribeTopicsCheck.java")
 
@@ -120,7 +120,7 @@ def test_kafka_python_follows_the_cursor_page_by_page(broker):
 def test_describe_topics_under_acls(acl_broker):
     """Alice may describe one topic: the other, and a missing one, are TopicAuthorizationException. The
     authorizer's metrics are on the metrics endpoint: one ACL, decisions allowed and denied."""
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     bootstrap = sasl_bootstrap(acl_broker)
     _run(bootstrap, "create", "open:2", "closed:1", "describe", "0", "false", "open", login=java_login("admin"))

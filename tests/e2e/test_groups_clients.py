@@ -187,7 +187,7 @@ def test_aiokafka_group_commits_and_resumes(broker_factory):
 
 @pytest.fixture(scope="module")
 def group_consumer_classpath() -> str:
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     return compile_java("GroupConsumer.java")
 

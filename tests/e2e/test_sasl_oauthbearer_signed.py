@@ -164,7 +164,7 @@ def test_after_a_key_rotation_the_new_kid_makes_the_broker_refresh_its_jwks(sign
 
 
 def test_java_client_logs_in_with_the_oidc_login_callback_handler(signed_broker, idp):
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     # the OIDC login reads the token endpoint's JSON with Jackson, which kafka-clients does not bundle
     classpath = compile_java("ClientCheck.java", extra_jars=("jackson-databind-2.21.2.jar", "jackson-core-2.21.2.jar",

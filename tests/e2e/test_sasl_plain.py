@@ -157,7 +157,7 @@ def test_frames_before_login_are_bounded_by_sasl_server_max_receive_size(sasl_br
 
 def test_java_client_logs_in(sasl_broker):
     """The Java client (kafka-clients 4.3.0) with sasl.jaas.config, through ClientCheck's whole round trip."""
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     classpath = compile_java("ClientCheck.java")
     login = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="alice-secret";'

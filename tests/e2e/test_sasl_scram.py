@@ -167,10 +167,9 @@ def _java_login(mechanism: str, user: str, password: str) -> str:
 
 def test_java_admin_makes_credentials_the_way_kafka_configs_does_and_clients_use_them(scram_broker):
     """Admin over SCRAM-SHA-512 as alice (from --add-scram) gives bob credentials; bob logs in with them."""
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
-    compile_java("ClientCheck.java")
-    classpath = compile_java("ScramAdmin.java")
+    classpath = compile_java("ScramAdmin.java", with_sources=("ClientCheck.java",))  # bob's login runs ClientCheck
     bootstrap = f"127.0.0.1:{scram_broker.ports[1]}"
     out = _java(classpath, "ScramAdmin", bootstrap,
                 "alter bob SCRAM-SHA-256=[iterations=8192,password=bob-secret]",
@@ -206,7 +205,7 @@ def test_java_admin_makes_credentials_the_way_kafka_configs_does_and_clients_use
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 def test_java_client_round_trips_with_alices_add_scram_credentials(scram_broker, mechanism):
-    from .test_java_client import compile_java
+    from ..java_jars import compile_java
 
     classpath = compile_java("ClientCheck.java")
     topic = "java-" + mechanism.lower()

@@ -31,7 +31,7 @@ import pytest
 
 from ..tls_pki import STORE_PASSWORD, Pki, make_pki
 from .harness import BrokerProcess, wait_until
-from .test_java_client import compile_java
+from ..java_jars import compile_java
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 COUNT = 12

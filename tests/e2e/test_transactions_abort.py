@@ -20,7 +20,7 @@ from protocol import API_BY_KEY, ErrorCode, message_class
 from protocol.records import RecordBatchBuilder
 
 from .test_bad_input import _connect, _create, _produce, _roundtrip
-from .test_java_client import compile_java
+from ..java_jars import compile_java
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 PID, EPOCH = 9001, 4

@@ -19,7 +19,7 @@ import warnings
 
 import pytest
 
-from .test_java_client import compile_java
+from ..java_jars import compile_java
 from .test_transactions import BASE_TS, create, placed, rows, send, txn_producer, wait_stable
 
 with warnings.catch_warnings():

@@ -4,7 +4,7 @@ kafka-python 3.0 ships Kafka's message definitions as JSON
 (``kafka/protocol/schemas/resources/<Name>Request.json``). They are read here
 at test time from the installed package, never copied into the repository;
 the few it lacks (the delegation token APIs) from the kafka-clients jar the
-Java tests fetch, when it is there.
+Java tests use (``tests/java_jars.py`` fetches it on first use).
 
 For every API we declare and every version in *our* range, both sides are
 flattened into ``{path: shape}`` where ``path`` is ``topics[].partitions[].index``
@@ -43,6 +43,8 @@ from protocol.apis import API_BY_KEY
 from protocol.messages import default_value
 from protocol.schema import BOOL, RECORDS, Api, ArrayOf, F, Struct, Versions
 
+from ..java_jars import jars
+
 _COMMENT = re.compile(r"(?m)^\s*//.*$")
 _ZERO_UUID = uuid.UUID(int=0)
 
@@ -70,20 +72,17 @@ RENAMED: dict[tuple[str, bool], dict[str, str]] = {
 }
 
 
-# kafka-clients 4.3.0, which the Java end-to-end tests fetch into .cache/java (they run first in the full
-# suite), carries the definitions kafka-python lacks (the delegation token APIs).
-_CLIENTS_JAR = Path(__file__).resolve().parents[2] / ".cache" / "java" / "kafka-clients-4.3.0.jar"
-
-
 def _kafka_json(name: str) -> str:
     path = _resources() / name
     if path.is_file():
         return path.read_text(encoding="utf-8")
-    if _CLIENTS_JAR.is_file():
-        with zipfile.ZipFile(_CLIENTS_JAR) as jar:
-            if f"common/message/{name}" in jar.namelist():
-                return jar.read(f"common/message/{name}").decode("utf-8")
-    pytest.skip(f"neither kafka-python nor a fetched kafka-clients jar has {name}")
+    # kafka-clients 4.3.0 (the Java end-to-end tests' jar) carries the definitions kafka-python lacks
+    # (the delegation token APIs); fetched into .cache/java on first use, or the test skips.
+    (clients_jar,) = jars(("kafka-clients-4.3.0.jar",))
+    with zipfile.ZipFile(clients_jar) as jar:
+        if f"common/message/{name}" in jar.namelist():
+            return jar.read(f"common/message/{name}").decode("utf-8")
+    pytest.skip(f"neither kafka-python nor the kafka-clients jar has {name}")
 
 
 def load_kafka_schema(api: Api, is_request: bool) -> dict:
