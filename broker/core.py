@@ -229,9 +229,10 @@ class Broker:
 
     def _due(self, name: str, now: int, interval_ms: int, first: bool = False) -> bool:
         """Whether duty ``name`` runs now: every ``interval_ms``, counted from the first tick; with ``first``,
-        its first run comes ``log.initial.task.delay.ms`` after the start when that is sooner (Kafka's
-        LogManager schedules retention and checkpoints that long after startup, then every interval)."""
-        early = max(interval_ms - self.config.log_initial_task_delay_ms, 0) if first else 0
+        its first run comes ``log.initial.task.delay.ms`` after the start, sooner or later than the interval
+        (Kafka's ``LogManager.startupWithConfigOverrides`` schedules retention and checkpoints with that
+        initial delay, then every interval)."""
+        early = interval_ms - self.config.log_initial_task_delay_ms if first else 0  # < 0: a delay beyond it
         last = self._last_duties.setdefault(name, now - early)
         if now - last >= interval_ms:
             self._last_duties[name] = now
