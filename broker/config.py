@@ -146,7 +146,7 @@ BROKER_KEYS: tuple[Key, ...] = (
     ),
     Key("log.retention.check.interval.ms", "log_retention_check_interval_ms", int, 300_000, _positive, ""),
     Key("log.initial.task.delay.ms", "log_initial_task_delay_ms", int, 30_000, _non_negative,
-        "the first retention check and checkpoint write come this long after startup (or at their interval)"),
+        "the first retention check and checkpoint write come this long after startup, then every interval"),
     Key("log.flush.offset.checkpoint.interval.ms", "log_flush_offset_checkpoint_interval_ms", int, 60_000, _positive, ""),
     Key("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", int, 3000, _non_negative, ""),
     Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", int, 6000, _non_negative, ""),

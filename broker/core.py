@@ -35,6 +35,8 @@ One ``Broker`` per server. Handlers reach everything through it:
   with each metadata change, which every store of metadata reports through
   its ``on_metadata_change`` hook. Its raft, controller and broker-metadata
   gauges are on the metrics endpoint (``quorum_metrics.py``).
+* ``loop_idle`` (``LoopIdle``) times the trio loop's I/O waits for Kafka's
+  network-processor and request-handler idle-percent gauges.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -58,6 +60,7 @@ from .groups.manager import GroupManager
 from .listeners import advertised_endpoints
 from .log_dir_moves import LogDirMoves
 from .log_validator import ValidatedRecords
+from .loop_idle import LoopIdle
 from .metadata_quorum import MetadataQuorum
 from .metrics import BrokerMetrics
 from .quorum_metrics import CurrentState, quorum_samples
@@ -107,6 +110,8 @@ class Broker:
                                         config.quota_window_size_seconds, windows)
         self.metrics.add_state_collector(lambda: self.quotas.metric_samples(self.clock()))
         self.request_time = TaskTime()  # installed while a request_percentage quota is set
+        self.loop_idle = LoopIdle(windows)  # installed by the server: Kafka's idle-percent gauges
+        self.metrics.add_state_collector(self.loop_idle.metric_samples)
         self.log_dir_moves = LogDirMoves(topics.manager)
         topics.manager.moves.set_rate(config.replica_alter_log_dirs_io_max_bytes_per_second)
         self.authorizer = None if not config.authorizer_class_name else Authorizer.load(
@@ -224,9 +229,10 @@ class Broker:
 
     def _due(self, name: str, now: int, interval_ms: int, first: bool = False) -> bool:
         """Whether duty ``name`` runs now: every ``interval_ms``, counted from the first tick; with ``first``,
-        its first run comes ``log.initial.task.delay.ms`` after the start when that is sooner (Kafka's
-        LogManager schedules retention and checkpoints that long after startup, then every interval)."""
-        early = max(interval_ms - self.config.log_initial_task_delay_ms, 0) if first else 0
+        its first run comes ``log.initial.task.delay.ms`` after the start, sooner or later than the interval
+        (Kafka's ``LogManager.startupWithConfigOverrides`` schedules retention and checkpoints with that
+        initial delay, then every interval)."""
+        early = interval_ms - self.config.log_initial_task_delay_ms if first else 0  # < 0: a delay beyond it
         last = self._last_duties.setdefault(name, now - early)
         if now - last >= interval_ms:
             self._last_duties[name] = now

@@ -184,14 +184,24 @@ def enabled_range(broker: Any, h: Handler) -> tuple[int, int]:
     return low, h.max_version
 
 
-async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | object:
-    """Handle one request frame; returns response chunks or ``NO_RESPONSE``."""
+@attrs.frozen
+class _UnsupportedApiVersions:
+    """An ApiVersions at a version not served: answered in v0 with UNSUPPORTED_VERSION, not closed."""
+
+    version: int
+    correlation_id: int
+
+
+def _decode(broker: Any, frame: bytearray) -> Request | _UnsupportedApiVersions:
+    """The request in ``frame``, of an API with a handler serving its version now; for an ApiVersions at a
+    version not served, what its fallback answer needs. Anything else closes the connection (Kafka's
+    ``RequestContext.parseRequest`` and version checks): an unparsable header or body, an API with no
+    handler, a version not served."""
     try:
         request = decode_request(frame)
     except UnsupportedVersionError as exc:
         if exc.header.api_key == API_VERSIONS:
-            request_metrics.record_fallback(broker, exc.header.api_version)  # Kafka's handler answers it
-            return _unsupported_api_versions(exc.header.correlation_id)
+            return _UnsupportedApiVersions(exc.header.api_version, exc.header.correlation_id)
         raise CloseConnection(str(exc)) from None
     except InvalidRequestError as exc:
         raise CloseConnection(f"unparsable request: {exc}") from None
@@ -201,9 +211,18 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
     low, high = enabled_range(broker, h)
     if not low <= request.version <= high:
         if request.header.api_key == API_VERSIONS:
-            request_metrics.record_fallback(broker, request.version)
-            return _unsupported_api_versions(request.header.correlation_id)
+            return _UnsupportedApiVersions(request.version, request.header.correlation_id)
         raise CloseConnection(f"{request.api.name} v{request.version} is not enabled")
+    return request
+
+
+async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | object:
+    """Handle one request frame; returns response chunks or ``NO_RESPONSE``."""
+    request = _decode(broker, frame)
+    if isinstance(request, _UnsupportedApiVersions):
+        request_metrics.record_fallback(broker, request.version)  # Kafka's handler answers it
+        return _unsupported_api_versions(request.correlation_id)
+    h = REGISTRY[request.header.api_key]
     started = time.perf_counter()
     ctx = RequestContext(broker, connection, request, len(frame))
     timed = quotas.start_request_time(ctx)
@@ -226,19 +245,14 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
 
 
 async def answer_before_login(broker: Any, connection: Any, frame: bytearray) -> list:
-    """The answer to ApiVersions on a SASL connection not logged in yet (see the module docstring); a frame
-    that cannot be read closes the connection, as Kafka's authenticator takes it for an I/O error."""
-    try:
-        request = decode_request(frame)
-    except UnsupportedVersionError as exc:
-        return _unsupported_api_versions(exc.header.correlation_id)
-    except InvalidRequestError as exc:
-        raise CloseConnection(f"unparsable request: {exc}") from None
-    if request.header.api_key != API_VERSIONS:  # the authenticator hands on nothing else
+    """The answer to ApiVersions on a SASL connection not logged in yet (see the module docstring), decoded
+    and checked as ``dispatch`` does; any other request closes the connection, as Kafka's authenticator
+    refuses every API but ApiVersions and SaslHandshake (answered in ``sasl_auth``), whatever its version."""
+    request = _decode(broker, frame)
+    if isinstance(request, _UnsupportedApiVersions):
+        return _unsupported_api_versions(request.correlation_id)
+    if request.header.api_key != API_VERSIONS:
         raise CloseConnection(f"{request.api.name} before the SASL login")
-    low, high = enabled_range(broker, REGISTRY[API_VERSIONS])
-    if not low <= request.version <= high:
-        return _unsupported_api_versions(request.header.correlation_id)
     body = await REGISTRY[API_VERSIONS].fn(RequestContext(broker, connection, request, len(frame)), request.body)
     return response_chunks(request.api, request.version, request.header.correlation_id, body)
 

@@ -67,6 +67,8 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
     listeners = with_current_tls(config, listeners)  # the keystores of stored dynamic configs, applied by open
     broker.groups.load()
     broker.transactions.load()
+    broker.loop_idle.start()
+    trio.lowlevel.add_instrument(broker.loop_idle)
     try:
         async with trio.open_nursery() as nursery:
             bound = []
@@ -89,6 +91,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             broker.start_metrics()
             task_status.started(broker)
     finally:
+        trio.lowlevel.remove_instrument(broker.loop_idle)
         with trio.CancelScope(shield=True):
             await broker.log_dir_moves.stop()
             await stop_cleaner(broker)

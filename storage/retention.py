@@ -12,6 +12,15 @@ oldest segment and stopping at the first one that does not qualify:
 3. log start offset (every policy): the *next* segment's base offset is at or
    below ``log_start_offset``.
 
+(Kafka runs them log start first, then size, then time; each removes a
+prefix decided by sums from the oldest segment, so the order changes
+nothing.) DeleteRecords only raises the log start offset; the segments it
+leaves wholly below go at the next pass, as in Kafka, where
+``maybeIncrementLogStartOffset`` moves the offset and the retention task
+(every ``log.retention.check.interval.ms``; the cleaner's rounds for a
+compacted log) runs ``deleteLogStartOffsetBreachedSegments``. Meanwhile
+reads and ListOffsets see the new start, the log's size the old segments.
+
 A segment whose upper bound (next base offset, or the log end offset) is above
 the high watermark is never deleted, nor is an empty active segment; when the
 active segment itself goes, a new empty one is rolled first so the log always
@@ -38,13 +47,15 @@ log = logging.getLogger(__name__)
 
 
 def delete_records_before(log_: "Log", offset: int) -> int:
-    """DeleteRecords: raise the log start offset to ``offset``; returns the new log start offset."""
+    """DeleteRecords: raise the log start offset to ``offset`` (never lower it); returns the new log start
+    offset. No segment goes now: the segments wholly below it stay (still counted in the log's size) until
+    the next retention pass (Kafka's ``maybeIncrementLogStartOffset`` only moves the offset)."""
     if offset < 0 or offset > log_.high_watermark:
         raise OffsetOutOfRangeError(f"{log_.name}: {offset} is outside [0, high watermark "
                                     f"{log_.high_watermark}]")  # fmt: skip
     if offset > log_._log_start_offset:
         log_._log_start_offset = offset
-        _delete_prefix(log_, functools.partial(_below_log_start, log_))
+        log.info("%s: log start offset raised to %d by DeleteRecords", log_.name, offset)
     return log_._log_start_offset
 
 

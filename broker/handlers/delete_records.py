@@ -12,9 +12,13 @@ Behaviour, per partition (Kafka's ``Partition.deleteRecordsOnLeader``):
 * ``offset`` -1 means the high watermark; any other negative offset, or one
   above the high watermark, is OFFSET_OUT_OF_RANGE;
 * otherwise records before ``offset`` become unreadable: the log start offset
-  moves up to it (never down), whole segments below it are removed by the
-  storage layer, and ``low_watermark`` answers the new log start offset.
-  Errors answer ``low_watermark`` -1.
+  moves up to it (never down; Kafka's ``maybeIncrementLogStartOffset``), and
+  ``low_watermark`` answers the new log start offset. Errors answer
+  ``low_watermark`` -1. Segments wholly below it are not removed here: the
+  next retention pass does it (``storage/retention.py``), renaming them
+  ``.deleted`` for ``file.delete.delay.ms``, as Kafka's retention task does.
+  Until then a Fetch below the new start is OFFSET_OUT_OF_RANGE, ListOffsets
+  earliest answers it, and ``kafka_log_log_size`` still counts those segments.
 
 Version notes: v1 answers before throttling; v2 flexible.
 """

@@ -120,9 +120,11 @@ _NOT_COUNTED = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID
 async def handle(ctx: RequestContext, request) -> object:
     fetch = ctx.broker.fetch_sessions.context(request, ctx.version, ctx.broker.clock(), _topic_names(ctx))
     if fetch.error:  # Kafka's SessionErrorContext: measured as an empty answer; throttled, it is one
-        if throttle_ms := _quota(ctx, []):
+        empty = ctx.response(session_id=0)
+        if throttle_ms := _quota(ctx, empty, []):
             return ctx.response(session_id=0, throttle_time_ms=throttle_ms)
-        return ctx.response(error_code=fetch.error, session_id=0)
+        empty.error_code = fetch.error
+        return empty
     refused = _refused_topics(ctx, request, fetch.partitions)
     max_bytes = _max_bytes(ctx, request)
     min_bytes = min(request.min_bytes, max_bytes)  # Kafka's fetchMinBytes: never above what may be sent
@@ -141,15 +143,17 @@ async def handle(ctx: RequestContext, request) -> object:
             break
     _count_reads(ctx, fetch.partitions, reads)
     superseded = fetch.superseded()  # another fetch on its session came meanwhile: none of this is sent
-    throttle_ms = _quota(ctx, [] if superseded else fetch.answered(reads))
+    answered = [] if superseded else fetch.answered(reads)
+    resp = _response(ctx, answered)  # built once: measured for the quota as it stands, then sent
+    throttle_ms = _quota(ctx, resp, answered)
     if superseded:
         return ctx.response(error_code=ErrorCode.INVALID_FETCH_SESSION_EPOCH, session_id=fetch.session.id,
                             throttle_time_ms=throttle_ms)  # fmt: skip
     if throttle_ms:  # a session's epoch has moved on all the same, as in Kafka; no session is opened
         return ctx.response(session_id=fetch.session.id if fetch.session else 0, throttle_time_ms=throttle_ms)
-    session_id, answered = fetch.respond(reads, ctx.broker.clock())
-    _count_bytes_out(ctx, answered)
-    return _response(ctx, session_id, answered)
+    resp.session_id, sent = fetch.respond(reads, ctx.broker.clock())  # ``sent`` is ``answered``, now recorded
+    _count_bytes_out(ctx, sent)
+    return resp
 
 
 def _interesting(reads: list[PartitionRead]) -> bool:
@@ -183,13 +187,14 @@ def _refused_topics(ctx: RequestContext, request, partitions: list) -> set:
     return refused
 
 
-def _quota(ctx: RequestContext, answered: list[tuple[str, PartitionRead]]) -> int:
-    """Kafka's request_percentage and consumer_byte_rate checks, the latter on the size of the answer that
-    would carry ``answered``: a fetch that goes over either is answered empty, that size taken back, and
-    the connection muted for the longer throttle time."""
+def _quota(ctx: RequestContext, resp, answered: list[tuple[str, PartitionRead]]) -> int:
+    """Kafka's request_percentage and consumer_byte_rate checks, the latter on the size of ``resp``, the
+    answer carrying ``answered`` (session id and throttle time still 0, as Kafka's ``getResponseSize``
+    measures it): a fetch that goes over either is answered empty, that size taken back, and the
+    connection muted for the longer throttle time."""
     quotas, (user, client_id), now = ctx.broker.quotas, request_identity(ctx), ctx.broker.clock()
     request_ms = request_time_throttle(ctx)
-    size = _response_size(ctx, answered) if "consumer_byte_rate" in quotas.keys else 0  # else not measured
+    size = _response_size(ctx, resp, answered) if "consumer_byte_rate" in quotas.keys else 0  # else not measured
     throttle_ms = max(quotas.record("consumer_byte_rate", user, client_id, size, now), request_ms)
     if throttle_ms:
         quotas.unrecord("consumer_byte_rate", user, client_id, size, now)
@@ -240,18 +245,18 @@ def _replaced_topic_error(ctx: RequestContext, topic: str, partition: int) -> Er
     return ErrorCode.INCONSISTENT_TOPIC_ID
 
 
-def _response_size(ctx: RequestContext, answered: list[tuple[str, PartitionRead]]) -> int:
+def _response_size(ctx: RequestContext, resp, answered: list[tuple[str, PartitionRead]]) -> int:
     """Kafka's ``FetchResponse.sizeOf`` for the version: 4 bytes (the header's correlation id) and the body
-    of the answer carrying ``answered``, its records at their size as read (Kafka measures before it
+    ``resp``, which carries ``answered``, its records at their size as read (Kafka measures before it
     down-converts)."""
-    chunks = encode_chunks(ctx.request.api, ctx.version, _response(ctx, 0, answered), False)
+    chunks = encode_chunks(ctx.request.api, ctx.version, resp, False)
     return 4 + sum(len(chunk) for chunk in chunks) + sum(r.read_size - r.size for _key, r in answered)
 
 
-def _response(ctx: RequestContext, session_id: int, answered: list[tuple[str, PartitionRead]]) -> object:
-    """The answer: the partitions in order, one topic entry per run of partitions of one topic (as Kafka's
-    FetchResponse groups them)."""
-    resp = ctx.response(session_id=session_id)
+def _response(ctx: RequestContext, answered: list[tuple[str, PartitionRead]]) -> object:
+    """The answer, its session id 0 until the session is updated: the partitions in order, one topic entry
+    per run of partitions of one topic (as Kafka's FetchResponse groups them)."""
+    resp = ctx.response(session_id=0)
     Topic = type(resp).FetchableTopicResponse
     Part = Topic.PartitionData
     by_id = ctx.version >= 13

@@ -15,7 +15,7 @@ import pytest
 import trio
 
 from broker.config import BrokerConfig
-from broker.dispatch import CloseConnection, dispatch, load_handlers
+from broker.dispatch import CloseConnection, answer_before_login, dispatch, load_handlers
 from broker.metrics import BrokerMetrics
 from broker.quotas import ClientQuotas
 from broker.request_time import TaskTime
@@ -93,6 +93,34 @@ async def test_refused_frames_close(frame):
     with pytest.raises(CloseConnection):
         with trio.fail_after(5):
             await dispatch(_broker(), types.SimpleNamespace(read_ahead={}), bytearray(frame))
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        struct.pack(">hhih", 999, 0, 1, -1),  # unknown api key
+        struct.pack(">hhih", 3, 77, 1, -1) + b"\x00",  # Metadata v77: refused for its API, not answered for
+        struct.pack(">hhih", 3, 5, 1, -1),  # its version (Kafka's authenticator refuses all but ApiVersions
+        # and SaslHandshake before it parses a request)
+        struct.pack(">hhih", 18, 3, 1, -1) + b"\x05",  # truncated ApiVersions v3 body
+        b"\x00\x03",  # not even a header
+    ],
+)
+async def test_frames_before_a_sasl_login_are_refused_as_dispatch_refuses_them(frame):
+    with pytest.raises(CloseConnection):
+        with trio.fail_after(5):
+            await answer_before_login(_broker(), types.SimpleNamespace(read_ahead={}), bytearray(frame))
+
+
+async def test_api_versions_before_a_sasl_login_falls_back_unmetered():
+    broker = _broker()
+    frame = bytearray(encode_request(RequestHeader(18, 99, 5, "t"), message_class(API_BY_KEY[18], True)())[4:])
+    with trio.fail_after(5):
+        data = b"".join(await answer_before_login(broker, types.SimpleNamespace(read_ahead={}), frame))
+    correlation_id, resp = decode_response(data[4:], API_BY_KEY[18], 0)
+    assert correlation_id == 5 and resp.error_code == ErrorCode.UNSUPPORTED_VERSION
+    assert broker.metrics.registry.get_sample_value(
+        "kafka_network_requestmetrics_requests_total", {"request": "ApiVersions", "version": "99"}) is None
 
 
 @pytest.mark.parametrize("version", [3, 4])

@@ -93,3 +93,19 @@ async def test_a_session_error_is_measured_and_over_the_quota_answered_empty(bro
     assert over.throttle_time_ms > 0 and measured(broker) == before  # its size taken back
     _frame, opening = await raw_fetch(broker, 12, {"w": {0: 0}}, epoch=0)  # throttled: no session is made
     assert (opening.session_id, opening.responses, len(broker.fetch_sessions.sessions)) == (0, [], 0)
+
+
+async def test_the_answer_is_built_once_measured_then_sent(broker, monkeypatch):  # noqa: F811
+    """Kafka's ``handleFetchRequest`` sizes the answer and sends it; here the one answer object is measured (its
+    session id still 0), then gets the session id it opens and goes out: one build per Fetch, not two."""
+    import broker.handlers.fetch as fetch_handler
+
+    builds, real = [], fetch_handler._response
+    monkeypatch.setattr(fetch_handler, "_response", lambda *args: builds.append(1) or real(*args))
+    await create_ok(broker, "once")
+    await produce(broker, "once", 2_000)
+    await alter(broker, [([("client-id", CLIENT)], {"consumer_byte_rate": 1e9})])
+    frame, resp = await raw_fetch(broker, 12, {"once": {0: 0}}, epoch=0)  # opens a session
+    assert len(builds) == 1
+    assert resp.session_id != 0 and resp.throttle_time_ms == 0 and len(resp.responses[0].partitions[0].records) > 2_000
+    assert measured(broker) == kafka_size(frame, 12)  # the session id set after measuring changes no size

@@ -2,7 +2,8 @@
 long after startup (30 s), then every ``log.retention.check.interval.ms`` /
 ``log.flush.offset.checkpoint.interval.ms``. Before, the key was one with no effect and the first check came
 a whole interval (5 min) after startup: data past its retention stayed readable that long after a restart.
-A delay longer than the interval waits only the interval here (never later than Kafka)."""
+A delay longer than the interval holds the first run back that long too, as Kafka's scheduler does
+(``LogManager.startupWithConfigOverrides``: initial delay, then the period)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,15 @@ def test_no_initial_delay_runs_them_at_the_first_tick(groups_broker):
 
 
 @pytest.mark.parametrize("group_props", [{"log.retention.check.interval.ms": "1000"}])
-def test_an_interval_shorter_than_the_delay_is_not_held_back(groups_broker):
-    assert [r for r in runs(groups_broker, [0, 999, 1000, 2000]) if r[0] == "retention"] == [
-        ("retention", 1000), ("retention", 2000)]
+def test_an_interval_shorter_than_the_delay_waits_for_the_delay(groups_broker):
+    got = runs(groups_broker, [0, 1000, 2000, 29_999, 30_000, 30_999, 31_000, 32_000])
+    assert [r for r in got if r[0] == "retention"] == [("retention", 30_000), ("retention", 31_000),
+                                                       ("retention", 32_000)]  # fmt: skip
+
+
+@pytest.mark.parametrize("group_props", [{"log.initial.task.delay.ms": "400000", "log.retention.check.interval.ms":
+                                          "300000", "log.flush.offset.checkpoint.interval.ms": "60000"}])
+def test_a_delay_beyond_both_intervals_holds_both_duties_back(groups_broker):
+    got = runs(groups_broker, [0, 300_000, 399_999, 400_000, 460_000, 700_000])
+    assert got == [("retention", 400_000), ("checkpoint", 400_000), ("checkpoint", 460_000),
+                   ("retention", 700_000), ("checkpoint", 700_000)]  # fmt: skip

@@ -180,9 +180,13 @@ def test_delete_records_before(tmp_path):
     log = open_log(tmp_path, Clock(), segment_bytes=400)
     for _ in range(20):
         append(log)
+    bases, size = [s.base_offset for s in log.segments], log.size_in_bytes
     assert log.delete_records_before(9) == 9
-    assert log.segments[0].base_offset <= 9 < (log.segments[1].base_offset if len(log.segments) > 1 else 99)
+    assert [s.base_offset for s in log.segments] == bases and log.size_in_bytes == size  # only the offset moved
     assert read_all(log)[0][0] == 9
+    assert log.run_retention(log.clock()) > 0  # the next retention pass removes what lies wholly below
+    assert log.segments[0].base_offset <= 9 < (log.segments[1].base_offset if len(log.segments) > 1 else 99)
+    assert log.log_start_offset == 9 and read_all(log)[0][0] == 9
     with pytest.raises(OffsetOutOfRangeError):
         log.delete_records_before(21)
     with pytest.raises(OffsetOutOfRangeError):

@@ -120,6 +120,7 @@ def test_slice_stays_readable_after_its_segment_is_deleted(tmp_path):
     piece = log.read(0, 10_000, min_one_message=True)
     before = piece.read_bytes()
     log.delete_records_before(5)
+    log.run_retention(clock.now)  # the segments below the new start go at the retention pass
     log.delete_expired_files(clock.now + 1)
     assert not (tmp_path / f"{0:020d}.log").exists() and not list(tmp_path.glob("*.deleted"))
     assert os.pread(piece.fileno, piece.size, piece.position) == before
@@ -149,6 +150,7 @@ def test_deleted_files_wait_for_file_delete_delay(tmp_path):
     clock = Clock()
     log = _six_small_segments(tmp_path, clock)
     log.delete_records_before(5)
+    log.run_retention(clock.now)
     assert list(tmp_path.glob("*.log.deleted"))
     log.delete_expired_files(clock.now + 59_999)
     assert list(tmp_path.glob("*.log.deleted"))
@@ -161,12 +163,14 @@ def test_the_delete_delay_is_the_one_in_force_when_the_files_were_renamed(tmp_pa
     clock = Clock()
     log = _six_small_segments(tmp_path, clock)
     log.delete_records_before(3)
+    log.run_retention(clock.now)
     first = sorted(tmp_path.glob("*.log.deleted"))
     assert first
     log.config = config(segment_bytes=300, file_delete_delay_ms=0)
     log.delete_expired_files(clock.now + 59_999)
     assert sorted(tmp_path.glob("*.log.deleted")) == first  # still waiting their 60 s
     log.delete_records_before(5)
+    log.run_retention(clock.now)
     assert len(list(tmp_path.glob("*.log.deleted"))) > len(first)
     log.delete_expired_files(clock.now)  # renamed under a delay of 0: due at once
     assert sorted(tmp_path.glob("*.log.deleted")) == first
