@@ -114,11 +114,18 @@ class Broker:
         self.metrics.add_state_collector(self.loop_idle.metric_samples)
         self.log_dir_moves = LogDirMoves(topics.manager)
         topics.manager.moves.set_rate(config.replica_alter_log_dirs_io_max_bytes_per_second)
-        self.authorizer = None if not config.authorizer_class_name else Authorizer.load(
-            config.log_dir_list()[0], config.super_users, config.allow_everyone_if_no_acl_found, clock, windows)
-        if self.authorizer is not None:
-            self.metrics.add_state_collector(self.authorizer.metric_samples)
+        self.authorizer = self._load_authorizer(windows)
         self._count_metadata_changes()
+
+    def _load_authorizer(self, windows: tuple[int, int]) -> Authorizer | None:
+        """The ACL authorizer when ``authorizer.class.name`` is set, its metrics on the endpoint."""
+        config = self.config
+        if not config.authorizer_class_name:
+            return None
+        authorizer = Authorizer.load(config.log_dir_list()[0], config.super_users,
+                                     config.allow_everyone_if_no_acl_found, self.clock, windows)
+        self.metrics.add_state_collector(authorizer.metric_samples)
+        return authorizer
 
     def _count_metadata_changes(self) -> None:
         """Point every store of metadata at the quorum's end offset."""
