@@ -1,6 +1,7 @@
 """Produce and consume throughput, ours vs the peer broker noida-db, run by hand.
 
     python bench/bench_broker.py [--noida PATH] [--small N] [--large N] [--trials N] [--sustained]
+                                 [--rows SIZE:ACKS,...]
 
 Starts our broker (``tests/e2e/harness.py``) and, in the same run, noida-db
 (``pip install noida-db==0.2.3`` into a separate venv, e.g. ``python -m venv
@@ -21,6 +22,7 @@ stopped (SIGSTOP, then SIGCONT once the run's broker is quiet again): noida-db
 also starts work on its own later, after it has gone quiet (0.23 s of CPU
 was seen inside one of our 0.13 s runs, which then took 0.19 s). The CPU each broker used for a row's
 produce and consume, its deferred work included, is printed too.
+``--rows`` runs only the rows named by record size and acks (``--rows 100:1,1024:1``).
 ``--sustained`` adds rows long enough (1 M x 100 B, 300 k x 1 KiB) that the
 deferred work falls inside the run. Prints records/s and
 MB/s for each and the ratio ours/peer (goal >= 1.0 on every row), plus our
@@ -250,10 +252,13 @@ def main() -> None:
     parser.add_argument("--sustained", action="store_true",
                         help="add rows of 1 M x 100 B and 300 k x 1 KiB records (acks=1), long enough that "
                              "work a broker defers past its acknowledgements is part of the run")  # fmt: skip
+    parser.add_argument("--rows", type=_row_filter, default=None, metavar="SIZE:ACKS,...",
+                        help="only these rows, by record size and acks, e.g. 100:1,1024:1 (default: all)")
     args = parser.parse_args()
     cases = [(100, args.small, "1"), (100, args.small, "all"), (1024, args.large, "1"), (1024, args.large, "all")]
     if args.sustained:
         cases += [(100, 1_000_000, "1"), (1024, 300_000, "1")]
+    cases = select_rows(cases, args.rows)
     with tempfile.TemporaryDirectory() as tmp:
         ours = BrokerProcess(Path(tmp) / "ours", {"prometheus.port": "0"}).start()
         noida = None
@@ -268,6 +273,27 @@ def main() -> None:
                 stop_group(noida)
     _report(samples, cases, args.trials)
     print(f"our broker's peak RSS: {rss:.0f} MiB")
+
+
+def _row_filter(text: str) -> set[tuple[int, str]]:
+    """``--rows``: ``SIZE:ACKS`` pairs, comma-separated (acks ``1`` or ``all``)."""
+    rows = set()
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        size, _, acks = item.partition(":")
+        if not size.isdigit() or acks not in ("1", "all"):
+            raise argparse.ArgumentTypeError(f"{item!r} is not SIZE:ACKS with acks 1 or all")
+        rows.add((int(size), acks))
+    if not rows:
+        raise argparse.ArgumentTypeError("no rows named")
+    return rows
+
+
+def select_rows(cases: list, rows: set[tuple[int, str]] | None) -> list:
+    """The cases ``rows`` names (every size and record count of a named size and acks); all when None."""
+    chosen = cases if rows is None else [case for case in cases if (case[0], case[2]) in rows]
+    if not chosen:
+        raise SystemExit(f"--rows matches none of {sorted({(c[0], c[2]) for c in cases})}")
+    return chosen
 
 
 def _report(samples: dict, cases: list, trials: int) -> None:

@@ -150,11 +150,17 @@ class TopicCounter:
     def __init__(self, counter: Counter) -> None:
         self._counter = counter
         self._all = counter.labels(ALL_TOPICS)
+        self._marks: dict[str, _Marks] = {}  # per topic, kept: prometheus-client's ``labels`` is slow per call
 
     def labels(self, topic: str) -> "_Marks":
-        return _Marks(self._counter.labels(topic), self._all)
+        marks = self._marks.get(topic)
+        if marks is None:
+            marks = self._marks[topic] = _Marks(self._counter.labels(topic), self._all)
+        return marks
 
     def remove(self, topic: str) -> None:
+        """Drop ``topic``'s series; a later ``labels(topic)`` starts a new one from zero."""
+        self._marks.pop(topic, None)
         self._counter.remove(topic)
 
 

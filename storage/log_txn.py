@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import logging
 import os
+import struct
 from typing import TYPE_CHECKING, Any, Iterator
 
 from protocol.errors import KafkaProtocolError
-from protocol.records import RECORD_BATCH_OVERHEAD, RecordBatchView, iter_batches
+from protocol.records import RECORD_BATCH_OVERHEAD, RecordBatchView, is_single_v2_batch, iter_batches
 from protocol.records.v2 import CONTROL_FLAG
 
 from .errors import StorageError
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 _ATTRIBUTES_LOW_BYTE = 22
+_PRODUCER_ID, _PRODUCER_ID_AT = struct.Struct(">q"), 43  # a v2 batch's producer id, at byte 43
 
 
 def on_append(log_: "Log", seg: "Segment", data: Any, first_offset: int) -> None:
@@ -51,6 +53,9 @@ def on_append(log_: "Log", seg: "Segment", data: Any, first_offset: int) -> None
     if len(data) <= 16 or data[16] != 2:
         return
     state = log_.producer_state
+    if is_single_v2_batch(data) and _PRODUCER_ID.unpack_from(data, _PRODUCER_ID_AT)[0] < 0:  # no producer
+        state.on_high_watermark(log_.high_watermark)
+        return
     try:
         for view in iter_batches(memoryview(data)):
             if view.producer_id < 0:

@@ -28,7 +28,9 @@ partition it is given:
 from __future__ import annotations
 
 from protocol import CorruptRecordError, ErrorCode, KafkaProtocolError
-from protocol.records import Codec, iter_batches
+from protocol.records import Codec, is_single_v2_batch, iter_batches
+
+_ATTRIBUTES_LOW, _CODEC_BITS = 22, 0x07  # a v2 batch's attributes: their low byte, and its codec id bits
 
 # The append errors Kafka's appendToLocalLog does not count as failed produce requests.
 EXPECTED_FAILURES = frozenset({
@@ -41,6 +43,8 @@ def refused_before_append(version: int, records) -> bool:
     """Would Kafka's ``ProduceRequest.validateRecords`` refuse these records (so no meter sees them)?"""
     if version < 3 or records is None:
         return False
+    if is_single_v2_batch(records):  # the usual shape, from its prefix: only its codec can refuse it
+        return version < 7 and records[_ATTRIBUTES_LOW] & _CODEC_BITS >= Codec.ZSTD.value  # 5-7: no codec at all
     try:
         batches = iter_batches(memoryview(records))
         first = next(batches, None)

@@ -70,7 +70,7 @@ import struct
 import time
 
 from protocol import CorruptRecordError, ErrorCode
-from protocol.records import RECORD_BATCH_OVERHEAD, iter_batches
+from protocol.records import RECORD_BATCH_OVERHEAD, is_single_v2_batch, iter_batches
 from storage.producer_state import BatchInfo, Duplicate
 
 from ..acl_model import AclOperation, ResourceType
@@ -359,6 +359,8 @@ _ENROL_ERRORS = {**_PRODUCE_ERRORS, ErrorCode.UNKNOWN_PRODUCER_ID: ErrorCode.OUT
 
 def _producer_check(state, data) -> Duplicate | ErrorCode | None:
     """Kafka's idempotence checks for the request's batches (duplicates only for a single batch)."""
+    if is_single_v2_batch(data) and _PRODUCER.unpack_from(data, 43)[0] < 0:  # one batch, not idempotent
+        return None
     infos = [BatchInfo.of(v) for v in iter_batches(memoryview(data)) if v.magic == 2 and v.producer_id >= 0]
     for info in infos:
         verdict = state.check(info)

@@ -11,7 +11,9 @@
 """
 
 from ._model import TOMBSTONE_FLAG, Codec, Record, TimestampType, codec_from_id, is_tombstone
-from .batches import HEADER_SIZE_UP_TO_MAGIC, Batch, iter_batches, next_entry_size, peek_magic, valid_bytes
+from .batches import (
+    HEADER_SIZE_UP_TO_MAGIC, Batch, is_single_v2_batch, iter_batches, next_entry_size, peek_magic, valid_bytes,
+)
 from .builder import RecordBatchBuilder
 from .compression import DEFAULT_MAX_DECOMPRESSED_SIZE, compress, decompress
 from ._downconvert_runs import set_accelerated
@@ -36,6 +38,7 @@ __all__ = [
     "compress",
     "decompress",
     "is_tombstone",
+    "is_single_v2_batch",
     "iter_batches",
     "next_entry_size",
     "peek_magic",

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from ..errors import CorruptRecordError
 from .legacy import LegacyBatchView
-from .v2 import LOG_OVERHEAD, MAGIC_OFFSET, RecordBatchView, as_byte_view
+from .v2 import LOG_OVERHEAD, MAGIC_OFFSET, RECORD_BATCH_OVERHEAD, RecordBatchView, as_byte_view
 
 HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1  # 17
 MIN_ENTRY_SIZE = 14  # the smallest v0 message
@@ -32,6 +32,17 @@ def peek_magic(buffer, pos: int = 0) -> int | None:
     if pos < 0 or len(buffer) - pos < HEADER_SIZE_UP_TO_MAGIC:
         return None
     return buffer[pos + MAGIC_OFFSET]
+
+
+def is_single_v2_batch(buffer) -> bool:
+    """Is ``buffer`` (a flat byte buffer) exactly one complete v2 batch by its prefix alone: magic 2, a
+    length field that reaches exactly the buffer's end, and room for the 61-byte header? Then
+    ``iter_batches`` yields that one batch and nothing else, without raising (the common Produce shape;
+    the CRC and the records are not looked at)."""
+    n = len(buffer)
+    if n < RECORD_BATCH_OVERHEAD or buffer[MAGIC_OFFSET] != 2:
+        return False
+    return _PREFIX.unpack_from(buffer, 0)[1] + LOG_OVERHEAD == n
 
 
 def next_entry_size(buffer, pos: int = 0, *, max_batch_size: int | None = None) -> int | None:

@@ -169,3 +169,23 @@ async def test_the_brokers_own_appends_count_in_their_topics(groups_broker):
     assert counted(broker, "messagesin", offsets) == 1
     assert counted(broker, "bytesin", offsets) > 0
     assert counted(broker, "messagesin", "") == 1
+
+
+def test_a_topics_marks_are_kept_and_dropped_with_its_series():
+    """``TopicCounter.labels`` hands out the same marks per topic (the produce path asks on every append), each
+    topic's counting on its own series and the all-topics one; ``remove`` forgets them, so a topic made again
+    under the name counts from zero on a new series, not on the removed one."""
+    from broker.metrics import BrokerMetrics
+
+    metrics = BrokerMetrics()
+    first = metrics.messages_in.labels("a")
+    assert metrics.messages_in.labels("a") is first
+    first.inc(2)
+    metrics.messages_in.labels("b").inc(5)
+    sample = metrics.registry.get_sample_value
+    assert [sample(f"{BTM}messagesin_total", {"topic": t}) for t in ("a", "b", "")] == [2, 5, 7]
+    metrics.remove_topic("a")
+    again = metrics.messages_in.labels("a")
+    assert again is not first
+    again.inc(1)
+    assert [sample(f"{BTM}messagesin_total", {"topic": t}) for t in ("a", "")] == [1, 8]

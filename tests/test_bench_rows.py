@@ -1,0 +1,31 @@
+"""``bench/bench_broker.py --rows``: only the rows named by record size and acks are run."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from bench.bench_broker import _row_filter, select_rows
+
+CASES = [(100, 200_000, "1"), (100, 200_000, "all"), (1024, 50_000, "1"), (1024, 50_000, "all"),
+         (100, 1_000_000, "1")]  # fmt: skip
+
+
+def test_rows_select_by_size_and_acks_with_every_record_count():
+    assert select_rows(CASES, _row_filter("100:1, 1024:all")) == [CASES[0], CASES[3], CASES[4]]
+
+
+def test_no_filter_keeps_every_row():
+    assert select_rows(CASES, None) == CASES
+
+
+@pytest.mark.parametrize("text", ["100", "100:2", "x:1", ",", "100:1,1024"])
+def test_malformed_rows_are_refused(text):
+    with pytest.raises(argparse.ArgumentTypeError):
+        _row_filter(text)
+
+
+def test_rows_naming_no_case_stop_the_run():
+    with pytest.raises(SystemExit, match="matches none"):
+        select_rows(CASES, _row_filter("512:1"))
