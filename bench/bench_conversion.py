@@ -1,4 +1,5 @@
-"""Broker-side cost of format conversion (KIP-724), run by hand: ``python bench/bench_conversion.py``.
+"""Broker-side cost of format conversion (KIP-724), run by hand: ``python bench/bench_conversion.py``
+(``--help`` lists the options).
 
 Starts the real broker process and drives it over raw sockets with our own
 protocol encoder, so the client costs the same for every row and only the
@@ -9,11 +10,12 @@ broker's work differs:
 * consume the same topic with Fetch v11 (sendfile, no conversion) vs Fetch v3
   (down-converted to magic 1);
 
-each uncompressed and lz4, best of ``REPEATS`` rounds (native and converted
-reads alternate round by round) of 30,000 records (``BENCH_BATCHES=1000`` in
-the environment: 100,000, whose native reads last tens of milliseconds
-instead of about ten, so one quick round weighs less). Prints records/s and
-MB/s and the ratio converted / native (goal >= 0.5).
+each uncompressed and lz4, best of ``--repeats`` rounds (5; native and
+converted reads alternate round by round) of 30,000 records (``--batches``
+of 100 records: 300, or ``BENCH_BATCHES`` from the environment; 1000 gives
+100,000, whose native reads last tens of milliseconds instead of about ten,
+so one quick round weighs less). Prints records/s and MB/s and the ratio
+converted / native (goal >= 0.5).
 
 Consume time is the wire time: from sending each Fetch to holding its whole
 response, which is the broker's work plus the transfer. The consumer then
@@ -40,6 +42,7 @@ as a fraction of it.
 
 from __future__ import annotations
 
+import argparse
 import ctypes
 import os
 import random
@@ -67,7 +70,7 @@ PER_BATCH = 100
 BATCHES = int(os.environ.get("BENCH_BATCHES", "300"))
 REPEATS = 5
 PRODUCE, FETCH, CREATE = API_BY_KEY[0], API_BY_KEY[1], API_BY_KEY[19]
-PARSE_VIEWS = "--parse-views" in sys.argv
+PARSE_VIEWS = False  # --parse-views
 _PREFIX, _INT32 = struct.Struct(">qi"), struct.Struct(">i")
 T = TypeVar("T")
 
@@ -223,7 +226,20 @@ def _consume_rows(client: Client, cpu: Callable[[], float], topic: str, name: st
     return out
 
 
-def main() -> None:
+def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batches", type=int, default=BATCHES,
+                        help=f"batches of {PER_BATCH} records per topic (default: BENCH_BATCHES or 300)")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="rounds per row; the best and the median count")
+    parser.add_argument("--parse-views", action="store_true",
+                        help="the consumer builds a batch view per entry instead of walking entry headers")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    global BATCHES, REPEATS, PARSE_VIEWS
+    args = _parse_args(argv)
+    BATCHES, REPEATS, PARSE_VIEWS = args.batches, args.repeats, args.parse_views
     total = PER_BATCH * BATCHES
     mb = total * RECORD / 1e6
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,9 +5,10 @@ the error code, offsets for the answer, and the records value to put in the
 response. For Fetch v4+ that value is a ``FileRegion`` over the segment file
 (sent with ``sendfile``); for v0-3 it is a ``ConvertedRecords`` (message
 format 0 for v0-1, 1 for v2-3): its first batches are converted here, which
-fixes its size (KIP-283), and the rest while it is sent; the chunks a
-read-ahead began after the connection's previous answer are taken over when
-they are of this very slice (``read_ahead``). A slice that old formats cannot
+fixes its size (KIP-283), and the rest while it is sent; what a read-ahead
+began after the connection's previous answer is taken over when it is of this
+very slice (``read_ahead``): the whole conversion when it was made for this
+fetch offset, else its chunks. A slice that old formats cannot
 carry at all (only markers or emptied batches) is read past.
 
 A read_committed Fetch (v4+ ``isolation_level`` 1) stops at the last stable
@@ -144,10 +145,12 @@ def _fill(ctx, topic: str, log, offset: int, limit: int, min_one: bool, result: 
         result.size = result.read_size = piece.size
         return
     started, magic, key = time.perf_counter(), 0 if ctx.version <= 1 else 1, (topic, result.partition)
-    if (found := _start_conversion(log, piece, offset, limit, min_one, magic)) is None:
-        return
-    piece, conversion = found
-    read_ahead.take(ctx, key, piece, conversion)
+    conversion = read_ahead.ready(ctx, key, piece, offset, magic)
+    if conversion is None:
+        if (found := _start_conversion(log, piece, offset, limit, min_one, magic)) is None:
+            return
+        piece, conversion = found
+        read_ahead.take(ctx, key, piece, conversion)
     metrics = ctx.broker.metrics
     result.records = ConvertedRecords(
         conversion, metrics.fetch_conversions.labels(topic).inc,

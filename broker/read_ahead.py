@@ -11,12 +11,18 @@ limit) and begins converting it: its first batches at once and its first
 chunks (``lazy_convert.CHUNKS_AHEAD``) on the C accelerator's helper thread
 (``LazyDownConversion.begin_ahead``).
 
-When that Fetch comes, ``take`` hands those chunks to its conversion only when
-its slice is the very same region of the very same open segment file
-(``LogSlice.same_region``) and its first batches end where the read-ahead's
-did (``LazyDownConversion.adopt``). Bytes below the high watermark in a segment
-file never change, so the chunks are exactly what the Fetch would convert; its
-own first batches are converted again for its own fetch offset. Anything else
+When that Fetch comes, ``ready`` hands it the read-ahead's whole conversion,
+first batches included, when its slice is the very same region of the very
+same open segment file (``LogSlice.same_region``) and it asks from the very
+offset the read-ahead converted for, in the same format (the usual case: a
+client that got whole LZ4 wrappers asks next from the batch that was cut); so
+that Fetch converts nothing before it answers. Otherwise ``take`` hands only
+the chunks to the Fetch's own conversion, when the slice is the same region
+and its first batches end where the read-ahead's did
+(``LazyDownConversion.adopt``); its own first batches are converted for its
+own fetch offset (an uncompressed batch's messages start there). Bytes below
+the high watermark in a segment file never change, so what was converted is
+exactly what the Fetch would convert. Anything else
 (another offset or limit, a segment the cleaner or retention replaced, a topic
 deleted and created again, a high watermark that moved the slice's end) drops
 them, and the Fetch converts as before.
@@ -40,6 +46,20 @@ from protocol.records.lazy_convert import LazyDownConversion, start_down_convers
 from storage.errors import OffsetOutOfRangeError
 
 MAX_PARTITIONS = 4
+
+
+def ready(ctx, key: tuple[str, int], piece, fetch_offset: int, target_magic: int) -> LazyDownConversion | None:
+    """The read-ahead's conversion of ``key`` when it is of this very slice, fetch offset and format (taken
+    out of the store); otherwise None, and the store is left for ``take``."""
+    begun = ctx.connection.read_ahead.get(key)
+    if begun is None:
+        return None
+    ahead_piece, ahead = begun
+    if (ahead.fetch_offset, ahead.target_magic) != (fetch_offset, target_magic) or not ahead_piece.same_region(piece):
+        return None
+    del ctx.connection.read_ahead[key]
+    ctx.broker.metrics.fetch_read_ahead.labels("used").inc()
+    return ahead
 
 
 def take(ctx, key: tuple[str, int], piece, conversion: LazyDownConversion) -> None:

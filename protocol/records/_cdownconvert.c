@@ -118,12 +118,6 @@ static Py_ssize_t message_size(const Args *a, const Record *r) {
     return size + (null_value ? 0 : r->value_len);
 }
 
-uint8_t *put_be(uint8_t *o, uint64_t v, int n) {
-    for (int i = n - 1; i >= 0; i--, v >>= 8)
-        o[i] = (uint8_t)v;
-    return o + n;
-}
-
 /* One message at `o`; returns the position after it. */
 static uint8_t *write_message(const Args *a, const Record *r, int64_t ts, uint8_t *o) {
     Py_ssize_t size = message_size(a, r);

@@ -9,6 +9,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MIN_RECORD_BYTES 7  /* length varint, attributes, two deltas, key and value lengths, header count */
 #define TOMBSTONE_FLAG 0x01  /* record attributes bit 0 (KIP-87) */
@@ -48,7 +49,18 @@ int read_zigzag(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max_bytes
 int walk_headers(const uint8_t *d, Py_ssize_t p, Py_ssize_t stop, const uint8_t *key, Py_ssize_t klen, int *found);
 int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r);
 uint8_t *convert(const Args *a, uint8_t *o, Totals *t);
-uint8_t *put_be(uint8_t *o, uint64_t v, int n);
+/* The low `n` bytes (1 to 8) of `v` at `o`, big-endian; returns the end. A byte-swapped store on a
+ * little-endian machine (every message field goes through it). */
+static inline uint8_t *put_be(uint8_t *o, uint64_t v, int n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t be = __builtin_bswap64(v << (8 * (8 - n)));
+    memcpy(o, &be, (size_t)n);
+#else
+    for (int i = n - 1; i >= 0; i--, v >>= 8)
+        o[i] = (uint8_t)v;
+#endif
+    return o + n;
+}
 
 int clz4_init(void);
 PyObject *clz4_chunk(PyObject *self, PyObject *args);

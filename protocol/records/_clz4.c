@@ -5,9 +5,9 @@
  * Fetch v0-v3 answer's log slice (whole entries) and makes a job of every entry that is a v2
  * batch, LZ4 (unless `lz4` is false) or uncompressed, not a control batch, with records: its
  * fields are read from the batch header here, with the GIL. It returns `(joined, lengths,
- * written, consumed)`: the entries written, one after another in one bytes object; per entry the
- * length of its output there and the records written, or None where that entry must go the
- * Python way; and how far the well-framed entries reach (the rest is Python's too). An LZ4 job's
+ * written, consumed)`: the entries written, one after another in one buffer (a read-only
+ * memoryview); per entry the length of its output there and the records written, or None where
+ * that entry must go the Python way; and how far the well-framed entries reach (the rest is Python's too). An LZ4 job's
  * entry is the legacy wrapper that protocol/records/convert.py would write for it (same fields,
  * same CRC, the frame in Kafka's framing: `frame_header` then independent 64 KiB blocks, a block
  * stored raw when LZ4 does not shrink it, an end mark); an uncompressed job's entries are its
@@ -16,8 +16,9 @@
  * Per job, without the GIL: the batch's CRC-32C is checked, the records section is decompressed (an LZ4 frame of version 1 without
  * checksums or a dictionary, blocks linked or not, with or without a content size), the records are
  * written as messages by the same `convert` as the accelerator's `emit` (every record read and
- * checked, headers too), and the messages are compressed. Anything else, and anything unusual on
- * the way (a corrupt block, a size past the limit, a record the reader gives up on), makes that
+ * checked, headers too), and the messages are compressed straight into the place the job's
+ * entry takes in that buffer (planning bounds what each job can write). Anything else, and
+ * anything unusual on the way (a corrupt block, a size past the limit, a record the reader gives up on), makes that
  * job None: the Python path then raises the exact error, so this code never has to.
  *
  * The jobs of a call are run by _clz4_threads.c, on the calling thread and a helper thread
@@ -185,23 +186,24 @@ static int first_offset(const Args *a, int64_t *first) {
     return 1;
 }
 
-static void run_plain(Job *j) {
-    Py_ssize_t records = j->a.count < j->a.end / MIN_RECORD_BYTES + 1 ? j->a.count : j->a.end / MIN_RECORD_BYTES + 1;
-    Totals t = {0, -1, 0, 1, 1};
-    uint8_t *out = malloc((size_t)(j->a.end + MAX_GROWTH * records) + 1);
-    uint8_t *end = out ? convert(&j->a, out, &t) : NULL;
-    if (end == NULL || !t.valid) {
-        free(out);
-        return;
-    }
-    j->out = out, j->out_start = 0, j->out_len = end - out, j->written = t.written;
+/* The records one output can hold at most: each takes at least MIN_RECORD_BYTES of `len`. */
+static Py_ssize_t records_in(const Job *j, Py_ssize_t len) {
+    return j->a.count < len / MIN_RECORD_BYTES + 1 ? j->a.count : len / MIN_RECORD_BYTES + 1;
 }
 
-void clz4_run_job(Job *j) {
+static void run_plain(Job *j, uint8_t *dst) {
+    Totals t = {0, -1, 0, 1, 1};
+    uint8_t *end = convert(&j->a, dst, &t);
+    if (end == NULL || !t.valid)
+        return;
+    j->out = dst, j->out_len = end - dst, j->written = t.written;
+}
+
+void clz4_run_job(Job *j, uint8_t *dst) {
     if (j->check_crc && crc32c_update(0, j->crc_from, (size_t)j->crc_len) != j->crc_want)
         return;  /* a corrupt batch: the Python way raises CorruptRecordError in its turn */
     if (j->codec == CODEC_NONE) {
-        run_plain(j);
+        run_plain(j, dst);
         return;
     }
     uint8_t *dec = malloc((size_t)j->bound + 1), *msgs = NULL;
@@ -210,21 +212,26 @@ void clz4_run_job(Job *j) {
     j->a.data = dec, j->a.end = len;
     if (len < 0 || (j->a.magic && !first_offset(&j->a, &j->a.shift)))
         goto done;
-    Py_ssize_t records = j->a.count < len / MIN_RECORD_BYTES + 1 ? j->a.count : len / MIN_RECORD_BYTES + 1;
-    msgs = malloc((size_t)(len + MAX_GROWTH * records) + 1);
+    msgs = malloc((size_t)(len + MAX_GROWTH * records_in(j, len)) + 1);
     uint8_t *end = msgs ? convert(&j->a, msgs, &t) : NULL;
     if (end == NULL || !t.valid || t.written != j->a.count)
         goto done;
-    Py_ssize_t n = end - msgs, blocks = n / BLOCK + 1;
-    j->out = malloc((size_t)(WRAPPER_HEAD_MAX + FRAME_HEADER + 4 + blocks * (4 + (Py_ssize_t)lz4_bound(BLOCK))));
-    if (j->out != NULL) {
-        uint8_t *value = j->out + WRAPPER_HEAD_MAX, *stop = compress_frame(j, msgs, n, value);
-        uint8_t *start = wrap(j, &t, value, stop - value);
-        j->out_start = start - j->out, j->out_len = stop - start, j->written = j->a.count;
-    }
+    uint8_t *value = dst + (j->wrapper_magic ? WRAPPER_HEAD_MAX : WRAPPER_HEAD_MAX - 8);  /* v0: no timestamp */
+    uint8_t *stop = compress_frame(j, msgs, end - msgs, value);
+    j->out = wrap(j, &t, value, stop - value), j->out_len = stop - j->out, j->written = j->a.count;
 done:
     free(dec);
     free(msgs);
+}
+
+/* The most a planned job's output takes: the messages of `bound` record bytes; for LZ4 a wrapper
+ * head, the frame header, per 64 KiB block its length (a block never grows: one LZ4 does not shrink
+ * goes raw) and the end mark. */
+static Py_ssize_t out_bound(const Job *j, Py_ssize_t bound) {
+    Py_ssize_t msgs = bound + MAX_GROWTH * records_in(j, bound) + 1;
+    if (j->codec == CODEC_NONE)
+        return msgs;
+    return WRAPPER_HEAD_MAX + FRAME_HEADER + 4 + msgs + 4 * (msgs / BLOCK + 1);
 }
 
 /* -- jobs from and results to Python (with the GIL) -------------------------------------------- */
@@ -235,9 +242,13 @@ static int plan(Job *j, int magic, const uint8_t *header, int64_t fetch_offset) 
     j->wrapper_magic = magic, j->header = header;
     if (j->codec == CODEC_NONE) {  /* messages for the records from the fetch offset on, no wrapper */
         j->a.fetch_offset = fetch_offset, j->a.data = j->src.buf, j->a.end = j->src.len;
+        j->out_bound = out_bound(j, j->src.len);
         return j->a.count > 0;
     }
-    return j->codec == CODEC_LZ4 && lz4_compress != NULL && j->a.count > 0 && j->max_size > 0 && plan_frame(j);
+    if (j->codec != CODEC_LZ4 || lz4_compress == NULL || j->a.count <= 0 || j->max_size <= 0 || !plan_frame(j))
+        return 0;
+    j->out_bound = out_bound(j, j->bound);
+    return 1;
 }
 
 static uint64_t get_be(const uint8_t *p, int n) {
@@ -268,35 +279,25 @@ int clz4_plan_entry(Job *j, const uint8_t *e, Py_ssize_t size, int magic, const 
     return plan(j, magic, header, fetch_offset);
 }
 
-/* Per job the length of its entries and its records written, None when it goes the Python way; the
- * entries are `joined` (a buffer the threads joined, taken over) or, without it, copied here. */
+/* Per job the length of its entries and its records written, None when it goes the Python way. */
 PyObject *clz4_results(Job *list, Py_ssize_t n, Py_ssize_t consumed, PyObject *joined) {
-    Py_ssize_t total = 0;
-    for (Py_ssize_t i = 0; i < n && joined == NULL; i++)
-        total += list[i].out ? list[i].out_len : 0;
-    char *dst = NULL;
-    if (joined == NULL && (joined = PyBytes_FromStringAndSize(NULL, total)) != NULL)
-        dst = PyBytes_AS_STRING(joined);
-    PyObject *lengths = PyList_New(n), *written = PyList_New(n);
-    for (Py_ssize_t i = 0; i < n && joined != NULL && lengths != NULL && written != NULL; i++) {
+    PyObject *lengths = joined ? PyList_New(n) : NULL, *written = lengths ? PyList_New(n) : NULL;
+    for (Py_ssize_t i = 0; i < n && written != NULL; i++) {
         const Job *j = &list[i];
         PyObject *length = j->out ? PyLong_FromSsize_t(j->out_len) : Py_NewRef(Py_None);
         PyObject *count = j->out ? PyLong_FromSsize_t(j->written) : Py_NewRef(Py_None);
         if (length == NULL || count == NULL) {
             Py_XDECREF(length);
             Py_XDECREF(count);
-            Py_CLEAR(lengths);
+            Py_CLEAR(written);
             break;
         }
         PyList_SET_ITEM(lengths, i, length);
         PyList_SET_ITEM(written, i, count);
-        if (j->out && dst != NULL)
-            memcpy(dst, j->out + j->out_start, (size_t)j->out_len), dst += j->out_len;
     }
-    if (joined == NULL || lengths == NULL || written == NULL) {
+    if (written == NULL) {
         Py_XDECREF(joined);
         Py_XDECREF(lengths);
-        Py_XDECREF(written);
         return NULL;
     }
     return Py_BuildValue("(NNNn)", joined, lengths, written, consumed);

@@ -25,8 +25,9 @@ typedef struct {
     Py_ssize_t crc_len;
     uint32_t crc_want;        /* ... and the CRC stored in the batch; a mismatch leaves the job to Python */
     int check_crc;
-    uint8_t *out;             /* holds the wrapper entry (malloc), NULL: go the Python way */
-    Py_ssize_t out_start, out_len;  /* where the entry starts in `out` (a v0 head is shorter), its length */
+    Py_ssize_t out_bound;     /* the most its output can take (planned jobs) */
+    uint8_t *out;             /* where its output was written (not owned), NULL: go the Python way */
+    Py_ssize_t out_len;
 } Job;
 
 /* Fill `j` from the v2 batch at `e` (`size` bytes, the whole entry), with the GIL; 1: planned for C,
@@ -34,13 +35,14 @@ typedef struct {
  * CRC is checked when the job runs. */
 int clz4_plan_entry(Job *j, const uint8_t *e, Py_ssize_t size, int magic, const uint8_t *header,
                     int64_t fetch_offset, Py_ssize_t max_size, int lz4);
-/* Convert planned job `j` (no GIL): decompress, write the messages, compress and wrap (LZ4), or
- * write the messages (uncompressed); j->out stays NULL when it cannot. */
-void clz4_run_job(Job *j);
+/* Convert planned job `j` (no GIL) into `dst` (j->out_bound bytes free): decompress, write the
+ * messages, compress and wrap (LZ4), or write the messages (uncompressed); j->out stays NULL when it
+ * cannot. */
+void clz4_run_job(Job *j, uint8_t *dst);
 /* Whether the system's liblz4 was loaded (clz4_init). */
 int clz4_loaded(void);
-/* `(joined, lengths, written, consumed)` of `n` jobs that have run (with the GIL); `joined` is the
- * threads' joined entries as a memoryview (taken over), or NULL: they are copied into a bytes object. */
+/* `(joined, lengths, written, consumed)` of `n` jobs that have run (with the GIL); `joined` is their
+ * entries one after another (a reference taken over; NULL: an error is set). */
 PyObject *clz4_results(Job *list, Py_ssize_t n, Py_ssize_t consumed, PyObject *joined);
 
 #endif

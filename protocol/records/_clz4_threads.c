@@ -1,65 +1,74 @@
 /*
  * The threads of the C batch down-conversion (_clz4.c converts one job), and its Python entry points.
  *
- * A call's jobs form a round; each thread that works on a round takes its first job nobody has
- * taken, until none is left. There is one helper thread, started on first use (on a machine with
- * at least two CPUs; after a fork the child starts its own). Rounds queue for it and it takes them
- * in turn, while the thread that made a round works on it too once it needs the result: it takes
- * the round off the queue if the helper never came to it, or waits for the helper's job in hand.
+ * A call's jobs form a round, and their entries go into one buffer, in job order, that becomes the
+ * call's output as it is (sized for the most each job can write; no entry is copied there from
+ * elsewhere unless a second thread wrote it). One thread works from the front of a round: it takes
+ * the first job nobody has taken and writes its entry right after the ones before. There is one
+ * helper thread, started on first use (on a machine with at least two CPUs; after a fork the child
+ * starts its own). Rounds queue for it and it works on them from the front, in turn. The thread that
+ * made a round works on it too once it needs the result: if the helper never came to it, it takes
+ * the round off the queue and works from the front itself; otherwise it takes the back half of the
+ * jobs left, converts them into a piece of its own, and again while jobs are left, then waits for the
+ * helper's job in hand and appends its pieces (the only copy, of the part it did itself).
  *
  * - convert_chunk(chunk, magic, frame_header, fetch_offset, max_size[, lz4]) -> (joined, lengths,
  *   written, consumed): the jobs of the chunk's entries (_clz4.c) form a round that is queued, and
- *   the caller starts on it at once; the call returns when all jobs are done. A single job stays
- *   on the caller (waking the helper costs more than it saves).
+ *   the caller starts on its back half at once; the call returns when all jobs are done. A single
+ *   job stays on the caller (waking the helper costs more than it saves).
  * - convert_chunk_start(...) -> Pending: the round is queued and the call returns, so the caller
  *   can do other work (send the previous chunk of a Fetch answer, read the next) while the helper
  *   converts. Pending.result() gives convert_chunk's answer: the caller runs the jobs still left,
- *   waits for the helper, and joins the entries. A Pending dropped without its result stops its
- *   round (no job is started after that) and waits in the same way before it frees the jobs'
- *   buffers. The Pending holds the chunk's buffer, which the jobs read, until then.
+ *   waits for the helper, and hands the buffer over. A Pending dropped without its result stops its
+ *   round (no job is started after that) and waits in the same way before it frees the buffer. The
+ *   Pending holds the chunk's buffer, which the jobs read, until then.
  */
 #include "_clz4.h"
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#define MAX_PIECES 64  /* pieces the caller can take: each takes at least half of what is left */
+
 typedef struct Round {
     Job *list;
     Py_ssize_t n;
-    atomic_long next;  /* the first job nobody has taken */
-    atomic_long finished;  /* jobs done */
+    Py_ssize_t front, back;  /* the jobs nobody has taken: [front, back) (under `lock`) */
     struct Round *link;  /* the next round waiting for the helper */
-    int queued, helper_in;  /* waiting for the helper; the helper is on it (both under `lock`) */
-    uint8_t *joined;  /* the entries joined by the thread that finished the last job (malloc), or NULL */
-    Py_ssize_t joined_len;
+    int offered, queued, helper_in;  /* given to the helper; waiting for it; it is on it (under `lock`) */
+    uint8_t *buf;  /* the entries of the jobs taken from the front, then the caller's pieces (malloc) */
+    Py_ssize_t filled;  /* how much of `buf` they take */
 } Round;
 
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  /* guards what follows, and the rounds' flags */
+typedef struct {
+    Py_ssize_t from;  /* its first job */
+    uint8_t *buf;
+    Py_ssize_t len;
+} Piece;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;  /* guards what follows, and the rounds' fields */
 static pthread_cond_t work = PTHREAD_COND_INITIALIZER, idle = PTHREAD_COND_INITIALIZER;
 static Round *head, *tail;  /* the rounds waiting for the helper, oldest first */
 static int helper_started;
 
-/* The jobs' entries in job order in one buffer: the copy is made by whichever thread finished the
- * last job, so when that is the helper the event loop's thread does not make it. */
-static void join(Round *r) {
-    Py_ssize_t total = 0;
-    for (Py_ssize_t i = 0; i < r->n; i++)
-        total += r->list[i].out ? r->list[i].out_len : 0;
-    uint8_t *dst = r->joined = malloc((size_t)total + 1);
-    for (Py_ssize_t i = 0; i < r->n && dst != NULL; i++)
-        if (r->list[i].out)
-            memcpy(dst, r->list[i].out + r->list[i].out_start, (size_t)r->list[i].out_len), dst += r->list[i].out_len;
-    r->joined_len = total;
+/* Run job `i` of `r` into `dst`; the bytes it wrote there. */
+static Py_ssize_t run_job(Round *r, Py_ssize_t i, uint8_t *dst) {
+    Job *j = &r->list[i];
+    if (j->planned && dst != NULL)
+        clz4_run_job(j, dst);
+    return j->out ? j->out_len : 0;
 }
 
-static void run_jobs(Round *r) {
-    for (long i; (i = atomic_fetch_add(&r->next, 1)) < r->n;) {
-        if (r->list[i].planned)
-            clz4_run_job(&r->list[i]);
-        if (atomic_fetch_add(&r->finished, 1) + 1 == r->n)
-            join(r);
+/* Take the first job nobody has taken, until none is left, each written after the last in r->buf. */
+static void run_front(Round *r) {
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        Py_ssize_t i = r->front < r->back ? r->front++ : -1;
+        pthread_mutex_unlock(&lock);
+        if (i < 0)
+            return;
+        r->filled += run_job(r, i, r->buf + r->filled);
     }
 }
 
@@ -72,7 +81,7 @@ static void *helper(void *unused) {
         head = r->link, tail = head ? tail : NULL;
         r->queued = 0, r->helper_in = 1;
         pthread_mutex_unlock(&lock);
-        run_jobs(r);
+        run_front(r);
         pthread_mutex_lock(&lock);
         r->helper_in = 0;
         pthread_cond_broadcast(&idle);
@@ -106,7 +115,7 @@ static int start_helper(void) {
 static void offer(Round *r) {
     pthread_mutex_lock(&lock);
     if (start_helper()) {
-        r->link = NULL, r->queued = 1;
+        r->link = NULL, r->queued = r->offered = 1;
         if (tail)
             tail->link = r;
         else
@@ -117,22 +126,60 @@ static void offer(Round *r) {
     pthread_mutex_unlock(&lock);
 }
 
-/* Run what is left of round `r` on this thread; then take it off the queue if the helper never
- * came to it, or wait until the helper is done with it. */
-static void finish(Round *r) {
-    run_jobs(r);
+static void unqueue(Round *r) {  /* with `lock` */
+    Round **at = &head, *before = NULL;
+    for (; *at != r; at = &(*at)->link)
+        before = *at;
+    *at = r->link;
+    tail = tail == r ? before : tail;
+    r->queued = 0;
+}
+
+/* The back half of the jobs nobody has taken (at least one) as a piece; 0 when none is left. With
+ * `lock`, which it releases while it converts them. */
+static int take_piece(Round *r, Piece *p) {
+    Py_ssize_t left = r->back - r->front, bound = 0;
+    if (left <= 0)
+        return 0;
+    Py_ssize_t from = r->back - (left + 1) / 2, to = r->back;
+    r->back = from;
+    pthread_mutex_unlock(&lock);
+    for (Py_ssize_t i = from; i < to; i++)
+        bound += r->list[i].planned ? r->list[i].out_bound : 0;
+    p->from = from, p->len = 0, p->buf = malloc((size_t)bound + 1);  /* NULL: these jobs go the Python way */
+    for (Py_ssize_t i = from; i < to; i++)
+        p->len += run_job(r, i, p->buf == NULL ? NULL : p->buf + p->len);
     pthread_mutex_lock(&lock);
-    if (r->queued) {
-        Round **at = &head, *before = NULL;
-        for (; *at != r; at = &(*at)->link)
-            before = *at;
-        *at = r->link;
-        tail = tail == r ? before : tail;
-        r->queued = 0;
+    return 1;
+}
+
+/* Run what is left of round `r` on this thread (see the module; `back_first`: take a piece even if
+ * the helper has not come yet), wait until the helper is done with it, and append the pieces. */
+static void finish(Round *r, int back_first) {
+    Piece pieces[MAX_PIECES];
+    int n = 0;
+    pthread_mutex_lock(&lock);
+    for (;; back_first = 0) {
+        if (!r->offered || (r->queued && !back_first)) {  /* the helper never came to it: work from the front */
+            if (r->queued)
+                unqueue(r);
+            pthread_mutex_unlock(&lock);
+            run_front(r);
+            pthread_mutex_lock(&lock);
+            break;
+        }
+        if (n == MAX_PIECES || !take_piece(r, &pieces[n]))
+            break;
+        n++;
     }
     while (r->helper_in)
         pthread_cond_wait(&idle, &lock);
     pthread_mutex_unlock(&lock);
+    for (int k = n - 1; k >= 0; k--) {  /* taken from the back: the last one comes first */
+        memcpy(r->buf + r->filled, pieces[k].buf, (size_t)pieces[k].len);
+        r->filled += pieces[k].len;
+        free(pieces[k].buf);
+    }
 }
 
 /* -- Pending: a call's jobs and their round ------------------------------------------------------ */
@@ -175,32 +222,32 @@ static PyTypeObject OutputType = {
     .tp_doc = "A chunk's converted entries, read through a memoryview.",
 };
 
-/* A read-only memoryview of round `r`'s joined buffer, which it then owns; NULL (no error set) when
- * there is none, or when wrapping it failed (the caller copies the entries instead). */
+/* A read-only memoryview of round `r`'s entries, whose buffer it then owns (shrunk to them); a bytes
+ * copy when that fails. */
 static PyObject *joined_view(Round *r) {
-    if (r->joined == NULL)
-        return NULL;
     Output *o = PyObject_New(Output, &OutputType);
     PyObject *view = NULL;
     if (o != NULL) {
-        o->buf = r->joined, o->len = r->joined_len, r->joined = NULL;
+        uint8_t *shrunk = realloc(r->buf, (size_t)r->filled + 1);
+        o->buf = shrunk ? shrunk : r->buf, o->len = r->filled, r->buf = NULL;
         view = PyMemoryView_FromObject((PyObject *)o);
         Py_DECREF(o);
     }
-    PyErr_Clear();
+    if (view == NULL && r->buf != NULL) {
+        PyErr_Clear();
+        view = PyBytes_FromStringAndSize((const char *)r->buf, r->filled);
+    }
     return view;
 }
 
 static void release_jobs(Pending *p) {
-    for (Py_ssize_t i = 0; i < p->round.n && p->list != NULL; i++) {
+    for (Py_ssize_t i = 0; i < p->round.n && p->list != NULL; i++)
         if (p->list[i].src.obj != NULL)
             PyBuffer_Release(&p->list[i].src);
-        free(p->list[i].out);
-    }
     free(p->list);
     p->list = NULL;
-    free(p->round.joined);
-    p->round.joined = NULL;
+    free(p->round.buf);
+    p->round.buf = NULL;
     if (p->header.obj != NULL)
         PyBuffer_Release(&p->header);
     if (p->chunk.obj != NULL)
@@ -209,27 +256,33 @@ static void release_jobs(Pending *p) {
 
 static void pending_dealloc(Pending *p) {
     if (!p->done) {
-        atomic_store(&p->round.next, (long)p->round.n);  /* no job is started after this */
         Py_BEGIN_ALLOW_THREADS
-        finish(&p->round);
+        pthread_mutex_lock(&lock);
+        p->round.back = p->round.front;  /* no job is started after this */
+        pthread_mutex_unlock(&lock);
+        finish(&p->round, 0);
         Py_END_ALLOW_THREADS
     }
     release_jobs(p);
     Py_TYPE(p)->tp_free((PyObject *)p);
 }
 
-static PyObject *pending_result(Pending *p, PyObject *unused) {
+static PyObject *finish_pending(Pending *p, int back_first) {
     if (p->done) {
         PyErr_SetString(PyExc_RuntimeError, "the result of this conversion was already taken");
         return NULL;
     }
     Py_BEGIN_ALLOW_THREADS
-    finish(&p->round);
+    finish(&p->round, back_first);
     Py_END_ALLOW_THREADS
     p->done = 1;
     PyObject *out = clz4_results(p->list, p->round.n, p->consumed, joined_view(&p->round));
     release_jobs(p);
     return out;
+}
+
+static PyObject *pending_result(Pending *p, PyObject *unused) {
+    return finish_pending(p, 0);
 }
 
 static PyMethodDef pending_methods[] = {
@@ -251,10 +304,9 @@ static Pending *new_pending(void) {
     Pending *p = PyObject_New(Pending, &PendingType);
     if (p == NULL)
         return NULL;
-    p->list = NULL, p->round.n = 0, p->round.queued = p->round.helper_in = 0, p->done = 1;
-    p->header.obj = p->chunk.obj = NULL, p->consumed = 0, p->round.joined = NULL;
-    atomic_init(&p->round.next, 0);
-    atomic_init(&p->round.finished, 0);
+    p->list = NULL, p->round.n = p->round.front = p->round.back = 0, p->done = 1;
+    p->round.offered = p->round.queued = p->round.helper_in = 0, p->round.buf = NULL, p->round.filled = 0;
+    p->header.obj = p->chunk.obj = NULL, p->consumed = 0;
     return p;
 }
 
@@ -271,10 +323,17 @@ static int alloc_jobs(Pending *p, Py_ssize_t n) {
     return p->list != NULL;
 }
 
-/* Offer the round to the helper when at least `helper_from` of its jobs are planned for C. */
+/* The round's buffer, sized for the most its planned jobs write (none: every job goes the Python
+ * way), offered to the helper when at least `helper_from` of them are planned for C. */
 static Pending *begin(Pending *p, Py_ssize_t planned, Py_ssize_t helper_from) {
-    p->round.list = p->list, p->done = 0;
-    if (planned >= helper_from)
+    Py_ssize_t bound = 0;
+    for (Py_ssize_t i = 0; i < p->round.n; i++)
+        bound += p->list[i].planned ? p->list[i].out_bound : 0;
+    p->round.list = p->list, p->round.back = p->round.n, p->done = 0;
+    if ((p->round.buf = malloc((size_t)bound + 1)) == NULL)
+        for (Py_ssize_t i = 0; i < p->round.n; i++)
+            p->list[i].planned = 0;
+    if (planned >= helper_from && p->round.buf != NULL)
         offer(&p->round);
     return p;
 }
@@ -318,7 +377,7 @@ fail:
 
 PyObject *clz4_chunk(PyObject *self, PyObject *args) {
     Pending *p = start_chunk(args, 2);
-    PyObject *out = p ? pending_result(p, NULL) : NULL;
+    PyObject *out = p ? finish_pending(p, 1) : NULL;
     Py_XDECREF(p);
     return out;
 }

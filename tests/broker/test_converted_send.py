@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 import threading
+import time
 
 import pytest
 
@@ -192,3 +193,26 @@ async def test_slow_chunks_move_the_rest_of_the_conversion_to_a_worker_thread(mo
         assert len(answers[-1]) == conv.size and done[0] > 0  # the worker thread's time is counted too
     assert answers[0] == answers[1]
     assert [r[0] for r in kp_read(answers[0])] == list(range(len(kp_read(answers[0])))) and len(kp_read(answers[0])) > 20
+
+
+async def test_chunks_that_wait_without_working_stay_on_the_loop_thread(monkeypatch):
+    """Time off the CPU (waiting for the C helper's job in hand, or for a core) keeps no chunk from the loop."""
+    monkeypatch.setattr(lazy_convert, "CHUNK_SOURCE_BYTES", 1)  # one batch per chunk
+    batches = [_batch(i * 10, 10, Codec.LZ4, size=50) for i in range(5)]
+    expected = await _send(ConvertedRecords(_conversion(*batches), lambda n: None, lambda s: None))
+    real_start = lazy_convert.LazyDownConversion.start
+
+    def waiting_start(self, chunk):
+        end = real_start(self, chunk)
+
+        def waited():
+            time.sleep(2 * converted_send.OFFLOAD_AFTER_S)  # as if the helper were still on it
+            return end()
+
+        return waited
+
+    monkeypatch.setattr(lazy_convert.LazyDownConversion, "start", waiting_start)
+    seen, loop_thread, done = _threads_of_pieces(monkeypatch), threading.get_ident(), []
+    answer = await _send(ConvertedRecords(_conversion(*batches), lambda n: None, done.append))
+    assert answer == expected and len(seen) > 3 and set(seen) == {loop_thread}
+    assert done[0] >= 2 * converted_send.OFFLOAD_AFTER_S  # the waits still count as conversion time

@@ -116,3 +116,25 @@ async def test_a_connection_holds_read_aheads_for_a_few_partitions(broker):
     offset = _next(await _fetch(broker, "many", 3, 0, 5000, fake_connection(), partition=0), 0)
     await _fetch(broker, "many", 3, offset, 5000, conn, partition=0)  # takes its own, then gets one again
     assert len(conn.read_ahead) == read_ahead.MAX_PARTITIONS and _outcomes(broker)[0] == 1
+
+
+async def test_a_fetch_from_the_offset_read_ahead_converts_nothing_before_it_answers(broker, monkeypatch):
+    from broker import fetch_reader
+
+    await create_ok(broker, "whole", configs={"compression.type": "producer"})
+    await _produce(broker, "whole", 30, Codec.LZ4)
+    started: list[int] = []
+    real = fetch_reader.start_down_conversion
+
+    def counted(piece, **kw):
+        started.append(kw["fetch_offset"])
+        return real(piece, **kw)
+
+    monkeypatch.setattr(fetch_reader, "start_down_conversion", counted)
+    conn, offset, fetches = fake_connection(), 0, 0
+    while offset < 600:
+        data = await _fetch(broker, "whole", 3, offset, 20_000, conn)
+        offset, fetches = _next(data, offset), fetches + 1
+    assert fetches > 3 and started == [0]  # each later Fetch asked from where its read-ahead had converted
+    assert _outcomes(broker) == (fetches - 1, 0)
+    assert await _fetch(broker, "whole", 3, 0, 20_000, fake_connection()) and started == [0, 0]  # no read-ahead
