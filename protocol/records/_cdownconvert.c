@@ -25,40 +25,6 @@
 #include "_cdownconvert.h"
 #include <string.h>
 
-/* A zigzag varint of at most `max_bytes` bytes, bits past `bits` dropped (Java's int/long arithmetic).
- * Returns 0 when it runs past `end` or is too long. */
-int read_zigzag(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int bits, int64_t *out) {
-    uint64_t u = 0;
-    for (int i = 0; i < max_bytes; i++) {
-        if (*pos >= end)
-            return 0;
-        uint8_t b = d[(*pos)++];
-        if (i * 7 < 64)
-            u |= (uint64_t)(b & 0x7F) << (i * 7);
-        if (b < 0x80) {
-            if (bits == 32) {
-                uint32_t v = (uint32_t)u;
-                *out = (int64_t)(int32_t)((v >> 1) ^ (0u - (v & 1)));
-            } else {
-                *out = (int64_t)((u >> 1) ^ (0ull - (u & 1)));
-            }
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* A key or value of `len` bytes (none when len <= 0) at *p: note where, step over. 0: past `stop`. */
-static int skip_bytes(Py_ssize_t *p, Py_ssize_t stop, int64_t len, Py_ssize_t *at) {
-    *at = *p;
-    if (len > 0) {
-        if (len > stop - *p)
-            return 0;
-        *p += len;
-    }
-    return 1;
-}
-
 /* Whether headers from `p` (their count first) end exactly at `stop`, as the full decoder checks them:
  * a count in 0..bytes left, keys not null, any value length (negative ones are null). With `key`,
  * *found says whether a header has that key (`klen` bytes). */
@@ -76,32 +42,6 @@ int walk_headers(const uint8_t *d, Py_ssize_t p, Py_ssize_t stop, const uint8_t 
             return 0;
     }
     return p == stop;
-}
-
-/* Read the record at *pos (its length varint first) and move *pos to its end. 0: unusual, give up. */
-int read_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int64_t base_offset, Record *r) {
-    int64_t length, offset_delta;
-    if (!read_zigzag(d, pos, end, 5, 32, &length) || length < 1 || length > end - *pos)
-        return 0;
-    r->stop = *pos + length;
-    Py_ssize_t p = *pos;
-    r->flags = d[p++];
-    if (!read_zigzag(d, &p, r->stop, 10, 64, &r->ts_delta) || !read_zigzag(d, &p, r->stop, 5, 32, &offset_delta) ||
-        !read_zigzag(d, &p, r->stop, 5, 32, &r->key_len))
-        return 0;
-    if (!skip_bytes(&p, r->stop, r->key_len, &r->key_at) || !read_zigzag(d, &p, r->stop, 5, 32, &r->value_len) ||
-        !skip_bytes(&p, r->stop, r->value_len, &r->value_at))
-        return 0;
-    if (p >= r->stop)  /* no room for the header count */
-        return 0;
-    r->headers_at = p;
-    r->plain = p + 1 == r->stop && d[p] == 0;
-    r->offset = base_offset + offset_delta;  /* int32 delta: cannot overflow unless base is near the edge */
-    if ((offset_delta > 0 && base_offset > INT64_MAX - offset_delta) ||
-        (offset_delta < 0 && base_offset < INT64_MIN - offset_delta))
-        return 0;
-    *pos = r->stop;
-    return 1;
 }
 
 /* The timestamp a legacy message gets: base + delta wrapping to 64 bits as Java's long does (the sum is

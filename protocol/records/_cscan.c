@@ -18,62 +18,6 @@ typedef struct {
     int in_order;
 } Found;
 
-/* read_zigzag, here again so that the compiler inlines it into the loop below with its width fixed (the
- * call per varint was most of the scan's time). */
-static inline int varint_here(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, int max_bytes, int bits,
-                              int64_t *out) {
-    uint64_t u = 0;
-    for (int i = 0; i < max_bytes; i++) {
-        if (*pos >= end)
-            return 0;
-        uint8_t b = d[(*pos)++];
-        if (i * 7 < 64)
-            u |= (uint64_t)(b & 0x7F) << (i * 7);
-        if (b < 0x80) {
-            if (bits == 32) {
-                uint32_t v = (uint32_t)u;
-                *out = (int64_t)(int32_t)((v >> 1) ^ (0u - (v & 1)));
-            } else {
-                *out = (int64_t)((u >> 1) ^ (0ull - (u & 1)));
-            }
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Step over a key or value of `len` bytes (none when len <= 0); 0 when it runs past `stop`. */
-static inline int skip_here(Py_ssize_t *p, Py_ssize_t stop, int64_t len) {
-    if (len > 0) {
-        if (len > stop - *p)
-            return 0;
-        *p += len;
-    }
-    return 1;
-}
-
-/* read_record for a client's batch (base offset 0, so an offset is its delta), inlined the same way; it
- * accepts and refuses exactly what read_record does. */
-static inline int scan_record(const uint8_t *d, Py_ssize_t *pos, Py_ssize_t end, Record *r) {
-    int64_t length, offset_delta;
-    if (!varint_here(d, pos, end, 5, 32, &length) || length < 1 || length > end - *pos)
-        return 0;
-    r->stop = *pos + length;
-    Py_ssize_t p = *pos;
-    r->flags = d[p++];
-    if (!varint_here(d, &p, r->stop, 10, 64, &r->ts_delta) || !varint_here(d, &p, r->stop, 5, 32, &offset_delta) ||
-        !varint_here(d, &p, r->stop, 5, 32, &r->key_len) || !skip_here(&p, r->stop, r->key_len) ||
-        !varint_here(d, &p, r->stop, 5, 32, &r->value_len) || !skip_here(&p, r->stop, r->value_len))
-        return 0;
-    if (p >= r->stop)  /* no room for the header count */
-        return 0;
-    r->headers_at = p;
-    r->plain = p + 1 == r->stop && d[p] == 0;
-    r->offset = offset_delta;
-    *pos = r->stop;
-    return 1;
-}
-
 /* Read every record; 0 when the Python scan must take over. Flagged indexes go to `flags`. */
 static int scan_records(const uint8_t *d, Py_ssize_t end, Py_ssize_t count, const uint8_t *key,
                         Py_ssize_t klen, Found *f, Py_ssize_t *flags, Py_ssize_t *nflags) {
@@ -81,7 +25,7 @@ static int scan_records(const uint8_t *d, Py_ssize_t end, Py_ssize_t count, cons
     Record r;
     *f = (Found){INT64_MAX, INT64_MIN, 0, 1};
     for (Py_ssize_t i = 0; i < count; i++) {
-        if (!scan_record(d, &pos, end, &r))
+        if (!read_record(d, &pos, end, 0, &r))
             return 0;
         int found = 0;  /* one walk checks the headers and looks for the key (a flagged record needs no flag) */
         const uint8_t *k = (r.flags & TOMBSTONE_FLAG) ? NULL : key;
