@@ -72,6 +72,9 @@ REPEATS = 5
 PRODUCE, FETCH, CREATE = API_BY_KEY[0], API_BY_KEY[1], API_BY_KEY[19]
 PARSE_VIEWS = False  # --parse-views
 _PREFIX, _INT32 = struct.Struct(">qi"), struct.Struct(">i")
+# The batches carry fixed old timestamps: with Kafka's 168 h retention a broker up past its first
+# retention check would delete them under a long run, and the consume loop would never catch up.
+_BROKER_SETTINGS = {"prometheus.port": "0", "log.retention.ms": "-1"}
 T = TypeVar("T")
 
 
@@ -243,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
     total = PER_BATCH * BATCHES
     mb = total * RECORD / 1e6
     with tempfile.TemporaryDirectory() as tmp:
-        broker = BrokerProcess(Path(tmp), {"prometheus.port": "0"}).start()
+        broker = BrokerProcess(Path(tmp), _BROKER_SETTINGS).start()
         try:
             client = Client(broker.port)
             rows = _rows(client, _cpu_of(broker.proc.pid))
