@@ -45,6 +45,11 @@ def refused_before_append(version: int, records) -> bool:
         return False
     if is_single_v2_batch(records):  # the usual shape, from its prefix: only its codec can refuse it
         return version < 7 and records[_ATTRIBUTES_LOW] & _CODEC_BITS >= Codec.ZSTD.value  # 5-7: no codec at all
+    return refused_by_walk(version, records)
+
+
+def refused_by_walk(version: int, records) -> bool:
+    """``refused_before_append`` for any shape, by walking the batches as Kafka's validation does."""
     try:
         batches = iter_batches(memoryview(records))
         first = next(batches, None)

@@ -17,27 +17,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from broker.handlers._produce_metrics import refused_before_append
+from broker.handlers._produce_metrics import refused_before_append, refused_by_walk
 from broker.handlers.produce import _producer_check
-from protocol import CorruptRecordError, KafkaProtocolError
-from protocol.records import Codec, RecordBatchBuilder, is_single_v2_batch, iter_batches
+from protocol.records import RecordBatchBuilder, is_single_v2_batch, iter_batches
 from storage.producer_state import BatchInfo
 
 
 def refused_reference(version: int, records) -> bool:
-    """``refused_before_append`` as a walk of the batches (its code before the shortcut)."""
+    """``refused_before_append`` without the shortcut of one batch: the walk of every batch."""
     if version < 3 or records is None:
         return False
-    try:
-        batches = iter_batches(memoryview(records))
-        first = next(batches, None)
-        if first is None or first.magic != 2:
-            return True
-        if version < 7 and first.compression is Codec.ZSTD:
-            return True
-        return next(batches, None) is not None
-    except (CorruptRecordError, KafkaProtocolError):
-        return True
+    return refused_by_walk(version, records)
 
 
 def batch(count: int, producer_id: int) -> bytes:
