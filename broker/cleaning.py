@@ -7,12 +7,13 @@ which is the cleaner's as in Kafka's ``cleanupLogs``) are handed to the trio thr
 storage keeps its single-owner rule and appends or fetches wait only for
 those renames. ``start_cleaner`` registers the cleaner's scrape-time gauges
 (``cleaner.metrics``) and shortens the GIL switch interval (see
-``GIL_SWITCH_INTERVAL_S``) and adds a trio instrument that tells the
-cleaners' ``RequestGate`` when the loop has work (after an I/O wait) and when
-it goes back to waiting (before an I/O wait with a timeout), so the cleaners
-pause between steps while requests are answered (``cleaner.gate``).
-``stop_cleaner`` removes it and stops the threads from a worker thread so the
-trio loop keeps serving swaps while they finish.
+``GIL_SWITCH_INTERVAL_S``) and hands the cleaners' ``RequestGate``
+(``cleaner.gate``) to the loop's one instrument, ``broker.loop_idle``, which
+tells it when the loop has work (after an I/O wait) and when it goes back to
+waiting (before an I/O wait with a timeout), so the cleaners pause between
+steps while requests are answered. ``stop_cleaner`` takes the gate back and
+stops the threads from a worker thread so the trio loop keeps serving swaps
+while they finish.
 """
 
 from __future__ import annotations
@@ -39,20 +40,6 @@ def _owner(token: trio.lowlevel.TrioToken) -> Callable[[Callable[[], Any]], Any]
     return run
 
 
-class _LoopActivity(trio.abc.Instrument):
-    """Tells the cleaners' ``RequestGate`` when the trio loop has work and when it waits for sockets."""
-
-    def __init__(self, gate: RequestGate) -> None:
-        self.gate = gate
-
-    def after_io_wait(self, timeout: float) -> None:
-        self.gate.mark_busy()
-
-    def before_io_wait(self, timeout: float) -> None:
-        if timeout > 0:
-            self.gate.mark_idle()
-
-
 def start_cleaner(broker: Any) -> LogCleaner | None:
     """Start ``log.cleaner.threads`` threads unless ``log.cleaner.enable=false``; gauges either way."""
     manager = broker.topics.manager
@@ -62,18 +49,16 @@ def start_cleaner(broker: Any) -> LogCleaner | None:
     broker.metrics.add_state_collector(lambda: cleaner_metrics.samples(cleaner))
     if config.enable:
         sys.setswitchinterval(GIL_SWITCH_INTERVAL_S)
-        broker.loop_activity = _LoopActivity(cleaner.gate)
-        trio.lowlevel.add_instrument(broker.loop_activity)
+        broker.loop_idle.gate = cleaner.gate  # the server's loop instrument marks it busy and idle
         cleaner.start()
     return cleaner
 
 
 async def stop_cleaner(broker: Any) -> None:
-    activity = getattr(broker, "loop_activity", None)
-    if activity is not None:
-        trio.lowlevel.remove_instrument(activity)
-        activity.gate.mark_idle()  # nobody marks it any more: a paused cleaner must not wait it out
-        broker.loop_activity = None
+    gate: RequestGate | None = broker.loop_idle.gate
+    if gate is not None:
+        broker.loop_idle.gate = None
+        gate.mark_idle()  # nobody marks it any more: a paused cleaner must not wait it out
     cleaner = getattr(broker, "cleaner", None)
     if cleaner is not None:
         await trio.to_thread.run_sync(cleaner.stop)

@@ -20,18 +20,31 @@ notes (time, total idle) so a scrape can take the share over the last
 ``io-wait-ratio``) or, younger than that, since the start. The scrape runs in
 prometheus-client's thread: the loop publishes its running total and the
 start of a wait under way as one tuple, so a reader never sees them torn.
+
+The same two hooks serve the log cleaner: while cleaner threads run,
+``gate`` is their ``RequestGate`` (``broker/cleaning.py`` sets and clears
+it), told the loop is busy after each wait and idle before each wait that
+may sleep (a timeout above 0; a zero timeout is a poll between runnable
+tasks). One instrument rather than two, because trio calls every
+instrument's hooks on every wait, and this loop waits tens of thousands of
+times a second under load.
 """
 
 from __future__ import annotations
 
 import collections
 import time
-from typing import Iterator
+from typing import Iterator, Protocol
 
 import trio
 
 _MARKS_PER_SPAN = 20
 NETWORK_PROCESSOR = "0"  # the one loop, as Kafka's first network processor
+
+
+class _Gate(Protocol):
+    def mark_busy(self) -> None: ...
+    def mark_idle(self) -> None: ...
 
 
 class LoopIdle(trio.abc.Instrument):
@@ -45,6 +58,7 @@ class LoopIdle(trio.abc.Instrument):
         self.started: float | None = None
         self._state: tuple[float, float | None] = (0.0, None)  # (total idle s, start of the wait under way)
         self._marks: collections.deque[tuple[float, float]] = collections.deque()  # (time, total idle)
+        self.gate: _Gate | None = None  # the cleaners' RequestGate while they run
 
     def start(self) -> None:
         """Count from now (the server installs the instrument as it starts serving)."""
@@ -55,8 +69,12 @@ class LoopIdle(trio.abc.Instrument):
 
     def before_io_wait(self, timeout: float) -> None:
         self._state = (self._state[0], self._clock())
+        if timeout > 0 and self.gate is not None:
+            self.gate.mark_idle()
 
     def after_io_wait(self, timeout: float) -> None:
+        if self.gate is not None:
+            self.gate.mark_busy()
         now = self._clock()
         idle, began = self._state
         if began is not None:

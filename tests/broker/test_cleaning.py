@@ -1,4 +1,4 @@
-"""broker.cleaning: the trio loop tells the cleaners' gate when it is busy; the instrument comes and goes with them."""
+"""broker.cleaning: the loop's one instrument tells the cleaners' gate when it is busy; the gate comes and goes with them."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ import threading
 import pytest
 import trio
 
-from broker.cleaning import _LoopActivity, start_cleaner, stop_cleaner
+from broker.cleaning import start_cleaner, stop_cleaner
+from broker.loop_idle import LoopIdle
 from cleaner import RequestGate
 from tests.broker._admin_client import broker  # noqa: F401 - fixture
 
@@ -26,29 +27,38 @@ async def _busy_seen_from_a_thread(gate: RequestGate) -> bool:
 
 
 async def test_the_loop_is_busy_while_it_runs_tasks_and_idle_while_it_waits():
-    gate = RequestGate()
-    trio.lowlevel.add_instrument(_LoopActivity(gate))
-    await trio.sleep(0)
-    assert gate.busy  # this task is running
-    with trio.fail_after(10):
-        assert await _busy_seen_from_a_thread(gate) is False
-
-
-async def test_start_cleaner_adds_the_instrument_and_stop_cleaner_removes_it(broker):  # noqa: F811
-    with trio.fail_after(20):
-        cleaner = start_cleaner(broker)
-        activity = broker.loop_activity
-        assert activity.gate is cleaner.gate
+    gate, loop = RequestGate(), LoopIdle((2, 1000))
+    loop.start()
+    loop.gate = gate
+    trio.lowlevel.add_instrument(loop)
+    try:
         await trio.sleep(0)
-        assert cleaner.gate.busy
-        cleaner.gate.mark_busy()  # as if the loop were busy when the instrument goes
-        await stop_cleaner(broker)
-    assert broker.loop_activity is None and not cleaner.gate.busy  # no cleaner waits out a busy mark
-    with pytest.raises(KeyError):
-        trio.lowlevel.remove_instrument(activity)
+        assert gate.busy  # this task is running
+        with trio.fail_after(10):
+            assert await _busy_seen_from_a_thread(gate) is False
+    finally:
+        trio.lowlevel.remove_instrument(loop)
 
 
-async def test_a_disabled_cleaner_adds_no_instrument(tmp_path):
+async def test_start_cleaner_hands_its_gate_to_the_loop_instrument_and_stop_cleaner_takes_it_back(broker):  # noqa: F811
+    broker.loop_idle.start()
+    trio.lowlevel.add_instrument(broker.loop_idle)  # as serve_broker does before it starts the cleaner
+    try:
+        with trio.fail_after(20):
+            cleaner = start_cleaner(broker)
+            assert broker.loop_idle.gate is cleaner.gate and not hasattr(broker, "loop_activity")  # no 2nd instrument
+            await trio.sleep(0)
+            assert cleaner.gate.busy
+            cleaner.gate.mark_busy()  # as if the loop were busy when the cleaner stops
+            await stop_cleaner(broker)
+        assert broker.loop_idle.gate is None and not cleaner.gate.busy  # no cleaner waits out a busy mark
+        await trio.sleep(0)
+        assert not cleaner.gate.busy  # the loop marks it no more
+    finally:
+        trio.lowlevel.remove_instrument(broker.loop_idle)
+
+
+async def test_a_disabled_cleaner_hands_no_gate(tmp_path):
     from broker.config import BrokerConfig
     from broker.core import Broker
 
@@ -57,7 +67,7 @@ async def test_a_disabled_cleaner_adds_no_instrument(tmp_path):
     try:
         with trio.fail_after(20):
             start_cleaner(b)
-            assert getattr(b, "loop_activity", None) is None
+            assert b.loop_idle.gate is None
             await stop_cleaner(b)
     finally:
         b.close()
