@@ -385,6 +385,15 @@ class ConsumerCoordinator:
                     self.fence(group, member_id, f"it failed to transition from epoch {epoch} in time")
             self._classic_timers(group, now)
 
+    def next_deadline(self, now: int) -> int | None:
+        """The first member timer of a consumer group after ``now`` (``tick``'s next work), None when none."""
+        due: list[int] = []
+        for group in [g for g in self.groups.values() if isinstance(g, ConsumerGroup)]:
+            due += [d for m, d in group.session_deadlines.items() if m in group.members]
+            due += [d for d, _epoch in group.rebalance_deadlines.values()]
+            due += [*group.join_deadlines.values(), *group.sync_deadlines.values()]
+        return min((d for d in due if d > now), default=None)
+
     def _classic_timers(self, group: ConsumerGroup, now: int) -> None:
         """Kafka's join and sync timeouts of classic members."""
         for timers, reason in ((group.join_deadlines, "the classic member failed to join within the rebalance "

@@ -5,8 +5,9 @@ It runs in the trio thread: a JoinGroup or SyncGroup that has to wait parks
 on a ``Waiter`` until the rebalance completes; everything else answers at
 once. Time comes from the injected ``clock`` (ms); ``tick()`` runs the
 deadlines (member session expiry, KIP-394 pending members, the rebalance and
-initial-delay timers) and is called every ``tick_interval_s`` by
-``GroupManager.run()``, or directly by tests.
+initial-delay timers) and is called by ``GroupManager.run()`` when
+``next_deadline`` comes (or a request woke it: ``timers_moved``), or directly
+by tests.
 
 The rules are Kafka's ``GroupCoordinator`` (classic protocol), summarised:
 
@@ -56,18 +57,18 @@ _MIXED = object()  # JoinGroup of a consumer group with members: served by its c
 
 
 class GroupCoordinator(StaticRejoin):
-    tick_interval_s = 0.05
-
     def __init__(self, config: Any, store: Any, clock: Callable[[], int], groups: dict, mixed: Any) -> None:
         self.config = config
         self.store = store
         self.clock = clock
         self.groups: dict[str, Group] = groups  # shared with the consumer coordinator
         self.mixed = mixed  # ``ClassicMembers``: classic members of consumer groups
+        self.timers_moved: Callable[[], None] = lambda: None  # GroupManager's: its timer task looks again
 
     # -- JoinGroup -----------------------------------------------------------------------
 
     async def join(self, req: JoinRequest) -> JoinResult:
+        self.timers_moved()  # before the changes, which come before the first await (see ``timers``)
         outcome = self._join(req)
         if outcome is _MIXED:
             return await self.mixed.join(self.groups[req.group_id], req)
@@ -255,6 +256,7 @@ class GroupCoordinator(StaticRejoin):
     # -- SyncGroup -------------------------------------------------------------------------
 
     async def sync(self, req: SyncRequest) -> SyncResult:
+        self.timers_moved()
         mixed = self._mixed(req.group_id)
         if mixed is not None:
             return await self.mixed.sync(mixed, req)
@@ -282,6 +284,7 @@ class GroupCoordinator(StaticRejoin):
         for member in group.members.values():
             member.assignment = assignments.get(member.member_id, b"")
         error = await self.store.write_group(group)
+        self.timers_moved()  # what follows ends parked syncs (their sessions run again) or starts a rebalance
         if group.state != COMPLETING or group.generation_id != generation:
             return  # a rebalance started while the assignment was being stored
         if error is not None:
@@ -323,6 +326,7 @@ class GroupCoordinator(StaticRejoin):
     def heartbeat(self, group_id: str, member_id: str, instance_id: str | None, generation_id: int) -> ErrorCode:
         mixed = self._mixed(group_id)
         if mixed is not None:
+            self.timers_moved()  # it may arm the member's join timer; a classic one only moves a session on
             return self.mixed.heartbeat(mixed, member_id, instance_id, generation_id)
         group, error = self._member_check(group_id, member_id, instance_id, generation_id)
         if error is not None:
@@ -331,6 +335,7 @@ class GroupCoordinator(StaticRejoin):
         return ErrorCode.REBALANCE_IN_PROGRESS if group.state == PREPARING else ErrorCode.NONE
 
     async def leave(self, group_id: str, leaving: list[tuple[str, str | None]]) -> tuple[ErrorCode, list[ErrorCode]]:
+        self.timers_moved()
         mixed = self._mixed(group_id)
         if mixed is not None:
             return await self.mixed.leave(mixed, leaving)
@@ -371,7 +376,17 @@ class GroupCoordinator(StaticRejoin):
         """A consumer group just turned classic (``migration``): its members must rejoin."""
         self._prepare_rebalance(group, "the consumer group was downgraded to a classic group as a member left")
 
-    # -- timers ------------------------------------------------------------------------
+    # -- timers (``timers.py`` says when they run) --------------------------------------
+
+    def next_deadline(self, now: int) -> int | None:
+        """The first deadline of a classic group after ``now`` (``tick``'s next work), None when there is none."""
+        due = []
+        for group in [g for g in self.groups.values() if isinstance(g, Group)]:
+            due += group.pending_members.values()
+            due += [e for e in (m.expiry() for m in group.members.values()) if e is not None]
+            if group.state == PREPARING and group.rebalance_deadline is not None:
+                due.append(group.rebalance_deadline)
+        return min((d for d in due if d > now), default=None)
 
     def tick(self) -> None:
         now = self.clock()

@@ -90,9 +90,14 @@ class Member:
 
     def keep_alive(self, now: int) -> bool:
         """Kafka's ``shouldKeepAlive``: a parked join or sync keeps a member (a new one for 5 minutes)."""
+        expiry = self.expiry()
+        return expiry is None or now < expiry
+
+    def expiry(self) -> int | None:
+        """When ``keep_alive`` turns false; None while a parked join (of a member not new) or sync keeps it."""
         if self.join_waiter is not None:
-            return not self.is_new or now < self.heartbeat_deadline + NEW_MEMBER_JOIN_TIMEOUT_MS
-        return self.sync_waiter is not None or now < self.heartbeat_deadline
+            return self.heartbeat_deadline + NEW_MEMBER_JOIN_TIMEOUT_MS if self.is_new else None
+        return None if self.sync_waiter is not None else self.heartbeat_deadline
 
 
 @attrs.define(eq=False)

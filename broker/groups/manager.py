@@ -10,8 +10,9 @@ dropped, see ``txn_offsets``), OffsetFetch, OffsetDelete, DescribeGroups,
 ListGroups, DeleteGroups, offset expiry. ``load()`` rebuilds every group
 from ``__consumer_offsets`` at startup (``replay``; members restored with a
 fresh session, so consumers that keep heartbeating across a broker restart
-keep their generation); ``run()`` is the trio task for the coordinator's
-timers and the periodic expiry check (``offsets.retention.check.interval.ms``). ``state_metrics`` feeds the
+keep their generation); ``run()`` is the trio task for the coordinators'
+timers and the periodic expiry check (``offsets.retention.check.interval.ms``),
+which sleeps until their next deadline (``timers``). ``state_metrics`` feeds the
 Prometheus gauges named after Kafka's ``GroupMetadataManager`` MBeans and
 its ``group-coordinator-metrics`` group counts.
 """
@@ -20,8 +21,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Iterable
-
-import trio
 
 from protocol import ErrorCode
 
@@ -39,6 +38,7 @@ from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group
 from .replay import rebuild_groups
 from .results import GroupSummary, MemberSummary
 from .store import GroupStore, group_value
+from .timers import GroupTimers
 
 log = logging.getLogger("minibroker.groups")
 _STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
@@ -59,6 +59,8 @@ class GroupManager:
         mixed = ClassicMembers(self.consumer, self.store_consumer_groups)
         self.coordinator = GroupCoordinator(broker.config, self.store, broker.clock, self.groups, mixed)
         self.consumer.on_downgrade = self.coordinator.adopt_downgraded
+        self.timers = GroupTimers(self)
+        self.coordinator.timers_moved = self.timers_moved
 
     def load(self) -> None:
         self.groups.update(rebuild_groups(self.store.load(), self.clock()))
@@ -77,6 +79,7 @@ class GroupManager:
 
     async def consumer_heartbeat(self, hb: Heartbeat, may_describe=lambda _topic: True) -> HeartbeatResult:
         """ConsumerGroupHeartbeat; answered once a changed group epoch is stored. Raises ``GroupError``."""
+        self.timers_moved()  # its changes come before its first await (see ``timers``)
         result = self.consumer.heartbeat(hb, may_describe)
         error = await self.store_consumer_groups()
         if error is not None:
@@ -368,18 +371,10 @@ class GroupManager:
 
     # -- timers --------------------------------------------------------------------------
 
+    def timers_moved(self) -> None:
+        """A request may have armed or moved a deadline: the timer task looks again (``timers``)."""
+        self.timers.moved()
+
     async def run(self) -> None:
-        """The coordinator's timers, plus the offset expiry check on its own interval."""
-        interval_ms = self.config.offsets_retention_check_interval_ms
-        last_expiry = self.clock()
-        while True:
-            await trio.sleep(self.coordinator.tick_interval_s)
-            try:
-                self.coordinator.tick()
-                self.consumer.tick()
-                await self.store_consumer_groups()
-                if self.clock() - last_expiry >= interval_ms:
-                    last_expiry = self.clock()
-                    await self.expire_offsets()
-            except Exception:  # one broken group must not stop the timers of the others
-                log.exception("group duties failed")
+        """The coordinators' timers, plus the offset expiry check on its own interval (``timers``)."""
+        await self.timers.run()

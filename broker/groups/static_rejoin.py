@@ -65,6 +65,7 @@ class StaticRejoin:
         replacement and answers the error (Kafka's append future for this case). Run as a system task: the
         answer comes even if the request's connection is gone meanwhile."""
         error = await self.store.write_group(group)
+        self.timers_moved()  # the member's parked join ends below: its session runs again
         waiter = member.join_waiter
         if waiter is None or group.members.get(member.member_id) is not member:
             return  # a rebalance answered the join meanwhile, or the new member is gone
