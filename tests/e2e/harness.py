@@ -7,7 +7,10 @@ for the process's exit: then it fails at once, or starts it again with a new
 metrics port when another process took that one meanwhile), and can stop it
 with SIGTERM (clean shutdown), kill it with SIGKILL (crash) and start it again
 on the same data. Metrics go to a free local port picked just
-before start (prometheus-client cannot report an ephemeral port back).
+before start: ``prometheus.port=0`` disables the endpoint, so the broker
+cannot be asked for a port of the system's choosing (which it could report,
+as it reports its listeners), and the race with a parallel test is left to
+the retry above.
 ``raw_call`` sends one request with our own encoder over a plain socket and
 decodes the answer (for the calls no Python client makes).
 """
