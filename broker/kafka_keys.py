@@ -143,8 +143,10 @@ METRICS = """
     kafka.metrics.polling.interval.secs INT
     kafka.metrics.reporters             LIST
     metric.reporters                    LIST
-    metrics.recording.level             STRING
     telemetry.max.bytes                 INT
+"""
+RECORDING = """
+    metrics.recording.level             STRING
 """
 REMOTE = """
     remote.fetch.max.wait.ms                           INT
@@ -238,6 +240,8 @@ _REASONS = {
     ZOOKEEPER: "ZooKeeper: not used",
     THREADS: "threads, queues and coordinator tuning of Kafka's JVM: one event loop serves every request",
     METRICS: "metrics reporters: metrics are served on the Prometheus endpoint (prometheus.port)",
+    RECORDING: "no metric is recorded at DEBUG or TRACE level, here as in Kafka's broker (only its clients and "
+               "Streams have such sensors), so every level records the same",
     REMOTE: "tiered storage: there is no remote storage",
     PLUGINS: "Java plugins, Kerberos and login classes, delegation tokens, password encoding: not read here",
     SHARE: "share groups (KIP-932): not served",
@@ -273,7 +277,15 @@ def _short(text: str) -> int:
     return value
 
 
+def _recording_level(text: str) -> str:
+    """Kafka's broker reads it with ``Sensor.RecordingLevel.forName`` as it starts: case aside, one of three."""
+    if text.upper() not in ("INFO", "DEBUG", "TRACE"):
+        raise ValueError("not one of INFO, DEBUG, TRACE")
+    return text
+
+
 _PARSERS = {**TYPE_PARSERS, "SHORT": _short}
+_VALUE_CHECKS = {"metrics.recording.level": _recording_level}  # Kafka checks more than the type of these
 
 
 def sensitive(name: str) -> bool:
@@ -289,7 +301,7 @@ def split_unused(props: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]
         if name in ENFORCING and text.strip() and text.strip() not in ENFORCING_DEFAULTS:
             raise ValueError(f"{name}: a Java plugin that enforces policy or maps principals cannot be loaded "
                              "by minibroker, and running without it would allow what it refuses")  # fmt: skip
-        parse = _PARSERS.get(KAFKA_KEYS[name][0])
+        parse = _VALUE_CHECKS.get(name) or _PARSERS.get(KAFKA_KEYS[name][0])
         try:
             if parse is not None:
                 parse(text.strip())

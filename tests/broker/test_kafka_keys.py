@@ -61,12 +61,25 @@ def test_kafka_keys_are_accepted_and_each_is_warned_about_once(tmp_path, caplog)
     ({"alter.config.policy.class.name": "com.acme.P"}, "alter.config.policy.class.name: a Java plugin"),
     ({"client.quota.callback.class": "com.acme.Q"}, "client.quota.callback.class: a Java plugin"),
     ({"principal.builder.class": "com.acme.B"}, "principal.builder.class: a Java plugin"),
+    # Kafka's broker builds its MetricConfig at startup with RecordingLevel.forName: an unknown level stops it
+    ({"metrics.recording.level": "VERBOSE"}, "metrics.recording.level: invalid value 'VERBOSE'"),
 ])  # fmt: skip
 def test_a_typo_or_a_value_kafka_cannot_parse_stops_the_start(tmp_path, props, named):
     path = tmp_path / "server.properties"
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     with pytest.raises(ConfigError, match=named.replace("(", r"\(").replace(")", r"\)")):
         BrokerConfig.load(path, {"log.dirs": str(tmp_path / "data")})
+
+
+def test_a_recording_level_is_accepted_in_any_case_and_said_to_change_no_metric(tmp_path, caplog):
+    """Kafka records no broker sensor at DEBUG or TRACE level (only clients and Streams do), nor does this
+    broker: every level leaves the metrics as they are, and the warning says why."""
+    with caplog.at_level(logging.WARNING, logger="minibroker"):
+        for level in ("INFO", "debug", "Trace"):
+            config = BrokerConfig.load(None, {"log.dirs": str(tmp_path / "data"), "metrics.recording.level": level})
+            assert config.unused == {"metrics.recording.level": level}
+    assert "no metric is recorded at DEBUG or TRACE level" in KAFKA_KEYS["metrics.recording.level"][1]
+    assert "no metric is recorded at DEBUG or TRACE level" in caplog.text
 
 
 async def test_describe_configs_lists_the_kafka_keys_set_as_static_read_only_passwords_hidden(tmp_path):
