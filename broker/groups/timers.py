@@ -20,7 +20,9 @@ Woken so, the task waits until ``ROUND_S`` after its last round before it
 looks again: a group's steady heartbeats then cost at most the rounds a 50 ms
 poll did, and a deadline a request armed is seen within that time, as before.
 A consumer group whose changes failed to be stored is tried again after the
-same pause.
+same pause. No sleep is longer than ``MAX_SLEEP_S``: a deadline armed by a
+path that did not call ``moved()``, or a wall-clock jump (the deadlines are
+on the broker's clock, the sleep on trio's), is still seen within it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import trio
 
 log = logging.getLogger("minibroker.groups")
 ROUND_S = 0.05  # the shortest time between two rounds that requests wake
+MAX_SLEEP_S = 5.0  # the longest sleep: a safety net, not the timers' precision (module docstring)
 
 
 class GroupTimers:
@@ -69,6 +72,6 @@ class GroupTimers:
         first = min(d for d in due if d is not None)
         if m.consumer.dirty or m.consumer.downgraded:  # a failed store: tried again after a round's pause
             first = min(first, now + int(ROUND_S * 1000))
-        with trio.move_on_after(max(first - now, 0) / 1000):
+        with trio.move_on_after(min(max(first - now, 0) / 1000, MAX_SLEEP_S)):
             await self._moved.wait()
             await trio.sleep_until(last_round + ROUND_S)

@@ -108,3 +108,41 @@ async def test_a_consumer_group_session_ends_on_time_without_polling(tmp_path):
             assert SESSION_MS / 1000 - 0.05 < took < SESSION_MS / 1000 + LATE_S, took
             assert ticks[0] < 10, ticks
             nursery.cancel_scope.cancel()
+
+
+class _Quiet:
+    """A coordinator stand-in: no deadline until ``arm`` sets one (without waking the task); counts ticks."""
+
+    def __init__(self) -> None:
+        self.deadline: int | None = None
+        self.ticks: list[float] = []
+        self.dirty = self.downgraded = False
+
+    def next_deadline(self, now: int) -> int | None:
+        return self.deadline if self.deadline is not None and self.deadline > now else None
+
+    def tick(self) -> None:
+        self.ticks.append(trio.current_time())
+
+
+async def test_a_deadline_armed_without_a_wake_is_still_seen_within_the_longest_sleep(autojump_clock):
+    """A deadline no request announced (``moved()`` not called) waits at most ``MAX_SLEEP_S``, not forever."""
+    from types import SimpleNamespace
+
+    from broker.groups.timers import MAX_SLEEP_S, GroupTimers
+
+    classic, consumer = _Quiet(), _Quiet()
+
+    async def nothing() -> None:
+        return None
+
+    manager = SimpleNamespace(
+        config=SimpleNamespace(offsets_retention_check_interval_ms=10**9), coordinator=classic, consumer=consumer,
+        clock=lambda: int(trio.current_time() * 1000), store_consumer_groups=nothing, expire_offsets=nothing)  # fmt: skip
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(GroupTimers(manager).run)
+        await trio.sleep(1)
+        classic.deadline = int(trio.current_time() * 1000) + 10  # armed quietly
+        await trio.sleep(MAX_SLEEP_S + 0.5)
+        nursery.cancel_scope.cancel()
+    assert classic.ticks and classic.ticks[0] <= 1 + MAX_SLEEP_S + 0.1
