@@ -61,21 +61,27 @@ class KafkaHistogram(Collector):
     Kafka's they keep their last values while nothing is recorded. Values are whole milliseconds, as
     Kafka rounds them."""
 
-    def __init__(self, name: str, doc: str, labelnames: list[str], registry: CollectorRegistry) -> None:
+    def __init__(self, name: str, doc: str, labelnames: list[str], registry: CollectorRegistry,
+                 lock: Any = None) -> None:  # fmt: skip
         self._name, self._doc, self._labelnames = name, doc, labelnames
-        self._lock = threading.Lock()  # the scrape runs in prometheus-client's own thread
+        # the scrape runs in prometheus-client's own thread; histograms marked together may share one lock
+        self._lock = lock or threading.Lock()
         self._series: dict[tuple[str, ...], list] = {}  # labels -> [count, sum, recent values]
         registry.register(self)
 
     def observe(self, labels: tuple[str, ...], value: float) -> None:
-        rounded = math.floor(value + 0.5)
         with self._lock:
-            series = self._series.get(labels)
-            if series is None:
-                series = self._series[labels] = [0, 0, collections.deque(maxlen=_RESERVOIR)]
-            series[0] += 1
-            series[1] += rounded
-            series[2].append(rounded)
+            self.observe_locked(labels, value)
+
+    def observe_locked(self, labels: tuple[str, ...], value: float) -> None:
+        """``observe``, for a caller that holds the histogram's lock."""
+        rounded = math.floor(value + 0.5)
+        series = self._series.get(labels)
+        if series is None:
+            series = self._series[labels] = [0, 0, collections.deque(maxlen=_RESERVOIR)]
+        series[0] += 1
+        series[1] += rounded
+        series[2].append(rounded)
 
     def labels(self, *values: str) -> "_Observer":
         return _Observer(self, tuple(values))
@@ -211,10 +217,14 @@ class BrokerMetrics:
         self.errors = Counter(  # Kafka's ErrorsPerSec: the error codes of every response sent, NONE included
             "kafka_network_requestmetrics_errors", "Error codes in responses", ["request", "error"], registry=r
         )
+        self._times_lock = threading.Lock()  # one lock for the seven, marked together per request
         self.times = {  # Kafka's RequestMetrics histograms, tagged by request name only (not version)
-            name: KafkaHistogram(f"kafka_network_requestmetrics_{name}", doc, ["request"], r)
+            name: KafkaHistogram(f"kafka_network_requestmetrics_{name}", doc, ["request"], r, self._times_lock)
             for name, doc in _REQUEST_TIMES
         }
+        # the series marked per request, kept: prometheus-client's ``labels`` is slow per call
+        self._request_series: dict[tuple[Any, str, int], Any] = {}  # (metric, name, version) -> its series
+        self._error_series: dict[tuple[str, int], Any] = {}  # (api name, error code) -> its errors series
         self.latency = Histogram(  # ours, beside Kafka's: Prometheus buckets, per API and version
             "minibroker_request_latency_ms", "Request to answer sent, ms (Kafka's TotalTimeMs), by API and version",
             ["request", "version"], buckets=_LATENCY_BUCKETS_MS, registry=r)  # fmt: skip
@@ -259,18 +269,29 @@ class BrokerMetrics:
     def observe_request(self, names: Iterable[str], version: int, times_ms: dict[str, float]) -> None:
         """One request done: Kafka's ``RequestChannel.updateRequestMetrics`` marks the request's own name
         and, for Fetch, ``FetchConsumer`` or ``FetchFollower`` as well; ``times_ms`` by histogram name."""
-        names = list(names)
-        self.latency.labels(names[0], str(version)).observe(times_ms["totaltimems"])
-        for name in names:
-            self.requests.labels(name, str(version)).inc()
-            for histogram, ms in times_ms.items():
-                self.times[histogram].observe((name,), ms)
+        for i, name in enumerate(names):
+            if i == 0:
+                self._series_of(self.latency, name, version).observe(times_ms["totaltimems"])
+            self._series_of(self.requests, name, version).inc()
+            with self._times_lock:
+                for histogram, ms in times_ms.items():
+                    self.times[histogram].observe_locked((name,), ms)
+
+    def _series_of(self, metric: Any, name: str, version: int) -> Any:
+        """``metric.labels(name, str(version))``, kept."""
+        series = self._request_series.get((metric, name, version))
+        if series is None:
+            series = self._request_series[(metric, name, version)] = metric.labels(name, str(version))
+        return series
 
     def count_errors(self, api_name: str, counts: dict) -> None:
         """Kafka's ``RequestChannel.updateErrorMetrics``: each error code of a response, as many times as
         the response carries it (``protocol.error_counts``)."""
         for code, n in counts.items():
-            self.errors.labels(api_name, _error_name(code)).inc(n)
+            series = self._error_series.get((api_name, code))
+            if series is None:
+                series = self._error_series[(api_name, code)] = self.errors.labels(api_name, _error_name(code))
+            series.inc(n)
 
     def remove_topic(self, topic: str) -> None:
         """Drop a deleted topic's BrokerTopicMetrics series, as Kafka's ``BrokerTopicStats.removeMetrics``

@@ -8,6 +8,9 @@ responses always use header v0 (``Api.response_header_version``).
 
 ``decode_request(payload)`` takes one frame *without* its size prefix and
 returns a ``Request``; ``decode_request_header`` reads the header alone.
+Produce requests and answers take a shortcut (``produce_wire``) that builds
+the same objects and bytes, and falls back to the schema-driven codec for any
+shape it does not handle, errors included.
 Failures are the ones Kafka closes the connection for: ``UnknownApiKeyError``,
 ``UnsupportedVersionError`` (which carries the parsed header, so a broker can
 still answer ApiVersions) and ``InvalidRequestError``.
@@ -21,6 +24,7 @@ from typing import Any
 import attrs
 
 from . import primitives as p
+from . import produce_wire
 from .apis import API_BY_KEY
 from .codec import _read_tags, _write_tags, decode_body, encode_chunks
 from .errors import InvalidRequestError
@@ -29,6 +33,7 @@ from .schema import Api
 
 _SIZE = struct.Struct(">i")
 API_VERSIONS_KEY = 18
+_PRODUCE = API_BY_KEY[0]
 
 
 @attrs.define
@@ -94,6 +99,14 @@ def decode_request_header(payload: bytes | bytearray | memoryview) -> RequestHea
 
 def decode_request(payload: bytes | bytearray | memoryview) -> Request:
     """Decode one request frame body (size prefix already removed)."""
+    if payload[:2] == b"\x00\x00" and (fast := produce_wire.decode_request(payload)) is not None:
+        fields, body = fast
+        return Request(RequestHeader(*fields, {}), _PRODUCE, body, _PRODUCE.request_header_version(fields[1]))
+    return decode_request_generic(payload)
+
+
+def decode_request_generic(payload: bytes | bytearray | memoryview) -> Request:
+    """``decode_request`` by the schema-driven codec alone (the oracle of the Produce shortcut)."""
     r = Reader(payload)
     api, header, header_version = _read_header(r)
     api_version = header.api_version
@@ -119,6 +132,13 @@ def encode_request(header: RequestHeader, body: Any) -> bytes:
 
 def response_chunks(api: Api, version: int, correlation_id: int, body: Any) -> list:
     """A response frame as chunks (size prefix first); records chunks pass through."""
+    if api is _PRODUCE and (fast := produce_wire.encode_response(version, correlation_id, body)) is not None:
+        return [fast]
+    return response_chunks_generic(api, version, correlation_id, body)
+
+
+def response_chunks_generic(api: Api, version: int, correlation_id: int, body: Any) -> list:
+    """``response_chunks`` by the schema-driven codec alone (the oracle of the Produce shortcut)."""
     out: list = [b""]
     p.w_int32(out, correlation_id)
     if api.response_header_version(version) >= 1:

@@ -10,6 +10,7 @@ import types
 
 import pytest
 import trio
+import trio.testing
 
 from broker.connection import DIRECT_SEND_BYTES, Connection, FileRegion
 from broker.converted_send import ConvertedRecords
@@ -75,3 +76,93 @@ async def test_request_times_are_recorded_when_the_peer_goes_away_mid_send():
         await conn.send_chunks([os.urandom(DIRECT_SEND_BYTES + 1), AfterSent(lambda: done.append(True))])
     a.close()
     assert done == [True]
+
+
+async def test_a_small_answer_goes_out_without_a_scheduling_round():
+    """On a plain socket whose buffer has room, the joined small chunks are written at once: no checkpoint
+    (trio's ``send_all`` takes one after every send, a whole scheduling round per answer)."""
+    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
+    a, b = trio.socket.socketpair()
+    conn = Connection(broker, trio.SocketStream(a))
+    with trio.testing.assert_no_checkpoints():
+        await conn.send_chunks([b"\x00\x00\x00\x05", b"hello", AfterSent(lambda: None)])
+    assert await b.recv(100) == b"\x00\x00\x00\x05hello"
+    a.close()
+    b.close()
+
+
+async def test_what_the_kernel_does_not_take_at_once_follows_in_order():
+    """Joined chunks larger than the socket's send buffer: the kernel takes a part, the rest is sent when the
+    peer has read (through ``send_all``), and the peer gets every byte in order."""
+    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
+    a, b = trio.socket.socketpair()
+    a.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 4096)
+    conn = Connection(broker, trio.SocketStream(a))
+    chunks = [os.urandom(5000) for _ in range(20)]  # 100 kB, each below DIRECT_SEND_BYTES: joined
+    expected = b"".join(chunks)
+    received = bytearray()
+
+    async def receive() -> None:
+        await trio.sleep(0.05)  # the first write fills the buffer before anything is read
+        while len(received) < len(expected):
+            received.extend(await b.recv(1 << 16))
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(receive)
+            await conn.send_chunks(chunks)
+    a.close()
+    b.close()
+    assert bytes(received) == expected
+
+
+async def test_a_small_answer_to_a_peer_gone_is_a_broken_stream():
+    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
+    a, b = trio.socket.socketpair()
+    b.close()
+    conn = Connection(broker, trio.SocketStream(a))
+    with trio.fail_after(10), pytest.raises(trio.BrokenResourceError):
+        await conn.send_chunks([b"\x00\x00\x00\x01", b"x"])
+    a.close()
+
+
+async def test_frames_received_together_are_answered_with_a_checkpoint_between(monkeypatch):
+    """Fairness: a client that pipelines requests does not hold the loop while each is answered; the
+    receive of the first is a checkpoint, and ``_drain`` takes one before each further frame."""
+    from protocol import FrameBuffer
+
+    from broker import connection as connection_module
+
+    answered = []
+
+    async def dispatch(broker, conn, frame):
+        answered.append(bytes(frame))
+        return [b"\x00\x00\x00\x01", b"!"]
+
+    monkeypatch.setattr(connection_module, "dispatch", dispatch)
+    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None),
+                                   request_time=types.SimpleNamespace(installed=False))
+    a, b = trio.socket.socketpair()
+    conn = Connection(broker, trio.SocketStream(a))
+    frames = FrameBuffer(1 << 20)
+    frames.receive_data(b"".join(b"\x00\x00\x00\x02r%d" % i for i in range(1, 5)))
+    checkpoints = 0
+
+    async def count() -> None:
+        nonlocal checkpoints
+        while True:
+            await trio.lowlevel.checkpoint()
+            checkpoints += 1
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(count)
+            await trio.lowlevel.checkpoint()  # the counter has started
+            before = checkpoints
+            await conn._drain(frames)
+            between = checkpoints - before
+            nursery.cancel_scope.cancel()
+    assert answered == [b"r1", b"r2", b"r3", b"r4"]
+    assert between >= 2  # three checkpoints: the other task has run in (at least) the first two rounds
+    a.close()
+    b.close()

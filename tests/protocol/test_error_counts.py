@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from protocol import API_BY_KEY, API_BY_NAME, message_class
-from protocol.error_counts import error_counts
+from protocol.error_counts import _walk, error_counts
 
 
 def response(name: str, **fields):
@@ -53,3 +57,19 @@ def test_delete_acls_counts_filters_not_their_acls():
     R = cls.DeleteAclsFilterResult
     body = cls(filter_results=[R(matching_acls=[R.DeleteAclsMatchingAcl(), R.DeleteAclsMatchingAcl()])])
     assert error_counts("DeleteAcls", body) == {0: 1}
+
+
+_PRODUCE = message_class(API_BY_NAME["Produce"], False)
+_PART = _PRODUCE.TopicProduceResponse.PartitionProduceResponse
+_partition = st.builds(
+    _PART, index=st.integers(0, 5), error_code=st.sampled_from([0, 0, 1, 2, 3, 10, 87, 9999]),
+    record_errors=st.lists(st.builds(_PART.BatchIndexAndErrorMessage, batch_index=st.integers(0, 3)), max_size=2))
+_produce = st.builds(_PRODUCE, responses=st.lists(st.builds(
+    _PRODUCE.TopicProduceResponse, name=st.sampled_from(["a", "b"]), partition_responses=st.lists(_partition,
+                                                                                                 max_size=4)), max_size=3))  # fmt: skip
+
+
+@given(_produce)
+def test_produce_counts_what_the_walk_counts(body):
+    """Produce has its own loop (it is counted on every request): the same counts as the schema walk."""
+    assert error_counts("Produce", body) == Counter(_walk(body))
