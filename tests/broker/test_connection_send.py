@@ -33,6 +33,28 @@ def _converted() -> ConvertedRecords:
                             lambda s: None)  # fmt: skip
 
 
+async def _send_and_receive(broker, chunks: list, size: int, send_buffer: int = 0, read_after: float = 0) -> bytes:
+    """``send_chunks`` on one end of a socket pair while the other end reads ``size`` bytes; what it read."""
+    a, b = trio.socket.socketpair()
+    if send_buffer:
+        a.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, send_buffer)
+    conn = Connection(broker, trio.SocketStream(a))
+    received = bytearray()
+
+    async def receive() -> None:
+        await trio.sleep(read_after)
+        while len(received) < size:
+            received.extend(await b.recv(1 << 16))
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(receive)
+            await conn.send_chunks(chunks)
+    a.close()
+    b.close()
+    return bytes(received)
+
+
 async def test_mixed_chunks_arrive_whole_and_in_order(tmp_path):
     path = tmp_path / "segment"
     path.write_bytes(os.urandom(50_000))
@@ -46,21 +68,8 @@ async def test_mixed_chunks_arrive_whole_and_in_order(tmp_path):
                   b"t", converted, b"end"]  # fmt: skip
         expected = await collect(chunks)
         assert len(expected) == sum(len(c) for c in chunks)
-        a, b = trio.socket.socketpair()
-        conn = Connection(broker, trio.SocketStream(a))
-        received = bytearray()
-
-        async def receive() -> None:
-            while len(received) < len(expected):
-                received.extend(await b.recv(1 << 16))
-
-        with trio.fail_after(10):
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(receive)
-                await conn.send_chunks(chunks)
-    a.close()
-    b.close()
-    assert bytes(received) == expected
+        received = await _send_and_receive(broker, chunks, len(expected))
+    assert received == expected
     assert sent_total == [len(expected)]
 
 
@@ -95,25 +104,10 @@ async def test_what_the_kernel_does_not_take_at_once_follows_in_order():
     """Joined chunks larger than the socket's send buffer: the kernel takes a part, the rest is sent when the
     peer has read (through ``send_all``), and the peer gets every byte in order."""
     broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
-    a, b = trio.socket.socketpair()
-    a.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 4096)
-    conn = Connection(broker, trio.SocketStream(a))
     chunks = [os.urandom(5000) for _ in range(20)]  # 100 kB, each below DIRECT_SEND_BYTES: joined
     expected = b"".join(chunks)
-    received = bytearray()
-
-    async def receive() -> None:
-        await trio.sleep(0.05)  # the first write fills the buffer before anything is read
-        while len(received) < len(expected):
-            received.extend(await b.recv(1 << 16))
-
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(receive)
-            await conn.send_chunks(chunks)
-    a.close()
-    b.close()
-    assert bytes(received) == expected
+    # the first write fills the 4 KiB buffer before anything is read
+    assert await _send_and_receive(broker, chunks, len(expected), send_buffer=4096, read_after=0.05) == expected
 
 
 async def test_a_small_answer_to_a_peer_gone_is_a_broken_stream():
