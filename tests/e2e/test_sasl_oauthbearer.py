@@ -134,11 +134,14 @@ def test_java_client_logs_in_with_the_default_unsecured_login(oauth_broker):
 def test_confluent_reauthenticates_before_its_short_token_expires(oauth_broker):
     """KIP-368: the session lifetime is the token's; librdkafka renews the token and re-authenticates on the
     same connection, so producing across several expiries goes on without a new login."""
-    conf = {**_librdkafka(oauth_broker), "sasl.oauthbearer.config": "principal=alice scope=kafka lifeSeconds=5"}
+    # 10 s tokens: librdkafka renews at 80 % of a token's life and re-authenticates at about 90 % of the session;
+    # with 5 s ones a renewal half a second late on a loaded machine gave a session under 1 s, whose next
+    # re-authentication Kafka's once-a-second rule (KafkaChannel.maybeBeginServerReauthentication) refuses
+    conf = {**_librdkafka(oauth_broker), "sasl.oauthbearer.config": "principal=alice scope=kafka lifeSeconds=10"}
     admin = AdminClient(conf)  # kept: a handle collected at once ends its futures with _DESTROY
     admin.create_topics([NewTopic("oauth-reauth", 1, 1)])["oauth-reauth"].result(30)
     producer, errors = Producer({**conf, "error_cb": lambda e: errors.append(e)}), []
-    for i in range(24):  # 12 s: past two token lifetimes
+    for i in range(44):  # 22 s: past two token lifetimes
         producer.produce("oauth-reauth", b"v%d" % i)
         assert producer.flush(10) == 0
         producer.poll(0.5)  # serves librdkafka's token refresh
