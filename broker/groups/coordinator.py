@@ -20,7 +20,7 @@ The rules are Kafka's ``GroupCoordinator`` (classic protocol), summarised:
   rejoins, or a member leaves or expires; it completes when every member has
   rejoined (after ``group.initial.rebalance.delay.ms`` for an empty group,
   extended while new members keep arriving) or at the rebalance timeout,
-  dropping members that did not rejoin;
+  dropping members that did not rejoin (``rebalance``);
 * a group holds at most ``group.max.size`` members: a join that would take it
   past that is answered GROUP_MAX_SIZE_REACHED (``Group.accepts_joining``),
   and a group loaded above it (the limit lowered) rebalances (``loaded``);
@@ -49,6 +49,7 @@ from protocol import ErrorCode
 
 from . import consumer_records as cr
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group, Member, Waiter
+from .rebalance import Rebalancing
 from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
 from .static_rejoin import StaticRejoin
 
@@ -56,7 +57,7 @@ log = logging.getLogger("minibroker.groups")
 _MIXED = object()  # JoinGroup of a consumer group with members: served by its classic members
 
 
-class GroupCoordinator(StaticRejoin):
+class GroupCoordinator(StaticRejoin, Rebalancing):
     def __init__(self, config: Any, store: Any, clock: Callable[[], int], groups: dict, mixed: Any) -> None:
         self.config = config
         self.store = store
@@ -178,80 +179,6 @@ class GroupCoordinator(StaticRejoin):
     def _member_list(self, group: Group) -> list[tuple[str, str | None, bytes]]:
         protocol = group.protocol_name or ""
         return [(m.member_id, m.group_instance_id, m.metadata(protocol)) for m in group.members.values()]
-
-    # -- rebalancing ---------------------------------------------------------------------
-
-    def _prepare_rebalance(self, group: Group, reason: str) -> None:
-        now = self.clock()
-        if group.state == COMPLETING:
-            for member in group.members.values():
-                member.assignment = b""
-                if member.sync_waiter is not None:
-                    member.sync_waiter.complete(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
-                    member.sync_waiter = None
-        initial = group.state == EMPTY
-        group.transition(PREPARING, now)
-        group.initial_rebalance, group.new_member_added = initial, False
-        if initial:
-            delay = min(self.config.group_initial_rebalance_delay_ms, group.max_rebalance_timeout())
-            group.rebalance_remaining = group.max_rebalance_timeout() - delay
-            group.rebalance_deadline = now + delay
-        else:
-            group.rebalance_deadline = now + group.max_rebalance_timeout()
-        log.info("preparing to rebalance group %s (generation %d): %s", group.group_id, group.generation_id, reason)
-        self._check_join_done(group)
-
-    def _check_join_done(self, group: Group) -> None:
-        if group.state != PREPARING or not group.all_joined():
-            return
-        if group.initial_rebalance and group.rebalance_deadline > self.clock():
-            return  # the initial delay always runs out (Kafka's InitialDelayedJoin)
-        self._complete_join(group)
-
-    def _rebalance_timer(self, group: Group, now: int) -> None:
-        if group.initial_rebalance and group.new_member_added and group.rebalance_remaining > 0:
-            step = min(self.config.group_initial_rebalance_delay_ms, group.rebalance_remaining)
-            group.rebalance_remaining -= step
-            group.rebalance_deadline, group.new_member_added = now + step, False
-            return
-        self._complete_join(group)
-
-    def _complete_join(self, group: Group) -> None:
-        now = self.clock()
-        leader = group.members.get(group.leader_id or "")
-        if leader is None or leader.join_waiter is None:  # Kafka's maybeElectNewJoinedLeader
-            group.leader_id = next((m.member_id for m in group.members.values() if m.join_waiter), group.leader_id)
-        for member in [m for m in group.members.values() if m.join_waiter is None and m.group_instance_id is None]:
-            log.info("member %s of group %s did not rejoin in time", member.member_id, group.group_id)
-            group.remove_member(member.member_id)  # static members stay until their session expires (KIP-345)
-        group.rebalance_deadline, group.initial_rebalance = None, False
-        group.generation_id += 1
-        if not group.members:
-            group.protocol_name, group.leader_id = None, None
-            group.transition(EMPTY, now)
-            self.store.write_group_soon(group)
-            return
-        group.protocol_name = group.select_protocol()
-        group.transition(COMPLETING, now)
-        for member in group.members.values():
-            waiter, member.join_waiter, member.is_new = member.join_waiter, None, False
-            if waiter is not None:
-                member.extend_session(now)
-                waiter.complete(self._current_generation(group, member))
-        log.info("group %s generation %d: %d members, protocol %s", group.group_id, group.generation_id,
-                 len(group.members), group.protocol_name)  # fmt: skip
-
-    def remove_member(self, group: Group, member: Member, reason: str) -> None:
-        """Kafka's ``removeMemberAndUpdateGroup``: parked joins answer UNKNOWN_MEMBER_ID, then rebalance."""
-        if member.join_waiter is not None:
-            member.join_waiter.complete(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member.member_id))
-        if member.sync_waiter is not None:
-            member.sync_waiter.complete(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
-        group.remove_member(member.member_id)
-        if group.state in (STABLE, COMPLETING):
-            self._prepare_rebalance(group, f"removing member {member.member_id}: {reason}")
-        elif group.state == PREPARING:
-            self._check_join_done(group)
 
     # -- SyncGroup -------------------------------------------------------------------------
 
@@ -375,28 +302,3 @@ class GroupCoordinator(StaticRejoin):
     def adopt_downgraded(self, group: Group) -> None:
         """A consumer group just turned classic (``migration``): its members must rejoin."""
         self._prepare_rebalance(group, "the consumer group was downgraded to a classic group as a member left")
-
-    # -- timers (``timers.py`` says when they run) --------------------------------------
-
-    def next_deadline(self, now: int) -> int | None:
-        """The first deadline of a classic group after ``now`` (``tick``'s next work), None when there is none."""
-        due = []
-        for group in [g for g in self.groups.values() if isinstance(g, Group)]:
-            due += group.pending_members.values()
-            due += [e for e in (m.expiry() for m in group.members.values()) if e is not None]
-            if group.state == PREPARING and group.rebalance_deadline is not None:
-                due.append(group.rebalance_deadline)
-        return min((d for d in due if d > now), default=None)
-
-    def tick(self) -> None:
-        now = self.clock()
-        for group in [g for g in self.groups.values() if isinstance(g, Group)]:
-            for member_id, expiry in list(group.pending_members.items()):
-                if expiry <= now:
-                    del group.pending_members[member_id]
-                    self._check_join_done(group)
-            for member in list(group.members.values()):
-                if not member.keep_alive(now):
-                    self.remove_member(group, member, "its session timed out")
-            if group.state == PREPARING and group.rebalance_deadline is not None and group.rebalance_deadline <= now:
-                self._rebalance_timer(group, now)
