@@ -27,6 +27,7 @@ group-commit thread stays readable. Not otherwise thread-safe: the owning
 ``Log`` serialises appends, reads and rolls. ``relocate`` follows the files
 to another directory after a log dir move copied them; ``rewrites`` counts
 the rebuilds (``recover``) that may have changed them, so a move copies them again.
+Batches are found by position, offset or timestamp in ``segment_reads.py``.
 """
 
 from __future__ import annotations
@@ -35,15 +36,14 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import Any, Iterator
-
-from protocol.records import iter_batches
+from typing import Any
 
 from . import fileops
 from .errors import StorageError
-from .batch_files import FileHandle, first_batch_max_timestamp, peek_batch
+from .batch_files import FileHandle, first_batch_max_timestamp
 from .file_names import DELETED, index_path, log_path, time_index_path, txn_index_path
 from .index import OffsetIndex, TimeIndex
+from .segment_reads import SegmentReads
 from .segment_recovery import scan_valid
 from .txn_index import TransactionIndex
 
@@ -52,7 +52,7 @@ _UNKNOWN = object()
 _LOAD_LOCK = threading.RLock()
 
 
-class Segment:
+class Segment(SegmentReads):
     """A segment of a partition log; see the module docstring."""
 
     def __init__(self, directory: Path, base_offset: int, config: Any, created_ms: int, *, size: int) -> None:
@@ -272,55 +272,6 @@ class Segment:
             self.time_index.trim()
         except (OSError, StorageError) as exc:  # indexes are rebuilt on the next load
             log.error("%s: could not finish its indexes: %s", self.path, exc)
-
-    # -- reading ---------------------------------------------------------------
-
-    def batch_at(self, position: int) -> tuple[int, int] | None:
-        """(last offset, total size) of the batch at ``position``, or None past the end."""
-        return peek_batch(self.fileno(), position, self.size)
-
-    def iter_batch_headers(self, start: int = 0) -> Iterator[tuple[int, int, int]]:
-        """Yield (position, last offset, size) for each batch from ``start``."""
-        pos = start
-        while pos < self.size:
-            batch = self.batch_at(pos)
-            if batch is None:
-                return
-            yield pos, batch[0], batch[1]
-            pos += batch[1]
-
-    def find_position(self, offset: int) -> int | None:
-        """Position of the first batch whose last offset >= ``offset``; None if none here."""
-        self._ensure_loaded()
-        _, start = self.offset_index.lookup(offset)
-        for pos, last, _ in self.iter_batch_headers(start):
-            if last >= offset:
-                return pos
-        return None
-
-    def batch_end(self, position: int) -> int:
-        batch = self.batch_at(position)
-        return self.size if batch is None else min(position + batch[1], self.size)
-
-    def read_views(self, start: int, end: int) -> Iterator[Any]:
-        """Batch views over [start, end), read into memory."""
-        return iter_batches(memoryview(os.pread(self.fileno(), end - start, start)))
-
-    def find_timestamp(self, timestamp: int, start_offset: int) -> tuple[int, int] | None:
-        """First (offset, timestamp) here with timestamp >= ``timestamp`` and offset >= ``start_offset``."""
-        if self.largest_timestamp < timestamp:
-            return None
-        _, position = self.offset_index.lookup(max(self.time_index.lookup(timestamp), start_offset))
-        for pos, last, size in self.iter_batch_headers(position):
-            if last < start_offset:
-                continue
-            for view in self.read_views(pos, pos + size):
-                if view.max_timestamp < timestamp:
-                    continue
-                for record in view:
-                    if record.timestamp >= timestamp and record.offset >= start_offset:
-                        return record.offset, record.timestamp
-        return None
 
     # -- recovery --------------------------------------------------------------
 
