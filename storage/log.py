@@ -9,13 +9,10 @@ Offsets: ``log_start_offset`` (raised by DeleteRecords and retention),
 ``log_end_offset`` (next offset to assign), ``high_watermark`` (the log end
 offset on a single node; in durable mode the recovery point, so consumers
 never read what is not yet fsynced) and ``recovery_point`` (everything below
-it is on disk). A roll does not fsync the old segment on the spot (Kafka schedules it
-asynchronously): it is queued and synced by the next ``flush`` (flush policy,
-group commit or checkpoint), which is what advances the recovery point.
+it is on disk), which the fsyncs of ``log_flush.py`` move: a roll queues
+the old segment's fsync for the next flush, as Kafka schedules it.
 
-``flush`` may run on a worker thread (group commit) while the owner thread
-appends: it only fsyncs file handles and moves ``recovery_point`` forward,
-under ``_flush_lock``. Retention and deletion live in ``retention.py``;
+Retention and deletion live in ``retention.py``;
 producer state and transactions (``first_unstable_offset``,
 ``last_stable_offset``, ``aborted_transactions``, ``.txnindex`` upkeep and
 the replay after a crash) in ``log_txn.py``.
@@ -41,6 +38,7 @@ from . import log_read, log_txn, retention, roll_rules, segment_swap
 from .config import LONG_MAX
 from .errors import StorageError
 from .log_dir_failure import failing_dir
+from .log_flush import LogFlushing
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_loader import load_log
 from .producer_state import ProducerStateManager
@@ -58,7 +56,7 @@ def _no_failure_hook(_log: "Log", _exc: BaseException) -> None:
     return None
 
 
-class Log:
+class Log(LogFlushing):
     """One partition's log; see the module docstring."""
 
     def __init__(self, directory: Path, topic: str, partition: int, config: Any, clock: Callable[[], int]) -> None:
@@ -103,24 +101,6 @@ class Log:
     def rebuild_producer_state(self, replay_from: int | None = None) -> None:
         """Producer state from the newest usable snapshot plus the batches after it (``log_txn.rebuild``)."""
         log_txn.rebuild(self, replay_from)
-
-    @property
-    def recovery_point(self) -> int:
-        """Offset below which every batch is known to be on disk."""
-        if self._recovery_point is None:
-            self._recovery_point = self.log_end_offset
-        return self._recovery_point
-
-    @recovery_point.setter
-    def recovery_point(self, offset: int) -> None:
-        self._recovery_point = offset
-
-    @property
-    def checkpointed_recovery_point(self) -> int:
-        """The recovery point to write to the checkpoint: at most the base of a segment whose indexes a
-        group commit left unsynced, so a restart after a crash rescans that segment and rebuilds them."""
-        point, unsynced = self.recovery_point, self._unsynced_index_base
-        return point if unsynced is None else min(point, unsynced)
 
     def _new_segment(self, base: int) -> Segment:
         seg = Segment.create(self.dir, base, self._config, self.clock())
@@ -259,48 +239,6 @@ class Log:
         """``StorageError`` once the log dir is offline (Kafka's KafkaStorageException)."""
         if self.offline:
             raise StorageError(errno.EIO, f"{self.name} is in the offline log dir {self.dir.parent}")
-
-    # -- flushing -------------------------------------------------------------------
-
-    def flush(self, *, active_indexes: bool = True) -> None:
-        """fsync every segment written since the last flush (a group commit: the active one's indexes aside)."""
-        self.check_online()
-        log_end_offset = self.log_end_offset
-        with self._flush_lock, failing_dir(self):
-            pending = self._unflushed + [self.active]
-            for seg in pending:
-                seg.flush(indexes=active_indexes or seg is not pending[-1])
-            self.producer_state.flush_snapshots()
-            del self._unflushed[: len(pending) - 1]
-            self.recovery_point = max(self.recovery_point, log_end_offset)
-            self._unsynced_index_base = None if active_indexes else pending[-1].base_offset
-        self._unflushed_messages = 0
-        self.last_flush_ms = self.clock()
-
-    def sync_recovered(self) -> None:
-        """fsync every segment above the recovery point (after a crash, in durable mode) and move it up."""
-        point = self.recovery_point
-        if point < self.log_end_offset:
-            for seg in self.segments:
-                if seg.next_offset > point:
-                    seg.flush()
-            self.recovery_point = self.log_end_offset
-
-    def flush_if_due(self, now_ms: int) -> None:
-        if self._unflushed_messages and now_ms - self.last_flush_ms >= self._config.flush_ms:
-            self.flush()
-
-    def flush_rolled(self) -> None:
-        """fsync the rolled segments only (before checkpoints), advancing the recovery point to the active base."""
-        self.check_online()
-        with self._flush_lock, failing_dir(self):
-            pending, base = list(self._unflushed), self.active.base_offset
-            for seg in pending:
-                seg.flush()
-            self.producer_state.flush_snapshots()
-            del self._unflushed[: len(pending)]
-            if pending:
-                self.recovery_point = max(self.recovery_point, base)
 
     # -- reading ------------------------------------------------------------------
 
