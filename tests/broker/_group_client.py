@@ -135,3 +135,18 @@ def start_join(nursery, results: dict, name: str, fn, *args, **kw) -> None:
         results[name] = await fn(*args, **kw)
 
     nursery.start_soon(run)
+
+
+async def stable(broker, group="g"):
+    """One member joined (KIP-394 round trip) and synced with the assignment ``b"x"``: a Stable group."""
+    joined = await join_new(broker, group)
+    await sync(broker, group, joined.generation_id, joined.member_id, {joined.member_id: b"x"})
+    return joined
+
+
+def subscription(*topics: str) -> bytes:
+    """A v0 ``ConsumerProtocolSubscription`` of ``topics`` (no user data), as a JoinGroup protocol's metadata."""
+    out = b"\x00\x00" + len(topics).to_bytes(4, "big")
+    for t in topics:
+        out += len(t).to_bytes(2, "big") + t.encode()
+    return out + b"\xff\xff\xff\xff"  # null user data
