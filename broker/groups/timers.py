@@ -16,31 +16,41 @@ SyncGroup (which holds a member's session back), calls ``moved()``
 only schedules it, so one call at the start of a request counts for every
 change it makes before its first await; code that changes deadlines after an
 await (a stored assignment, a stored static member's new id) calls it again.
-Woken so, the task waits until ``ROUND_S`` after its last round before it
-looks again: a group's steady heartbeats then cost at most the rounds a 50 ms
-poll did, and a deadline a request armed is seen within that time, as before.
-A consumer group whose changes failed to be stored is tried again after the
-same pause. No sleep is longer than ``MAX_SLEEP_S``: a deadline armed by a
+Woken or due, the task never starts a round sooner than ``ROUND_S`` after
+the last one began: a group's steady heartbeats then cost at most the rounds
+a 50 ms poll did, a deadline is run at most that late, and a round that
+keeps failing (a broken group, a store that raises) cannot spin the task. A
+consumer group whose changes failed to be stored is tried again after the
+same pause. Each step of a round (the two ticks, the store, the expiry check)
+is guarded on its own, so one that raises does not stop the others, and the
+expiry check moves on to its next interval even when it failed. A failing
+step logs its traceback at most once per ``LOG_EVERY_S`` with the count of
+failures not logged since: at one round per ``ROUND_S`` a lasting failure
+would otherwise write twenty tracebacks a second. No sleep is longer than ``MAX_SLEEP_S``: a deadline armed by a
 path that did not call ``moved()``, or a wall-clock jump (the deadlines are
 on the broker's clock, the sleep on trio's), is still seen within it.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
-from typing import Any
+from typing import Any, Callable
 
 import trio
 
 log = logging.getLogger("minibroker.groups")
 ROUND_S = 0.05  # the shortest time between two rounds that requests wake
 MAX_SLEEP_S = 5.0  # the longest sleep: a safety net, not the timers' precision (module docstring)
+LOG_EVERY_S = 60.0  # a step that keeps failing logs its traceback once in this time, not every round
 
 
 class GroupTimers:
     def __init__(self, manager: Any) -> None:
         self.manager = manager
         self._moved = trio.Event()
+        self._logged_at: float | None = None  # when a failing step's traceback was last logged
+        self._unlogged = 0  # failures since then, not logged
 
     def moved(self) -> None:
         self._moved.set()
@@ -54,18 +64,31 @@ class GroupTimers:
             await self._sleep(last_expiry + interval_ms, last_round)
             last_round = trio.current_time()
             self._moved = trio.Event()  # what a request changes from here on wakes the next sleep
-            try:
-                m.coordinator.tick()
-                m.consumer.tick()
-                await m.store_consumer_groups()
-                if m.clock() - last_expiry >= interval_ms:
-                    last_expiry = m.clock()
-                    await m.expire_offsets()
-            except Exception:  # one broken group must not stop the timers of the others
-                log.exception("group duties failed")
+            # each step on its own: one that raises (a broken group) must not stop the others
+            await self._guarded("the classic group timers", m.coordinator.tick)
+            await self._guarded("the consumer group timers", m.consumer.tick)
+            await self._guarded("storing the consumer groups", m.store_consumer_groups)
+            if m.clock() - last_expiry >= interval_ms:
+                last_expiry = m.clock()  # moved on even when the check fails: it waits for the next interval
+                await self._guarded("the offset expiry check", m.expire_offsets)
+
+    async def _guarded(self, what: str, step: Callable[[], Any]) -> None:
+        """Run one step of a round; a failure is logged, with its traceback at most once per ``LOG_EVERY_S``."""
+        try:
+            result = step()
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            now = trio.current_time()
+            if self._logged_at is not None and now - self._logged_at < LOG_EVERY_S:
+                self._unlogged += 1
+                return
+            log.exception("group timers: %s failed (%d more failures since the last logged)", what, self._unlogged)
+            self._logged_at, self._unlogged = now, 0
 
     async def _sleep(self, expiry_at: int, last_round: float) -> None:
-        """Until the first deadline (ms on the broker's clock) or, once woken, ``ROUND_S`` after the last round."""
+        """Until the first deadline (ms on the broker's clock) or a wake, and never less than ``ROUND_S`` after the
+        last round began."""
         m = self.manager
         now = m.clock()
         due = [expiry_at, m.coordinator.next_deadline(now), m.consumer.next_deadline(now)]
@@ -74,4 +97,4 @@ class GroupTimers:
             first = min(first, now + int(ROUND_S * 1000))
         with trio.move_on_after(min(max(first - now, 0) / 1000, MAX_SLEEP_S)):
             await self._moved.wait()
-            await trio.sleep_until(last_round + ROUND_S)
+        await trio.sleep_until(last_round + ROUND_S)  # the floor: due or woken, no round sooner than this
