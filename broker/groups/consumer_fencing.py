@@ -13,8 +13,9 @@ as Kafka does) until it rejoins or its session expires.
 ``tick`` fences members whose session or rebalance timeout passed (the
 clock is the broker's injected one; a rebalance timer fires once, and only
 for the epoch it was armed for), and classic members that did not rejoin or
-sync in time (``classic_members``). ``next_deadline`` is the first of these
-timers still to come, so ``timers.GroupTimers`` knows how long to sleep.
+sync in time (``classic_members``). ``next_deadline`` is the earliest of
+these timers, passed or not (one that fell due while the timer task was
+storing must not be skipped), so ``timers.GroupTimers`` knows how long to sleep.
 Every member fenced is reported in ``dirty`` for ``GroupManager`` to store.
 """
 
@@ -102,14 +103,14 @@ class MemberFencing:
                     self.fence(group, member_id, f"it failed to transition from epoch {epoch} in time")
             self._classic_timers(group, now)
 
-    def next_deadline(self, now: int) -> int | None:
-        """The first member timer of a consumer group after ``now`` (``tick``'s next work), None when none."""
+    def next_deadline(self) -> int | None:
+        """The earliest member timer of the consumer groups (``tick``'s next work), passed or not; None when none."""
         due: list[int] = []
         for group in [g for g in self.groups.values() if isinstance(g, ConsumerGroup)]:
             due += [d for m, d in group.session_deadlines.items() if m in group.members]
             due += [d for d, _epoch in group.rebalance_deadlines.values()]
             due += [*group.join_deadlines.values(), *group.sync_deadlines.values()]
-        return min((d for d in due if d > now), default=None)
+        return min(due, default=None)
 
     def _classic_timers(self, group: ConsumerGroup, now: int) -> None:
         """Kafka's join and sync timeouts of classic members."""

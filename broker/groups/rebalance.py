@@ -19,7 +19,8 @@ member's parked requests UNKNOWN_MEMBER_ID and rebalances (or, during
 one, checks whether the join is now complete). ``tick`` runs
 the deadlines on the injected clock: KIP-394 pending members that did not
 come back, member sessions, the rebalance deadline; ``next_deadline`` is the
-first still to come, for ``timers.GroupTimers``.
+earliest of them, passed or not (one that fell due while the timer task was
+storing must not be skipped), for ``timers.GroupTimers``.
 """
 
 from __future__ import annotations
@@ -109,15 +110,15 @@ class Rebalancing:
         elif group.state == PREPARING:
             self._check_join_done(group)
 
-    def next_deadline(self, now: int) -> int | None:
-        """The first deadline of a classic group after ``now`` (``tick``'s next work), None when there is none."""
+    def next_deadline(self) -> int | None:
+        """The earliest deadline of the classic groups (``tick``'s next work), passed or not; None when none."""
         due = []
         for group in [g for g in self.groups.values() if isinstance(g, Group)]:
             due += group.pending_members.values()
             due += [e for e in (m.expiry() for m in group.members.values()) if e is not None]
             if group.state == PREPARING and group.rebalance_deadline is not None:
                 due.append(group.rebalance_deadline)
-        return min((d for d in due if d > now), default=None)
+        return min(due, default=None)
 
     def tick(self) -> None:
         now = self.clock()

@@ -8,7 +8,10 @@ broker's clock; ``GroupTimers.run`` calls them (then stores what a fenced
 consumer group changed, and checks offset expiry every
 ``offsets.retention.check.interval.ms``) and sleeps until the first deadline
 either coordinator reports (``next_deadline``), the next expiry check, or
-forever on a broker without them.
+forever on a broker without them. ``next_deadline`` reports a deadline that
+has already passed too: one that fell due while a round was storing (after
+its ticks) runs as soon as that round is over, as Kafka's own timer for it
+would, rather than being skipped until a later deadline.
 
 A request that may arm or move a deadline, or end a parked JoinGroup or
 SyncGroup (which holds a member's session back), calls ``moved()``
@@ -91,7 +94,7 @@ class GroupTimers:
         last round began."""
         m = self.manager
         now = m.clock()
-        due = [expiry_at, m.coordinator.next_deadline(now), m.consumer.next_deadline(now)]
+        due = [expiry_at, m.coordinator.next_deadline(), m.consumer.next_deadline()]  # a passed one: at once
         first = min(d for d in due if d is not None)
         if m.consumer.dirty or m.consumer.downgraded:  # a failed store: tried again after a round's pause
             first = min(first, now + int(ROUND_S * 1000))

@@ -1,9 +1,14 @@
-"""The group timer task's rounds (``broker.groups.timers``) on trio's MockClock.
+"""The group timer task's rounds (``broker.groups.timers``) on trio's MockClock, and the coordinators' deadlines.
 
 A round that keeps raising (a broken group, a store that fails) must not
 spin the task: rounds stay ``ROUND_S`` apart, the offset expiry check still
 runs on its interval, and the traceback is logged once per ``LOG_EVERY_S``,
-not once a round.
+not once a round. A deadline that falls due while a round is storing (after
+its ticks) must run as soon as the round ends: ``next_deadline`` reports the
+earliest deadline whether it has passed or not (Kafka arms a timer per
+deadline, so none is skipped). The end-to-end case runs a broker whose clock
+follows trio's (``_TrioClock``) through ``dispatch``, with no network and no
+fsync thread, so the autojumping clock makes it exact and quick.
 """
 
 from __future__ import annotations
@@ -15,6 +20,10 @@ import pytest
 import trio
 
 from broker.groups.timers import LOG_EVERY_S, ROUND_S, GroupTimers
+
+from ._consumer_group_client import heartbeat as consumer_heartbeat
+from ._consumer_group_client import make_topic, ready
+from ._group_client import FakeClock, groups_broker, join_new, sync  # noqa: F401
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -29,7 +38,7 @@ class _Broken:
         self.ticks: list[float] = []
         self.stop_after, self.scope = stop_after, trio.CancelScope()
 
-    def next_deadline(self, now: int) -> int | None:
+    def next_deadline(self) -> int | None:
         return 0
 
     def tick(self) -> None:
@@ -40,7 +49,7 @@ class _Broken:
 
 
 class _Idle(_Broken):
-    def next_deadline(self, now: int) -> int | None:
+    def next_deadline(self) -> int | None:
         return None
 
     def tick(self) -> None:
@@ -89,3 +98,67 @@ async def test_a_lasting_failure_logs_its_traceback_once_per_interval_with_the_c
     assert len(logged) == 2, [r.getMessage() for r in logged]
     second = broken.ticks.index(next(t for t in broken.ticks if t - broken.ticks[0] >= LOG_EVERY_S))
     assert f"({second - 1} more failures since the last logged)" in logged[1].getMessage()
+
+
+class _TrioClock(FakeClock):
+    """The broker's clock (ms): its fixed start plus trio's time while a run is going, so sleeps move it."""
+
+    def __call__(self) -> int:
+        try:
+            return self.now + int(trio.current_time() * 1000)
+        except RuntimeError:  # outside trio (the broker opening): the start
+            return self.now
+
+
+@pytest.fixture
+def clock():
+    return _TrioClock()
+
+
+@pytest.fixture
+def group_props():
+    return {"group.consumer.min.session.timeout.ms": "100", "group.consumer.session.timeout.ms": "500",
+            "group.consumer.heartbeat.interval.ms": "100"}  # fmt: skip
+
+
+async def test_a_session_that_ends_while_a_round_stores_is_fenced_when_the_round_ends(groups_broker,
+                                                                                      autojump_clock):  # fmt: skip
+    """m-1's session ends at 500 ms and m-2's at 530 ms; fencing m-1 stores for 100 ms, in which m-2's ends:
+    it is fenced once that round is over (600 ms), not up to ``MAX_SLEEP_S`` later."""
+    b = groups_broker
+    await ready(b)
+    await make_topic(b, "t", 1)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(b.groups.run)
+        assert (await consumer_heartbeat(b, member_id="m-1")).error_code == 0
+        await trio.sleep(0.03)
+        assert (await consumer_heartbeat(b, member_id="m-2")).error_code == 0
+        started = trio.current_time()
+        write = b.groups.store.write
+
+        async def slow_write(group_id, rows, *args, **kw):
+            await trio.sleep(0.1)
+            return await write(group_id, rows, *args, **kw)
+
+        b.groups.store.write = slow_write
+        members = b.groups.groups["cg"].members
+        while "m-2" in members:
+            await trio.sleep(0.001)
+        took = trio.current_time() - started
+        nursery.cancel_scope.cancel()
+    assert took == pytest.approx(0.57, abs=0.005), took  # 5.57 s before: the 5 s cap of a sleep
+
+
+async def test_a_deadline_that_passed_before_the_tick_is_still_the_next_deadline(groups_broker):
+    """What ``next_deadline`` reports between a deadline passing and the tick that runs it: that deadline."""
+    b = groups_broker
+    await ready(b)
+    await make_topic(b, "t", 1)
+    joined = await join_new(b, "g", session=1_000, rebalance=1_000)
+    assert (await sync(b, "g", joined.generation_id, joined.member_id, {joined.member_id: b"a"})).error_code == 0
+    classic_end = b.groups.groups["g"].members[joined.member_id].heartbeat_deadline
+    assert (await consumer_heartbeat(b, member_id="m-1")).error_code == 0
+    consumer_end = b.groups.groups["cg"].session_deadlines["m-1"]
+    b.clock.now += 10_000  # both passed; no tick ran
+    assert b.groups.coordinator.next_deadline() == classic_end  # None before: only later ones counted
+    assert b.groups.consumer.next_deadline() == consumer_end
