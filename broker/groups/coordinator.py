@@ -218,10 +218,7 @@ class GroupCoordinator(StaticRejoin, Rebalancing):
             self._prepare_rebalance(group, "storing the assignment failed")
             return
         group.transition(STABLE, self.clock())
-        for member in group.members.values():
-            if member.sync_waiter is not None:
-                member.sync_waiter.complete(self._sync_result(group, member.assignment))
-                member.sync_waiter = None
+        self._answer_syncs(group, lambda member: self._sync_result(group, member.assignment))
 
     def _sync_result(self, group: Group, assignment: bytes) -> SyncResult:
         return SyncResult(ErrorCode.NONE, assignment, group.protocol_type, group.protocol_name)

@@ -12,7 +12,10 @@ out first) or at the deadline: a new leader is chosen among the members
 that rejoined if the old one did not, dynamic members that did not rejoin
 are dropped (static ones stay until their session expires, KIP-345), the
 generation goes up, and each parked JoinGroup gets its answer; a group left
-without members becomes Empty and is stored.
+without members becomes Empty and is stored. Parked SyncGroups are answered
+by ``_answer_syncs`` (the assignment, or REBALANCE_IN_PROGRESS), which, as
+Kafka's ``propagateAssignment``, starts each answered member's session again
+from then: a store slower than the session must not end it.
 
 ``remove_member`` (Kafka's ``removeMemberAndUpdateGroup``) answers the
 member's parked requests UNKNOWN_MEMBER_ID and rebalances (or, during
@@ -26,6 +29,7 @@ storing must not be skipped), for ``timers.GroupTimers``.
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
 from protocol import ErrorCode
 
@@ -43,9 +47,7 @@ class Rebalancing:
         if group.state == COMPLETING:
             for member in group.members.values():
                 member.assignment = b""
-                if member.sync_waiter is not None:
-                    member.sync_waiter.complete(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
-                    member.sync_waiter = None
+            self._answer_syncs(group, lambda _member: SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
         initial = group.state == EMPTY
         group.transition(PREPARING, now)
         group.initial_rebalance, group.new_member_added = initial, False
@@ -57,6 +59,16 @@ class Rebalancing:
             group.rebalance_deadline = now + group.max_rebalance_timeout()
         log.info("preparing to rebalance group %s (generation %d): %s", group.group_id, group.generation_id, reason)
         self._check_join_done(group)
+
+    def _answer_syncs(self, group: Group, answer: Callable[[Member], SyncResult]) -> None:
+        """Kafka's ``propagateAssignment``: each parked SyncGroup gets its answer, and its member's session
+        starts again from now (while it waited, the session was held back, not run)."""
+        now = self.clock()
+        for member in group.members.values():
+            if member.sync_waiter is not None:
+                member.sync_waiter.complete(answer(member))
+                member.sync_waiter = None
+                member.extend_session(now)
 
     def _check_join_done(self, group: Group) -> None:
         if group.state != PREPARING or not group.all_joined():

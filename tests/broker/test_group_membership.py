@@ -272,3 +272,23 @@ async def test_a_static_member_that_misses_the_rebalance_stays_until_its_session
     assert await heartbeat(groups_broker, "g", 1, static.member_id, instance="inst-a") == ErrorCode.ILLEGAL_GENERATION
     tick(groups_broker, 18_000)  # 20 s after its last heartbeat: now it goes
     assert static.member_id not in groups_broker.groups.groups["g"].members
+
+
+async def test_a_member_whose_sync_waited_for_a_slow_store_gets_a_whole_session_from_its_answer(groups_broker):
+    """Kafka's ``propagateAssignment`` restarts the session of each member whose SyncGroup it answers; it used to
+    run from the SyncGroup's arrival, so a store slower than the session ended it as the answer came."""
+    b = groups_broker
+    joined = await join_new(b, "g", session=10_000, rebalance=10_000)
+    write_group = b.groups.store.write_group
+
+    async def slow(group):
+        b.clock.now += 11_000  # the store takes longer than the session timeout
+        return await write_group(group)
+
+    b.groups.store.write_group = slow
+    synced = await sync(b, "g", joined.generation_id, joined.member_id, {joined.member_id: b"a"})
+    assert synced.error_code == ErrorCode.NONE
+    tick(b, 9_999)
+    assert joined.member_id in b.groups.groups["g"].members  # removed at the first tick before
+    tick(b, 1)
+    assert b.groups.groups["g"].members == {}

@@ -167,3 +167,21 @@ async def test_an_instance_id_the_group_does_not_know_is_an_unknown_member(group
     leave = req(13, group_id="g", members=[identity(member_id=dyn.member_id, group_instance_id="nobody")])
     assert [m.error_code for m in (await call(groups_broker, 13, 3, leave)).members] == [ErrorCode.UNKNOWN_MEMBER_ID]
     assert await heartbeat(groups_broker, "g", 1, dyn.member_id) == ErrorCode.NONE  # still a member
+
+
+async def test_a_sync_answered_rebalance_in_progress_restarts_the_members_session(groups_broker):
+    """The leader leaving while b's SyncGroup waits: Kafka's ``prepareRebalance`` answers it (through
+    ``propagateAssignment``) and restarts b's session from then, not from when its SyncGroup came."""
+    results = {}
+    a, b = await two_static_members_completing(groups_broker, results)
+    async with trio.open_nursery() as nursery:
+        start_join(nursery, results, "sync-b", sync, groups_broker, "g", 2, b.member_id, {}, instance="b")
+        await trio.sleep(0.05)
+        groups_broker.clock.now += 11_000  # longer than b's session, held back by its parked sync
+        body = req(13, group_id="g", members=[sub(13, "MemberIdentity")(member_id=a.member_id, group_instance_id="a")])
+        assert (await call(groups_broker, 13, 3, body)).error_code == ErrorCode.NONE
+    assert results["sync-b"].error_code == ErrorCode.REBALANCE_IN_PROGRESS
+    tick(groups_broker, 9_999)
+    assert b.member_id in groups_broker.groups.groups["g"].members  # removed at the first tick before
+    tick(groups_broker, 1)
+    assert b.member_id not in groups_broker.groups.groups["g"].members

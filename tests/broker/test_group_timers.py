@@ -68,7 +68,8 @@ async def test_an_idle_broker_runs_no_group_timer_rounds(tmp_path):
 @pytest.mark.parametrize("store_delay_s", [0, 0.2], ids=["store-at-once", "slow-store"])
 async def test_a_classic_session_ends_on_time_without_polling(tmp_path, store_delay_s):
     """With a slow store, the timer task looks while the leader's SyncGroup waits for the assignment to be
-    stored (its parked sync holds the session back); the session must run once the sync is answered."""
+    stored (its parked sync holds the session back); the session starts again when the sync is answered (Kafka's
+    ``propagateAssignment``), and must then run out on time."""
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             b = await nursery.start(serve_broker, _config(tmp_path))
@@ -83,8 +84,8 @@ async def test_a_classic_session_ends_on_time_without_polling(tmp_path, store_de
             ticks = _count_ticks(b)
             joined = await join_new(b, "g", session=SESSION_MS, rebalance=SESSION_MS)
             assert joined.error_code == 0
-            started = trio.current_time()  # the SyncGroup restarts the session as it comes in
             synced = await sync(b, "g", joined.generation_id, joined.member_id, {joined.member_id: b"a"})
+            started = trio.current_time()  # answering the SyncGroup restarts the session
             assert synced.error_code == 0
             took = await _gone_after(lambda: joined.member_id in b.groups.groups["g"].members, started)
             assert SESSION_MS / 1000 - 0.05 < took < SESSION_MS / 1000 + LATE_S, took
