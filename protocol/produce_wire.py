@@ -196,13 +196,13 @@ def encode_response(version: int, correlation_id: int, body: Any) -> bytes | Non
 
 
 def _encode(version: int, correlation_id: int, body: Any) -> bytes:
-    if type(body) is not _Response or body.unknown_tagged_fields or body.node_endpoints:
+    if type(body) is not _Response or _not_empty(body.unknown_tagged_fields) or _not_empty(body.node_endpoints):
         raise _GiveUp
     flexible = version >= _FLEXIBLE
     out = [b"", _I.pack(correlation_id), b"\x00" if flexible else b""]
     _array_length(out, len(body.responses), flexible)
     for topic in body.responses:
-        if type(topic) is not _TopicResponse or topic.unknown_tagged_fields:
+        if type(topic) is not _TopicResponse or _not_empty(topic.unknown_tagged_fields):
             raise _GiveUp
         if version >= 13:
             out.append(topic.topic_id.bytes)
@@ -224,7 +224,7 @@ def _encode(version: int, correlation_id: int, body: Any) -> bytes:
 
 
 def _write_partition(out: list, part: Any, version: int, flexible: bool) -> None:
-    if type(part) is not _PartitionResponse or part.unknown_tagged_fields:
+    if type(part) is not _PartitionResponse or _not_empty(part.unknown_tagged_fields):
         raise _GiveUp
     if version >= 5:
         out.append(_ihqqq.pack(part.index, part.error_code, part.base_offset, part.log_append_time_ms,
@@ -236,7 +236,7 @@ def _write_partition(out: list, part: Any, version: int, flexible: bool) -> None
     if version >= 8:
         _array_length(out, len(part.record_errors), flexible)
         for err in part.record_errors:
-            if err.unknown_tagged_fields:
+            if _not_empty(err.unknown_tagged_fields):
                 raise _GiveUp
             out.append(_I.pack(err.batch_index))
             _write_string(out, err.batch_index_error_message, flexible)
@@ -247,10 +247,15 @@ def _write_partition(out: list, part: Any, version: int, flexible: bool) -> None
         leader = part.current_leader
         if version >= 10 and (
             type(leader) is not _Leader or leader.leader_id != -1 or leader.leader_epoch != -1
-            or leader.unknown_tagged_fields
+            or _not_empty(leader.unknown_tagged_fields)
         ):  # fmt: skip
             raise _GiveUp
         out.append(b"\x00")
+
+
+def _not_empty(value: Any) -> bool:
+    """Anything but an empty collection (None too: the generic encoder refuses it, so this one gives up)."""
+    return value is None or bool(value)
 
 
 def _array_length(out: list, n: int, flexible: bool) -> None:

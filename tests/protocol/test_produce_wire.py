@@ -3,7 +3,8 @@
 Requests of every version (random topics, partitions, records, null ids, now and then unknown
 tagged fields) must decode to what ``decode_request_generic`` gives; cut, mutated or padded frames
 must end the same way (same result, or same exception type and message). Answers of every version
-must encode to the generic bytes, or fail with the generic exception.
+must encode to the generic bytes, or fail with the generic exception (a None where the schema
+wants a collection too: the shortcut gives up and the generic encoder raises).
 """
 
 from __future__ import annotations
@@ -112,12 +113,28 @@ def test_records_are_writable_views_into_the_frame() -> None:
     assert b"Xbcdef" in frame
 
 
+def _with_nones(obj: Any, draw: Any) -> Any:
+    """Now and then None where the schema wants a collection (tagged fields, node endpoints), in ``obj`` and the
+    structs inside it: the generic encoder refuses it, so the shortcut must too."""
+    if draw(st.integers(0, 5)) == 0:
+        obj.unknown_tagged_fields = None
+    if hasattr(obj, "node_endpoints") and draw(st.integers(0, 5)) == 0:
+        obj.node_endpoints = None
+    for name in ("responses", "partition_responses", "record_errors", "current_leader"):
+        inner = getattr(obj, name, None)
+        for struct in inner if isinstance(inner, list) else [] if inner is None else [inner]:
+            _with_nones(struct, draw)
+    return obj
+
+
 @st.composite
 def answers(draw: Any) -> tuple[int, Any]:
     version = draw(st.sampled_from(VERSIONS))
     body = draw(message(PRODUCE, version, False))
     if PRODUCE.is_flexible(version) and draw(st.booleans()):
         _with_tags(body, draw)
+    if draw(st.integers(0, 3)) == 0:
+        _with_nones(body, draw)
     return version, body
 
 
@@ -153,6 +170,14 @@ def test_ordinary_answers_take_the_shortcut(version: int) -> None:
         R(responses=[T(name="t", partition_responses=[P(current_leader=P.LeaderIdAndEpoch(leader_id=2))])]),
         R(node_endpoints=[R.NodeEndpoint(node_id=1, host="h", port=9)]),
         R(responses=[T(name="t", partition_responses=[P(record_errors=[P.BatchIndexAndErrorMessage(1, None)])])]),
+        R(responses=[T(name="t", partition_responses=[P(index=0)])], node_endpoints=None),  # not nullable (v10+)
+        R(responses=[], unknown_tagged_fields=None),
+        R(responses=[T(name="t", unknown_tagged_fields=None)]),
+        R(responses=[T(name="t", partition_responses=[P(unknown_tagged_fields=None)])]),
+        R(responses=[T(name="t", partition_responses=[P(record_errors=[P.BatchIndexAndErrorMessage(
+            1, None, unknown_tagged_fields=None)])])]),  # fmt: skip
+        R(responses=[T(name="t", partition_responses=[P(current_leader=P.LeaderIdAndEpoch(
+            unknown_tagged_fields=None))])]),  # fmt: skip
     ],
 )
 @pytest.mark.parametrize("version", VERSIONS)
