@@ -7,11 +7,14 @@ nothing in between. Here the deadlines are fields of the groups, which
 broker's clock; ``GroupTimers.run`` calls them (then stores what a fenced
 consumer group changed, and checks offset expiry every
 ``offsets.retention.check.interval.ms``) and sleeps until the first deadline
-either coordinator reports (``next_deadline``), the next expiry check, or
-forever on a broker without them. ``next_deadline`` reports a deadline that
-has already passed too: one that fell due while a round was storing (after
-its ticks) runs as soon as that round is over, as Kafka's own timer for it
-would, rather than being skipped until a later deadline.
+either coordinator reports (``next_deadline``) or the next expiry check,
+whichever comes first, and never longer than ``MAX_SLEEP_S``: the expiry
+check is always there, so even a broker without groups wakes for it, and
+an idle broker runs a round every ``MAX_SLEEP_S`` (5 s), not every
+``ROUND_S``. ``next_deadline`` reports a deadline that has already passed
+too: one that fell due while a round was storing (after its ticks) runs as
+soon as that round is over, as Kafka's own timer for it would, rather than
+being skipped until a later deadline.
 
 A request that may arm or move a deadline, or end a parked JoinGroup or
 SyncGroup (which holds a member's session back), calls ``moved()``
