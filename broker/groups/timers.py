@@ -27,14 +27,15 @@ the last one began: a group's steady heartbeats then cost at most the rounds
 a 50 ms poll did, a deadline is run at most that late, and a round that
 keeps failing (a broken group, a store that raises) cannot spin the task. A
 consumer group whose changes failed to be stored is tried again after the
-same pause. Each step of a round (the two ticks, the store, the expiry check)
-is guarded on its own, so one that raises does not stop the others, and the
-expiry check moves on to its next interval even when it failed. A failing
-step logs its traceback at most once per ``LOG_EVERY_S`` with the count of
-failures not logged since: at one round per ``ROUND_S`` a lasting failure
-would otherwise write twenty tracebacks a second. No sleep is longer than ``MAX_SLEEP_S``: a deadline armed by a
-path that did not call ``moved()``, or a wall-clock jump (the deadlines are
-on the broker's clock, the sleep on trio's), is still seen within it.
+same pause. Each step of a round (the two ticks, the store, the expiry
+check) is guarded on its own, so one that raises does not stop the others,
+and the expiry check moves on to its next interval even when it failed. A
+failing step logs its traceback at most once per ``LOG_EVERY_S`` with the
+count of failures not logged since: at one round per ``ROUND_S`` a lasting
+failure would otherwise write twenty tracebacks a second. No sleep is longer
+than ``MAX_SLEEP_S``: a deadline armed by a path that did not call
+``moved()``, or a wall-clock jump (the deadlines are on the broker's clock,
+the sleep on trio's), is still seen within it.
 """
 
 from __future__ import annotations
