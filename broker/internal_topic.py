@@ -12,7 +12,9 @@ partitions`` as in Kafka.
 ``append(index, build)`` writes the v2 batch ``build(base_offset)`` returns
 through ``Broker.append_own`` (so fetchers wake up, durable mode's group
 commit covers it and the topic's metrics count it) and returns once ``Broker.wait_durable`` does: what the
-broker acknowledges survives a crash. ``records_batch`` and ``marker_batch``
+broker acknowledges survives a crash. It fails with COORDINATOR_NOT_AVAILABLE;
+``append_reporting`` fails with the error the append met (a storage error, a
+batch too large), for callers that map it as Kafka does. ``records_batch`` and ``marker_batch``
 make such builders (a marker is a COMMIT or ABORT control batch, KIP-98).
 ``batches(index)`` reads a partition back from its log start, batch by batch,
 for the replay at startup.
@@ -141,23 +143,33 @@ class InternalTopic:
         """Append the batch ``build(base_offset)`` makes to partition ``index`` and wait until it is durable;
         COORDINATOR_NOT_AVAILABLE when that fails, as Kafka answers. ``on_append`` gets the batch's first
         offset as soon as it is in the log (before the wait)."""
+        error = await self.append_reporting(index, build, on_append)
+        return None if error is None else ErrorCode.COORDINATOR_NOT_AVAILABLE
+
+    async def append_reporting(self, index: int, build: Build, on_append: Callable[[int], None] | None = None,
+                               max_bytes: int | None = None) -> ErrorCode | None:  # fmt: skip
+        """``append``, failing with the error the append itself met, for callers that map it as Kafka does:
+        UNKNOWN_TOPIC_OR_PARTITION (no such partition), KAFKA_STORAGE_ERROR (the write or its fsync failed,
+        or the log is offline), MESSAGE_TOO_LARGE (a batch over ``max_bytes``, checked when given)."""
         await self.ready()
         partition = self.broker.topics.partition(self.name, index)
         if partition is None:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         base = partition.log.log_end_offset
         data, count, max_ts = build(base)
+        if max_bytes is not None and len(data) > max_bytes:
+            return ErrorCode.MESSAGE_TOO_LARGE
         validated = ValidatedRecords(data, base, base + count - 1, max_ts, -1, count, 0)
         if self.broker.append_own(partition, validated) is not None:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+            return ErrorCode.KAFKA_STORAGE_ERROR
         if on_append is not None:
             on_append(base)
         try:
             await self.broker.wait_durable()
         except OSError:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
+            return ErrorCode.KAFKA_STORAGE_ERROR
         # a log that went offline meanwhile (another append in its dir failed) was never fsynced
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE if partition.log.offline else None
+        return ErrorCode.KAFKA_STORAGE_ERROR if partition.log.offline else None
 
     def batches(self, index: int) -> Iterator[tuple[Any, int]]:
         """``(batch, offset read from)`` for every batch of partition ``index`` from its log start, in log

@@ -25,7 +25,10 @@ The rules are Kafka's ``GroupCoordinator`` (classic protocol), summarised:
   past that is answered GROUP_MAX_SIZE_REACHED (``Group.accepts_joining``),
   and a group loaded above it (the limit lowered) rebalances (``loaded``);
 * the leader's SyncGroup carries the assignment; it is stored in
-  ``__consumer_offsets`` (``GroupStore``) before anyone gets an answer.
+  ``__consumer_offsets`` (``GroupStore``) before anyone gets an answer. When
+  that fails the waiting SyncGroups answer the storage error as Kafka maps
+  it (``group_metadata_error``: NOT_COORDINATOR for a log dir gone offline,
+  UNKNOWN_SERVER_ERROR for a record too large), then the group rebalances.
 
 A KIP-848 consumer group of the same id (``consumer_group.py``) is no
 classic group: JoinGroup turns an empty one into a classic group (its
@@ -214,8 +217,13 @@ class GroupCoordinator(StaticRejoin, Rebalancing):
         self.timers_moved()  # what follows ends parked syncs (their sessions run again) or starts a rebalance
         if group.state != COMPLETING or group.generation_id != generation:
             return  # a rebalance started while the assignment was being stored
-        if error is not None:
-            self._prepare_rebalance(group, "storing the assignment failed")
+        if error is not None:  # Kafka: the waiting syncs get the error first, then the group rebalances
+            log.warning("could not store the assignment of group %s generation %d: %s", group.group_id,
+                        generation, error.name)  # fmt: skip
+            for member in group.members.values():
+                member.assignment = b""
+            self._answer_syncs(group, lambda _member: SyncResult(error))
+            self._prepare_rebalance(group, f"storing the assignment failed ({error.name})")
             return
         group.transition(STABLE, self.clock())
         self._answer_syncs(group, lambda member: self._sync_result(group, member.assignment))

@@ -13,9 +13,10 @@ that rejoined if the old one did not, dynamic members that did not rejoin
 are dropped (static ones stay until their session expires, KIP-345), the
 generation goes up, and each parked JoinGroup gets its answer; a group left
 without members becomes Empty and is stored. Parked SyncGroups are answered
-by ``_answer_syncs`` (the assignment, or REBALANCE_IN_PROGRESS), which, as
-Kafka's ``propagateAssignment``, starts each answered member's session again
-from then: a store slower than the session must not end it.
+by ``_answer_syncs`` (the assignment, a storage error, or
+REBALANCE_IN_PROGRESS), which, as Kafka's ``propagateAssignment``, starts
+each answered member's session again from then: a store slower than the
+session must not end it.
 
 ``remove_member`` (Kafka's ``removeMemberAndUpdateGroup``) answers the
 member's parked requests UNKNOWN_MEMBER_ID and rebalances (or, during

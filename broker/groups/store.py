@@ -92,7 +92,14 @@ class GroupStore(InternalTopic):
         return await self.append(index, marker)
 
     async def write_group(self, group: Any) -> ErrorCode | None:
-        return await self.write(group.group_id, _group_rows(group))
+        """Store a group's metadata; a failure is the error a JoinGroup or SyncGroup waiting on it answers
+        (``group_metadata_error``). A record over the topic's ``max.message.bytes`` is refused, as Kafka's
+        coordinator runtime refuses a batch larger than that."""
+        await self.ready()
+        limit = self.broker.topics.effective_config(self.name).max_message_bytes
+        build = records_batch(_group_rows(group), self.broker.clock())
+        error = await self.append_reporting(self.partition_of(group.group_id), build, max_bytes=limit)
+        return group_metadata_error(error)
 
     def write_group_soon(self, group: Any) -> None:
         """Store a group's metadata without anyone waiting (the group just became empty); its record is
@@ -114,6 +121,22 @@ class GroupStore(InternalTopic):
             return
         for index in range(self.num_partitions):
             yield from _entries(index, self.batches(index))
+
+
+def group_metadata_error(error: ErrorCode | None) -> ErrorCode | None:
+    """What a group's failed metadata write answers (Kafka's ``appendGroupMetadataErrorToResponseError``):
+    the partition missing or short of replicas, or a timeout, is COORDINATOR_NOT_AVAILABLE; not being its
+    leader or a storage error is NOT_COORDINATOR; a batch too large is UNKNOWN_SERVER_ERROR; the rest as is."""
+    return _GROUP_METADATA_ERRORS.get(error, error)
+
+
+_GROUP_METADATA_ERRORS = {
+    **dict.fromkeys((ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
+                     ErrorCode.REQUEST_TIMED_OUT), ErrorCode.COORDINATOR_NOT_AVAILABLE),
+    **dict.fromkeys((ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR), ErrorCode.NOT_COORDINATOR),
+    **dict.fromkeys((ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE),
+                    ErrorCode.UNKNOWN_SERVER_ERROR),
+}  # fmt: skip
 
 
 def _group_rows(group: Any) -> list[tuple[bytes, bytes | None]]:

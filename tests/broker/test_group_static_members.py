@@ -128,8 +128,8 @@ async def test_a_static_restart_that_cannot_be_stored_is_reverted(groups_broker,
         raise OSError("fsync failed")
 
     monkeypatch.setattr(groups_broker, "wait_durable", disk_failure)
-    again = await join(groups_broker, instance="a", version=9)
-    assert (again.error_code, again.member_id, again.generation_id) == (ErrorCode.COORDINATOR_NOT_AVAILABLE, "", 1)
+    again = await join(groups_broker, instance="a", version=9)  # the failed fsync: a storage error, NOT_COORDINATOR
+    assert (again.error_code, again.member_id, again.generation_id) == (ErrorCode.NOT_COORDINATOR, "", 1)
     assert (again.leader, again.skip_assignment, again.members) == (a.member_id, False, [])
     group = groups_broker.groups.groups["g"]
     assert (list(group.members), group.static_members, group.leader_id) == ([a.member_id], {"a": a.member_id},
