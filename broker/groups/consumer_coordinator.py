@@ -62,6 +62,7 @@ from .group import DEAD as CLASSIC_DEAD
 from .group import EMPTY as CLASSIC_EMPTY
 from .group import Group
 from .results import JoinResult, SyncResult
+from .timers import log_timer_failure
 
 log = logging.getLogger("minibroker.groups")
 
@@ -75,6 +76,7 @@ class ConsumerCoordinator(MemberFencing):
         self.converted: set[str] = set()  # classic groups turned into consumer groups (their record goes)
         self.downgraded: dict[str, ConsumerGroup] = {}  # consumer groups turned classic: their records go
         self.on_downgrade: Callable[[Group], None] = lambda _group: None
+        self.timer_failed: Callable[[str], None] = log_timer_failure  # GroupManager's: the timers' rate limit
 
     # -- lookups ---------------------------------------------------------------------------------
 

@@ -91,17 +91,23 @@ class MemberFencing:
         """Fence members whose session expired or who did not revoke within their rebalance timeout."""
         now = self.clock()
         for group in [g for g in self.groups.values() if isinstance(g, ConsumerGroup)]:
-            for member_id, deadline in list(group.session_deadlines.items()):
-                if deadline <= now and member_id in group.members and self.groups.get(group.group_id) is group:
-                    self.fence(group, member_id, "the member session expired")
-            for member_id, (deadline, epoch) in list(group.rebalance_deadlines.items()):
-                if deadline > now:
-                    continue
-                del group.rebalance_deadlines[member_id]  # fires once, as Kafka's timer
-                member = group.members.get(member_id)
-                if member is not None and member.member_epoch == epoch and self.groups.get(group.group_id) is group:
-                    self.fence(group, member_id, f"it failed to transition from epoch {epoch} in time")
-            self._classic_timers(group, now)
+            try:  # each group on its own: one that raises must not hold back the others (Kafka's own timers)
+                self._group_timers(group, now)
+            except Exception:
+                self.timer_failed(f"the timers of consumer group {group.group_id}")
+
+    def _group_timers(self, group: ConsumerGroup, now: int) -> None:
+        for member_id, deadline in list(group.session_deadlines.items()):
+            if deadline <= now and member_id in group.members and self.groups.get(group.group_id) is group:
+                self.fence(group, member_id, "the member session expired")
+        for member_id, (deadline, epoch) in list(group.rebalance_deadlines.items()):
+            if deadline > now:
+                continue
+            del group.rebalance_deadlines[member_id]  # fires once, as Kafka's timer
+            member = group.members.get(member_id)
+            if member is not None and member.member_epoch == epoch and self.groups.get(group.group_id) is group:
+                self.fence(group, member_id, f"it failed to transition from epoch {epoch} in time")
+        self._classic_timers(group, now)
 
     def next_deadline(self) -> int | None:
         """The earliest member timer of the consumer groups (``tick``'s next work), passed or not; None when none."""

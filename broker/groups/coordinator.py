@@ -55,6 +55,7 @@ from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group, Member, Wa
 from .rebalance import Rebalancing
 from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
 from .static_rejoin import StaticRejoin
+from .timers import log_timer_failure
 
 log = logging.getLogger("minibroker.groups")
 _MIXED = object()  # JoinGroup of a consumer group with members: served by its classic members
@@ -68,6 +69,7 @@ class GroupCoordinator(StaticRejoin, Rebalancing):
         self.groups: dict[str, Group] = groups  # shared with the consumer coordinator
         self.mixed = mixed  # ``ClassicMembers``: classic members of consumer groups
         self.timers_moved: Callable[[], None] = lambda: None  # GroupManager's: its timer task looks again
+        self.timer_failed: Callable[[str], None] = log_timer_failure  # GroupManager's: the timers' rate limit
 
     # -- JoinGroup -----------------------------------------------------------------------
 

@@ -61,6 +61,7 @@ class GroupManager:
         self.consumer.on_downgrade = self.coordinator.adopt_downgraded
         self.timers = GroupTimers(self)
         self.coordinator.timers_moved = self.timers_moved
+        self.coordinator.timer_failed = self.consumer.timer_failed = self.timers.failed
 
     def load(self) -> None:
         self.groups.update(rebuild_groups(self.store.load(), self.clock()))

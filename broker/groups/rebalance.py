@@ -134,14 +134,22 @@ class Rebalancing:
         return min(due, default=None)
 
     def tick(self) -> None:
+        """Each group's due timers, each group on its own: one whose handling raises is logged
+        (``timer_failed``) and the groups after it still run, as each of Kafka's timers runs on its own."""
         now = self.clock()
         for group in [g for g in self.groups.values() if isinstance(g, Group)]:
-            for member_id, expiry in list(group.pending_members.items()):
-                if expiry <= now:
-                    del group.pending_members[member_id]
-                    self._check_join_done(group)
-            for member in list(group.members.values()):
-                if not member.keep_alive(now):
-                    self.remove_member(group, member, "its session timed out")
-            if group.state == PREPARING and group.rebalance_deadline is not None and group.rebalance_deadline <= now:
-                self._rebalance_timer(group, now)
+            try:
+                self._group_timers(group, now)
+            except Exception:
+                self.timer_failed(f"the timers of classic group {group.group_id}")
+
+    def _group_timers(self, group: Group, now: int) -> None:
+        for member_id, expiry in list(group.pending_members.items()):
+            if expiry <= now:
+                del group.pending_members[member_id]
+                self._check_join_done(group)
+        for member in list(group.members.values()):
+            if not member.keep_alive(now):
+                self.remove_member(group, member, "its session timed out")
+        if group.state == PREPARING and group.rebalance_deadline is not None and group.rebalance_deadline <= now:
+            self._rebalance_timer(group, now)

@@ -29,9 +29,12 @@ keeps failing (a broken group, a store that raises) cannot spin the task. A
 consumer group whose changes failed to be stored is tried again after the
 same pause. Each step of a round (the two ticks, the store, the expiry
 check) is guarded on its own, so one that raises does not stop the others,
-and the expiry check moves on to its next interval even when it failed. A
-failing step logs its traceback at most once per ``LOG_EVERY_S`` with the
-count of failures not logged since: at one round per ``ROUND_S`` a lasting
+and the expiry check moves on to its next interval even when it failed;
+within a tick each group's timers are guarded too (the coordinators'
+``timer_failed`` is ``failed`` here), so one broken group does not hold back
+the others' deadlines, as Kafka runs each timer on its own. A failing step
+or group logs its traceback at most once per ``LOG_EVERY_S`` with the count
+of failures not logged since: at one round per ``ROUND_S`` a lasting
 failure would otherwise write twenty tracebacks a second. No sleep is longer
 than ``MAX_SLEEP_S``: a deadline armed by a path that did not call
 ``moved()``, or a wall-clock jump (the deadlines are on the broker's clock,
@@ -50,6 +53,12 @@ log = logging.getLogger("minibroker.groups")
 ROUND_S = 0.05  # the shortest time between two rounds that requests wake
 MAX_SLEEP_S = 5.0  # the longest sleep: a safety net, not the timers' precision (module docstring)
 LOG_EVERY_S = 60.0  # a step that keeps failing logs its traceback once in this time, not every round
+
+
+def log_timer_failure(what: str) -> None:
+    """What a coordinator's ``timer_failed`` does until ``GroupManager`` wires in ``GroupTimers.failed`` (with
+    its rate limit): a group's timers raised."""
+    log.exception("group timers: %s failed", what)
 
 
 class GroupTimers:
@@ -86,12 +95,17 @@ class GroupTimers:
             if inspect.isawaitable(result):
                 await result
         except Exception:
-            now = trio.current_time()
-            if self._logged_at is not None and now - self._logged_at < LOG_EVERY_S:
-                self._unlogged += 1
-                return
-            log.exception("group timers: %s failed (%d more failures since the last logged)", what, self._unlogged)
-            self._logged_at, self._unlogged = now, 0
+            self.failed(what)
+
+    def failed(self, what: str) -> None:
+        """Log the exception being handled: its traceback at most once per ``LOG_EVERY_S``, else counted. The
+        coordinators call it too (``timer_failed``), for a group whose timers raised."""
+        now = trio.current_time()
+        if self._logged_at is not None and now - self._logged_at < LOG_EVERY_S:
+            self._unlogged += 1
+            return
+        log.exception("group timers: %s failed (%d more failures since the last logged)", what, self._unlogged)
+        self._logged_at, self._unlogged = now, 0
 
     async def _sleep(self, expiry_at: int, last_round: float) -> None:
         """Until the first deadline (ms on the broker's clock) or a wake, and never less than ``ROUND_S`` after the

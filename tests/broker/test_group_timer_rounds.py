@@ -8,7 +8,9 @@ its ticks) must run as soon as the round ends: ``next_deadline`` reports the
 earliest deadline whether it has passed or not (Kafka arms a timer per
 deadline, so none is skipped). The end-to-end case runs a broker whose clock
 follows trio's (``_TrioClock``) through ``dispatch``, with no network and no
-fsync thread, so the autojumping clock makes it exact and quick.
+fsync thread, so the autojumping clock makes it exact and quick. Within a
+tick each group's timers run on their own: a group whose handling raises is
+logged and the groups after it still expire on time.
 """
 
 from __future__ import annotations
@@ -162,3 +164,71 @@ async def test_a_deadline_that_passed_before_the_tick_is_still_the_next_deadline
     b.clock.now += 10_000  # both passed; no tick ran
     assert b.groups.coordinator.next_deadline() == classic_end  # None before: only later ones counted
     assert b.groups.consumer.next_deadline() == consumer_end
+
+
+async def _members_gone_after(b, group_ids: list[str], join) -> float:
+    """Run the timer task with members in ``group_ids`` (joined by ``join``); the first group's handling raises.
+    Seconds until the last group has no member left (at most 10)."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(b.groups.run)
+        for group_id in group_ids:
+            await join(group_id)
+        started = trio.current_time()
+        last = b.groups.groups[group_ids[-1]]
+        with trio.move_on_after(10):  # the old code: never
+            while last.members:
+                await trio.sleep(0.001)
+        took = trio.current_time() - started
+        nursery.cancel_scope.cancel()
+    return took
+
+
+async def test_a_classic_group_whose_timers_raise_does_not_stop_the_next_one(groups_broker, autojump_clock,
+                                                                            monkeypatch, caplog):  # fmt: skip
+    """Group "a"'s expired member cannot be removed (its handling raises); group "g"'s member still goes when its
+    1 s session ends. Before, every tick raised at "a" and "g" was never reached."""
+    b = groups_broker
+    await ready(b)
+    remove = b.groups.coordinator.remove_member
+
+    def broken(group, member, reason):
+        if group.group_id == "a":
+            raise RuntimeError("a broken group")
+        remove(group, member, reason)
+
+    monkeypatch.setattr(b.groups.coordinator, "remove_member", broken)
+
+    async def stable(group_id: str) -> None:
+        joined = await join_new(b, group_id, session=1_000, rebalance=1_000)
+        await sync(b, group_id, joined.generation_id, joined.member_id, {joined.member_id: b"x"})
+
+    with caplog.at_level(logging.ERROR, logger="minibroker.groups"):
+        took = await _members_gone_after(b, ["a", "g"], stable)
+    assert took == pytest.approx(1.0, abs=ROUND_S + 0.005), took
+    assert list(b.groups.groups["a"].members)  # still there: its handling keeps raising
+    assert any("classic group a" in r.getMessage() for r in caplog.records if r.exc_info)
+
+
+async def test_a_consumer_group_whose_timers_raise_does_not_stop_the_next_one(groups_broker, autojump_clock,
+                                                                             monkeypatch, caplog):  # fmt: skip
+    """The same for KIP-848 groups: "ca"'s member cannot be fenced, "cg"'s is fenced when its 500 ms session ends."""
+    b = groups_broker
+    await ready(b)
+    await make_topic(b, "t", 1)
+    fence = b.groups.consumer.fence
+
+    def broken(group, member_id, reason):
+        if group.group_id == "ca":
+            raise RuntimeError("a broken group")
+        fence(group, member_id, reason)
+
+    monkeypatch.setattr(b.groups.consumer, "fence", broken)
+
+    async def member(group_id: str) -> None:
+        assert (await consumer_heartbeat(b, member_id=f"{group_id}-1", group=group_id)).error_code == 0
+
+    with caplog.at_level(logging.ERROR, logger="minibroker.groups"):
+        took = await _members_gone_after(b, ["ca", "cg"], member)
+    assert took == pytest.approx(0.5, abs=ROUND_S + 0.005), took
+    assert list(b.groups.groups["ca"].members) == ["ca-1"]
+    assert any("consumer group ca" in r.getMessage() for r in caplog.records if r.exc_info)
