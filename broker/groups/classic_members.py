@@ -52,7 +52,7 @@ log = logging.getLogger("minibroker.groups")
 
 
 class ClassicMembers:
-    def __init__(self, consumer: ConsumerCoordinator, store: Callable[[], Awaitable[ErrorCode | None]]) -> None:
+    def __init__(self, consumer: ConsumerCoordinator, store: Callable[[str], Awaitable[ErrorCode | None]]) -> None:
         self.consumer, self.store = consumer, store
 
     # -- JoinGroup -------------------------------------------------------------------------------
@@ -62,7 +62,7 @@ class ClassicMembers:
             result = self._join(group, req)
         except GroupError as exc:
             return JoinResult(exc.code, req.member_id)
-        error = await self.store()
+        error = await self.store(group.group_id)
         return result if error is None else JoinResult(error, req.member_id)
 
     def _join(self, group: ConsumerGroup, req: JoinRequest) -> JoinResult:
@@ -196,7 +196,7 @@ class ClassicMembers:
             gone.append(member.member_id)
         if gone:
             self.consumer.fence_members(group, gone, "the member left the group through LeaveGroup")
-            error = await self.store()
+            error = await self.store(group.group_id)
             if error is not None:
                 return error, []
         return ErrorCode.NONE, errors

@@ -27,7 +27,7 @@ The rules are Kafka's ``GroupCoordinator`` (classic protocol), summarised:
 * the leader's SyncGroup carries the assignment; it is stored in
   ``__consumer_offsets`` (``GroupStore``) before anyone gets an answer. When
   that fails the waiting SyncGroups answer the storage error as Kafka maps
-  it (``group_metadata_error``: NOT_COORDINATOR for a log dir gone offline,
+  it (``store.coordinator_error``: NOT_COORDINATOR for a log dir gone offline,
   UNKNOWN_SERVER_ERROR for a record too large), then the group rebalances.
 
 A KIP-848 consumer group of the same id (``consumer_group.py``) is no

@@ -82,41 +82,47 @@ class GroupManager:
         """ConsumerGroupHeartbeat; answered once a changed group epoch is stored. Raises ``GroupError``."""
         self.timers_moved()  # its changes come before its first await (see ``timers``)
         result = self.consumer.heartbeat(hb, may_describe)
-        error = await self.store_consumer_groups()
+        error = await self.store_consumer_groups(hb.group_id)
         if error is not None:
             raise GroupError(error)
         return result
 
-    async def store_consumer_groups(self) -> ErrorCode | None:
+    async def store_consumer_groups(self, group_id: str | None = None) -> ErrorCode | None:
         """Write what changed in each consumer group the coordinator reported (``consumer_records``: Kafka's
         records of the group, its members, their target and current assignments; tombstones for what is gone),
-        and delete the classic record of an empty classic group that became one."""
+        and delete the classic record of an empty classic group that became one. A group whose write fails is
+        written again next time; the others are still written. The error of ``group_id`` (of any, if None)."""
         dirty, self.consumer.dirty = self.consumer.dirty, set()
         converted, self.consumer.converted = self.consumer.converted, set()
         error = await self._store_downgraded()
         if error is not None:
             return error
-        for group_id in sorted(converted | {g for g, _m in dirty}):
-            group = self.groups.get(group_id)
-            if not isinstance(group, ConsumerGroup):
-                continue
-            wanted: dict[bytes, bytes | None] = {}
-            for g, member_id in dirty:
-                if g == group_id:
-                    wanted.update(cr.group_rows(group) if member_id is None else cr.member_rows(group, member_id))
-            changed = {k for k, v in wanted.items() if group.stored.get(k) != v}
-            rows = [(r.group_key(group_id), None)] if group_id in converted else []
-            rows += [(k, wanted[k]) for k in cr.order(changed, wanted)]
-            error = await self.store.write(group_id, rows)
-            if error is not None:
-                log.error("could not store consumer group %s: %s", group_id, error.name)
-                self.consumer.dirty |= {(g, m) for g, m in dirty if g == group_id}
-                return error
-            for k in changed:
-                if wanted[k] is None:
-                    group.stored.pop(k, None)
-                else:
-                    group.stored[k] = wanted[k]
+        errors = {}
+        for gid in sorted(converted | {g for g, _m in dirty}):
+            group = self.groups.get(gid)
+            if isinstance(group, ConsumerGroup):
+                errors[gid] = await self._store_consumer_group(group, gid in converted, dirty)
+        failed = [e for g, e in errors.items() if e is not None and group_id in (None, g)]
+        return failed[0] if failed else None
+
+    async def _store_consumer_group(self, group: ConsumerGroup, converted: bool, dirty: set) -> ErrorCode | None:
+        group_id, wanted = group.group_id, {}
+        for g, member_id in dirty:
+            if g == group_id:
+                wanted.update(cr.group_rows(group) if member_id is None else cr.member_rows(group, member_id))
+        changed = {k for k, v in wanted.items() if group.stored.get(k) != v}
+        rows = [(r.group_key(group_id), None)] if converted else []
+        rows += [(k, wanted[k]) for k in cr.order(changed, wanted)]
+        error = await self.store.write(group_id, rows)
+        if error is not None:
+            log.error("could not store consumer group %s: %s", group_id, error.name)
+            self.consumer.dirty |= {(g, m) for g, m in dirty if g == group_id}
+            return error
+        for k in changed:
+            if wanted[k] is None:
+                group.stored.pop(k, None)
+            else:
+                group.stored[k] = wanted[k]
         return None
 
     async def _store_downgraded(self) -> ErrorCode | None:
@@ -249,7 +255,7 @@ class GroupManager:
             if not gone and not drop_group:
                 continue
             with_group = drop_group and (consumer or group.generation_id > 0)
-            if await self._drop_offsets(group, gone, with_group=with_group) is not None:
+            if await self._drop_offsets(group, gone, with_group=with_group, atomic=False) is not None:
                 continue
             if drop_group and group.state == EMPTY and not group.offsets:
                 self._forget_group(group)
@@ -332,19 +338,20 @@ class GroupManager:
             gone = sorted(k for k in set(group.offsets) | txn.pending_keys(group) if k[0] == topic)
             if not gone:
                 continue
-            if await self._drop_offsets(group, gone) is not None:  # forgotten anyway: the topic is gone
+            if await self._drop_offsets(group, gone, atomic=False) is not None:  # forgotten anyway: topic gone
                 log.error("could not delete the offsets of %s for group %s", topic, group.group_id)
                 txn.forget(group, gone)
 
     async def _drop_offsets(self, group: Group, keys: list[tuple[str, int]], with_group: bool = False,
-                            ) -> ErrorCode | None:  # fmt: skip
-        """Tombstone ``keys`` (and the group's own record) in ``__consumer_offsets``; forget them once written."""
+                            atomic: bool = True) -> ErrorCode | None:  # fmt: skip
+        """Tombstone ``keys`` (and the group's own record) in ``__consumer_offsets``; forget them once written
+        (``atomic``: see ``GroupStore.write``)."""
         rows: list[tuple[bytes, bytes | None]] = [(r.offset_key(group.group_id, t, p), None) for t, p in keys]
         consumer = isinstance(group, ConsumerGroup)
         if with_group:
             gid = group.group_id
             rows += cr.group_tombstones(gid, group.stored) if consumer else [(r.group_key(gid), None)]
-        error = await self.store.write(group.group_id, rows)
+        error = await self.store.write(group.group_id, rows, atomic=atomic)
         if error is None:
             txn.forget(group, keys)
             if with_group and consumer:

@@ -8,7 +8,11 @@ with ``offsets.topic.num.partitions`` partitions and
 Writes are ordinary v2 batches appended through ``Broker.append`` (so
 fetchers of the internal topic wake up and durable mode's group commit
 covers them), and a write returns once ``Broker.wait_durable`` does: a
-commit the coordinator acknowledged survives a broker crash.
+commit the coordinator acknowledged survives a broker crash. A write that
+fails answers what Kafka's group coordinator answers for every request
+(``coordinator_error``: a log dir gone offline is NOT_COORDINATOR), and a
+request's batch over the topic's ``max.message.bytes`` is refused
+(UNKNOWN_SERVER_ERROR), as Kafka's coordinator runtime refuses it.
 
 A TxnOffsetCommit's records go in a *transactional* batch of its producer
 (``producer``); ``write_marker`` appends the COMMIT or ABORT control batch
@@ -72,18 +76,23 @@ class GroupStore(InternalTopic):
         super().__init__(broker, OFFSETS_TOPIC, c.offsets_topic_num_partitions, c.offsets_topic_segment_bytes)
 
     async def write(self, group_id: str, rows: list[tuple[bytes, bytes | None]],
-                    producer: tuple[int, int] | None = None,
-                    on_append: Callable[[int], None] | None = None) -> ErrorCode | None:  # fmt: skip
-        """Append ``(key, value)`` rows for ``group_id`` and wait until they are durable.
+                    producer: tuple[int, int] | None = None, on_append: Callable[[int], None] | None = None,
+                    atomic: bool = True) -> ErrorCode | None:  # fmt: skip
+        """Append ``(key, value)`` rows for ``group_id`` and wait until they are durable; a failure is the error
+        the request answers (``coordinator_error``).
 
         ``producer`` (id, epoch) makes the batch transactional; ``on_append`` gets the offset of the first
-        row as soon as the batch is in the log (before the wait).
+        row as soon as the batch is in the log (before the wait). An ``atomic`` write (every request's) over
+        the topic's ``max.message.bytes`` is refused, as Kafka's coordinator runtime refuses such a batch;
+        the offset expiry's and a deleted topic's tombstones are not atomic in Kafka (split into batches).
         """
         if not rows:
             return None
         await self.ready()
-        return await self.append(self.partition_of(group_id), records_batch(rows, self.broker.clock(), producer),
-                                 on_append)  # fmt: skip
+        limit = self.broker.topics.effective_config(self.name).max_message_bytes if atomic else None
+        build = records_batch(rows, self.broker.clock(), producer)
+        error = await self.append_reporting(self.partition_of(group_id), build, on_append, max_bytes=limit)
+        return coordinator_error(error)
 
     async def write_marker(self, index: int, producer_id: int, producer_epoch: int, commit: bool,
                            coordinator_epoch: int) -> ErrorCode | None:  # fmt: skip
@@ -92,14 +101,8 @@ class GroupStore(InternalTopic):
         return await self.append(index, marker)
 
     async def write_group(self, group: Any) -> ErrorCode | None:
-        """Store a group's metadata; a failure is the error a JoinGroup or SyncGroup waiting on it answers
-        (``group_metadata_error``). A record over the topic's ``max.message.bytes`` is refused, as Kafka's
-        coordinator runtime refuses a batch larger than that."""
-        await self.ready()
-        limit = self.broker.topics.effective_config(self.name).max_message_bytes
-        build = records_batch(_group_rows(group), self.broker.clock())
-        error = await self.append_reporting(self.partition_of(group.group_id), build, max_bytes=limit)
-        return group_metadata_error(error)
+        """Store a group's metadata; a failure is the error a JoinGroup or SyncGroup waiting on it answers."""
+        return await self.write(group.group_id, _group_rows(group))
 
     def write_group_soon(self, group: Any) -> None:
         """Store a group's metadata without anyone waiting (the group just became empty); its record is
@@ -123,14 +126,16 @@ class GroupStore(InternalTopic):
             yield from _entries(index, self.batches(index))
 
 
-def group_metadata_error(error: ErrorCode | None) -> ErrorCode | None:
-    """What a group's failed metadata write answers (Kafka's ``appendGroupMetadataErrorToResponseError``):
+def coordinator_error(error: ErrorCode | None) -> ErrorCode | None:
+    """What a request answers when its ``__consumer_offsets`` write failed: Kafka's group coordinator maps
+    the append's error the same way for every request (``CoordinatorOperationExceptionHelper.
+    handleOperationException``; the classic ``appendGroupMetadataErrorToResponseError`` has the same table):
     the partition missing or short of replicas, or a timeout, is COORDINATOR_NOT_AVAILABLE; not being its
     leader or a storage error is NOT_COORDINATOR; a batch too large is UNKNOWN_SERVER_ERROR; the rest as is."""
-    return _GROUP_METADATA_ERRORS.get(error, error)
+    return _COORDINATOR_ERRORS.get(error, error)
 
 
-_GROUP_METADATA_ERRORS = {
+_COORDINATOR_ERRORS = {
     **dict.fromkeys((ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
                      ErrorCode.REQUEST_TIMED_OUT), ErrorCode.COORDINATOR_NOT_AVAILABLE),
     **dict.fromkeys((ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR), ErrorCode.NOT_COORDINATOR),

@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from broker.groups.group import PREPARING
-from broker.groups.store import OFFSETS_TOPIC, group_metadata_error
+from broker.groups.store import OFFSETS_TOPIC, coordinator_error
 from protocol import ErrorCode
 
 from ._group_client import groups_broker, join, join_new, start_join, sync  # noqa: F401  (fixtures)
@@ -80,5 +80,5 @@ async def test_syncs_get_unknown_server_error_when_the_group_record_is_too_large
     (ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_NOT_AVAILABLE),
     (None, None),
 ])  # fmt: skip
-def test_group_metadata_error_maps_append_errors_as_kafka(append, answer):
-    assert group_metadata_error(append) == answer
+def test_coordinator_error_maps_append_errors_as_kafka(append, answer):
+    assert coordinator_error(append) == answer

@@ -1,0 +1,114 @@
+"""``__consumer_offsets`` writes that fail answer what Kafka's group coordinator answers for every request
+(``CoordinatorOperationExceptionHelper.handleOperationException``, ``store.coordinator_error``): a log dir gone
+offline (KAFKA_STORAGE_ERROR) is NOT_COORDINATOR, a batch over the topic's ``max.message.bytes`` (refused as
+Kafka's coordinator runtime refuses it: MESSAGE_TOO_LARGE) is UNKNOWN_SERVER_ERROR. Both used to answer
+COORDINATOR_NOT_AVAILABLE, and no size was checked.
+
+A real broker with a hand-driven clock (``_group_client``): OffsetCommit, TxnOffsetCommit (its transaction
+check answered by a fake coordinator), ConsumerGroupHeartbeat, OffsetDelete and DeleteGroups through
+``dispatch``.
+"""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+from broker.groups.store import OFFSETS_TOPIC
+from protocol import ErrorCode
+
+from ._admin_client import call, create_ok, req, sub
+from ._consumer_group_client import heartbeat
+from ._group_client import clock, commit, group_props, groups_broker  # noqa: F401  (fixtures)
+
+T = "orders"
+SMALL = {"message.max.bytes": "4000"}  # __consumer_offsets' max.message.bytes follows it
+
+
+@attrs.define
+class AllowingTxns:
+    """Stands in for ``broker.transactions``: every TxnOffsetCommit is in its producer's transaction."""
+
+    def check_offsets_allowed(self, *_args) -> None:
+        return None
+
+
+@pytest.fixture
+async def b(groups_broker):
+    groups_broker.transactions = AllowingTxns()
+    await create_ok(groups_broker, T, 3)
+    await groups_broker.groups.store.ready()
+    return groups_broker
+
+
+def take_offline(broker, group: str = "g") -> None:
+    """The log dir of ``group``'s ``__consumer_offsets`` partition fails, as a failed write makes it fail."""
+    partition = broker.topics.partition(OFFSETS_TOPIC, broker.groups.store.partition_of(group))
+    broker.topics.manager.failures.fail_dir(partition.log.dir.parent, "injected")
+
+
+async def txn_commit(broker, group: str, offsets: dict, metadata: str = "m") -> dict:
+    Topic = sub(28, "TxnOffsetCommitRequestTopic")
+    by_topic: dict = {}
+    for (t, p), off in offsets.items():
+        by_topic.setdefault(t, []).append(Topic.TxnOffsetCommitRequestPartition(
+            partition_index=p, committed_offset=off, committed_leader_epoch=-1, committed_metadata=metadata))
+    body = req(28, transactional_id="tx", group_id=group, producer_id=7000, producer_epoch=0, generation_id=-1,
+               member_id="", group_instance_id=None, topics=[Topic(name=t, partitions=ps) for t, ps in by_topic.items()])
+    resp = await call(broker, 28, 3, body)
+    return {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
+
+
+OFFSETS = {(T, 0): 5, (T, 1): 6}
+BIG = "x" * 2500  # two partitions' metadata: a batch over 4000 bytes
+
+
+async def test_offset_commit_answers_not_coordinator_when_the_log_dir_went_offline(b):
+    take_offline(b)
+    assert await commit(b, "g", OFFSETS) == dict.fromkeys(OFFSETS, ErrorCode.NOT_COORDINATOR)
+
+
+@pytest.mark.parametrize("group_props", [SMALL])
+async def test_offset_commit_too_large_for_the_topic_answers_unknown_server_error(b):
+    """Kafka's new coordinator (the snapshot's) answers UNKNOWN_SERVER_ERROR; the old GroupMetadataManager
+    answered INVALID_COMMIT_OFFSET_SIZE. Nothing is committed; a small commit still is."""
+    assert await commit(b, "g", OFFSETS, metadata=BIG) == dict.fromkeys(OFFSETS, ErrorCode.UNKNOWN_SERVER_ERROR)
+    assert b.groups.groups["g"].offsets == {}
+    assert await commit(b, "g", OFFSETS) == dict.fromkeys(OFFSETS, ErrorCode.NONE)
+
+
+async def test_txn_offset_commit_answers_not_coordinator_when_the_log_dir_went_offline(b):
+    take_offline(b)
+    assert await txn_commit(b, "g", OFFSETS) == dict.fromkeys(OFFSETS, ErrorCode.NOT_COORDINATOR)
+    assert not b.groups.groups["g"].pending_txn
+
+
+@pytest.mark.parametrize("group_props", [SMALL])
+async def test_txn_offset_commit_too_large_for_the_topic_answers_unknown_server_error(b):
+    answers = await txn_commit(b, "g", OFFSETS, metadata=BIG)
+    assert answers == dict.fromkeys(OFFSETS, ErrorCode.UNKNOWN_SERVER_ERROR)
+    assert not b.groups.groups["g"].pending_txn
+
+
+async def test_consumer_group_heartbeat_answers_not_coordinator_when_the_log_dir_went_offline(b):
+    take_offline(b, "cg")
+    assert (await heartbeat(b, "member-a", topics=[T])).error_code == ErrorCode.NOT_COORDINATOR
+
+
+@pytest.mark.parametrize("group_props", [SMALL])
+async def test_consumer_group_heartbeat_too_large_for_the_topic_answers_unknown_server_error(b):
+    """The joining member's record carries its subscription: 200 long topic names are over 4000 bytes."""
+    names = [f"topic-with-a-rather-long-name-{i:03}" for i in range(200)]
+    assert (await heartbeat(b, "member-a", topics=names)).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert (await heartbeat(b, "member-b", group="other", topics=[T])).error_code == ErrorCode.NONE
+
+
+async def test_offset_delete_and_delete_groups_answer_not_coordinator_when_the_log_dir_went_offline(b):
+    assert await commit(b, "g", OFFSETS) == dict.fromkeys(OFFSETS, ErrorCode.NONE)
+    take_offline(b)
+    Topic = sub(47, "OffsetDeleteRequestTopic")
+    body = req(47, group_id="g", topics=[Topic(name=T, partitions=[Topic.OffsetDeleteRequestPartition(
+        partition_index=0)])])  # fmt: skip
+    assert (await call(b, 47, 0, body)).error_code == ErrorCode.NOT_COORDINATOR
+    resp = await call(b, 42, 2, req(42, groups_names=["g"]))
+    assert [r.error_code for r in resp.results] == [ErrorCode.NOT_COORDINATOR]
