@@ -30,7 +30,10 @@ Errors follow Kafka's TransactionCoordinator: unknown id or another producer
 id -> INVALID_PRODUCER_ID_MAPPING, another epoch -> PRODUCER_FENCED (the
 handlers turn it into INVALID_PRODUCER_EPOCH for old request versions), EndTxn
 in the wrong state -> INVALID_TXN_STATE, a prepared transaction ->
-CONCURRENT_TRANSACTIONS.
+CONCURRENT_TRANSACTIONS. A failed ``__transaction_state`` write answers as
+Kafka's TransactionStateManager maps it (``txn_log_error``: a log dir gone
+offline is NOT_COORDINATOR); a record over the topic's ``max.message.bytes``
+is refused, as the log's append refuses it (UNKNOWN_SERVER_ERROR).
 """
 
 from __future__ import annotations
@@ -121,7 +124,9 @@ class TransactionCoordinator:
         if meta.state.is_prepare:
             meta = await self._complete(meta)
         if meta.state == TxnState.ONGOING:
-            meta = await self._end_locked(meta, commit=False, fence=True)
+            meta, error = await self._end_locked(meta, commit=False, fence=True)
+            if error is not None:  # Kafka answers the failed fence's error, not CONCURRENT_TRANSACTIONS
+                return error, -1, -1
         if meta.state.is_prepare or meta.state == TxnState.ONGOING:
             return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
         bumped = self._bump(meta, timeout_ms, None if expected is None else expected[1])
@@ -231,8 +236,8 @@ class TransactionCoordinator:
                 return error
             wanted = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
             if meta.state == TxnState.ONGOING:
-                done = await self._end_locked(meta, commit)
-                return ErrorCode.NONE if done.state != TxnState.ONGOING else ErrorCode.COORDINATOR_NOT_AVAILABLE
+                _done, error = await self._end_locked(meta, commit)
+                return error or ErrorCode.NONE
             if meta.state == wanted:  # a retry of the EndTxn that completed it
                 return ErrorCode.NONE
             if meta.state == (TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT):
@@ -240,16 +245,19 @@ class TransactionCoordinator:
             log.info("EndTxn(%s) of %s in state %s refused", "commit" if commit else "abort", txn_id, meta.state.name)
             return ErrorCode.INVALID_TXN_STATE
 
-    async def _end_locked(self, meta: TxnMetadata, commit: bool, fence: bool = False) -> TxnMetadata:
-        """Prepare, write the markers, complete; returns the metadata as it stands after (unchanged on failure)."""
+    async def _end_locked(self, meta: TxnMetadata, commit: bool,
+                          fence: bool = False) -> tuple[TxnMetadata, ErrorCode | None]:  # fmt: skip
+        """Prepare, write the markers, complete; returns the metadata as it stands after (unchanged on failure)
+        and the error of writing the prepared state (what EndTxn answers; markers are retried)."""
         prepared = attrs.evolve(meta, state=TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
                                 last_update_ms=self.broker.clock(), partitions=set(meta.partitions))  # fmt: skip
         if fence:  # Kafka's prepareFenceProducerEpoch: the markers carry a higher epoch than the zombie's
             prepared.producer_epoch = min(meta.producer_epoch + 1, EPOCH_MAX)
             prepared.last_producer_epoch = -1
-        if await self._persist(prepared) is not None:
-            return meta
-        return await self._complete(prepared)
+        error = await self._persist(prepared)
+        if error is not None:
+            return meta, error
+        return await self._complete(prepared), None
 
     async def _complete(self, meta: TxnMetadata) -> TxnMetadata:
         """Write the markers of a prepared transaction, then its Complete* state."""
@@ -281,7 +289,9 @@ class TransactionCoordinator:
     async def _persist(self, meta: TxnMetadata, *, forget: bool = False) -> ErrorCode | None:
         key, value = key_bytes(meta.transactional_id), None if forget else value_bytes(meta)
         index = self.topic.partition_of(meta.transactional_id)
-        error = await self.topic.append(index, records_batch([(key, value)], self.broker.clock()))
+        limit = self.broker.topics.effective_config(TXN_TOPIC).max_message_bytes  # as the log's append checks
+        build = records_batch([(key, value)], self.broker.clock())
+        error = txn_log_error(await self.topic.append_reporting(index, build, max_bytes=limit))
         if error is None:
             if forget:
                 self.txns.pop(meta.transactional_id, None)
@@ -364,3 +374,20 @@ def for_version(error: ErrorCode, version: int, fenced_since: int) -> ErrorCode:
     if error == ErrorCode.PRODUCER_FENCED and version < fenced_since:
         return ErrorCode.INVALID_PRODUCER_EPOCH
     return error
+
+
+def txn_log_error(error: ErrorCode | None) -> ErrorCode | None:
+    """What InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn answer when their
+    ``__transaction_state`` write failed (Kafka's ``TransactionStateManager.appendTransactionToLog``): the
+    partition missing or short of replicas, or a timeout, is COORDINATOR_NOT_AVAILABLE; not being its leader
+    or a storage error is NOT_COORDINATOR; a record too large is UNKNOWN_SERVER_ERROR; the rest as is."""
+    return _TXN_LOG_ERRORS.get(error, error)
+
+
+_TXN_LOG_ERRORS = {
+    **dict.fromkeys((ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
+                     ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT),
+                    ErrorCode.COORDINATOR_NOT_AVAILABLE),
+    **dict.fromkeys((ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR), ErrorCode.NOT_COORDINATOR),
+    **dict.fromkeys((ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE), ErrorCode.UNKNOWN_SERVER_ERROR),
+}  # fmt: skip
