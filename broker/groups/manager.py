@@ -46,6 +46,12 @@ _CONSUMER_STATES = (EMPTY, ASSIGNING, RECONCILING, CONSUMER_STABLE, DEAD)
 CLASSIC = "classic"
 
 
+class MarkerNotWritten(OSError):
+    def __init__(self, message: str, error: ErrorCode) -> None:
+        super().__init__(message)
+        self.error = error
+
+
 class GroupManager:
     def __init__(self, broker: Any) -> None:
         self.config = broker.config
@@ -218,15 +224,15 @@ class GroupManager:
         """Write the transaction's marker into the ``__consumer_offsets`` partition of each group of ``group_ids``
         and each partition of ``partitions``, then commit or drop what the producer staged in the groups there.
 
-        Raises ``OSError`` when a marker could not be written (the coordinator retries; markers already
-        written are harmless to write again).
+        Raises ``MarkerNotWritten`` (its ``error``: the append's) when a marker could not be written (the
+        coordinator retries; markers already written are harmless to write again).
         """
         targets = {self.store.partition_of(g) for g in group_ids} | set(partitions)
         for index in sorted(targets):
             error = await self.store.write_marker(index, producer_id, producer_epoch, commit, coordinator_epoch)
             if error is not None:
-                raise OSError(f"transaction marker of producer {producer_id} not written to partition {index}: "
-                              f"{error.name}")  # fmt: skip
+                raise MarkerNotWritten(f"transaction marker of producer {producer_id} not written to partition "
+                                       f"{index}: {error.name}", error)  # fmt: skip
             for group in list(self.groups.values()):
                 if producer_id in group.pending_txn and self.store.partition_of(group.group_id) == index:
                     applied = txn.complete(group, producer_id, commit)

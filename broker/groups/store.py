@@ -98,7 +98,7 @@ class GroupStore(InternalTopic):
                            coordinator_epoch: int) -> ErrorCode | None:  # fmt: skip
         """Append the COMMIT or ABORT marker of a transaction to partition ``index``; wait until durable."""
         marker = marker_batch(producer_id, producer_epoch, commit, coordinator_epoch, self.broker.clock())
-        return await self.append(index, marker)
+        return await self.append_reporting(index, marker)  # unmapped, as Kafka's completeTransaction fails
 
     async def write_group(self, group: Any) -> ErrorCode | None:
         """Store a group's metadata; a failure is the error a JoinGroup or SyncGroup waiting on it answers."""

@@ -25,8 +25,10 @@ written once):
   ``__consumer_offsets`` partition goes to the group coordinator
   (``GroupManager.complete_transaction``: the marker, then the producer's
   pending transactional offsets of the groups there committed or dropped);
-  a failure there is NOT_LEADER_OR_FOLLOWER, as Kafka turns the group
-  coordinator's COORDINATOR_NOT_AVAILABLE into it.
+  a failure there answers the append's error (a log dir gone offline:
+  KAFKA_STORAGE_ERROR), as Kafka answers the group coordinator's
+  ``completeTransaction`` failure, which only turns COORDINATOR_NOT_AVAILABLE,
+  COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR into NOT_LEADER_OR_FOLLOWER.
 
 The answer waits until the markers are durable (Kafka appends with acks -1);
 a storage failure is KAFKA_STORAGE_ERROR. Errors are grouped by producer id
@@ -54,6 +56,7 @@ from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
+from ..groups.manager import MarkerNotWritten
 from ..groups.store import OFFSETS_TOPIC
 from ..transactions.markers import append_marker
 
@@ -122,11 +125,15 @@ async def _write_offsets(ctx: RequestContext, marker, index: int) -> ErrorCode:
         await ctx.broker.groups.complete_transaction(marker.producer_id, marker.producer_epoch,
                                                      marker.transaction_result, marker.coordinator_epoch,
                                                      set(), [index])  # fmt: skip
-    except OSError:
-        log.exception("WriteTxnMarkers: the marker of producer %d not written to %s-%d", marker.producer_id,
-                      OFFSETS_TOPIC, index)  # fmt: skip
-        return ErrorCode.NOT_LEADER_OR_FOLLOWER
+    except MarkerNotWritten as exc:
+        log.error("WriteTxnMarkers: %s", exc)
+        return _NOT_READY.get(exc.error, exc.error)
     return ErrorCode.NONE
+
+
+# Kafka's handleWriteTxnMarkersRequest: a group coordinator not ready is NOT_LEADER_OR_FOLLOWER to the sender
+_NOT_READY = dict.fromkeys((ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+                            ErrorCode.NOT_COORDINATOR), ErrorCode.NOT_LEADER_OR_FOLLOWER)  # fmt: skip
 
 
 def _response(ctx: RequestContext, results: dict[int, Errors]) -> object:

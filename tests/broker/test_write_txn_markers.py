@@ -253,3 +253,17 @@ def test_the_v0_and_v1_layouts(version):
     assert decode_body(WRITE_TXN_MARKERS, version, response, False) == _response()
     assert WRITE_TXN_MARKERS.request_header_version(version) == 1 + version
     assert WRITE_TXN_MARKERS.response_header_version(version) == version
+
+
+async def test_a_consumer_offsets_marker_in_an_offline_log_dir_answers_kafka_storage_error(groups_broker):
+    """The append's error, as Kafka's KafkaApis answers the group coordinator's failed ``completeTransaction``
+    (it was NOT_LEADER_OR_FOLLOWER); the pending offsets stay pending."""
+    await create_ok(groups_broker, "orders", 3)
+    await groups_broker.groups.store.ready()
+    index = groups_broker.groups.store.partition_of("g")
+    assert await txn_commit(groups_broker, "g", {("orders", 0): 10}, pid=PID, epoch=EPOCH) == {("orders", 0): 0}
+    partition = groups_broker.topics.partition(OFFSETS_TOPIC, index)
+    groups_broker.topics.manager.failures.fail_dir(partition.log.dir.parent, "injected")
+    answer = await markers(groups_broker, (PID, EPOCH, True, 0, {OFFSETS_TOPIC: [index]}))
+    assert answer == [(PID, {(OFFSETS_TOPIC, index): ErrorCode.KAFKA_STORAGE_ERROR})]
+    assert PID in groups_broker.groups.groups["g"].pending_txn
