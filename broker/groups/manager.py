@@ -4,7 +4,9 @@ It owns the ``GroupCoordinator`` (membership, ``coordinator``), the
 ``GroupStore`` (``__consumer_offsets``), the ``ConsumerCoordinator`` of KIP-848
 consumer groups (``consumer``; both kinds of group share ``groups``, and
 every operation below serves both, ``consumer_offsets`` holding the rules
-that differ) and the operations that act on whole groups: OffsetCommit, TxnOffsetCommit and the end of its transaction
+that differ; ``consumer_store`` writes what changed in consumer groups) and
+the operations that act on whole groups: OffsetCommit, TxnOffsetCommit and
+the end of its transaction
 (``complete_transaction``: the marker, then the staged offsets committed or
 dropped, see ``txn_offsets``), OffsetFetch, OffsetDelete, DescribeGroups,
 ListGroups, DeleteGroups, offset expiry. ``load()`` rebuilds every group
@@ -33,11 +35,12 @@ from .classic_members import ClassicMembers
 from .consumer_coordinator import ConsumerCoordinator
 from .consumer_group import ASSIGNING, CONSUMER, CONSUMER_STABLE, RECONCILING, ConsumerGroup
 from .consumer_requests import GroupError, Heartbeat, HeartbeatResult
+from .consumer_store import ConsumerStore
 from .coordinator import GroupCoordinator
 from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group
 from .replay import rebuild_groups
 from .results import GroupSummary, MemberSummary
-from .store import GroupStore, group_value
+from .store import GroupStore
 from .timers import GroupTimers
 
 log = logging.getLogger("minibroker.groups")
@@ -62,6 +65,7 @@ class GroupManager:
         self.consumer = ConsumerCoordinator(broker.config, self.groups, broker.topics, broker.clock,
                                             lambda group_id, key: broker.group_configs.value(  # made after us
                                                 group_id, f"consumer.{key}"))  # fmt: skip
+        self.consumer_store = ConsumerStore(self.store, self.consumer, self.groups)
         mixed = ClassicMembers(self.consumer, self.store_consumer_groups)
         self.coordinator = GroupCoordinator(broker.config, self.store, broker.clock, self.groups, mixed)
         self.consumer.on_downgrade = self.coordinator.adopt_downgraded
@@ -94,57 +98,9 @@ class GroupManager:
         return result
 
     async def store_consumer_groups(self, group_id: str | None = None) -> ErrorCode | None:
-        """Write what changed in each consumer group the coordinator reported (``consumer_records``: Kafka's
-        records of the group, its members, their target and current assignments; tombstones for what is gone),
-        and delete the classic record of an empty classic group that became one. A group whose write fails is
-        written again next time; the others are still written. The error of ``group_id`` (of any, if None)."""
-        dirty, self.consumer.dirty = self.consumer.dirty, set()
-        converted, self.consumer.converted = self.consumer.converted, set()
-        error = await self._store_downgraded()
-        if error is not None:
-            return error
-        errors = {}
-        for gid in sorted(converted | {g for g, _m in dirty}):
-            group = self.groups.get(gid)
-            if isinstance(group, ConsumerGroup):
-                errors[gid] = await self._store_consumer_group(group, gid in converted, dirty)
-        failed = [e for g, e in errors.items() if e is not None and group_id in (None, g)]
-        return failed[0] if failed else None
-
-    async def _store_consumer_group(self, group: ConsumerGroup, converted: bool, dirty: set) -> ErrorCode | None:
-        group_id, wanted = group.group_id, {}
-        for g, member_id in dirty:
-            if g == group_id:
-                wanted.update(cr.group_rows(group) if member_id is None else cr.member_rows(group, member_id))
-        changed = {k for k, v in wanted.items() if group.stored.get(k) != v}
-        rows = [(r.group_key(group_id), None)] if converted else []
-        rows += [(k, wanted[k]) for k in cr.order(changed, wanted)]
-        error = await self.store.write(group_id, rows)
-        if error is not None:
-            log.error("could not store consumer group %s: %s", group_id, error.name)
-            self.consumer.dirty |= {(g, m) for g, m in dirty if g == group_id}
-            return error
-        for k in changed:
-            if wanted[k] is None:
-                group.stored.pop(k, None)
-            else:
-                group.stored[k] = wanted[k]
-        return None
-
-    async def _store_downgraded(self) -> ErrorCode | None:
-        """Consumer groups that went back to being classic groups: every record of the consumer group deleted,
-        then the classic group's record, as Kafka's ``convertToClassicGroup`` writes them."""
-        downgraded, self.consumer.downgraded = self.consumer.downgraded, {}
-        for group_id, old in downgraded.items():
-            group = self.groups.get(group_id)
-            rows = cr.group_tombstones(group_id, old.stored)
-            if isinstance(group, Group):
-                rows.append((r.group_key(group_id), r.group_value(group_value(group))))
-            error = await self.store.write(group_id, rows)
-            if error is not None:
-                log.error("could not store the downgrade of group %s: %s", group_id, error.name)
-                return error
-        return None
+        """Write what the consumer coordinator queued (``consumer_store``: what a failed write did not write stays
+        queued for the next round); the error of ``group_id`` (of any, if None)."""
+        return await self.consumer_store.store_groups(group_id)
 
     # -- offsets -------------------------------------------------------------------------
 

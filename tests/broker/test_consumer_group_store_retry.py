@@ -1,0 +1,104 @@
+"""KIP-848 consumer-group writes that fail are written again in the next store round, none dropped.
+
+The coordinator keeps its changes in memory and queues what to write (``dirty`` groups and members,
+``converted`` classic groups, ``downgraded`` consumer groups); ``GroupManager.store_consumer_groups`` writes
+them. A failed write must leave all it did not write queued: here ``store.write`` answers KAFKA_STORAGE_ERROR
+for the first write of one group, then the next round runs and what ``__consumer_offsets`` holds is read
+back (the records in log order, or the groups a reopened broker rebuilds). The old code dropped the groups
+changed in the round of a failed downgrade, the downgrade itself, and a converted group's classic tombstone.
+A real broker with a hand-driven clock (``groups_broker``); classic members through JoinGroup/SyncGroup.
+"""
+
+from __future__ import annotations
+
+from broker.groups import records as r
+from broker.groups.consumer_group import ConsumerGroup
+from broker.groups.group import Group
+from broker.groups.store import Loaded
+from protocol import ErrorCode
+
+from ._consumer_group_client import heartbeat
+from ._group_client import clock, group_props, groups_broker  # noqa: F401  (fixtures)
+from ._group_client import heartbeat as classic_heartbeat
+from .test_consumer_group_migration import classic_pair, mig, rejoin, tick, upgraded  # noqa: F401
+
+
+def fail_first_write(broker, group: str, times: int = 1) -> list:
+    """``store.write`` answers KAFKA_STORAGE_ERROR for the first ``times`` writes of ``group``; the rows of
+    each write it refused are recorded."""
+    real, refused = broker.groups.store.write, []
+
+    async def write(group_id, rows, *args, **kwargs):
+        if group_id == group and len(refused) < times:
+            refused.append(rows)
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        return await real(group_id, rows, *args, **kwargs)
+
+    broker.groups.store.write = write
+    return refused
+
+
+def group_records(broker, group: str) -> list[tuple[str, bool]]:
+    """The classic group record of ``group`` in the log, in order: ("classic", has a value)."""
+    return [("classic", e.value is not None) for e in broker.groups.store.load()
+            if isinstance(e, Loaded) and isinstance(e.key, r.GroupKey) and e.key.group == group]  # fmt: skip
+
+
+async def expire_the_consumer_member(b, classic_members) -> None:
+    """``c`` (the only consumer-protocol member of cg) stays silent while the classic members heartbeat: its
+    session (45 s) ends and the group goes back to being a classic group, in a tick."""
+    for _ in range(8):
+        await tick(b, 5_000)
+        assert [await classic_heartbeat(b, "cg", 3, m) for m in classic_members] == [0, 0]
+
+
+async def stable_upgraded(b):
+    a, other, _c = await upgraded(b)
+    assert await rejoin(b, a, [0, 1]) == (3, [0, 1])
+    assert await rejoin(b, other, [2, 3]) == (2, [2])
+    assert await rejoin(b, other, [2]) == (3, [2])
+    return a, other
+
+
+async def test_a_failed_downgrade_is_written_in_the_next_round(mig):
+    a, other = await stable_upgraded(mig)
+    await expire_the_consumer_member(mig, (a, other))
+    refused = fail_first_write(mig, "cg")
+    mig.clock.now += 5_000
+    mig.groups.consumer.tick()
+    assert await mig.groups.store_consumer_groups() == ErrorCode.KAFKA_STORAGE_ERROR
+    assert len(refused) == 1 and isinstance(mig.groups.groups["cg"], Group)  # the downgrade's write
+    assert await mig.groups.store_consumer_groups() is None  # the old code: nothing left to write
+    restored = mig.reopen().groups.groups["cg"]
+    assert isinstance(restored, Group) and sorted(restored.members) == sorted([a, other])  # not c's group
+
+
+async def test_groups_changed_in_the_round_of_a_failed_downgrade_are_still_written(mig):
+    """``o`` in group ``solo`` joined with c: it is fenced in the same tick as cg is downgraded, whose write
+    fails."""
+    a, other = await stable_upgraded(mig)
+    assert (await heartbeat(mig, "o", group="solo")).error_code == 0
+    await expire_the_consumer_member(mig, (a, other))
+    mig.clock.now += 5_000
+    fail_first_write(mig, "cg")
+    mig.groups.consumer.tick()
+    assert "o" not in mig.groups.groups["solo"].members
+    assert await mig.groups.store_consumer_groups("solo") is None  # cg's error is not solo's
+    assert await mig.groups.store_consumer_groups() is None
+    broker = mig.reopen()
+    assert broker.groups.groups["solo"].members == {}  # the old code: o's records never tombstoned
+    assert isinstance(broker.groups.groups["cg"], Group)
+
+
+async def test_a_converted_group_whose_first_write_failed_deletes_its_classic_record_next_round(mig):
+    await classic_pair(mig)
+    assert group_records(mig, "cg")[-1] == ("classic", True)
+    refused = fail_first_write(mig, "cg")
+    answer = await heartbeat(mig, "c")
+    assert answer.error_code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert refused[0][0] == (r.group_key("cg"), None)  # the tombstone first in the batch
+    assert isinstance(mig.groups.groups["cg"], ConsumerGroup)  # kept in memory, written again next round
+    assert await mig.groups.store_consumer_groups() is None
+    assert group_records(mig, "cg")[-1] == ("classic", False)  # the old code: no tombstone, ever
+    assert isinstance(mig.reopen().groups.groups["cg"], ConsumerGroup)
+
