@@ -25,11 +25,12 @@ await (a stored assignment, a stored static member's new id) calls it again.
 Woken or due, the task never starts a round sooner than ``ROUND_S`` after
 the last one began: a group's steady heartbeats then cost at most the rounds
 a 50 ms poll did, a deadline is run at most that late, and a round that
-keeps failing (a broken group, a store that raises) cannot spin the task. A
-consumer group whose changes failed to be stored is tried again after the
-same pause. Each step of a round (the two ticks, the store, the expiry
-check) is guarded on its own, so one that raises does not stop the others,
-and the expiry check moves on to its next interval even when it failed;
+keeps failing (a broken group, a store that raises) cannot spin the task.
+Consumer-group changes whose write failed (anything still queued: dirty,
+converted or downgraded) are tried again after the same pause. Each step
+of a round (the two ticks, the store, the expiry check) is guarded on its
+own, so one that raises does not stop the others, and the expiry check
+moves on to its next interval even when it failed;
 within a tick each group's timers are guarded too (the coordinators'
 ``timer_failed`` is ``failed`` here), so one broken group does not hold back
 the others' deadlines, as Kafka runs each timer on its own. A failing step
@@ -114,7 +115,7 @@ class GroupTimers:
         now = m.clock()
         due = [expiry_at, m.coordinator.next_deadline(), m.consumer.next_deadline()]  # a passed one: at once
         first = min(d for d in due if d is not None)
-        if m.consumer.dirty or m.consumer.downgraded:  # a failed store: tried again after a round's pause
+        if m.consumer.dirty or m.consumer.converted or m.consumer.downgraded:  # a failed store: again after ROUND_S
             first = min(first, now + int(ROUND_S * 1000))
         with trio.move_on_after(min(max(first - now, 0) / 1000, MAX_SLEEP_S)):
             await self._moved.wait()

@@ -34,7 +34,7 @@ class _Broken:
     """A coordinator stand-in whose tick always raises, so its deadline (long past) stays due; it records when
     each tick ran and ends the run after ``stop_after`` of them."""
 
-    dirty = downgraded = False
+    dirty = converted = downgraded = False  # nothing left queued by a failed store
 
     def __init__(self, stop_after: int) -> None:
         self.ticks: list[float] = []
@@ -89,6 +89,29 @@ async def test_a_round_that_keeps_failing_does_not_spin_the_timer_task(autojump_
     logged = [r for r in caplog.records if r.exc_info]
     assert len(logged) == 1, [r.getMessage() for r in logged]  # not 40 tracebacks
     assert "the classic group timers failed" in logged[0].getMessage()
+
+
+async def test_a_conversion_left_queued_by_a_failed_store_is_retried_after_a_round(autojump_clock):
+    """A ``converted`` mark still queued (its classic tombstone not written; nothing else queued) brings the next
+    round after ``ROUND_S``; the old code looked at ``dirty`` and ``downgraded`` only and slept ``MAX_SLEEP_S``."""
+    consumer, stores, scope = _Idle(10**9), [], trio.CancelScope()
+    consumer.converted = {"cg"}
+
+    async def store() -> None:
+        stores.append(trio.current_time())
+        if len(stores) == 2:
+            scope.cancel()
+
+    async def nothing() -> None:
+        return None
+
+    manager = SimpleNamespace(
+        config=SimpleNamespace(offsets_retention_check_interval_ms=10**9), coordinator=_Idle(10**9),
+        consumer=consumer, clock=lambda: round(trio.current_time() * 1000), store_consumer_groups=store,
+        expire_offsets=nothing)  # fmt: skip
+    with scope:
+        await GroupTimers(manager).run()
+    assert stores == pytest.approx([ROUND_S, 2 * ROUND_S])
 
 
 async def test_a_lasting_failure_logs_its_traceback_once_per_interval_with_the_count(autojump_clock, caplog):

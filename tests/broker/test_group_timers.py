@@ -117,7 +117,7 @@ class _Quiet:
     def __init__(self) -> None:
         self.deadline: int | None = None
         self.ticks: list[float] = []
-        self.dirty = self.downgraded = False
+        self.dirty = self.converted = self.downgraded = False
 
     def next_deadline(self) -> int | None:
         return self.deadline
