@@ -24,12 +24,20 @@ downgrade's tombstones, so they wait for the downgrade. Each group is
 written on its own, so a group that cannot be written does not hold back
 the others, and the caller gets its own group's error (any group's, when
 it names none).
+
+One store call runs at a time (``_writing``), as Kafka's coordinator runtime
+writes one partition's batches in turn: a heartbeat whose change a timer
+round has already taken waits until that round's write is over, instead of
+being answered before its change is in the log, and two calls cannot put
+the same group's batches in the log out of order.
 """
 
 from __future__ import annotations
 
 import logging
 from typing import Any
+
+import trio
 
 from protocol import ErrorCode
 
@@ -47,9 +55,14 @@ class ConsumerStore:
         self.store = store  # GroupStore
         self.consumer = consumer  # ConsumerCoordinator: its dirty, converted and downgraded queues
         self.groups = groups
+        self._writing = trio.Lock()  # one store call at a time (module docstring)
 
     async def store_groups(self, group_id: str | None = None) -> ErrorCode | None:
         """Write all that is queued; the error of ``group_id``'s write (of any, if None), else None."""
+        async with self._writing:
+            return await self._store_queued(group_id)
+
+    async def _store_queued(self, group_id: str | None) -> ErrorCode | None:
         c = self.consumer
         downgraded, c.downgraded = c.downgraded, {}
         dirty, c.dirty = c.dirty, set()

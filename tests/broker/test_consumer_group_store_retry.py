@@ -6,10 +6,14 @@ them. A failed write must leave all it did not write queued: here ``store.write`
 for the first write of one group, then the next round runs and what ``__consumer_offsets`` holds is read
 back (the records in log order, or the groups a reopened broker rebuilds). The old code dropped the groups
 changed in the round of a failed downgrade, the downgrade itself, and a converted group's classic tombstone.
+Store calls also run one at a time, so one cannot answer a heartbeat whose change another is still writing.
 A real broker with a hand-driven clock (``groups_broker``); classic members through JoinGroup/SyncGroup.
 """
 
 from __future__ import annotations
+
+import trio
+from trio.testing import wait_all_tasks_blocked
 
 from broker.groups import records as r
 from broker.groups.consumer_group import ConsumerGroup
@@ -17,6 +21,7 @@ from broker.groups.group import Group
 from broker.groups.store import Loaded
 from protocol import ErrorCode
 
+from ._admin_client import create_ok
 from ._consumer_group_client import heartbeat
 from ._group_client import clock, group_props, groups_broker  # noqa: F401  (fixtures)
 from ._group_client import heartbeat as classic_heartbeat
@@ -102,3 +107,39 @@ async def test_a_converted_group_whose_first_write_failed_deletes_its_classic_re
     assert group_records(mig, "cg")[-1] == ("classic", False)  # the old code: no tombstone, ever
     assert isinstance(mig.reopen().groups.groups["cg"], ConsumerGroup)
 
+
+
+async def test_store_calls_write_one_at_a_time(groups_broker):
+    """Member m1's join is being written (its write held) when m2 joins the same group: m2's heartbeat waits for
+    that write, and m2's batch follows m1's in the log. Before, m2's batch was written and m2 answered while
+    m1's write was still in flight (its batch then landed after m2's)."""
+    b = groups_broker
+    await create_ok(b, "t", 2)
+    await b.groups.store.ready()
+    real, events, held = b.groups.store.write, [], trio.Event()
+
+    async def write(group_id, rows, *args, **kwargs):
+        n = len(events) // 2
+        events.append(("start", n))
+        if n == 0:
+            await held.wait()
+        try:
+            return await real(group_id, rows, *args, **kwargs)
+        finally:
+            events.append(("end", n))
+
+    b.groups.store.write = write
+    answered = []
+
+    async def join(member_id: str) -> None:
+        answered.append(((await heartbeat(b, member_id, group="g")).error_code, member_id, list(events)))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(join, "m1")
+        await wait_all_tasks_blocked()
+        nursery.start_soon(join, "m2")
+        await wait_all_tasks_blocked()
+        assert answered == [] and events == [("start", 0)]  # m2 waits for m1's write
+        held.set()
+    assert events == [("start", 0), ("end", 0), ("start", 1), ("end", 1)]
+    assert [a[:2] for a in answered] == [(0, "m1"), (0, "m2")]
