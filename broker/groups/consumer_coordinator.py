@@ -74,7 +74,7 @@ class ConsumerCoordinator(MemberFencing):
         self.setting = setting  # (group id, "session.timeout.ms" | "heartbeat.interval.ms") -> ms
         self.dirty: set[tuple[str, str | None]] = set()  # (group, member or None) to store again
         self.converted: set[str] = set()  # classic groups turned into consumer groups (their record goes)
-        self.downgraded: dict[str, ConsumerGroup] = {}  # consumer groups turned classic: their records go
+        self.downgraded: dict[str, frozenset[bytes]] = {}  # groups turned classic: the stored keys to delete
         self.on_downgrade: Callable[[Group], None] = lambda _group: None
         self.timer_failed: Callable[[str], None] = log_timer_failure  # GroupManager's: the timers' rate limit
 

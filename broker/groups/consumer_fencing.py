@@ -6,7 +6,9 @@ group epoch (``fence_members``, Kafka's ``consumerGroupFenceMembers``; the
 target is recomputed at the next heartbeat). When only classic members
 would be left, the group may go back to being a classic group
 (``migration``): ``on_downgrade`` hands it to the classic coordinator and
-``downgraded`` tells ``GroupManager`` to store it. A static member leaving
+``downgraded`` tells ``GroupManager`` to store it (the keys the consumer
+group stored, to be deleted; a group downgraded again before its first
+downgrade was written queues the keys of both, ``queue_downgrade``). A static member leaving
 with -2 keeps its partitions (epoch -2, their assignment epochs reset to 0,
 as Kafka does) until it rejoins or its session expires.
 
@@ -22,6 +24,7 @@ Every member fenced is reported in ``dirty`` for ``GroupManager`` to store.
 from __future__ import annotations
 
 import logging
+from typing import Iterable
 
 import attrs
 
@@ -82,7 +85,7 @@ class MemberFencing:
     def _downgrade(self, group: ConsumerGroup, leaving: set[str]) -> None:
         classic = migration.to_classic_group(group, leaving, self.topics.names_by_id(), self.clock())
         self.groups[group.group_id] = classic
-        self.downgraded[group.group_id] = group
+        queue_downgrade(self.downgraded, group.group_id, group.stored)
         log.info("downgraded consumer group %s to a classic group (%d members)", group.group_id,
                  len(classic.members))  # fmt: skip
         self.on_downgrade(classic)
@@ -127,3 +130,9 @@ class MemberFencing:
                     timers.pop(member_id, None)
                     if member_id in group.members:
                         self.fence(group, member_id, reason)
+
+
+def queue_downgrade(downgraded: dict[str, frozenset[bytes]], group_id: str, stored: Iterable[bytes]) -> None:
+    """Queue the deletion of the records a consumer group stored; with those of a downgrade of the same group
+    still queued (not yet written), so that neither group's records are left behind."""
+    downgraded[group_id] = downgraded.get(group_id, frozenset()) | frozenset(stored)

@@ -186,7 +186,7 @@ def member_rows(group: Any, member_id: str) -> dict[bytes, bytes | None]:
     }  # fmt: skip
 
 
-def group_tombstones(group_id: str, stored: dict[bytes, bytes]) -> list[tuple[bytes, None]]:
+def group_tombstones(group_id: str, stored: Iterable[bytes]) -> list[tuple[bytes, None]]:
     """What Kafka writes when a consumer group goes: every record of it deleted, the group's own last."""
     keys = set(stored) | {key(PARTITION_METADATA, group_id), key(GROUP, group_id)}
     return [(k, None) for k in order(keys, {})]

@@ -5,7 +5,8 @@ written: ``dirty`` (group id, member id or None for the group's own
 records), ``converted`` (classic groups that became consumer groups: the
 classic group's record is deleted, first in the group's next batch) and
 ``downgraded`` (consumer groups that became classic groups again: every
-record the consumer group stored is deleted, then the classic group's
+record the consumer group stored is deleted (those of two consumer groups
+when the group was downgraded again before the first downgrade was written), then the classic group's
 record written, as Kafka's ``convertToClassicGroup`` writes them).
 ``ConsumerStore.store`` (a ConsumerGroupHeartbeat's, a classic member's
 request in a consumer group, each round of the timer task) takes the queues
@@ -43,6 +44,7 @@ from protocol import ErrorCode
 
 from . import consumer_records as cr
 from . import records as r
+from .consumer_fencing import queue_downgrade
 from .consumer_group import ConsumerGroup
 from .group import Group
 from .store import group_value
@@ -105,17 +107,17 @@ class ConsumerStore:
                 group.stored[k] = wanted[k]
         return None
 
-    async def _store_downgraded(self, downgraded: dict[str, ConsumerGroup]) -> dict[str, ErrorCode | None]:
+    async def _store_downgraded(self, downgraded: dict[str, frozenset[bytes]]) -> dict[str, ErrorCode | None]:
         """Per downgraded group, its consumer records deleted then its classic record written, in one batch;
         one that fails is queued again (the others are still written). The errors by group."""
         errors: dict[str, ErrorCode | None] = {}
-        for group_id, old in downgraded.items():
+        for group_id, keys in downgraded.items():
             group = self.groups.get(group_id)
-            rows = cr.group_tombstones(group_id, old.stored)
+            rows = cr.group_tombstones(group_id, keys)
             if isinstance(group, Group):
                 rows.append((r.group_key(group_id), r.group_value(group_value(group))))
             errors[group_id] = error = await self.store.write(group_id, rows)
             if error is not None:
                 log.error("could not store the downgrade of group %s: %s", group_id, error.name)
-                self.consumer.downgraded.setdefault(group_id, old)  # unless downgraded again meanwhile
+                queue_downgrade(self.consumer.downgraded, group_id, keys)  # with a downgrade queued meanwhile
         return errors

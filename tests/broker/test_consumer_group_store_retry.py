@@ -17,6 +17,7 @@ from trio.testing import wait_all_tasks_blocked
 
 from broker.groups import records as r
 from broker.groups.consumer_group import ConsumerGroup
+from broker.groups.consumer_records import ConsumerKey
 from broker.groups.group import Group
 from broker.groups.store import Loaded
 from protocol import ErrorCode
@@ -143,3 +144,37 @@ async def test_store_calls_write_one_at_a_time(groups_broker):
         held.set()
     assert events == [("start", 0), ("end", 0), ("start", 1), ("end", 1)]
     assert [a[:2] for a in answered] == [(0, "m1"), (0, "m2")]
+
+
+def consumer_keys(broker, group: str) -> dict[ConsumerKey, bool]:
+    """Every consumer-group record key of ``group`` the log holds, with whether its last record has a value."""
+    last: dict[ConsumerKey, bool] = {}
+    for e in broker.groups.store.load():
+        if isinstance(e, Loaded) and isinstance(e.key, ConsumerKey) and e.key.group == group:
+            last[e.key] = e.value is not None
+    return last
+
+
+async def test_a_second_downgrade_queued_behind_a_failed_one_tombstones_both_groups_records(mig):
+    """cg's downgrade fails (twice: again in the round of d's heartbeat), d upgrades the classic group again
+    and leaves, so the new consumer group is downgraded while the first downgrade is still queued. The old
+    code queued only the second group, whose records were never written: the records the first group stored
+    (a's, other's and c's) were never tombstoned."""
+    a, other = await stable_upgraded(mig)
+    await expire_the_consumer_member(mig, (a, other))
+    written = consumer_keys(mig, "cg")
+    assert written and all(written.values())
+    fail_first_write(mig, "cg", times=2)
+    mig.clock.now += 5_000
+    mig.groups.consumer.tick()
+    assert await mig.groups.store_consumer_groups() == ErrorCode.KAFKA_STORAGE_ERROR
+    assert isinstance(mig.groups.groups["cg"], Group)
+    assert (await heartbeat(mig, "d")).error_code == ErrorCode.KAFKA_STORAGE_ERROR  # the queued downgrade's
+    assert isinstance(mig.groups.groups["cg"], ConsumerGroup)
+    assert (await heartbeat(mig, "d", -1, topics=None, owned_partitions=None)).error_code == ErrorCode.NONE
+    assert isinstance(mig.groups.groups["cg"], Group)
+    assert await mig.groups.store_consumer_groups() is None
+    after = consumer_keys(mig, "cg")
+    assert set(written) <= set(after) and not any(after.values())  # every key ends with a tombstone
+    restored = mig.reopen().groups.groups["cg"]
+    assert isinstance(restored, Group) and sorted(restored.members) == sorted([a, other])
