@@ -15,7 +15,8 @@ commit covers it and the topic's metrics count it) and returns once ``Broker.wai
 broker acknowledges survives a crash. It fails with COORDINATOR_NOT_AVAILABLE;
 ``append_reporting`` fails with the error the append met (a storage error, a
 batch too large), for callers that map it as Kafka does. ``records_batch`` and ``marker_batch``
-make such builders (a marker is a COMMIT or ABORT control batch, KIP-98).
+make such builders (a marker is a COMMIT or ABORT control batch, KIP-98);
+``split_rows`` cuts rows into runs whose batches stay under a size limit.
 ``batches(index)`` reads a partition back from its log start, batch by batch,
 for the replay at startup.
 """
@@ -53,6 +54,22 @@ def records_batch(rows: list[tuple[bytes, bytes | None]], now_ms: int,
         return builder.build(), len(rows), now_ms
 
     return build
+
+
+def split_rows(rows: list[tuple[bytes, bytes | None]], now_ms: int,
+               limit: int) -> list[list[tuple[bytes, bytes | None]]]:  # fmt: skip
+    """``rows`` in order, cut into runs whose batch (``records_batch``) stays within ``limit`` bytes; a row that
+    alone is over it makes a run of its own, which the append then refuses (Kafka's coordinator runtime fills a
+    non-atomic write's batches the same way: ``CoordinatorRuntime.append`` with ``hasRoomFor``)."""
+    runs: list[list[tuple[bytes, bytes | None]]] = []
+    builder = RecordBatchBuilder()
+    for key, value in rows:
+        if not runs or not builder.has_room_for(key, value, timestamp=now_ms, limit=limit):
+            runs.append([])
+            builder = RecordBatchBuilder()
+        builder.append(key, value, timestamp=now_ms)
+        runs[-1].append((key, value))
+    return runs
 
 
 def marker_batch(producer_id: int, epoch: int, commit: bool, coordinator_epoch: int, now_ms: int) -> Build:

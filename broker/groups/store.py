@@ -37,7 +37,7 @@ import trio
 from protocol import ErrorCode
 from protocol.records.control import ABORT, COMMIT, marker_type
 
-from ..internal_topic import InternalTopic, marker_batch, records_batch
+from ..internal_topic import InternalTopic, marker_batch, records_batch, split_rows
 from . import records as r
 
 log = logging.getLogger("minibroker.groups")
@@ -83,16 +83,22 @@ class GroupStore(InternalTopic):
 
         ``producer`` (id, epoch) makes the batch transactional; ``on_append`` gets the offset of the first
         row as soon as the batch is in the log (before the wait). An ``atomic`` write (every request's) over
-        the topic's ``max.message.bytes`` is refused, as Kafka's coordinator runtime refuses such a batch;
-        the offset expiry's and a deleted topic's tombstones are not atomic in Kafka (split into batches).
+        the topic's ``max.message.bytes`` is refused, as Kafka's coordinator runtime refuses such a batch.
+        The offset expiry's and a deleted topic's tombstones are not atomic: they go in as many batches under
+        the limit as they need, one after the other (``split_rows``); the first that fails ends the write
+        (those before it stay written; a single row over the limit alone is refused), as Kafka's runtime.
         """
         if not rows:
             return None
         await self.ready()
-        limit = self.broker.topics.effective_config(self.name).max_message_bytes if atomic else None
-        build = records_batch(rows, self.broker.clock(), producer)
-        error = await self.append_reporting(self.partition_of(group_id), build, on_append, max_bytes=limit)
-        return coordinator_error(error)
+        now, limit = self.broker.clock(), self.broker.topics.effective_config(self.name).max_message_bytes
+        for run in [rows] if atomic else split_rows(rows, now, limit):
+            build = records_batch(run, now, producer)
+            error = await self.append_reporting(self.partition_of(group_id), build, on_append, max_bytes=limit)
+            if error is not None:
+                return coordinator_error(error)
+            on_append = None  # the first row's offset only
+        return None
 
     async def write_marker(self, index: int, producer_id: int, producer_epoch: int, commit: bool,
                            coordinator_epoch: int) -> ErrorCode | None:  # fmt: skip

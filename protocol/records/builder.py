@@ -138,6 +138,17 @@ class RecordBatchBuilder:
         self._records.append((offset, timestamp, key, value))
         return offset
 
+    def has_room_for(self, key: bytes | None, value: bytes | None, *, timestamp: int, limit: int) -> bool:
+        """Would a v2 batch with this record appended next stay within ``limit`` bytes, uncompressed? An empty
+        builder always has room, so one record over the limit still gets a batch of its own (Kafka's
+        ``MemoryRecordsBuilder.hasRoomFor``)."""
+        if not self._records:
+            return True
+        base = self._base_timestamp if self._base_timestamp is not None else timestamp
+        record = bytearray()
+        encode_record(record, self._last_offset + 1 - self.base_offset, java_long(timestamp - base), key, value, (), 0)
+        return HEADER.size + len(self._buf) + len(record) <= limit
+
     def extend(self, rows: list[tuple]) -> None:
         """``append`` each of ``(offset, timestamp, key, value, headers, attributes)``, encoded in bulk for magic 2."""
         if self.magic < 2 or not rows or any(r[4] for r in rows):

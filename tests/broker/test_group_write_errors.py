@@ -6,7 +6,7 @@ COORDINATOR_NOT_AVAILABLE, and no size was checked.
 
 A real broker with a hand-driven clock (``_group_client``): OffsetCommit, TxnOffsetCommit (its transaction
 check answered by a fake coordinator), ConsumerGroupHeartbeat, OffsetDelete and DeleteGroups through
-``dispatch``.
+``dispatch``. The offset expiry's tombstones, not atomic in Kafka, go in batches under the limit.
 """
 
 from __future__ import annotations
@@ -15,11 +15,12 @@ import attrs
 import pytest
 
 from broker.groups.store import OFFSETS_TOPIC
+from broker.internal_topic import records_batch, split_rows
 from protocol import ErrorCode
 
 from ._admin_client import call, create_ok, req, sub
 from ._consumer_group_client import heartbeat
-from ._group_client import clock, commit, group_props, groups_broker  # noqa: F401  (fixtures)
+from ._group_client import clock, commit, fetch, group_props, groups_broker  # noqa: F401  (fixtures)
 
 T = "orders"
 SMALL = {"message.max.bytes": "4000"}  # __consumer_offsets' max.message.bytes follows it
@@ -112,3 +113,51 @@ async def test_offset_delete_and_delete_groups_answer_not_coordinator_when_the_l
     assert (await call(b, 47, 0, body)).error_code == ErrorCode.NOT_COORDINATOR
     resp = await call(b, 42, 2, req(42, groups_names=["g"]))
     assert [r.error_code for r in resp.results] == [ErrorCode.NOT_COORDINATOR]
+
+
+LONG = "a-topic-whose-name-is-long-enough-to-make-each-offset-record-weigh-about-a-hundred-bytes"
+
+
+@pytest.mark.parametrize("group_props", [SMALL])
+async def test_expired_offsets_are_tombstoned_in_batches_under_the_limit(b):
+    """60 offsets committed 20 at a time; their tombstones (~125 bytes each) are over 4000 bytes together. The
+    expiry writes them as Kafka's coordinator runtime does a non-atomic write: in order, in several batches,
+    each within ``max.message.bytes``. The old code wrote one batch of any size."""
+    await create_ok(b, LONG, 60)
+    for first in range(0, 60, 20):
+        offsets = {(LONG, p): p for p in range(first, first + 20)}
+        assert await commit(b, "g", offsets) == dict.fromkeys(offsets, ErrorCode.NONE)
+    index = b.groups.store.partition_of("g")
+    end = b.topics.partition(OFFSETS_TOPIC, index).log.log_end_offset
+    b.clock.now += b.config.offsets_retention_minutes * 60_000 + 1
+    await b.groups.expire_offsets()
+    written = [batch for batch, _start in b.groups.store.batches(index) if batch.base_offset >= end]
+    assert len(written) > 1 and all(batch.size_in_bytes <= 4000 for batch in written)
+    records = [rec for batch in written for rec in batch.iter_records()]
+    assert len(records) == 60 and all(rec.value is None for rec in records)
+    assert [rec.offset for rec in records] == list(range(end, end + 60))
+    reopened = b.reopen()
+    assert "g" not in reopened.groups.groups
+    assert (await fetch(reopened, "g", {LONG: [0, 59]}))[1] == {(LONG, 0): (-1, "", 0), (LONG, 59): (-1, "", 0)}
+
+
+def test_a_row_over_the_limit_alone_gets_a_run_of_its_own():
+    """As Kafka's ``MemoryRecordsBuilder.hasRoomFor``: an empty batch takes any record; the append then refuses
+    the batch that is too large."""
+    small, big = (b"k", b"v" * 100), (b"k", b"v" * 500)
+    assert split_rows([small, small, big, small], 0, 300) == [[small, small], [big], [small]]
+    exact = len(records_batch([small] * 3, 0)(0)[0])  # a batch exactly at the limit is within it
+    assert split_rows([small] * 3, 0, exact) == [[small] * 3]
+    assert split_rows([small] * 3, 0, exact - 1) == [[small] * 2, [small]]
+
+
+@pytest.mark.parametrize("group_props", [SMALL])
+async def test_a_non_atomic_write_stops_at_a_row_over_the_limit(b):
+    """The batches before it are written; its own batch is refused (MESSAGE_TOO_LARGE, answered as
+    UNKNOWN_SERVER_ERROR) and nothing after it is written, as the log refuses Kafka's runtime's batch."""
+    index = b.groups.store.partition_of("g")
+    end = b.topics.partition(OFFSETS_TOPIC, index).log.log_end_offset
+    rows = [(b"\x00\x01first", None), (b"\x00\x01big", b"x" * 5000), (b"\x00\x01last", None)]
+    assert await b.groups.store.write("g", rows, atomic=False) == ErrorCode.UNKNOWN_SERVER_ERROR
+    written = [batch for batch, _start in b.groups.store.batches(index) if batch.base_offset >= end]
+    assert [rec.key for batch in written for rec in batch.iter_records()] == [b"\x00\x01first"]
