@@ -14,7 +14,9 @@ through ``Broker.append_own`` (so fetchers wake up, durable mode's group
 commit covers it and the topic's metrics count it) and returns once ``Broker.wait_durable`` does: what the
 broker acknowledges survives a crash. It fails with COORDINATOR_NOT_AVAILABLE;
 ``append_reporting`` fails with the error the append met (a storage error, a
-batch too large), for callers that map it as Kafka does. ``records_batch`` and ``marker_batch``
+batch too large), for callers that map it as Kafka does; a batch too large
+counts as Kafka's log counts it (a produce request, its bytes rejected)
+unless the limit is the group coordinator runtime's, checked before the log. ``records_batch`` and ``marker_batch``
 make such builders (a marker is a COMMIT or ABORT control batch, KIP-98);
 ``split_rows`` cuts rows into runs whose batches stay under a size limit.
 ``batches(index)`` reads a partition back from its log start, batch by batch,
@@ -164,10 +166,15 @@ class InternalTopic:
         return None if error is None else ErrorCode.COORDINATOR_NOT_AVAILABLE
 
     async def append_reporting(self, index: int, build: Build, on_append: Callable[[int], None] | None = None,
-                               max_bytes: int | None = None) -> ErrorCode | None:  # fmt: skip
+                               max_bytes: int | None = None, before_log: bool = False) -> ErrorCode | None:  # fmt: skip
         """``append``, failing with the error the append itself met, for callers that map it as Kafka does:
         UNKNOWN_TOPIC_OR_PARTITION (no such partition), KAFKA_STORAGE_ERROR (the write or its fsync failed,
-        or the log is offline), MESSAGE_TOO_LARGE (a batch over ``max_bytes``, checked when given)."""
+        or the log is offline), MESSAGE_TOO_LARGE (a batch over ``max_bytes``, checked when given).
+
+        A batch too large is refused as Kafka's log refuses it (``UnifiedLog.analyzeAndValidateRecords``, under
+        ``ReplicaManager.appendToLocalLog``): a produce request and its bytes rejected in the topic's metrics.
+        ``before_log``: the limit is the group coordinator runtime's, which refuses an atomic write before it
+        reaches the log, so nothing is counted."""
         await self.ready()
         partition = self.broker.topics.partition(self.name, index)
         if partition is None:
@@ -175,6 +182,9 @@ class InternalTopic:
         base = partition.log.log_end_offset
         data, count, max_ts = build(base)
         if max_bytes is not None and len(data) > max_bytes:
+            if not before_log:
+                self.broker.metrics.total_produce.labels(self.name).inc()
+                self.broker.metrics.bytes_rejected.labels(self.name).inc(len(data))
             return ErrorCode.MESSAGE_TOO_LARGE
         validated = ValidatedRecords(data, base, base + count - 1, max_ts, -1, count, 0)
         if self.broker.append_own(partition, validated) is not None:

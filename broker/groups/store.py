@@ -83,7 +83,8 @@ class GroupStore(InternalTopic):
 
         ``producer`` (id, epoch) makes the batch transactional; ``on_append`` gets the offset of the first
         row as soon as the batch is in the log (before the wait). An ``atomic`` write (every request's) over
-        the topic's ``max.message.bytes`` is refused, as Kafka's coordinator runtime refuses such a batch.
+        the topic's ``max.message.bytes`` is refused, as Kafka's coordinator runtime refuses such a batch
+        before the log (so the topic's metrics do not count it).
         The offset expiry's and a deleted topic's tombstones are not atomic: they go in as many batches under
         the limit as they need, one after the other (``split_rows``); the first that fails ends the write
         (those before it stay written; a single row over the limit alone is refused), as Kafka's runtime.
@@ -94,7 +95,7 @@ class GroupStore(InternalTopic):
         now, limit = self.broker.clock(), self.broker.topics.effective_config(self.name).max_message_bytes
         for run in [rows] if atomic else split_rows(rows, now, limit):
             build = records_batch(run, now, producer)
-            error = await self.append_reporting(self.partition_of(group_id), build, on_append, max_bytes=limit)
+            error = await self.append_reporting(self.partition_of(group_id), build, on_append, limit, atomic)
             if error is not None:
                 return coordinator_error(error)
             on_append = None  # the first row's offset only
