@@ -4,23 +4,24 @@
 partition at a time (``TopicRegistry.create`` under ``topics.changes``), so
 other connections are served meanwhile; like Kafka, callers answer
 COORDINATOR_NOT_AVAILABLE until it exists (``ensure_topic`` is False) or
-wait for it (``ready``). A topic of that name that already exists is
-used as it is, as Kafka does, with a warning if it is not compacted (older
-versions of this broker auto-created it as an ordinary topic). A key lives in partition ``abs(java_hash(key)) %
-partitions`` as in Kafka.
+wait for it (``ready``). A topic of that name that already exists is used as
+it is, as Kafka does, with a warning if it is not compacted (older versions
+of this broker auto-created it as an ordinary topic). A key lives in
+partition ``abs(java_hash(key)) % partitions`` as in Kafka.
 
 ``append(index, build)`` writes the v2 batch ``build(base_offset)`` returns
 through ``Broker.append_own`` (so fetchers wake up, durable mode's group
-commit covers it and the topic's metrics count it) and returns once ``Broker.wait_durable`` does: what the
-broker acknowledges survives a crash. It fails with COORDINATOR_NOT_AVAILABLE;
-``append_reporting`` fails with the error the append met (a storage error, a
-batch too large), for callers that map it as Kafka does; a batch too large
-counts as Kafka's log counts it (a produce request, its bytes rejected)
-unless the limit is the group coordinator runtime's, checked before the log. ``records_batch`` and ``marker_batch``
-make such builders (a marker is a COMMIT or ABORT control batch, KIP-98);
-``split_rows`` cuts rows into runs whose batches stay under a size limit.
-``batches(index)`` reads a partition back from its log start, batch by batch,
-for the replay at startup.
+commit covers it and the topic's metrics count it) and returns once
+``Broker.wait_durable`` does: what the broker acknowledges survives a crash.
+It fails with COORDINATOR_NOT_AVAILABLE; ``append_reporting`` fails with the
+error the append met (a storage error, a batch too large), for callers that
+map it as Kafka does; a batch too large counts as Kafka's log counts it (a
+produce request, its bytes rejected) unless the limit is the group
+coordinator runtime's, checked before the log. ``records_batch`` and
+``marker_batch`` make such builders (a marker is a COMMIT or ABORT control
+batch, KIP-98); ``split_rows`` cuts rows into runs whose batches stay under
+a size limit. ``batches(index)`` reads a partition back from its log start,
+batch by batch, for the replay at startup.
 """
 
 from __future__ import annotations
