@@ -30,13 +30,14 @@ Consumer-group changes whose write failed (anything still queued: dirty,
 converted or downgraded) are tried again after the same pause. Each step
 of a round (the two ticks, the store, the expiry check) is guarded on its
 own, so one that raises does not stop the others, and the expiry check
-moves on to its next interval even when it failed;
-within a tick each group's timers are guarded too (the coordinators'
-``timer_failed`` is ``failed`` here), so one broken group does not hold back
-the others' deadlines, as Kafka runs each timer on its own. A failing step
-or group logs its traceback at most once per ``LOG_EVERY_S`` with the count
-of failures not logged since: at one round per ``ROUND_S`` a lasting
-failure would otherwise write twenty tracebacks a second. No sleep is longer
+moves on to its next interval even when it failed; within a tick each
+group's timers are guarded too (the coordinators' ``timer_failed`` is
+``failed`` here), so one broken group does not hold back the others'
+deadlines, as Kafka runs each timer on its own. Each failing step or group
+logs its traceback at most once per ``LOG_EVERY_S``, with the count of its
+failures not logged since (at one round per ``ROUND_S`` a lasting failure
+would otherwise write twenty tracebacks a second); another's failure is
+logged on its own, not hidden behind the first. No sleep is longer
 than ``MAX_SLEEP_S``: a deadline armed by a path that did not call
 ``moved()``, or a wall-clock jump (the deadlines are on the broker's clock,
 the sleep on trio's), is still seen within it.
@@ -66,8 +67,8 @@ class GroupTimers:
     def __init__(self, manager: Any) -> None:
         self.manager = manager
         self._moved = trio.Event()
-        self._logged_at: float | None = None  # when a failing step's traceback was last logged
-        self._unlogged = 0  # failures since then, not logged
+        self._logged: dict[str, tuple[float, int]] = {}  # per failing step or group: when its traceback was last
+        # logged, and its failures since then, not logged
 
     def moved(self) -> None:
         self._moved.set()
@@ -102,11 +103,12 @@ class GroupTimers:
         """Log the exception being handled: its traceback at most once per ``LOG_EVERY_S``, else counted. The
         coordinators call it too (``timer_failed``), for a group whose timers raised."""
         now = trio.current_time()
-        if self._logged_at is not None and now - self._logged_at < LOG_EVERY_S:
-            self._unlogged += 1
+        logged_at, unlogged = self._logged.get(what, (None, 0))
+        if logged_at is not None and now - logged_at < LOG_EVERY_S:
+            self._logged[what] = (logged_at, unlogged + 1)
             return
-        log.exception("group timers: %s failed (%d more failures since the last logged)", what, self._unlogged)
-        self._logged_at, self._unlogged = now, 0
+        log.exception("group timers: %s failed (%d more failures since the last logged)", what, unlogged)
+        self._logged[what] = (now, 0)
 
     async def _sleep(self, expiry_at: int, last_round: float) -> None:
         """Until the first deadline (ms on the broker's clock) or a wake, and never less than ``ROUND_S`` after the

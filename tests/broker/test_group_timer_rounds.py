@@ -255,3 +255,18 @@ async def test_a_consumer_group_whose_timers_raise_does_not_stop_the_next_one(gr
     assert took == pytest.approx(0.5, abs=ROUND_S + 0.005), took
     assert list(b.groups.groups["ca"].members) == ["ca-1"]
     assert any("consumer group ca" in r.getMessage() for r in caplog.records if r.exc_info)
+
+
+async def test_a_second_failure_is_logged_on_its_own_not_hidden_behind_the_first(caplog):
+    """Group a's timers fail, then group b's within the minute: both tracebacks are logged (each failure has its
+    own rate limit); a's second failure is counted, not logged. One limit for all hid b's traceback."""
+    timers = GroupTimers(SimpleNamespace())
+    with caplog.at_level(logging.ERROR, logger="minibroker.groups"):
+        for what in [f"the timers of consumer group {g}" for g in "aba"]:
+            try:
+                raise RuntimeError(what)
+            except RuntimeError:
+                timers.failed(what)
+    logged = [r.getMessage() for r in caplog.records if r.exc_info]
+    assert logged == ["group timers: the timers of consumer group a failed (0 more failures since the last logged)",
+                      "group timers: the timers of consumer group b failed (0 more failures since the last logged)"]
