@@ -95,7 +95,8 @@ class GroupStore(InternalTopic):
         now, limit = self.broker.clock(), self.broker.topics.effective_config(self.name).max_message_bytes
         for run in [rows] if atomic else split_rows(rows, now, limit):
             build = records_batch(run, now, producer)
-            error = await self.append_reporting(self.partition_of(group_id), build, on_append, limit, atomic)
+            error = await self.append_reporting(self.partition_of(group_id), build, on_append, limit,
+                                                 before_log=atomic)  # fmt: skip
             if error is not None:
                 return coordinator_error(error)
             on_append = None  # the first row's offset only
