@@ -11,7 +11,6 @@ check answered by a fake coordinator), ConsumerGroupHeartbeat, OffsetDelete and 
 
 from __future__ import annotations
 
-import attrs
 import pytest
 
 from broker.groups.store import OFFSETS_TOPIC
@@ -21,25 +20,10 @@ from protocol import ErrorCode
 from ._admin_client import call, create_ok, req, sub
 from ._consumer_group_client import heartbeat
 from ._group_client import clock, commit, fetch, group_props, groups_broker  # noqa: F401  (fixtures)
+from .test_txn_offsets import b  # noqa: F401  (fixture: a stand-in transaction coordinator that allows every commit)
 
 T = "orders"
 SMALL = {"message.max.bytes": "4000"}  # __consumer_offsets' max.message.bytes follows it
-
-
-@attrs.define
-class AllowingTxns:
-    """Stands in for ``broker.transactions``: every TxnOffsetCommit is in its producer's transaction."""
-
-    def check_offsets_allowed(self, *_args) -> None:
-        return None
-
-
-@pytest.fixture
-async def b(groups_broker):
-    groups_broker.transactions = AllowingTxns()
-    await create_ok(groups_broker, T, 3)
-    await groups_broker.groups.store.ready()
-    return groups_broker
 
 
 def take_offline(broker, group: str = "g") -> None:
