@@ -206,20 +206,25 @@ async def _members_gone_after(b, group_ids: list[str], join) -> float:
     return took
 
 
+def _break_for(monkeypatch, owner, name: str, group_id: str) -> None:
+    """``owner.name(group, ...)`` raises for ``group_id`` and works as before for the other groups."""
+    real = getattr(owner, name)
+
+    def broken(group, *args):
+        if group.group_id == group_id:
+            raise RuntimeError("a broken group")
+        real(group, *args)
+
+    monkeypatch.setattr(owner, name, broken)
+
+
 async def test_a_classic_group_whose_timers_raise_does_not_stop_the_next_one(groups_broker, autojump_clock,
                                                                             monkeypatch, caplog):  # fmt: skip
     """Group "a"'s expired member cannot be removed (its handling raises); group "g"'s member still goes when its
     1 s session ends. Before, every tick raised at "a" and "g" was never reached."""
     b = groups_broker
     await ready(b)
-    remove = b.groups.coordinator.remove_member
-
-    def broken(group, member, reason):
-        if group.group_id == "a":
-            raise RuntimeError("a broken group")
-        remove(group, member, reason)
-
-    monkeypatch.setattr(b.groups.coordinator, "remove_member", broken)
+    _break_for(monkeypatch, b.groups.coordinator, "remove_member", "a")
 
     async def stable(group_id: str) -> None:
         joined = await join_new(b, group_id, session=1_000, rebalance=1_000)
@@ -238,14 +243,7 @@ async def test_a_consumer_group_whose_timers_raise_does_not_stop_the_next_one(gr
     b = groups_broker
     await ready(b)
     await make_topic(b, "t", 1)
-    fence = b.groups.consumer.fence
-
-    def broken(group, member_id, reason):
-        if group.group_id == "ca":
-            raise RuntimeError("a broken group")
-        fence(group, member_id, reason)
-
-    monkeypatch.setattr(b.groups.consumer, "fence", broken)
+    _break_for(monkeypatch, b.groups.consumer, "fence", "ca")
 
     async def member(group_id: str) -> None:
         assert (await consumer_heartbeat(b, member_id=f"{group_id}-1", group=group_id)).error_code == 0
