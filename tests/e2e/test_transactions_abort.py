@@ -1,4 +1,4 @@
-"""A hanging transaction ended with the Java client's ``Admin.abortTransaction`` (kafka-clients 4.3.0).
+"""A hanging transaction ended with the Java client's ``Admin.abortTransaction`` (kafka-clients 4.3.0, 3.9.1).
 
 The broker runs with ``transaction.partition.verification.enable=false``, so
 a raw transactional Produce (our own encoder, transactional id ``ghost``,
@@ -7,7 +7,10 @@ nobody will end: the last stable offset stays at its first offset, as after a
 coordinator lost a transaction in Kafka. ``tests/e2e/java/AbortCheck.java``
 then does what ``kafka-transactions.sh abort --start-offset`` does
 (DescribeProducers, then WriteTxnMarkers to the partition leader) and checks
-the refusals of a stale producer epoch and a stale coordinator epoch.
+the refusals of a stale producer epoch and a stale coordinator epoch. It runs with
+kafka-clients 4.3.0 and with 3.9.1 (Flink 2.0's), whose abortTransaction sends
+WriteTxnMarkers v1 where 4.3.0 sends v2 (the broker's request metrics by
+version; both DescribeProducers v0).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from protocol import API_BY_KEY, ErrorCode, message_class
 from protocol.records import RecordBatchBuilder
 
 from .test_bad_input import _connect, _create, _produce, _roundtrip
-from ..java_jars import compile_java
+from ..java_jars import CLIENT_VERSIONS, compile_java
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]
 PID, EPOCH = 9001, 4
@@ -42,9 +45,9 @@ def _txn_produce(broker, topic: str, values: list[bytes]) -> tuple[int, int]:
     return answer.error_code, answer.base_offset
 
 
-@pytest.fixture(scope="session")
-def abort_check_classpath() -> str:
-    return compile_java("AbortCheck.java")
+@pytest.fixture(scope="session", params=CLIENT_VERSIONS)
+def abort_check_classpath(request) -> str:
+    return compile_java("AbortCheck.java", client=request.param)
 
 
 def test_java_admin_aborts_a_hanging_transaction(broker_factory, abort_check_classpath):

@@ -8,7 +8,13 @@
   skipped, the position moved past the last marker);
 * ``tests/e2e/java/TxnCheck.java``: commit, abort, sendOffsetsToTransaction,
   fencing by a second producer, listOffsets of both isolation levels with a
-  transaction open, then read_committed and read_uncommitted consumers.
+  transaction open, then read_committed and read_uncommitted consumers;
+  with kafka-clients 4.3.0 and with 3.9.1 (Flink 2.0's). Both send (the
+  broker's request metrics by version) InitProducerId v5, AddPartitionsToTxn
+  v3 (v4 and up are the brokers' batched form), AddOffsetsToTxn v4,
+  TxnOffsetCommit v4, EndTxn v4, Produce v11, DescribeTransactions v0 and
+  DescribeProducers v0; 3.9.1 ListTransactions v1, Fetch v17, ListOffsets v9
+  and Metadata v12 where 4.3.0 sends v2, v18, v11 and v13.
 """
 
 from __future__ import annotations
@@ -19,7 +25,7 @@ import warnings
 
 import pytest
 
-from ..java_jars import compile_java
+from ..java_jars import CLIENT_VERSIONS, compile_java
 from .test_transactions import BASE_TS, create, placed, rows, send, txn_producer, wait_stable
 
 with warnings.catch_warnings():
@@ -116,9 +122,9 @@ def test_kafka_python_transactional_producer(broker):
     group.close()
 
 
-@pytest.fixture(scope="session")
-def txn_check_classpath() -> str:
-    return compile_java("TxnCheck.java")
+@pytest.fixture(scope="session", params=CLIENT_VERSIONS)
+def txn_check_classpath(request) -> str:
+    return compile_java("TxnCheck.java", client=request.param)
 
 
 @pytest.mark.timeout(240)

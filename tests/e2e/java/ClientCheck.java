@@ -9,7 +9,9 @@
 // describeProducers: "#producer", id, epoch, last sequence, last timestamp per active producer;
 // listPartitionReassignments: "#reassignments" and how many are in progress; electLeaders
 // (preferred): "#elect" and the outcome for partition 0; a broker logger set to DEBUG as
-// kafka-configs.sh --entity-type broker-loggers does: "#logger" and the level described after.
+// kafka-configs.sh --entity-type broker-loggers does: "#logger" and the level described after; the
+// topic's retention.ms set as kafka-configs.sh --alter --entity-type topics does: "#topic-config",
+// the value and source described after.
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -82,6 +84,12 @@ public class ClientCheck {
             var described = admin.describeConfigs(List.of(loggers)).all().get().get(loggers);
             System.out.println("#logger\t" + described.get("storage.log_manager").value() + "\t"
                     + described.get("storage.log_manager").source());
+            ConfigResource res = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+            AlterConfigOp retention = new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"),
+                    AlterConfigOp.OpType.SET);
+            admin.incrementalAlterConfigs(java.util.Map.of(res, List.of(retention))).all().get();
+            ConfigEntry set = admin.describeConfigs(List.of(res)).all().get().get(res).get("retention.ms");
+            System.out.println("#topic-config\t" + set.value() + "\t" + set.source());
         }
     }
 

@@ -1,20 +1,33 @@
 // End-to-end check of the classic consumer-group protocol with the Kafka Java client.
-// Usage: java GroupConsumer <bootstrap> <topic> <group> <count> <metadata>
-// Subscribes to <topic> as a member of <group> (enable.auto.commit=false), polls until <count>
-// records have been read (or 40 s passed) and calls commitSync() after every non-empty poll.
-// Then commits the final positions once more with <metadata> attached and prints, tab-separated:
+// Usage: java GroupConsumer <bootstrap> <topic> <group> <count> <metadata> [<assignor>]
+// Subscribes to <topic> as a member of <group> (enable.auto.commit=false; partition.assignment.strategy
+// the <assignor> class of org.apache.kafka.clients.consumer if given, else the client's default) or, with
+// <assignor> "assign", assigns itself all partitions and commits into <group> without joining it (a
+// "simple" group: what Flink's KafkaSource does, committing its checkpointed offsets), polls
+// until <count> records have been read (or 40 s passed) and calls commitSync() after every non-empty
+// poll. Then commits the final positions once more with <metadata> attached and prints, tab-separated:
 //   record <partition> <offset> <key> <value>      one line per record, in poll order
 //   member <generation id> <member id>             the group membership the client saw
 //   assignment <p,p,...>                           the partitions assigned to this member
 //   committed <partition> <offset> <metadata>      Consumer.committed() for every partition
+// and, while the member is still in the group, what kafka-consumer-groups.sh --list / --describe read
+// through the Admin client (the pre-4.0 calls, which both client versions have):
+//   listed <group> <state> <simple>                listConsumerGroups() for <group>
+//   described <state> <protocol> <simple> <members> <a member's partitions>   describeConsumerGroups(),
+//                                                  one line per member (one with "-" if there is none)
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.ConsumerGroupListing;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -39,8 +52,20 @@ public class GroupConsumer {
         c.put("max.poll.interval.ms", "20000");
         c.put("key.deserializer", ByteArrayDeserializer.class.getName());
         c.put("value.deserializer", ByteArrayDeserializer.class.getName());
+        boolean assign = args.length > 5 && args[5].equals("assign");
+        if (args.length > 5 && !assign) {
+            c.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer." + args[5]);
+        }
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
-            consumer.subscribe(Collections.singletonList(topic));
+            if (assign) {
+                List<TopicPartition> mine = new java.util.ArrayList<>();
+                for (PartitionInfo info : consumer.partitionsFor(topic)) {
+                    mine.add(new TopicPartition(topic, info.partition()));
+                }
+                consumer.assign(mine);
+            } else {
+                consumer.subscribe(Collections.singletonList(topic));
+            }
             int seen = 0;
             long deadline = System.currentTimeMillis() + 40_000;
             while (seen < count && System.currentTimeMillis() < deadline) {
@@ -75,6 +100,28 @@ public class GroupConsumer {
                 String value = om == null ? "-1\t<none>" : om.offset() + "\t" + om.metadata();
                 System.out.println("committed\t" + p + "\t" + value);
             }
+            printGroup(bootstrap, group);
+        }
+    }
+
+    @SuppressWarnings("deprecation")  // state(): groupState() from 4.0 on, which 3.x lacks
+    static void printGroup(String bootstrap, String group) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", (Object) bootstrap))) {
+            for (ConsumerGroupListing g : admin.listConsumerGroups().all().get()) {
+                if (g.groupId().equals(group)) {
+                    System.out.println("listed\t" + g.groupId() + "\t" + g.state().get() + "\t"
+                            + g.isSimpleConsumerGroup());
+                }
+            }
+            ConsumerGroupDescription d = admin.describeConsumerGroups(List.of(group)).all().get().get(group);
+            String head = "described\t" + d.state() + "\t" + d.partitionAssignor() + "\t" + d.isSimpleConsumerGroup()
+                    + "\t" + d.members().size() + "\t";
+            for (MemberDescription m : d.members()) {
+                TreeSet<Integer> mine = new TreeSet<>();
+                for (TopicPartition tp : m.assignment().topicPartitions()) mine.add(tp.partition());
+                System.out.println(head + mine);
+            }
+            if (d.members().isEmpty()) System.out.println(head + "-");
         }
     }
 
