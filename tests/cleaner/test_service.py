@@ -66,7 +66,7 @@ def test_a_thread_that_dies_is_counted(tmp_path, monkeypatch):
     cleaner.stop()
     assert cleaner.dead_threads == 1
     assert dict((n, s) for n, _d, _l, s in cleaner_metrics.samples(cleaner))[
-        "kafka_log_logcleaner_dead_thread_count"] == [([], 1.0)]
+        "kafka_log_logcleaner_deadthreadcount"] == [([], 1.0)]
 
 
 def test_threads_clean_in_the_background_and_stop(tmp_path):
