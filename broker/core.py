@@ -179,7 +179,8 @@ class Broker:
                 validated.data, validated.first_offset, validated.last_offset, validated.max_timestamp
             )
         except OSError as exc:
-            log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
+            if not partition.log.offline:  # offline: its dir's failure is logged once (``LogDirFailures``)
+                log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR
         self._append_lot.unpark_all()
         if self._durable and not self._commit_pending:  # the high watermark moves at the next fsync round
