@@ -24,7 +24,10 @@ lower-cased, the MBean's tags kept as labels:
   0, OfflineReplicaCount.
 * ``kafka.log:type=LogManager``: OfflineLogDirectoryCount, and
   LogDirectoryOffline per ``{logDirectory}`` (the dir's absolute path), 1 once
-  the dir has failed.
+  the dir has failed. While the logs load at start (``recovery_samples``,
+  before the broker above exists) remainingLogsToRecover ``{dir}`` and
+  remainingSegmentsToRecover ``{dir, threadNum}``, as ``storage.load_progress``
+  describes; they are gone once the load is done.
 * ``kafka.server:type=KafkaServer``: ``linux-disk-read-bytes`` and
   ``-write-bytes`` (Kafka's ``LinuxIoMetricsCollector``: ``read_bytes`` and
   ``write_bytes`` of ``/proc/self/io``, bytes this process made the disk
@@ -71,6 +74,18 @@ def replica_samples(manager: Any) -> Iterable[Sample]:
     ):  # fmt: skip
         yield name, doc, [], [([], value)]
     yield from _disk_io_samples()
+
+
+def recovery_samples(progress: Any) -> Iterable[Sample]:
+    """Kafka's LogManager recovery gauges while the logs load (``storage.load_progress``), none after."""
+    logs_left, segments_left = progress.snapshot()
+    if logs_left:
+        yield ("kafka_log_logmanager_remaininglogstorecover", "Logs of the dir not loaded yet", ["dir"],
+               [([d], float(n)) for d, n in logs_left.items()])  # fmt: skip
+    if segments_left:
+        yield ("kafka_log_logmanager_remainingsegmentstorecover",
+               "Segments left to recover of the log the dir's recovery thread is recovering", ["dir", "threadNum"],
+               [([d, str(t)], float(n)) for (d, t), n in segments_left.items()])  # fmt: skip
 
 
 def _log_samples(logs: list) -> Iterable[Sample]:
