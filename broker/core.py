@@ -71,7 +71,7 @@ from .metadata_quorum import MetadataQuorum
 from .fixed_metrics import FixedSeries
 from .metrics import BrokerMetrics
 from .quorum_metrics import CurrentState, quorum_samples
-from .replica_metrics import recovery_samples, replica_samples
+from .replica_metrics import LATE_TRANSACTION_BUFFER_MS, recovery_samples, replica_samples
 from .quotas import ClientQuotas
 from .request_time import TaskTime
 from .sampled_stat import metric_windows
@@ -102,7 +102,8 @@ class Broker:
         self._durable = topics.durable
         self._commit_pending = False
         self._last_duties: dict[str, int] = {}
-        self.metrics.add_state_collector(lambda: replica_samples(topics.manager))
+        late_after_ms = config.transaction_max_timeout_ms + LATE_TRANSACTION_BUFFER_MS
+        self.metrics.add_state_collector(lambda: replica_samples(topics.manager, self.clock(), late_after_ms))
         self.metrics.registry.register(FixedSeries())
         self.metrics.add_state_collector(lambda: quorum_samples(self.quorum, config.node_id))
         self.metrics.registry.register(CurrentState())
