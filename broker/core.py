@@ -40,6 +40,8 @@ One ``Broker`` per server. Handlers reach everything through it:
 * the Log, Partition, ReplicaManager and LogManager gauges are read from
   storage at each scrape (``replica_metrics.py``); the series whose value a
   single node fixes (ISR changes, queue sizes) are in ``fixed_metrics.py``.
+  ``open_serving`` (the server's start) brings the metrics endpoint up before
+  the logs load, in a worker thread, with Kafka's recovery gauges meanwhile.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -53,6 +55,7 @@ from typing import Any
 import trio
 
 from protocol import ErrorCode
+from storage.load_progress import LoadProgress
 
 from .dynamic_config import DynamicBrokerConfig
 from .fetch_sessions import FetchSessionCache
@@ -68,7 +71,7 @@ from .metadata_quorum import MetadataQuorum
 from .fixed_metrics import FixedSeries
 from .metrics import BrokerMetrics
 from .quorum_metrics import CurrentState, quorum_samples
-from .replica_metrics import replica_samples
+from .replica_metrics import LATE_TRANSACTION_BUFFER_MS, recovery_samples, replica_samples
 from .quotas import ClientQuotas
 from .request_time import TaskTime
 from .sampled_stat import metric_windows
@@ -82,12 +85,13 @@ log = logging.getLogger("minibroker")
 class Broker:
     tick_interval_s = 1.0
 
-    def __init__(self, config: Any, topics: TopicRegistry, clock=wall_clock_ms) -> None:
+    def __init__(self, config: Any, topics: TopicRegistry, clock=wall_clock_ms,
+                 metrics: BrokerMetrics | None = None) -> None:  # fmt: skip
         self.config = config
         self.topics = topics
         self.clock = clock
         windows = metric_windows(config)  # metrics.num.samples, metrics.sample.window.ms
-        self.metrics = BrokerMetrics(windows)
+        self.metrics = metrics or BrokerMetrics(windows)
         self.bound: list[tuple[str, int]] = []
         self.advertised: tuple[str, int] = ("localhost", 0)  # the first listener's
         self.advertised_by_listener: dict[str, tuple[str, int]] = {}
@@ -95,11 +99,11 @@ class Broker:
         self.cluster_id = topics.cluster_id
         self.quorum = MetadataQuorum.start(config.log_dir_list()[0], clock, windows)
         self._append_lot = trio.lowlevel.ParkingLot()
-        self._metrics_server: Any = None
         self._durable = topics.durable
         self._commit_pending = False
         self._last_duties: dict[str, int] = {}
-        self.metrics.add_state_collector(lambda: replica_samples(topics.manager))
+        late_after_ms = config.transaction_max_timeout_ms + LATE_TRANSACTION_BUFFER_MS
+        self.metrics.add_state_collector(lambda: replica_samples(topics.manager, self.clock(), late_after_ms))
         self.metrics.registry.register(FixedSeries())
         self.metrics.add_state_collector(lambda: quorum_samples(self.quorum, config.node_id))
         self.metrics.registry.register(CurrentState())
@@ -145,6 +149,27 @@ class Broker:
     def open(cls, config: Any) -> "Broker":
         return cls(config, TopicRegistry.open(config, wall_clock_ms))
 
+    @classmethod
+    async def open_serving(cls, config: Any) -> "Broker":
+        """``open``, with the metrics endpoint up before the logs load, as a Kafka process's JMX is.
+
+        The logs load in a worker thread; meanwhile the endpoint serves the counters (all 0) and Kafka's
+        recovery gauges (``recovery_samples``), which go once loading ends. Every gauge that reads the
+        broker's state is registered by ``__init__``, after the load: a scrape never meets state not yet
+        built. No listener is open before this returns."""
+        metrics = BrokerMetrics(metric_windows(config))
+        if config.prometheus_port:
+            metrics.serve_http(config.prometheus_host, config.prometheus_port)
+        progress = LoadProgress()
+        recovery = metrics.add_state_collector(lambda: recovery_samples(progress))
+        try:
+            manager = await trio.to_thread.run_sync(TopicRegistry.open_manager, config, wall_clock_ms, progress)
+            metrics.registry.unregister(recovery)
+            return cls(config, TopicRegistry(manager), metrics=metrics)
+        except BaseException:
+            metrics.stop_http()
+            raise
+
     def set_bound(self, bound: list[tuple[str, str, int]]) -> None:
         """Record the bound sockets, ``(listener name, host, port)`` each, and what each listener advertises."""
         self.bound = [(host, port) for _name, host, port in bound]
@@ -156,8 +181,9 @@ class Broker:
         return self.advertised_by_listener.get(listener or "", self.advertised)
 
     def start_metrics(self) -> None:
-        if self.config.prometheus_port:
-            self._metrics_server = self.metrics.serve_http(self.config.prometheus_host, self.config.prometheus_port)
+        """Start the metrics endpoint unless it is already up (``open_serving`` starts it before the load)."""
+        if self.config.prometheus_port and self.metrics.http_server is None:
+            self.metrics.serve_http(self.config.prometheus_host, self.config.prometheus_port)
 
     # -- partitions -----------------------------------------------------------
 
@@ -254,9 +280,6 @@ class Broker:
         return False
 
     def close(self) -> None:
-        if self._metrics_server is not None:
-            server, _thread = self._metrics_server
-            server.shutdown()
-            server.server_close()
+        self.metrics.stop_http()
         self.topics.close()
 

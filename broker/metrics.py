@@ -209,6 +209,7 @@ class BrokerMetrics:
         """``metric_windows``: the broker's ``metrics.num.samples`` and ``metrics.sample.window.ms``, for the
         windowed measures among these (``sampled_stat.metric_windows``)."""
         self.registry = CollectorRegistry(auto_describe=True)
+        self.http_server: Any = None  # (server, thread) once ``serve_http`` ran
         self.metric_windows = metric_windows
         r = self.registry
         self.requests = Counter(
@@ -303,10 +304,21 @@ class BrokerMetrics:
     def bytes_sent(self, n: int) -> None:
         self.network_bytes_out.inc(n)
 
-    def add_state_collector(self, fn: Callable[[], Any]) -> None:
-        self.registry.register(StateCollector(fn))
+    def add_state_collector(self, fn: Callable[[], Any]) -> StateCollector:
+        collector = StateCollector(fn)
+        self.registry.register(collector)
+        return collector
 
     def serve_http(self, host: str, port: int) -> Any:
         """Start the /metrics endpoint in prometheus-client's own thread."""
         server, thread = start_http_server(port, addr=host, registry=self.registry)
+        self.http_server = server, thread
         return server, thread
+
+    def stop_http(self) -> None:
+        """Close the /metrics endpoint, if it was started."""
+        if self.http_server is not None:
+            server, _thread = self.http_server
+            self.http_server = None
+            server.shutdown()
+            server.server_close()

@@ -21,10 +21,17 @@ lower-cased, the MBean's tags kept as labels:
   and ProducerIdCount over the online partitions only (Kafka's
   ``leaderPartitionsIterator``/``onlinePartitionsIterator``),
   UnderReplicatedPartitions, UnderMinIsrPartitionCount, ReassigningPartitions
-  0, OfflineReplicaCount.
+  0, OfflineReplicaCount, and PartitionsWithLateTransactionsCount (KIP-664):
+  the online partitions whose oldest open transaction is late, its
+  producer's last batch timestamp more than ``transaction.max.timeout.ms``
+  plus 5 minutes before now (the coordinator should have aborted it by then:
+  a hanging transaction, holding the last stable offset back).
 * ``kafka.log:type=LogManager``: OfflineLogDirectoryCount, and
   LogDirectoryOffline per ``{logDirectory}`` (the dir's absolute path), 1 once
-  the dir has failed.
+  the dir has failed. While the logs load at start (``recovery_samples``,
+  before the broker above exists) remainingLogsToRecover ``{dir}`` and
+  remainingSegmentsToRecover ``{dir, threadNum}``, as ``storage.load_progress``
+  describes; they are gone once the load is done.
 * ``kafka.server:type=KafkaServer``: ``linux-disk-read-bytes`` and
   ``-write-bytes`` (Kafka's ``LinuxIoMetricsCollector``: ``read_bytes`` and
   ``write_bytes`` of ``/proc/self/io``, bytes this process made the disk
@@ -39,11 +46,13 @@ import os
 from typing import Any, Iterable
 
 Sample = tuple[str, str, list[str], list[tuple[list[str], float]]]
+LATE_TRANSACTION_BUFFER_MS = 5 * 60 * 1000  # past transaction.max.timeout.ms, a transaction is late (KIP-664)
 _PROC_IO = "/proc/self/io"
 
 
-def replica_samples(manager: Any) -> Iterable[Sample]:
-    """Every gauge of the module docstring, for the storage ``LogManager``."""
+def replica_samples(manager: Any, now_ms: int, late_after_ms: int) -> Iterable[Sample]:
+    """Every gauge of the module docstring, for the storage ``LogManager`` at ``now_ms``; a transaction is
+    late once its producer's last batch is more than ``late_after_ms`` old."""
     logs = list(manager.logs())
     online = [log_ for log_ in logs if not log_.offline]
     yield from _log_samples(logs)
@@ -54,6 +63,7 @@ def replica_samples(manager: Any) -> Iterable[Sample]:
            [([os.path.abspath(root)], 1.0 if root in failed else 0.0) for root in manager.dirs])  # fmt: skip
     topics = float(len({log_.topic for log_ in logs}))
     producers = float(sum(len(log_.producer_state.producers) for log_ in online))
+    late = float(sum(_has_late_transaction(log_.producer_state, now_ms, late_after_ms) for log_ in online))
     for name, doc, value in (
         ("kafka_server_replicamanager_partitioncount", "Partitions on this broker", float(len(logs))),
         ("kafka_server_replicamanager_leadercount", "Online partitions this broker leads", float(len(online))),
@@ -62,6 +72,8 @@ def replica_samples(manager: Any) -> Iterable[Sample]:
         ("kafka_server_replicamanager_atminisrpartitioncount", "Partitions at their min ISR", float(len(online))),
         ("kafka_server_replicamanager_reassigningpartitions", "Partitions being reassigned", 0.0),
         ("kafka_server_replicamanager_produceridcount", "Producer ids held by the online partitions", producers),
+        ("kafka_server_replicamanager_partitionswithlatetransactionscount",
+         "Online partitions whose oldest open transaction is late", late),
         ("kafka_server_replicamanager_offlinereplicacount", "Offline replicas", offline),
         ("kafka_log_logmanager_offlinelogdirectorycount", "Log dirs offline", float(len(failed))),
         ("kafka_controller_kafkacontroller_activecontrollercount", "Active controllers on this node", 1.0),
@@ -71,6 +83,30 @@ def replica_samples(manager: Any) -> Iterable[Sample]:
     ):  # fmt: skip
         yield name, doc, [], [([], value)]
     yield from _disk_io_samples()
+
+
+def _has_late_transaction(state: Any, now_ms: int, late_after_ms: int) -> bool:
+    """Kafka's ``ProducerStateManager.hasLateTransaction``: the partition's oldest open transaction (lowest
+    first offset) is late when its producer's last timestamp is set (> 0) and over ``late_after_ms`` old."""
+    ongoing = list(state.ongoing.items())  # read from the scrape's thread: a copy first
+    if not ongoing:
+        return False
+    pid = min(ongoing, key=lambda item: item[1])[0]
+    entry = state.producers.get(pid)
+    last = entry.last_timestamp if entry is not None else -1
+    return last > 0 and now_ms - last > late_after_ms
+
+
+def recovery_samples(progress: Any) -> Iterable[Sample]:
+    """Kafka's LogManager recovery gauges while the logs load (``storage.load_progress``), none after."""
+    logs_left, segments_left = progress.snapshot()
+    if logs_left:
+        yield ("kafka_log_logmanager_remaininglogstorecover", "Logs of the dir not loaded yet", ["dir"],
+               [([d], float(n)) for d, n in logs_left.items()])  # fmt: skip
+    if segments_left:
+        yield ("kafka_log_logmanager_remainingsegmentstorecover",
+               "Segments left to recover of the log the dir's recovery thread is recovering", ["dir", "threadNum"],
+               [([d, str(t)], float(n)) for (d, t), n in segments_left.items()])  # fmt: skip
 
 
 def _log_samples(logs: list) -> Iterable[Sample]:

@@ -1,10 +1,11 @@
 """The trio server: listeners, one task per connection, background duties, shutdown.
 
 ``serve_broker(config, task_status=...)`` follows trio's ``nursery.start``
-protocol: it opens the storage (recovering after an unclean stop), binds every
-listener (port 0 picks a free port; ``broker.bound`` tells which), starts the
-metrics endpoint and the periodic tasks, then reports the ``Broker`` as
-started. Each accepted connection knows its listener (what Metadata
+protocol: it starts the metrics endpoint, opens the storage in a worker
+thread (recovering after an unclean stop; the endpoint shows Kafka's recovery
+gauges meanwhile), binds every listener only then (port 0 picks a free port;
+``broker.bound`` tells which), starts the periodic tasks, then reports the
+``Broker`` as started. Each accepted connection knows its listener (what Metadata
 advertises to it) and gets Kafka's ``socket.send.buffer.bytes`` /
 ``socket.receive.buffer.bytes``, within the connection limits of
 ``connection_quotas.py``; on an SSL or SASL_SSL listener its stream
@@ -63,10 +64,14 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
     endpoints = jwks_endpoints(listeners)
     for endpoint in endpoints:  # signed OAUTHBEARER tokens: their JWKS, before anything is opened (ConfigError)
         await endpoint.load()
-    broker = Broker.open(config)
-    listeners = with_current_tls(config, listeners)  # the keystores of stored dynamic configs, applied by open
-    broker.groups.load()
-    broker.transactions.load()
+    broker = await Broker.open_serving(config)  # the metrics endpoint first, then the logs (a worker thread)
+    try:
+        listeners = with_current_tls(config, listeners)  # the keystores of stored dynamic configs, applied by open
+        broker.groups.load()
+        broker.transactions.load()
+    except BaseException:  # the endpoint and the logs open already: closed
+        broker.close()
+        raise
     broker.loop_idle.start()
     trio.lowlevel.add_instrument(broker.loop_idle)
     try:

@@ -116,16 +116,21 @@ class TopicRegistry:
 
     @classmethod
     def open(cls, config: Any, clock: Any) -> "TopicRegistry":
+        return cls(cls.open_manager(config, clock))
+
+    @staticmethod
+    def open_manager(config: Any, clock: Any, progress: Any = None) -> Any:
+        """The storage ``LogManager`` with every log loaded (no trio: a worker thread may run it);
+        ``progress`` (``storage.load_progress.LoadProgress``) follows the loading."""
         from storage import ConfigError as StorageConfigError
         from storage import LogManager
 
         from .config import ConfigError
 
         try:
-            manager = LogManager.open(config.log_dir_list(), config.log_props, clock)
+            return LogManager.open(config.log_dir_list(), config.log_props, clock, progress)
         except StorageConfigError as exc:
             raise ConfigError(str(exc)) from None
-        return cls(manager)
 
     @property
     def cluster_id(self) -> str:

@@ -86,12 +86,13 @@ class Log(LogFlushing):
     @classmethod
     def open(cls, directory: Path, topic: str, partition: int, config: Any, clock: Callable[[], int], *,
              log_start_offset: int = 0, recovery_point: int = 0, clean: bool = False,
-             producer_id_expiration_ms: int = 86_400_000) -> "Log":  # fmt: skip
+             producer_id_expiration_ms: int = 86_400_000,
+             segments_left: Callable[[int], None] | None = None) -> "Log":  # fmt: skip
         directory.mkdir(parents=True, exist_ok=True)
         self = cls(directory, topic, partition, config, clock)
         self.producer_state.expiration_ms = producer_id_expiration_ms  # loading leaves expired producers out
         try:
-            load_log(self, log_start_offset, recovery_point, clean)
+            load_log(self, log_start_offset, recovery_point, clean, segments_left)
         except OSError:  # the segments opened so far hold plain file descriptors: close them
             for seg in self.segments:
                 seg.close()

@@ -40,7 +40,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .batch_files import peek_batch
 from .config import LONG_MAX
@@ -53,14 +53,16 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: bool) -> None:
-    """Open ``log_``'s directory: segments, offsets, producer state (see the module docstring)."""
+def load_log(log_: "Log", log_start_offset: int, recovery_point: int, clean: bool,
+             segments_left: Callable[[int], None] | None = None) -> None:
+    """Open ``log_``'s directory: segments, offsets, producer state (see the module docstring);
+    ``segments_left`` hears how many segments the rescan after an unclean stop has still to do."""
     directory, config, now = log_.dir, log_.config, log_.clock()
     log_.segments = [Segment(directory, base, config, now, size=size) for base, size in clean_directory(directory)]
     replay_from = None
     if log_.segments and not clean:
         replay_from = log_.segments[_first_rescanned(log_.segments, recovery_point)].base_offset
-        log_.segments = recover_from(log_.segments, recovery_point, log_.name)
+        log_.segments = recover_from(log_.segments, recovery_point, log_.name, segments_left)
     if not log_.segments:
         log_.segments = [Segment.create(directory, log_start_offset, config, now)]
     log_._set_jitter(log_.active)
@@ -160,7 +162,8 @@ def _first_rescanned(segments: list[Any], recovery_point: int) -> int:
     return max((i for i, seg in enumerate(segments) if seg.base_offset <= recovery_point), default=0)
 
 
-def recover_from(segments: list[Any], recovery_point: int, name: str) -> list[Any]:
+def recover_from(segments: list[Any], recovery_point: int, name: str,
+                 segments_left: Callable[[int], None] | None = None) -> list[Any]:
     """Rescan segments from the one holding ``recovery_point``; returns the segments kept.
 
     As Kafka's ``recoverLog``: a segment at or above the recovery point that
@@ -170,16 +173,22 @@ def recover_from(segments: list[Any], recovery_point: int, name: str) -> list[An
     bad batch) alone, as Kafka's ``recoverSegment`` after a failed sanity
     check, and the flushed segments after it are kept. Offset gaps between
     segments are normal (compaction, empty cleaned segments) and never checked.
+    ``segments_left`` hears the count of segments from the recovery point on
+    not rescanned yet, before the first and after each (0 after a truncation),
+    as Kafka's ``recoverLog`` keeps it for ``remainingSegmentsToRecover``.
     """
     start = _first_rescanned(segments, recovery_point)
+    left = segments_left or (lambda _n: None)
     for seg in segments[:start]:
         seg.next_offset  # loads it: the index, the tail walk, a recovery if it is damaged
         if seg.damaged:
             log.warning("%s: recovered %s, damaged below the recovery point; later segments kept", name, seg.path.name)
     for seg in segments[start:]:
         seg.txn_index.reset()  # rebuilt by the producer state replay (``log_txn.rebuild``), as Kafka's recover does
+    left(len(segments) - start)
     for i in range(start, len(segments)):
         dropped = segments[i].recover()
+        left(0 if dropped else len(segments) - i - 1)
         if dropped:
             log.warning("%s: truncated %d bytes in %s", name, dropped, segments[i].path.name)
             for later in segments[i + 1 :]:

@@ -56,6 +56,7 @@ from .dir_checkpoints import DirCheckpoints
 from .doomed_dirs import DoomedDirs
 from .errors import ConfigError, StorageError
 from .group_commit import GroupCommit
+from .load_progress import LoadProgress
 from .log import Log
 from .log_dir_failure import LogDirFailures
 from .log_move import LogMoves
@@ -87,7 +88,9 @@ class LogManager(LogOpening):
         self.on_metadata_change: Callable[[], None] = lambda: None  # after each rewrite of __topics.json
 
     @classmethod
-    def open(cls, log_dirs: list, broker_props: dict[str, str], clock: Callable[[], int]) -> "LogManager":
+    def open(cls, log_dirs: list, broker_props: dict[str, str], clock: Callable[[], int],
+             progress: LoadProgress | None = None) -> "LogManager":
+        """Open every log of ``log_dirs``; ``progress`` follows the loading (``load_progress.py``)."""
         if not log_dirs:
             raise ConfigError("log.dirs: at least one directory is required")
         self = cls([Path(d) for d in log_dirs], ConfigModel.from_broker_props(broker_props), clock)
@@ -95,7 +98,7 @@ class LogManager(LogOpening):
             d.mkdir(parents=True, exist_ok=True)
         self.cluster_id = load_cluster_id(self.dirs[0])
         self._topics = load_topics(self.dirs[0])
-        self._open_logs()
+        self._open_logs(progress or LoadProgress())
         if self.model.other.get("log.record.version.force.upgrade") == 2:
             for log_ in self.logs():
                 upgrade_log(log_)

@@ -12,7 +12,9 @@ parser). What each test pins, from Kafka's ``LogManager``, ``Partition`` and
 * a partition of one replica is at its effective min ISR whatever
   ``min.insync.replicas`` says (``min(minIsr, replicas)``), never under it;
 * LastStableOffsetLag is the records of an open transaction until its commit,
-  and ProducerIdCount counts the producer;
+  and ProducerIdCount counts the producer; PartitionsWithLateTransactionsCount
+  counts its partition once its last batch is older than
+  ``transaction.max.timeout.ms`` plus 5 minutes, and not after its abort;
 * the series a single node fixes (ISR changes, unclean elections, queue
   sizes, raft channel) are there at 0, and the Linux disk byte gauges follow
   ``/proc/self/io``.
@@ -31,7 +33,7 @@ from storage import fileops
 from ._admin_client import create_ok, open_broker
 from ._group_client import clock, group_props, groups_broker  # noqa: F401  (fixtures)
 from .test_log_dir_failure import _fail, _produce
-from .test_transactions import end, open_txn
+from .test_transactions import TS, end, open_txn
 
 
 def scrape(b) -> dict[tuple[str, tuple], float]:
@@ -90,6 +92,21 @@ async def test_an_open_transaction_is_the_last_stable_offset_lag(groups_broker):
     assert one(samples, "kafka_server_replicamanager_produceridcount") >= 1
     assert await end(groups_broker, pid, epoch, True) == 0
     assert one(scrape(groups_broker), lag, topic="t", partition="0") == 0
+
+
+async def test_a_transaction_open_past_the_max_timeout_and_5_minutes_is_late(groups_broker, clock):
+    """KIP-664: late once its producer's last batch (timestamp TS + 1, the batch's max) is more than
+    ``transaction.max.timeout.ms`` (15 minutes by default) plus 5 minutes old; not late once it ends."""
+    late = "kafka_server_replicamanager_partitionswithlatetransactionscount"
+    assert one(scrape(groups_broker), late) == 0
+    pid, epoch = await open_txn(groups_broker)
+    last = TS + 1
+    clock.now = last + 900_000 + 300_000
+    assert one(scrape(groups_broker), late) == 0  # exactly at the limit: not yet
+    clock.now += 1
+    assert one(scrape(groups_broker), late) == 1
+    assert await end(groups_broker, pid, epoch, False) == 0
+    assert one(scrape(groups_broker), late) == 0
 
 
 async def test_the_series_a_single_node_fixes_and_the_disk_bytes(tmp_path):

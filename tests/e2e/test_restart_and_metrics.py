@@ -109,6 +109,7 @@ def test_metrics_endpoint_uses_kafka_jmx_exporter_names(broker):
         "kafka_server_replicamanager_underminisrpartitioncount": 0,
         "kafka_server_replicamanager_reassigningpartitions": 0,
         "kafka_server_replicamanager_produceridcount": 0,  # no idempotent producer here
+        "kafka_server_replicamanager_partitionswithlatetransactionscount": 0,
         "kafka_server_replicamanager_isrexpands": 0,
         "kafka_server_replicamanager_isrshrinks": 0,
         "kafka_server_replicamanager_failedisrupdates": 0,
