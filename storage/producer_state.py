@@ -238,7 +238,7 @@ class ProducerStateManager:
             entry = self.producers[batch.producer_id] = ProducerEntry(batch.epoch)
         entry.set_epoch(batch.epoch)
         entry.batches.append(batch)
-        entry.last_timestamp = max(entry.last_timestamp, batch.timestamp)
+        entry.last_timestamp = batch.timestamp  # the latest batch's, as Kafka's ProducerStateEntry.addBatch
         if batch.transactional and entry.current_txn_first_offset is None:
             entry.current_txn_first_offset = batch.first_offset
             self.ongoing[batch.producer_id] = batch.first_offset
@@ -251,7 +251,7 @@ class ProducerStateManager:
             entry = self.producers[pid] = ProducerEntry(marker.epoch)
         entry.set_epoch(marker.epoch)
         entry.coordinator_epoch = marker.coordinator_epoch
-        entry.last_timestamp = max(entry.last_timestamp, marker.timestamp)
+        entry.last_timestamp = marker.timestamp  # the marker's, as ProducerAppendInfo.appendEndTxnMarker
         first, entry.current_txn_first_offset = entry.current_txn_first_offset, None
         if first is None:
             return None

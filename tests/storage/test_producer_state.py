@@ -115,3 +115,13 @@ def test_state_survives_a_clean_stop_a_crash_and_a_roll(tmp_path):
     assert state.check(info(seq=4, n=2)) == Duplicate(4, 5, TS + 1)
     assert state.check(info(seq=7)) == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
     assert len(list(tmp_path.glob("t-0/*.snapshot"))) <= 2
+
+
+def test_the_last_timestamp_is_the_latest_batch_s_even_when_it_goes_back(tmp_path):
+    """Kafka's ProducerStateEntry.addBatch and appendEndTxnMarker set ``lastTimestamp`` to the newest batch's
+    (or marker's) timestamp, not the largest seen: a producer whose clock went back expires by it."""
+    state = ProducerStateManager(tmp_path, expiration_ms=1000)
+    state.update(info(seq=0, ts=TS + 5000))
+    state.update(info(seq=1, ts=TS))
+    assert state.producers[7].last_timestamp == TS
+    assert state.last_offsets(TS + 1000) == {}
