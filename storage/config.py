@@ -53,7 +53,7 @@ import attrs
 
 from protocol.primitives import INT64_MAX
 
-from .config_values import (_at_least, _bool, _check_range, _double, _format_version, _gzip_level, _int, _long,
+from .config_values import (_at_least, _bool, _check_range, check_cleaner_memory, _double, _format_version, _gzip_level, _int, _long,
                             _metadata_version, _one_of, _policy, _throttled_replicas, invalid_value,
                             java_text)  # fmt: skip
 from .errors import ConfigError
@@ -260,7 +260,7 @@ class ConfigModel:
                     broker[name] = (key, props[key].strip(), _broker_default(name, key, props[key], factor))
                     break
         cleaner = {k: str(v) for k, v in props.items() if k.startswith("log.cleaner.")}
-        _check_cleaner_memory(other)
+        check_cleaner_memory(other)
         model = cls(broker, other, cleaner)
         model.effective({})  # cross-key checks on the broker defaults
         return model
@@ -283,7 +283,7 @@ class ConfigModel:
                 else:
                     other[key] = _other_value(key, text)
             dynamic.insert(0, (source, layer))
-        _check_cleaner_memory(other)
+        check_cleaner_memory(other)
         model = ConfigModel(self._broker, other, self.cleaner_props, tuple(dynamic), self.static_other)
         model.effective({})
         return model
@@ -354,17 +354,6 @@ def _check_values(values: dict[str, Any]) -> None:
         raise ConfigError(
             "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."
         )
-
-
-def _check_cleaner_memory(other: dict[str, Any]) -> None:
-    """Kafka's ``KafkaConfig.validateValues`` requirement that each cleaner thread's share of
-    ``log.cleaner.dedupe.buffer.size`` (integer division) be over 1 MiB. With 0 threads Kafka's division
-    fails ("/ by zero"); here that is refused in words that name the key."""
-    threads = other.get("log.cleaner.threads", 1)
-    if threads == 0:
-        raise ConfigError("log.cleaner.threads must be at least 1: log.cleaner.dedupe.buffer.size is shared among them")
-    if other.get("log.cleaner.dedupe.buffer.size", 128 << 20) // threads <= 1 << 20:
-        raise ConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
 
 
 def _broker_default(name: str, key: str, text: str, factor: int = 1) -> str:

@@ -4,7 +4,8 @@ Each parser takes a value's text and returns the value, or raises a
 ``ValueError`` whose text is Kafka's ``ConfigDef`` reason ("Not a number of type
 LONG", "String must be one of: ..."); ``invalid_value`` turns that into the
 whole ConfigException message naming the key. ``java_text`` writes a value the
-way Java's ``toString`` does, for DescribeConfigs.
+way Java's ``toString`` does, for DescribeConfigs. ``check_cleaner_memory`` is
+Kafka's cross-check of the cleaner's dedupe buffer against its thread count.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import decimal
 import math
 import re
 from typing import Any, Callable
+
+from .errors import ConfigError
 
 _VERSION = re.compile(r"(0\.(8|9|10|11)\.\d|[1-4]\.\d{1,2})(\.\d+)?(-IV\d+)?")
 _INTEGER = re.compile(r"[+-]?\d+")  # Integer.parseInt / Long.parseLong (any Unicode digits, as Java)
@@ -171,3 +174,14 @@ def _one_of(*choices: str) -> Callable[[str], str]:
 # The parser of each Kafka ConfigDef type a value may be checked as (STRING: any text).
 TYPE_PARSERS: dict[str, Callable[[str], Any]] = {"INT": _int, "LONG": _long, "DOUBLE": _double, "BOOLEAN": _bool,
                                                  "STRING": str}  # fmt: skip
+
+
+def check_cleaner_memory(other: dict[str, Any]) -> None:
+    """Kafka's ``KafkaConfig.validateValues`` requirement that each cleaner thread's share of
+    ``log.cleaner.dedupe.buffer.size`` (integer division) be over 1 MiB. With 0 threads Kafka's division
+    fails ("/ by zero"); here that is refused in words that name the key."""
+    threads = other.get("log.cleaner.threads", 1)
+    if threads == 0:
+        raise ConfigError("log.cleaner.threads must be at least 1: log.cleaner.dedupe.buffer.size is shared among them")
+    if other.get("log.cleaner.dedupe.buffer.size", 128 << 20) // threads <= 1 << 20:
+        raise ConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
