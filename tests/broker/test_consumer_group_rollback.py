@@ -17,6 +17,7 @@ import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
+from broker.groups import consumer_protocol as cp
 from broker.groups.consumer_group import ConsumerGroup
 from broker.groups.consumer_records import ConsumerKey
 from broker.groups.store import OFFSETS_TOPIC, Loaded
@@ -185,3 +186,37 @@ async def test_a_classic_join_and_leave_whose_write_fails_are_undone(mig):
     assert snapshot(mig.groups.groups["cg"]) == before  # the old code: a fenced
     assert sorted(mig.groups.groups["cg"].members) == sorted([a, other, "c"])
     assert await nothing_left_to_write(mig)
+
+
+def big_subscription(owned=()) -> list:
+    """A subscription of ``t`` with 1500 bytes of user data: one member's record is well under 4000 bytes, the
+    classic group record of three such members is over."""
+    plain = cp.encode_subscription(["t"], list(owned), 1)
+    head = 2 + 4 + 2 + len("t")  # version, topic count, the topic; then the (null) user data
+    assert plain[head:head + 4] == b"\xff\xff\xff\xff"
+    data = b"u" * 1500
+    return protocols(("range", plain[:head] + len(data).to_bytes(4, "big") + data + plain[head + 4:]))
+
+
+@pytest.mark.parametrize("group_props", [SMALL])
+async def test_a_downgrade_over_the_limit_keeps_the_consumer_group(mig):
+    """Three classic members (each record written on its own, under the limit) and c; c leaves: the downgrade's
+    batch (the classic group record carries the three subscriptions) is over max.message.bytes. Kafka fails the
+    conversion (its batch is refused before anything changes): c's leave is answered UNKNOWN_SERVER_ERROR and
+    the consumer group stays, c in it. The old code answered the error but had turned the group classic in
+    memory, and queued the refused downgrade to be written again and again."""
+    a, other, _c = await upgraded(mig)
+    x = await join(mig, "cg", "x", protos=big_subscription())
+    assert x.error_code == ErrorCode.NONE
+    for member_id, owned_now in ((a, [0, 1]), (other, [2, 3])):
+        again = await join(mig, "cg", member_id, protos=big_subscription([("t", owned_now)]))
+        assert again.error_code == ErrorCode.NONE, again
+    before = snapshot(mig.groups.groups["cg"])
+    left = await heartbeat(mig, "c", -1, topics=None, owned_partitions=None)
+    assert left.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    group = mig.groups.groups["cg"]
+    assert isinstance(group, ConsumerGroup) and snapshot(group) == before
+    assert not mig.groups.consumer.downgraded
+    assert await nothing_left_to_write(mig)
+    restored = mig.reopen().groups.groups["cg"]
+    assert isinstance(restored, ConsumerGroup) and sorted(restored.members) == sorted([a, other, "c", "x"])
