@@ -46,9 +46,9 @@ from .consumer_group import ConsumerGroup
 from .group import DEAD, Group
 from .results import JoinResult, SyncResult
 
-_STATE = ("group_epoch", "assignment_epoch", "members", "static_members", "partition_epochs", "metadata_hash",
-          "resolved_regexes", "session_deadlines", "rebalance_deadlines", "join_deadlines", "sync_deadlines",
-          "state_timestamp")  # fmt: skip
+_STATE = ("group_epoch", "assignment_epoch", "members", "static_members", "target", "partition_epochs",
+          "metadata_hash", "resolved_regexes", "session_deadlines", "rebalance_deadlines", "join_deadlines",
+          "sync_deadlines", "state_timestamp")  # fmt: skip (the dicts copied: their values are replaced, never changed)
 _WRITTEN = ("group_epoch", "assignment_epoch", "members", "metadata_hash", "target")  # what the records hold
 
 
@@ -58,7 +58,7 @@ class Pending:
 
     group_id: str
     group: Any  # the object ``groups`` held (None: no group)
-    state: dict[str, Any] | str | None  # a consumer group's fields (``_STATE``, ``target``); a classic one's state
+    state: dict[str, Any] | str | None  # a consumer group's fields (``_STATE``); a classic one's state
     dirty: frozenset
     converted: bool
     downgraded: frozenset[bytes] | None
@@ -69,9 +69,7 @@ class Pending:
 def _copy(group: Any) -> dict[str, Any] | str | None:
     if isinstance(group, ConsumerGroup):
         state = {name: getattr(group, name) for name in _STATE}
-        state = {name: dict(v) if isinstance(v, dict) else v for name, v in state.items()}
-        state["target"] = {m: dict(a) for m, a in group.target.items()}
-        return state
+        return {name: dict(v) if isinstance(v, dict) else v for name, v in state.items()}
     return group.state if isinstance(group, Group) else None
 
 
