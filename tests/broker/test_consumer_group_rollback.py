@@ -179,7 +179,9 @@ async def test_a_classic_join_and_leave_whose_write_fails_are_undone(mig):
     fail_first_write(mig, "cg", times=2)
     joined = await join(mig, "cg", "x", protos=subscribed())
     assert joined.error_code == ErrorCode.KAFKA_STORAGE_ERROR
-    assert snapshot(mig.groups.groups["cg"]) == before  # the old code: x in the group, epoch 4
+    group = mig.groups.groups["cg"]
+    assert snapshot(group) == before  # the old code: x in the group, epoch 4
+    assert "x" not in group.session_deadlines and "x" not in group.sync_deadlines  # the timers it armed: gone
     Member = sub(13, "MemberIdentity")
     resp = await call(mig, 13, 3, req(13, group_id="cg", members=[Member(member_id=a, group_instance_id=None)]))
     assert resp.error_code == ErrorCode.KAFKA_STORAGE_ERROR
