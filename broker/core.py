@@ -37,6 +37,9 @@ One ``Broker`` per server. Handlers reach everything through it:
   gauges are on the metrics endpoint (``quorum_metrics.py``).
 * ``loop_idle`` (``LoopIdle``) times the trio loop's I/O waits for Kafka's
   network-processor and request-handler idle-percent gauges.
+* the Log, Partition, ReplicaManager and LogManager gauges are read from
+  storage at each scrape (``replica_metrics.py``); the series whose value a
+  single node fixes (ISR changes, queue sizes) are in ``fixed_metrics.py``.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
 except fsync, which goes to a worker thread.
@@ -62,8 +65,10 @@ from .log_dir_moves import LogDirMoves
 from .log_validator import ValidatedRecords
 from .loop_idle import LoopIdle
 from .metadata_quorum import MetadataQuorum
+from .fixed_metrics import FixedSeries
 from .metrics import BrokerMetrics
 from .quorum_metrics import CurrentState, quorum_samples
+from .replica_metrics import replica_samples
 from .quotas import ClientQuotas
 from .request_time import TaskTime
 from .sampled_stat import metric_windows
@@ -94,7 +99,8 @@ class Broker:
         self._durable = topics.durable
         self._commit_pending = False
         self._last_duties: dict[str, int] = {}
-        self.metrics.add_state_collector(self._state_metrics)
+        self.metrics.add_state_collector(lambda: replica_samples(topics.manager))
+        self.metrics.registry.register(FixedSeries())
         self.metrics.add_state_collector(lambda: quorum_samples(self.quorum, config.node_id))
         self.metrics.registry.register(CurrentState())
         self.groups = GroupManager(self)
@@ -173,7 +179,8 @@ class Broker:
                 validated.data, validated.first_offset, validated.last_offset, validated.max_timestamp
             )
         except OSError as exc:
-            log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
+            if not partition.log.offline:  # offline: its dir's failure is logged once (``LogDirFailures``)
+                log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR
         self._append_lot.unpark_all()
         if self._durable and not self._commit_pending:  # the high watermark moves at the next fsync round
@@ -245,30 +252,6 @@ class Broker:
             self._last_duties[name] = now
             return True
         return False
-
-    def _state_metrics(self):
-        """Kafka's per-partition Log gauges, and the ReplicaManager and controller gauges of one node that leads
-        every partition it has (none under-replicated; offline: those in a failed log dir)."""
-        states = self.topics.partition_states()
-        manager = self.topics.manager
-        offline = float(sum(1 for log_ in manager.logs() if log_.offline))
-        tp = ["topic", "partition"]
-        for name, doc, column in (("size", "Partition size in bytes", 2), ("logstartoffset", "log_start_offset", 3),
-                                  ("logendoffset", "log_end_offset", 4), ("numlogsegments", "Segments", 5)):
-            yield f"kafka_log_log_{name}", doc, tp, [([s[0], str(s[1])], float(s[column])) for s in states]
-        partitions, topics = float(len(states)), float(len({s[0] for s in states}))
-        for name, doc, value in (
-            ("kafka_server_replicamanager_partitioncount", "Partitions on this broker", partitions),
-            ("kafka_server_replicamanager_leadercount", "Partitions this broker leads", partitions),
-            ("kafka_server_replicamanager_underreplicatedpartitions", "Under-replicated partitions", 0.0),
-            ("kafka_server_replicamanager_offlinereplicacount", "Offline replicas", offline),
-            ("kafka_log_logmanager_offlinelogdirectorycount", "Log dirs offline", float(len(manager.failures.offline))),
-            ("kafka_controller_kafkacontroller_activecontrollercount", "Active controllers on this node", 1.0),
-            ("kafka_controller_kafkacontroller_offlinepartitionscount", "Partitions without a leader", offline),
-            ("kafka_controller_kafkacontroller_globaltopiccount", "Topics in the cluster", topics),
-            ("kafka_controller_kafkacontroller_globalpartitioncount", "Partitions in the cluster", partitions),
-        ):  # fmt: skip
-            yield name, doc, [], [([], value)]
 
     def close(self) -> None:
         if self._metrics_server is not None:

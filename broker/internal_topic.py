@@ -9,15 +9,17 @@ it is, as Kafka does, with a warning if it is not compacted (older versions
 of this broker auto-created it as an ordinary topic). A key lives in
 partition ``abs(java_hash(key)) % partitions`` as in Kafka.
 
-``append(index, build)`` writes the v2 batch ``build(base_offset)`` returns
-through ``Broker.append_own`` (so fetchers wake up, durable mode's group
-commit covers it and the topic's metrics count it) and returns once
+``append_reporting(index, build)`` writes the v2 batch ``build(base_offset)``
+returns through ``Broker.append_own`` (so fetchers wake up, durable mode's
+group commit covers it and the topic's metrics count it) and returns once
 ``Broker.wait_durable`` does: what the broker acknowledges survives a crash.
-It fails with COORDINATOR_NOT_AVAILABLE; ``append_reporting`` fails with the
-error the append met (a storage error, a batch too large), for callers that
-map it as Kafka does; a batch too large counts as Kafka's log counts it (a
-produce request, its bytes rejected) unless the limit is the group
-coordinator runtime's, checked before the log. ``records_batch`` and
+It fails with the error the append met (a storage error, a batch too large),
+for callers that map it as Kafka does; a batch too large counts as Kafka's
+log counts it (a produce request, its bytes rejected) unless the limit is
+the group coordinator runtime's, checked before the log. Its two halves are
+there on their own too, for a caller that orders its appends under a lock
+but waits for durability outside it: ``append_now`` (in the log, not yet
+durable; no await) and ``durable(index)``. ``records_batch`` and
 ``marker_batch`` make such builders (a marker is a COMMIT or ABORT control
 batch, KIP-98); ``split_rows`` cuts rows into runs whose batches stay under
 a size limit. ``batches(index)`` reads a partition back from its log start,
@@ -158,25 +160,25 @@ class InternalTopic:
         partition = self.broker.topics.partition(self.name, self.partition_of(key))
         return partition is not None and partition.log.offline
 
-    async def append(self, index: int, build: Build,
-                     on_append: Callable[[int], None] | None = None) -> ErrorCode | None:  # fmt: skip
-        """Append the batch ``build(base_offset)`` makes to partition ``index`` and wait until it is durable;
-        COORDINATOR_NOT_AVAILABLE when that fails, as Kafka answers. ``on_append`` gets the batch's first
-        offset as soon as it is in the log (before the wait)."""
-        error = await self.append_reporting(index, build, on_append)
-        return None if error is None else ErrorCode.COORDINATOR_NOT_AVAILABLE
-
     async def append_reporting(self, index: int, build: Build, on_append: Callable[[int], None] | None = None,
                                max_bytes: int | None = None, before_log: bool = False) -> ErrorCode | None:  # fmt: skip
-        """``append``, failing with the error the append itself met, for callers that map it as Kafka does:
-        UNKNOWN_TOPIC_OR_PARTITION (no such partition), KAFKA_STORAGE_ERROR (the write or its fsync failed,
-        or the log is offline), MESSAGE_TOO_LARGE (a batch over ``max_bytes``, checked when given).
+        """Append the batch ``build(base_offset)`` makes to partition ``index`` and wait until it is durable; the
+        error the append met: UNKNOWN_TOPIC_OR_PARTITION (no such partition), KAFKA_STORAGE_ERROR (the write or
+        its fsync failed, or the log is offline), MESSAGE_TOO_LARGE (a batch over ``max_bytes``, when given).
+        ``on_append`` gets the batch's first offset as soon as it is in the log (before the wait)."""
+        await self.ready()
+        error = self.append_now(index, build, on_append, max_bytes, before_log)
+        return error if error is not None else await self.durable(index)
+
+    def append_now(self, index: int, build: Build, on_append: Callable[[int], None] | None = None,
+                   max_bytes: int | None = None, before_log: bool = False) -> ErrorCode | None:  # fmt: skip
+        """The append of ``append_reporting`` without the wait (the topic must exist: ``ready``): the batch is in
+        the log when this returns None, its place in the log fixed, not yet durable.
 
         A batch too large is refused as Kafka's log refuses it (``UnifiedLog.analyzeAndValidateRecords``, under
         ``ReplicaManager.appendToLocalLog``): a produce request and its bytes rejected in the topic's metrics.
         ``before_log``: the limit is the group coordinator runtime's, which refuses an atomic write before it
         reaches the log, so nothing is counted."""
-        await self.ready()
         partition = self.broker.topics.partition(self.name, index)
         if partition is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -192,12 +194,18 @@ class InternalTopic:
             return ErrorCode.KAFKA_STORAGE_ERROR
         if on_append is not None:
             on_append(base)
+        return None
+
+    async def durable(self, index: int) -> ErrorCode | None:
+        """Wait until everything appended so far is durable; KAFKA_STORAGE_ERROR when partition ``index``'s log
+        is not (the fsync failed, or the log went offline: an append in its dir failed, so it was never
+        fsynced)."""
         try:
             await self.broker.wait_durable()
         except OSError:
             return ErrorCode.KAFKA_STORAGE_ERROR
-        # a log that went offline meanwhile (another append in its dir failed) was never fsynced
-        return ErrorCode.KAFKA_STORAGE_ERROR if partition.log.offline else None
+        partition = self.broker.topics.partition(self.name, index)
+        return ErrorCode.KAFKA_STORAGE_ERROR if partition is None or partition.log.offline else None
 
     def batches(self, index: int) -> Iterator[tuple[Any, int]]:
         """``(batch, offset read from)`` for every batch of partition ``index`` from its log start, in log

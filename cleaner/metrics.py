@@ -12,7 +12,8 @@ computed when Prometheus scrapes:
 * ``max_buffer_utilization_percent`` (a real percentage, as after
   KAFKA-18597), ``cleaner_recopy_percent`` (bytes written over the bytes the
   copy pass read, map-pass reads not counted, as Kafka's),
-  ``max_clean_time_secs`` from each thread's last round; ``dead_thread_count``;
+  ``max_clean_time_secs`` from each thread's last round; ``deadthreadcount``
+  (the MBean is ``name=DeadThreadCount``: camel case, so no underscores);
 * the manager's ``max_dirty_percent``, ``time_since_last_run_ms``,
   ``uncleanable_partitions_count`` and ``uncleanable_bytes`` per
   ``logDirectory``, and a count of rounds that failed.
@@ -51,7 +52,7 @@ def _thread_gauges(cleaner: Any) -> Iterator[tuple]:
            [([], float(int(100 * written / read)) if read else 0.0)])  # fmt: skip
     yield (LC + "max_clean_time_secs", "Longest last round over cleaner threads", [],
            [([], max((s.elapsed_s for s in stats), default=0.0))])  # fmt: skip
-    yield LC + "dead_thread_count", "Cleaner threads that died", [], [([], float(cleaner.dead_threads))]
+    yield LC + "deadthreadcount", "Cleaner threads that died", [], [([], float(cleaner.dead_threads))]
 
 
 def _manager_gauges(cleaner: Any, now: int) -> Iterator[tuple]:

@@ -11,7 +11,9 @@ any of the announced bytes are buffered.
 Frames are returned as ``bytearray`` objects owned by the caller, so a handler
 may patch record batches inside them in place. Received chunks are kept as
 they are (no growing buffer) and each frame is copied out of them exactly
-once, so feeding a stream one byte at a time stays linear.
+once, so feeding a stream one byte at a time stays linear. A frame's buffer
+is not zeroed first (``records._accel.new_frame``): every byte of it is
+written before the frame is returned.
 
 A large frame need not be copied at all: once its size prefix is in and at
 least ``DIRECT_MIN`` of its bytes are still to come, the frame's buffer is
@@ -29,6 +31,7 @@ from collections import deque
 from typing import Final
 
 from .errors import FrameTooLargeError
+from .records._accel import new_frame
 
 DEFAULT_MAX_FRAME_SIZE: Final = 104_857_600  # socket.request.max.bytes
 DIRECT_MIN: Final = 64 * 1024  # frame bytes still to come from which they are received in place
@@ -97,12 +100,12 @@ class FrameBuffer:
             return NEED_DATA
         self._chunks[0] = self._chunks[0][4:]
         if self._buffered < 4 + size:  # much still to come: receive it in place
-            self._direct, self._direct_filled = bytearray(size), self._buffered - 4
+            self._direct, self._direct_filled = new_frame(size), self._buffered - 4
             self._move(self._direct, self._direct_filled)
             self._buffered = 0
             return NEED_DATA
         self._buffered -= 4 + size
-        frame = bytearray(size)
+        frame = new_frame(size)
         self._move(frame, size)
         return frame
 

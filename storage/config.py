@@ -36,20 +36,26 @@ Value must be at least -1" for a number out of range, "...: String must be
 one of: ..." for a choice. ``cleanup.policy`` is a LIST kept in the order it
 was given (``delete,compact`` is stored and described so); what matters to
 the log is whether it holds ``compact`` and/or ``delete``.
+
+The broker keys that are not topic defaults (``OTHER_BROKER_KEYS``: the
+cleaner's ``log.cleaner.threads``, ``.backoff.ms``, ``.io.buffer.size`` ...,
+``producer.id.expiration.ms`` ...) have the lower bounds Kafka declares, and,
+at startup as for each dynamic change, ``log.cleaner.dedupe.buffer.size``
+must give each cleaner thread more than 1 MiB (``KafkaConfig``'s requirement).
 """
 
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any, Callable
 
 import attrs
 
 from protocol.primitives import INT64_MAX
 
-from .config_values import (Refused, _bool, _double, _format_version, _gzip_level, _int, _long, _metadata_version,
-                            _one_of, _policy, _throttled_replicas, invalid_value, java_text)  # fmt: skip
+from .config_values import (_at_least, _bool, _check_range, _double, _format_version, _gzip_level, _int, _long,
+                            _metadata_version, _one_of, _policy, _throttled_replicas, invalid_value,
+                            java_text)  # fmt: skip
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -80,16 +86,6 @@ class ConfigSpec:
         except ValueError as exc:
             raise ConfigError(invalid_value(key, text, exc)) from None
         return value
-
-
-def _check_range(value: Any, low: float | None, high: float | None) -> None:
-    """Kafka's ``ConfigDef.Range``; NaN, which Kafka lets through, is refused here."""
-    if low is not None and value < low:
-        raise Refused(f"Value must be at least {low}", value)
-    if high is not None and value > high:
-        raise Refused(f"Value must be no more than {high}", value)
-    if isinstance(value, float) and math.isnan(value):
-        raise Refused("Value must be a number", value)
 
 
 def _spec(name, broker, type_, default, parse, low=None, high=None, doc=""):
@@ -171,21 +167,22 @@ _UNIT_KEYS = {
     "segment.jitter.ms": (("log.roll.jitter.ms", 1), ("log.roll.jitter.hours", 3_600_000)),
     "flush.ms": (("log.flush.interval.ms", 1), ("log.flush.scheduler.interval.ms", 1)),  # logFlushIntervalMs
 }
-# Broker keys that are not topic defaults but belong to the storage layer or the cleaner.
+# Broker keys that are not topic defaults but belong to the storage layer or the cleaner, each with the
+# range Kafka declares for it (CleanerConfig, LogConfig's server keys, TransactionLogConfig).
 OTHER_BROKER_KEYS: dict[str, Callable[[str], Any]] = {
     "log.flush.durable.enable": _bool,
     "log.record.version.force.upgrade": _format_version,
     "log.cleaner.enable": _bool,
-    "log.cleaner.threads": _int,
-    "log.cleaner.backoff.ms": _long,
+    "log.cleaner.threads": _at_least(_int, 0),
+    "log.cleaner.backoff.ms": _at_least(_long, 0),
     "log.cleaner.dedupe.buffer.size": _long,
     "log.cleaner.io.max.bytes.per.second": _double,
-    "log.cleaner.io.buffer.size": _int,
+    "log.cleaner.io.buffer.size": _at_least(_int, 0),
     "log.cleaner.io.buffer.load.factor": _double,
-    "num.recovery.threads.per.data.dir": _int,
+    "num.recovery.threads.per.data.dir": _at_least(_int, 1),
     "log.flush.scheduler.interval.ms": _long,
-    "log.flush.start.offset.checkpoint.interval.ms": _int,
-    "producer.id.expiration.ms": _int,
+    "log.flush.start.offset.checkpoint.interval.ms": _at_least(_int, 0),
+    "producer.id.expiration.ms": _at_least(_int, 1),
 }
 # Each storage key's Kafka type and default as DescribeConfigs shows them (None: no default), the unit
 # forms of topic defaults included (log.retention.minutes has none: log.retention.hours decides).
@@ -263,6 +260,7 @@ class ConfigModel:
                     broker[name] = (key, props[key].strip(), _broker_default(name, key, props[key], factor))
                     break
         cleaner = {k: str(v) for k, v in props.items() if k.startswith("log.cleaner.")}
+        _check_cleaner_memory(other)
         model = cls(broker, other, cleaner)
         model.effective({})  # cross-key checks on the broker defaults
         return model
@@ -285,6 +283,7 @@ class ConfigModel:
                 else:
                     other[key] = _other_value(key, text)
             dynamic.insert(0, (source, layer))
+        _check_cleaner_memory(other)
         model = ConfigModel(self._broker, other, self.cleaner_props, tuple(dynamic), self.static_other)
         model.effective({})
         return model
@@ -355,6 +354,17 @@ def _check_values(values: dict[str, Any]) -> None:
         raise ConfigError(
             "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."
         )
+
+
+def _check_cleaner_memory(other: dict[str, Any]) -> None:
+    """Kafka's ``KafkaConfig.validateValues`` requirement that each cleaner thread's share of
+    ``log.cleaner.dedupe.buffer.size`` (integer division) be over 1 MiB. With 0 threads Kafka's division
+    fails ("/ by zero"); here that is refused in words that name the key."""
+    threads = other.get("log.cleaner.threads", 1)
+    if threads == 0:
+        raise ConfigError("log.cleaner.threads must be at least 1: log.cleaner.dedupe.buffer.size is shared among them")
+    if other.get("log.cleaner.dedupe.buffer.size", 128 << 20) // threads <= 1 << 20:
+        raise ConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
 
 
 def _broker_default(name: str, key: str, text: str, factor: int = 1) -> str:

@@ -56,6 +56,27 @@ def java_text(value: Any) -> str:
     return f"{'-' if sign else ''}{mantissa[0]}.{mantissa[1:] or '0'}E{digits.adjusted()}"
 
 
+def _check_range(value: Any, low: float | None, high: float | None) -> None:
+    """Kafka's ``ConfigDef.Range``; NaN, which Kafka lets through, is refused here."""
+    if low is not None and value < low:
+        raise Refused(f"Value must be at least {low}", value)
+    if high is not None and value > high:
+        raise Refused(f"Value must be no more than {high}", value)
+    if isinstance(value, float) and math.isnan(value):
+        raise Refused("Value must be a number", value)
+
+
+def _at_least(parse: Callable[[str], Any], low: int) -> Callable[[str], Any]:
+    """``parse`` followed by Kafka's ``Range.atLeast(low)``."""
+
+    def checked(text: str) -> Any:
+        value = parse(text)
+        _check_range(value, low, None)
+        return value
+
+    return checked
+
+
 def _integer(text: str, bits: int, kind: str) -> int:
     try:
         value = int(text) if _INTEGER.fullmatch(text) else None

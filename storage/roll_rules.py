@@ -15,9 +15,14 @@ active segment is non-empty and
 Kafka (which rolls on append only), so that an idle compacted log still
 rolls its active segment in time for the cleaner (KIP-354's guarantee):
 only for a log whose ``cleanup.policy`` includes compact with
-``max.compaction.lag.ms`` set, and only once the segment has also existed
-that long by the wall clock, so records stamped long ago (a backfill) do
-not roll a segment on every tick.
+``max.compaction.lag.ms`` set. A segment this process created must also
+have existed that long by the wall clock, so records stamped long ago (a
+backfill) do not roll a new segment on every tick. A segment found on disk
+at startup has no such wait: its ``created_ms`` is only the load time (as
+Kafka's ``LogSegment.created``), and waiting on it would put the roll off by
+a full lag after each restart, for ever if restarts come more often; it
+rolls as soon as its first batch is older than the lag, as Kafka's
+``rollingBasedTimestamp`` has it (once per restart at most for a backfill).
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ def time_to_roll(log: Any, seg: Any, incoming_ts: int, now: int | None, idle: bo
     first = seg.first_batch_timestamp
     if first is not None and first >= 0:  # Kafka's timeWaitedForRoll: record time when it has one
         due = (incoming_ts if now is None else now) - first > limit
-        return due and not (idle and now - seg.created_ms <= limit)  # backfilled old times: once a period
+        young = idle and seg.made_in_this_run and now - seg.created_ms <= limit  # backfills: once a period
+        return due and not young
     return (log.clock() if now is None else now) - seg.created_ms > limit
 
 

@@ -60,6 +60,7 @@ class Segment(SegmentReads):
         self.base_offset = base_offset
         self.config = config
         self.created_ms = created_ms
+        self.made_in_this_run = False  # True for a segment ``create`` started, not one found on disk
         self.size = size
         self._path: Path | None = None
         self._offset_index: OffsetIndex | None = None
@@ -94,6 +95,7 @@ class Segment(SegmentReads):
             raise StorageError(exc.errno, f"creating segment {seg.path} failed: {exc.strerror}") from exc
         seg._loaded = True
         seg._first_ts = None
+        seg.made_in_this_run = True
         return seg
 
     # -- lazy state ------------------------------------------------------------

@@ -76,7 +76,9 @@ log.retention.check.interval.ms=300000
      ("compression.lz4.level=18", "compression.lz4.level"),
      ("listeners=INTERNAL://:9093", "listeners"), ("process.roles=controller", "process.roles"),
      ("socket.send.buffer.bytes=0", "socket.send.buffer.bytes"),
-     ("inter.broker.listener.name=REPLICATION", "inter.broker.listener.name")],
+     ("inter.broker.listener.name=REPLICATION", "inter.broker.listener.name"),
+     ("log.cleaner.backoff.ms=-5", "Invalid value -5 for configuration log.cleaner.backoff.ms: Value must be at least 0"),
+     ("log.cleaner.dedupe.buffer.size=1000", "log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread")],
 )  # fmt: skip
 @pytest.mark.timeout(60)
 def test_bad_keys_stop_startup_with_the_key_named(tmp_path, override, named):

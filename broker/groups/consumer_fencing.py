@@ -6,7 +6,7 @@ group epoch (``fence_members``, Kafka's ``consumerGroupFenceMembers``; the
 target is recomputed at the next heartbeat). When only classic members
 would be left, the group may go back to being a classic group
 (``migration``): ``on_downgrade`` hands it to the classic coordinator and
-``downgraded`` tells ``GroupManager`` to store it (the keys the consumer
+``downgraded`` tells ``ConsumerStore`` to store it (the keys the consumer
 group stored, to be deleted; a group downgraded again before its first
 downgrade was written queues the keys of both, ``queue_downgrade``). A static member leaving
 with -2 keeps its partitions (epoch -2, their assignment epochs reset to 0,

@@ -63,6 +63,7 @@ class Pending:
     converted: bool
     downgraded: frozenset[bytes] | None
     taken: bool = False  # a store round took its changes: later ones open another pending
+    flight: Any = None  # the store call that took them (``ConsumerStore``), settled when they are written or not
     error: ErrorCode | None = None
 
 
@@ -122,16 +123,20 @@ class Rollback:
             return all(p.state[name] == getattr(group, name) for name in _WRITTEN)
         return not isinstance(group, Group) or group.state == p.state
 
-    def take(self) -> dict[str, list[Pending]]:
-        """A store round takes the queues: the pendings it writes, by group."""
+    def take(self, group_ids: set[str], flight: Any) -> dict[str, list[Pending]]:
+        """A store call (``flight``) takes the queued changes of ``group_ids``: the pendings it writes, by group."""
         taken = {}
-        for group_id, pendings in self.pending.items():
-            mine = [p for p in pendings if not p.taken]
+        for group_id in group_ids:
+            mine = [p for p in self.pending.get(group_id, ()) if not p.taken]
             for p in mine:
-                p.taken = True
+                p.taken, p.flight = True, flight
             if mine:
                 taken[group_id] = mine
         return taken
+
+    def forget(self, group_id: str) -> None:
+        """The group was deleted with its changes not written: nothing of them is undone any more."""
+        self.pending.pop(group_id, None)
 
     def written(self, pendings: list[Pending]) -> None:
         for p in pendings:
@@ -143,10 +148,10 @@ class Rollback:
         if not pendings:
             return False
         first = pendings[0]
-        if first.error is not None:
-            return True  # undone already, by the failure of a write before it
         group_pendings = self.pending.get(first.group_id, [])
-        later = group_pendings[group_pendings.index(first):] if first in group_pendings else pendings
+        if first not in group_pendings:
+            return True  # undone already (the failure of a write before it), or the group was deleted since
+        later = group_pendings[group_pendings.index(first):]
         for p in later:
             p.error = error
             self._forget(p)

@@ -27,7 +27,6 @@ from typing import Any, Iterable
 from protocol import ErrorCode
 
 from . import consumer_offsets as co
-from . import consumer_records as cr
 from . import offsets as o
 from . import records as r
 from . import txn_offsets as txn
@@ -103,6 +102,10 @@ class GroupManager:
         ``consumer_rollback``); the error of ``pending``'s changes if given, else of ``group_id`` (of any, if
         None)."""
         return await self.consumer_store.store_groups(group_id, pending)
+
+    def store_retry_in(self) -> float | None:
+        """Seconds until a consumer group whose write failed is tried again (``ConsumerStore.retry_in``)."""
+        return self.consumer_store.retry_in()
 
     # -- offsets -------------------------------------------------------------------------
 
@@ -219,7 +222,11 @@ class GroupManager:
             if not gone and not drop_group:
                 continue
             with_group = drop_group and (consumer or group.generation_id > 0)
-            if await self._drop_offsets(group, gone, with_group=with_group, atomic=False) is not None:
+
+            def still(group=group) -> ErrorCode | None:  # joined meanwhile: the next check sees it
+                return None if _empty(group) else ErrorCode.NON_EMPTY_GROUP
+
+            if await self._drop_offsets(group, gone, with_group=with_group, atomic=False, still=still) is not None:
                 continue
             if drop_group and group.state == EMPTY and not group.offsets:
                 self._forget_group(group)
@@ -261,7 +268,12 @@ class GroupManager:
             return ErrorCode.GROUP_ID_NOT_FOUND
         if group.state != EMPTY or group.members:
             return ErrorCode.NON_EMPTY_GROUP
-        error = await self._drop_offsets(group, sorted(set(group.offsets) | txn.pending_keys(group)), with_group=True)
+        def still() -> ErrorCode | None:  # a member may have joined while the delete waited for the store
+            gone = self.groups.get(group_id) is not group or group.state == DEAD
+            return ErrorCode.GROUP_ID_NOT_FOUND if gone else None if _empty(group) else ErrorCode.NON_EMPTY_GROUP
+
+        error = await self._drop_offsets(group, sorted(set(group.offsets) | txn.pending_keys(group)), with_group=True,
+                                         still=still)  # fmt: skip
         if error is not None:
             return error
         self._forget_group(group)
@@ -307,19 +319,18 @@ class GroupManager:
                 txn.forget(group, gone)
 
     async def _drop_offsets(self, group: Group, keys: list[tuple[str, int]], with_group: bool = False,
-                            atomic: bool = True) -> ErrorCode | None:  # fmt: skip
-        """Tombstone ``keys`` (and the group's own record) in ``__consumer_offsets``; forget them once written
-        (``atomic``: see ``GroupStore.write``)."""
+                            atomic: bool = True, still=lambda: None) -> ErrorCode | None:  # fmt: skip
+        """Tombstone ``keys`` (and, ``with_group``, every record of the group) in ``__consumer_offsets``; forget
+        them once written (``atomic``: see ``GroupStore.write``). The group's records go through the consumer
+        store (``ConsumerStore.delete_group``), in the order of its writes; ``still`` checks there that the group
+        may still go."""
         rows: list[tuple[bytes, bytes | None]] = [(r.offset_key(group.group_id, t, p), None) for t, p in keys]
-        consumer = isinstance(group, ConsumerGroup)
         if with_group:
-            gid = group.group_id
-            rows += cr.group_tombstones(gid, group.stored) if consumer else [(r.group_key(gid), None)]
-        error = await self.store.write(group.group_id, rows, atomic=atomic)
+            error = await self.consumer_store.delete_group(group, rows, atomic, still)
+        else:
+            error = await self.store.write(group.group_id, rows, atomic=atomic)
         if error is None:
             txn.forget(group, keys)
-            if with_group and consumer:
-                group.stored.clear()
         return error
 
     # -- metrics -------------------------------------------------------------------------
@@ -350,3 +361,7 @@ class GroupManager:
     async def run(self) -> None:
         """The coordinators' timers, plus the offset expiry check on its own interval (``timers``)."""
         await self.timers.run()
+
+
+def _empty(group: Any) -> bool:
+    return group.state == EMPTY and not group.members

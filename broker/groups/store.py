@@ -8,11 +8,14 @@ with ``offsets.topic.num.partitions`` partitions and
 Writes are ordinary v2 batches appended through ``Broker.append`` (so
 fetchers of the internal topic wake up and durable mode's group commit
 covers them), and a write returns once ``Broker.wait_durable`` does: a
-commit the coordinator acknowledged survives a broker crash. A write that
-fails answers what Kafka's group coordinator answers for every request
+commit the coordinator acknowledged survives a broker crash (``write``; or
+its halves, ``append_rows`` then ``durable_for``, for the consumer-group
+store, which orders its appends under a lock and waits outside it). A write
+that fails answers what Kafka's group coordinator answers for every request
 (``coordinator_error``: a log dir gone offline is NOT_COORDINATOR), and a
-request's batch over the topic's ``max.message.bytes`` is refused
-(UNKNOWN_SERVER_ERROR), as Kafka's coordinator runtime refuses it.
+request's batch over the topic's ``max.message.bytes`` less a batch header
+(61 bytes) is refused (UNKNOWN_SERVER_ERROR), as Kafka's coordinator runtime
+refuses it.
 
 A TxnOffsetCommit's records go in a *transactional* batch of its producer
 (``producer``); ``write_marker`` appends the COMMIT or ABORT control batch
@@ -35,6 +38,7 @@ import attrs
 import trio
 
 from protocol import ErrorCode
+from protocol.records import RECORD_BATCH_OVERHEAD
 from protocol.records.control import ABORT, COMMIT, marker_type
 
 from ..internal_topic import InternalTopic, marker_batch, records_batch, split_rows
@@ -78,13 +82,24 @@ class GroupStore(InternalTopic):
     async def write(self, group_id: str, rows: list[tuple[bytes, bytes | None]],
                     producer: tuple[int, int] | None = None, on_append: Callable[[int], None] | None = None,
                     atomic: bool = True) -> ErrorCode | None:  # fmt: skip
-        """Append ``(key, value)`` rows for ``group_id`` and wait until they are durable; a failure is the error
-        the request answers (``coordinator_error``).
+        """Append ``(key, value)`` rows for ``group_id`` (``append_rows``) and wait until they are durable
+        (``durable``); a failure is the error the request answers (``coordinator_error``)."""
+        error = await self.append_rows(group_id, rows, producer, on_append, atomic)
+        if error is not None or not rows:
+            return error
+        return (await self.durable_for([group_id]))[group_id]
+
+    async def append_rows(self, group_id: str, rows: list[tuple[bytes, bytes | None]],
+                          producer: tuple[int, int] | None = None, on_append: Callable[[int], None] | None = None,
+                          atomic: bool = True) -> ErrorCode | None:  # fmt: skip
+        """Put ``(key, value)`` rows for ``group_id`` in the log, not waiting for durability: their place in the
+        log is fixed when this returns (it awaits only the topic's creation); the error mapped as ``write``'s.
 
         ``producer`` (id, epoch) makes the batch transactional; ``on_append`` gets the offset of the first
-        row as soon as the batch is in the log (before the wait). An ``atomic`` write (every request's) over
-        the topic's ``max.message.bytes`` is refused, as Kafka's coordinator runtime refuses such a batch
-        before the log (so the topic's metrics do not count it).
+        row as soon as the batch is in the log. An ``atomic`` write (every request's) is refused when its batch
+        is over the topic's ``max.message.bytes`` less a batch header, as Kafka's coordinator runtime refuses
+        it before the log (``CoordinatorRuntime``'s atomic append: the estimated batch size against the
+        builder's ``maxAllowedBytes()``), so the topic's metrics do not count it.
         The offset expiry's and a deleted topic's tombstones are not atomic: they go in as many batches under
         the limit as they need, one after the other (``split_rows``); the first that fails ends the write
         (those before it stay written; a single row over the limit alone is refused), as Kafka's runtime.
@@ -93,14 +108,26 @@ class GroupStore(InternalTopic):
             return None
         await self.ready()
         now, limit = self.broker.clock(), self.broker.topics.effective_config(self.name).max_message_bytes
+        index = self.partition_of(group_id)
         for run in [rows] if atomic else split_rows(rows, now, limit):
             build = records_batch(run, now, producer)
-            error = await self.append_reporting(self.partition_of(group_id), build, on_append, limit,
-                                                 before_log=atomic)  # fmt: skip
+            error = self.append_now(index, build, on_append, limit - RECORD_BATCH_OVERHEAD if atomic else limit,
+                                    before_log=atomic)  # fmt: skip
             if error is not None:
                 return coordinator_error(error)
             on_append = None  # the first row's offset only
         return None
+
+    async def durable_for(self, group_ids: list[str]) -> dict[str, ErrorCode | None]:
+        """Wait until all appended so far is durable; per group, the error (``coordinator_error``) if its
+        partition's log is not."""
+        try:
+            await self.broker.wait_durable()
+            failed = False
+        except OSError:
+            failed = True
+        error = coordinator_error(ErrorCode.KAFKA_STORAGE_ERROR)
+        return {g: error if failed or self.offline_for(g) else None for g in group_ids}
 
     async def write_marker(self, index: int, producer_id: int, producer_epoch: int, commit: bool,
                            coordinator_epoch: int) -> ErrorCode | None:  # fmt: skip

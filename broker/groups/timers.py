@@ -27,7 +27,9 @@ the last one began: a group's steady heartbeats then cost at most the rounds
 a 50 ms poll did, a deadline is run at most that late, and a round that
 keeps failing (a broken group, a store that raises) cannot spin the task.
 Consumer-group changes whose write failed (anything still queued: dirty,
-converted or downgraded) are tried again after the same pause. Each step
+converted or downgraded) are tried again after their group's pause
+(``ConsumerStore.retry_in``: ``ROUND_S``, doubling while the group keeps
+failing, up to ``MAX_SLEEP_S``). Each step
 of a round (the two ticks, the store, the expiry check) is guarded on its
 own, so one that raises does not stop the others, and the expiry check
 moves on to its next interval even when it failed; within a tick each
@@ -47,6 +49,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 from typing import Any, Callable
 
 import trio
@@ -98,17 +101,27 @@ class GroupTimers:
                 await result
         except Exception:
             self.failed(what)
+        else:
+            self._logged.pop(what, None)  # it works again: a later failure is news
 
     def failed(self, what: str) -> None:
         """Log the exception being handled: its traceback at most once per ``LOG_EVERY_S``, else counted. The
         coordinators call it too (``timer_failed``), for a group whose timers raised."""
         now = trio.current_time()
+        self._prune(now)
         logged_at, unlogged = self._logged.get(what, (None, 0))
         if logged_at is not None and now - logged_at < LOG_EVERY_S:
             self._logged[what] = (logged_at, unlogged + 1)
             return
         log.exception("group timers: %s failed (%d more failures since the last logged)", what, unlogged)
         self._logged[what] = (now, 0)
+
+    def _prune(self, now: float) -> None:
+        """Forget the steps and groups logged over ``LOG_EVERY_S`` ago with no failure since: their next failure
+        is logged anyway, so the entries of groups that stopped failing (or are gone) do not pile up."""
+        stale = [w for w, (at, unlogged) in self._logged.items() if now - at >= LOG_EVERY_S and not unlogged]
+        for what in stale:
+            del self._logged[what]
 
     async def _sleep(self, expiry_at: int, last_round: float) -> None:
         """Until the first deadline (ms on the broker's clock) or a wake, and never less than ``ROUND_S`` after the
@@ -117,8 +130,9 @@ class GroupTimers:
         now = m.clock()
         due = [expiry_at, m.coordinator.next_deadline(), m.consumer.next_deadline()]  # a passed one: at once
         first = min(d for d in due if d is not None)
-        if m.consumer.dirty or m.consumer.converted or m.consumer.downgraded:  # a failed store: again after ROUND_S
-            first = min(first, now + int(ROUND_S * 1000))
+        retry = m.store_retry_in()  # a failed store: again after its pause (``ConsumerStore.retry_in``)
+        if retry is not None:
+            first = min(first, now + math.ceil(retry * 1000))
         with trio.move_on_after(min(max(first - now, 0) / 1000, MAX_SLEEP_S)):
             await self._moved.wait()
         await trio.sleep_until(last_round + ROUND_S)  # the floor: due or woken, no round sooner than this

@@ -17,6 +17,9 @@
   thread while the caller goes on; both None when the extension was not
   built. Without the system's ``liblz4.so.1`` (``LZ4_IN_C``) the LZ4 batches
   go the Python way.
+* ``new_frame``: a ``bytearray`` of n bytes not zeroed first, for a received
+  frame that is filled whole before anyone reads it (``framing.FrameBuffer``);
+  ``bytearray`` itself without the extension.
 
 The one place that imports the extension, so a build without a C compiler
 changes nothing but speed.
@@ -34,11 +37,13 @@ try:
     from ._cdownconvert import convert_chunk as BUILT_CHUNK
     from ._cdownconvert import convert_chunk_start as BUILT_CHUNK_START
     from ._cdownconvert import lz4_available
+    from ._cdownconvert import uninitialized_bytearray as new_frame
 except ImportError:  # built without a C compiler
     crc32 = zlib.crc32
     BUILT_EMIT = BUILT_CHUNK = BUILT_CHUNK_START = BUILT_PLAIN_ROWS = BUILT_SCAN = None
+    new_frame = bytearray
     LZ4_IN_C = False
 else:
     LZ4_IN_C = lz4_available()
 
-__all__ = ["BUILT_CHUNK", "BUILT_CHUNK_START", "BUILT_EMIT", "BUILT_PLAIN_ROWS", "BUILT_SCAN", "LZ4_IN_C", "crc32"]
+__all__ = ["BUILT_CHUNK", "BUILT_CHUNK_START", "BUILT_EMIT", "BUILT_PLAIN_ROWS", "BUILT_SCAN", "LZ4_IN_C", "crc32", "new_frame"]

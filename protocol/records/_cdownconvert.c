@@ -158,6 +158,19 @@ static PyObject *emit(PyObject *self, PyObject *args) {
     return result(out, t.written, t.last, t.max_ts, t.plain);
 }
 
+/* A bytearray of `n` bytes left as malloc gives them: for a frame the caller fills whole before reading it
+ * (bytearray(n) would first write n zeros, a pass over a megabyte the receive then overwrites). */
+static PyObject *uninitialized_bytearray(PyObject *self, PyObject *arg) {
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "negative size");
+        return NULL;
+    }
+    return PyByteArray_FromStringAndSize(NULL, n);
+}
+
 
 static PyMethodDef methods[] = {
     {"emit", emit, METH_VARARGS, "Down-convert one v2 records payload to legacy messages (None: use Python)."},
@@ -171,6 +184,8 @@ static PyMethodDef methods[] = {
     {"convert_chunk_start", clz4_chunk_start, METH_VARARGS,
      "convert_chunk on the helper thread while the caller goes on: a Pending whose result() is its answer."},
     {"crc32c", ccrc32c_py, METH_VARARGS, "CRC-32C of a buffer, optionally continuing from a value (tests)."},
+    {"uninitialized_bytearray", uninitialized_bytearray, METH_O,
+     "A bytearray of n bytes whose contents are whatever the allocator left (the caller overwrites them all)."},
     {"lz4_available", clz4_available, METH_NOARGS, "Whether the system's liblz4 was loaded for convert_chunk."},
     {NULL, NULL, 0, NULL},
 };

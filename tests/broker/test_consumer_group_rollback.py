@@ -27,7 +27,7 @@ from ._admin_client import call, create_ok, req, sub
 from ._consumer_group_client import describe, heartbeat, owned
 from ._group_client import clock, group_props, groups_broker, join, protocols  # noqa: F401  (fixtures)
 from .test_consumer_group_migration import mig, subscribed, upgraded  # noqa: F401  (fixture)
-from .test_consumer_group_store_retry import fail_first_write
+from .test_consumer_group_store_retry import fail_first_write, hold_durability, retried
 from .test_group_write_errors import take_offline
 
 SMALL = {"message.max.bytes": "4000"}  # __consumer_offsets' max.message.bytes follows it
@@ -126,6 +126,7 @@ async def test_a_session_fencing_whose_write_fails_is_done_again_at_the_next_rou
     assert await b.groups.store_consumer_groups() == ErrorCode.KAFKA_STORAGE_ERROR
     assert snapshot(b.groups.groups["cg"]) == before  # the old code: fenced in memory, written again later
     assert b.groups.consumer.next_deadline() <= b.clock.now
+    await retried()  # the failing group's pause
     b.groups.consumer.tick()
     assert await b.groups.store_consumer_groups() is None
     assert sorted(b.groups.groups["cg"].members) == ["member-b"]
@@ -140,16 +141,16 @@ async def test_a_change_made_on_top_of_a_failed_write_is_undone_with_it(groups_b
     b = groups_broker
     await joined_b(b)
     before = snapshot(b.groups.groups["cg"])
-    real, held, calls = b.groups.store.write, trio.Event(), []
+    real, held, calls = b.groups.store.append_rows, trio.Event(), []
 
-    async def write(group_id, rows, *args, **kwargs):
+    async def append_rows(group_id, rows, *args, **kwargs):
         calls.append(rows)
         if len(calls) == 1:
             await held.wait()
             return ErrorCode.NOT_COORDINATOR
         return await real(group_id, rows, *args, **kwargs)
 
-    b.groups.store.write = write
+    b.groups.store.append_rows = append_rows
     answers = {}
 
     async def join_as(member_id: str) -> None:
@@ -169,6 +170,28 @@ async def test_a_change_made_on_top_of_a_failed_write_is_undone_with_it(groups_b
     assert sorted(b.groups.groups["cg"].members) == ["member-b", "member-c"]
     assert b.groups.groups["cg"].group_epoch == 2
     assert member_records(b.reopen()) == {"member-b", "member-c"}
+
+
+async def test_a_join_whose_batch_does_not_become_durable_is_undone(groups_broker):
+    """member-a's batch is in the log, waiting for its fsync round, when the log goes offline: the join is
+    answered NOT_COORDINATOR and undone (the group, and what it says the log holds, as before member-a)."""
+    b = groups_broker
+    await joined_b(b)
+    group = b.groups.groups["cg"]
+    before, stored = snapshot(group), dict(group.stored)
+    gate, answers = hold_durability(b), []
+
+    async def join_a() -> None:
+        answers.append((await heartbeat(b, "member-a")).error_code)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(join_a)
+        await wait_all_tasks_blocked()
+        assert "member-a" in group.members and group.stored != stored  # appended, not durable
+        b.topics.partition(OFFSETS_TOPIC, b.groups.store.partition_of("cg")).log.offline = True
+        gate.set()
+    assert answers == [ErrorCode.NOT_COORDINATOR]
+    assert snapshot(group) == before and group.stored == stored  # the old code: member-a kept, written again
 
 
 async def test_a_classic_join_and_leave_whose_write_fails_are_undone(mig):

@@ -3,14 +3,14 @@
 The coordinator changes groups in memory and queues what to write (``dirty`` groups and members,
 ``converted`` classic groups, ``downgraded`` consumer groups); ``GroupManager.store_consumer_groups`` writes
 them. A failed write undoes the change it carried (``consumer_rollback``, as Kafka's coordinator reverts its
-state): a fencing by the timer task is done again at its next round, a heartbeat's conversion is undone. Here
-``store.write`` answers KAFKA_STORAGE_ERROR for the first writes of one group, then the next round runs and
-what ``__consumer_offsets`` holds is read back (the records in log order, or the groups a reopened broker
-rebuilds). The old code dropped the groups changed in the round of a failed downgrade, the downgrade itself,
-and a converted group's classic tombstone (then, until the rollback, it kept the failed change in memory and
-wrote it again). Store calls also run one at a time, so one cannot answer a heartbeat whose change another is
-still writing. A real broker with a hand-driven clock (``groups_broker``); classic members through
-JoinGroup/SyncGroup.
+state): a fencing by the timer task is done again at its next round, a heartbeat's conversion is undone; what
+no request changed is queued again. Here ``store.append_rows`` answers KAFKA_STORAGE_ERROR for the first
+writes of one group, then the next round runs and what ``__consumer_offsets`` holds is read back (the records
+in log order, or the groups a reopened broker rebuilds). The old code dropped the groups changed in the round
+of a failed downgrade, the downgrade itself, and a converted group's classic tombstone (then, until the
+rollback, it kept the failed change in memory and wrote it again). Store calls append one at a time, so one
+cannot answer a heartbeat whose change another is still writing. A real broker with a hand-driven clock
+(``groups_broker``); classic members through JoinGroup/SyncGroup.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from broker.groups.consumer_group import ConsumerGroup
 from broker.groups.consumer_records import ConsumerKey
 from broker.groups.group import Group
 from broker.groups.store import Loaded
+from broker.groups.timers import ROUND_S
 from protocol import ErrorCode
 
 from ._admin_client import create_ok
@@ -33,18 +34,23 @@ from .test_consumer_group_migration import classic_pair, mig, rejoin, tick, upgr
 
 
 def fail_first_write(broker, group: str, times: int = 1) -> list:
-    """``store.write`` answers KAFKA_STORAGE_ERROR for the first ``times`` writes of ``group``; the rows of
-    each write it refused are recorded."""
-    real, refused = broker.groups.store.write, []
+    """``store.append_rows`` answers KAFKA_STORAGE_ERROR for the first ``times`` writes of ``group``; the rows
+    of each write it refused are recorded."""
+    real, refused = broker.groups.store.append_rows, []
 
-    async def write(group_id, rows, *args, **kwargs):
+    async def append_rows(group_id, rows, *args, **kwargs):
         if group_id == group and len(refused) < times:
             refused.append(rows)
             return ErrorCode.KAFKA_STORAGE_ERROR
         return await real(group_id, rows, *args, **kwargs)
 
-    broker.groups.store.write = write
+    broker.groups.store.append_rows = append_rows
     return refused
+
+
+async def retried() -> None:
+    """Wait out a failed group's first pause (``ROUND_S``): before it, another call does not try it again."""
+    await trio.sleep(ROUND_S)
 
 
 def group_records(broker, group: str) -> list[tuple[str, bool]]:
@@ -82,6 +88,7 @@ async def test_a_failed_downgrade_is_undone_and_done_again_at_the_next_timer_rou
     assert len(refused) == 1  # the downgrade's write
     group = mig.groups.groups["cg"]
     assert isinstance(group, ConsumerGroup) and "c" in group.members and not mig.groups.consumer.downgraded
+    await retried()
     mig.groups.consumer.tick()
     assert await mig.groups.store_consumer_groups() is None
     restored = mig.reopen().groups.groups["cg"]
@@ -100,6 +107,7 @@ async def test_groups_changed_in_the_round_of_a_failed_downgrade_are_still_writt
     assert "o" not in mig.groups.groups["solo"].members
     assert await mig.groups.store_consumer_groups("solo") is None  # cg's error is not solo's
     assert isinstance(mig.groups.groups["cg"], ConsumerGroup)  # undone: done again at the next round
+    await retried()
     mig.groups.consumer.tick()
     assert await mig.groups.store_consumer_groups() is None
     broker = mig.reopen()
@@ -129,40 +137,100 @@ async def test_a_conversion_whose_write_failed_is_undone(mig):
     assert isinstance(mig.reopen().groups.groups["cg"], ConsumerGroup)
 
 
-async def test_store_calls_write_one_at_a_time(groups_broker):
-    """Member m1's join is being written (its write held) when m2 joins the same group: m2's heartbeat waits for
-    that write, and m2's batch follows m1's in the log. Before, m2's batch was written and m2 answered while
-    m1's write was still in flight (its batch then landed after m2's)."""
+def hold_durability(broker) -> trio.Event:
+    """``wait_durable`` (the fsync round) waits until the returned event is set."""
+    gate, real = trio.Event(), broker.wait_durable
+
+    async def held() -> None:
+        await gate.wait()
+        await real()
+
+    broker.wait_durable = held
+    return gate
+
+
+def batches_of(broker, group: str) -> list[list[bytes]]:
+    """The batches in ``group``'s ``__consumer_offsets`` partition: their record keys."""
+    store = broker.groups.store
+    return [[bytes(x.key) for x in batch.iter_records()] for batch, _start in store.batches(store.partition_of(group))]
+
+
+async def test_appends_do_not_wait_for_an_earlier_batch_to_be_durable(groups_broker):
+    """m1's join is in the log, waiting for its fsync round, when m2 joins the same group: m2's batch goes in
+    after m1's at once (Kafka appends a partition's batches in turn, not waiting for the commit of the one
+    before); neither is answered before the round, and a store call for the group with nothing queued (a
+    heartbeat whose change a timer round took) waits for it too. Before, the store lock was held across the
+    fsync wait: m2's batch went in only after m1's was durable (one fsync round per group, in turn)."""
     b = groups_broker
     await create_ok(b, "t", 2)
     await b.groups.store.ready()
-    real, events, held = b.groups.store.write, [], trio.Event()
-
-    async def write(group_id, rows, *args, **kwargs):
-        n = len(events) // 2
-        events.append(("start", n))
-        if n == 0:
-            await held.wait()
-        try:
-            return await real(group_id, rows, *args, **kwargs)
-        finally:
-            events.append(("end", n))
-
-    b.groups.store.write = write
-    answered = []
+    gate, answered = hold_durability(b), []
 
     async def join(member_id: str) -> None:
-        answered.append(((await heartbeat(b, member_id, group="g")).error_code, member_id, list(events)))
+        answered.append(((await heartbeat(b, member_id, group="g")).error_code, member_id))
+
+    async def nothing_queued() -> None:
+        answered.append((await b.groups.store_consumer_groups("g"), "g"))
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(join, "m1")
+        for task, arg in ((join, "m1"), (join, "m2"), (nothing_queued, None)):
+            nursery.start_soon(task, *([arg] if arg else []))
+            await wait_all_tasks_blocked()
+        assert len(batches_of(b, "g")) == 2  # the old code: 1 (m2's waited for m1's fsync round)
+        assert answered == []
+        gate.set()
+    assert sorted(answered, key=str) == [(0, "m1"), (0, "m2"), (None, "g")]
+    members = [{m for m in ("m1", "m2") if any(m.encode() in k for k in batch)} for batch in batches_of(b, "g")]
+    assert members[0] == {"m1"} and "m2" in members[1]
+
+
+async def test_a_call_answers_the_error_of_an_earlier_batch_of_its_group_that_did_not_become_durable(
+        groups_broker):  # fmt: skip
+    """A timer round's batch of group g goes in, then its log goes offline before the fsync round: a store call
+    for g that found nothing queued answers that batch's error, not NONE, and g's change is queued again."""
+    b = groups_broker
+    await create_ok(b, "t", 2)
+    await b.groups.store.ready()
+    assert (await heartbeat(b, "m1", group="g")).error_code == 0
+    gate, answers = hold_durability(b), []
+    b.groups.consumer.dirty.add(("g", "m1"))
+    b.groups.groups["g"].stored.clear()  # so m1's records are written again
+
+    async def call(group_id) -> None:
+        answers.append(await b.groups.store_consumer_groups(group_id))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(call, None)  # the round: takes and appends g's change
         await wait_all_tasks_blocked()
-        nursery.start_soon(join, "m2")
+        nursery.start_soon(call, "g")
         await wait_all_tasks_blocked()
-        assert answered == [] and events == [("start", 0)]  # m2 waits for m1's write
-        held.set()
-    assert events == [("start", 0), ("end", 0), ("start", 1), ("end", 1)]
-    assert [a[:2] for a in answered] == [(0, "m1"), (0, "m2")]
+        b.topics.partition("__consumer_offsets", b.groups.store.partition_of("g")).log.offline = True
+        gate.set()
+    assert answers == [ErrorCode.NOT_COORDINATOR, ErrorCode.NOT_COORDINATOR]
+    assert ("g", "m1") in b.groups.consumer.dirty and b.groups.groups["g"].stored == {}  # written again later
+
+
+async def test_groups_changed_at_once_share_their_fsync_rounds(groups_broker, autojump_clock):
+    """30 groups' members join at once with 10 ms fsync rounds: each heartbeat waits about one round. Before, each
+    group's write held the store lock through its own round: the last answered after 30 of them (0.3 s)."""
+    b = groups_broker
+    await create_ok(b, "t", 1)
+    await b.groups.store.ready()
+
+    async def slow_durable() -> None:
+        await trio.sleep(0.01)
+
+    b.wait_durable, took = slow_durable, []
+
+    async def join(group: str) -> None:
+        start = trio.current_time()
+        assert (await heartbeat(b, f"{group}-1", group=group)).error_code == 0
+        took.append(trio.current_time() - start)
+
+    async with trio.open_nursery() as nursery:
+        for i in range(30):
+            nursery.start_soon(join, f"g{i:02}")
+    assert max(took) < 0.03, max(took)
 
 
 def consumer_keys(broker, group: str) -> dict[ConsumerKey, bool]:

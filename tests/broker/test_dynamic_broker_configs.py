@@ -102,6 +102,12 @@ async def test_cleanup_policy_append_makes_every_plain_topic_compacted(broker):
     ([("no.such.key", SET, "1")], "Unknown broker configs: Set(no.such.key)"),
     ([("log.cleaner.threads", SET, "3")], "Invalid dynamic configuration"),
     ([("num.io.threads", SET, "17")], "Invalid dynamic configuration"),
+    ([("log.cleaner.backoff.ms", SET, "-5")],  # a negative backoff made the cleaner thread spin
+     "Invalid value -5 for configuration log.cleaner.backoff.ms: Value must be at least 0"),
+    ([("log.cleaner.io.buffer.size", SET, "-1")],
+     "Invalid value -1 for configuration log.cleaner.io.buffer.size: Value must be at least 0"),
+    ([("log.cleaner.dedupe.buffer.size", SET, "1000")],
+     "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."),
 ])  # fmt: skip
 async def test_refusals_are_invalid_request_with_kafkas_message_and_change_nothing(broker, ops, message):
     for level in ("", NODE_NAME):
@@ -131,6 +137,17 @@ async def test_thread_counts_may_go_to_half_or_double(broker):
     recovery = await incremental(broker, "", [("num.recovery.threads.per.data.dir", SET, "5")])  # Kafka's default: 2
     assert recovery.error_code == ErrorCode.INVALID_REQUEST
     await ok(await incremental(broker, "", [("num.recovery.threads.per.data.dir", SET, "4")]))
+
+
+async def test_a_cleaner_thread_more_than_the_dedupe_buffer_feeds_is_refused(broker):
+    """KafkaConfig's 1 MiB per cleaner thread, checked on the values both levels leave: 2 MiB over 2 threads
+    is 1 MiB each, not over it."""
+    await ok(await incremental(broker, "", [("log.cleaner.dedupe.buffer.size", SET, str(2 << 20))]))
+    result = await incremental(broker, NODE_NAME, [("log.cleaner.threads", SET, "2")])
+    assert (result.error_code, result.error_message) == (
+        ErrorCode.INVALID_REQUEST, "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
+    assert broker.dynamic_config.levels == {"": {"log.cleaner.dedupe.buffer.size": str(2 << 20)}, NODE_NAME: {}}
+    assert "log.cleaner.threads" not in broker.topics.manager.model.other
 
 
 async def test_a_default_that_conflicts_with_a_topic_override_is_refused(broker):

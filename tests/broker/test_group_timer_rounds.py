@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import pytest
 import trio
 
+from broker.groups.consumer_store import ConsumerStore
 from broker.groups.timers import LOG_EVERY_S, ROUND_S, GroupTimers
 
 from ._consumer_group_client import heartbeat as consumer_heartbeat
@@ -33,8 +34,6 @@ pytestmark = pytest.mark.timeout(60)
 class _Broken:
     """A coordinator stand-in whose tick always raises, so its deadline (long past) stays due; it records when
     each tick ran and ends the run after ``stop_after`` of them."""
-
-    dirty = converted = downgraded = False  # nothing left queued by a failed store
 
     def __init__(self, stop_after: int) -> None:
         self.ticks: list[float] = []
@@ -71,7 +70,7 @@ async def _run_failing_rounds(broken: _Broken, interval_ms: int = 100) -> list[f
     manager = SimpleNamespace(
         config=SimpleNamespace(offsets_retention_check_interval_ms=interval_ms), coordinator=broken,
         consumer=_Idle(10**9), clock=lambda: round(trio.current_time() * 1000), store_consumer_groups=nothing,
-        expire_offsets=expire)  # fmt: skip
+        expire_offsets=expire, store_retry_in=lambda: None)  # fmt: skip
     with broken.scope:
         await GroupTimers(manager).run()
     return expiries
@@ -95,7 +94,7 @@ async def test_a_conversion_left_queued_by_a_failed_store_is_retried_after_a_rou
     """A ``converted`` mark still queued (its classic tombstone not written; nothing else queued) brings the next
     round after ``ROUND_S``; the old code looked at ``dirty`` and ``downgraded`` only and slept ``MAX_SLEEP_S``."""
     consumer, stores, scope = _Idle(10**9), [], trio.CancelScope()
-    consumer.converted = {"cg"}
+    consumer.dirty, consumer.converted, consumer.downgraded = set(), {"cg"}, {}
 
     async def store() -> None:
         stores.append(trio.current_time())
@@ -108,7 +107,7 @@ async def test_a_conversion_left_queued_by_a_failed_store_is_retried_after_a_rou
     manager = SimpleNamespace(
         config=SimpleNamespace(offsets_retention_check_interval_ms=10**9), coordinator=_Idle(10**9),
         consumer=consumer, clock=lambda: round(trio.current_time() * 1000), store_consumer_groups=store,
-        expire_offsets=nothing)  # fmt: skip
+        expire_offsets=nothing, store_retry_in=ConsumerStore(None, consumer, {}).retry_in)  # fmt: skip
     with scope:
         await GroupTimers(manager).run()
     assert stores == pytest.approx([ROUND_S, 2 * ROUND_S])
@@ -159,13 +158,13 @@ async def test_a_session_that_ends_while_a_round_stores_is_fenced_when_the_round
         await trio.sleep(0.03)
         assert (await consumer_heartbeat(b, member_id="m-2")).error_code == 0
         started = trio.current_time()
-        write = b.groups.store.write
+        durable = b.wait_durable
 
-        async def slow_write(group_id, rows, *args, **kw):
+        async def slow_durable():
             await trio.sleep(0.1)
-            return await write(group_id, rows, *args, **kw)
+            return await durable()
 
-        b.groups.store.write = slow_write
+        b.wait_durable = slow_durable
         members = b.groups.groups["cg"].members
         while "m-2" in members:
             await trio.sleep(0.001)
@@ -268,3 +267,27 @@ async def test_a_second_failure_is_logged_on_its_own_not_hidden_behind_the_first
     logged = [r.getMessage() for r in caplog.records if r.exc_info]
     assert logged == ["group timers: the timers of consumer group a failed (0 more failures since the last logged)",
                       "group timers: the timers of consumer group b failed (0 more failures since the last logged)"]
+
+
+async def test_the_log_limit_forgets_groups_that_stopped_failing(autojump_clock, caplog):
+    """One entry per failing group was kept forever; now one logged over ``LOG_EVERY_S`` ago without a failure
+    since is dropped at the next failure, and a step that succeeds drops its own."""
+    timers = GroupTimers(SimpleNamespace())
+    with caplog.at_level(logging.ERROR, logger="minibroker.groups"):
+        for what in [f"the timers of consumer group g{i}" for i in range(100)]:
+            try:
+                raise RuntimeError(what)
+            except RuntimeError:
+                timers.failed(what)
+        await trio.sleep(LOG_EVERY_S)
+        try:
+            raise RuntimeError("again")
+        except RuntimeError:
+            timers.failed("the timers of consumer group g0")
+    assert list(timers._logged) == ["the timers of consumer group g0"]
+
+    async def works() -> None:
+        return None
+
+    await timers._guarded("the timers of consumer group g0", works)
+    assert timers._logged == {}

@@ -117,7 +117,6 @@ class _Quiet:
     def __init__(self) -> None:
         self.deadline: int | None = None
         self.ticks: list[float] = []
-        self.dirty = self.converted = self.downgraded = False
 
     def next_deadline(self) -> int | None:
         return self.deadline
@@ -140,7 +139,8 @@ async def test_a_deadline_armed_without_a_wake_is_still_seen_within_the_longest_
 
     manager = SimpleNamespace(
         config=SimpleNamespace(offsets_retention_check_interval_ms=10**9), coordinator=classic, consumer=consumer,
-        clock=lambda: int(trio.current_time() * 1000), store_consumer_groups=nothing, expire_offsets=nothing)  # fmt: skip
+        clock=lambda: int(trio.current_time() * 1000), store_consumer_groups=nothing, expire_offsets=nothing,
+        store_retry_in=lambda: None)  # fmt: skip
     async with trio.open_nursery() as nursery:
         nursery.start_soon(GroupTimers(manager).run)
         await trio.sleep(1)

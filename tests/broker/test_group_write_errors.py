@@ -151,3 +151,21 @@ async def test_a_non_atomic_write_stops_at_a_row_over_the_limit(b):
     assert await b.groups.store.write("g", rows, atomic=False) == ErrorCode.UNKNOWN_SERVER_ERROR
     written = [batch for batch, _start in b.groups.store.batches(index) if batch.base_offset >= end]
     assert [rec.key for batch in written for rec in batch.iter_records()] == [b"\x00\x01first"]
+
+
+def rows_of_size(size: int) -> list[tuple[bytes, bytes]]:
+    """One offset row whose batch (``records_batch``) is exactly ``size`` bytes."""
+    row = lambda n: [(b"\x00\x01k", b"x" * n)]  # noqa: E731
+    n = next(n for n in range(size) if len(records_batch(row(n), 0)(0)[0]) >= size)
+    assert len(records_batch(row(n), 0)(0)[0]) == size
+    return row(n)
+
+
+@pytest.mark.parametrize("group_props", [SMALL])
+async def test_an_atomic_write_is_limited_to_max_message_bytes_less_the_batch_header(b):
+    """Kafka's runtime refuses an atomic write whose estimated batch size (header included) is over the batch
+    builder's ``maxAllowedBytes()``: ``max.message.bytes`` less the 61-byte v2 batch header. The old limit was
+    the whole ``max.message.bytes``, 61 bytes looser."""
+    assert await b.groups.store.write("g", rows_of_size(4000 - 61)) is None
+    assert await b.groups.store.write("g", rows_of_size(4000 - 60)) == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert await b.groups.store.write("g", rows_of_size(4000), atomic=False) is None  # the log's own limit

@@ -110,3 +110,23 @@ def test_a_log_below_its_dirty_ratio_is_not_cleaned_until_it_must_be(tmp_path):
     assert not cleaner.run_once()
     clock.advance(LAG + 1)
     assert cleaner.run_once()
+
+
+def test_an_idle_compacted_log_rolls_in_time_across_a_restart(tmp_path):
+    """The seed's rule, first record older than max.compaction.lag.ms, holds for a segment found at startup:
+    the roll is not put off by another lag counted from the load."""
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = compacted_log(lm, max_compaction_lag_ms=LAG)
+    Model().write(log_, [(b"user-1", b"pii", 0)])
+    first_ts = clock.now
+    clock.advance(LAG - 1000)
+    lm.close()
+    lm = open_manager(tmp_path, clock)  # restarted 1 s before the lag is reached
+    log_ = lm.get_log("t", 0)
+    lm.roll_idle_segments(clock.now)
+    assert len(log_.segments) == 1
+    clock.advance(1001)
+    assert clock.now - first_ts == LAG + 1
+    lm.roll_idle_segments(clock.now)
+    assert len(log_.segments) == 2 and log_.active.size == 0

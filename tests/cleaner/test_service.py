@@ -66,7 +66,7 @@ def test_a_thread_that_dies_is_counted(tmp_path, monkeypatch):
     cleaner.stop()
     assert cleaner.dead_threads == 1
     assert dict((n, s) for n, _d, _l, s in cleaner_metrics.samples(cleaner))[
-        "kafka_log_logcleaner_dead_thread_count"] == [([], 1.0)]
+        "kafka_log_logcleaner_deadthreadcount"] == [([], 1.0)]
 
 
 def test_threads_clean_in_the_background_and_stop(tmp_path):
@@ -222,15 +222,15 @@ def test_broker_keys_reach_the_cleaner():
 
     model = ConfigModel.from_broker_props({
         "log.cleaner.enable": "false", "log.cleaner.threads": "3", "log.cleaner.backoff.ms": "250",
-        "log.cleaner.dedupe.buffer.size": str(24 * 3000), "log.cleaner.io.buffer.load.factor": "0.5",
+        "log.cleaner.dedupe.buffer.size": str(24 * 150_000), "log.cleaner.io.buffer.load.factor": "0.5",
         "log.cleaner.io.buffer.size": "1048576", "log.cleaner.io.max.bytes.per.second": "1000000"})  # fmt: skip
     config = CleanerConfig.from_props(model.other)
-    assert config == CleanerConfig(enable=False, threads=3, backoff_ms=250, dedupe_buffer_size=72_000,
+    assert config == CleanerConfig(enable=False, threads=3, backoff_ms=250, dedupe_buffer_size=3_600_000,
                                    io_buffer_size=1 << 20, io_buffer_load_factor=0.5,
                                    io_max_bytes_per_second=1e6)  # fmt: skip
     cleaner = LogCleaner(None, config, clock=Clock())
     assert len(cleaner.cleaners) == 3 and cleaner.throttler.rate == 1e6
-    assert cleaner.cleaners[0].map.capacity == 500  # 72,000 / 3 threads / 24 bytes x 0.5
+    assert cleaner.cleaners[0].map.capacity == 25_000  # 3,600,000 / 3 threads / 24 bytes x 0.5
 
 
 def test_a_log_being_moved_is_not_cleaned_and_a_round_under_way_is_given_up(tmp_path):

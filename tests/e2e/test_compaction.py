@@ -87,7 +87,7 @@ def test_compaction_with_kip87_tombstones_and_old_consumers(broker_factory):
     assert 0 < metrics[("kafka_log_logcleaner_cleaner_recopy_percent", ())] < 100
     assert metrics[("kafka_log_logcleaner_max_clean_time_secs", ())] > 0
     assert 0 < metrics[("kafka_log_logcleaner_max_buffer_utilization_percent", ())] < 1
-    assert metrics[("kafka_log_logcleaner_dead_thread_count", ())] == 0
+    assert metrics[("kafka_log_logcleaner_deadthreadcount", ())] == 0
     assert metrics[("kafka_log_logcleanermanager_time_since_last_run_ms", ())] < 10_000
     assert metrics[("kafka_log_logcleanermanager_uncleanable_partitions_count",
                     (("logDirectory", str(broker.data_dir)),))] == 0  # fmt: skip

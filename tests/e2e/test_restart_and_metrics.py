@@ -105,11 +105,26 @@ def test_metrics_endpoint_uses_kafka_jmx_exporter_names(broker):
         "kafka_server_replicamanager_leadercount": partitions,
         "kafka_server_replicamanager_underreplicatedpartitions": 0,
         "kafka_server_replicamanager_offlinereplicacount": 0,
+        "kafka_server_replicamanager_atminisrpartitioncount": partitions,
+        "kafka_server_replicamanager_underminisrpartitioncount": 0,
+        "kafka_server_replicamanager_reassigningpartitions": 0,
+        "kafka_server_replicamanager_produceridcount": 0,  # no idempotent producer here
+        "kafka_server_replicamanager_isrexpands": 0,
+        "kafka_server_replicamanager_isrshrinks": 0,
+        "kafka_server_replicamanager_failedisrupdates": 0,
+        "kafka_controller_controllerstats_uncleanleaderelections": 0,
         "kafka_controller_kafkacontroller_activecontrollercount": 1,
         "kafka_controller_kafkacontroller_offlinepartitionscount": 0,
         "kafka_controller_kafkacontroller_globaltopiccount": float(len({t for t, _ in sizes})),
         "kafka_controller_kafkacontroller_globalpartitioncount": partitions,
     }  # fmt: skip
+    partition = {name[len("kafka_cluster_partition_"):]: value for name, family in families.items()
+                 if name.startswith("kafka_cluster_partition_")
+                 for value in [next(s.value for s in family if s.labels["topic"] == "metered")]}  # fmt: skip
+    assert partition == {"underreplicated": 0, "insyncreplicascount": 1, "replicascount": 1, "underminisr": 0,
+                         "atminisr": 1, "laststableoffsetlag": 0}  # fmt: skip
+    dirs = {s.labels["logDirectory"]: s.value for s in families["kafka_log_logmanager_logdirectoryoffline"]}
+    assert dirs == {str(broker.data_dir.absolute()): 0}
 
 
 def _check_quorum_gauges(single: dict, families: dict) -> None:

@@ -156,3 +156,30 @@ def test_received_into_beyond_the_frame_is_refused(n):
 def test_received_into_without_a_frame_in_place_is_refused():
     with pytest.raises(ValueError):
         FrameBuffer().received_into(1)
+
+
+def test_frame_buffers_are_not_zeroed_but_hold_only_what_was_received():
+    """Frames come in buffers that are not zeroed first (``records._accel.new_frame``): a zero-filled
+    frame received in place into memory that last held other bytes is still all zeros."""
+    size = DIRECT_MIN * 4
+    for _ in range(3):
+        junk = bytearray(b"\xaa" * size)
+        del junk  # a freed block of the same size, full of 0xAA, for the allocator to hand out again
+        fb = FrameBuffer()
+        fb.receive_data(_frame(bytes(size))[:100])
+        assert fb.next_frame() is NEED_DATA
+        target = fb.receive_buffer()
+        assert target is not None
+        target[:] = bytes(len(target))
+        fb.received_into(len(target))
+        assert fb.next_frame() == bytes(size)
+
+
+def test_new_frame_is_a_bytearray_of_the_size_asked():
+    from protocol.records._accel import new_frame
+
+    frame = new_frame(12345)
+    assert type(frame) is bytearray and len(frame) == 12345
+    assert new_frame(0) == bytearray()
+    with pytest.raises(ValueError):
+        new_frame(-1)

@@ -135,10 +135,46 @@ def test_other_refusals_are_kafkas():
         ("log.cleaner.threads", "two", "Not a number of type INT"),
         ("log.cleaner.io.buffer.load.factor", "most", "Not a number of type DOUBLE"),
         ("log.flush.durable.enable", "maybe", "Expected value to be either true or false"),
+        ("log.cleaner.backoff.ms", "-5", "Value must be at least 0"),  # a negative backoff spun the thread
+        ("log.cleaner.io.buffer.size", "-1", "Value must be at least 0"),
+        ("log.cleaner.threads", "-1", "Value must be at least 0"),
+        ("num.recovery.threads.per.data.dir", "0", "Value must be at least 1"),
+        ("producer.id.expiration.ms", "0", "Value must be at least 1"),
+        ("log.flush.start.offset.checkpoint.interval.ms", "-1", "Value must be at least 0"),
     ],
 )
 def test_broker_keys_are_refused_in_kafkas_words(key, text, reason):
     _refused_in_kafkas_words(lambda: ConfigModel.from_broker_props({key: text}), key, text, reason)
+
+
+def test_cleaner_keys_take_kafkas_lowest_values():
+    """CleanerConfig's atLeast(0) bounds let 0 through; the keys Kafka gives no range keep none."""
+    model = ConfigModel.from_broker_props({"log.cleaner.backoff.ms": "0", "log.cleaner.io.buffer.size": "0",
+                                           "log.cleaner.io.max.bytes.per.second": "-1"})  # fmt: skip
+    assert model.other == {"log.cleaner.backoff.ms": 0, "log.cleaner.io.buffer.size": 0,
+                           "log.cleaner.io.max.bytes.per.second": -1.0}  # fmt: skip
+
+
+@pytest.mark.parametrize("threads, size, accepted", [
+    (None, 1 << 20, False), (None, (1 << 20) + 1, True), ("2", 2 << 20, False), ("2", (2 << 20) + 1, False),
+    ("2", (2 << 20) + 2, True), ("3", 100, False), (None, -1, False),
+])  # fmt: skip
+def test_each_cleaner_thread_needs_over_1mib_of_dedupe_buffer(threads, size, accepted):
+    """KafkaConfig's requirement: log.cleaner.dedupe.buffer.size / log.cleaner.threads (integer division) over
+    1 MiB, checked on the values the broker ends with (1 thread when the key is not set)."""
+    props = {"log.cleaner.dedupe.buffer.size": str(size), **({"log.cleaner.threads": threads} if threads else {})}
+    if accepted:
+        assert ConfigModel.from_broker_props(props).other["log.cleaner.dedupe.buffer.size"] == size
+        return
+    with pytest.raises(ConfigError) as refused:
+        ConfigModel.from_broker_props(props)
+    assert str(refused.value) == "requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread."
+
+
+def test_no_cleaner_thread_is_refused_naming_the_key():
+    """Kafka declares log.cleaner.threads atLeast(0) but then divides the dedupe buffer by it and fails on 0."""
+    with pytest.raises(ConfigError, match="^log.cleaner.threads must be at least 1"):
+        ConfigModel.from_broker_props({"log.cleaner.threads": "0"})
 
 
 @pytest.mark.parametrize(

@@ -89,6 +89,35 @@ def test_backfilled_timestamps_roll_on_the_timer_once_per_max_compaction_lag(tmp
     assert [s.base_offset for s in log.segments] == [0, 5, 6]
 
 
+def test_a_segment_found_at_startup_rolls_on_the_timer_by_its_first_record_time(tmp_path):
+    """A loaded segment's created_ms is only the load time (as Kafka's); the wall-clock wait is for segments
+    made in this run, so a restart does not put the KIP-354 roll off by another max.compaction.lag.ms."""
+    clock = Clock()
+    rules = {"cleanup_policy": "compact", "max_compaction_lag_ms": 60_000}
+    log = open_log(tmp_path, clock, **rules)
+    append(log, ts=clock.now)
+    for age, due in ((40_000, False), (80_000, True)):  # a restart every 40 s: the old rule never rolled
+        log.close()
+        log = open_log(tmp_path, Clock(clock.now + age), **rules)
+        assert log.roll_if_idle(log.clock()) is due
+    assert [s.base_offset for s in log.segments] == [0, 1]
+
+
+def test_backfilled_timestamps_roll_once_at_startup_then_once_per_max_compaction_lag(tmp_path):
+    clock = Clock()
+    rules = {"cleanup_policy": "compact", "max_compaction_lag_ms": 60_000}
+    log = open_log(tmp_path, clock, **rules)
+    old = clock.now - 7 * 24 * HOUR
+    append(log, ts=old)
+    log.close()
+    log = open_log(tmp_path, clock, **rules)
+    assert log.roll_if_idle(clock.now)  # found on disk with a week-old first record
+    append(log, ts=old + 1)  # the segment this run made waits for max.compaction.lag.ms by the clock
+    assert not log.roll_if_idle(clock.now + 60_000)
+    assert log.roll_if_idle(clock.now + 60_001)
+    assert [s.base_offset for s in log.segments] == [0, 1, 2]
+
+
 def test_jitter_is_drawn_below_segment_ms(tmp_path):
     log = open_log(tmp_path, Clock(), segment_ms=1000, segment_jitter_ms=500)
     assert 0 <= log.active.roll_jitter_ms < 500
