@@ -28,7 +28,9 @@ stay in it, and more may join while it has members: Kafka's
 Errors are Kafka's: UNKNOWN_MEMBER_ID (unknown member or instance, or a
 member of the consumer protocol), FENCED_INSTANCE_ID, ILLEGAL_GENERATION,
 INCONSISTENT_GROUP_PROTOCOL, GROUP_MAX_SIZE_REACHED. Every change is stored
-(``GroupManager.store_consumer_groups``) before the answer.
+(``GroupManager.store_consumer_groups``) before the answer; a JoinGroup or
+LeaveGroup whose write fails is answered its error and undone
+(``consumer_rollback``), as Kafka reverts a failed write.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from .consumer_coordinator import ConsumerCoordinator
 from .consumer_group import CONSUMER, ConsumerGroup
 from .consumer_member import UNRELEASED, UNREVOKED, ClassicMetadata, ConsumerMember
 from .consumer_requests import GroupError, check_room, new_member_id, static_member
+from .consumer_rollback import Pending
 from .migration import as_named
 from .results import JoinRequest, JoinResult, SyncRequest, SyncResult
 
@@ -52,17 +55,19 @@ log = logging.getLogger("minibroker.groups")
 
 
 class ClassicMembers:
-    def __init__(self, consumer: ConsumerCoordinator, store: Callable[[str], Awaitable[ErrorCode | None]]) -> None:
+    def __init__(self, consumer: ConsumerCoordinator,
+                 store: Callable[[str, Pending], Awaitable[ErrorCode | None]]) -> None:  # fmt: skip
         self.consumer, self.store = consumer, store
 
     # -- JoinGroup -------------------------------------------------------------------------------
 
     async def join(self, group: ConsumerGroup, req: JoinRequest) -> JoinResult:
         try:
-            result = self._join(group, req)
+            with self.consumer.rollback.changing(group.group_id) as pending:
+                result = self._join(group, req)
         except GroupError as exc:
             return JoinResult(exc.code, req.member_id)
-        error = await self.store(group.group_id)
+        error = await self.store(group.group_id, pending)
         return result if error is None else JoinResult(error, req.member_id)
 
     def _join(self, group: ConsumerGroup, req: JoinRequest) -> JoinResult:
@@ -195,8 +200,9 @@ class ClassicMembers:
             errors.append(ErrorCode.NONE)
             gone.append(member.member_id)
         if gone:
-            self.consumer.fence_members(group, gone, "the member left the group through LeaveGroup")
-            error = await self.store(group.group_id)
+            with self.consumer.rollback.changing(group.group_id) as pending:
+                self.consumer.fence_members(group, gone, "the member left the group through LeaveGroup")
+            error = await self.store(group.group_id, pending)
             if error is not None:
                 return error, []
         return ErrorCode.NONE, errors

@@ -30,7 +30,9 @@ records)), so ``GroupManager`` can store it in ``__consumer_offsets``
 changes, a member is reported when it differs after the heartbeat (its
 metadata or current assignment), the group when its epoch, metadata hash or
 target assignment epoch moves, and every member with the new target
-assignment: a steady heartbeat reports nothing.
+assignment: a steady heartbeat reports nothing. ``rollback`` keeps what a
+group was before changes not yet written, and puts it back when their
+write fails (``consumer_rollback``).
 
 After a restart the groups come back with their members, epochs, target
 and current assignments (``replay``); ``loaded`` restarts every member's
@@ -58,10 +60,9 @@ from .consumer_group import ConsumerGroup
 from .consumer_member import LEAVE_EPOCH, STATIC_LEAVE_EPOCH, UNREVOKED, ConsumerMember, Target, is_subset, reconcile
 from .consumer_requests import (GroupError, Heartbeat, HeartbeatResult, check_room, fenced_epoch, new_member_id,
                                 not_a_member, static_member, topic_pattern)  # fmt: skip
-from .group import DEAD as CLASSIC_DEAD
+from .consumer_rollback import Rollback, release_waiters
 from .group import EMPTY as CLASSIC_EMPTY
 from .group import Group
-from .results import JoinResult, SyncResult
 from .timers import log_timer_failure
 
 log = logging.getLogger("minibroker.groups")
@@ -77,6 +78,7 @@ class ConsumerCoordinator(MemberFencing):
         self.downgraded: dict[str, frozenset[bytes]] = {}  # groups turned classic: the stored keys to delete
         self.on_downgrade: Callable[[Group], None] = lambda _group: None
         self.timer_failed: Callable[[str], None] = log_timer_failure  # GroupManager's: the timers' rate limit
+        self.rollback = Rollback(self)  # what a change was before, undone when its write fails
 
     # -- lookups ---------------------------------------------------------------------------------
 
@@ -194,12 +196,7 @@ class ConsumerCoordinator(MemberFencing):
         old = self.groups.get(group.group_id)
         if isinstance(old, Group):
             self.converted.add(group.group_id)
-            for m in old.members.values():
-                if m.join_waiter is not None:
-                    m.join_waiter.complete(JoinResult(ErrorCode.REBALANCE_IN_PROGRESS, m.member_id))
-                if m.sync_waiter is not None:
-                    m.sync_waiter.complete(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
-            old.state = CLASSIC_DEAD
+            release_waiters(old)
         now = self.clock()
         for member in group.members.values():  # classic members of an upgraded group
             self.restart_session(group, member, now)

@@ -18,7 +18,10 @@ for the epoch it was armed for), and classic members that did not rejoin or
 sync in time (``classic_members``). ``next_deadline`` is the earliest of
 these timers, passed or not (one that fell due while the timer task was
 storing must not be skipped), so ``timers.GroupTimers`` knows how long to sleep.
-Every member fenced is reported in ``dirty`` for ``GroupManager`` to store.
+Every member fenced is reported in ``dirty`` for ``GroupManager`` to store;
+each group's due timers run as one change (``consumer_rollback``), so a
+fencing whose write fails is undone, its deadline still due: the next round
+runs it again, as Kafka reschedules a timer whose write failed.
 """
 
 from __future__ import annotations
@@ -100,6 +103,19 @@ class MemberFencing:
                 self.timer_failed(f"the timers of consumer group {group.group_id}")
 
     def _group_timers(self, group: ConsumerGroup, now: int) -> None:
+        """A group's due timers, as one change (``rollback``: a fencing whose write fails is undone, and due again)."""
+        if not self._due(group, now):
+            return
+        with self.rollback.changing(group.group_id):
+            self._run_timers(group, now)
+
+    @staticmethod
+    def _due(group: ConsumerGroup, now: int) -> bool:
+        deadlines = [*group.session_deadlines.values(), *(d for d, _epoch in group.rebalance_deadlines.values()),
+                     *group.join_deadlines.values(), *group.sync_deadlines.values()]  # fmt: skip
+        return any(d <= now for d in deadlines)
+
+    def _run_timers(self, group: ConsumerGroup, now: int) -> None:
         for member_id, deadline in list(group.session_deadlines.items()):
             if deadline <= now and member_id in group.members and self.groups.get(group.group_id) is group:
                 self.fence(group, member_id, "the member session expired")

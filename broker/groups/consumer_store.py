@@ -29,12 +29,14 @@ tombstones under the same lock, from ``group.stored`` as the store left it,
 and takes the group's queued changes out (its tombstones cover them: those
 of a queued downgrade, the classic record of a queued ``converted`` mark).
 
-A write that fails leaves everything it did not write queued again: the
-downgrade, or the group's dirty entries with its ``converted`` mark (a batch
-that went in but did not become durable gives back the ``group.stored``
-values it set). Kafka rolls its in-memory state back when a write fails
-(its timeline structures); we keep the change and write it again. A group
-whose downgrade is still queued is not written as a consumer group
+A write that fails (its append, or its wait for durability) undoes the
+changes it carried (``consumer_rollback``: the group as it was before them,
+as Kafka reverts its timeline state; the requests that made them, and those
+that changed the group on top of them, answer the error; a timer's fencing
+is due again). What no request or timer round changed (the records
+``loaded`` checks at startup, or checks after an undo) is queued again
+instead (a batch that went in but did not become durable gives back the
+``group.stored`` values it set). A group whose downgrade is still queued is not written as a consumer group
 meanwhile (it is one again only if it was upgraded since): its records must
 follow the downgrade's tombstones, so they wait for the downgrade. Each group
 is written on its own, so a group that cannot be written does not hold back
@@ -61,6 +63,7 @@ from . import consumer_records as cr
 from . import records as r
 from .consumer_fencing import queue_downgrade
 from .consumer_group import ConsumerGroup
+from .consumer_rollback import Pending
 from .group import Group
 from .store import group_value
 from .timers import LOG_EVERY_S, MAX_SLEEP_S, ROUND_S
@@ -75,7 +78,8 @@ class _Flight:
 
     done: trio.Event = attrs.field(factory=trio.Event)
     errors: dict[str, ErrorCode | None] = attrs.field(factory=dict)  # per group the call wrote (or tried)
-    undo: dict[str, Callable[[], None]] = attrs.field(factory=dict)  # per group appended: its failure's undo
+    undo: dict[str, Callable[[ErrorCode], None]] = attrs.field(factory=dict)  # per group appended: its failure's
+    taken: dict[str, list[Pending]] = attrs.field(factory=dict)  # per group: the changes its batches carry
 
 
 @attrs.define
@@ -106,14 +110,19 @@ class ConsumerStore:
         self._flights: dict[str, _Flight] = {}  # per group: the last call that appended for it, until durable
         self._failing: dict[str, _Failing] = {}
 
-    async def store_groups(self, group_id: str | None = None) -> ErrorCode | None:
-        """Write all that is queued; the error of ``group_id``'s write (of any, if None), else None."""
+    async def store_groups(self, group_id: str | None = None, pending: Pending | None = None) -> ErrorCode | None:
+        """Write all that is queued; the error of ``pending``'s changes if given (its ``error``: they were undone),
+        else of ``group_id``'s write (of any, if None), else None."""
         async with self._writing:
             flight = await self._append_queued(group_id)
             earlier = self._flights.get(group_id) if group_id not in flight.errors else None
             for gid in flight.undo:
                 self._flights[gid] = flight
         await self._settle(flight)
+        if pending is not None:
+            if pending.flight is not None:  # the call that took its changes (a timer round's, maybe): until settled
+                await pending.flight.done.wait()
+            return pending.error
         if earlier is not None:  # its change may be in an earlier call's batch: answered once that is durable
             await earlier.done.wait()
             return earlier.errors.get(group_id)
@@ -147,11 +156,12 @@ class ConsumerStore:
     async def _append_queued(self, group_id: str | None) -> _Flight:
         flight = _Flight()
         downgraded, dirty, converted = self._take_due(group_id)
+        flight.taken = self.consumer.rollback.take({*downgraded, *converted, *(g for g, _m in dirty)}, flight)
         await self._append_downgraded(flight, downgraded)
         for gid in sorted(converted | {g for g, _m in dirty}):
             group = self.groups.get(gid)
-            if not isinstance(group, ConsumerGroup):
-                continue  # a classic group now: its downgrade deletes what the consumer group stored
+            if not isinstance(group, ConsumerGroup) or any(p.error is not None for p in flight.taken.get(gid, ())):
+                continue  # a classic group now (its downgrade deletes what it stored), or its changes were undone
             entries = {(g, m) for g, m in dirty if g == gid}
             if gid in self.consumer.downgraded:  # its downgrade is queued: this group's records wait for it
                 self._requeue(gid, entries, gid in converted)
@@ -172,34 +182,41 @@ class ConsumerStore:
         changed = {k for k, v in wanted.items() if group.stored.get(k) != v}
         rows = [(r.group_key(group_id), None)] if converted else []
         rows += [(k, wanted[k]) for k in cr.order(changed, wanted)]
+        pendings = flight.taken.get(group_id, [])
         flight.errors[group_id] = error = await self.store.append_rows(group_id, rows)
         if error is not None:
-            self._requeue(group_id, entries, converted)
+            if not self.consumer.rollback.failed(pendings, error):  # nothing to undo: written again later
+                self._requeue(group_id, entries, converted)
             return
         before = {k: group.stored.get(k) for k in changed}
         _set_stored(group.stored, {k: wanted[k] for k in changed})
 
-        def undo() -> None:  # not durable: its values are not stored after all; written again next round
+        def undo(error: ErrorCode) -> None:  # not durable: its values are not stored after all; its changes undone
             _set_stored(group.stored, {k: v for k, v in before.items() if group.stored.get(k) == wanted[k]})
-            self._requeue(group_id, entries, converted)
+            if not self.consumer.rollback.failed(pendings, error):
+                self._requeue(group_id, entries, converted)
 
         if rows:
             flight.undo[group_id] = undo
 
     async def _append_downgraded(self, flight: _Flight, downgraded: dict[str, frozenset[bytes]]) -> None:
         """Per downgraded group, its consumer records deleted then its classic record written, in one batch;
-        one that fails is queued again (the others are still written)."""
+        one that fails is undone (the others are still written)."""
         for group_id, keys in downgraded.items():
             group = self.groups.get(group_id)
             rows = cr.group_tombstones(group_id, keys)
             if isinstance(group, Group):
                 rows.append((r.group_key(group_id), r.group_value(group_value(group))))
-            undo = partial(self._requeue_downgrade, group_id, keys)
+            undo = partial(self._undo_downgrade, group_id, keys, flight.taken.get(group_id, []))
             flight.errors[group_id] = error = await self.store.append_rows(group_id, rows)
             if error is not None:
-                undo()
+                undo(error)
             else:
                 flight.undo[group_id] = undo
+
+    def _undo_downgrade(self, group_id: str, keys: frozenset[bytes], pendings: list[Pending], error: ErrorCode) -> None:
+        if not self.consumer.rollback.failed(pendings, error):  # nothing to undo: queued again
+            self._requeue_downgrade(group_id, keys)
 
     def _requeue_downgrade(self, group_id: str, keys: frozenset[bytes]) -> None:
         queue_downgrade(self.consumer.downgraded, group_id, keys)  # with a downgrade queued meanwhile
@@ -213,11 +230,13 @@ class ConsumerStore:
                     durable = await self.store.durable_for(sorted(flight.undo))
                     for gid, error in durable.items():
                         if error is not None:
-                            flight.undo[gid]()
+                            flight.undo[gid](error)
                             flight.errors[gid] = error
                 for gid, error in flight.errors.items():
                     self._outcome(gid, error)
             finally:
+                for pendings in flight.taken.values():
+                    self.consumer.rollback.written(pendings)  # those not undone
                 for gid in flight.undo:
                     if self._flights.get(gid) is flight:
                         del self._flights[gid]
@@ -261,6 +280,7 @@ class ConsumerStore:
             stored = dict(group.stored) if consumer else {}
             if consumer:
                 group.stored.clear()
+            self.consumer.rollback.forget(gid)  # changes not written: the group is gone with them
         with trio.CancelScope(shield=True):
             error = (await self.store.durable_for([gid]))[gid]
         if error is not None:

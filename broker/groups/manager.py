@@ -90,16 +90,18 @@ class GroupManager:
     async def consumer_heartbeat(self, hb: Heartbeat, may_describe=lambda _topic: True) -> HeartbeatResult:
         """ConsumerGroupHeartbeat; answered once a changed group epoch is stored. Raises ``GroupError``."""
         self.timers_moved()  # its changes come before its first await (see ``timers``)
-        result = self.consumer.heartbeat(hb, may_describe)
-        error = await self.store_consumer_groups(hb.group_id)
+        with self.consumer.rollback.changing(hb.group_id) as pending:
+            result = self.consumer.heartbeat(hb, may_describe)
+        error = await self.store_consumer_groups(hb.group_id, pending)
         if error is not None:
             raise GroupError(error)
         return result
 
-    async def store_consumer_groups(self, group_id: str | None = None) -> ErrorCode | None:
-        """Write what the consumer coordinator queued (``consumer_store``: what a failed write did not write stays
-        queued for the next round); the error of ``group_id`` (of any, if None)."""
-        return await self.consumer_store.store_groups(group_id)
+    async def store_consumer_groups(self, group_id: str | None = None, pending: Any = None) -> ErrorCode | None:
+        """Write what the consumer coordinator queued (``consumer_store``: a change whose write failed is undone,
+        ``consumer_rollback``); the error of ``pending``'s changes if given, else of ``group_id`` (of any, if
+        None)."""
+        return await self.consumer_store.store_groups(group_id, pending)
 
     def store_retry_in(self) -> float | None:
         """Seconds until a consumer group whose write failed is tried again (``ConsumerStore.retry_in``)."""

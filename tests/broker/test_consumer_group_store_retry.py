@@ -1,13 +1,16 @@
-"""KIP-848 consumer-group writes that fail are written again in the next store round, none dropped.
+"""KIP-848 consumer-group writes that fail: a request's change is undone, the timer's runs again, none dropped.
 
-The coordinator keeps its changes in memory and queues what to write (``dirty`` groups and members,
+The coordinator changes groups in memory and queues what to write (``dirty`` groups and members,
 ``converted`` classic groups, ``downgraded`` consumer groups); ``GroupManager.store_consumer_groups`` writes
-them. A failed write must leave all it did not write queued: here ``store.append_rows`` answers KAFKA_STORAGE_ERROR
-for the first write of one group, then the next round runs and what ``__consumer_offsets`` holds is read
-back (the records in log order, or the groups a reopened broker rebuilds). The old code dropped the groups
-changed in the round of a failed downgrade, the downgrade itself, and a converted group's classic tombstone.
-Store calls also run one at a time, so one cannot answer a heartbeat whose change another is still writing.
-A real broker with a hand-driven clock (``groups_broker``); classic members through JoinGroup/SyncGroup.
+them. A failed write undoes the change it carried (``consumer_rollback``, as Kafka's coordinator reverts its
+state): a fencing by the timer task is done again at its next round, a heartbeat's conversion is undone; what
+no request changed is queued again. Here ``store.append_rows`` answers KAFKA_STORAGE_ERROR for the first
+writes of one group, then the next round runs and what ``__consumer_offsets`` holds is read back (the records
+in log order, or the groups a reopened broker rebuilds). The old code dropped the groups changed in the round
+of a failed downgrade, the downgrade itself, and a converted group's classic tombstone (then, until the
+rollback, it kept the failed change in memory and wrote it again). Store calls append one at a time, so one
+cannot answer a heartbeat whose change another is still writing. A real broker with a hand-driven clock
+(``groups_broker``); classic members through JoinGroup/SyncGroup.
 """
 
 from __future__ import annotations
@@ -72,16 +75,22 @@ async def stable_upgraded(b):
     return a, other
 
 
-async def test_a_failed_downgrade_is_written_in_the_next_round(mig):
+async def test_a_failed_downgrade_is_undone_and_done_again_at_the_next_timer_round(mig):
+    """c's session ran out: the tick fences it and downgrades cg, whose write fails. The consumer group is back with
+    c in it (Kafka reverts; its session timer then fires again), and the next round writes the downgrade."""
     a, other = await stable_upgraded(mig)
     await expire_the_consumer_member(mig, (a, other))
     refused = fail_first_write(mig, "cg")
     mig.clock.now += 5_000
     mig.groups.consumer.tick()
+    assert isinstance(mig.groups.groups["cg"], Group)
     assert await mig.groups.store_consumer_groups() == ErrorCode.KAFKA_STORAGE_ERROR
-    assert len(refused) == 1 and isinstance(mig.groups.groups["cg"], Group)  # the downgrade's write
+    assert len(refused) == 1  # the downgrade's write
+    group = mig.groups.groups["cg"]
+    assert isinstance(group, ConsumerGroup) and "c" in group.members and not mig.groups.consumer.downgraded
     await retried()
-    assert await mig.groups.store_consumer_groups() is None  # the old code: nothing left to write
+    mig.groups.consumer.tick()
+    assert await mig.groups.store_consumer_groups() is None
     restored = mig.reopen().groups.groups["cg"]
     assert isinstance(restored, Group) and sorted(restored.members) == sorted([a, other])  # not c's group
 
@@ -97,26 +106,35 @@ async def test_groups_changed_in_the_round_of_a_failed_downgrade_are_still_writt
     mig.groups.consumer.tick()
     assert "o" not in mig.groups.groups["solo"].members
     assert await mig.groups.store_consumer_groups("solo") is None  # cg's error is not solo's
+    assert isinstance(mig.groups.groups["cg"], ConsumerGroup)  # undone: done again at the next round
     await retried()
+    mig.groups.consumer.tick()
     assert await mig.groups.store_consumer_groups() is None
     broker = mig.reopen()
     assert broker.groups.groups["solo"].members == {}  # the old code: o's records never tombstoned
     assert isinstance(broker.groups.groups["cg"], Group)
 
 
-async def test_a_converted_group_whose_first_write_failed_deletes_its_classic_record_next_round(mig):
-    await classic_pair(mig)
+async def test_a_conversion_whose_write_failed_is_undone(mig):
+    """c's heartbeat upgrades the classic group; the batch (the classic record's tombstone first, then the
+    consumer group's records) is refused: c is answered the error and the classic group is back, Stable at
+    generation 2 with its two members, its record live. c's next heartbeat converts it again, and that is
+    written (the tombstone with it)."""
+    a, other = await classic_pair(mig)
     assert group_records(mig, "cg")[-1] == ("classic", True)
     refused = fail_first_write(mig, "cg")
     answer = await heartbeat(mig, "c")
     assert answer.error_code == ErrorCode.KAFKA_STORAGE_ERROR
     assert refused[0][0] == (r.group_key("cg"), None)  # the tombstone first in the batch
-    assert isinstance(mig.groups.groups["cg"], ConsumerGroup)  # kept in memory, written again next round
-    await retried()
+    group = mig.groups.groups["cg"]
+    assert isinstance(group, Group) and group.state == "Stable" and sorted(group.members) == sorted([a, other])
+    assert not mig.groups.consumer.converted and not mig.groups.consumer.dirty
+    assert [await classic_heartbeat(mig, "cg", 2, m) for m in (a, other)] == [0, 0]
     assert await mig.groups.store_consumer_groups() is None
-    assert group_records(mig, "cg")[-1] == ("classic", False)  # the old code: no tombstone, ever
+    assert group_records(mig, "cg")[-1] == ("classic", True)
+    assert (await heartbeat(mig, "c")).error_code == ErrorCode.NONE
+    assert group_records(mig, "cg")[-1] == ("classic", False)
     assert isinstance(mig.reopen().groups.groups["cg"], ConsumerGroup)
-
 
 
 def hold_durability(broker) -> trio.Event:
@@ -224,26 +242,25 @@ def consumer_keys(broker, group: str) -> dict[ConsumerKey, bool]:
     return last
 
 
-async def test_a_second_downgrade_queued_behind_a_failed_one_tombstones_both_groups_records(mig):
-    """cg's downgrade fails (twice: again in the round of d's heartbeat), d upgrades the classic group again
-    and leaves, so the new consumer group is downgraded while the first downgrade is still queued. The old
-    code queued only the second group, whose records were never written: the records the first group stored
-    (a's, other's and c's) were never tombstoned."""
+async def test_a_downgrade_undone_then_done_later_tombstones_every_record_stored_meanwhile(mig):
+    """cg's downgrade fails and is undone; d joins the consumer group and leaves again meanwhile; the next timer
+    round downgrades cg: every consumer record it ever stored (a's, other's, c's and d's) ends with a
+    tombstone, and the reopened broker has the classic group of a and other."""
     a, other = await stable_upgraded(mig)
     await expire_the_consumer_member(mig, (a, other))
     written = consumer_keys(mig, "cg")
     assert written and all(written.values())
-    fail_first_write(mig, "cg", times=2)
+    fail_first_write(mig, "cg")
     mig.clock.now += 5_000
     mig.groups.consumer.tick()
     assert await mig.groups.store_consumer_groups() == ErrorCode.KAFKA_STORAGE_ERROR
-    assert isinstance(mig.groups.groups["cg"], Group)
-    assert (await heartbeat(mig, "d")).error_code == ErrorCode.KAFKA_STORAGE_ERROR  # the queued downgrade's
     assert isinstance(mig.groups.groups["cg"], ConsumerGroup)
+    assert (await heartbeat(mig, "d")).error_code == ErrorCode.NONE
     assert (await heartbeat(mig, "d", -1, topics=None, owned_partitions=None)).error_code == ErrorCode.NONE
-    assert isinstance(mig.groups.groups["cg"], Group)
+    assert isinstance(mig.groups.groups["cg"], ConsumerGroup) and "d" not in mig.groups.groups["cg"].members
+    mig.groups.consumer.tick()
     assert await mig.groups.store_consumer_groups() is None
     after = consumer_keys(mig, "cg")
-    assert set(written) <= set(after) and not any(after.values())  # every key ends with a tombstone
+    assert set(written) < set(after) and not any(after.values())  # every key ends with a tombstone
     restored = mig.reopen().groups.groups["cg"]
     assert isinstance(restored, Group) and sorted(restored.members) == sorted([a, other])

@@ -82,10 +82,16 @@ async def test_consumer_group_heartbeat_answers_not_coordinator_when_the_log_dir
 
 @pytest.mark.parametrize("group_props", [SMALL])
 async def test_consumer_group_heartbeat_too_large_for_the_topic_answers_unknown_server_error(b):
-    """The joining member's record carries its subscription: 200 long topic names are over 4000 bytes."""
+    """The joining member's record carries its subscription: 200 long topic names are over 4000 bytes. The refused
+    join is undone, as Kafka's coordinator reverts it: the group it would have made does not exist, so the same
+    group takes member-b (the old code kept member-a and wrote it again with member-b's join, refused too)."""
     names = [f"topic-with-a-rather-long-name-{i:03}" for i in range(200)]
     assert (await heartbeat(b, "member-a", topics=names)).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert "cg" not in b.groups.groups
     assert (await heartbeat(b, "member-b", group="other", topics=[T])).error_code == ErrorCode.NONE
+    assert (await heartbeat(b, "member-b", topics=[T])).error_code == ErrorCode.NONE
+    assert sorted(b.groups.groups["cg"].members) == ["member-b"] and b.groups.groups["cg"].group_epoch == 1
+    assert sorted(b.reopen().groups.groups["cg"].members) == ["member-b"]
 
 
 async def test_offset_delete_and_delete_groups_answer_not_coordinator_when_the_log_dir_went_offline(b):
