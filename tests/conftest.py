@@ -3,14 +3,34 @@
 A deadline fails an example that is merely slow on a loaded 2-core CI box;
 hangs are caught by pytest-timeout instead. With ``CI`` set, Hypothesis
 draws the same examples on every run, so CI cannot pass or fail by chance.
+
+Port 0 everywhere: a broker served in a test process must not take the
+metrics endpoint's fixed default port (9404), which tests running beside it
+on other workers would also take (``Address already in use``). The autouse
+fixture ``metrics_on_port_0`` fails any test that asks for a fixed metrics port.
 """
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", deadline=None, derandomize=True, database=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+
+@pytest.fixture(autouse=True)
+def metrics_on_port_0(monkeypatch):
+    """Fail a test whose in-process broker would serve its metrics on a fixed port (set prometheus.port=0)."""
+    from broker.metrics import BrokerMetrics
+
+    serve = BrokerMetrics.serve_http
+
+    def checked(self, host: str, port: int):
+        assert port == 0, f"a test broker's metrics endpoint must use port 0, not {port} (set prometheus.port=0)"
+        return serve(self, host, port)
+
+    monkeypatch.setattr(BrokerMetrics, "serve_http", checked)

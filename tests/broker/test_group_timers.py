@@ -31,7 +31,7 @@ def _config(tmp_path, **extra: str) -> BrokerConfig:
     return BrokerConfig.from_props({
         "log.dirs": str(tmp_path / "data"), "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1",
         "offsets.topic.num.partitions": "1", "group.initial.rebalance.delay.ms": "0",
-        "group.min.session.timeout.ms": "100", **extra,
+        "group.min.session.timeout.ms": "100", "prometheus.port": "0", **extra,
     })  # fmt: skip
 
 

@@ -119,7 +119,7 @@ async def test_an_append_waiting_for_its_fsync_when_another_fails_in_its_dir_is_
 
 async def test_the_server_stops_once_every_log_dir_has_failed(tmp_path, monkeypatch):
     config = BrokerConfig.from_props({"log.dirs": str(tmp_path / "data"), "listeners": "PLAINTEXT://127.0.0.1:0",
-                                      "node.id": "1"})  # fmt: skip
+                                      "node.id": "1", "prometheus.port": "0"})  # fmt: skip
     with pytest.raises(BaseException) as info:  # noqa: B017  (trio wraps it in exception groups)
         with trio.fail_after(10):
             async with trio.open_nursery() as nursery:
@@ -175,7 +175,7 @@ async def test_a_long_polling_fetch_answers_as_soon_as_its_dir_fails(tmp_path, m
     """Kafka's DelayedFetch completes once a partition it waits on goes offline, not at max_wait_ms."""
     d1, d2 = tmp_path / "d1", tmp_path / "d2"
     config = BrokerConfig.from_props({"log.dirs": f"{d1},{d2}", "listeners": "PLAINTEXT://127.0.0.1:0",
-                                      "node.id": "1"})  # fmt: skip
+                                      "node.id": "1", "prometheus.port": "0"})  # fmt: skip
     async with trio.open_nursery() as nursery:
         b = await nursery.start(serve_broker, config)
         await create_ok(b, "t", 1)

@@ -36,6 +36,7 @@ VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearer" + HANDLED
 ALIAS = "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearer" + HANDLED
 URL = "sasl.oauthbearer.jwks.endpoint.url"
 BASE = {"listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0", "sasl.enabled.mechanisms": "OAUTHBEARER",
+        "prometheus.port": "0",
         "listener.name.sasl_plaintext.oauthbearer.sasl.jaas.config":
             "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"}  # fmt: skip
 
