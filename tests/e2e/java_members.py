@@ -42,7 +42,7 @@ class JavaMember:
         )  # fmt: skip
         self.lines: list[list[str]] = []
         self.err: list[str] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # details() reads under it too
         self._pumps = [threading.Thread(target=self._pump, args=(stream, into), daemon=True)
                        for stream, into in ((self.proc.stdout, self.lines), (self.proc.stderr, self.err))]  # fmt: skip
         for pump in self._pumps:

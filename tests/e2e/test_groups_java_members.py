@@ -61,7 +61,7 @@ def test_java_members_join_leave_and_crash(broker_factory, client, assignor):
         feeder.start()  # records keep coming while members join and leave
         m1 = join("m1")
         wait_owned([m0, m1], None, PARTS)
-        _check_join(assignor, m0, m1)
+        _check_join(assignor, m0, m1, lambda: _rebalances(broker))
         m2 = join("m2")
         wait_owned([m0, m1, m2], None, PARTS)
         assert sorted(len(m.owned()) for m in (m0, m1, m2)) == [2, 2, 2]
@@ -87,18 +87,23 @@ def test_java_members_join_leave_and_crash(broker_factory, client, assignor):
             m.close()
 
 
-def _check_join(assignor: str, m0: JavaMember, m1: JavaMember) -> None:
+def _rebalances(broker) -> str:
+    """The broker's log lines about the group's rebalances, for a failure's message."""
+    return "".join(line for line in broker.output if "rebalance" in line or "generation" in line)
+
+
+def _check_join(assignor: str, m0: JavaMember, m1: JavaMember, rebalances) -> None:
     """What the first member went through when the second joined."""
     kept, moved = m0.owned(), m1.owned()
     assert sorted(map(len, (kept, moved))) == [3, 3]
     events = m0.events()[1:]  # after its first assignment of all partitions
     if assignor == "RangeAssignor":  # eager: all revoked, then the new assignment
-        assert events == [("revoked", set(range(PARTS))), ("assigned", kept)], m0.details()
+        assert events == [("revoked", set(range(PARTS))), ("assigned", kept)], (m0.details(), rebalances())
     else:  # incremental: the moved ones revoked (first rebalance), nothing new for it (second)
-        assert [kind for kind, _ in events] == ["revoked", "assigned", "assigned"], m0.details()
+        assert [kind for kind, _ in events] == ["revoked", "assigned", "assigned"], (m0.details(), rebalances())
         assert events[0][1] == moved and events[1][1] == events[2][1] == set(), m0.details()
         # one rebalance gives m1 nothing (its partitions are still m0's), the next hands them over
-        assert m1.generations() == m0.generations()[1:], (m0.details(), m1.details())
+        assert m1.generations() == m0.generations()[1:], (m0.details(), m1.details(), rebalances())
 
 
 def _check_described(bootstrap: str, group: str, members: list[JavaMember]) -> None:
