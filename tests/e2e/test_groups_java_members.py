@@ -102,8 +102,9 @@ def _check_join(assignor: str, m0: JavaMember, m1: JavaMember, rebalances) -> No
     else:  # incremental: the moved ones revoked (first rebalance), nothing new for it (second)
         assert [kind for kind, _ in events] == ["revoked", "assigned", "assigned"], (m0.details(), rebalances())
         assert events[0][1] == moved and events[1][1] == events[2][1] == set(), m0.details()
-        # one rebalance gives m1 nothing (its partitions are still m0's), the next hands them over
-        assert m1.generations() == m0.generations()[1:], (m0.details(), m1.details(), rebalances())
+        # one rebalance gives m1 nothing (its partitions are still m0's), the next hands them over; m1 may miss
+        # the first if m0 rejoins before m1's SyncGroup (REBALANCE_IN_PROGRESS, as in Kafka's ClassicGroup)
+        assert m1.generations() in (m0.generations()[1:], m0.generations()[2:]), (m1.details(), rebalances())
 
 
 def _check_described(bootstrap: str, group: str, members: list[JavaMember]) -> None:
