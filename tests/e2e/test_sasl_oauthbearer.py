@@ -152,20 +152,27 @@ def test_confluent_reauthenticates_before_its_short_token_expires(oauth_broker):
     assert (reauths >= 2, expired, errors) == (True, 0.0, []), (reauths, expired, errors)
 
 
-def test_java_client_reauthenticates_before_its_short_token_expires(oauth_broker):
-    """KIP-368 with the Java client: a 5 s unsecured token, refreshed and re-sent on the same connection."""
+JACKSON = {  # the unsecured token's JSON is read with Jackson; each wheel ships its own
+    "4.3": ("jackson-databind-2.21.2.jar", "jackson-core-2.21.2.jar", "jackson-annotations-2.21.jar"),
+    "3.9": ("jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar"),
+}
+
+
+@pytest.mark.parametrize("client", ["4.3", "3.9"])
+def test_java_client_reauthenticates_before_its_short_token_expires(oauth_broker, client):
+    """KIP-368 with the Java client (4.3.0, and 3.9.1: Flink 2.0's): a 5 s unsecured token, refreshed and
+    re-sent on the same connection."""
     from ..java_jars import compile_java
 
-    classpath = compile_java("ReauthProducer.java", extra_jars=("jackson-databind-2.21.2.jar",
-                             "jackson-core-2.21.2.jar", "jackson-annotations-2.21.jar"),
-                             with_sources=("ClientCheck.java",))  # fmt: skip
+    classpath = compile_java("ReauthProducer.java", extra_jars=JACKSON[client], with_sources=("ClientCheck.java",),
+                             client=client)  # fmt: skip
     login = (f'{MODULE} required unsecuredLoginStringClaim_sub="erin" unsecuredLoginListClaim_scope=",kafka" '
              'unsecuredLoginLifetimeSeconds="5";')  # fmt: skip
     props = ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=OAUTHBEARER\nsasl.login.refresh.min.period.seconds=1"
              f"\nsasl.login.refresh.buffer.seconds=1\nsasl.jaas.config={login}")  # fmt: skip
     before = _reauth_counts(oauth_broker)
     result = subprocess.run(["java", f"-Dclient.props={props}", "-cp", classpath, "ReauthProducer",
-                             f"127.0.0.1:{oauth_broker.ports[1]}", "oauth-java-reauth", "12"],
+                             f"127.0.0.1:{oauth_broker.ports[1]}", f"oauth-java-reauth-{client}", "12"],
                             capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     assert int(result.stdout.split("#sent ")[1]) >= 20

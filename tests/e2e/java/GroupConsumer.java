@@ -15,6 +15,8 @@
 //   listed <group> <state> <simple>                listConsumerGroups() for <group>
 //   described <state> <protocol> <simple> <members> <a member's partitions>   describeConsumerGroups(),
 //                                                  one line per member (one with "-" if there is none)
+// With <count> "-1" it is a long-lived member driven through stdin (see stream()), the client settings
+// overlaid with the -Dclient.props key=value lines (group.instance.id, session.timeout.ms, ...).
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
@@ -28,13 +30,19 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.admin.ConsumerGroupListing;
 import org.apache.kafka.clients.admin.MemberDescription;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.util.ArrayList;
+import java.util.Collection;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 public class GroupConsumer {
@@ -55,6 +63,16 @@ public class GroupConsumer {
         boolean assign = args.length > 5 && args[5].equals("assign");
         if (args.length > 5 && !assign) {
             c.put("partition.assignment.strategy", "org.apache.kafka.clients.consumer." + args[5]);
+        }
+        if (count < 0) {
+            for (String line : System.getProperty("client.props", "").split("\n")) {
+                int eq = line.indexOf('=');
+                if (eq > 0) c.put(line.substring(0, eq).trim(), line.substring(eq + 1).trim());
+            }
+            try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
+                new Stream(consumer).run(topic, metadata);
+            }
+            return;
         }
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(c)) {
             if (assign) {
@@ -123,6 +141,112 @@ public class GroupConsumer {
             }
             if (d.members().isEmpty()) System.out.println(head + "-");
         }
+    }
+
+    /** A member that runs until stdin says "stop" (then commits its positions with the metadata, prints its
+     * member and assignment lines and closes: a dynamic member leaves the group) or ends (then it exits
+     * without closing, as if crashed). It prints, as they happen:
+     *   assigned <generation> <p,p,...> / revoked <p,...> / lost <p,...>   the rebalance listener's calls
+     *   record <partition> <offset> <key> <value>    a record only once its offset is committed
+     * Offsets are committed after every poll; a commit refused because a rebalance is in progress is
+     * retried after the next poll, or in onPartitionsRevoked; records of lost partitions are dropped
+     * unprinted (their next owner reads them). So the printed records of all members, each printed once,
+     * are what the group has committed. */
+    static final class Stream implements ConsumerRebalanceListener {
+        final KafkaConsumer<byte[], byte[]> consumer;
+        final List<ConsumerRecord<byte[], byte[]>> pending = new ArrayList<>();
+        volatile String command = null;
+
+        Stream(KafkaConsumer<byte[], byte[]> consumer) {
+            this.consumer = consumer;
+        }
+
+        void run(String topic, String metadata) throws Exception {
+            Thread reader = new Thread(() -> {
+                try {
+                    BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+                    String line = in.readLine();
+                    command = line == null ? "eof" : line.trim();
+                } catch (Exception e) {
+                    command = "eof";
+                }
+            });
+            reader.setDaemon(true);
+            reader.start();
+            consumer.subscribe(Collections.singletonList(topic), this);
+            while (command == null) {
+                for (ConsumerRecord<byte[], byte[]> r : consumer.poll(Duration.ofMillis(100))) pending.add(r);
+                try {
+                    commitPending(null);
+                } catch (RebalanceInProgressException e) {
+                    System.out.println("retry\t" + e.getClass().getSimpleName());
+                }
+            }
+            if (command.equals("eof")) Runtime.getRuntime().halt(0);
+            Map<TopicPartition, OffsetAndMetadata> last = new HashMap<>();
+            for (TopicPartition tp : consumer.assignment()) {
+                last.put(tp, new OffsetAndMetadata(consumer.position(tp), metadata));
+            }
+            consumer.commitSync(last, Duration.ofSeconds(15));
+            System.out.println("member\t" + consumer.groupMetadata().generationId() + "\t"
+                    + consumer.groupMetadata().memberId());
+            System.out.println("assignment\t" + partitions(consumer.assignment()));
+        }
+
+        /** Commits the pending records (of {@code only}'s partitions if given) and prints them. */
+        void commitPending(Collection<TopicPartition> only) {
+            Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+            List<ConsumerRecord<byte[], byte[]>> done = new ArrayList<>();
+            for (ConsumerRecord<byte[], byte[]> r : pending) {
+                TopicPartition tp = new TopicPartition(r.topic(), r.partition());
+                if (only != null && !only.contains(tp)) continue;
+                offsets.put(tp, new OffsetAndMetadata(r.offset() + 1));
+                done.add(r);
+            }
+            if (done.isEmpty()) return;
+            consumer.commitSync(offsets, Duration.ofSeconds(15));
+            pending.removeAll(done);
+            for (ConsumerRecord<byte[], byte[]> r : done) {
+                System.out.println("record\t" + r.partition() + "\t" + r.offset() + "\t" + str(r.key()) + "\t"
+                        + str(r.value()));
+            }
+            System.out.flush();
+        }
+
+        void drop(Collection<TopicPartition> gone) {
+            pending.removeIf(r -> gone.contains(new TopicPartition(r.topic(), r.partition())));
+        }
+
+        @Override
+        public void onPartitionsRevoked(Collection<TopicPartition> revoked) {
+            System.out.println("revoked\t" + partitions(revoked));
+            try {
+                commitPending(revoked);
+            } catch (RuntimeException e) {
+                System.out.println("revoke-commit-failed\t" + e.getClass().getSimpleName());
+            }
+            drop(revoked);
+        }
+
+        @Override
+        public void onPartitionsLost(Collection<TopicPartition> lost) {
+            System.out.println("lost\t" + partitions(lost));
+            drop(lost);
+        }
+
+        @Override
+        public void onPartitionsAssigned(Collection<TopicPartition> assigned) {
+            System.out.println("assigned\t" + consumer.groupMetadata().generationId() + "\t" + partitions(assigned));
+            System.out.flush();
+        }
+    }
+
+    static String partitions(Collection<TopicPartition> tps) {
+        TreeSet<Integer> sorted = new TreeSet<>();
+        for (TopicPartition tp : tps) sorted.add(tp.partition());
+        StringBuilder a = new StringBuilder();
+        for (int p : sorted) a.append(a.length() > 0 ? "," : "").append(p);
+        return a.toString();
     }
 
     static String str(byte[] b) {
