@@ -64,7 +64,7 @@ from . import records as r
 from .consumer_fencing import queue_downgrade
 from .consumer_group import ConsumerGroup
 from .consumer_rollback import Pending
-from .group import Group
+from .group import DEAD, EMPTY, Group
 from .store import group_value
 from .timers import LOG_EVERY_S, MAX_SLEEP_S, ROUND_S
 
@@ -265,11 +265,16 @@ class ConsumerStore:
     async def delete_group(self, group: Any, rows: list[tuple[bytes, bytes | None]], atomic: bool,
                            still: Callable[[], ErrorCode | None] = lambda: None) -> ErrorCode | None:  # fmt: skip
         """Append ``rows`` (offset tombstones) and the tombstones of every record ``group`` has in the log, in
-        the store's order (under its lock), then wait until durable; ``still`` checks, once the lock is held,
-        that the group may still go (its error, if not). The group's queued changes are taken out: its
-        tombstones cover them (given back if the write fails)."""
+        the store's order (under its lock), and forget the group at once, then wait until durable; ``still``
+        checks, once the lock is held, that the group may still go (its error, if not). The check, the append
+        and the forgetting are one step (nothing else runs between them), as Kafka's DeleteGroups makes the
+        tombstones in one write operation and replays them as they are appended: a request after it finds no
+        group (a heartbeat makes a new one, whose records follow the tombstones). The group's queued changes
+        are taken out: its tombstones cover them. If the write fails they are given back, and so is the group
+        when its durability fails (``_put_back``)."""
         gid, consumer = group.group_id, isinstance(group, ConsumerGroup)
         async with self._writing:
+            await self.store.ready()  # the topic made: no pause from the check to the forgetting
             if (refused := still()) is not None:
                 return refused
             taken = self._take_group(gid)
@@ -281,13 +286,30 @@ class ConsumerStore:
             if consumer:
                 group.stored.clear()
             self.consumer.rollback.forget(gid)  # changes not written: the group is gone with them
+            _forget(self.groups, group)
         with trio.CancelScope(shield=True):
             error = (await self.store.durable_for([gid]))[gid]
         if error is not None:
             self._give_back(gid, taken)
             if consumer:
                 _set_stored(group.stored, {k: v for k, v in stored.items() if k not in group.stored})
+            self._put_back(group, error)
         return error
+
+    def _put_back(self, group: Any, error: ErrorCode) -> None:
+        """A delete whose tombstones did not become durable fails: the group is back, as Kafka reverts to the
+        state before the delete's batch. A consumer group made since (its records follow the tombstones in
+        the same log, so they are not durable either) is undone first, as that revert drops it too; a group
+        that still holds the id then (a classic group a JoinGroup made, one with offsets committed since)
+        keeps it, and the deleted group stays gone."""
+        gid, current = group.group_id, self.groups.get(group.group_id)
+        if current is not None and current is not group:
+            self.consumer.rollback.failed(list(self.consumer.rollback.pending.get(gid, ())), error)
+            current = self.groups.get(gid)
+        if current is None:
+            if isinstance(group, Group):
+                group.state = EMPTY
+            self.groups[gid] = group
 
     def _take_group(self, group_id: str) -> _Taken:
         c = self.consumer
@@ -311,6 +333,14 @@ def _group_tombstones(group: Any, taken: _Taken) -> list[tuple[bytes, None]]:
     if not isinstance(group, ConsumerGroup):
         return rows + [(r.group_key(gid), None)]
     return rows + ([(r.group_key(gid), None)] if taken.converted else []) + cr.group_tombstones(gid, group.stored)
+
+
+def _forget(groups: dict, group: Any) -> None:
+    """``group`` leaves ``groups`` (a classic group is Dead: a request still holding it finds it gone)."""
+    if isinstance(group, Group):
+        group.state = DEAD
+    if groups.get(group.group_id) is group:
+        del groups[group.group_id]
 
 
 def _set_stored(stored: dict, values: dict) -> None:
