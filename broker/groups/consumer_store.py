@@ -115,7 +115,7 @@ class ConsumerStore:
         else of ``group_id``'s write (of any, if None), else None."""
         async with self._writing:
             flight = await self._append_queued(group_id)
-            earlier = self._flights.get(group_id) if group_id not in flight.errors else None
+            earlier = self._flights.get(group_id) if group_id not in flight.undo else None
             for gid in flight.undo:
                 self._flights[gid] = flight
         await self._settle(flight)
@@ -123,7 +123,8 @@ class ConsumerStore:
             if pending.flight is not None:  # the call that took its changes (a timer round's, maybe): until settled
                 await pending.flight.done.wait()
             return pending.error
-        if earlier is not None:  # its change may be in an earlier call's batch: answered once that is durable
+        if earlier is not None and flight.errors.get(group_id) is None:  # its change may be in an earlier call's
+            # batch (this call appended nothing for the group, or nothing new): answered once that is durable
             await earlier.done.wait()
             return earlier.errors.get(group_id)
         failed = [e for g, e in flight.errors.items() if e is not None and group_id in (None, g)]
