@@ -26,7 +26,8 @@ a batch of an earlier call not yet durable (a heartbeat whose change a timer
 round took is not answered before that change is durable, nor without that
 write's error). ``delete_group`` (DeleteGroups, a group's expiry) appends its
 tombstones under the same lock, from ``group.stored`` as the store left it,
-and takes the group's queued changes out (its tombstones cover them: those
+forgets the group there (a later request finds no group, as in Kafka), and
+takes the group's queued changes out (its tombstones cover them: those
 of a queued downgrade, the classic record of a queued ``converted`` mark).
 
 A write that fails (its append, or its wait for durability) undoes the
