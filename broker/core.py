@@ -102,11 +102,7 @@ class Broker:
         self._durable = topics.durable
         self._commit_pending = False
         self._last_duties: dict[str, int] = {}
-        late_after_ms = config.transaction_max_timeout_ms + LATE_TRANSACTION_BUFFER_MS
-        self.metrics.add_state_collector(lambda: replica_samples(topics.manager, self.clock(), late_after_ms))
-        self.metrics.registry.register(FixedSeries())
-        self.metrics.add_state_collector(lambda: quorum_samples(self.quorum, config.node_id))
-        self.metrics.registry.register(CurrentState())
+        self._storage_metrics()
         self.groups = GroupManager(self)
         self.metrics.add_state_collector(self.groups.state_metrics)
         self.transactions = TransactionCoordinator(self)
@@ -126,6 +122,15 @@ class Broker:
         topics.manager.moves.set_rate(config.replica_alter_log_dirs_io_max_bytes_per_second)
         self.authorizer = self._load_authorizer(windows)
         self._count_metadata_changes()
+
+    def _storage_metrics(self) -> None:
+        """The Log, Partition, ReplicaManager, LogManager and quorum gauges, read at each scrape."""
+        config, manager = self.config, self.topics.manager
+        late_after_ms = config.transaction_max_timeout_ms + LATE_TRANSACTION_BUFFER_MS
+        self.metrics.add_state_collector(lambda: replica_samples(manager, self.clock(), late_after_ms))
+        self.metrics.registry.register(FixedSeries())
+        self.metrics.add_state_collector(lambda: quorum_samples(self.quorum, config.node_id))
+        self.metrics.registry.register(CurrentState())
 
     def _load_authorizer(self, windows: tuple[int, int]) -> Authorizer | None:
         """The ACL authorizer when ``authorizer.class.name`` is set, its metrics on the endpoint."""
@@ -147,16 +152,28 @@ class Broker:
 
     @classmethod
     def open(cls, config: Any) -> "Broker":
-        return cls(config, TopicRegistry.open(config, wall_clock_ms))
+        return cls._built(config, TopicRegistry.open(config, wall_clock_ms))
+
+    @classmethod
+    def _built(cls, config: Any, topics: TopicRegistry, metrics: BrokerMetrics | None = None) -> "Broker":
+        """The broker over loaded logs; if it cannot be made (a corrupt credentials file, say) the logs are
+        closed again, as Kafka's shutdown after a failed start closes its LogManager: their clean-shutdown
+        marker is written back, so the next start does not recover them."""
+        try:
+            return cls(config, topics, metrics=metrics)
+        except BaseException:
+            topics.close()
+            raise
 
     @classmethod
     async def open_serving(cls, config: Any) -> "Broker":
         """``open``, with the metrics endpoint up before the logs load, as a Kafka process's JMX is.
 
         The logs load in a worker thread; meanwhile the endpoint serves the counters (all 0) and Kafka's
-        recovery gauges (``recovery_samples``), which go once loading ends. Every gauge that reads the
-        broker's state is registered by ``__init__``, after the load: a scrape never meets state not yet
-        built. No listener is open before this returns."""
+        recovery gauges (``recovery_samples``), which go once loading ends. The gauges that read the
+        broker's state are registered by ``__init__``, after the load, so none reads a half-built broker;
+        but the groups and transactions are loaded from their logs by ``serve_broker`` after this returns,
+        so until then their gauges count none. No listener is open before this returns."""
         metrics = BrokerMetrics(metric_windows(config))
         if config.prometheus_port:
             metrics.serve_http(config.prometheus_host, config.prometheus_port)
@@ -165,7 +182,7 @@ class Broker:
         try:
             manager = await trio.to_thread.run_sync(TopicRegistry.open_manager, config, wall_clock_ms, progress)
             metrics.registry.unregister(recovery)
-            return cls(config, TopicRegistry(manager), metrics=metrics)
+            return cls._built(config, TopicRegistry(manager), metrics)
         except BaseException:
             metrics.stop_http()
             raise

@@ -59,19 +59,7 @@ _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBU
 
 
 async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    load_handlers()
-    listeners = config.served or served_listeners(config)  # checked once by load (its warnings logged once)
-    endpoints = jwks_endpoints(listeners)
-    for endpoint in endpoints:  # signed OAUTHBEARER tokens: their JWKS, before anything is opened (ConfigError)
-        await endpoint.load()
-    broker = await Broker.open_serving(config)  # the metrics endpoint first, then the logs (a worker thread)
-    try:
-        listeners = with_current_tls(config, listeners)  # the keystores of stored dynamic configs, applied by open
-        broker.groups.load()
-        broker.transactions.load()
-    except BaseException:  # the endpoint and the logs open already: closed
-        broker.close()
-        raise
+    broker, listeners, endpoints = await _open_broker(config)
     broker.loop_idle.start()
     trio.lowlevel.add_instrument(broker.loop_idle)
     try:
@@ -101,6 +89,24 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             await broker.log_dir_moves.stop()
             await stop_cleaner(broker)
             broker.close()
+
+
+async def _open_broker(config: Any) -> tuple[Broker, list[Listener], list]:
+    """The broker with its logs, groups and transactions loaded; the listeners to serve; their JWKS endpoints."""
+    load_handlers()
+    listeners = config.served or served_listeners(config)  # checked once by load (its warnings logged once)
+    endpoints = jwks_endpoints(listeners)
+    for endpoint in endpoints:  # signed OAUTHBEARER tokens: their JWKS, before anything is opened (ConfigError)
+        await endpoint.load()
+    broker = await Broker.open_serving(config)  # the metrics endpoint first, then the logs (a worker thread)
+    try:
+        listeners = with_current_tls(config, listeners)  # the keystores of stored dynamic configs, applied by open
+        broker.groups.load()
+        broker.transactions.load()
+    except BaseException:  # the endpoint and the logs open already: closed
+        broker.close()
+        raise
+    return broker, listeners, endpoints
 
 
 async def _accept_loop(broker: Broker, listener: Listener, sockets: list, quotas: ConnectionQuotas) -> None:

@@ -26,7 +26,8 @@ a batch of an earlier call not yet durable (a heartbeat whose change a timer
 round took is not answered before that change is durable, nor without that
 write's error). ``delete_group`` (DeleteGroups, a group's expiry) appends its
 tombstones under the same lock, from ``group.stored`` as the store left it,
-and takes the group's queued changes out (its tombstones cover them: those
+forgets the group there (a later request finds no group, as in Kafka), and
+takes the group's queued changes out (its tombstones cover them: those
 of a queued downgrade, the classic record of a queued ``converted`` mark).
 
 A write that fails (its append, or its wait for durability) undoes the
@@ -64,7 +65,7 @@ from . import records as r
 from .consumer_fencing import queue_downgrade
 from .consumer_group import ConsumerGroup
 from .consumer_rollback import Pending
-from .group import Group
+from .group import DEAD, EMPTY, Group
 from .store import group_value
 from .timers import LOG_EVERY_S, MAX_SLEEP_S, ROUND_S
 
@@ -115,7 +116,7 @@ class ConsumerStore:
         else of ``group_id``'s write (of any, if None), else None."""
         async with self._writing:
             flight = await self._append_queued(group_id)
-            earlier = self._flights.get(group_id) if group_id not in flight.errors else None
+            earlier = self._flights.get(group_id) if group_id not in flight.undo else None
             for gid in flight.undo:
                 self._flights[gid] = flight
         await self._settle(flight)
@@ -123,7 +124,8 @@ class ConsumerStore:
             if pending.flight is not None:  # the call that took its changes (a timer round's, maybe): until settled
                 await pending.flight.done.wait()
             return pending.error
-        if earlier is not None:  # its change may be in an earlier call's batch: answered once that is durable
+        if earlier is not None and flight.errors.get(group_id) is None:  # its change may be in an earlier call's
+            # batch (this call appended nothing for the group, or nothing new): answered once that is durable
             await earlier.done.wait()
             return earlier.errors.get(group_id)
         failed = [e for g, e in flight.errors.items() if e is not None and group_id in (None, g)]
@@ -265,11 +267,16 @@ class ConsumerStore:
     async def delete_group(self, group: Any, rows: list[tuple[bytes, bytes | None]], atomic: bool,
                            still: Callable[[], ErrorCode | None] = lambda: None) -> ErrorCode | None:  # fmt: skip
         """Append ``rows`` (offset tombstones) and the tombstones of every record ``group`` has in the log, in
-        the store's order (under its lock), then wait until durable; ``still`` checks, once the lock is held,
-        that the group may still go (its error, if not). The group's queued changes are taken out: its
-        tombstones cover them (given back if the write fails)."""
+        the store's order (under its lock), and forget the group at once, then wait until durable; ``still``
+        checks, once the lock is held, that the group may still go (its error, if not). The check, the append
+        and the forgetting are one step (nothing else runs between them), as Kafka's DeleteGroups makes the
+        tombstones in one write operation and replays them as they are appended: a request after it finds no
+        group (a heartbeat makes a new one, whose records follow the tombstones). The group's queued changes
+        are taken out: its tombstones cover them. If the write fails they are given back, and so is the group
+        when its durability fails (``_put_back``)."""
         gid, consumer = group.group_id, isinstance(group, ConsumerGroup)
         async with self._writing:
+            await self.store.ready()  # the topic made: no pause from the check to the forgetting
             if (refused := still()) is not None:
                 return refused
             taken = self._take_group(gid)
@@ -281,13 +288,30 @@ class ConsumerStore:
             if consumer:
                 group.stored.clear()
             self.consumer.rollback.forget(gid)  # changes not written: the group is gone with them
+            _forget(self.groups, group)
         with trio.CancelScope(shield=True):
             error = (await self.store.durable_for([gid]))[gid]
         if error is not None:
             self._give_back(gid, taken)
             if consumer:
                 _set_stored(group.stored, {k: v for k, v in stored.items() if k not in group.stored})
+            self._put_back(group, error)
         return error
+
+    def _put_back(self, group: Any, error: ErrorCode) -> None:
+        """A delete whose tombstones did not become durable fails: the group is back, as Kafka reverts to the
+        state before the delete's batch. A consumer group made since (its records follow the tombstones in
+        the same log, so they are not durable either) is undone first, as that revert drops it too; a group
+        that still holds the id then (a classic group a JoinGroup made, one with offsets committed since)
+        keeps it, and the deleted group stays gone."""
+        gid, current = group.group_id, self.groups.get(group.group_id)
+        if current is not None and current is not group:
+            self.consumer.rollback.failed(list(self.consumer.rollback.pending.get(gid, ())), error)
+            current = self.groups.get(gid)
+        if current is None:
+            if isinstance(group, Group):
+                group.state = EMPTY
+            self.groups[gid] = group
 
     def _take_group(self, group_id: str) -> _Taken:
         c = self.consumer
@@ -311,6 +335,14 @@ def _group_tombstones(group: Any, taken: _Taken) -> list[tuple[bytes, None]]:
     if not isinstance(group, ConsumerGroup):
         return rows + [(r.group_key(gid), None)]
     return rows + ([(r.group_key(gid), None)] if taken.converted else []) + cr.group_tombstones(gid, group.stored)
+
+
+def _forget(groups: dict, group: Any) -> None:
+    """``group`` leaves ``groups`` (a classic group is Dead: a request still holding it finds it gone)."""
+    if isinstance(group, Group):
+        group.state = DEAD
+    if groups.get(group.group_id) is group:
+        del groups[group.group_id]
 
 
 def _set_stored(stored: dict, values: dict) -> None:

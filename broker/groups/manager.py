@@ -223,13 +223,15 @@ class GroupManager:
                 continue
             with_group = drop_group and (consumer or group.generation_id > 0)
 
-            def still(group=group) -> ErrorCode | None:  # joined meanwhile: the next check sees it
-                return None if _empty(group) else ErrorCode.NON_EMPTY_GROUP
+            def still(group=group, gone=set(gone)) -> ErrorCode | None:  # joined or committed meanwhile: the next
+                # check sees it (the store forgets the group with its tombstones, ``ConsumerStore.delete_group``)
+                kept = group.offsets.keys() - gone or group.pending_txn
+                return None if _empty(group) and not kept else ErrorCode.NON_EMPTY_GROUP
 
             if await self._drop_offsets(group, gone, with_group=with_group, atomic=False, still=still) is not None:
                 continue
-            if drop_group and group.state == EMPTY and not group.offsets:
-                self._forget_group(group)
+            if drop_group and not with_group and group.state == EMPTY and not group.offsets:
+                self._forget_group(group)  # a group with no record of its own: only its offsets were written
             log.info("expired %d offsets of group %s", len(gone), group.group_id)
 
     # -- whole groups --------------------------------------------------------------------
@@ -272,12 +274,8 @@ class GroupManager:
             gone = self.groups.get(group_id) is not group or group.state == DEAD
             return ErrorCode.GROUP_ID_NOT_FOUND if gone else None if _empty(group) else ErrorCode.NON_EMPTY_GROUP
 
-        error = await self._drop_offsets(group, sorted(set(group.offsets) | txn.pending_keys(group)), with_group=True,
-                                         still=still)  # fmt: skip
-        if error is not None:
-            return error
-        self._forget_group(group)
-        return ErrorCode.NONE
+        keys = sorted(set(group.offsets) | txn.pending_keys(group))
+        return await self._drop_offsets(group, keys, with_group=True, still=still) or ErrorCode.NONE  # and forgotten
 
     def _forget_group(self, group: Group | ConsumerGroup) -> None:
         if isinstance(group, Group):

@@ -15,6 +15,7 @@ cannot answer a heartbeat whose change another is still writing. A real broker w
 
 from __future__ import annotations
 
+import attrs
 import trio
 from trio.testing import wait_all_tasks_blocked
 
@@ -264,3 +265,34 @@ async def test_a_downgrade_undone_then_done_later_tombstones_every_record_stored
     assert set(written) < set(after) and not any(after.values())  # every key ends with a tombstone
     restored = mig.reopen().groups.groups["cg"]
     assert isinstance(restored, Group) and sorted(restored.members) == sorted([a, other])
+
+
+async def test_a_store_call_with_nothing_new_for_its_group_waits_for_the_earlier_batch(groups_broker):
+    """A timer round appended m1's change and waits for its fsync round; a store call for the group whose
+    own take gives no row (the entry queued again, nothing changed since) must not answer before that batch is
+    durable (Kafka's write with no records completes at the partition's highest pending offset). The old
+    check skipped the earlier batch whenever the call had tried the group at all (an empty batch counted)."""
+    b = groups_broker
+    await b.groups.store.ready()
+    await create_ok(b, "t", 1)
+    assert (await heartbeat(b, "m1")).error_code == 0
+    g, c, cs = b.groups.groups["cg"], b.groups.consumer, b.groups.consumer_store
+    gate, answers = hold_durability(b), {}
+    g.members["m1"] = attrs.evolve(g.members["m1"], client_host="/10.0.0.9")  # a change the timer round takes
+    c.dirty.add(("cg", "m1"))
+
+    async def timer_round() -> None:
+        answers["timer"] = await cs.store_groups(None)
+
+    async def request() -> None:
+        c.dirty.add(("cg", "m1"))  # queued again with nothing new: this call's batch for the group is empty
+        answers["request"] = await cs.store_groups("cg")
+        answers["request before the round"] = not gate.is_set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(timer_round)
+        await wait_all_tasks_blocked()
+        nursery.start_soon(request)
+        await wait_all_tasks_blocked()
+        gate.set()
+    assert answers == {"timer": None, "request": None, "request before the round": False}  # the old code: True
