@@ -7,7 +7,7 @@ draws the same examples on every run, so CI cannot pass or fail by chance.
 Port 0 everywhere: a broker served in a test process must not take the
 metrics endpoint's fixed default port (9404), which tests running beside it
 on other workers would also take (``Address already in use``). The autouse
-fixture ``metrics_on_port_0`` fails any test that asks for a fixed metrics port.
+fixture ``metrics_on_port_0`` fails any test whose broker binds a fixed metrics port.
 """
 
 from __future__ import annotations
@@ -23,14 +23,20 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 
 @pytest.fixture(autouse=True)
-def metrics_on_port_0(monkeypatch):
-    """Fail a test whose in-process broker would serve its metrics on a fixed port (set prometheus.port=0)."""
-    from broker.metrics import BrokerMetrics
+def metrics_on_port_0():
+    """Fail a test whose in-process broker would bind its metrics endpoint to a fixed port: set
+    prometheus.port=0 (no endpoint), or wrap ``broker.metrics.start_http_server`` to bind port 0 itself.
 
-    serve = BrokerMetrics.serve_http
+    Patched by hand, not with ``monkeypatch``: an autouse fixture of this conftest that asked for
+    ``monkeypatch`` would make the tests' own patches outlive the other autouse fixtures' checks."""
+    import broker.metrics
 
-    def checked(self, host: str, port: int):
-        assert port == 0, f"a test broker's metrics endpoint must use port 0, not {port} (set prometheus.port=0)"
-        return serve(self, host, port)
+    serve = broker.metrics.start_http_server
 
-    monkeypatch.setattr(BrokerMetrics, "serve_http", checked)
+    def checked(port: int, *args, **kwargs):
+        assert port == 0, f"a test broker's metrics endpoint must not bind the fixed port {port}"
+        return serve(port, *args, **kwargs)
+
+    broker.metrics.start_http_server = checked
+    yield
+    broker.metrics.start_http_server = serve

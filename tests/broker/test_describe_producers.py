@@ -35,13 +35,13 @@ async def _describe(broker, *topics):  # noqa: F811
 async def test_active_producers_with_epoch_last_sequence_and_timestamp(broker):  # noqa: F811
     await create_ok(broker, "t", 2)
     await _send(broker, "t", 9, 0, 0, 3, TS)
-    await _send(broker, "t", 9, 0, 3, 2, TS - 100)  # an older timestamp does not lower the last one
+    await _send(broker, "t", 9, 0, 3, 2, TS - 100)  # the latest batch's max timestamp, even if older (addBatch)
     await _send(broker, "t", 4, 2, 0, 1, TS + 50)
     await _send(broker, "t", -1, -1, -1, 1, TS)  # not idempotent: no producer state
     got = await _describe(broker, ("t", [0, 1]))
     rows = [(s.producer_id, s.producer_epoch, s.last_sequence, s.last_timestamp, s.coordinator_epoch,
              s.current_txn_start_offset) for s in got[("t", 0)].active_producers]  # fmt: skip
-    assert rows == [(4, 2, 0, TS + 50, -1, -1), (9, 0, 4, TS + 2, -1, -1)]
+    assert rows == [(4, 2, 0, TS + 50, -1, -1), (9, 0, 4, TS - 99, -1, -1)]
     assert (got[("t", 1)].error_code, got[("t", 1)].active_producers) == (ErrorCode.NONE, [])
 
 
