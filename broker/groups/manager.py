@@ -22,7 +22,7 @@ its ``group-coordinator-metrics`` group counts.
 from __future__ import annotations
 
 import logging
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from protocol import ErrorCode
 
@@ -45,6 +45,7 @@ from .timers import GroupTimers
 log = logging.getLogger("minibroker.groups")
 _STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
 _CONSUMER_STATES = (EMPTY, ASSIGNING, RECONCILING, CONSUMER_STABLE, DEAD)
+_Keys = list[tuple[str, int]]  # (topic, partition) of offsets
 CLASSIC = "classic"
 
 
@@ -274,7 +275,9 @@ class GroupManager:
             gone = self.groups.get(group_id) is not group or group.state == DEAD
             return ErrorCode.GROUP_ID_NOT_FOUND if gone else None if _empty(group) else ErrorCode.NON_EMPTY_GROUP
 
-        keys = sorted(set(group.offsets) | txn.pending_keys(group))
+        def keys() -> _Keys:  # chosen in the delete's write step: offsets committed meanwhile too
+            return sorted(set(group.offsets) | txn.pending_keys(group))
+
         return await self._drop_offsets(group, keys, with_group=True, still=still) or ErrorCode.NONE  # and forgotten
 
     def _forget_group(self, group: Group | ConsumerGroup) -> None:
@@ -316,19 +319,24 @@ class GroupManager:
                 log.error("could not delete the offsets of %s for group %s", topic, group.group_id)
                 txn.forget(group, gone)
 
-    async def _drop_offsets(self, group: Group, keys: list[tuple[str, int]], with_group: bool = False,
+    async def _drop_offsets(self, group: Group, keys: _Keys | Callable[[], _Keys], with_group: bool = False,
                             atomic: bool = True, still=lambda: None) -> ErrorCode | None:  # fmt: skip
         """Tombstone ``keys`` (and, ``with_group``, every record of the group) in ``__consumer_offsets``; forget
         them once written (``atomic``: see ``GroupStore.write``). The group's records go through the consumer
         store (``ConsumerStore.delete_group``), in the order of its writes; ``still`` checks there that the group
-        may still go."""
-        rows: list[tuple[bytes, bytes | None]] = [(r.offset_key(group.group_id, t, p), None) for t, p in keys]
+        may still go, and ``keys`` given as a function are chosen there, in the same step."""
+        chosen: _Keys = []
+
+        def rows() -> list[tuple[bytes, bytes | None]]:
+            chosen[:] = keys() if callable(keys) else keys
+            return [(r.offset_key(group.group_id, t, p), None) for t, p in chosen]
+
         if with_group:
             error = await self.consumer_store.delete_group(group, rows, atomic, still)
         else:
-            error = await self.store.write(group.group_id, rows, atomic=atomic)
+            error = await self.store.write(group.group_id, rows(), atomic=atomic)
         if error is None:
-            txn.forget(group, keys)
+            txn.forget(group, chosen)
         return error
 
     # -- metrics -------------------------------------------------------------------------

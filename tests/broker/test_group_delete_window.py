@@ -95,3 +95,24 @@ async def test_a_delete_whose_tombstones_are_not_durable_fails_and_the_group_is_
     assert answers["delete"] == ErrorCode.NOT_COORDINATOR  # a storage error, as Kafka's coordinator maps it
     assert answers["other"].error_code == ErrorCode.NOT_COORDINATOR  # the new group's write failed with it
     assert b.groups.groups["cg"] is group and not group.members  # the group made since is undone
+
+
+async def test_an_offset_committed_while_the_delete_waits_for_the_store_is_deleted_too(groups_broker):
+    """Kafka picks the offsets to tombstone inside the delete's write operation: one committed while the
+    delete waited for the store is deleted with the group, not left live in the log to bring it back."""
+    b = groups_broker
+    await b.groups.store.ready()
+    await create_ok(b, "t", 2)
+    assert await commit(b, "cg", {("t", 0): 5}) == {("t", 0): 0}
+    answers = {}
+
+    async def delete() -> None:
+        answers["delete"] = await delete_group(b, "cg")
+
+    async with trio.open_nursery() as nursery:
+        async with b.groups.consumer_store._writing:  # a store call under way: the delete waits for it
+            nursery.start_soon(delete)
+            await wait_all_tasks_blocked()
+            assert await commit(b, "cg", {("t", 1): 7}) == {("t", 1): 0}
+    assert answers["delete"] == 0 and "cg" not in b.groups.groups
+    assert "cg" not in b.reopen().groups.groups  # the old code: back with the offset of t-1
