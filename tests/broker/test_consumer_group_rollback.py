@@ -326,3 +326,52 @@ async def test_a_classic_sync_waiting_for_a_write_not_durable_answers_its_error(
     assert answers == {"c": ErrorCode.NOT_COORDINATOR, "a": ErrorCode.NOT_COORDINATOR}
     assert a in mig.groups.groups["cg"].sync_deadlines
 
+
+async def test_a_classic_sync_is_not_undone_by_a_later_write_that_fails(mig):
+    """c's rack change (r1) waits for its fsync round; a's SyncGroup waits for it; c's next change (r2) is
+    appended meanwhile, its copy made while a still had its sync deadline. r1 becomes durable and a's sync is
+    answered, then r2's round fails and r2 is undone: a's deadline stays cleared (a revert leaves timers, as
+    Kafka's), and a, which synced, is not fenced. Before, the undo put back every join and sync deadline from
+    r2's copy."""
+    b = mig
+    a, _other, c = await upgraded(b)
+    joined = await join(b, "cg", a, protos=subscribed([("t", [0, 1])]))
+    assert joined.error_code == ErrorCode.NONE
+    real, calls, gate, synced = b.wait_durable, [], trio.Event(), trio.Event()
+
+    async def durable() -> None:  # the first round succeeds once the gate opens, the second fails after a's sync
+        calls.append(None)
+        if len(calls) == 1:
+            await gate.wait()
+            return await real()
+        await synced.wait()
+        raise OSError("fsync failed")
+
+    b.wait_durable = durable
+    answers = {}
+
+    async def rack(name: str) -> None:
+        hb = await heartbeat(b, "c", c.member_epoch, topics=None, owned_partitions=None, rack=name)
+        answers[name] = hb.error_code
+
+    async def sync_a() -> None:
+        answers["a"] = (await sync(b, "cg", joined.generation_id, a)).error_code
+        synced.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(rack, "r1")
+        await wait_all_tasks_blocked()
+        nursery.start_soon(sync_a)
+        await wait_all_tasks_blocked()
+        nursery.start_soon(rack, "r2")
+        await wait_all_tasks_blocked()
+        gate.set()
+    b.wait_durable = real
+    assert answers == {"r1": ErrorCode.NONE, "a": ErrorCode.NONE, "r2": ErrorCode.NOT_COORDINATOR}
+    assert a not in b.groups.groups["cg"].sync_deadlines
+    for _ in range(3):  # to 12 s: a's sync deadline (10 s) has passed
+        b.clock.now += 4_000
+        assert await classic_heartbeat(b, "cg", joined.generation_id, a) == ErrorCode.NONE
+        b.groups.consumer.tick()
+        assert await b.groups.store_consumer_groups() is None
+        assert a in b.groups.groups["cg"].members
