@@ -149,7 +149,8 @@ class Rollback:
         return taken
 
     def forget(self, group_id: str) -> None:
-        """The group was deleted with its changes not written: nothing of them is undone any more."""
+        """The group was deleted with its changes not yet written: nothing of them is restored any more (the
+        failure of their write still fails their requests, ``failed``)."""
         self.pending.pop(group_id, None)
 
     def written(self, pendings: list[Pending]) -> None:
@@ -163,8 +164,11 @@ class Rollback:
             return False
         first = pendings[0]
         group_pendings = self.pending.get(first.group_id, [])
-        if first not in group_pendings:
-            return True  # undone already (the failure of a write before it), or the group was deleted since
+        if first not in group_pendings:  # undone already by the failure of a write before it (which set their
+            # error), or forgotten by a delete of the group since: nothing to restore, but the requests still fail
+            for p in pendings:
+                p.error = p.error or error
+            return True
         later = group_pendings[group_pendings.index(first):]
         for p in later:
             p.error = error
