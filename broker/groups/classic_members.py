@@ -17,7 +17,10 @@ stay in it, and more may join while it has members: Kafka's
 * SyncGroup gives the member its assigned partitions (without those
   pending revocation) in the consumer protocol's layout, the version of its
   subscription; REBALANCE_IN_PROGRESS when the group epoch moved past the
-  member's and it is not revoking (it must rejoin).
+  member's and it is not revoking (it must rejoin). It writes nothing but,
+  as in Kafka, is answered once the group's writes in flight are durable,
+  and only then is its sync deadline cleared: a failed write answers the
+  sync its error and leaves the deadline (the member syncs again).
 * Heartbeat restarts the member's classic session; REBALANCE_IN_PROGRESS
   tells it to rejoin when its epoch is behind the group's, it must revoke,
   or partitions it waited for were released; from then it has its rebalance
@@ -139,9 +142,12 @@ class ClassicMembers:
                 raise GroupError(ErrorCode.REBALANCE_IN_PROGRESS)
         except GroupError as exc:
             return SyncResult(exc.code)
-        now = self.consumer.clock()
-        group.sync_deadlines.pop(member.member_id, None)
-        self.consumer.restart_session(group, member, now)
+        error = await self.store(group.group_id, None)  # the group's writes in flight: their error, once settled
+        if error is not None:
+            return SyncResult(error)  # its sync deadline stays: the member syncs again
+        if self.consumer.groups.get(group.group_id) is group and member.member_id in group.members:  # not fenced
+            group.sync_deadlines.pop(member.member_id, None)
+            self.consumer.restart_session(group, member, self.consumer.clock())
         version = cp.version_of(member.classic.protocols[0][1])
         assignment = cp.encode_assignment(as_named(member.assigned, self.consumer.topics.names_by_id()), version)
         return SyncResult(ErrorCode.NONE, assignment, req.protocol_type, req.protocol_name)

@@ -26,7 +26,7 @@ Kafka's ``ConsumerGroup``, as plain data the ``ConsumerCoordinator``
 
 A consumer group holds committed offsets as a classic ``Group`` does (both
 are ``group.CommittedOffsets``: ``offsets``, ``offset_records``,
-``pending_txn``) so the offset code serves both kinds.
+``pending_txn``, ``committing``) so the offset code serves both kinds.
 """
 
 from __future__ import annotations

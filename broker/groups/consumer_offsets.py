@@ -77,11 +77,13 @@ def fetch_error(group: ConsumerGroup, member_id: str | None, epoch: int) -> Erro
 
 
 def expired(group: ConsumerGroup, now: int, retention_ms: int) -> list[tuple[str, int]]:
+    """The offsets of topics the group does not subscribe whose retention from their commit (or explicit expiry)
+    has passed at ``now``; none staged or committing, as ``offsets.expired``."""
     subscribed = group.subscribed_topic_names()
     staged = txn.pending_keys(group)
     out = []
     for key, value in group.offsets.items():
-        if key[0] in subscribed or key in staged:
+        if key[0] in subscribed or key in staged or key in group.committing:
             continue
         deadline = value.expire_timestamp if value.expire_timestamp != -1 else value.commit_timestamp + retention_ms
         if deadline <= now:

@@ -25,11 +25,13 @@ A change that queued nothing to write keeps no pending (``changing`` drops
 it), so a steady heartbeat copies nothing for long.
 
 What is not reverted: committed offsets (written on their own, shared by
-both kinds of group), ``stored`` (what the log holds), and the session
-deadlines of members that are in the group after the revert: like Kafka's
-timers they are not part of the reverted state, so a member's heartbeat
-still counts. A session that expired and whose fencing failed is due
-again, so the timer task fences the member at its next round.
+both kinds of group), ``stored`` (what the log holds), the session
+deadlines of members that are in the group after the revert, and the join
+and sync deadlines of members the undone changes did not touch: like
+Kafka's timers they are not part of the reverted state, so a member's
+heartbeat still counts and a classic member's SyncGroup stays done. A
+session that expired and whose fencing failed is due again, so the timer
+task fences the member at its next round.
 """
 
 from __future__ import annotations
@@ -72,6 +74,18 @@ def _copy(group: Any) -> dict[str, Any] | str | None:
         state = {name: getattr(group, name) for name in _STATE}
         return {name: dict(v) if isinstance(v, dict) else v for name, v in state.items()}
     return group.state if isinstance(group, Group) else None
+
+
+def _timers_kept(group: ConsumerGroup, copy: dict[str, Any]) -> dict[str, dict[str, int | None]]:
+    """The deadlines an undo leaves as they are (None: none): every member's session deadline, and the join and
+    sync deadlines of members no undone change touched (the same member object in the group and the copy), so
+    that a SyncGroup's or a heartbeat's timer change made meanwhile stands. Those of members the undone changes
+    touched come from the copy: Kafka sets a join's timers only once its write succeeds."""
+    untouched = [m for m, member in copy["members"].items() if group.members.get(m) is member]
+    kept = {"session_deadlines": dict(group.session_deadlines)}
+    for name in ("join_deadlines", "sync_deadlines"):
+        kept[name] = {m: getattr(group, name).get(m) for m in untouched}
+    return kept
 
 
 def release_waiters(group: Group) -> None:
@@ -135,7 +149,8 @@ class Rollback:
         return taken
 
     def forget(self, group_id: str) -> None:
-        """The group was deleted with its changes not written: nothing of them is undone any more."""
+        """The group was deleted with its changes not yet written: nothing of them is restored any more (the
+        failure of their write still fails their requests, ``failed``)."""
         self.pending.pop(group_id, None)
 
     def written(self, pendings: list[Pending]) -> None:
@@ -149,8 +164,11 @@ class Rollback:
             return False
         first = pendings[0]
         group_pendings = self.pending.get(first.group_id, [])
-        if first not in group_pendings:
-            return True  # undone already (the failure of a write before it), or the group was deleted since
+        if first not in group_pendings:  # undone already by the failure of a write before it (which set their
+            # error), or forgotten by a delete of the group since: nothing to restore, but the requests still fail
+            for p in pendings:
+                p.error = p.error or error
+            return True
         later = group_pendings[group_pendings.index(first):]
         for p in later:
             p.error = error
@@ -171,10 +189,16 @@ class Rollback:
         if isinstance(current, Group) and current is not p.group:
             release_waiters(current)  # the classic group a downgrade made
         if isinstance(p.group, ConsumerGroup):
-            sessions = current.session_deadlines if current is p.group else {}
+            timers = _timers_kept(current, p.state) if current is p.group else {}
             for name, value in p.state.items():
                 setattr(p.group, name, value)
-            p.group.session_deadlines.update({m: d for m, d in sessions.items() if m in p.group.members})
+            for name, kept in timers.items():
+                deadlines = getattr(p.group, name)
+                for member_id, deadline in kept.items():
+                    if member_id not in p.group.members or deadline is None:
+                        deadlines.pop(member_id, None)
+                    else:
+                        deadlines[member_id] = deadline
         elif isinstance(p.group, Group):
             p.group.state = p.state
         if p.group is not None:

@@ -264,22 +264,23 @@ class ConsumerStore:
         failing.logged_at, failing.unlogged = now, 0
 
     async def delete_group(self, group: Any, rows: Callable[[], list[tuple[bytes, bytes | None]]], atomic: bool,
-                           still: Callable[[], ErrorCode | None] = lambda: None) -> ErrorCode | None:  # fmt: skip
+                           still: Callable[[], ErrorCode | None] = lambda: None,
+                           on_append: Callable[[int], None] | None = None) -> ErrorCode | None:  # fmt: skip
         """Append ``rows()`` (offset tombstones, chosen once the lock is held) and the tombstones of every record
         ``group`` has in the log, in the store's order (under its lock), and forget the group at once, then wait
-        until durable; ``still`` checks, once the lock is held, that the group may still go (its error, if not). The
-        check, the append and the forgetting are one step (nothing else runs between them), as Kafka's DeleteGroups
-        makes the tombstones in one write operation and replays them as they are appended: a request after it finds
-        no group (a heartbeat makes a new one, whose records follow the tombstones). The group's queued changes are
-        taken out: its tombstones cover them. If the write fails they are given back, and so is the group when its
-        durability fails (``_put_back``)."""
+        until durable (``on_append`` as ``append_rows``'); ``still`` checks, once the lock is held, that the group may
+        still go (its error, if not). The check, the append and the forgetting are one step (nothing else runs
+        between them), as Kafka's DeleteGroups makes the tombstones in one write operation and replays them as they
+        are appended: a request after it finds no group (a heartbeat makes a new one, whose records follow the
+        tombstones). The group's queued changes are taken out: its tombstones cover them. If the write fails they are
+        given back, and so is the group when its durability fails (``_put_back``)."""
         gid, consumer = group.group_id, isinstance(group, ConsumerGroup)
         async with self._writing:
             await self.store.ready()  # the topic made: no pause from the check to the forgetting
             if (refused := still()) is not None:
                 return refused
             taken = self._take_group(gid)
-            error = await self.store.append_rows(gid, rows() + _group_tombstones(group, taken), atomic=atomic)
+            error = await self.store.append_rows(gid, rows() + _group_tombstones(group, taken), None, on_append, atomic)
             if error is not None:
                 self._give_back(gid, taken)
                 return error

@@ -14,9 +14,11 @@ States and their meaning, as Kafka names them:
 * ``Dead``: deleted; requests for it answer COORDINATOR_NOT_AVAILABLE.
 
 Besides membership a group holds its committed offsets (``offsets``, with
-the ``__consumer_offsets`` offset of each one's record in ``offset_records``)
-and the offsets open transactions staged (``pending_txn``, see
-``txn_offsets.py``).
+the ``__consumer_offsets`` offset of each one's record in ``offset_records``),
+the offsets open transactions staged (``pending_txn``, see
+``txn_offsets.py``) and the partitions whose OffsetCommit is in the log but
+not yet durable (``committing``: what deletes and expiry must see, as
+Kafka's state holds a commit from its append on).
 
 A group takes at most ``group.max.size`` members (``accepts_joining``).
 
@@ -110,10 +112,14 @@ class CommittedOffsets:
     offset_records: dict[tuple[str, int], int] = attrs.field(factory=dict, kw_only=True)
     # KIP-98: producer id -> (topic, partition) -> (record offset, value), staged until the transaction ends
     pending_txn: dict[int, dict[tuple[str, int], tuple[int, Any]]] = attrs.field(factory=dict, kw_only=True)
+    # (topic, partition) -> how many OffsetCommit records of it are appended and not yet applied (durable)
+    committing: dict[tuple[str, int], int] = attrs.field(factory=dict, kw_only=True)
 
     def kept_offsets(self) -> dict[str, Any]:
-        """The committed and staged offsets, as keyword arguments of the group taking this one's place."""
-        return {"offsets": self.offsets, "offset_records": self.offset_records, "pending_txn": self.pending_txn}
+        """The committed, staged and committing offsets, as keyword arguments of the group taking this one's
+        place (the same dicts: a commit in flight applies its offsets to whichever group holds them then)."""
+        return {"offsets": self.offsets, "offset_records": self.offset_records, "pending_txn": self.pending_txn,
+                "committing": self.committing}
 
 
 @attrs.define(eq=False)

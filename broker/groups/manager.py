@@ -127,10 +127,17 @@ class GroupManager:
             group.members[member_id].extend_session(now)
         rows = [(r.offset_key(group_id, t, p), r.offset_value(v)) for (t, p), v in values]
         base: list[int] = []
-        failed = await self.store.write(group_id, rows, on_append=base.append)
-        if failed is None:
-            for position, (key, value) in enumerate(values, base[0] if base else 0):
-                txn.apply(group, key, position, value)  # the newest record wins, as in the log
+
+        def appended(offset: int) -> None:  # in the log: deletes and expiry see it from now on (``committing``)
+            base.append(offset)
+            txn.appended(group, [k for k, _v in values])
+
+        failed: ErrorCode | None = ErrorCode.UNKNOWN_SERVER_ERROR  # if cancelled: not applied, no longer committing
+        try:
+            failed = await self.store.write(group_id, rows, on_append=appended)
+        finally:
+            if base:
+                txn.settle(group, values, base[0], durable=failed is None)
         return [e if e is not None else failed or ErrorCode.NONE for e in errors]
 
     def _commit_group(self, group_id: str, member_id: str, instance_id: str | None, generation: int,
@@ -219,19 +226,21 @@ class GroupManager:
             consumer = isinstance(group, ConsumerGroup)
             gone = co.expired(group, now, retention) if consumer else o.expired(group, now, retention)
             drop_group = (group.state == EMPTY and not group.members and len(gone) == len(group.offsets)
-                          and not group.pending_txn)  # fmt: skip
+                          and not group.pending_txn and not group.committing)  # fmt: skip
             if not gone and not drop_group:
                 continue
             with_group = drop_group and (consumer or group.generation_id > 0)
 
-            def still(group=group, gone=set(gone)) -> ErrorCode | None:  # joined or committed meanwhile: the next
-                # check sees it (the store forgets the group with its tombstones, ``ConsumerStore.delete_group``)
-                kept = group.offsets.keys() - gone or group.pending_txn
+            def still(group=group, chosen={k: group.offsets[k] for k in gone}) -> ErrorCode | None:  # joined or
+                # committed meanwhile (the expired offsets too): the next check sees it (the store forgets the
+                # group with its tombstones, ``ConsumerStore.delete_group``)
+                kept = (group.offsets.keys() - chosen.keys() or group.pending_txn or group.committing
+                        or any(group.offsets.get(k) is not v for k, v in chosen.items()))  # fmt: skip
                 return None if _empty(group) and not kept else ErrorCode.NON_EMPTY_GROUP
 
             if await self._drop_offsets(group, gone, with_group=with_group, atomic=False, still=still) is not None:
                 continue
-            if drop_group and not with_group and group.state == EMPTY and not group.offsets:
+            if drop_group and not with_group and _empty(group) and not (group.offsets or group.committing):
                 self._forget_group(group)  # a group with no record of its own: only its offsets were written
             log.info("expired %d offsets of group %s", len(gone), group.group_id)
 
@@ -275,8 +284,8 @@ class GroupManager:
             gone = self.groups.get(group_id) is not group or group.state == DEAD
             return ErrorCode.GROUP_ID_NOT_FOUND if gone else None if _empty(group) else ErrorCode.NON_EMPTY_GROUP
 
-        def keys() -> _Keys:  # chosen in the delete's write step: offsets committed meanwhile too
-            return sorted(set(group.offsets) | txn.pending_keys(group))
+        def keys() -> _Keys:  # chosen in the delete's write step: those applied, staged or appended by then
+            return sorted(set(group.offsets) | txn.pending_keys(group) | set(group.committing))
 
         return await self._drop_offsets(group, keys, with_group=True, still=still) or ErrorCode.NONE  # and forgotten
 
@@ -304,15 +313,15 @@ class GroupManager:
             else ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if subscribed is None or t in subscribed else ErrorCode.NONE
             for t, p in wanted
         ]  # fmt: skip
-        gone = [k for k, e in zip(wanted, errors)
-                if e == ErrorCode.NONE and (k in group.offsets or txn.has_pending(group, k))]  # fmt: skip
+        held = {*group.offsets, *group.committing}  # and staged: Kafka's ``hasCommittedOffset`` on its latest state
+        gone = [k for k, e in zip(wanted, errors) if e == ErrorCode.NONE and (k in held or txn.has_pending(group, k))]
         failed = await self._drop_offsets(group, gone)
         return (failed, []) if failed is not None else (ErrorCode.NONE, errors)
 
     async def topic_deleted(self, topic: str) -> None:
         """Drop every group's offsets of a deleted topic (tombstones), so a new topic of that name starts afresh."""
         for group in list(self.groups.values()):
-            gone = sorted(k for k in set(group.offsets) | txn.pending_keys(group) if k[0] == topic)
+            gone = sorted(k for k in {*group.offsets, *group.committing, *txn.pending_keys(group)} if k[0] == topic)
             if not gone:
                 continue
             if await self._drop_offsets(group, gone, atomic=False) is not None:  # forgotten anyway: topic gone
@@ -324,19 +333,21 @@ class GroupManager:
         """Tombstone ``keys`` (and, ``with_group``, every record of the group) in ``__consumer_offsets``; forget
         them once written (``atomic``: see ``GroupStore.write``). The group's records go through the consumer
         store (``ConsumerStore.delete_group``), in the order of its writes; ``still`` checks there that the group
-        may still go, and ``keys`` given as a function are chosen there, in the same step."""
+        may still go, and ``keys`` given as a function are chosen there, in the same step. What is forgotten is
+        what records before the tombstones hold (``txn_offsets.forget``)."""
         chosen: _Keys = []
+        base: list[int] = []
 
         def rows() -> list[tuple[bytes, bytes | None]]:
             chosen[:] = keys() if callable(keys) else keys
             return [(r.offset_key(group.group_id, t, p), None) for t, p in chosen]
 
         if with_group:
-            error = await self.consumer_store.delete_group(group, rows, atomic, still)
+            error = await self.consumer_store.delete_group(group, rows, atomic, still, on_append=base.append)
         else:
-            error = await self.store.write(group.group_id, rows(), atomic=atomic)
+            error = await self.store.write(group.group_id, rows(), atomic=atomic, on_append=base.append)
         if error is None:
-            txn.forget(group, chosen)
+            txn.forget(group, chosen, base[0] if base else None)
         return error
 
     # -- metrics -------------------------------------------------------------------------

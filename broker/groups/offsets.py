@@ -106,7 +106,8 @@ def fetch(group: Group | None, wanted: list[tuple[str, list[int]]] | None,
 
 def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
     """The offsets of ``group`` that expire at ``now`` (Kafka's ``offsetExpirationCondition`` and
-    ``cleanupExpiredOffsets``); none that an open transaction staged."""
+    ``cleanupExpiredOffsets``); none that an open transaction staged, nor one whose new commit is in the log
+    waiting to be durable (Kafka's state holds that commit already, and it is fresh)."""
     since_empty, subscribed = -1, set()
     if group.protocol_type and group.state == EMPTY:
         since_empty = group.state_timestamp
@@ -118,7 +119,7 @@ def expired(group: Group, now: int, retention_ms: int) -> list[tuple[str, int]]:
     staged = txn.pending_keys(group)
     out = []
     for key, value in group.offsets.items():
-        if key in staged or key[0] in subscribed:
+        if key in staged or key in group.committing or key[0] in subscribed:
             continue
         if value.expire_timestamp != -1:  # an explicit retention (OffsetCommit v2-4) wins
             gone = value.expire_timestamp <= now

@@ -21,6 +21,15 @@ also drops the staged offsets of that partition, and staged offsets are
 never expired. OffsetFetch with ``require_stable`` answers
 UNSTABLE_OFFSET_COMMIT for a partition with staged offsets (``has_pending``).
 
+A plain OffsetCommit is applied once durable (OffsetFetch sees only that,
+as Kafka's reads see the state at the last committed offset), but from its
+append until then it counts in ``Group.committing`` (``appended``,
+``settle``): Kafka replays it into the state that deletes and expiry read as
+it is appended, so DeleteGroups, OffsetDelete and a deleted topic tombstone
+it too, and expiry leaves the partition alone. ``forget`` works by place in
+the log, as a replay would: a tombstone drops what records before it hold
+(a commit still in flight among them), not what was written after it.
+
 The group checks are Kafka's for transactional commits
 (``ClassicGroup.validateOffsetCommit`` with ``isTransactional``, which
 OffsetCommit shares: ``offsets.commit_error``): a group
@@ -67,8 +76,9 @@ def complete(group: Group, producer_id: int, commit: bool) -> int:
 
 
 def apply(group: Group, key: Key, position: int, value: Any) -> bool:
-    """Make ``value`` (from the record at ``position``) the committed offset unless a newer record is."""
-    if key in group.offsets and group.offset_records.get(key, -1) > position:
+    """Make ``value`` (from the record at ``position``) the committed offset unless a newer record is (a commit,
+    or the tombstone ``forget`` left the place of)."""
+    if group.offset_records.get(key, -1) > position:
         return False
     group.offsets[key] = value
     group.offset_records[key] = position
@@ -83,12 +93,39 @@ def pending_keys(group: Group) -> set[Key]:
     return {key for staged in group.pending_txn.values() for key in staged}
 
 
-def forget(group: Group, keys: Iterable[Key]) -> None:
-    """Tombstones for ``keys`` are written: committed and staged offsets of them go."""
+def appended(group: Group, keys: Iterable[Key]) -> None:
+    """An OffsetCommit's records of ``keys`` are in the log, not yet durable (``Group.committing``)."""
     for key in keys:
-        group.offsets.pop(key, None)
-        group.offset_records.pop(key, None)
+        group.committing[key] = group.committing.get(key, 0) + 1
+
+
+def settle(group: Group, values: list[tuple[Key, Any]], base_offset: int, durable: bool) -> None:
+    """The OffsetCommit appended from ``base_offset`` is durable (its values applied: the newest record wins) or
+    failed; its keys are no longer committing."""
+    for position, (key, value) in enumerate(values, base_offset):
+        if durable:
+            apply(group, key, position, value)
+        left = group.committing.pop(key, 0) - 1
+        if left > 0:
+            group.committing[key] = left
+        elif key not in group.offsets:  # the place ``forget`` kept for commits in flight is not needed any more
+            group.offset_records.pop(key, None)
+
+
+def forget(group: Group, keys: Iterable[Key], position: int | None = None) -> None:
+    """Tombstones for ``keys`` are written (``position``: the offset of their batch, when known): the committed
+    and staged offsets of records before them go, those of records after them stay. A commit of a key still
+    in flight (appended before the tombstones, durable later) must not apply: the tombstones' place is kept in
+    ``offset_records`` until it settles."""
+    for key in keys:
+        if position is None or group.offset_records.get(key, -1) < position:
+            group.offsets.pop(key, None)
+            if position is not None and key in group.committing:
+                group.offset_records[key] = position
+            else:
+                group.offset_records.pop(key, None)
         for staged in group.pending_txn.values():
-            staged.pop(key, None)
+            if key in staged and (position is None or staged[key][0] < position):
+                del staged[key]
     for producer_id in [p for p, staged in group.pending_txn.items() if not staged]:
         del group.pending_txn[producer_id]

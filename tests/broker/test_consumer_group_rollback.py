@@ -25,7 +25,8 @@ from protocol import ErrorCode
 
 from ._admin_client import call, create_ok, req, sub
 from ._consumer_group_client import describe, heartbeat, owned
-from ._group_client import clock, group_props, groups_broker, join, protocols  # noqa: F401  (fixtures)
+from ._group_client import clock, group_props, groups_broker, join, protocols, sync  # noqa: F401  (fixtures)
+from ._group_client import heartbeat as classic_heartbeat
 from .test_consumer_group_migration import mig, subscribed, upgraded  # noqa: F401  (fixture)
 from .test_consumer_group_store_retry import fail_first_write, hold_durability, retried
 from .test_group_write_errors import take_offline
@@ -245,3 +246,132 @@ async def test_a_downgrade_over_the_limit_keeps_the_consumer_group(mig):
     assert await nothing_left_to_write(mig)
     restored = mig.reopen().groups.groups["cg"]
     assert isinstance(restored, ConsumerGroup) and sorted(restored.members) == sorted([a, other, "c", "x"])
+
+
+async def _synced_during_a_failed_write(b, fail) -> tuple[str, int, dict]:
+    """In the upgraded group, classic member a rejoins (it must sync within its rebalance timeout, 10 s) and c
+    changes its rack (a write of c's member record, which the group epoch does not follow); a's SyncGroup comes
+    while that write is under way, then the write fails (``fail``: set up the failure, give the event that
+    lets it happen). a's member id, generation and the answers."""
+    a, _other, c = await upgraded(b)
+    joined = await join(b, "cg", a, protos=subscribed([("t", [0, 1])]))
+    assert joined.error_code == ErrorCode.NONE and a in b.groups.groups["cg"].sync_deadlines
+    gate, answers = fail(b), {}
+
+    async def rack() -> None:
+        hb = await heartbeat(b, "c", c.member_epoch, topics=None, owned_partitions=None, rack="r1")
+        answers["c"] = hb.error_code
+
+    async def sync_a() -> None:
+        answers["a"] = (await sync(b, "cg", joined.generation_id, a)).error_code
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(rack)
+        await wait_all_tasks_blocked()  # c's write under way
+        nursery.start_soon(sync_a)
+        await wait_all_tasks_blocked()
+        gate.set()
+    return a, joined.generation_id, answers
+
+
+def _fail_held_append(b) -> trio.Event:
+    """The next write's append waits for the event, then fails as an append to a failed log dir does."""
+    real, gate = b.groups.store.append_rows, trio.Event()
+
+    async def append_rows(group_id, rows, *args, **kwargs):
+        if rows and b.groups.store.append_rows is append_rows:
+            b.groups.store.append_rows = real
+            await gate.wait()
+            return ErrorCode.NOT_COORDINATOR  # as a storage error is answered
+        return await real(group_id, rows, *args, **kwargs)
+
+    b.groups.store.append_rows = append_rows
+    return gate
+
+
+async def test_a_classic_sync_during_a_write_refused_is_not_undone_with_it(mig):
+    """c's write is refused by the log and undone; a's SyncGroup, waiting for it, is answered once the group is
+    as before c's change, and a, which synced, keeps heartbeating past its old sync deadline. Before, the sync
+    cleared a's deadline at once, the undo put it back from the copy it made before c's change, and the timer
+    fenced a 10 s later although it had synced and heartbeated (Kafka clears the sync timeout when the sync's
+    write completes, ``classicGroupSyncToConsumerGroup``, and a revert does not touch timers)."""
+    b = mig
+    a, generation, answers = await _synced_during_a_failed_write(b, _fail_held_append)
+    assert answers == {"c": ErrorCode.NOT_COORDINATOR, "a": ErrorCode.NONE}
+    assert a not in b.groups.groups["cg"].sync_deadlines
+    for _ in range(3):  # to 12 s: a's sync deadline (10 s) has passed
+        b.clock.now += 4_000
+        assert await classic_heartbeat(b, "cg", generation, a) == ErrorCode.NONE
+        b.groups.consumer.tick()
+        assert await b.groups.store_consumer_groups() is None
+        assert a in b.groups.groups["cg"].members
+
+
+async def test_a_classic_sync_waiting_for_a_write_not_durable_answers_its_error(mig):
+    """c's batch is in the log when the log goes offline: a's SyncGroup, which waited for that batch, answers
+    its error (as Kafka fails the requests waiting on a failed batch) and a's sync deadline stays, not cleared
+    by a sync that failed. Before, the sync was answered NONE before c's batch was durable."""
+
+    def offline_after(b) -> trio.Event:
+        gate, real = hold_durability(b), b.groups.store.durable_for
+
+        async def durable_for(group_ids):
+            b.topics.partition(OFFSETS_TOPIC, b.groups.store.partition_of("cg")).log.offline = True
+            return await real(group_ids)
+
+        b.groups.store.durable_for = durable_for
+        return gate
+
+    a, _generation, answers = await _synced_during_a_failed_write(mig, offline_after)
+    assert answers == {"c": ErrorCode.NOT_COORDINATOR, "a": ErrorCode.NOT_COORDINATOR}
+    assert a in mig.groups.groups["cg"].sync_deadlines
+
+
+async def test_a_classic_sync_is_not_undone_by_a_later_write_that_fails(mig):
+    """c's rack change (r1) waits for its fsync round; a's SyncGroup waits for it; c's next change (r2) is
+    appended meanwhile, its copy made while a still had its sync deadline. r1 becomes durable and a's sync is
+    answered, then r2's round fails and r2 is undone: a's deadline stays cleared (a revert leaves timers, as
+    Kafka's), and a, which synced, is not fenced. Before, the undo put back every join and sync deadline from
+    r2's copy."""
+    b = mig
+    a, _other, c = await upgraded(b)
+    joined = await join(b, "cg", a, protos=subscribed([("t", [0, 1])]))
+    assert joined.error_code == ErrorCode.NONE
+    real, calls, gate, synced = b.wait_durable, [], trio.Event(), trio.Event()
+
+    async def durable() -> None:  # the first round succeeds once the gate opens, the second fails after a's sync
+        calls.append(None)
+        if len(calls) == 1:
+            await gate.wait()
+            return await real()
+        await synced.wait()
+        raise OSError("fsync failed")
+
+    b.wait_durable = durable
+    answers = {}
+
+    async def rack(name: str) -> None:
+        hb = await heartbeat(b, "c", c.member_epoch, topics=None, owned_partitions=None, rack=name)
+        answers[name] = hb.error_code
+
+    async def sync_a() -> None:
+        answers["a"] = (await sync(b, "cg", joined.generation_id, a)).error_code
+        synced.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(rack, "r1")
+        await wait_all_tasks_blocked()
+        nursery.start_soon(sync_a)
+        await wait_all_tasks_blocked()
+        nursery.start_soon(rack, "r2")
+        await wait_all_tasks_blocked()
+        gate.set()
+    b.wait_durable = real
+    assert answers == {"r1": ErrorCode.NONE, "a": ErrorCode.NONE, "r2": ErrorCode.NOT_COORDINATOR}
+    assert a not in b.groups.groups["cg"].sync_deadlines
+    for _ in range(3):  # to 12 s: a's sync deadline (10 s) has passed
+        b.clock.now += 4_000
+        assert await classic_heartbeat(b, "cg", joined.generation_id, a) == ErrorCode.NONE
+        b.groups.consumer.tick()
+        assert await b.groups.store_consumer_groups() is None
+        assert a in b.groups.groups["cg"].members

@@ -116,3 +116,33 @@ async def test_an_offset_committed_while_the_delete_waits_for_the_store_is_delet
             assert await commit(b, "cg", {("t", 1): 7}) == {("t", 1): 0}
     assert answers["delete"] == 0 and "cg" not in b.groups.groups
     assert "cg" not in b.reopen().groups.groups  # the old code: back with the offset of t-1
+
+
+async def test_a_leave_whose_fsync_fails_after_a_delete_forgot_it_answers_the_error(groups_broker):
+    """The last member's leave is in the log, waiting for its fsync round, when DeleteGroups deletes the group
+    (now empty) and forgets the leave's pending change; the round fails. Both requests answer the failure, as
+    Kafka fails every write of a failed batch. Before, the leave, its pending gone, was answered NONE."""
+    b = groups_broker
+    await b.groups.store.ready()
+    await create_ok(b, "t", 1)
+    assert (await heartbeat(b, "m1")).error_code == 0
+    gate, answers = trio.Event(), {}
+
+    async def failing() -> None:
+        await gate.wait()
+        raise OSError("fsync failed")
+
+    async def leave() -> None:
+        answers["leave"] = (await heartbeat(b, "m1", -1, topics=None, owned_partitions=None)).error_code
+
+    async def delete() -> None:
+        answers["delete"] = await delete_group(b, "cg")
+
+    b.wait_durable = failing
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(leave)
+        await wait_all_tasks_blocked()  # the leave's records are in the log, its fsync round held
+        nursery.start_soon(delete)
+        await wait_all_tasks_blocked()
+        gate.set()
+    assert answers == {"leave": ErrorCode.NOT_COORDINATOR, "delete": ErrorCode.NOT_COORDINATOR}
