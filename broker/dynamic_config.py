@@ -34,8 +34,13 @@ What may change (``dynamic_key``), and what the change does:
   ``leader.``/``follower.replication.throttled.rate`` (accepted: one node
   has no followers), what ``kafka-reassign-partitions.sh --throttle`` and
   ``--replica-alter-log-dirs-throttle`` set;
-* ``num.io.threads``, ``num.network.threads``, ``num.recovery.threads.per.data.dir``:
-  accepted as in ``server.properties`` (one event loop serves every request).
+* ``num.io.threads``, ``num.network.threads``: accepted as in
+  ``server.properties`` (one event loop serves every request);
+* ``num.recovery.threads.per.data.dir``: checked and stored, and read by no
+  one until the next start, which loads the logs before it reads this file
+  (with the ``server.properties`` value, as Kafka's KRaft broker loads them
+  before it applies the dynamic configs; Kafka also sizes its shutdown's
+  log-closing pools with it, where this broker closes the logs on one thread).
 
 A thread count may change to between half and double its current value.
 Refusals are INVALID_REQUEST with Kafka's message, in Kafka's order: a key Kafka
@@ -71,7 +76,7 @@ from cleaner import CleanerConfig
 from storage import ConfigError as StorageConfigError
 from storage import StorageError
 from storage.config import DYNAMIC_KEYS as STORAGE_DYNAMIC_KEYS
-from storage.config import ConfigModel, is_storage_key
+from storage.config import OTHER_BROKER_DEFAULTS, ConfigModel, is_storage_key
 from storage.config_values import TYPE_PARSERS, invalid_value
 from storage.topic_store import atomic_write
 
@@ -93,9 +98,8 @@ BROKER_DYNAMIC: dict[str, tuple[str, int | None]] = {
     "replica.alter.log.dirs.io.max.bytes.per.second": ("LONG", 0), "leader.replication.throttled.rate": ("LONG", 0),
     "follower.replication.throttled.rate": ("LONG", 0),
 }  # fmt: skip
-# The thread counts Kafka keeps between half and double on a change; the storage ones' Kafka defaults (4.x).
+# The thread counts Kafka keeps between half and double on a change.
 _THREAD_COUNTS = ("num.io.threads", "num.network.threads", "num.recovery.threads.per.data.dir", "log.cleaner.threads")
-_STORAGE_THREAD_DEFAULTS = {"num.recovery.threads.per.data.dir": 2, "log.cleaner.threads": 1}
 _KNOWN_FIXED = frozenset(k.name for k in BROKER_KEYS) | {"broker.id", "log.dir"} | (KAFKA_KEYS.keys() - KAFKA_DYNAMIC)
 _LISTENER_LIMITS = ("max.connections", "max.connection.creation.rate")
 
@@ -262,7 +266,7 @@ class DynamicBrokerConfig:
     def _thread_count(name: str, other: dict[str, Any], values: dict[str, Any]) -> int:
         if name in BROKER_DYNAMIC:
             return values[name.replace(".", "_")]
-        return other.get(name, _STORAGE_THREAD_DEFAULTS[name])
+        return other.get(name, int(OTHER_BROKER_DEFAULTS[name][1]))  # Kafka 4's defaults: 2 and 1
 
     # -- applying ------------------------------------------------------------------------
 

@@ -30,7 +30,8 @@ lower-cased, the MBean's tags kept as labels:
   LogDirectoryOffline per ``{logDirectory}`` (the dir's absolute path), 1 once
   the dir has failed. While the logs load at start (``recovery_samples``,
   before the broker above exists) remainingLogsToRecover ``{dir}`` and
-  remainingSegmentsToRecover ``{dir, threadNum}``, as ``storage.load_progress``
+  remainingSegmentsToRecover ``{dir, threadNum}`` (threadNum 0 to
+  ``num.recovery.threads.per.data.dir`` - 1), as ``storage.load_progress``
   describes; they are gone once the load is done.
 * ``kafka.server:type=KafkaServer``: ``linux-disk-read-bytes`` and
   ``-write-bytes`` (Kafka's ``LinuxIoMetricsCollector``: ``read_bytes`` and
@@ -105,8 +106,8 @@ def recovery_samples(progress: Any) -> Iterable[Sample]:
                [([d], float(n)) for d, n in logs_left.items()])  # fmt: skip
     if segments_left:
         yield ("kafka_log_logmanager_remainingsegmentstorecover",
-               "Segments left to recover of the log the dir's recovery thread is recovering", ["dir", "threadNum"],
-               [([d, str(t)], float(n)) for (d, t), n in segments_left.items()])  # fmt: skip
+               "Segments left to recover of the log this recovery thread of the dir is on", ["dir", "threadNum"],
+               [([d, str(t)], float(n)) for (d, t), n in sorted(segments_left.items())])  # fmt: skip
 
 
 def _log_samples(logs: list) -> Iterable[Sample]:

@@ -10,11 +10,13 @@ start, and removes them once every log is loaded:
   the recovery point on not yet rescanned (0 once one of them lost bytes: the
   rest are deleted). A thread that has recovered nothing has no value.
 
-Here every log is loaded by one thread, the log dirs one after another, so
-each dir has thread 0 only (Kafka with ``num.recovery.threads.per.data.dir``
-of 1). The loader (``log_opening.py``) reports through ``found``,
-``loaded``, ``segments_left`` and ``finish``; a scrape reads ``snapshot`` from
-another thread, hence the lock. After ``finish`` the snapshot is empty.
+Each log dir has its own pool of ``num.recovery.threads.per.data.dir`` loading
+threads, numbered 0 to n-1 in the order they start (``log_opening.py``), so a
+dir shows up to n segment counts, each the one of the log that thread is on
+(or was on last). The loader reports through ``found`` (before any log loads),
+``loaded`` and ``segments_left`` (from the pool threads, each with its own
+number) and ``finish``; a scrape reads ``snapshot`` from yet another thread,
+hence the lock. After ``finish`` the snapshot is empty.
 """
 
 from __future__ import annotations
@@ -23,14 +25,12 @@ import os
 import threading
 from pathlib import Path
 
-THREAD = 0  # the one loading thread of each dir
-
 
 class LoadProgress:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._logs_left: dict[str, int] = {}  # absolute dir -> logs not loaded yet
-        self._segments_left: dict[str, int] = {}  # absolute dir -> segments left of the log in recovery
+        self._segments_left: dict[tuple[str, int], int] = {}  # (absolute dir, thread) -> segments left of its log
         self.loading = True
 
     def found(self, root: Path, count: int) -> None:
@@ -44,10 +44,10 @@ class LoadProgress:
         with self._lock:
             self._logs_left[key] = max(0, self._logs_left.get(key, 0) - 1)
 
-    def segments_left(self, root: Path, count: int) -> None:
-        """The log ``root``'s thread recovers has ``count`` segments left to rescan."""
+    def segments_left(self, root: Path, thread: int, count: int) -> None:
+        """The log that ``root``'s loading thread number ``thread`` recovers has ``count`` segments left to rescan."""
         with self._lock:
-            self._segments_left[os.path.abspath(root)] = count
+            self._segments_left[(os.path.abspath(root), thread)] = count
 
     def finish(self) -> None:
         """Loading is over: the gauges go."""
@@ -59,4 +59,4 @@ class LoadProgress:
     def snapshot(self) -> tuple[dict[str, int], dict[tuple[str, int], int]]:
         """``({dir: logs left}, {(dir, thread): segments left})``, both empty once loading is over."""
         with self._lock:
-            return dict(self._logs_left), {(d, THREAD): n for d, n in self._segments_left.items()}
+            return dict(self._logs_left), dict(self._segments_left)

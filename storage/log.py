@@ -93,11 +93,15 @@ class Log(LogFlushing):
         self.producer_state.expiration_ms = producer_id_expiration_ms  # loading leaves expired producers out
         try:
             load_log(self, log_start_offset, recovery_point, clean, segments_left)
-        except OSError:  # the segments opened so far hold plain file descriptors: close them
-            for seg in self.segments:
-                seg.close()
+        except BaseException:  # the segments opened so far hold plain file descriptors: close them
+            self.close_files()
             raise
         return self
+
+    def close_files(self) -> None:
+        """Close the segments' files and write nothing else: a log given up before it served."""
+        for seg in self.segments:
+            seg.close()
 
     def rebuild_producer_state(self, replay_from: int | None = None) -> None:
         """Producer state from the newest usable snapshot plus the batches after it (``log_txn.rebuild``)."""

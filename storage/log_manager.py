@@ -20,6 +20,8 @@ cluster id and ``producer-id-block`` the next block of producer ids (all in
 Opening (``log_opening.py``): with the clean-shutdown marker present, logs
 open without scanning and the marker is removed (so a crash from now on is
 detected); without it, every log rescans from its checkpointed recovery point.
+Each log dir's logs load on ``num.recovery.threads.per.data.dir`` threads, all
+dirs at once, registered in a fixed order on the calling thread.
 
 Durable mode (``log.flush.durable.enable=true``) is group commit
 (``group_commit.py``): appends bump ``flush_generation``; a producer waits

@@ -22,6 +22,7 @@ from broker.connection_quotas import ConnectionQuotas
 from broker.core import Broker
 from protocol import ErrorCode
 from storage import StorageError
+from storage import log_opening
 
 from ._admin_client import (  # noqa: F401  (broker is a fixture)
     BROKER, DEFAULT, STATIC, broker, configs_of, create_ok, describe, produce,
@@ -221,6 +222,30 @@ async def test_levels_survive_a_restart(broker, tmp_path):
         assert again.config.max_connections == 77
         entry = {c.name: c for c in (await describe(again, NODE_NAME, rtype=BROKER)).configs}["log.retention.ms"]
         assert (entry.value, entry.config_source) == ("60000", DYNAMIC_DEFAULT)
+    finally:
+        again.close()
+
+
+async def test_a_dynamic_recovery_thread_count_does_not_size_the_next_load(tmp_path, monkeypatch):
+    """As a Kafka KRaft broker, whose LogManager loads its logs before the dynamic configs are applied:
+    the next start loads each dir on ``server.properties``' thread count, the stored value is still stored."""
+    props = {"node.id": NODE_NAME, "log.dirs": str(tmp_path / "data"), "prometheus.port": "0",
+             "num.recovery.threads.per.data.dir": "3"}  # fmt: skip
+    b = Broker.open(BrokerConfig.from_props(props))
+    await ok(await incremental(b, NODE_NAME, [("num.recovery.threads.per.data.dir", SET, "6")]))
+    b.close()
+    sizes = []
+
+    class Recorded(log_opening.RecoveryPool):
+        def __init__(self, root, threads):
+            sizes.append(threads)
+            super().__init__(root, threads)
+
+    monkeypatch.setattr(log_opening, "RecoveryPool", Recorded)
+    again = Broker.open(BrokerConfig.from_props(props))
+    try:
+        assert sizes == [3]
+        assert again.dynamic_config.levels[NODE_NAME] == {"num.recovery.threads.per.data.dir": "6"}
     finally:
         again.close()
 
