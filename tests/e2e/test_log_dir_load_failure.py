@@ -87,3 +87,25 @@ def test_a_dir_failing_as_the_logs_load_leaves_the_other_serving_a_real_client(t
         assert _read(broker.bootstrap, 0, 2) == [b"first-0", b"second-0"]
     finally:
         broker.kill()
+
+
+def test_the_only_dir_failing_as_the_logs_load_stops_the_broker_with_status_1(tmp_path):
+    """One log dir, the same fault: no dir is left, so the start stops with status 1 and says why, as Kafka
+    halts once all its log dirs have failed (the old start ended on the error's traceback)."""
+    data = tmp_path / "data"
+    broker = BrokerProcess(data).start()
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        admin.create_topics([NewTopic("t", num_partitions=1, replication_factor=1)])
+        admin.close()
+        _produce(broker.bootstrap, {0: b"first-0"})
+    finally:
+        broker.kill()
+    index = data / "t-0" / "00000000000000000000.index"
+    index.unlink()
+    index.mkdir()
+    with pytest.raises(RuntimeError, match="broker did not start"):
+        broker.restart()
+    assert broker.proc is not None and broker.proc.wait(10) == 1
+    assert f"Stopping the broker: all log dirs in {data} have failed" in broker.log_text()
+    assert "Traceback" not in broker.log_text()
