@@ -7,7 +7,9 @@ That start goes on as Kafka's LogManager.loadLogs does: dir b goes offline
 (its LogDirectoryOffline gauge 1), while kafka-python produces to and reads
 from the partition in dir a. A graceful stop leaves the clean-shutdown
 marker in a only; with the index put back, the next start recovers b's log
-and its record. The old start failed with the error.
+and its record. The old start failed with the error. With one log dir the
+same fault leaves none: the process says so and exits with status 1, as Kafka
+halts (the old one ended on the error's traceback).
 """
 
 from __future__ import annotations
