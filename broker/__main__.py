@@ -5,6 +5,8 @@ Also runnable as ``python -m broker serve ...``. Mirrors Kafka's
 configuration, each ``--override`` replaces one key. A bad or unknown key stops
 startup with a message naming it (exit status 2), and so does a JWKS endpoint
 (signed OAUTHBEARER tokens) that cannot be read when the broker starts.
+Log dirs the broker cannot run on (every one failed, or the first, which
+holds the metadata), at start or later, stop it with status 1, as Kafka halts.
 SIGTERM and SIGINT shut the broker down gracefully: connections are closed, logs flushed and the
 clean-shutdown marker written, so the next start skips recovery. The soft
 open-files limit is raised to the hard one first (``limits``), as the JVM does
@@ -177,11 +179,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _all_log_dirs_failed(exc: BaseException) -> bool:
-    from .server import AllLogDirsFailed
+    """The log dirs the broker needs failed, while it ran or as it started (already logged, as Kafka's fatal)."""
+    from storage import LogDirsFailed
 
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
-    return isinstance(exc, AllLogDirsFailed)
+    return isinstance(exc, LogDirsFailed)
 
 
 def _startup_error(exc: BaseException) -> ConfigError | None:

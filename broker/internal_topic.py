@@ -211,7 +211,7 @@ class InternalTopic:
         """``(batch, offset read from)`` for every batch of partition ``index`` from its log start, in log
         order (read at startup; records below the offset read from were deleted)."""
         partition = self.broker.topics.partition(self.name, index)
-        if partition is None:
+        if partition is None or partition.log.offline:  # its log dir failed at start: nothing to load from it
             return
         log_, offset = partition.log, partition.log.log_start_offset
         while True:

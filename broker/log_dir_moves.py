@@ -76,6 +76,8 @@ class LogDirMoves:
         if log_ is None:  # made there if it comes to be (Kafka's preferred log dir)
             moves.preferred[(topic, partition)] = root
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if log_.offline:  # its log dir failed (at start, too: an interrupted move's source)
+            return ErrorCode.KAFKA_STORAGE_ERROR
         if current is None and log_.dir.parent != root:
             move = moves.start(log_, root)
             self._running[move] = trio.Event()

@@ -7,7 +7,8 @@ JMX exporter gives Kafka's Yammer gauges under Strimzi's generic rule
 lower-cased, the MBean's tags kept as labels:
 
 * ``kafka.log:type=Log`` (``UnifiedLog``): size, offsets, segments, per
-  ``{topic, partition}``.
+  ``{topic, partition}`` of an online log (Kafka's ``handleLogDirFailure``
+  removes an offline log with its gauges).
 * ``kafka.cluster:type=Partition`` (``Partition.scala``), per
   ``{topic, partition}`` of an online log: this node leads every partition and
   is its only replica, so UnderReplicated 0, InSyncReplicasCount 1,
@@ -56,7 +57,7 @@ def replica_samples(manager: Any, now_ms: int, late_after_ms: int) -> Iterable[S
     late once its producer's last batch is more than ``late_after_ms`` old."""
     logs = list(manager.logs())
     online = [log_ for log_ in logs if not log_.offline]
-    yield from _log_samples(logs)
+    yield from _log_samples(online)
     yield from _partition_samples(online)
     offline = float(len(logs) - len(online))
     failed = manager.failures.offline

@@ -42,7 +42,7 @@ from typing import Any
 
 import trio
 
-from storage import StorageError
+from storage import LogDirsFailed
 
 from .acl_model import java_host_address
 from .cleaning import start_cleaner, stop_cleaner
@@ -213,7 +213,7 @@ def _set_buffers(sock, config: Any) -> None:
             sock.setsockopt(socket.SOL_SOCKET, option, size)
 
 
-class AllLogDirsFailed(StorageError):
+class AllLogDirsFailed(LogDirsFailed):
     """Every log dir is offline: the broker stops (Kafka halts with status 1)."""
 
 

@@ -4,8 +4,9 @@
 ``log-start-offset-checkpoint`` of a log dir from the logs it holds
 (``write_offsets``: periodically, at close, and for a move's destination
 before the move commits), and keeps the cleaner's first dirty offsets,
-rewriting the ``cleaner-offset-checkpoint`` of every dir at each change
-(Kafka's doneCleaning). A log counts in a dir when ``holds(key, root)``: it
+rewriting the ``cleaner-offset-checkpoint`` of every online dir at each
+change (Kafka's doneCleaning; an offline dir is left alone, as Kafka's
+cleaner drops it from its checkpoints in ``handleLogDirFailure``). A log counts in a dir when ``holds(key, root)``: it
 is there, or being moved there. Writers run on several threads (the periodic
 writer, the cleaner's, a move's), so each kind of file is written under its
 own lock.
@@ -25,9 +26,9 @@ CLEANER_OFFSETS = "cleaner-offset-checkpoint"
 
 
 class DirCheckpoints:
-    def __init__(self, dirs: list[Path], logs: Callable[[], Iterable[Any]],
+    def __init__(self, online_dirs: Callable[[], list[Path]], logs: Callable[[], Iterable[Any]],
                  holds: Callable[[tuple[str, int], Path], bool]) -> None:  # fmt: skip
-        self.dirs, self._logs, self._holds = dirs, logs, holds
+        self._online_dirs, self._logs, self._holds = online_dirs, logs, holds
         self.cleaner_offsets: dict[tuple[str, int], int] = {}
         self._offsets_lock = threading.Lock()
         self._cleaner_lock = threading.Lock()
@@ -59,6 +60,6 @@ class DirCheckpoints:
             self._write_cleaner_offsets()
 
     def _write_cleaner_offsets(self) -> None:
-        for root in self.dirs:
+        for root in self._online_dirs():
             mine = {k: o for k, o in self.cleaner_offsets.items() if self._holds(k, root)}
             write_checkpoint(root / CLEANER_OFFSETS, mine)

@@ -4,6 +4,8 @@
 failure): the broker answers KAFKA_STORAGE_ERROR and nothing already written
 is damaged. ``ConfigError`` names the bad key. ``OffsetOutOfRangeError`` is
 for reads and deletions outside ``[log_start_offset, log_end_offset]``.
+``LogDirsFailed`` is the storage error the broker cannot run past: no log dir
+left online, or the first one (which holds the metadata) gone.
 """
 
 from __future__ import annotations
@@ -11,6 +13,10 @@ from __future__ import annotations
 
 class StorageError(OSError):
     """A failed disk operation on a log."""
+
+
+class LogDirsFailed(StorageError):
+    """The broker cannot go on with the log dirs left online (Kafka halts with status 1)."""
 
 
 class ConfigError(ValueError):

@@ -81,7 +81,7 @@ class LogManager(LogOpening):
         self._logs: dict[tuple[str, int], Log] = {}
         self.group_commit = GroupCommit()
         self.failures = LogDirFailures(dirs, self.logs, self.group_commit.forget)
-        self.checkpoints = DirCheckpoints(dirs, self.logs, self._log_in)
+        self.checkpoints = DirCheckpoints(self.failures.online_dirs, self.logs, self._log_in)
         self.moves = LogMoves()
         self.doomed = DoomedDirs()  # -delete directories waiting for log.segment.delete.delay.ms
         self.interrupted_moves: list[tuple[tuple[str, int], Path]] = []  # moves a crash or stop cut short
@@ -96,8 +96,7 @@ class LogManager(LogOpening):
         if not log_dirs:
             raise ConfigError("log.dirs: at least one directory is required")
         self = cls([Path(d) for d in log_dirs], ConfigModel.from_broker_props(broker_props), clock)
-        for d in self.dirs:
-            d.mkdir(parents=True, exist_ok=True)
+        self.validate_dirs()  # a dir that cannot be made or read is offline (log_opening.py)
         self.cluster_id = load_cluster_id(self.dirs[0])
         self._topics = load_topics(self.dirs[0])
         self._open_logs(progress or LoadProgress())
@@ -214,10 +213,11 @@ class LogManager(LogOpening):
         self.moves.stop_topic(name)
         logs = [self._logs.pop((name, p)) for p in range(meta.num_partitions) if (name, p) in self._logs]
         for log_ in logs:  # all unregistered first: one that fails to go does not keep the others
-            self.doomed.take(log_, self.clock())
+            if not log_.offline:  # an offline dir is not touched: its copy is a stray at the next start
+                self.doomed.take(log_, self.clock())
         self.group_commit.forget(lambda l: l.topic == name)
         self.checkpoints.forget_cleaner_offsets(name)
-        for root in self.dirs:  # Kafka's asyncDelete: a topic made again must not meet these offsets
+        for root in self.failures.online_dirs():  # Kafka's asyncDelete: a topic made again must not meet these
             try:
                 self.checkpoints.write_offsets(root)
             except OSError as exc:  # the deletion stands; the periodic write tries again

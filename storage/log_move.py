@@ -53,7 +53,7 @@ import os
 import threading
 import uuid
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import attrs
 
@@ -340,31 +340,60 @@ class LogMoves:
         return move is not None and move.dest_root == root
 
 
-def finish_interrupted_moves(dirs: list[Path]) -> list[tuple[tuple[str, int], Path]]:
+def finish_interrupted_moves(dirs: list[Path], failed: Callable[[Path, OSError], None] | None = None,
+                             unseen: bool = False) -> list[tuple[tuple[str, int], Path]]:  # fmt: skip
     """Before the logs open: of each partition a crash or a stop caught in a move, keep exactly one copy (see
     the module docstring). Returns the moves that had not committed, ``((topic, partition), destination)``
-    each: their copies are removed, and the broker begins them again."""
+    each: their copies are removed, and the broker begins them again.
+
+    ``failed(root, exc)``, if given, is told of a dir that fails to be read or changed (it goes offline),
+    and the rest carry on; while a dir is offline or was never read (``unseen``), a copy whose partition
+    is in no dir read is left as it is: the partition may be in the dir that could not be read."""
     live: set[tuple[str, int]] = set()
-    unfinished: list[tuple[tuple[str, int], Path]] = []
     futures: list[tuple[Path, os.DirEntry]] = []
     for root in dirs:
-        for entry in os.scandir(root):
+        try:
+            entries = list(os.scandir(root))
+        except OSError as exc:
+            if failed is None:
+                raise
+            failed(root, exc)
+            unseen = True
+            continue
+        for entry in entries:
             if entry.is_dir() and entry.name.endswith(FUTURE_SUFFIX):
                 futures.append((root, entry))
             elif entry.is_dir() and (key := parse_partition_dir(entry.name)) is not None:
                 live.add(key)
+    unfinished: list[tuple[tuple[str, int], Path]] = []
+    down: set[Path] = set()
     for root, entry in sorted(futures, key=lambda f: f[1].path):
-        key = parse_future_dir(entry.name)
-        if key is None:
-            log.warning("%s: ignoring %s, which is not a future log directory", root, entry.name)
-        elif key in live:
-            log.warning("%s: removing %s, the copy of a move that did not finish; it begins again", root,
-                        entry.name)  # fmt: skip
-            remove_dir(Path(entry.path))
-            unfinished.append((key, root))
-        else:
-            Path(entry.path).rename(partition_dir(root, *key))
-            fsync_dir(root)
-            live.add(key)
-            log.warning("%s: finished the interrupted move of %s-%d here", root, *key)
+        try:
+            if root not in down:
+                _finish_one(root, entry, live, unfinished, unseen)
+        except OSError as exc:
+            if failed is None:
+                raise
+            failed(root, exc)
+            down.add(root)
     return unfinished
+
+
+def _finish_one(root: Path, entry: os.DirEntry, live: set[tuple[str, int]],
+                unfinished: list[tuple[tuple[str, int], Path]], unseen: bool) -> None:  # fmt: skip
+    key = parse_future_dir(entry.name)
+    if key is None:
+        log.warning("%s: ignoring %s, which is not a future log directory", root, entry.name)
+    elif key in live:
+        log.warning("%s: removing %s, the copy of a move that did not finish; it begins again", root,
+                    entry.name)  # fmt: skip
+        remove_dir(Path(entry.path))
+        unfinished.append((key, root))
+    elif unseen:
+        log.warning("%s: leaving %s as it is while a log dir is offline: its partition may be there", root,
+                    entry.name)  # fmt: skip
+    else:
+        Path(entry.path).rename(partition_dir(root, *key))
+        fsync_dir(root)
+        live.add(key)
+        log.warning("%s: finished the interrupted move of %s-%d here", root, *key)

@@ -8,9 +8,9 @@ unknown topic or of an older topic of that name (its ``partition.metadata`` name
 another id) is set aside as a stray, one made by a partition increase that never
 finished is removed, and the rest open as logs from the directory's checkpoints
 (recovery point, log start offset). With the clean-shutdown marker present the
-logs open without scanning, and the marker is removed (durably) so that a crash
-from now on is noticed; without it, every log is recovered from its recovery
-point. Every dir is sorted out before any log opens, so that the count of
+logs open without scanning, and the marker is removed (durably, before they
+load) so that a crash from now on is noticed; without it, every log is
+recovered from its recovery point. Every dir is sorted out before any log opens, so that the count of
 logs each has to load is known from the start (``LoadProgress``: Kafka's
 recovery gauges, gone once the last log is loaded). Last, partitions a crash
 kept a topic's creation from making are made.
@@ -22,16 +22,34 @@ all dirs at once, and each partition directory is one job that runs
 thread, which has read each dir's marker and checkpoints and resolved the
 topic configs before the jobs start, then takes the results in a fixed order
 (dir by dir, partitions by name, as the jobs were given), registering each
-log and finishing each dir (cleaner offsets, marker) as today's single
-thread did, so the result does not depend on which thread ran what. A job
-that fails fails the start with the first failure in that order, as Kafka's
+log and reading each dir's cleaner offsets as a single thread would, so the
+result does not depend on which thread ran what. A job that fails (but for a
+disk failure, below) fails the start with the first failure in that order, as Kafka's
 wait on its jobs in turn does; before it is raised, the jobs not started are
 cancelled, the running ones are waited for, and every log that did open has
 its files closed (no marker is written back).
+
+With several log dirs, one that fails does not stop the start, as in Kafka
+(``LogManager.createAndValidateLogDirs`` and ``loadLogs``): a dir that cannot
+be made or read is left out before anything loads (``validate_dirs``), and a
+disk error (``is_disk_failure``) while a dir is sorted out, its marker removed
+or one of its logs loaded takes that dir offline (``LogDirFailures.fail_dir``):
+its jobs are all waited for, the logs of it that did open have their files
+closed and none is registered; the other dirs load on. Each dir's marker is
+removed before its logs load, as Kafka's ``loadLogs`` removes it (KAFKA-10471):
+a start that fails or crashes part way leaves no dir claiming a clean stop, so
+the next start recovers them all, and an offline dir never gets one back. The
+partitions of the topics that no online dir holds are then offline stand-ins
+(``OfflineLog``), not new logs, since they may be in the failed dir (Kafka's
+``getOrCreateLog`` refuses while a dir is offline). Any other error still
+fails the start, and so does losing the last dir online or the first one,
+which holds the metadata (Kafka halts once its metadata log dir fails):
+``LogDirsFailed``.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import logging
 import os
@@ -44,11 +62,14 @@ import attrs
 from .checkpoint import fsync_dir, read_checkpoint
 from .config import OTHER_BROKER_DEFAULTS
 from .dir_checkpoints import CLEANER_OFFSETS, LOG_STARTS, RECOVERY_POINTS
+from .errors import LogDirsFailed
 from .file_names import DELETE_SUFFIX, STRAY_SUFFIX, parse_partition_dir, remove_dir, set_aside_name
 from .load_progress import LoadProgress
 from .log import Log
+from .log_dir_failure import is_disk_failure
 from .log_move import finish_interrupted_moves
 from .new_logs import NewLogs
+from .offline_log import OfflineLog
 from .recovery_pool import RecoveryPool, thread_number
 from .topic_store import read_partition_topic_id, write_partition_metadata
 
@@ -63,25 +84,71 @@ class _DirLoad:
     """One dir's load as the calling thread follows it: its jobs, in the order they were given."""
 
     root: Path
-    clean: bool
     jobs: list[Future]
 
 
 class LogOpening:
-    """``LogManager``'s start: ``_open_logs`` (it relies on the manager's attributes and ``_register``)."""
+    """``LogManager``'s start: ``validate_dirs`` then ``_open_logs`` (they rely on the manager's attributes and
+    ``_register``)."""
+
+    def validate_dirs(self) -> None:
+        """Kafka's ``createAndValidateLogDirs``: each dir made if missing, and readable, or else offline."""
+        for root in self.dirs:
+            try:
+                root.mkdir(parents=True, exist_ok=True)
+                if not root.is_dir() or not os.access(root, os.R_OK | os.X_OK):
+                    raise OSError(errno.ENOTDIR, f"{root} is not a readable log directory")
+            except OSError as exc:
+                self.failures.fail_dir(root, f"it cannot be created or read: {exc}")
+        self._check_dirs_left("none of the log dirs in {dirs} can be created or read")
+
+    def _check_dirs_left(self, none_left: str) -> None:
+        """``LogDirsFailed`` unless some dir is online, the first among them (it holds the metadata)."""
+        dirs = ", ".join(str(d) for d in self.dirs)
+        if self.failures.all_offline:
+            why = none_left.format(dirs=dirs)
+        elif not self.failures.is_online(self.dirs[0]):
+            why = f"the first log dir {self.dirs[0]}, which holds the metadata, has failed"
+        else:
+            return
+        log.critical("Stopping the broker: %s", why)
+        raise LogDirsFailed(errno.EIO, why)
+
+    def _dir_failed(self, root: Path, exc: OSError) -> None:
+        """``exc`` met while loading ``root``: a disk failure takes the dir offline; anything else is raised."""
+        if not is_disk_failure(exc):
+            raise exc
+        self.failures.fail_dir(root, f"loading its logs failed: {exc}")
 
     def _open_logs(self, progress: LoadProgress) -> None:
-        self.interrupted_moves = finish_interrupted_moves(self.dirs)  # the broker begins them again
-        found = [(root, self._partitions_to_open(root)) for root in self.dirs]
+        online = self.failures.online_dirs()
+        self.interrupted_moves = finish_interrupted_moves(online, self._dir_failed, unseen=online != self.dirs)
+        found = []
+        for root in self.failures.online_dirs():
+            try:
+                found.append((root, self._partitions_to_open(root)))
+            except OSError as exc:
+                self._dir_failed(root, exc)
         for root, entries in found:  # every dir's count first, as Kafka's loadLogs before its gauges show
             progress.found(root, len(entries))
         try:
             self._load_dirs(found, progress)
         finally:
             progress.finish()
+        self._make_missing({key: root for root, entries in found for _path, key in entries})
+
+    def _make_missing(self, seen: dict[tuple[str, int], Path]) -> None:
+        """The partitions no log was opened for: made (a creation a crash cut short), or with a dir offline
+        offline stand-ins, in the failed dir they were seen in (else the first failed one)."""
+        failed = [root for root in self.dirs if not self.failures.is_online(root)]
         for meta in self._topics.values():
             missing = [p for p in range(meta.num_partitions) if (meta.name, p) not in self._logs]
-            if missing:  # a creation cut short by a crash: finish it
+            if missing and failed:  # they may be in the failed dir: Kafka's getOrCreateLog refuses to make them
+                config = self.effective_config(meta.name)
+                for p in missing:
+                    root = seen.get((meta.name, p), failed[0])
+                    self._logs[(meta.name, p)] = OfflineLog(root / f"{meta.name}-{p}", meta.name, p, config)
+            elif missing:
                 for _partition in NewLogs(self, meta, missing, new_topic=False):
                     pass
 
@@ -93,9 +160,12 @@ class LogOpening:
         try:
             for root, entries in found:
                 pools.append(RecoveryPool(root, threads))
-                loads.append(self._start_dir(pools[-1], root, entries, progress))
+                load = self._start_dir(pools[-1], root, entries, progress)
+                if load is not None:
+                    loads.append(load)
             for load in loads:
                 self._finish_dir(load)
+            self._check_dirs_left("all log dirs in {dirs} have failed")
         except BaseException:
             for pool in pools:  # nothing left running on a log once the error is raised
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -115,13 +185,22 @@ class LogOpening:
         return entries
 
     def _start_dir(self, pool: RecoveryPool, root: Path, entries: list[tuple[Path, tuple[str, int]]],
-                   progress: LoadProgress) -> _DirLoad:  # fmt: skip
-        """Give ``pool`` a job per partition directory of ``root``, with what each needs read here."""
+                   progress: LoadProgress) -> _DirLoad | None:  # fmt: skip
+        """Give ``pool`` a job per partition directory of ``root``, with what each needs read here; None if
+        ``root`` failed first (removing its marker)."""
         clean = (root / CLEAN_SHUTDOWN).exists()
         points = read_checkpoint(root / RECOVERY_POINTS)
         starts = read_checkpoint(root / LOG_STARTS)
         if entries and not clean:
             log.warning("%s: no clean-shutdown marker, recovering logs from their recovery points", root)
+        try:
+            if clean:  # from now on a crash, or a start that fails, must be noticed: a durable removal
+                (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
+                fsync_dir(root)
+        except OSError as exc:
+            self._dir_failed(root, exc)
+            progress.found(root, 0)
+            return None
         configs: dict[str, Any] = {}
         for _path, (topic, _p) in entries:
             if topic not in configs:
@@ -134,18 +213,29 @@ class LogOpening:
                 producer_id_expiration_ms=expiration,
             )  # fmt: skip
             jobs.append(pool.submit(_load_log, progress, root, opener))
-        return _DirLoad(root, clean, jobs)
+        return _DirLoad(root, jobs)
 
     def _finish_dir(self, load: _DirLoad) -> None:
-        """Register ``load``'s logs in order (the first failure raises), then its cleaner offsets and marker."""
-        root = load.root
+        """Register ``load``'s logs in order, then its cleaner offsets; all its jobs waited for. A disk failure
+        in any takes the dir offline with none registered; any other error is raised (the first in order)."""
+        root, opened, failure = load.root, [], None
         for job in load.jobs:
-            self._register(job.result())
+            try:
+                opened.append(job.result())
+            except OSError as exc:
+                if not is_disk_failure(exc):
+                    raise
+                failure = failure or exc
+        if failure is not None:
+            load.jobs = []  # closed here: ``_close_loaded`` must not close them again
+            for log_ in opened:
+                log_.close_files()
+            self._dir_failed(root, failure)
+            return
+        for log_ in opened:
+            self._register(log_)
         cleaned = read_checkpoint(root / CLEANER_OFFSETS)
         self.checkpoints.cleaner_offsets.update((k, o) for k, o in cleaned.items() if self._log_in(k, root))
-        if load.clean:  # from now on a crash must be noticed: make the removal durable
-            (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
-            fsync_dir(root)
 
     def _close_loaded(self, loads: list[_DirLoad]) -> None:
         """After a failed load (every pool shut down): close the files of every log that opened."""

@@ -8,6 +8,7 @@ parser). What each test pins, from Kafka's ``LogManager``, ``Partition`` and
 * ``LogDirectoryOffline{logDirectory}`` is 0 per dir until that dir fails,
   then 1, the other dir staying 0; the failed dir's partitions lose their
   ``kafka.cluster:type=Partition`` gauges (``markOffline`` removes them) and
+  their ``kafka.log:type=Log`` ones (``removeLogAndMetrics``), and
   leave LeaderCount and AtMinIsrPartitionCount, not PartitionCount;
 * a partition of one replica is at its effective min ISR whatever
   ``min.insync.replicas`` says (``min(minIsr, replicas)``), never under it;
@@ -79,7 +80,8 @@ async def test_a_failed_dir_reads_offline_and_its_partitions_lose_their_gauges(t
         assert [one(after, offline, logDirectory=os.path.abspath(d)) for d in (failed, other)] == [1, 0]
         assert partition_gauges(after, "t") == {} and partition_gauges(after, "u") == ones
         assert [one(after, rm + name) for name in counts] == [2, 1, 1, 0]
-        assert one(after, "kafka_log_log_size", topic="t", partition="0") is not None  # the Log gauges stay
+        # the Log gauges go too: Kafka's handleLogDirFailure removes the log with its metrics (removeLogAndMetrics)
+        assert one(after, "kafka_log_log_size", topic="t", partition="0") is None
     finally:
         b.close()
 
