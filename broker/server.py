@@ -29,8 +29,9 @@ coordinator's timers run as one more task. The log cleaner's threads start
 with the server and stop before the storage closes (``broker.cleaning``), as
 do moves of partitions between log dirs still copying (their copies stay,
 and the next start begins those moves again; ``broker.log_dir_moves``).
-Once a disk failure has taken every log dir offline (``storage.log_dir_failure``)
-the server stops with ``AllLogDirsFailed``, as Kafka halts; ``__main__`` exits with status 1.
+Once a disk failure has taken every log dir offline, or the first one, which
+holds the metadata (``storage.log_dir_failure``), the server stops with
+``AllLogDirsFailed``, as Kafka halts; ``__main__`` exits with status 1.
 """
 
 from __future__ import annotations
@@ -214,30 +215,34 @@ def _set_buffers(sock, config: Any) -> None:
 
 
 class AllLogDirsFailed(LogDirsFailed):
-    """Every log dir is offline: the broker stops (Kafka halts with status 1)."""
+    """Every log dir, or the first (the metadata's), is offline: the broker stops (Kafka halts with status 1)."""
 
 
 async def _watch_log_dirs(broker: Broker) -> None:
     """When a log dir fails, long-polling fetches are woken to answer KAFKA_STORAGE_ERROR at once (Kafka's
-    DelayedFetch completes on an offline partition); once none is online the broker stops (Kafka's
-    LogManager.handleLogDirFailure). The storage's hook may run on a worker thread (a group-commit fsync),
+    DelayedFetch completes on an offline partition); once none is online, or the metadata dir (the first) is
+    not, the broker stops (Kafka's LogManager / ReplicaManager.handleLogDirFailure). The storage's hook may run on a worker thread (a group-commit fsync),
     hence the trio token."""
     failures, token, failed = broker.topics.manager.failures, trio.lowlevel.current_trio_token(), trio.Event()
 
     def on_dir_failure(_root) -> None:
         try:
             token.run_sync_soon(broker.wake_fetches)
-            if failures.all_offline:
+            if failures.all_offline or failures.metadata_offline:
                 token.run_sync_soon(failed.set)
         except trio.RunFinishedError:  # a worker thread's fsync after the server ended
             pass
 
     failures.on_dir_failure = on_dir_failure
-    if not failures.all_offline:
+    if not (failures.all_offline or failures.metadata_offline):
         await failed.wait()
-    dirs = ", ".join(str(d) for d in failures.dirs)
-    log.critical("Every log dir has failed (%s): stopping the broker, as Kafka halts", dirs)
-    raise AllLogDirsFailed(errno.EIO, f"all log dirs in {dirs} have failed")
+    if failures.all_offline:
+        dirs = ", ".join(str(d) for d in failures.dirs)
+        why = f"all log dirs in {dirs} have failed"
+    else:
+        why = f"the metadata log dir {failures.dirs[0]} has failed"
+    log.critical("Stopping the broker because %s, as Kafka halts", why)
+    raise AllLogDirsFailed(errno.EIO, why)
 
 
 async def _periodic(broker: Broker) -> None:

@@ -24,8 +24,11 @@ usual) without taking the dir offline; Kafka would take it offline and, with
 one dir, halt.
 
 ``on_dir_failure(root)`` tells the broker, which stops once no dir is left
-online (Kafka's "all log dirs have failed"). It may run on a worker thread
-(a group-commit fsync).
+online (Kafka's "all log dirs have failed"), or once the first dir fails:
+it holds the broker's metadata (topics, cluster id), as Kafka's metadata log
+dir (``metadata.log.dir``, by default the first of ``log.dirs``), whose
+failure halts a KRaft broker (``ReplicaManager.handleLogDirFailure``). It may
+run on a worker thread (a group-commit fsync).
 """
 
 from __future__ import annotations
@@ -85,6 +88,11 @@ class LogDirFailures:
     @property
     def all_offline(self) -> bool:
         return all(d in self.offline for d in self.dirs)
+
+    @property
+    def metadata_offline(self) -> bool:
+        """The first dir, which holds the metadata, is offline: the broker cannot go on (see the module)."""
+        return bool(self.dirs) and self.dirs[0] in self.offline
 
 
 @contextlib.contextmanager

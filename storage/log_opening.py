@@ -108,10 +108,10 @@ class LogOpening:
         if self.failures.all_offline:
             why = none_left.format(dirs=dirs)
         elif not self.failures.is_online(self.dirs[0]):
-            why = f"the first log dir {self.dirs[0]}, which holds the metadata, has failed"
+            why = f"the metadata log dir {self.dirs[0]} has failed"
         else:
             return
-        log.critical("Stopping the broker: %s", why)
+        log.critical("Stopping the broker because %s", why)
         raise LogDirsFailed(errno.EIO, why)
 
     def _dir_failed(self, root: Path, exc: OSError) -> None:

@@ -135,6 +135,43 @@ async def test_the_server_stops_once_every_log_dir_has_failed(tmp_path, monkeypa
     assert not (tmp_path / "data" / ".kafka_cleanshutdown").exists()  # the next start recovers the dir
 
 
+async def _serve_until_a_dir_fails(tmp_path, monkeypatch, fail_first: bool) -> BaseException | None:
+    """Serve on two dirs, fail a partition's dir by a produce whose write fails, and say how the server ended."""
+    dirs = [tmp_path / "d1", tmp_path / "d2"]
+    config = BrokerConfig.from_props({"log.dirs": f"{dirs[0]},{dirs[1]}", "node.id": "1", "prometheus.port": "0",
+                                      "listeners": "PLAINTEXT://127.0.0.1:0"})  # fmt: skip
+    try:
+        with trio.fail_after(10):
+            async with trio.open_nursery() as nursery:
+                b = await nursery.start(serve_broker, config)
+                await create_ok(b, "t", 1)
+                log_ = b.topics.partition("t", 0).log
+                if (log_.dir.parent == dirs[0]) != fail_first:  # the topic is in the other dir: one more
+                    await create_ok(b, "t2", 1)
+                    log_ = b.topics.partition("t2", 0).log
+                assert (log_.dir.parent == dirs[0]) == fail_first
+                real = fileops.pwrite
+                _fail(monkeypatch, "pwrite", errno.EIO)
+                with pytest.raises(Exception):  # noqa: B017  (the storage error of the failed write)
+                    log_.append(_records(), 0, 0, now_ms())
+                monkeypatch.setattr(fileops, "pwrite", real)
+                await trio.sleep(0.5)  # the watcher would have stopped the server by now
+                nursery.cancel_scope.cancel()
+    except BaseException as exc:  # noqa: BLE001  (trio wraps it in exception groups)
+        while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+            exc = exc.exceptions[0]
+        return exc
+    return None
+
+
+async def test_the_server_stops_when_the_first_log_dir_which_holds_the_metadata_fails(tmp_path, monkeypatch):
+    """Kafka's ReplicaManager.handleLogDirFailure halts a KRaft broker whose metadata log dir failed (by default
+    the first of log.dirs; ours holds the topics and the cluster id); another dir failing leaves it serving."""
+    stopped = await _serve_until_a_dir_fails(tmp_path / "a", monkeypatch, fail_first=True)
+    assert isinstance(stopped, AllLogDirsFailed) and "metadata log dir" in str(stopped)
+    assert await _serve_until_a_dir_fails(tmp_path / "b", monkeypatch, fail_first=False) is None
+
+
 def _gauge(b, name: str) -> float:
     from prometheus_client import generate_latest
 
@@ -178,7 +215,9 @@ async def test_a_long_polling_fetch_answers_as_soon_as_its_dir_fails(tmp_path, m
                                       "node.id": "1", "prometheus.port": "0"})  # fmt: skip
     async with trio.open_nursery() as nursery:
         b = await nursery.start(serve_broker, config)
+        await create_ok(b, "s", 1)  # in d1: t goes to d2, whose failure does not stop the broker
         await create_ok(b, "t", 1)
+        assert b.topics.partition("t", 0).log.dir.parent == d2
         answers = []
 
         async def long_poll() -> None:

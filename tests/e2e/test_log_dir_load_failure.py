@@ -109,5 +109,5 @@ def test_the_only_dir_failing_as_the_logs_load_stops_the_broker_with_status_1(tm
     with pytest.raises(RuntimeError, match="broker did not start"):
         broker.restart()
     assert broker.proc is not None and broker.proc.wait(10) == 1
-    assert f"Stopping the broker: all log dirs in {data} have failed" in broker.log_text()
+    assert f"Stopping the broker because all log dirs in {data} have failed" in broker.log_text()
     assert "Traceback" not in broker.log_text()

@@ -167,7 +167,7 @@ def test_losing_every_dir_or_the_first_fails_the_start_and_leaves_nothing_open(t
     (a, b), _where = _two_dirs(tmp_path, clock)
     with monkeypatch.context() as patch:
         _eio_under(patch, a if failing == "first" else tmp_path)
-        message = "all log dirs in" if failing == "every" else "the first log dir .* holds the metadata"
+        message = "all log dirs in" if failing == "every" else "the metadata log dir .* has failed"
         with pytest.raises(LogDirsFailed, match=message):
             LogManager.open([a, b], {"num.recovery.threads.per.data.dir": "3"}, clock)
     assert _loading_threads() == []
