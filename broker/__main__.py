@@ -135,6 +135,7 @@ async def _run(config) -> None:
                 logging.getLogger("minibroker").info("signal %d: shutting down", signum)
                 nursery.cancel_scope.cancel()
                 break
+    logging.getLogger("minibroker").info("shut down completed")
 
 
 def use_accelerator() -> bool:

@@ -53,6 +53,7 @@ import errno
 import functools
 import logging
 import os
+import time
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable
@@ -157,6 +158,7 @@ class LogOpening:
         pools: list[RecoveryPool] = []
         loads: list[_DirLoad] = []
         threads = self.model.other.get(RECOVERY_THREADS, DEFAULT_RECOVERY_THREADS)
+        started = time.monotonic()
         try:
             for root, entries in found:
                 pools.append(RecoveryPool(root, threads))
@@ -166,6 +168,7 @@ class LogOpening:
             for load in loads:
                 self._finish_dir(load)
             self._check_dirs_left("all log dirs in {dirs} have failed")
+            log.info("Loaded %d logs in %d ms", len(self._logs), (time.monotonic() - started) * 1000)
         except BaseException:
             for pool in pools:  # nothing left running on a log once the error is raised
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -193,6 +196,8 @@ class LogOpening:
         starts = read_checkpoint(root / LOG_STARTS)
         if entries and not clean:
             log.warning("%s: no clean-shutdown marker, recovering logs from their recovery points", root)
+        elif entries:
+            log.info("%s: clean-shutdown marker found, skipping recovery of %d logs", root, len(entries))
         try:
             if clean:  # from now on a crash, or a start that fails, must be noticed: a durable removal
                 (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)

@@ -131,6 +131,7 @@ class BrokerProcess:
         assert self.proc is not None
         self.proc.send_signal(signal.SIGTERM)
         code = self.proc.wait(timeout)
+        self._pump_thread.join(timeout)  # its last lines read: ``log_text`` holds the whole stop
         return code
 
     def kill(self) -> None:

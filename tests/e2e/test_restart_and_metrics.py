@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import re
 import urllib.request
 
 import pytest
@@ -48,9 +49,13 @@ def test_clean_restart_keeps_everything(broker):
     _produce(broker.bootstrap, "restart", 500)
     assert broker.stop() == 0
     assert (broker.data_dir / ".kafka_cleanshutdown").exists()
+    assert "shut down completed" in broker.log_text()
     broker.restart()
     _produce(broker.bootstrap, "restart", 100, start=500)
     assert _consume_all(broker.bootstrap, "restart", 600) == _expected(600)
+    text = broker.log_text()  # LogManager.loadLogs' words, in ours: no recovery after a clean stop
+    assert re.search(r"clean-shutdown marker found, skipping recovery of \d+ logs", text), text
+    assert re.search(r"Loaded \d+ logs in \d+ ms", text) and "recovering logs" not in text
 
 
 def test_sigkill_loses_no_acknowledged_record(broker_factory):
