@@ -12,16 +12,20 @@ encoder, stop it by cancelling its scope (as SIGTERM does) and check what
 the client can still read:
 
 * the answers written before the stop, then a clean end of stream, while the
-  client keeps sending (what it sends after the stop is not appended);
+  client keeps sending (what it sends after the stop is not appended); over
+  TLS too, where close_notify comes before the end of stream;
 * the answer of a Produce whose handling was under way at the stop (it was
   appended, so it must be answered);
 * a client that reads nothing does not hold the stop beyond the grace
-  period, and still gets an end of stream rather than a reset.
+  period, and still gets an end of stream rather than a reset;
+* a connection closed for a request Kafka refuses (not at a stop) ends the
+  same way: the answers before it, then an end of stream, not a reset.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 from contextlib import asynccontextmanager
 
@@ -32,6 +36,8 @@ from broker.closing import STOP_GRACE_SECONDS
 from broker.server import serve_broker
 from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request
 from protocol.records import RecordBatchBuilder
+
+from tests.tls_pki import make_pki
 
 from ._admin_client import create_ok, req, sub
 
@@ -153,6 +159,28 @@ async def test_the_answers_written_before_a_stop_are_read_to_a_clean_end_of_stre
     assert log.log_end_offset == 3 * RECORDS  # nothing sent after the stop was appended
 
 
+async def test_over_tls_the_answers_written_before_a_stop_are_read_to_close_notify(tmp_path):
+    pki = make_pki(tmp_path / "pki")
+    tls = {"listeners": "SSL://127.0.0.1:0", "ssl.keystore.type": "PEM", "ssl.keystore.location": pki.broker_pair_pem}
+    client = ssl.create_default_context(cafile=pki.ca_pem)
+    with trio.fail_after(20):
+        async with _served(tmp_path, **tls) as (broker, scope, stopped):
+            await create_ok(broker, "t", 1)
+            log = broker.topics.manager.get_log("t", 0)
+            sock = await trio.to_thread.run_sync(
+                lambda: client.wrap_socket(_connect(broker.bound[0]), server_hostname="localhost"))
+            sock.sendall(b"".join(_produce(cid) for cid in range(3)))
+            await _until(lambda: log.log_end_offset == 3 * RECORDS)
+            scope.cancel()
+            sock.sendall(_produce(3)[:20])  # one more TLS record, not read by the broker before it stops
+            await _until(lambda: _tcp_state(sock) != TCP_ESTABLISHED)
+            answers, ending = await trio.to_thread.run_sync(_read_while_sending, sock, 3)
+            await stopped.wait()
+    assert answers == [(cid, ErrorCode.NONE, cid * RECORDS) for cid in range(3)]
+    assert ending == "end of stream"  # close_notify read
+    assert log.log_end_offset == 3 * RECORDS
+
+
 async def test_a_produce_under_way_at_the_stop_is_answered(tmp_path):
     with trio.fail_after(20):
         async with _served(tmp_path) as (broker, scope, stopped):
@@ -192,3 +220,34 @@ async def test_a_client_that_reads_nothing_holds_the_stop_only_for_the_grace_per
     assert took < STOP_GRACE_SECONDS + 1.0, took
     assert ending == "end of stream"
     assert (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+
+
+def _send_and_read_all(sock: socket.socket, data: bytes) -> tuple[bytes, str]:
+    """Send ``data`` (what cannot be sent is dropped), then read to the end: what was read, how it ended."""
+    try:
+        sock.sendall(data)
+    except OSError:
+        pass
+    got = bytearray()
+    try:
+        while chunk := sock.recv(1 << 16):
+            got += chunk
+        return bytes(got), "end of stream"
+    except OSError as exc:
+        return bytes(got), repr(exc)
+    finally:
+        sock.close()
+
+
+async def test_a_connection_closed_for_a_refused_request_ends_with_the_answers_before_it(tmp_path):
+    refused = struct.pack(">ihhih", 10, 32000, 0, 2, -1)  # an API key no broker knows: Kafka closes the connection
+    more = struct.pack(">i", 400_000) + bytes(400_000)  # beyond one receive: still unread when the broker closes
+    answer = _api_versions(1)
+    with trio.fail_after(20):
+        async with _served(tmp_path) as (broker, scope, _stopped):
+            sock = _connect(broker.bound[0])
+            got, ending = await trio.to_thread.run_sync(_send_and_read_all, sock, answer + refused + more)
+            scope.cancel()
+    size, correlation_id = struct.unpack(">ii", got[:8])
+    assert (len(got), correlation_id) == (4 + size, 1)  # the ApiVersions answer, whole
+    assert ending == "end of stream"
