@@ -10,7 +10,10 @@ advertises to it) and gets Kafka's ``socket.send.buffer.bytes`` /
 ``socket.receive.buffer.bytes``, within the connection limits of
 ``connection_quotas.py``; on an SSL or SASL_SSL listener its stream
 is wrapped in TLS with the listener's context. Cancelling it is a graceful shutdown:
-listeners close, connections end, and the storage writes its checkpoints and
+listeners close; connections take no further request, finish the Produce and
+the answer under way and end so that clients read every answer written, all
+within one grace period from the stop (``closing.py``, started by
+``stop_at_cancel``); then the storage writes its checkpoints and
 clean-shutdown marker.
 
 A listener that checks signed OAUTHBEARER tokens has its JWKS endpoint
@@ -47,6 +50,7 @@ from storage import LogDirsFailed
 
 from .acl_model import java_host_address
 from .cleaning import start_cleaner, stop_cleaner
+from .closing import Closing, stop_at_cancel
 from .connection import Connection
 from .core import Broker
 from .connection_quotas import ConnectionQuotas
@@ -67,11 +71,13 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
         async with trio.open_nursery() as nursery:
             bound = []
             quotas = broker.connection_quotas = ConnectionQuotas(config, [listener.name for listener in listeners])
+            closing = Closing()
+            nursery.start_soon(stop_at_cancel, closing)
             broker.metrics.add_state_collector(lambda: quotas.metric_samples(broker.clock()))
             for listener in listeners:
                 sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]
-                nursery.start_soon(_accept_loop, broker, listener, sockets, quotas)
+                nursery.start_soon(_accept_loop, broker, listener, sockets, (quotas, closing))
             broker.set_bound(bound)
             broker.tls_contexts.update({listener.name: listener.tls for listener in listeners if listener.tls})
             nursery.start_soon(_periodic, broker)
@@ -110,23 +116,25 @@ async def _open_broker(config: Any) -> tuple[Broker, list[Listener], list]:
     return broker, listeners, endpoints
 
 
-async def _accept_loop(broker: Broker, listener: Listener, sockets: list, quotas: ConnectionQuotas) -> None:
+async def _accept_loop(broker: Broker, listener: Listener, sockets: list, shared: tuple[ConnectionQuotas, Closing],
+                       ) -> None:  # fmt: skip
     try:
         async with trio.open_nursery() as nursery:
             for sock in sockets:
-                nursery.start_soon(_accept_from, broker, listener, sock, quotas, nursery)
+                nursery.start_soon(_accept_from, broker, listener, sock, shared, nursery)
     finally:  # cancelled (shutdown): the listening sockets close with the loop
         for sock in sockets:
             sock.socket.close()
 
 
-async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketListener, quotas: ConnectionQuotas,
-                       nursery: trio.Nursery) -> None:  # fmt: skip
+async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketListener,
+                       shared: tuple[ConnectionQuotas, Closing], nursery: trio.Nursery) -> None:  # fmt: skip
     """Accept while the listener has a free slot (``max.connections``); serve each connection in ``nursery``.
 
     The slot is checked before ``accept()`` (a full listener leaves new connections in the kernel's backlog)
     and again after it, as Kafka's acceptor waits for a slot once it has accepted: while this loop sat in
     ``accept()``, another listener may have taken the last broker-wide slot."""
+    quotas, _closing = shared
     while True:
         await quotas.wait_for_slot(listener.name)
         try:
@@ -154,7 +162,7 @@ async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketList
             continue
         over = quotas.admit(listener.name, ip)  # counted before the next accept, so its slot check sees it
         host = java_host_address(ip, address[3] if len(address) > 3 else 0)  # ACLs' and groups' form (Kafka's)
-        nursery.start_soon(_serve_connection, broker, stream, listener, quotas, (ip, port, over, host))
+        nursery.start_soon(_serve_connection, broker, stream, listener, shared, (ip, port, over, host))
 
 
 async def _wait_to_admit(quotas: ConnectionQuotas, listener: str, now: float) -> None:
@@ -171,9 +179,10 @@ async def _close_after(stream: trio.SocketStream, ip: str, wait_ms: int) -> None
     await trio.aclose_forcefully(stream)
 
 
-async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: Listener, quotas: ConnectionQuotas,
-                            admitted: tuple[str, int, int | None, str]) -> None:  # fmt: skip
-    ip, port, over, host = admitted
+async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener: Listener,
+                            shared: tuple[ConnectionQuotas, Closing], admitted: tuple[str, int, int | None, str],
+                            ) -> None:  # fmt: skip
+    (quotas, closing), (ip, port, over, host) = shared, admitted
     try:
         if over is not None:
             log.info("Rejected connection from %s, address already has the configured maximum of %d connections.",
@@ -184,14 +193,15 @@ async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener:
             _set_buffers(stream.socket, broker.config)
         except OSError:
             pass
-        await _serve_admitted(broker, stream, listener, f"{host}:{port}")
+        await _serve_admitted(broker, stream, listener, f"{host}:{port}", closing)
     finally:
         with trio.CancelScope(shield=True):
             await quotas.release(listener.name, ip)
 
 
-async def _serve_admitted(broker: Broker, stream: trio.SocketStream, listener: Listener, peer: str) -> None:
-    connection = Connection(broker, stream, peer, listener.name, listener.protocol)
+async def _serve_admitted(broker: Broker, stream: trio.SocketStream, listener: Listener, peer: str,
+                          closing: Closing) -> None:  # fmt: skip
+    connection = Connection(broker, stream, peer, listener.name, listener.protocol, closing=closing)
     if listener.tls is not None:  # SSL, SASL_SSL: TLS first (the handshake is the connection's first step)
         connection.stream = TlsStream(stream, broker.tls_contexts.get(listener.name, listener.tls))
     if listener.sasl is not None:  # SASL_*: nothing but the handshake until the client has logged in

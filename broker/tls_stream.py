@@ -16,7 +16,9 @@ time, so this one can be simpler and faster where Kafka clients need it:
 Errors are trio's: ``trio.BrokenResourceError`` (its ``__cause__`` is the
 ``ssl.SSLError`` or ``OSError``), ``trio.ClosedResourceError`` after
 ``aclose``. A peer's close (``close_notify``, or a plain end of stream) reads
-as ``b""``. Renegotiation is refused (the listener's context sets
+as ``b""``. ``send_close_notify`` sends close_notify and leaves the socket
+open (the connection half-closes and drains it, ``closing.py``); ``aclose``
+sends it too, unless sent already. Renegotiation is refused (the listener's context sets
 ``OP_NO_RENEGOTIATION``), so reads never need to write and writes never
 need to read.
 """
@@ -39,6 +41,7 @@ class TlsStream(trio.abc.Stream):
         self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
         self._ssl = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
         self._closed = False
+        self._notified = False  # close_notify sent
         self._scratch = memoryview(bytearray(READ_BYTES))  # plaintext of a receive_some, copied out
 
     async def do_handshake(self) -> None:
@@ -110,18 +113,26 @@ class TlsStream(trio.abc.Stream):
     async def wait_send_all_might_not_block(self) -> None:
         await self.transport_stream.wait_send_all_might_not_block()
 
-    async def aclose(self) -> None:
-        if self._closed:
+    async def send_close_notify(self) -> None:
+        """Send close_notify, once (the peer's is not awaited); the socket stays open. Never raises."""
+        if self._notified:
             return
-        self._closed = True
+        self._notified = True
         try:
-            self._ssl.unwrap()  # queues close_notify; the peer's is not awaited
+            self._ssl.unwrap()  # queues close_notify
         except ssl.SSLError:
             pass
         try:
             await self._flush()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.send_close_notify()
         finally:
             await self.transport_stream.aclose()
 

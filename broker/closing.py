@@ -1,0 +1,121 @@
+"""How the broker ends a connection so that the client reads every answer it wrote.
+
+Closing a socket whose receive buffer still holds bytes the broker has not
+read (a request the client pipelined) makes the kernel send a reset (RST)
+instead of an end of stream (FIN). A client that writes its next request
+after that (a Java producer with requests in flight writes between two
+reads) fails with ECONNRESET and drops the answers it had received but not
+read yet; an idempotent producer then resends batches that were appended.
+So a connection the broker ends (at a stop, after a protocol error, after
+``connections.max.idle.ms``) ends in steps, within a bounded time:
+
+1. over TLS, close_notify is sent;
+2. ``lingering``: the socket is half-closed (``shutdown(SHUT_WR)``, a FIN
+   after the answers already written) and what the client still sends is read
+   and dropped until it closes its end (a client closes on the end of stream);
+3. what has arrived meanwhile is read without waiting, then the socket
+   closes: with nothing unread, the kernel ends with FIN, not RST.
+
+Steps 1 and 2 get ``CLOSE_GRACE_SECONDS``. A client that went away first
+(end of stream, a broken connection) gets no lingering.
+
+A stop (the server's scope cancelled, as on SIGTERM) gives all connections
+one grace period together, ``STOP_GRACE_SECONDS`` from the stop
+(``Closing.stop``): a Produce being handled finishes (it may have appended:
+its answer must go out), an answer being written is finished, then the steps
+above; whatever is still under way when the grace ends is cut, so a client
+that reads nothing cannot hold the stop. Requests not yet handled are
+dropped, never appended. The shielded parts run in ``Closing.finishing``
+scopes, whose deadlines ``stop`` moves to the end of the grace. Kafka's
+SocketServer closes its channels at shutdown with whatever they still hold;
+this goes further so that no answer written is lost to a reset.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import socket
+from collections.abc import Iterator
+
+import trio
+
+from .tls_stream import TlsStream
+
+STOP_GRACE_SECONDS = 1.0  # from the stop: shared by every connection (docker stop waits 10 s)
+CLOSE_GRACE_SECONDS = 1.0  # one connection's close_notify and lingering outside a stop
+DROP_BYTES = 64 * 1024  # read and dropped at a time while lingering
+_DROP_ROUNDS = 256  # reads of what already arrived, before the close (at most 16 MiB)
+
+
+class Closing:
+    """The deadlines of one server's connections: none until the stop, then the end of the grace."""
+
+    def __init__(self, grace_s: float = STOP_GRACE_SECONDS) -> None:
+        self.grace_s = grace_s
+        self.stop_deadline = math.inf
+        self._scopes: set[trio.CancelScope] = set()
+
+    def stop(self) -> None:
+        """The server stops: what every connection is finishing must be done one grace period from now."""
+        if self.stop_deadline != math.inf:
+            return
+        self.stop_deadline = trio.current_time() + self.grace_s
+        for scope in self._scopes:
+            scope.deadline = min(scope.deadline, self.stop_deadline)
+
+    @contextlib.contextmanager
+    def finishing(self, deadline: float = math.inf) -> Iterator[trio.CancelScope]:
+        """A scope the stop does not cancel, only ends at ``deadline`` or the end of the grace, if sooner.
+
+        Its own cancellation is swallowed at its end: check ``cancelled_caught`` after it."""
+        scope = trio.CancelScope(shield=True, deadline=min(deadline, self.stop_deadline))
+        self._scopes.add(scope)
+        try:
+            with scope:
+                yield scope
+        finally:
+            self._scopes.discard(scope)
+
+
+async def stop_at_cancel(closing: Closing) -> None:
+    """Run beside the connections: when the server's scope is cancelled, the grace period begins."""
+    try:
+        await trio.sleep_forever()
+    finally:
+        closing.stop()
+
+
+async def close_stream(stream: trio.SocketStream | TlsStream, closing: Closing, linger: bool) -> None:
+    """End a connection's stream in the module docstring's steps; never raises, never waits past the grace."""
+    transport = stream.transport_stream if isinstance(stream, TlsStream) else stream
+    with trio.CancelScope(shield=True):
+        with closing.finishing(trio.current_time() + CLOSE_GRACE_SECONDS):
+            if isinstance(stream, TlsStream):
+                await stream.send_close_notify()
+            if linger:
+                await _linger(transport)
+        _drop_arrived(transport.socket)
+        await trio.aclose_forcefully(stream)
+
+
+async def _linger(transport: trio.SocketStream) -> None:
+    """Half-close, then read and drop what the client sends until it closes its end."""
+    try:
+        transport.socket.shutdown(socket.SHUT_WR)
+        while await transport.receive_some(DROP_BYTES):
+            pass
+    except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+
+
+def _drop_arrived(sock) -> None:
+    """Read, without waiting, what has arrived: a socket closed with nothing unread ends with FIN, not RST."""
+    try:
+        fd = sock.fileno()
+        for _ in range(_DROP_ROUNDS):
+            if not os.read(fd, DROP_BYTES):
+                return
+    except OSError:  # BlockingIOError: nothing more has arrived
+        pass

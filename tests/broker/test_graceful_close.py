@@ -1,0 +1,253 @@
+"""A stopping broker closes its connections so that clients read every answer it wrote.
+
+Closing a socket whose receive buffer still holds bytes the broker has not
+read (a request a client pipelined) makes the kernel send a reset instead of
+an end of stream. A client that then writes its next request (as a Java
+producer with requests in flight does between two reads) fails with
+ECONNRESET and drops the answers it had not read yet: an idempotent producer
+then resends batches that were appended, and gets duplicates or
+OUT_OF_ORDER_SEQUENCE_NUMBER after the restart. These tests serve a broker
+on port 0 in process, talk to it over a plain socket with our protocol
+encoder, stop it by cancelling its scope (as SIGTERM does) and check what
+the client can still read:
+
+* the answers written before the stop, then a clean end of stream, while the
+  client keeps sending (what it sends after the stop is not appended); over
+  TLS too, where close_notify comes before the end of stream;
+* the answer of a Produce whose handling was under way at the stop (it was
+  appended, so it must be answered);
+* a client that reads nothing does not hold the stop beyond the grace
+  period, and still gets an end of stream rather than a reset;
+* a connection closed for a request Kafka refuses (not at a stop) ends the
+  same way: the answers before it, then an end of stream, not a reset.
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import struct
+from contextlib import asynccontextmanager
+
+import trio
+
+from broker.config import BrokerConfig
+from broker.closing import STOP_GRACE_SECONDS
+from broker.server import serve_broker
+from protocol import API_BY_KEY, ErrorCode, RequestHeader, decode_response, encode_request
+from protocol.records import RecordBatchBuilder
+
+from tests.tls_pki import make_pki
+
+from ._admin_client import create_ok, req, sub
+
+RECORDS = 4  # per batch
+TCP_ESTABLISHED = 1  # tcpi_state of Linux's TCP_INFO
+
+
+@asynccontextmanager
+async def _served(tmp_path, **extra: str):
+    """A broker served on port 0; yields it, the scope whose cancel stops it, and an event set once stopped."""
+    props = {"log.dirs": str(tmp_path / "data"), "listeners": "PLAINTEXT://127.0.0.1:0", "node.id": "1",
+             "prometheus.port": "0", **extra}  # fmt: skip
+    config = BrokerConfig.from_props(props)
+    scope, stopped = trio.CancelScope(), trio.Event()
+
+    async def run(task_status=trio.TASK_STATUS_IGNORED) -> None:
+        with scope:
+            await serve_broker(config, task_status=task_status)
+        stopped.set()
+
+    async with trio.open_nursery() as nursery:
+        broker = await nursery.start(run)
+        yield broker, scope, stopped
+
+
+def _produce(correlation_id: int, acks: int = 1) -> bytes:
+    builder = RecordBatchBuilder()
+    for i in range(RECORDS):
+        builder.append(b"k%d" % i, b"v" * 100, timestamp=1_700_000_000_000)
+    Data = sub(0, "TopicProduceData")
+    body = req(0, acks=acks, timeout_ms=5000, topic_data=[Data(name="t", partition_data=[
+        Data.PartitionProduceData(index=0, records=builder.build())])])  # fmt: skip
+    return encode_request(RequestHeader(0, 9, correlation_id, "graceful"), body)
+
+
+def _api_versions(correlation_id: int) -> bytes:
+    return encode_request(RequestHeader(18, 0, correlation_id, "stuck"), req(18))
+
+
+def _connect(address, receive_buffer: int | None = None) -> socket.socket:
+    sock = socket.socket()
+    if receive_buffer is not None:  # before connecting: the window is agreed on at the handshake
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, receive_buffer)
+    sock.settimeout(10)
+    sock.connect(address)
+    return sock
+
+
+def _tcp_state(sock: socket.socket) -> int:
+    return sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0]
+
+
+async def _until(condition, timeout: float = 5) -> None:
+    with trio.fail_after(timeout):
+        while not condition():
+            await trio.sleep(0.01)
+
+
+def _read_exactly(sock: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise EOFError(f"end of stream after {len(data)} of {size} bytes")
+        data += chunk
+    return bytes(data)
+
+
+def _read_produce_answer(sock: socket.socket) -> tuple[int, int, int]:
+    """One Produce v9 answer: (correlation id, error code, base offset)."""
+    size = struct.unpack(">i", _read_exactly(sock, 4))[0]
+    correlation_id, resp = decode_response(_read_exactly(sock, size), API_BY_KEY[0], 9)
+    part = resp.responses[0].partition_responses[0]
+    return correlation_id, part.error_code, part.base_offset
+
+
+def _read_while_sending(sock: socket.socket, answers: int) -> tuple[list, str]:
+    """Read ``answers`` answers, sending one more Produce after each as a client with requests in flight does;
+    then what follows them: ``"end of stream"``, ``"more bytes"``, or the error met on the way."""
+    got: list = []
+    try:
+        for i in range(answers):
+            got.append(_read_produce_answer(sock))
+            sock.sendall(_produce(100 + i))
+        return got, "end of stream" if sock.recv(1) == b"" else "more bytes"
+    except (OSError, EOFError) as exc:
+        return got, repr(exc)
+    finally:
+        sock.close()
+
+
+def _drain_to_the_end(sock: socket.socket) -> str:
+    """Read everything the broker sent; how the stream ended."""
+    try:
+        while sock.recv(1 << 16):
+            pass
+        return "end of stream"
+    except OSError as exc:
+        return repr(exc)
+    finally:
+        sock.close()
+
+
+async def test_the_answers_written_before_a_stop_are_read_to_a_clean_end_of_stream(tmp_path):
+    with trio.fail_after(20):
+        async with _served(tmp_path) as (broker, scope, stopped):
+            await create_ok(broker, "t", 1)
+            log = broker.topics.manager.get_log("t", 0)
+            sock = _connect(broker.bound[0])
+            sock.sendall(b"".join(_produce(cid) for cid in range(3)))  # pipelined; the client reads nothing yet
+            await _until(lambda: log.log_end_offset == 3 * RECORDS)
+            scope.cancel()
+            sock.sendall(_produce(3)[:20])  # a request begun: bytes the broker has not read when it stops
+            await _until(lambda: _tcp_state(sock) != TCP_ESTABLISHED)  # the broker's side has closed or shut down
+            answers, ending = await trio.to_thread.run_sync(_read_while_sending, sock, 3)
+            await stopped.wait()
+    assert answers == [(cid, ErrorCode.NONE, cid * RECORDS) for cid in range(3)]
+    assert ending == "end of stream"
+    assert log.log_end_offset == 3 * RECORDS  # nothing sent after the stop was appended
+
+
+async def test_over_tls_the_answers_written_before_a_stop_are_read_to_close_notify(tmp_path):
+    pki = make_pki(tmp_path / "pki")
+    tls = {"listeners": "SSL://127.0.0.1:0", "ssl.keystore.type": "PEM", "ssl.keystore.location": pki.broker_pair_pem}
+    client = ssl.create_default_context(cafile=pki.ca_pem)
+    with trio.fail_after(20):
+        async with _served(tmp_path, **tls) as (broker, scope, stopped):
+            await create_ok(broker, "t", 1)
+            log = broker.topics.manager.get_log("t", 0)
+            sock = await trio.to_thread.run_sync(
+                lambda: client.wrap_socket(_connect(broker.bound[0]), server_hostname="localhost"))
+            sock.sendall(b"".join(_produce(cid) for cid in range(3)))
+            await _until(lambda: log.log_end_offset == 3 * RECORDS)
+            scope.cancel()
+            sock.sendall(_produce(3)[:20])  # one more TLS record, not read by the broker before it stops
+            await _until(lambda: _tcp_state(sock) != TCP_ESTABLISHED)
+            answers, ending = await trio.to_thread.run_sync(_read_while_sending, sock, 3)
+            await stopped.wait()
+    assert answers == [(cid, ErrorCode.NONE, cid * RECORDS) for cid in range(3)]
+    assert ending == "end of stream"  # close_notify read
+    assert log.log_end_offset == 3 * RECORDS
+
+
+async def test_a_produce_under_way_at_the_stop_is_answered(tmp_path):
+    with trio.fail_after(20):
+        async with _served(tmp_path) as (broker, scope, stopped):
+            await create_ok(broker, "t", 1)
+            log = broker.topics.manager.get_log("t", 0)
+            waiting = trio.Event()
+
+            async def slow_wait_durable() -> None:  # a handler still awaiting after its append (acks=all)
+                waiting.set()
+                await trio.sleep(0.3)
+
+            broker.wait_durable = slow_wait_durable
+            sock = _connect(broker.bound[0])
+            sock.sendall(_produce(7, acks=-1))
+            await waiting.wait()
+            assert log.log_end_offset == RECORDS  # appended: the client must learn it
+            scope.cancel()
+            answers, ending = await trio.to_thread.run_sync(_read_while_sending, sock, 1)
+            await stopped.wait()
+    assert answers == [(7, ErrorCode.NONE, 0)]
+    assert ending == "end of stream"
+
+
+async def test_a_client_that_reads_nothing_holds_the_stop_only_for_the_grace_period(tmp_path):
+    with trio.fail_after(20):
+        async with _served(tmp_path, **{"socket.send.buffer.bytes": "4096"}) as (broker, scope, stopped):
+            sock = _connect(broker.bound[0], receive_buffer=4096)
+            sock.sendall(b"".join(_api_versions(cid) for cid in range(400)))  # answers far beyond both buffers
+            await _until(lambda: _tcp_state(sock) == TCP_ESTABLISHED)
+            await trio.sleep(0.3)  # the broker blocked writing answers nobody reads
+            sock.sendall(_api_versions(400))  # a request the blocked broker has not read
+            scope.cancel()
+            began = trio.current_time()
+            await stopped.wait()
+            took = trio.current_time() - began
+            ending = await trio.to_thread.run_sync(_drain_to_the_end, sock)
+    assert took < STOP_GRACE_SECONDS + 1.0, took
+    assert ending == "end of stream"
+    assert (tmp_path / "data" / ".kafka_cleanshutdown").exists()
+
+
+def _send_and_read_all(sock: socket.socket, data: bytes) -> tuple[bytes, str]:
+    """Send ``data`` (what cannot be sent is dropped), then read to the end: what was read, how it ended."""
+    try:
+        sock.sendall(data)
+    except OSError:
+        pass
+    got = bytearray()
+    try:
+        while chunk := sock.recv(1 << 16):
+            got += chunk
+        return bytes(got), "end of stream"
+    except OSError as exc:
+        return bytes(got), repr(exc)
+    finally:
+        sock.close()
+
+
+async def test_a_connection_closed_for_a_refused_request_ends_with_the_answers_before_it(tmp_path):
+    refused = struct.pack(">ihhih", 10, 32000, 0, 2, -1)  # an API key no broker knows: Kafka closes the connection
+    more = struct.pack(">i", 400_000) + bytes(400_000)  # beyond one receive: still unread when the broker closes
+    answer = _api_versions(1)
+    with trio.fail_after(20):
+        async with _served(tmp_path) as (broker, scope, _stopped):
+            sock = _connect(broker.bound[0])
+            got, ending = await trio.to_thread.run_sync(_send_and_read_all, sock, answer + refused + more)
+            scope.cancel()
+    size, correlation_id = struct.unpack(">ii", got[:8])
+    assert (len(got), correlation_id) == (4 + size, 1)  # the ApiVersions answer, whole
+    assert ending == "end of stream"
