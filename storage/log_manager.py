@@ -101,7 +101,7 @@ class LogManager(LogOpening):
         self._topics = load_topics(self.dirs[0])
         self._open_logs(progress or LoadProgress())
         if self.model.other.get("log.record.version.force.upgrade") == 2:
-            for log_ in self.logs():
+            for log_ in self.online_logs():  # an offline dir's logs are not opened (log_opening.py)
                 upgrade_log(log_)
         return self
 

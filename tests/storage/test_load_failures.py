@@ -120,6 +120,20 @@ def test_an_eio_while_loading_dir_b_takes_b_offline_and_a_loads(tmp_path, monkey
         again.close()
 
 
+def test_the_forced_v2_upgrade_runs_on_the_dirs_left_when_one_failed_at_load(tmp_path, monkeypatch):
+    """``log.record.version.force.upgrade=2`` upgrades the logs that opened; an offline dir's are left alone."""
+    clock = Clock()
+    (a, b), where = _two_dirs(tmp_path, clock)
+    with monkeypatch.context() as patch:
+        _eio_under(patch, b)
+        lm = LogManager.open([a, b], {"log.record.version.force.upgrade": "2"}, clock)
+    try:
+        assert lm.failures.offline == {b}
+        assert all(read_all(lm.get_log("t", p)) for p, r in where.items() if r == a)
+    finally:
+        lm.close()
+
+
 def test_a_dir_that_is_a_file_is_left_out_and_its_partitions_are_offline(tmp_path):
     clock = Clock()
     (a, b), where = _two_dirs(tmp_path, clock)
