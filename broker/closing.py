@@ -21,12 +21,16 @@ Steps 1 and 2 get ``CLOSE_GRACE_SECONDS``. A client that went away first
 
 A stop (the server's scope cancelled, as on SIGTERM) gives all connections
 one grace period together, ``STOP_GRACE_SECONDS`` from the stop
-(``Closing.stop``): a Produce being handled finishes (it may have appended:
-its answer must go out), an answer being written is finished, then the steps
+(``Closing.stop``): the request being handled finishes (a Produce may have
+appended: its answer must go out) and its answer is written, then the steps
 above; whatever is still under way when the grace ends is cut, so a client
 that reads nothing cannot hold the stop. Requests not yet handled are
-dropped, never appended. The shielded parts run in ``Closing.finishing``
-scopes, whose deadlines ``stop`` moves to the end of the grace. Kafka's
+dropped, never appended. A connection's life runs in one shielded scope
+(``Closing.serving``), so the stop does not cancel it; ``stop`` moves that
+scope's deadline to the end of the grace and cancels at once a connection's
+wait for its next request (``Serving.waiting``), and the connection checks
+``stopping`` before each request. That costs nothing per request (a trio
+cancel scope per request measured 12 us on our 2-core VMs). Kafka's
 SocketServer closes its channels at shutdown with whatever they still hold;
 this goes further so that no answer written is lost to a reset.
 """
@@ -39,6 +43,7 @@ import os
 import socket
 from collections.abc import Iterator
 
+import attrs
 import trio
 
 from .tls_stream import TlsStream
@@ -49,21 +54,48 @@ DROP_BYTES = 64 * 1024  # read and dropped at a time while lingering
 _DROP_ROUNDS = 256  # reads of what already arrived, before the close (at most 16 MiB)
 
 
+@attrs.define(eq=False)
+class Serving:
+    """One connection's life under ``Closing.serving``: its scope and, while it waits for a request, that wait's."""
+
+    scope: trio.CancelScope | None  # None: a connection no server stops (built by a test), cancelled as usual
+    waiting: trio.CancelScope | None = None
+
+
 class Closing:
     """The deadlines of one server's connections: none until the stop, then the end of the grace."""
 
-    def __init__(self, grace_s: float = STOP_GRACE_SECONDS) -> None:
-        self.grace_s = grace_s
+    def __init__(self, grace_s: float | None = None) -> None:
+        self.grace_s = STOP_GRACE_SECONDS if grace_s is None else grace_s
         self.stop_deadline = math.inf
         self._scopes: set[trio.CancelScope] = set()
+        self._serving: set[Serving] = set()
+
+    @property
+    def stopping(self) -> bool:
+        return self.stop_deadline != math.inf
 
     def stop(self) -> None:
-        """The server stops: what every connection is finishing must be done one grace period from now."""
-        if self.stop_deadline != math.inf:
+        """The server stops: connections waiting for a request end now, the rest one grace period from now."""
+        if self.stopping:
             return
         self.stop_deadline = trio.current_time() + self.grace_s
-        for scope in self._scopes:
+        for scope in [*self._scopes, *(s.scope for s in self._serving if s.scope is not None)]:
             scope.deadline = min(scope.deadline, self.stop_deadline)
+        for serving in self._serving:
+            if serving.waiting is not None:
+                serving.waiting.cancel()
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[Serving]:
+        """A connection's life: the stop does not cancel it (see the module); its own cancellation is swallowed."""
+        serving = Serving(trio.CancelScope(shield=True, deadline=self.stop_deadline))
+        self._serving.add(serving)
+        try:
+            with serving.scope:  # type: ignore[union-attr]
+                yield serving
+        finally:
+            self._serving.discard(serving)
 
     @contextlib.contextmanager
     def finishing(self, deadline: float = math.inf) -> Iterator[trio.CancelScope]:

@@ -14,9 +14,9 @@ However it ends, unless the client went away first, the connection ends
 as ``closing.py`` tells: a half-close after the answers written, what the
 client still sends read and dropped until it closes, so the kernel ends with
 FIN rather than a reset that would lose answers the client had not read. When
-the server stops (its scope cancelled) no further request is handled; a
-Produce under way (it may have appended) and an answer being written are
-finished first, within the stop's grace period (``Closing.finishing``).
+the server stops (its scope cancelled) no further request is handled; the
+request under way (a Produce may have appended) and its answer are finished
+first, within the stop's grace period (``Closing.serving``).
 
 A large request frame is received straight into its own buffer
 (``FrameBuffer.receive_buffer`` and ``recv_into``), so its bytes are copied
@@ -65,11 +65,11 @@ chunk (Fetch v0-v3) converts and writes itself.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import ssl
-from collections.abc import Coroutine
 from typing import Any
 
 import attrs
@@ -77,7 +77,7 @@ import trio
 
 from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestError, UnsupportedVersionError
 
-from .closing import Closing, close_stream
+from .closing import Closing, Serving, close_stream
 from .converted_send import ConvertedRecords
 from .dispatch import NO_RESPONSE, CloseConnection, answer_before_login, dispatch
 from .request_metrics import AfterSent
@@ -90,12 +90,7 @@ from .tls_stream import TlsStream
 log = logging.getLogger(__name__)
 DIRECT_SEND_BYTES = 256 * 1024  # a response chunk this big is sent without joining
 RECEIVE_SIZE = 256 * 1024
-_PRODUCE = b"\x00\x00"  # a frame's first two bytes: its API key
 TLS_READ_BYTES = 1024 * 1024  # a file region sent over TLS is read this much at a time
-
-
-class _OutOfGrace(Exception):
-    """The server stopped and the grace period ended before the answer under way was out."""
 
 
 @attrs.define(eq=False)
@@ -128,37 +123,47 @@ class Connection:
     throttle: int | None = None  # ms to read nothing once the answer is out: set by a handler over a client quota
     answering: tuple[str, str] | None = None  # (user, client id) of the answer to send, while request quotas are on
     read_ahead: dict = attrs.Factory(dict)  # Fetch v0-v3 down-conversions begun for the next Fetch (read_ahead)
-    closing: Closing = attrs.Factory(Closing)  # the server's: the grace period of a stop (closing.py)
+    closing: Closing | None = None  # the server's: the grace period of a stop (closing.py); None: no server's
 
     async def serve(self) -> None:
-        config = self.broker.config
-        frames = FrameBuffer(config.sasl_server_max_receive_size if self.auth else config.socket_request_max_bytes)
-        idle_s = config.connections_max_idle_ms / 1000
         linger = True  # the client may still be sending: read until it closes (closing.py); not if it went away
         try:
-            ready = False
-            with trio.move_on_after(idle_s):
-                ready = not isinstance(self.stream, TlsStream) or await self._tls_handshake()
-            if not ready:  # the handshake failed or took longer than connections.max.idle.ms
-                linger = False
-                return
-            while True:
-                with trio.move_on_after(idle_s) as waiting:
-                    more = await self._receive(frames)
-                if waiting.cancelled_caught or not more:  # idle for connections.max.idle.ms, or closed
-                    linger = waiting.cancelled_caught
-                    break
-                await self._drain(frames)
+            with self.closing.serving() if self.closing else contextlib.nullcontext(Serving(None)) as serving:
+                linger = await self._serve(serving)
         except (CloseConnection, FrameTooLargeError) as exc:
             log.info("closing connection from %s: %s", self.peer, exc)
-        except _OutOfGrace:
-            pass
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             linger = False
         except Exception:  # a bug in one request must not take the broker down
             log.exception("closing connection from %s after an unexpected error", self.peer)
-        finally:  # also on a stop (Cancelled): the answers written are read before the end of stream
-            await close_stream(self.stream, self.closing, linger)
+        finally:  # also on a stop: the answers written are read before the end of stream
+            await close_stream(self.stream, self.closing or Closing(), linger)
+
+    async def _serve(self, serving: Serving) -> bool:
+        """Requests until the client closes (False: no lingering), the connection idles or the server stops."""
+        config = self.broker.config
+        frames = FrameBuffer(config.sasl_server_max_receive_size if self.auth else config.socket_request_max_bytes)
+        idle_s = config.connections_max_idle_ms / 1000
+        ready = False
+        with trio.move_on_after(idle_s):
+            ready = not isinstance(self.stream, TlsStream) or await self._tls_handshake()
+        if not ready:  # the handshake failed or took longer than connections.max.idle.ms
+            return False
+        while not self.stopping:
+            waiting = serving.waiting = trio.move_on_after(idle_s)  # the stop cancels it at once
+            with waiting:
+                more = await self._receive(frames)
+            serving.waiting = None
+            if waiting.cancelled_caught:  # idle for connections.max.idle.ms, or the server stops
+                return True
+            if not more:
+                return False
+            await self._drain(frames)
+        return True
+
+    @property
+    def stopping(self) -> bool:
+        return self.closing is not None and self.closing.stopping
 
     async def _tls_handshake(self) -> bool:
         """The TLS handshake; False (counted as a failed login unless the client just went away) if it fails."""
@@ -212,6 +217,8 @@ class Connection:
     async def _drain(self, frames: FrameBuffer) -> None:
         first = True
         while (frame := frames.next_frame()) is not NEED_DATA:
+            if self.stopping:  # the server stops: requests not handled yet are dropped, never appended
+                return
             if not first:  # frames received together: let the other connections in between
                 await trio.lowlevel.checkpoint()
             first = False
@@ -224,21 +231,12 @@ class Connection:
                     frames.max_frame_size = self.broker.config.socket_request_max_bytes
                     self.principal = f"User:{self.auth.principal}"
                 continue
-            if frame[:2] == _PRODUCE:  # it may append: a stop lets it finish (closing.py)
-                response = await self._finish(dispatch(self.broker, self, frame))
-            else:
-                response = await dispatch(self.broker, self, frame)
+            response = await dispatch(self.broker, self, frame)  # not cut by a stop before the grace ends
             throttle_ms, self.throttle = self.throttle, None
             if response is not NO_RESPONSE:
-                await self._finish(self._send_timed(response))
+                await self._send_timed(response)
             if throttle_ms:  # KIP-219: answered at once, then muted for the throttle time
                 await trio.sleep(throttle_ms / 1000)
-
-    async def _finish(self, step: Coroutine) -> Any:
-        """Run ``step`` to its end even while the server stops, up to the end of the grace period."""
-        with self.closing.finishing():
-            return await step
-        raise _OutOfGrace  # the grace period ended first
 
     def _check_session(self, frame: bytearray) -> None:
         """KIP-368 on a logged-in SASL connection: a SaslHandshake may begin re-authentication; any other
