@@ -65,6 +65,8 @@ async def test_describe_needs_this_node_id(broker, name, message):  # noqa: F811
 
 async def test_set_and_delete_change_levels_at_runtime(broker):  # noqa: F811
     logging.root.setLevel(logging.INFO)
+    for name in ("storage", "broker"):  # loggers (not mere parents of module loggers) whatever ran before on this worker
+        logging.getLogger(name)
     assert await _alter(broker, str(NODE), ("storage", 0, "TRACE"), ("broker", 0, "DEBUG")) == (ErrorCode.NONE, None)
     assert logging.getLogger("storage").getEffectiveLevel() == 5 and logging.getLogger("broker").level == 10
     levels = {c.name: c.value for c in (await _describe(broker, str(NODE))).configs}
