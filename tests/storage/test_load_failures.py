@@ -120,13 +120,18 @@ def test_an_eio_while_loading_dir_b_takes_b_offline_and_a_loads(tmp_path, monkey
         again.close()
 
 
-def test_the_forced_v2_upgrade_runs_on_the_dirs_left_when_one_failed_at_load(tmp_path, monkeypatch):
-    """``log.record.version.force.upgrade=2`` upgrades the logs that opened; an offline dir's are left alone."""
+def _open_with_b_failing(tmp_path, monkeypatch, props: dict[str, str]) -> tuple[LogManager, Path, Path, dict]:
+    """``_two_dirs`` opened again with ``props`` while every log of b fails to load: (manager, a, b, where)."""
     clock = Clock()
     (a, b), where = _two_dirs(tmp_path, clock)
     with monkeypatch.context() as patch:
         _eio_under(patch, b)
-        lm = LogManager.open([a, b], {"log.record.version.force.upgrade": "2"}, clock)
+        return LogManager.open([a, b], props, clock), a, b, where
+
+
+def test_the_forced_v2_upgrade_runs_on_the_dirs_left_when_one_failed_at_load(tmp_path, monkeypatch):
+    """``log.record.version.force.upgrade=2`` upgrades the logs that opened; an offline dir's are left alone."""
+    lm, a, b, where = _open_with_b_failing(tmp_path, monkeypatch, {"log.record.version.force.upgrade": "2"})
     try:
         assert lm.failures.offline == {b}
         assert all(read_all(lm.get_log("t", p)) for p, r in where.items() if r == a)
@@ -155,11 +160,8 @@ def test_a_dir_that_is_a_file_is_left_out_and_its_partitions_are_offline(tmp_pat
 
 
 def test_a_topic_deleted_while_b_is_offline_leaves_b_alone(tmp_path, monkeypatch):
-    clock = Clock()
-    (a, b), where = _two_dirs(tmp_path, clock)
-    with monkeypatch.context() as patch:
-        _eio_under(patch, b)
-        lm = LogManager.open([a, b], {}, clock)
+    lm, a, b, where = _open_with_b_failing(tmp_path, monkeypatch, {})
+    clock = lm.clock
     try:
         before = sorted(p.name for p in b.iterdir())
         checkpoint = (b / RECOVERY_POINTS).read_bytes()
