@@ -150,6 +150,17 @@ def hold_durability(broker) -> trio.Event:
     return gate
 
 
+async def one_then_other(gate: trio.Event, first, then) -> None:
+    """Run ``first()`` until it waits (for the held fsync round: its records are in the log), then ``then()`` until
+    it waits too, then open ``gate``, and wait for both to finish."""
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(first)
+        await wait_all_tasks_blocked()
+        nursery.start_soon(then)
+        await wait_all_tasks_blocked()
+        gate.set()
+
+
 def batches_of(broker, group: str) -> list[list[bytes]]:
     """The batches in ``group``'s ``__consumer_offsets`` partition: their record keys."""
     store = broker.groups.store
@@ -289,10 +300,5 @@ async def test_a_store_call_with_nothing_new_for_its_group_waits_for_the_earlier
         answers["request"] = await cs.store_groups("cg")
         answers["request before the round"] = not gate.is_set()
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(timer_round)
-        await wait_all_tasks_blocked()
-        nursery.start_soon(request)
-        await wait_all_tasks_blocked()
-        gate.set()
+    await one_then_other(gate, timer_round, request)
     assert answers == {"timer": None, "request": None, "request before the round": False}  # the old code: True

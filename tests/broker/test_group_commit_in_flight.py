@@ -22,7 +22,7 @@ from protocol import ErrorCode
 from ._admin_client import create_ok
 from ._group_client import clock, commit, fetch, group_props, groups_broker, stable, tick  # noqa: F401  (fixtures)
 from .test_consumer_group_delete_order import delete_group
-from .test_consumer_group_store_retry import hold_durability
+from .test_consumer_group_store_retry import hold_durability, one_then_other
 from .test_group_offsets import _offset_delete
 from .test_txn_offsets import FakeTxns, end, txn_commit
 
@@ -41,12 +41,7 @@ async def _while_commit_waits(b, offsets: dict, request, hold: bool = True) -> d
     async def other() -> None:
         answers["other"] = await request()
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(commit_it)
-        await wait_all_tasks_blocked()  # the commit's record is in the log, its fsync round held
-        nursery.start_soon(other)
-        await wait_all_tasks_blocked()
-        gate.set()
+    await one_then_other(gate, commit_it, other)  # the commit's record in the log, its fsync round held
     return answers
 
 

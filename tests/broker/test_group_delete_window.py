@@ -20,8 +20,8 @@ from protocol import ErrorCode
 from ._admin_client import create_ok
 from ._consumer_group_client import heartbeat
 from ._group_client import clock, commit, group_props, groups_broker, join  # noqa: F401  (fixtures)
-from .test_consumer_group_delete_order import delete_group, live_keys
-from .test_consumer_group_store_retry import hold_durability
+from .test_consumer_group_delete_order import delete_group
+from .test_consumer_group_store_retry import hold_durability, one_then_other
 
 
 async def _empty_consumer_group(b) -> None:
@@ -41,12 +41,7 @@ async def _delete_and(b, gate: trio.Event, request) -> dict:
     async def other() -> None:
         answers["other"] = await request()
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(delete)
-        await wait_all_tasks_blocked()
-        nursery.start_soon(other)
-        await wait_all_tasks_blocked()
-        gate.set()
+    await one_then_other(gate, delete, other)
     return answers
 
 
@@ -139,10 +134,5 @@ async def test_a_leave_whose_fsync_fails_after_a_delete_forgot_it_answers_the_er
         answers["delete"] = await delete_group(b, "cg")
 
     b.wait_durable = failing
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(leave)
-        await wait_all_tasks_blocked()  # the leave's records are in the log, its fsync round held
-        nursery.start_soon(delete)
-        await wait_all_tasks_blocked()
-        gate.set()
+    await one_then_other(gate, leave, delete)  # the leave's records in the log, its fsync round held
     assert answers == {"leave": ErrorCode.NOT_COORDINATOR, "delete": ErrorCode.NOT_COORDINATOR}
