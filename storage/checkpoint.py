@@ -3,10 +3,13 @@
 Format: line 1 the version (``0``), line 2 the entry count, then one
 ``topic partition offset`` line per entry. Written to ``<file>.tmp``, fsynced,
 renamed over the old file, and the directory fsynced, so a crash leaves
-either the old or the new file. Reading is forgiving where Kafka would fail
-the log directory: a bad line or a wrong entry count is logged and the
-valid lines are used, since every value in these files can be recomputed
-(recovery just rescans more).
+either the old or the new file. An error of the disk while reading (EIO and
+the like, ``is_disk_failure``) is raised, so the caller takes the log dir
+offline as Kafka's ``CheckpointFileWithFailureHandler.read`` does. Bad
+content is read forgivingly where Kafka would fail the log directory too: a
+bad line or a wrong entry count is logged and the valid lines are used, an
+undecodable file is ignored, since every value in these files can be
+recomputed (recovery just rescans more).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
+
+from .log_dir_failure import is_disk_failure
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +40,8 @@ def read_checkpoint(path: Path) -> dict[tuple[str, int], int]:
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
+        if isinstance(exc, OSError) and is_disk_failure(exc):
+            raise
         log.warning("ignoring unreadable checkpoint %s: %s", path, exc)
         return {}
     if len(lines) < 2 or lines[0].strip() != "0":

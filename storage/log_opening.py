@@ -192,13 +192,13 @@ class LogOpening:
         """Give ``pool`` a job per partition directory of ``root``, with what each needs read here; None if
         ``root`` failed first (removing its marker)."""
         clean = (root / CLEAN_SHUTDOWN).exists()
-        points = read_checkpoint(root / RECOVERY_POINTS)
-        starts = read_checkpoint(root / LOG_STARTS)
         if entries and not clean:
             log.warning("%s: no clean-shutdown marker, recovering logs from their recovery points", root)
         elif entries:
             log.info("%s: clean-shutdown marker found, skipping recovery of %d logs", root, len(entries))
         try:
+            points = read_checkpoint(root / RECOVERY_POINTS)
+            starts = read_checkpoint(root / LOG_STARTS)
             if clean:  # from now on a crash, or a start that fails, must be noticed: a durable removal
                 (root / CLEAN_SHUTDOWN).unlink(missing_ok=True)
                 fsync_dir(root)
@@ -223,7 +223,7 @@ class LogOpening:
     def _finish_dir(self, load: _DirLoad) -> None:
         """Register ``load``'s logs in order, then its cleaner offsets; all its jobs waited for. A disk failure
         in any takes the dir offline with none registered; any other error is raised (the first in order)."""
-        root, opened, failure = load.root, [], None
+        root, opened, failure, cleaned = load.root, [], None, {}
         for job in load.jobs:
             try:
                 opened.append(job.result())
@@ -231,6 +231,10 @@ class LogOpening:
                 if not is_disk_failure(exc):
                     raise
                 failure = failure or exc
+        try:
+            cleaned = read_checkpoint(root / CLEANER_OFFSETS) if failure is None else {}
+        except OSError as exc:  # a disk failure only (read_checkpoint)
+            failure = exc
         if failure is not None:
             load.jobs = []  # closed here: ``_close_loaded`` must not close them again
             for log_ in opened:
@@ -239,7 +243,6 @@ class LogOpening:
             return
         for log_ in opened:
             self._register(log_)
-        cleaned = read_checkpoint(root / CLEANER_OFFSETS)
         self.checkpoints.cleaner_offsets.update((k, o) for k, o in cleaned.items() if self._log_in(k, root))
 
     def _close_loaded(self, loads: list[_DirLoad]) -> None:

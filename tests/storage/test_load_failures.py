@@ -9,7 +9,11 @@ b's logs leaves dir a's logs loaded and b offline, b's partitions offline
 stand-ins (never made anew in a), no file of b left open by the loading
 threads, nothing written into b afterwards (checkpoints, cleaner offsets, a
 deleted topic's directory), and a restart once the fault is gone recovers b's
-logs whole. A dir that is a file is left out the same way. With every dir
+logs whole. A disk error reading one of b's checkpoint files (recovery
+points, log start offsets, cleaner offsets) takes b offline the same way, as
+Kafka's ``CheckpointFileWithFailureHandler.read`` hands the dir to the
+LogDirFailureChannel (the old start read such a file as empty and recovered
+b's logs from their first offset). A dir that is a file is left out the same way. With every dir
 failed, or the first, the start fails with ``LogDirsFailed`` and leaves no
 thread or file behind; an error that is not the disk's still fails the start.
 Each dir's clean-shutdown marker is removed before its logs load: an offline
@@ -30,7 +34,7 @@ import pytest
 import storage.log as storage_log
 import storage.log_loader as log_loader
 from storage import LogDirsFailed, LogManager
-from storage.dir_checkpoints import CLEANER_OFFSETS, RECOVERY_POINTS
+from storage.dir_checkpoints import CLEANER_OFFSETS, LOG_STARTS, RECOVERY_POINTS
 from storage.log_opening import CLEAN_SHUTDOWN
 from storage.offline_log import OfflineLog
 
@@ -116,6 +120,36 @@ def test_an_eio_while_loading_dir_b_takes_b_offline_and_a_loads(tmp_path, monkey
             p: list(range(5)) for p in where
         }
         assert {p: again.get_log("t", p).dir.parent for p in where} == where
+    finally:
+        again.close()
+
+
+@pytest.mark.parametrize("name", [RECOVERY_POINTS, LOG_STARTS, CLEANER_OFFSETS])
+def test_an_eio_reading_a_checkpoint_of_dir_b_takes_b_offline(tmp_path, monkeypatch, name):
+    clock = Clock()
+    (a, b), where = _two_dirs(tmp_path, clock)
+    real, failing = Path.read_text, b / name
+
+    def read_text(path, *args, **kwargs):
+        if path == failing:
+            raise OSError(errno.EIO, "injected", str(path))
+        return real(path, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Path, "read_text", read_text)
+        lm = LogManager.open([a, b], {}, clock)
+    try:
+        assert lm.failures.offline == {b}
+        assert {p: lm.get_log("t", p).offline for p in where} == {p: r == b for p, r in where.items()}
+        assert open_files_under(b) == 0
+    finally:
+        lm.close()
+    again = LogManager.open([a, b], {}, clock)
+    try:
+        assert not again.failures.offline
+        assert {p: [o for o, _v in read_all(again.get_log("t", p))] for p in where} == {
+            p: list(range(5)) for p in where
+        }
     finally:
         again.close()
 
