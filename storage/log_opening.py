@@ -168,7 +168,8 @@ class LogOpening:
             for load in loads:
                 self._finish_dir(load)
             self._check_dirs_left("all log dirs in {dirs} have failed")
-            log.info("Loaded %d logs in %d ms", len(self._logs), (time.monotonic() - started) * 1000)
+            total = sum(len(entries) for _root, entries in found)  # a failed dir's too, as Kafka's numTotalLogs
+            log.info("Loaded %d logs in %d ms", total, (time.monotonic() - started) * 1000)
         except BaseException:
             for pool in pools:  # nothing left running on a log once the error is raised
                 pool.shutdown(wait=True, cancel_futures=True)

@@ -125,7 +125,7 @@ def test_an_eio_while_loading_dir_b_takes_b_offline_and_a_loads(tmp_path, monkey
 
 
 @pytest.mark.parametrize("name", [RECOVERY_POINTS, LOG_STARTS, CLEANER_OFFSETS])
-def test_an_eio_reading_a_checkpoint_of_dir_b_takes_b_offline(tmp_path, monkeypatch, name):
+def test_an_eio_reading_a_checkpoint_of_dir_b_takes_b_offline(tmp_path, monkeypatch, caplog, name):
     clock = Clock()
     (a, b), where = _two_dirs(tmp_path, clock)
     real, failing = Path.read_text, b / name
@@ -137,11 +137,13 @@ def test_an_eio_reading_a_checkpoint_of_dir_b_takes_b_offline(tmp_path, monkeypa
 
     with monkeypatch.context() as patch:
         patch.setattr(Path, "read_text", read_text)
-        lm = LogManager.open([a, b], {}, clock)
+        with caplog.at_level("INFO", logger="storage.log_opening"):
+            lm = LogManager.open([a, b], {}, clock)
     try:
         assert lm.failures.offline == {b}
         assert {p: lm.get_log("t", p).offline for p in where} == {p: r == b for p, r in where.items()}
         assert open_files_under(b) == 0
+        assert f"Loaded {PARTITIONS} logs in" in caplog.text  # b's too, as Kafka's numTotalLogs
     finally:
         lm.close()
     again = LogManager.open([a, b], {}, clock)
