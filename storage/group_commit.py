@@ -33,13 +33,17 @@ A log whose dir goes offline for another reason (another log's append
 failed) leaves the dirty set unflushed, and a later round does not cover it:
 its waiters learn it from ``Log.offline`` after their wait (the broker's
 Produce and internal-topic appends check it), not from this module.
+
+``close`` is the last round: it waits for the round under way, so no fsync
+runs on files being closed, and covers every append with the close's own
+flush (a ``sync_to`` that comes later returns at once).
 """
 
 from __future__ import annotations
 
 import errno
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from .errors import StorageError
 
@@ -91,6 +95,24 @@ class GroupCommit:
         try:
             self.commit()
         finally:
+            with self._sync:
+                self._syncing = False
+                self._sync.notify_all()
+
+    def close(self, flush_all: Callable[[], None]) -> None:
+        """The last round, at close: after the round under way (if any), with later ``sync_to`` calls waiting,
+        run ``flush_all`` (the close's flush of every log) and publish every append so far as flushed."""
+        with self._sync:
+            while self._syncing:
+                self._sync.wait()
+            self._syncing = True
+        try:
+            with self._lock:
+                target, self._dirty = self._generation, set()
+            flush_all()
+        finally:
+            with self._lock:
+                self._flushed = max(self._flushed, target)
             with self._sync:
                 self._syncing = False
                 self._sync.notify_all()

@@ -359,15 +359,18 @@ class LogManager(LogOpening):
     def fsync_count(self) -> int:
         return self.group_commit.fsync_count
 
-    def close(self) -> None:
-        """Stop the moves, flush everything, write the checkpoints, close the logs, leave the clean-shutdown marker."""
-        for move in self.moves.all():
-            self.moves.end(move)
+    def _flush_at_close(self) -> None:
         for log_ in self.online_logs():
             try:
                 log_.flush()
             except OSError as exc:  # its dir is offline now: it gets no marker and the start recovers it
                 log.error("%s: the flush at close failed: %s", log_.name, exc)
+
+    def close(self) -> None:
+        """Stop the moves, flush everything, write the checkpoints, close the logs, leave the clean-shutdown marker."""
+        for move in self.moves.all():
+            self.moves.end(move)
+        self.group_commit.close(self._flush_at_close)
         self.write_checkpoints()
         for log_ in self.logs():
             log_.close()

@@ -280,3 +280,47 @@ def test_bad_checkpoint_files_only_cost_a_rescan(tmp_path, bad):
     (tmp_path / RECOVERY_POINTS).write_text(bad)
     lm2 = manager(tmp_path, clock)
     assert read_all(lm2.get_log("t", 0)) == expected
+
+
+def test_close_waits_for_a_group_commit_round_under_way_and_runs_none_after(tmp_path, monkeypatch):
+    """A round still fsyncing when the broker closes (the broker's background round for acks=1 appends) ends
+    before the logs are flushed and closed; the close's flush covers what was appended after the round began,
+    so a ``sync_to`` asked afterwards runs no round on the closed logs. The old close flushed and closed the
+    logs while the round still ran on them."""
+    lm = manager(tmp_path, Clock(), **{"log.flush.durable.enable": "true"})
+    lm.create_topic("t", 1, {})
+    append(lm.get_log("t", 0))
+    real, entered, release = Log.flush, threading.Event(), threading.Event()
+
+    def flush(log_, *args, **kwargs):
+        if threading.current_thread().name == "round":
+            entered.set()
+            assert release.wait(10)
+        return real(log_, *args, **kwargs)
+
+    monkeypatch.setattr(Log, "flush", flush)
+    errors: list[BaseException] = []
+
+    def run(fn, *args):
+        try:
+            fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - reported by the asserts below
+            errors.append(exc)
+
+    target = lm.flush_generation()
+    round_ = threading.Thread(target=run, args=(lm.sync_to, target), name="round")
+    round_.start()
+    assert entered.wait(10)
+    append(lm.get_log("t", 0))  # after the round took its generation: left to the close
+    later, rounds = lm.flush_generation(), lm.group_commit.rounds
+    closing = threading.Thread(target=run, args=(lm.close,), name="closing")
+    closing.start()
+    closing.join(0.3)
+    assert closing.is_alive()  # waits for the round under way
+    release.set()
+    for thread in (round_, closing):
+        thread.join(10)
+    assert errors == [] and not lm.failures.offline
+    assert (tmp_path / CLEAN_SHUTDOWN).exists()
+    lm.sync_to(later)
+    assert lm.flushed_generation() == later and lm.group_commit.rounds == rounds + 1  # the round under way only
