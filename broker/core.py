@@ -104,6 +104,7 @@ class Broker:
         self._last_duties: dict[str, int] = {}
         self._storage_metrics()
         self.groups = GroupManager(self)
+        self.stopping = False  # the server stops (``stop_waits``): long polls answer at once
         self.metrics.add_state_collector(self.groups.state_metrics)
         self.transactions = TransactionCoordinator(self)
         self.scram = ScramStore.load(config.log_dir_list()[0])
@@ -253,6 +254,13 @@ class Broker:
 
     async def wait_for_append(self) -> None:
         await self._append_lot.park()
+
+    def stop_waits(self) -> None:
+        """The server stops: a long-polling Fetch answers now with what there is (``stopping``), a parked
+        JoinGroup or SyncGroup NOT_COORDINATOR, so no client's wait holds the stop's grace."""
+        self.stopping = True
+        self.wake_fetches()
+        self.groups.coordinator.unload()
 
     def wake_fetches(self) -> None:
         """Wake every long-polling Fetch to read again (a log dir failed: its partitions answer at once)."""

@@ -10,8 +10,9 @@ advertises to it) and gets Kafka's ``socket.send.buffer.bytes`` /
 ``socket.receive.buffer.bytes``, within the connection limits of
 ``connection_quotas.py``; on an SSL or SASL_SSL listener its stream
 is wrapped in TLS with the listener's context. Cancelling it is a graceful shutdown:
-listeners close; connections take no further request, finish the Produce and
-the answer under way and end so that clients read every answer written, all
+listeners close; connections take no further request, finish the request and
+the answer under way (a waiting one answers at once: ``Broker.stop_waits``)
+and end so that clients read every answer written, all
 within one grace period from the stop (``closing.py``, started by
 ``stop_at_cancel``); then the storage writes its checkpoints and
 clean-shutdown marker.
@@ -72,6 +73,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             bound = []
             quotas = broker.connection_quotas = ConnectionQuotas(config, [listener.name for listener in listeners])
             closing = Closing()
+            closing.on_stop.append(broker.stop_waits)
             nursery.start_soon(stop_at_cancel, closing)
             broker.metrics.add_state_collector(lambda: quotas.metric_samples(broker.clock()))
             for listener in listeners:

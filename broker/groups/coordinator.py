@@ -185,6 +185,17 @@ class GroupCoordinator(StaticRejoin, Rebalancing):
         protocol = group.protocol_name or ""
         return [(m.member_id, m.group_instance_id, m.metadata(protocol)) for m in group.members.values()]
 
+    def unload(self) -> None:
+        """The broker stops: every parked JoinGroup and SyncGroup answers NOT_COORDINATOR now, as Kafka's
+        ``GroupMetadataManager.onUnloaded`` completes them, so its member looks for the coordinator again
+        instead of waiting out the stop. Nothing else changes: nothing is written, no timer runs after a stop."""
+        for group in self.groups.values():
+            for member in group.members.values() if isinstance(group, Group) else ():
+                if member.join_waiter is not None:
+                    member.join_waiter.complete(JoinResult(ErrorCode.NOT_COORDINATOR, member.member_id))
+                if member.sync_waiter is not None:
+                    member.sync_waiter.complete(SyncResult(ErrorCode.NOT_COORDINATOR))
+
     # -- SyncGroup -------------------------------------------------------------------------
 
     async def sync(self, req: SyncRequest) -> SyncResult:

@@ -132,7 +132,7 @@ async def handle(ctx: RequestContext, request) -> object:
     while True:
         reads = _read_all(ctx, request, fetch.partitions, refused, max_bytes)
         available = sum(r.read_size for r in reads)  # as read from the log, before down-conversion (Kafka)
-        if not _interesting(reads) or available >= min_bytes or _read_error(reads):
+        if not _interesting(reads) or available >= min_bytes or _read_error(reads) or ctx.broker.stopping:
             break
         waiting = time.perf_counter()
         with trio.move_on_at(deadline) as scope:

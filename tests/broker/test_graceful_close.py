@@ -19,7 +19,11 @@ the client can still read:
 * a client that reads nothing does not hold the stop beyond the grace
   period, and still gets an end of stream rather than a reset;
 * a connection closed for a request Kafka refuses (not at a stop) ends the
-  same way: the answers before it, then an end of stream, not a reset.
+  same way: the answers before it, then an end of stream, not a reset;
+* a request waiting at the stop answers at once instead of being cut at the
+  end of the grace: a long-polling Fetch with what there is, a parked
+  JoinGroup or SyncGroup NOT_COORDINATOR (Kafka's ``onUnloaded``), so the
+  client looks for the coordinator again.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from protocol.records import RecordBatchBuilder
 from tests.tls_pki import make_pki
 
 from ._admin_client import create_ok, req, sub
+from ._group_client import join_new, protocols
 
 RECORDS = 4  # per batch
 GRACE_SECONDS = 3.0  # the stop's grace in these tests: room for a client thread slowed down on 2 busy cores
@@ -284,3 +289,71 @@ async def test_a_connection_no_server_stops_is_cancelled_as_usual(tmp_path):
     finally:
         theirs.close()
         b.close()
+
+
+def _ask(sock: socket.socket, api_key: int, version: int, body, correlation_id: int) -> None:
+    sock.sendall(encode_request(RequestHeader(api_key, version, correlation_id, "waiting"), body))
+
+
+def _answer_then_end(sock: socket.socket, api_key: int, version: int) -> tuple[object, str]:
+    """The one answer the broker sends (None if the stream ended first), then how the stream ended."""
+    try:
+        size = struct.unpack(">i", _read_exactly(sock, 4))[0]
+        answer = decode_response(_read_exactly(sock, size), API_BY_KEY[api_key], version)[1]
+    except (OSError, EOFError):
+        answer = None
+    return answer, _drain_to_the_end(sock)
+
+
+async def _stop_and_read(scope, stopped, socks: list[tuple[socket.socket, int, int]]) -> tuple[list, float]:
+    """Stop the broker with each socket's request waiting; the answers and endings, and how long they took."""
+    await trio.sleep(0.3)  # each request parked in the broker
+    scope.cancel()
+    began = trio.current_time()
+    got = []
+    for sock, api_key, version in socks:
+        got.append(await trio.to_thread.run_sync(_answer_then_end, sock, api_key, version))
+    took = trio.current_time() - began
+    await stopped.wait()
+    return got, took
+
+
+async def test_a_long_polling_fetch_answers_at_the_stop_with_what_there_is(tmp_path):
+    T = sub(1, "FetchTopic")
+    body = req(1, replica_id=-1, max_wait_ms=30_000, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
+               topics=[T(topic="t", partitions=[T.FetchPartition(partition=0, fetch_offset=0,
+                                                                 partition_max_bytes=1 << 20)])])  # fmt: skip
+    with trio.fail_after(20):
+        async with _served(tmp_path) as (broker, scope, stopped):
+            await create_ok(broker, "t", 1)
+            sock = _connect(broker.bound[0])
+            _ask(sock, 1, 4, body, 5)
+            [(answer, ending)], took = await _stop_and_read(scope, stopped, [(sock, 1, 4)])
+    assert answer is not None, ending  # the old stop cut it at the end of the grace
+    part = answer.responses[0].partitions[0]
+    assert (part.error_code, part.high_watermark, bytes(part.records or b"")) == (ErrorCode.NONE, 0, b"")
+    assert ending == "end of stream" and took < GRACE_SECONDS / 2, took
+
+
+async def test_a_parked_join_group_and_sync_group_answer_not_coordinator_at_the_stop(tmp_path):
+    delay = {"group.initial.rebalance.delay.ms": "0"}
+    with trio.fail_after(20):
+        async with _served(tmp_path, **delay) as (broker, scope, stopped), trio.open_nursery() as nursery:
+            await join_new(broker, "j")  # j: stable with one member, who will not rejoin for a while
+            joining = _connect(broker.bound[0])  # a second member: its JoinGroup waits for the first
+            _ask(joining, 11, 3, req(11, group_id="j", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+                                    member_id="", protocol_type="consumer", protocols=protocols()), 1)  # fmt: skip
+            leader = await join_new(broker, "s")  # s: a follower's SyncGroup waits for the leader's
+            nursery.start_soon(lambda: join_new(broker, "s"))
+            await _until(lambda: broker.groups.groups["s"].state == "PreparingRebalance")
+            again = await join_new(broker, "s", member_id=leader.member_id)
+            follower = next(m.member_id for m in again.members if m.member_id != leader.member_id)
+            syncing = _connect(broker.bound[0])
+            _ask(syncing, 14, 3, req(14, group_id="s", generation_id=again.generation_id, member_id=follower,
+                                     group_instance_id=None, assignments=[]), 2)  # fmt: skip
+            got, took = await _stop_and_read(scope, stopped, [(joining, 11, 3), (syncing, 14, 3)])
+    (joined, join_ending), (synced, sync_ending) = got
+    assert joined is not None and synced is not None, got  # the old stop cut both at the end of the grace
+    assert (joined.error_code, synced.error_code) == (ErrorCode.NOT_COORDINATOR, ErrorCode.NOT_COORDINATOR)
+    assert joined.member_id  # its member id, as Kafka's onUnloaded answers a join
+    assert (join_ending, sync_ending) == ("end of stream", "end of stream") and took < GRACE_SECONDS / 2, took
