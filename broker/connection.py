@@ -217,11 +217,11 @@ class Connection:
     async def _drain(self, frames: FrameBuffer) -> None:
         first = True
         while (frame := frames.next_frame()) is not NEED_DATA:
-            if self.stopping:  # the server stops: requests not handled yet are dropped, never appended
-                return
             if not first:  # frames received together: let the other connections in between
                 await trio.lowlevel.checkpoint()
             first = False
+            if self.stopping:  # the server stops (maybe during that checkpoint): requests not handled yet are
+                return  # dropped, never appended
             self.requests += 1
             if self.auth is not None and self.auth.complete:
                 self._check_session(frame)

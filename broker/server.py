@@ -122,6 +122,9 @@ async def _accept_loop(broker: Broker, listener: Listener, sockets: list, shared
                        ) -> None:  # fmt: skip
     try:
         async with trio.open_nursery() as nursery:
+            # The connections run shielded (``Closing.serving``): a task failing here cancels this nursery but
+            # not them, so the stop's grace begins here too and ends them.
+            nursery.start_soon(stop_at_cancel, shared[1])
             for sock in sockets:
                 nursery.start_soon(_accept_from, broker, listener, sock, shared, nursery)
     finally:  # cancelled (shutdown): the listening sockets close with the loop
@@ -197,6 +200,7 @@ async def _serve_connection(broker: Broker, stream: trio.SocketStream, listener:
             pass
         await _serve_admitted(broker, stream, listener, f"{host}:{port}", closing)
     finally:
+        stream.socket.close()  # closed already, unless the setup failed before the connection served
         with trio.CancelScope(shield=True):
             await quotas.release(listener.name, ip)
 
