@@ -36,10 +36,12 @@ import storage.log_loader as log_loader
 from storage import LogDirsFailed, LogManager
 from storage.dir_checkpoints import CLEANER_OFFSETS, LOG_STARTS, RECOVERY_POINTS
 from storage.log_opening import CLEAN_SHUTDOWN
+from protocol.records import Codec, iter_batches
 from storage.offline_log import OfflineLog
 
 from ..open_files import open_files_under
 from .lead_helpers import Clock, append, read_all
+from .test_upgrade import _legacy
 
 PARTITIONS = 6
 
@@ -167,10 +169,22 @@ def _open_with_b_failing(tmp_path, monkeypatch, props: dict[str, str]) -> tuple[
 
 def test_the_forced_v2_upgrade_runs_on_the_dirs_left_when_one_failed_at_load(tmp_path, monkeypatch):
     """``log.record.version.force.upgrade=2`` upgrades the logs that opened; an offline dir's are left alone."""
-    lm, a, b, where = _open_with_b_failing(tmp_path, monkeypatch, {"log.record.version.force.upgrade": "2"})
+    clock = Clock()
+    (a, b), where = _two_dirs(tmp_path, clock)
+    in_a = min(p for p, r in where.items() if r == a)
+    lm = LogManager.open([a, b], {}, clock)
+    log_ = lm.get_log("t", in_a)
+    log_.append(_legacy(5, 3, 1, Codec.NONE), 5, 7, 0)  # a v1 entry in a's log
+    lm.close()
+    with monkeypatch.context() as patch:
+        _eio_under(patch, b)
+        lm = LogManager.open([a, b], {"log.record.version.force.upgrade": "2"}, clock)
     try:
         assert lm.failures.offline == {b}
-        assert all(read_all(lm.get_log("t", p)) for p, r in where.items() if r == a)
+        log_ = lm.get_log("t", in_a)
+        magics = {batch.magic for seg in log_.segments
+                  for batch in iter_batches(memoryview(os.pread(seg.fileno(), seg.size, 0)))}  # fmt: skip
+        assert magics == {2} and [o for o, _v in read_all(log_)] == list(range(8))
     finally:
         lm.close()
 
