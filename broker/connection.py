@@ -83,6 +83,7 @@ from .dispatch import NO_RESPONSE, CloseConnection, answer_before_login, dispatc
 from .request_metrics import AfterSent
 from .quotas import record_send_time
 from .sasl_auth import SASL_HANDSHAKE, SaslAuthenticator, UnexpectedRequest
+from .socket_send import send_plain, wait_writable
 from .ssl_config import peer_principal
 from .ssl_principal import NoMatchingRule
 from .tls_stream import TlsStream
@@ -144,6 +145,9 @@ class Connection:
         config = self.broker.config
         frames = FrameBuffer(config.sasl_server_max_receive_size if self.auth else config.socket_request_max_bytes)
         idle_s = config.connections_max_idle_ms / 1000
+        if isinstance(self.stream, TlsStream):  # its records go out as a plain socket's answers (``_send``)
+            sock = self.stream.transport_stream.socket
+            self.stream.sender = lambda data: send_plain(sock, data, idle_s)
         ready = False
         with trio.move_on_after(idle_s):
             ready = not isinstance(self.stream, TlsStream) or await self._tls_handshake()
@@ -315,9 +319,9 @@ class Connection:
             if region:
                 await self._sendfile(chunk)
             elif converted:
-                await chunk.send(self.stream.send_all)
+                await chunk.send(self._send)
             else:  # a big buffer is not copied into one more
-                await self.stream.send_all(chunk)
+                await self._send(chunk)
         if pending:
             await self._send_joined(pending)
         if counted:
@@ -328,26 +332,22 @@ class Connection:
 
     async def _send_joined(self, chunks: list) -> None:
         """Small chunks as one write: on a plain socket straight to the kernel first (module docstring)."""
-        data = b"".join(chunks)
+        await self._send(b"".join(chunks))
+
+    async def _send(self, data) -> None:
+        """``data`` to the client; one that reads nothing for connections.max.idle.ms is gone (socket_send.py)."""
         stream = self.stream
         if type(stream) is trio.SocketStream:
-            try:
-                sent = os.write(stream.socket.fileno(), data)
-            except BlockingIOError:
-                sent = 0
-            except OSError as exc:  # as SocketStream.send_all reports it
-                raise trio.BrokenResourceError(str(exc)) from exc
-            if sent == len(data):
-                return
-            data = memoryview(data)[sent:]
-        await stream.send_all(data)
+            await send_plain(stream.socket, data, self.broker.config.connections_max_idle_ms / 1000)
+        else:  # TLS: its records go out through ``send_plain`` too (``TlsStream.sender``, set by ``_serve``)
+            await stream.send_all(data)
 
     async def _sendfile(self, region: FileRegion) -> None:
         if isinstance(self.stream, TlsStream):
             for start in range(0, region.count, TLS_READ_BYTES):
                 size = min(TLS_READ_BYTES, region.count - start)
                 data = os.pread(region.fileno, size, region.position + start)
-                await self.stream.send_all(data + bytes(size - len(data)))  # a shrunk file is padded
+                await self._send(data + bytes(size - len(data)))  # a shrunk file is padded
             return
         sock = self.stream.socket
         sent, total = 0, region.count
@@ -358,13 +358,13 @@ class Connection:
                 n = -1
             except OSError as exc:
                 if exc.errno in (errno.EINVAL, errno.ENOSYS):  # no sendfile here: copy instead
-                    await self.stream.send_all(os.pread(region.fileno, total - sent, region.position + sent))
+                    await self._send(os.pread(region.fileno, total - sent, region.position + sent))
                     return
                 raise trio.BrokenResourceError(str(exc)) from exc
             if n == 0:  # the file shrank under us: pad so the frame length stays right
-                await self.stream.send_all(bytes(total - sent))
+                await self._send(bytes(total - sent))
                 return
             if n < 0:
-                await sock.wait_writable()
+                await wait_writable(sock, self.broker.config.connections_max_idle_ms / 1000)
             else:
                 sent += n

@@ -43,6 +43,7 @@ class TlsStream(trio.abc.Stream):
         self._closed = False
         self._notified = False  # close_notify sent
         self._scratch = memoryview(bytearray(READ_BYTES))  # plaintext of a receive_some, copied out
+        self.sender = transport.send_all  # how ciphertext goes out (the broker's bounds the waits: socket_send)
 
     async def do_handshake(self) -> None:
         while True:
@@ -138,7 +139,7 @@ class TlsStream(trio.abc.Stream):
 
     async def _flush(self) -> None:
         if self._outgoing.pending:
-            await self.transport_stream.send_all(self._outgoing.read())
+            await self.sender(self._outgoing.read())
 
     async def _fill(self) -> None:
         data = await self.transport_stream.receive_some(READ_BYTES)

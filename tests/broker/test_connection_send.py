@@ -1,6 +1,9 @@
 """``Connection.send_chunks``: small chunks joined, file regions by sendfile, big buffers sent as they are.
 
-Whatever the mix, the peer must receive exactly the chunks' bytes in order.
+Whatever the mix, the peer must receive exactly the chunks' bytes in order. A
+peer that reads nothing for ``connections.max.idle.ms`` is given up on
+(``StalledClient``), as Kafka's idle expiry closes a channel that cannot be
+written; one that reads slowly is not.
 """
 
 from __future__ import annotations
@@ -13,12 +16,15 @@ import trio
 import trio.testing
 
 from broker.connection import DIRECT_SEND_BYTES, Connection, FileRegion
+from broker.socket_send import StalledClient
 from broker.converted_send import ConvertedRecords
 from broker.request_metrics import AfterSent
 from protocol.records import Codec, RecordBatchBuilder
 from protocol.records.lazy_convert import BytesSource, start_down_conversion
 
 from ._admin_client import collect
+
+_CONFIG = types.SimpleNamespace(connections_max_idle_ms=600_000)
 
 
 def _converted() -> ConvertedRecords:
@@ -59,7 +65,7 @@ async def test_mixed_chunks_arrive_whole_and_in_order(tmp_path):
     path = tmp_path / "segment"
     path.write_bytes(os.urandom(50_000))
     sent_total = []
-    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=sent_total.append))
+    broker = types.SimpleNamespace(config=_CONFIG, metrics=types.SimpleNamespace(bytes_sent=sent_total.append))
     big = os.urandom(DIRECT_SEND_BYTES + 17)
     with open(path, "rb") as f:
         region = FileRegion(f.fileno(), 1000, 40_000)
@@ -77,7 +83,7 @@ async def test_request_times_are_recorded_when_the_peer_goes_away_mid_send():
     """Kafka records the metrics of the responses in flight on a connection that closes
     (``Processor.processDisconnected``)."""
     done = []
-    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
+    broker = types.SimpleNamespace(config=_CONFIG, metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
     a, b = trio.socket.socketpair()
     b.close()
     conn = Connection(broker, trio.SocketStream(a))
@@ -90,7 +96,7 @@ async def test_request_times_are_recorded_when_the_peer_goes_away_mid_send():
 async def test_a_small_answer_goes_out_without_a_scheduling_round():
     """On a plain socket whose buffer has room, the joined small chunks are written at once: no checkpoint
     (trio's ``send_all`` takes one after every send, a whole scheduling round per answer)."""
-    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
+    broker = types.SimpleNamespace(config=_CONFIG, metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
     a, b = trio.socket.socketpair()
     conn = Connection(broker, trio.SocketStream(a))
     with trio.testing.assert_no_checkpoints():
@@ -103,7 +109,7 @@ async def test_a_small_answer_goes_out_without_a_scheduling_round():
 async def test_what_the_kernel_does_not_take_at_once_follows_in_order():
     """Joined chunks larger than the socket's send buffer: the kernel takes a part, the rest is sent when the
     peer has read (through ``send_all``), and the peer gets every byte in order."""
-    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
+    broker = types.SimpleNamespace(config=_CONFIG, metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
     chunks = [os.urandom(5000) for _ in range(20)]  # 100 kB, each below DIRECT_SEND_BYTES: joined
     expected = b"".join(chunks)
     # the first write fills the 4 KiB buffer before anything is read
@@ -111,7 +117,7 @@ async def test_what_the_kernel_does_not_take_at_once_follows_in_order():
 
 
 async def test_a_small_answer_to_a_peer_gone_is_a_broken_stream():
-    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
+    broker = types.SimpleNamespace(config=_CONFIG, metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
     a, b = trio.socket.socketpair()
     b.close()
     conn = Connection(broker, trio.SocketStream(a))
@@ -134,7 +140,7 @@ async def test_frames_received_together_are_answered_with_a_checkpoint_between(m
         return [b"\x00\x00\x00\x01", b"!"]
 
     monkeypatch.setattr(connection_module, "dispatch", dispatch)
-    broker = types.SimpleNamespace(metrics=types.SimpleNamespace(bytes_sent=lambda n: None),
+    broker = types.SimpleNamespace(config=_CONFIG, metrics=types.SimpleNamespace(bytes_sent=lambda n: None),
                                    request_time=types.SimpleNamespace(installed=False))
     a, b = trio.socket.socketpair()
     conn = Connection(broker, trio.SocketStream(a))
@@ -158,5 +164,46 @@ async def test_frames_received_together_are_answered_with_a_checkpoint_between(m
             nursery.cancel_scope.cancel()
     assert answered == [b"r1", b"r2", b"r3", b"r4"]
     assert between >= 2  # three checkpoints: the other task has run in (at least) the first two rounds
+    a.close()
+    b.close()
+
+
+def _idle_broker(idle_ms: int):
+    config = types.SimpleNamespace(connections_max_idle_ms=idle_ms)
+    return types.SimpleNamespace(config=config, metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
+
+
+@pytest.mark.parametrize("kind", ["buffer", "region"])
+async def test_a_peer_that_reads_nothing_for_the_idle_time_is_given_up_on(tmp_path, kind):
+    path = tmp_path / "segment"
+    path.write_bytes(bytes(8 << 20))
+    a, b = trio.socket.socketpair()
+    conn = Connection(_idle_broker(300), trio.SocketStream(a))
+    with path.open("rb") as f:
+        chunk = bytes(8 << 20) if kind == "buffer" else FileRegion(f.fileno(), 0, 8 << 20)
+        began = trio.current_time()
+        with trio.fail_after(10), pytest.raises(StalledClient, match="connections.max.idle.ms"):
+            await conn.send_chunks([chunk])
+    assert 0.3 <= trio.current_time() - began < 3
+    a.close()
+    b.close()
+
+
+async def test_a_peer_that_reads_slowly_gets_everything(tmp_path):
+    a, b = trio.socket.socketpair()
+    a.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 4096)
+    conn = Connection(_idle_broker(300), trio.SocketStream(a))
+    data, received = os.urandom(64 << 10), bytearray()
+
+    async def receive() -> None:
+        while len(received) < len(data):  # a slice every 100 ms: far slower than the kernel, never idle 300 ms
+            await trio.sleep(0.1)
+            received.extend(await b.recv(256 << 10))
+
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(receive)
+            await conn.send_chunks([data])
+    assert bytes(received) == data
     a.close()
     b.close()
