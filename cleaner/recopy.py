@@ -95,7 +95,7 @@ class BatchFilter:
         if entry.magic != 2:
             entry = RecordBatchView(legacy_to_v2_batch(entry))
             out = self._filter_v2(entry)
-            return bytes(entry.buffer) if out is entry.buffer else out
+            return bytes(entry.buffer) if out is entry.buffer else _kept_span(out)
         return self._filter_v2(entry)
 
     def _filter_v2(self, batch: RecordBatchView) -> bytes | memoryview | None:
@@ -227,6 +227,25 @@ def _rebuild(batch: RecordBatchView, offsets: set[int], horizon: int) -> bytes:
         if offset in offsets:
             builder.append(key, value, timestamp=timestamp, headers=headers, offset=offset, attributes=attributes)
     return builder.build(last_offset=batch.last_offset)
+
+
+def _kept_span(out: bytes | memoryview | None) -> bytes | memoryview | None:
+    """A legacy entry's survivors as Kafka's ``MemoryRecords.filterTo`` writes them: from the first record kept
+    to the last (only a v2 batch keeps its own base and last offsets)."""
+    if out is None:
+        return None
+    batch = RecordBatchView(out)
+    offsets = [t[0] for t in batch.iter_tuples()]
+    if not offsets or (offsets[0], offsets[-1]) == (batch.base_offset, batch.last_offset):
+        return out
+    lat = batch.timestamp_type == TimestampType.LOG_APPEND_TIME
+    builder = RecordBatchBuilder(
+        magic=2, compression=batch.compression, timestamp_type=batch.timestamp_type, base_offset=offsets[0],
+        delete_horizon_ms=batch.delete_horizon_ms, log_append_time=batch.max_timestamp if lat else None,
+    )  # fmt: skip
+    for offset, timestamp, key, value, headers, attributes in batch.iter_tuples():
+        builder.append(key, value, timestamp=timestamp, headers=headers, offset=offset, attributes=attributes)
+    return builder.build()
 
 
 def _timestamp_delta(payload: bytes, start: int) -> int:

@@ -52,3 +52,19 @@ def test_a_legacy_segment_with_nothing_to_remove_is_still_rewritten(tmp_path):
     LogCleaner(lm, CleanerConfig(), clock=clock).run_once()
     (batch,) = read_batches(log_)
     assert (batch.magic, batch.compression, batch.records_count) == (2, Codec.LZ4, 2)
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_a_legacy_wrapper_that_loses_records_spans_only_those_kept(tmp_path, magic):
+    """Kafka's ``MemoryRecords.filterTo`` builds a legacy entry's survivors from the first one kept to the last
+    (only a v2 batch keeps its base and last offsets): here the wrapper's first and last go."""
+    clock = Clock()
+    lm = open_manager(tmp_path, clock)
+    log_ = compacted_log(lm)
+    _legacy(log_, magic, Codec.GZIP, [b"a", b"b", b"c", b"d"])  # 0..3
+    _legacy(log_, magic, Codec.NONE, [b"a", b"d"])  # 4, 5: supersede 0 and 3
+    log_.roll()
+    LogCleaner(lm, CleanerConfig(), clock=clock).run_once()
+    shape = [(b.magic, b.base_offset, b.last_offset, b.records_count, b.compression) for b in read_batches(log_)]
+    assert shape == [(2, 1, 2, 2, Codec.GZIP), (2, 4, 4, 1, Codec.NONE), (2, 5, 5, 1, Codec.NONE)]
+    assert [(r.offset, r.key) for r in read_records(log_)] == [(1, b"b"), (2, b"c"), (4, b"a"), (5, b"d")]
