@@ -185,3 +185,8 @@ def check_cleaner_memory(other: dict[str, Any]) -> None:
         raise ConfigError("log.cleaner.threads must be at least 1: log.cleaner.dedupe.buffer.size is shared among them")
     if other.get("log.cleaner.dedupe.buffer.size", 128 << 20) // threads <= 1 << 20:
         raise ConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
+
+
+def before_v2(version: str) -> bool:
+    """A message.format.version before 0.11.0, whose newest record format is before v2."""
+    return re.match(r"0\.(8|9|10)\.", version.strip()) is not None

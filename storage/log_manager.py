@@ -158,6 +158,8 @@ class LogManager(LogOpening):
             raise ValueError(f"topic {name} already exists")
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
+        if not validate_only:
+            self.model.warn_ignored_format(name, overrides)
         meta = TopicMeta(name, uuid.uuid4(), num_partitions, overrides)
         return NewLogs(self, meta, range(num_partitions), new_topic=True, validate_only=validate_only)
 
@@ -226,6 +228,8 @@ class LogManager(LogOpening):
     def set_topic_overrides(self, name: str, overrides: dict[str, str]) -> None:
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
+        if overrides.get("message.format.version") != self._topics[name].overrides.get("message.format.version"):
+            self.model.warn_ignored_format(name, overrides)
         self._topics[name].overrides = overrides
         self._save_topics()
         config = self.model.effective(overrides)

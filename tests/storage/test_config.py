@@ -189,3 +189,20 @@ def test_retention_bytes_may_be_any_negative_like_kafka(tmp_path):
         append(log)
     segments = len(log.segments)
     assert log.run_retention(clock.now) == 0 and len(log.segments) == segments > 1
+
+
+def test_only_a_message_format_version_before_0_11_gets_kafkas_warning_naming_the_topic(tmp_path, caplog):
+    with caplog.at_level("WARNING", logger="storage.config"):
+        ConfigModel.from_broker_props({"log.message.format.version": "2.8"})
+        lm = manager(tmp_path, Clock())
+        lm.create_topic("new", 1, {"message.format.version": "3.0"})
+        lm.set_topic_overrides("new", {"message.format.version": "2.1-IV2"})
+        assert caplog.messages == []
+        ConfigModel.from_broker_props({"log.message.format.version": "0.10.2"})
+        lm.create_topic("old", 1, {"message.format.version": "0.10.0"})
+        lm.set_topic_overrides("new", {"message.format.version": "0.9.0"})
+        lm.set_topic_overrides("new", {"message.format.version": "0.9.0", "retention.ms": "5"})  # unchanged
+    assert len(caplog.messages) == 3, caplog.messages
+    broker, old, new = caplog.messages
+    assert "log.message.format.version with value 0.10.2 is ignored" in broker
+    assert "value `0.10.0` is ignored for `old`" in old and "value `0.9.0` is ignored for `new`" in new
