@@ -8,7 +8,8 @@ startup with a message naming it (exit status 2), and so does a JWKS endpoint
 Log dirs the broker cannot run on (every one failed, or the first, which
 holds the metadata), at start or later, stop it with status 1, as Kafka halts.
 SIGTERM and SIGINT shut the broker down gracefully: connections are closed, logs flushed and the
-clean-shutdown marker written, so the next start skips recovery. The soft
+clean-shutdown marker written, so the next start skips recovery.
+``--version`` prints the package's version. The soft
 open-files limit is raised to the hard one first (``limits``), as the JVM does
 for Kafka.
 
@@ -37,6 +38,7 @@ start with their message and exit status 1. The root log level is
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import logging
 import os
 import signal
@@ -58,8 +60,10 @@ from .scram_store import CredentialFileError, add_scram, parse_add_scram
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="minibroker", description="A Kafka-compatible broker on trio.")
+    parser.add_argument("--version", action="version", version=_version(), help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the broker")
+    serve.add_argument("--version", action="version", version=_version(), help="print the version and exit")
     serve.add_argument("config", help="path to server.properties")
     serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE")
     serve.add_argument("--add-scram", "-S", action="append", default=[], metavar="MECHANISM=[name=...,password=...]",
@@ -72,6 +76,14 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
                        help="with --kafka-env: a server.properties here replaces the config file")
     serve.add_argument("--log-level", default=None, help="root log level (default: INFO)")
     return parser.parse_args(argv)
+
+
+def _version() -> str:
+    """This package's version, from its installed metadata (what ``kafka-server-start.sh --version`` prints)."""
+    try:
+        return importlib.metadata.version("minibroker")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _overrides(pairs: list[str]) -> dict[str, str]:
