@@ -7,9 +7,10 @@ startup with a message naming it (exit status 2), and so does a JWKS endpoint
 (signed OAUTHBEARER tokens) that cannot be read when the broker starts.
 Log dirs the broker cannot run on (every one failed, or the first, which
 holds the metadata), at start or later, stop it with status 1, as Kafka halts.
-SIGTERM and SIGINT shut the broker down gracefully: connections are closed, logs flushed and the
-clean-shutdown marker written, so the next start skips recovery.
-``--version`` prints the package's version. The soft
+SIGTERM, SIGINT and SIGHUP shut the broker down gracefully: connections are closed, logs flushed and
+the clean-shutdown marker written, so the next start skips recovery; a signal repeated meanwhile does
+not cut that short, and the status is 0 (``lifecycle.py``, which also logs Kafka's start and stop
+lines). ``--version`` prints the package's version. The soft
 open-files limit is raised to the hard one first (``limits``), as the JVM does
 for Kafka.
 
@@ -41,7 +42,6 @@ import argparse
 import importlib.metadata
 import logging
 import os
-import signal
 import sys
 
 import trio
@@ -53,6 +53,7 @@ from .env_config import MOUNTED_CONFIGS_DIR, PREFIX, format_cluster_id, image_co
 from .env_logging import LogSettings, level_of, log_settings
 from .env_ssl import SECRETS_DIR, ImageScriptError
 from .jaas_file import JaasFile
+from .lifecycle import StopSignals, log_started, log_starting, log_stopped, log_stopping
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
 from .scram_store import CredentialFileError, add_scram, parse_add_scram
@@ -135,19 +136,23 @@ def _scram_entries(arguments: list[str]) -> list:
     return entries
 
 
-async def _run(config) -> None:
-    from .server import serve_broker
+async def _run(config, signals: StopSignals) -> None:
+    """Serve until a stop signal (``lifecycle.StopSignals``), then stop gracefully."""
+    with signals.receiving() as receiver:
+        from .server import serve_broker
 
-    async with trio.open_nursery() as nursery:
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            broker = await nursery.start(serve_broker, config)
-            freeze_startup_heap()
-            logging.getLogger("minibroker").info("broker %d serving on %s", config.node_id, broker.bound)
-            async for signum in signals:
-                logging.getLogger("minibroker").info("signal %d: shutting down", signum)
-                nursery.cancel_scope.cancel()
-                break
-    logging.getLogger("minibroker").info("shut down completed")
+        log_starting(config)
+        async with trio.open_nursery() as watching:
+            started = trio.Event()
+            async with trio.open_nursery() as nursery:
+                stop = nursery.cancel_scope
+                watching.start_soon(signals.watch, receiver, started, stop, lambda: log_stopping(config))
+                broker = await nursery.start(serve_broker, config)
+                freeze_startup_heap()
+                log_started(broker)
+                started.set()
+            watching.cancel_scope.cancel()
+    log_stopped(config)
 
 
 def use_accelerator() -> bool:
@@ -178,8 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     use_accelerator()
     was, now = raise_open_files_limit()
     logging.getLogger("minibroker").info("open files limit: %d (was %d)", now, was)
+    signals = StopSignals()
+    signals.install()  # from here on, TERM, INT and HUP stop the broker gracefully (``lifecycle``)
     try:
-        trio.run(_run, config)
+        trio.run(_run, config, signals)
     except BaseException as exc:  # a JWKS endpoint that cannot be read stops the start, as a bad key does
         if _all_log_dirs_failed(exc):  # Kafka halts with status 1
             return 1

@@ -322,6 +322,10 @@ class BrokerMetrics:
         self.http_server = server, thread
         return server, thread
 
+    def http_address(self) -> tuple[str, int] | None:
+        """The endpoint's bound host and port, if it serves."""
+        return None if self.http_server is None else self.http_server[0].server_address[:2]
+
     def stop_http(self) -> None:
         """Close the /metrics endpoint, if it was started."""
         if self.http_server is not None:

@@ -56,6 +56,7 @@ from .connection import Connection
 from .core import Broker
 from .connection_quotas import ConnectionQuotas
 from .dispatch import load_handlers
+from .lifecycle import host_port
 from .listeners import Listener, served_listeners, with_current_tls
 from .sasl_config import jwks_endpoints, new_authenticator
 from .tls_stream import TlsStream
@@ -77,7 +78,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             nursery.start_soon(stop_at_cancel, closing)
             broker.metrics.add_state_collector(lambda: quotas.metric_samples(broker.clock()))
             for listener in listeners:
-                sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+                sockets = await _bind(listener)
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]
                 nursery.start_soon(_accept_loop, broker, listener, sockets, (quotas, closing))
             broker.set_bound(bound)
@@ -116,6 +117,14 @@ async def _open_broker(config: Any) -> tuple[Broker, list[Listener], list]:
         broker.close()
         raise
     return broker, listeners, endpoints
+
+
+async def _bind(listener: Listener) -> list[trio.SocketListener]:
+    """The listener's listening sockets, each logged as Kafka's ``SocketServer.openServerSocket`` logs it."""
+    sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+    for sock in sockets:
+        log.info("Awaiting socket connections on %s.", host_port(*sock.socket.getsockname()[:2]))
+    return sockets
 
 
 async def _accept_loop(broker: Broker, listener: Listener, sockets: list, shared: tuple[ConnectionQuotas, Closing],

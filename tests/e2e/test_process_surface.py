@@ -1,5 +1,10 @@
 """What an operator or a CI script sees of the broker process, as they would of Kafka's.
 
+* SIGTERM, SIGINT and SIGHUP each stop the broker gracefully (status 0, the
+  clean-shutdown marker written), logged as Kafka's ``LoggingSignalHandler``
+  logs them; a signal repeated during the stop does not cut it short.
+* The lines log-waiting tools look for once the broker serves, and a readable
+  "serving on" line with each listener and the metrics endpoint.
 * ``process_*`` series in the scrape, no ``*_created`` series.
 * ``--version``.
 """
@@ -7,15 +12,65 @@
 from __future__ import annotations
 
 import importlib.metadata
+import re
+import signal
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
-from .harness import ROOT
+from ..broker._admin_client import req
+from .harness import ROOT, raw_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 MARKER = ".kafka_cleanshutdown"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGHUP, signal.SIGINT, signal.SIGTERM])
+def test_each_stop_signal_stops_the_broker_gracefully_and_is_logged_as_kafka_logs_it(broker, signum):
+    broker.proc.send_signal(signum)
+    assert broker.proc.wait(30) == 0
+    broker.kill()  # joins the output pump: the whole log read
+    text = broker.log_text()
+    assert f"Terminating process due to signal {signum.name}" in text
+    assert "Registered signal handlers for TERM, INT, HUP" in text
+    assert "[BrokerServer id=1] shut down completed" in text
+    assert (broker.data_dir / MARKER).exists()
+
+
+def test_a_signal_repeated_during_the_stop_does_not_cut_it_short(broker):
+    with socket.create_connection(("127.0.0.1", broker.port), timeout=20) as idle:
+        raw_call(idle, 18, 3, req(18, client_software_name="e2e", client_software_version="1"))
+        # the client keeps its connection open: the stop waits its full grace (one second) for it
+        broker.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        broker.proc.send_signal(signal.SIGTERM)
+        time.sleep(0.1)
+        broker.proc.send_signal(signal.SIGINT)
+        assert broker.proc.wait(30) == 0
+    broker.kill()
+    text = broker.log_text()
+    assert text.count("Terminating process due to signal") == 1
+    assert len(re.findall(r"Signal SIG(TERM|INT): the shutdown that SIGTERM began goes on", text)) == 1  # logged once
+    assert "[BrokerServer id=1] shut down completed" in text
+    assert (broker.data_dir / MARKER).exists()
+
+
+def test_the_lines_log_waiting_tools_look_for_are_logged_once_the_broker_serves(broker_factory):
+    broker = broker_factory(listeners="PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0",
+                            listener_security_protocol_map="PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT")  # fmt: skip
+    text = broker.log_text()
+    # testcontainers-python's KafkaContainer in KRaft mode, and testcontainers-java's (KafkaHelper.WAIT_STRATEGY)
+    assert re.search(r".*Kafka Server started.*", text)
+    assert re.search(r".*Transitioning from RECOVERY to RUNNING.*", text)
+    assert "[BrokerServer id=1] Transition from STARTING to STARTED" in text
+    first, second = broker.ports
+    assert (f"broker 1 serving on PLAINTEXT://127.0.0.1:{first}, OTHER://127.0.0.1:{second}; "
+            f"metrics on 127.0.0.1:{broker.metrics_port}") in text  # fmt: skip
+    assert text.index("Kafka Server started") < text.index("serving on")  # the harness waits for the last
+    assert re.search(rf"Awaiting socket connections on 127\.0\.0\.1:{first}\.", text)
 
 
 def test_the_scrape_has_process_series_and_no_created_series(broker):
