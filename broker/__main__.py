@@ -10,7 +10,8 @@ holds the metadata), at start or later, stop it with status 1, as Kafka halts.
 SIGTERM, SIGINT and SIGHUP shut the broker down gracefully: connections are closed, logs flushed and
 the clean-shutdown marker written, so the next start skips recovery; a signal repeated meanwhile does
 not cut that short, and the status is 0 (``lifecycle.py``, which also logs Kafka's start and stop
-lines). ``--version`` prints the package's version. The soft
+lines). A listener or the metrics endpoint that cannot be bound ends the start with one line naming
+it, status 1. ``--version`` prints the package's version. The soft
 open-files limit is raised to the hard one first (``limits``), as the JVM does
 for Kafka.
 
@@ -53,7 +54,7 @@ from .env_config import MOUNTED_CONFIGS_DIR, PREFIX, format_cluster_id, image_co
 from .env_logging import LogSettings, level_of, log_settings
 from .env_ssl import SECRETS_DIR, ImageScriptError
 from .jaas_file import JaasFile
-from .lifecycle import StopSignals, log_started, log_starting, log_stopped, log_stopping
+from .lifecycle import BindError, StopSignals, log_started, log_starting, log_stopped, log_stopping
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
 from .scram_store import CredentialFileError, add_scram, parse_add_scram
@@ -188,30 +189,31 @@ def main(argv: list[str] | None = None) -> int:
     try:
         trio.run(_run, config, signals)
     except BaseException as exc:  # a JWKS endpoint that cannot be read stops the start, as a bad key does
-        if _all_log_dirs_failed(exc):  # Kafka halts with status 1
-            return 1
-        error = _startup_error(exc)
-        if error is None:
-            raise
-        print(f"minibroker: configuration error: {error}", file=sys.stderr)
-        return 2
+        return _failed_run(exc)
     return 0
 
 
-def _all_log_dirs_failed(exc: BaseException) -> bool:
-    """The log dirs the broker needs failed, while it ran or as it started (already logged, as Kafka's fatal)."""
+def _failed_run(exc: BaseException) -> int:
+    """The exit status of a run that ``exc`` ended, or ``exc`` raised again if it is none we expect."""
     from storage import LogDirsFailed
 
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return isinstance(exc, LogDirsFailed)
+    cause = _cause(exc)
+    if isinstance(cause, LogDirsFailed):  # already logged, as Kafka's fatal; Kafka halts with status 1
+        return 1
+    if isinstance(cause, BindError):  # as Kafka's socket server failing to bind: one line, status 1
+        logging.getLogger("minibroker").error("%s", cause)
+        return 1
+    if isinstance(cause, ConfigError):
+        print(f"minibroker: configuration error: {cause}", file=sys.stderr)
+        return 2
+    raise exc
 
 
-def _startup_error(exc: BaseException) -> ConfigError | None:
-    """The ``ConfigError`` that ended the start, if that is what ended it (trio wraps it in exception groups)."""
+def _cause(exc: BaseException) -> BaseException:
+    """The one exception that ended the run (trio wraps it in exception groups)."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
-    return exc if isinstance(exc, ConfigError) else None
+    return exc
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The broker process as an operator sees it: stop signals, start and stop lines.
+"""The broker process as an operator sees it: stop signals, start and stop lines, bind failures.
 
 **Signals.** SIGTERM, SIGINT and SIGHUP each stop the broker gracefully, as
 Kafka's do: its ``LoggingSignalHandler`` logs the signal for those three and
@@ -24,6 +24,11 @@ line, which names each listener with its bound address and the metrics
 endpoint: ``broker 1 serving on PLAINTEXT://127.0.0.1:9092; metrics on
 127.0.0.1:9404``. The stop logs BrokerServer's state transitions and its
 "shutting down" / "shut down completed".
+
+**Bind failures.** ``BindError`` is a listener or the metrics endpoint that
+could not be bound (a port in use, a host that does not resolve): the start
+ends with one line naming it and the address, status 1, as Kafka's socket
+server fails ("Socket server failed to bind to host:port: reason.").
 """
 
 from __future__ import annotations
@@ -37,6 +42,14 @@ import trio
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 log = logging.getLogger("minibroker")
+
+
+class BindError(Exception):
+    """``what`` (a listener, the metrics endpoint) could not bind ``host:port``; ``where`` names its config."""
+
+    def __init__(self, what: str, where: str, host: str, port: int, cause: OSError) -> None:
+        reason = cause.strerror or str(cause)
+        super().__init__(f"{what} failed to bind to {host_port(host, port)} ({where}): {reason}.")
 
 
 def host_port(host: str, port: int) -> str:

@@ -34,6 +34,7 @@ from prometheus_client.registry import Collector
 
 from protocol import ErrorCode
 
+from .lifecycle import BindError
 from .login_metrics import LoginMetrics
 from .sampled_stat import KAFKA_METRIC_WINDOWS
 
@@ -317,8 +318,11 @@ class BrokerMetrics:
         return collector
 
     def serve_http(self, host: str, port: int) -> Any:
-        """Start the /metrics endpoint in prometheus-client's own thread."""
-        server, thread = start_http_server(port, addr=host, registry=self.registry)
+        """Start the /metrics endpoint in prometheus-client's own thread; ``BindError`` if it cannot bind."""
+        try:
+            server, thread = start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:
+            raise BindError("Metrics endpoint", "prometheus.host, prometheus.port", host, port, exc) from None
         self.http_server = server, thread
         return server, thread
 

@@ -3,6 +3,8 @@
 * SIGTERM, SIGINT and SIGHUP each stop the broker gracefully (status 0, the
   clean-shutdown marker written), logged as Kafka's ``LoggingSignalHandler``
   logs them; a signal repeated during the stop does not cut it short.
+* A listener or metrics address that cannot be bound ends the start with one
+  line naming it and the address, status 1, no traceback, the logs closed.
 * The lines log-waiting tools look for once the broker serves, and a readable
   "serving on" line with each listener and the metrics endpoint.
 * ``process_*`` series in the scrape, no ``*_created`` series.
@@ -20,9 +22,10 @@ import sys
 import time
 
 import pytest
+from confluent_kafka import Producer
 
 from ..broker._admin_client import req
-from .harness import ROOT, raw_call
+from .harness import ROOT, BrokerProcess, raw_call
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(90)]
 MARKER = ".kafka_cleanshutdown"
@@ -56,6 +59,62 @@ def test_a_signal_repeated_during_the_stop_does_not_cut_it_short(broker):
     assert len(re.findall(r"Signal SIG(TERM|INT): the shutdown that SIGTERM began goes on", text)) == 1  # logged once
     assert "[BrokerServer id=1] shut down completed" in text
     assert (broker.data_dir / MARKER).exists()
+
+
+def _serve(tmp_path, *overrides: str) -> subprocess.CompletedProcess:
+    props = [f"log.dirs={tmp_path / 'data'}", "prometheus.port=0", *overrides]
+    args = [arg for prop in props for arg in ("--override", prop)]
+    return subprocess.run([sys.executable, "-m", "broker", "serve", "config/server.properties", *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+def _listening_socket() -> socket.socket:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    return taken
+
+
+def test_a_listener_port_in_use_ends_the_start_with_one_line_and_the_logs_closed_cleanly(tmp_path):
+    first = BrokerProcess(tmp_path / "data").start()
+    producer = Producer({"bootstrap.servers": first.bootstrap})
+    producer.produce("kept", value=b"v")
+    assert producer.flush(30) == 0
+    assert first.stop() == 0
+    with _listening_socket() as taken:
+        port = taken.getsockname()[1]
+        result = _serve(tmp_path, f"listeners=PLAINTEXT://127.0.0.1:{port}")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert (f"Socket server failed to bind to 127.0.0.1:{port} (listener PLAINTEXT): Address already in use."
+            in output), output  # fmt: skip
+    assert "Traceback" not in output and "serving on" not in output
+    assert "clean-shutdown marker found" in output  # the logs were loaded before the bind ...
+    assert (tmp_path / "data" / MARKER).exists()  # ... and closed cleanly after it failed
+    again = BrokerProcess(tmp_path / "data").start()
+    try:
+        assert "clean-shutdown marker found" in again.log_text() and "recovering" not in again.log_text()
+    finally:
+        again.kill()
+
+
+def test_a_listener_host_that_does_not_resolve_is_named(tmp_path):
+    result = _serve(tmp_path, "listeners=PLAINTEXT://nonexistent.invalid:0")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert re.search(r"Socket server failed to bind to nonexistent\.invalid:0 \(listener PLAINTEXT\): \S", output)
+    assert "Traceback" not in output
+
+
+def test_a_metrics_port_in_use_is_named_by_its_keys(tmp_path):
+    with _listening_socket() as taken:
+        port = taken.getsockname()[1]
+        result = _serve(tmp_path, "prometheus.host=127.0.0.1", f"prometheus.port={port}")
+    output = result.stdout + result.stderr
+    assert result.returncode == 1, output
+    assert (f"Metrics endpoint failed to bind to 127.0.0.1:{port} (prometheus.host, prometheus.port): "
+            "Address already in use." in output), output  # fmt: skip
+    assert "Traceback" not in output
 
 
 def test_the_lines_log_waiting_tools_look_for_are_logged_once_the_broker_serves(broker_factory):
