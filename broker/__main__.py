@@ -7,8 +7,11 @@ startup with a message naming it (exit status 2), and so does a JWKS endpoint
 (signed OAUTHBEARER tokens) that cannot be read when the broker starts.
 Log dirs the broker cannot run on (every one failed, or the first, which
 holds the metadata), at start or later, stop it with status 1, as Kafka halts.
-SIGTERM and SIGINT shut the broker down gracefully: connections are closed, logs flushed and the
-clean-shutdown marker written, so the next start skips recovery. The soft
+SIGTERM, SIGINT and SIGHUP shut the broker down gracefully: connections are closed, logs flushed and
+the clean-shutdown marker written, so the next start skips recovery; a signal repeated meanwhile does
+not cut that short, and the status is 0 (``lifecycle.py``, which also logs Kafka's start and stop
+lines). A listener or the metrics endpoint that cannot be bound ends the start with one line naming
+it, status 1. ``--version`` prints the package's version. The soft
 open-files limit is raised to the hard one first (``limits``), as the JVM does
 for Kafka.
 
@@ -37,9 +40,9 @@ start with their message and exit status 1. The root log level is
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import logging
 import os
-import signal
 import sys
 
 import trio
@@ -51,6 +54,7 @@ from .env_config import MOUNTED_CONFIGS_DIR, PREFIX, format_cluster_id, image_co
 from .env_logging import LogSettings, level_of, log_settings
 from .env_ssl import SECRETS_DIR, ImageScriptError
 from .jaas_file import JaasFile
+from .lifecycle import BindError, StopSignals, log_started, log_starting, log_stopped, log_stopping
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
 from .scram_store import CredentialFileError, add_scram, parse_add_scram
@@ -58,8 +62,10 @@ from .scram_store import CredentialFileError, add_scram, parse_add_scram
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="minibroker", description="A Kafka-compatible broker on trio.")
+    parser.add_argument("--version", action="version", version=_version(), help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the broker")
+    serve.add_argument("--version", action="version", version=_version(), help="print the version and exit")
     serve.add_argument("config", help="path to server.properties")
     serve.add_argument("--override", action="append", default=[], metavar="KEY=VALUE")
     serve.add_argument("--add-scram", "-S", action="append", default=[], metavar="MECHANISM=[name=...,password=...]",
@@ -72,6 +78,14 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
                        help="with --kafka-env: a server.properties here replaces the config file")
     serve.add_argument("--log-level", default=None, help="root log level (default: INFO)")
     return parser.parse_args(argv)
+
+
+def _version() -> str:
+    """This package's version, from its installed metadata (what ``kafka-server-start.sh --version`` prints)."""
+    try:
+        return importlib.metadata.version("minibroker")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _overrides(pairs: list[str]) -> dict[str, str]:
@@ -123,19 +137,23 @@ def _scram_entries(arguments: list[str]) -> list:
     return entries
 
 
-async def _run(config) -> None:
-    from .server import serve_broker
+async def _run(config, signals: StopSignals) -> None:
+    """Serve until a stop signal (``lifecycle.StopSignals``), then stop gracefully."""
+    with signals.receiving() as receiver:
+        from .server import serve_broker
 
-    async with trio.open_nursery() as nursery:
-        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
-            broker = await nursery.start(serve_broker, config)
-            freeze_startup_heap()
-            logging.getLogger("minibroker").info("broker %d serving on %s", config.node_id, broker.bound)
-            async for signum in signals:
-                logging.getLogger("minibroker").info("signal %d: shutting down", signum)
-                nursery.cancel_scope.cancel()
-                break
-    logging.getLogger("minibroker").info("shut down completed")
+        log_starting(config)
+        async with trio.open_nursery() as watching:
+            started = trio.Event()
+            async with trio.open_nursery() as nursery:
+                stop = nursery.cancel_scope
+                watching.start_soon(signals.watch, receiver, started, stop, lambda: log_stopping(config))
+                broker = await nursery.start(serve_broker, config)
+                freeze_startup_heap()
+                log_started(broker)
+                started.set()
+            watching.cancel_scope.cancel()
+    log_stopped(config)
 
 
 def use_accelerator() -> bool:
@@ -166,33 +184,36 @@ def main(argv: list[str] | None = None) -> int:
     use_accelerator()
     was, now = raise_open_files_limit()
     logging.getLogger("minibroker").info("open files limit: %d (was %d)", now, was)
+    signals = StopSignals()
+    signals.install()  # from here on, TERM, INT and HUP stop the broker gracefully (``lifecycle``)
     try:
-        trio.run(_run, config)
+        trio.run(_run, config, signals)
     except BaseException as exc:  # a JWKS endpoint that cannot be read stops the start, as a bad key does
-        if _all_log_dirs_failed(exc):  # Kafka halts with status 1
-            return 1
-        error = _startup_error(exc)
-        if error is None:
-            raise
-        print(f"minibroker: configuration error: {error}", file=sys.stderr)
-        return 2
+        return _failed_run(exc)
     return 0
 
 
-def _all_log_dirs_failed(exc: BaseException) -> bool:
-    """The log dirs the broker needs failed, while it ran or as it started (already logged, as Kafka's fatal)."""
+def _failed_run(exc: BaseException) -> int:
+    """The exit status of a run that ``exc`` ended, or ``exc`` raised again if it is none we expect."""
     from storage import LogDirsFailed
 
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return isinstance(exc, LogDirsFailed)
+    cause = _cause(exc)
+    if isinstance(cause, LogDirsFailed):  # already logged, as Kafka's fatal; Kafka halts with status 1
+        return 1
+    if isinstance(cause, BindError):  # as Kafka's socket server failing to bind: one line, status 1
+        logging.getLogger("minibroker").error("%s", cause)
+        return 1
+    if isinstance(cause, ConfigError):
+        print(f"minibroker: configuration error: {cause}", file=sys.stderr)
+        return 2
+    raise exc
 
 
-def _startup_error(exc: BaseException) -> ConfigError | None:
-    """The ``ConfigError`` that ended the start, if that is what ended it (trio wraps it in exception groups)."""
+def _cause(exc: BaseException) -> BaseException:
+    """The one exception that ended the run (trio wraps it in exception groups)."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
-    return exc if isinstance(exc, ConfigError) else None
+    return exc
 
 
 if __name__ == "__main__":

@@ -93,6 +93,7 @@ class Broker:
         windows = metric_windows(config)  # metrics.num.samples, metrics.sample.window.ms
         self.metrics = metrics or BrokerMetrics(windows)
         self.bound: list[tuple[str, int]] = []
+        self.bound_listeners: list[tuple[str, str, int]] = []  # (listener name, host, port) of each socket
         self.advertised: tuple[str, int] = ("localhost", 0)  # the first listener's
         self.advertised_by_listener: dict[str, tuple[str, int]] = {}
         self.tls_contexts: dict[str, Any] = {}  # a listener's TLS context since a keystore reload
@@ -191,6 +192,7 @@ class Broker:
     def set_bound(self, bound: list[tuple[str, str, int]]) -> None:
         """Record the bound sockets, ``(listener name, host, port)`` each, and what each listener advertises."""
         self.bound = [(host, port) for _name, host, port in bound]
+        self.bound_listeners = list(bound)
         self.advertised_by_listener = advertised_endpoints(self.config, bound)
         self.advertised = next(iter(self.advertised_by_listener.values()))
 

@@ -12,7 +12,11 @@ sizes, cleaner figures) are computed at scrape time by ``StateCollector``,
 which asks the broker for fresh values instead of caching them. Beside
 Kafka's request time summaries (by request name only, as Kafka tags them)
 there is one metric of ours, ``minibroker_request_latency_ms{request,version}``:
-a Prometheus histogram with buckets, per API and version.
+a Prometheus histogram with buckets, per API and version. The registry also
+has prometheus-client's ``process_*`` series (open fds, resident memory, CPU
+seconds: what the JMX exporter's javaagent gives a Kafka process and Strimzi's
+dashboards chart), and no counter has the ``*_created`` series
+prometheus-client adds by default, which the exporter has not.
 """
 
 from __future__ import annotations
@@ -22,13 +26,15 @@ import math
 import threading
 from typing import Any, Callable, Iterable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
+from prometheus_client import (CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector, disable_created_metrics,
+                               start_http_server)  # fmt: skip
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from protocol import ErrorCode
 
+from .lifecycle import BindError
 from .login_metrics import LoginMetrics
 from .sampled_stat import KAFKA_METRIC_WINDOWS
 
@@ -208,7 +214,9 @@ class BrokerMetrics:
     def __init__(self, metric_windows: tuple[int, int] = KAFKA_METRIC_WINDOWS) -> None:
         """``metric_windows``: the broker's ``metrics.num.samples`` and ``metrics.sample.window.ms``, for the
         windowed measures among these (``sampled_stat.metric_windows``)."""
+        disable_created_metrics()  # for the whole process: the exporter gives Kafka's counters no ``_created``
         self.registry = CollectorRegistry(auto_describe=True)
+        ProcessCollector(registry=self.registry)  # process_open_fds, process_cpu_seconds_total ... (Linux)
         self.http_server: Any = None  # (server, thread) once ``serve_http`` ran
         self.metric_windows = metric_windows
         r = self.registry
@@ -310,10 +318,17 @@ class BrokerMetrics:
         return collector
 
     def serve_http(self, host: str, port: int) -> Any:
-        """Start the /metrics endpoint in prometheus-client's own thread."""
-        server, thread = start_http_server(port, addr=host, registry=self.registry)
+        """Start the /metrics endpoint in prometheus-client's own thread; ``BindError`` if it cannot bind."""
+        try:
+            server, thread = start_http_server(port, addr=host, registry=self.registry)
+        except OSError as exc:
+            raise BindError("Metrics endpoint", "prometheus.host, prometheus.port", host, port, exc) from None
         self.http_server = server, thread
         return server, thread
+
+    def http_address(self) -> tuple[str, int] | None:
+        """The endpoint's bound host and port, if it serves."""
+        return None if self.http_server is None else self.http_server[0].server_address[:2]
 
     def stop_http(self) -> None:
         """Close the /metrics endpoint, if it was started."""

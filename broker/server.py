@@ -4,7 +4,8 @@
 protocol: it starts the metrics endpoint, opens the storage in a worker
 thread (recovering after an unclean stop; the endpoint shows Kafka's recovery
 gauges meanwhile), binds every listener only then (port 0 picks a free port;
-``broker.bound`` tells which), starts the periodic tasks, then reports the
+``broker.bound`` tells which; an address that cannot be bound ends the start
+with a ``BindError`` naming the listener), starts the periodic tasks, then reports the
 ``Broker`` as started. Each accepted connection knows its listener (what Metadata
 advertises to it) and gets Kafka's ``socket.send.buffer.bytes`` /
 ``socket.receive.buffer.bytes``, within the connection limits of
@@ -56,6 +57,7 @@ from .connection import Connection
 from .core import Broker
 from .connection_quotas import ConnectionQuotas
 from .dispatch import load_handlers
+from .lifecycle import BindError, host_port
 from .listeners import Listener, served_listeners, with_current_tls
 from .sasl_config import jwks_endpoints, new_authenticator
 from .tls_stream import TlsStream
@@ -77,7 +79,7 @@ async def serve_broker(config: Any, *, task_status=trio.TASK_STATUS_IGNORED) -> 
             nursery.start_soon(stop_at_cancel, closing)
             broker.metrics.add_state_collector(lambda: quotas.metric_samples(broker.clock()))
             for listener in listeners:
-                sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+                sockets = await _bind(listener)
                 bound += [(listener.name, *s.socket.getsockname()[:2]) for s in sockets]
                 nursery.start_soon(_accept_loop, broker, listener, sockets, (quotas, closing))
             broker.set_bound(bound)
@@ -116,6 +118,19 @@ async def _open_broker(config: Any) -> tuple[Broker, list[Listener], list]:
         broker.close()
         raise
     return broker, listeners, endpoints
+
+
+async def _bind(listener: Listener) -> list[trio.SocketListener]:
+    """The listener's listening sockets; ``BindError`` naming it if its address cannot be bound (as Kafka's
+    ``SocketServer.openServerSocket`` fails), which ends the start; the broker's logs are then closed."""
+    try:
+        sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+    except OSError as exc:
+        raise BindError("Socket server", f"listener {listener.name}", listener.host or "0.0.0.0", listener.port,
+                        exc) from None  # fmt: skip
+    for sock in sockets:
+        log.info("Awaiting socket connections on %s.", host_port(*sock.socket.getsockname()[:2]))
+    return sockets
 
 
 async def _accept_loop(broker: Broker, listener: Listener, sockets: list, shared: tuple[ConnectionQuotas, Closing],

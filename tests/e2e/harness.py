@@ -34,8 +34,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
 
 ROOT = Path(__file__).resolve().parents[2]
-_SERVING = re.compile(r"serving on \[\('127\.0\.0\.1', (\d+)\)")
-_BOUND = re.compile(r"\('(?:127\.0\.0\.1|::1)', (\d+)")
+# the ready line: "broker 1 serving on PLAINTEXT://127.0.0.1:9092, SSL://[::1]:9093; metrics on 127.0.0.1:9404"
+_SERVING = re.compile(r"serving on \w+://127\.0\.0\.1:(\d+)")
+_BOUND = re.compile(r"\w+://(?:127\.0\.0\.1|\[::1\]):(\d+)")
 
 
 def free_port() -> int:
