@@ -6,7 +6,9 @@ configuration, each ``--override`` replaces one key. A bad or unknown key stops
 startup with a message naming it (exit status 2), and so does a JWKS endpoint
 (signed OAUTHBEARER tokens) that cannot be read when the broker starts.
 Log dirs the broker cannot run on (every one failed, or the first, which
-holds the metadata), at start or later, stop it with status 1, as Kafka halts.
+holds the metadata), at start or later, stop it with status 1, as Kafka halts;
+so does a log dir another broker process holds (its ``.lock``), and a dir
+given twice is a configuration error.
 SIGTERM and SIGINT shut the broker down gracefully: connections are closed, logs flushed and the
 clean-shutdown marker written, so the next start skips recovery. The soft
 open-files limit is raised to the hard one first (``limits``), as the JVM does
@@ -171,11 +173,12 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as exc:  # a JWKS endpoint that cannot be read stops the start, as a bad key does
         if _all_log_dirs_failed(exc):  # Kafka halts with status 1
             return 1
-        error = _startup_error(exc)
-        if error is None:
+        failure = _startup_failure(exc)
+        if failure is None:
             raise
-        print(f"minibroker: configuration error: {error}", file=sys.stderr)
-        return 2
+        message, status = failure
+        print(f"minibroker: {message}", file=sys.stderr)
+        return status
     return 0
 
 
@@ -188,11 +191,21 @@ def _all_log_dirs_failed(exc: BaseException) -> bool:
     return isinstance(exc, LogDirsFailed)
 
 
-def _startup_error(exc: BaseException) -> ConfigError | None:
-    """The ``ConfigError`` that ended the start, if that is what ended it (trio wraps it in exception groups)."""
+def _startup_failure(exc: BaseException) -> tuple[str, int] | None:
+    """The line to print and the exit status, if the start ended on an error told in a line (trio wraps it in
+    exception groups): a ``ConfigError`` or a credentials file that cannot be read (status 2), a log dir
+    another broker holds (status 1, as Kafka exits when a dir's ``.lock`` is taken)."""
+    from storage import LogDirInUse
+
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
-    return exc if isinstance(exc, ConfigError) else None
+    if isinstance(exc, ConfigError):
+        return f"configuration error: {exc}", 2
+    if isinstance(exc, CredentialFileError):
+        return str(exc), 2
+    if isinstance(exc, LogDirInUse):
+        return str(exc), 1
+    return None
 
 
 if __name__ == "__main__":
