@@ -7,8 +7,8 @@ startup with a message naming it (exit status 2), and so does a JWKS endpoint
 (signed OAUTHBEARER tokens) that cannot be read when the broker starts.
 Log dirs the broker cannot run on (every one failed, or the first, which
 holds the metadata), at start or later, stop it with status 1, as Kafka halts;
-so does a log dir another broker process holds (its ``.lock``), and a dir
-given twice is a configuration error.
+so does a log dir another broker process holds (its ``.lock``), and an empty
+``log.dirs`` or a dir given twice is a configuration error.
 SIGTERM and SIGINT shut the broker down gracefully: connections are closed, logs flushed and the
 clean-shutdown marker written, so the next start skips recovery. The soft
 open-files limit is raised to the hard one first (``limits``), as the JVM does
@@ -55,7 +55,7 @@ from .env_ssl import SECRETS_DIR, ImageScriptError
 from .jaas_file import JaasFile
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
-from .scram_store import CredentialFileError, add_scram, parse_add_scram
+from .scram_store import CredentialFileError, parse_add_scram
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
@@ -159,11 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, OSError) as exc:
         print(f"minibroker: configuration error: {exc}", file=sys.stderr)
         return 2
-    try:
-        add_scram(config.log_dir_list()[0], entries)  # also reads the stored credentials: a bad file stops here
-    except (CredentialFileError, ConfigError, OSError) as exc:
-        print(f"minibroker: {exc}", file=sys.stderr)
-        return 2
+    config.add_scram = entries  # added by the broker once its log dirs are validated and locked
     tune_allocator()
     use_accelerator()
     was, now = raise_open_files_limit()
