@@ -6,7 +6,9 @@ configuration, each ``--override`` replaces one key. A bad or unknown key stops
 startup with a message naming it (exit status 2), and so does a JWKS endpoint
 (signed OAUTHBEARER tokens) that cannot be read when the broker starts.
 Log dirs the broker cannot run on (every one failed, or the first, which
-holds the metadata), at start or later, stop it with status 1, as Kafka halts.
+holds the metadata), at start or later, stop it with status 1, as Kafka halts;
+so does a log dir another broker process holds (its ``.lock``), and an empty
+``log.dirs`` or a dir given twice is a configuration error.
 SIGTERM, SIGINT and SIGHUP shut the broker down gracefully: connections are closed, logs flushed and
 the clean-shutdown marker written, so the next start skips recovery; a signal repeated meanwhile does
 not cut that short, and the status is 0 (``lifecycle.py``, which also logs Kafka's start and stop
@@ -57,7 +59,7 @@ from .jaas_file import JaasFile
 from .lifecycle import BindError, StopSignals, log_started, log_starting, log_stopped, log_stopping
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
-from .scram_store import CredentialFileError, add_scram, parse_add_scram
+from .scram_store import CredentialFileError, parse_add_scram
 
 
 def _parse_args(argv: list[str]) -> argparse.Namespace:
@@ -175,11 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, OSError) as exc:
         print(f"minibroker: configuration error: {exc}", file=sys.stderr)
         return 2
-    try:
-        add_scram(config.log_dir_list()[0], entries)  # also reads the stored credentials: a bad file stops here
-    except (CredentialFileError, ConfigError, OSError) as exc:
-        print(f"minibroker: {exc}", file=sys.stderr)
-        return 2
+    config.add_scram = entries  # added by the broker once its log dirs are validated and locked
     tune_allocator()
     use_accelerator()
     was, now = raise_open_files_limit()
@@ -195,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _failed_run(exc: BaseException) -> int:
     """The exit status of a run that ``exc`` ended, or ``exc`` raised again if it is none we expect."""
-    from storage import LogDirsFailed
+    from storage import LogDirInUse, LogDirsFailed
 
     cause = _cause(exc)
     if isinstance(cause, LogDirsFailed):  # already logged, as Kafka's fatal; Kafka halts with status 1
@@ -206,6 +204,9 @@ def _failed_run(exc: BaseException) -> int:
     if isinstance(cause, ConfigError):
         print(f"minibroker: configuration error: {cause}", file=sys.stderr)
         return 2
+    if isinstance(cause, (CredentialFileError, LogDirInUse)):  # a dir's .lock taken: status 1, as Kafka exits
+        print(f"minibroker: {cause}", file=sys.stderr)
+        return 2 if isinstance(cause, CredentialFileError) else 1
     raise exc
 
 

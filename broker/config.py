@@ -312,6 +312,7 @@ class BrokerConfig:
         self.log_props = log_props
         self.explicit = explicit  # broker key names set in the file or an override, even to their default
         self.jaas_file = None  # the static JAAS file of KAFKA_OPTS (jaas_file.JaasFile); None: not set
+        self.add_scram: list = []  # serve --add-scram's users (scram_store.AddScram), added once the dirs are locked
         self.served: list | None = None  # the listeners ``validate`` checked (listeners.served_listeners)
         self.unused: dict[str, str] = {}  # Kafka's keys that do nothing here, as set (kafka_keys.py)
 
@@ -347,6 +348,8 @@ class BrokerConfig:
         from .group_configs import check_group_protocol_keys
         from .listeners import served_listeners
 
+        if not self.log_dir_list():  # Kafka's KafkaConfig check
+            raise ConfigError("At least one log directory must be defined via log.dirs or log.dir.")
         self.served = served_listeners(self)
         ConnectionQuotas(self, [listener.name for listener in self.served])
         check_group_protocol_keys(self)

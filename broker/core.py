@@ -18,7 +18,9 @@ One ``Broker`` per server. Handlers reach everything through it:
 * ``transactions`` (``TransactionCoordinator``) serves transactional
   producers and keeps their state in ``__transaction_state``.
 * ``scram`` (``ScramStore``) holds the users' SCRAM credentials, read from
-  the first log dir at start and rewritten there on every change.
+  the first log dir at start (once its logs opened: the dir is validated and
+  locked; ``serve --add-scram``'s users are added then) and rewritten there
+  on every change.
 * ``dynamic_config`` (``DynamicBrokerConfig``) holds the dynamic broker
   configs, applied at start and changed by AlterConfigs on a BROKER resource.
 * ``group_configs`` (``GroupConfigs``) holds the group configs (GROUP
@@ -75,7 +77,7 @@ from .replica_metrics import LATE_TRANSACTION_BUFFER_MS, recovery_samples, repli
 from .quotas import ClientQuotas
 from .request_time import TaskTime
 from .sampled_stat import metric_windows
-from .scram_store import ScramStore
+from .scram_store import add_scram
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
 from .transactions import TransactionCoordinator
 
@@ -108,7 +110,7 @@ class Broker:
         self.stopping = False  # the server stops (``stop_waits``): long polls answer at once
         self.metrics.add_state_collector(self.groups.state_metrics)
         self.transactions = TransactionCoordinator(self)
-        self.scram = ScramStore.load(config.log_dir_list()[0])
+        self.scram = add_scram(config.log_dir_list()[0], config.add_scram)  # the dir is locked by now
         self.dynamic_config = DynamicBrokerConfig.load(self)
         self.group_configs = GroupConfigs.load(config)
         self.fetch_sessions = FetchSessionCache(config.max_incremental_fetch_session_cache_slots)

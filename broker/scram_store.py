@@ -15,7 +15,10 @@ than leave every user locked out unnoticed.
 instead of ``password``; values may be double-quoted. Like a format, which
 runs once on a new log dir, it only adds: a user that already has a
 credential for that mechanism (from an earlier start or from
-AlterUserScramCredentials) keeps it.
+AlterUserScramCredentials) keeps it. The users are added as the broker
+starts, once the log dirs are validated and locked (``Broker``), so a start
+refused there (a dir that is a file, one another broker holds) reads and
+writes no credentials.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ _FIELDS = ("salt", "stored_key", "server_key")
 
 
 class CredentialFileError(ValueError):
-    """The credentials file exists but cannot be read; the message names it."""
+    """The credentials file exists but cannot be read, or ``--add-scram``'s cannot be written; the message
+    names it."""
 
 
 @attrs.define
@@ -187,5 +191,8 @@ def add_scram(log_dir: str | Path, entries: list[AddScram]) -> ScramStore:
         log.info("--add-scram: added the %s credential of %s", entry.mechanism.name, entry.name)
     if added:
         Path(log_dir).mkdir(parents=True, exist_ok=True)
-        store.save()
+        try:
+            store.save()
+        except OSError as exc:
+            raise CredentialFileError(f"{store.path}: cannot write the SCRAM credentials ({exc})") from None
     return store

@@ -6,6 +6,7 @@ is damaged. ``ConfigError`` names the bad key. ``OffsetOutOfRangeError`` is
 for reads and deletions outside ``[log_start_offset, log_end_offset]``.
 ``LogDirsFailed`` is the storage error the broker cannot run past: no log dir
 left online, or the first one (which holds the metadata) gone.
+``LogDirInUse``: another broker holds a log dir's ``.lock`` (``dir_locks.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ class StorageError(OSError):
 
 class LogDirsFailed(StorageError):
     """The broker cannot go on with the log dirs left online (Kafka halts with status 1)."""
+
+
+class LogDirInUse(Exception):
+    """A log dir's ``.lock`` is held by another broker: another process, or another ``LogManager`` of this one."""
 
 
 class ConfigError(ValueError):

@@ -7,7 +7,8 @@ directories with segments and a ``partition.metadata`` file (``version: 0`` /
 (written by ``write_checkpoints``), ``cleaner-offset-checkpoint`` (rewritten
 by ``update_cleaner_offset`` after each cleaning, as Kafka's doneCleaning
 does; all three in ``dir_checkpoints.py``), and ``.kafka_cleanshutdown``
-after a clean stop. Topic metadata that Kafka keeps in its controller
+after a clean stop, and ``.lock``, locked while the manager is open
+(``dir_locks.py``: one broker at a time on a dir). Topic metadata that Kafka keeps in its controller
 (partition count, per-topic config overrides, topic id) is kept in
 ``__topics.json`` in the first log dir, written atomically (a damaged one
 stops the start with a ``StorageError``: configs such as ``cleanup.policy``
@@ -55,6 +56,7 @@ from typing import Any, Callable, Iterable
 
 from .config import LONG_MAX, ConfigModel
 from .dir_checkpoints import DirCheckpoints
+from .dir_locks import DirLocks
 from .doomed_dirs import DoomedDirs
 from .errors import ConfigError, StorageError
 from .group_commit import GroupCommit
@@ -81,6 +83,8 @@ class LogManager(LogOpening):
         self._logs: dict[tuple[str, int], Log] = {}
         self.group_commit = GroupCommit()
         self.failures = LogDirFailures(dirs, self.logs, self.group_commit.forget)
+        self.dir_locks = DirLocks()  # each online dir's .lock, held until ``close``
+        self._closed = False
         self.checkpoints = DirCheckpoints(self.failures.online_dirs, self.logs, self._log_in)
         self.moves = LogMoves()
         self.doomed = DoomedDirs()  # -delete directories waiting for log.segment.delete.delay.ms
@@ -94,15 +98,19 @@ class LogManager(LogOpening):
              progress: LoadProgress | None = None) -> "LogManager":
         """Open every log of ``log_dirs``; ``progress`` follows the loading (``load_progress.py``)."""
         if not log_dirs:
-            raise ConfigError("log.dirs: at least one directory is required")
+            raise ConfigError("At least one log directory must be defined via log.dirs or log.dir.")
         self = cls([Path(d) for d in log_dirs], ConfigModel.from_broker_props(broker_props), clock)
-        self.validate_dirs()  # a dir that cannot be made or read is offline (log_opening.py)
-        self.cluster_id = load_cluster_id(self.dirs[0])
-        self._topics = load_topics(self.dirs[0])
-        self._open_logs(progress or LoadProgress())
-        if self.model.other.get("log.record.version.force.upgrade") == 2:
-            for log_ in self.online_logs():  # an offline dir's logs are not opened (log_opening.py)
-                upgrade_log(log_)
+        try:
+            self.validate_dirs()  # each dir locked; one that cannot be made, read or locked is offline
+            self.cluster_id = load_cluster_id(self.dirs[0])
+            self._topics = load_topics(self.dirs[0])
+            self._open_logs(progress or LoadProgress())
+            if self.model.other.get("log.record.version.force.upgrade") == 2:
+                for log_ in self.online_logs():  # an offline dir's logs are not opened (log_opening.py)
+                    upgrade_log(log_)
+        except BaseException:  # the logs that opened are closed already (log_opening.py)
+            self.dir_locks.release()
+            raise
         return self
 
     def _save_topics(self) -> None:
@@ -371,14 +379,22 @@ class LogManager(LogOpening):
                 log.error("%s: the flush at close failed: %s", log_.name, exc)
 
     def close(self) -> None:
-        """Stop the moves, flush everything, write the checkpoints, close the logs, leave the clean-shutdown marker."""
-        for move in self.moves.all():
-            self.moves.end(move)
-        self.group_commit.close(self._flush_at_close)
-        self.write_checkpoints()
-        for log_ in self.logs():
-            log_.close()
-        for root in self.dirs:  # an offline dir is recovered at the next start
-            if self.failures.is_online(root):
-                atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
-        self._logs.clear()
+        """Stop the moves, flush everything, write the checkpoints, close the logs, leave the clean-shutdown
+        marker; then, however that went, release the dirs' locks. Once: a second call writes nothing (the dirs
+        may be another manager's by then)."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            for move in self.moves.all():
+                self.moves.end(move)
+            self.group_commit.close(self._flush_at_close)
+            self.write_checkpoints()
+            for log_ in self.logs():
+                log_.close()
+            for root in self.dirs:  # an offline dir is recovered at the next start
+                if self.failures.is_online(root):
+                    atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
+            self._logs.clear()
+        finally:
+            self.dir_locks.release()

@@ -29,9 +29,14 @@ wait on its jobs in turn does; before it is raised, the jobs not started are
 cancelled, the running ones are waited for, and every log that did open has
 its files closed (no marker is written back).
 
+Before anything else, ``validate_dirs`` refuses a dir given twice (on
+canonical paths) and takes each dir's ``.lock`` (``dir_locks.py``): a dir
+another broker holds stops the start (``LogDirInUse``), before a file of it
+is read or written.
+
 With several log dirs, one that fails does not stop the start, as in Kafka
 (``LogManager.createAndValidateLogDirs`` and ``loadLogs``): a dir that cannot
-be made or read is left out before anything loads (``validate_dirs``), and a
+be made, read or locked is left out before anything loads, and a
 disk error (``is_disk_failure``) while a dir is sorted out, its marker removed
 or one of its logs loaded takes that dir offline (``LogDirFailures.fail_dir``):
 its jobs are all waited for, the logs of it that did open have their files
@@ -49,6 +54,7 @@ which holds the metadata (Kafka halts once its metadata log dir fails):
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import logging
@@ -63,7 +69,7 @@ import attrs
 from .checkpoint import fsync_dir, read_checkpoint
 from .config import OTHER_BROKER_DEFAULTS
 from .dir_checkpoints import CLEANER_OFFSETS, LOG_STARTS, RECOVERY_POINTS
-from .errors import LogDirsFailed
+from .errors import ConfigError, LogDirsFailed
 from .file_names import DELETE_SUFFIX, STRAY_SUFFIX, parse_partition_dir, remove_dir, set_aside_name
 from .load_progress import LoadProgress
 from .log import Log
@@ -93,15 +99,34 @@ class LogOpening:
     ``_register``)."""
 
     def validate_dirs(self) -> None:
-        """Kafka's ``createAndValidateLogDirs``: each dir made if missing, and readable, or else offline."""
+        """Kafka's ``createAndValidateLogDirs`` then ``lockLogDirs``: no dir twice (``ConfigError``); each made if
+        missing and readable, then its ``.lock`` taken (``dir_locks.py``: ``LogDirInUse`` if another broker holds
+        it), or else offline."""
+        self._check_duplicates()
         for root in self.dirs:
             try:
-                root.mkdir(parents=True, exist_ok=True)
+                with contextlib.suppress(FileExistsError):  # a file of that name: refused below
+                    root.mkdir(parents=True, exist_ok=True)
                 if not root.is_dir() or not os.access(root, os.R_OK | os.X_OK):
                     raise OSError(errno.ENOTDIR, f"{root} is not a readable log directory")
             except OSError as exc:
-                self.failures.fail_dir(root, f"it cannot be created or read: {exc}")
-        self._check_dirs_left("none of the log dirs in {dirs} can be created or read")
+                why = exc.strerror or exc
+                self.failures.fail_dir(root, f"Failed to create or validate data directory {root}: {why}")
+        for root in self.failures.online_dirs():
+            try:
+                self.dir_locks.take(root)
+            except OSError as exc:
+                self.failures.fail_dir(root, f"Disk error while locking directory {root}: {exc.strerror or exc}")
+        self._check_dirs_left("none of the log dirs in {dirs} can be created or validated")
+
+    def _check_duplicates(self) -> None:
+        """The same dir twice, however spelt (a trailing slash, a symlink): Kafka's check on canonical paths."""
+        seen: set[str] = set()
+        for root in self.dirs:
+            canonical = os.path.realpath(root)
+            if canonical in seen:
+                raise ConfigError(f"Duplicate log directory found: {', '.join(str(d) for d in self.dirs)}")
+            seen.add(canonical)
 
     def _check_dirs_left(self, none_left: str) -> None:
         """``LogDirsFailed`` unless some dir is online, the first among them (it holds the metadata)."""

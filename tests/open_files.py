@@ -10,14 +10,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from storage.dir_locks import LOCK_FILE
+
 
 def open_files_under(directory: Path) -> int:
-    """How many of this process's descriptors are open on files under ``directory`` (deleted ones too)."""
+    """How many of this process's descriptors are open on files under ``directory`` (deleted ones too), but
+    log dirs' ``.lock`` files."""
     prefix, count = str(directory), 0
     for fd in os.listdir("/proc/self/fd"):
         try:
             target = os.readlink(f"/proc/self/fd/{fd}")
         except OSError:  # closed meanwhile (the listing's own descriptor, for one)
             continue
-        count += target.startswith(prefix)
+        count += target.startswith(prefix) and os.path.basename(target) != LOCK_FILE
     return count

@@ -118,6 +118,7 @@ async def test_acls_total_count_follows_create_and_delete_and_a_restart(authz_br
                                                                             pattern=3)]), connection=ADMIN)  # fmt: skip
     assert [len(r.matching_acls) for r in resp.filter_results] == [2]
     assert read(authz_broker)["acls"] == 2.0
+    authz_broker.close()  # a restart: the dir's lock goes with the first broker, then the second opens it
     again = Broker.open(authz_broker.config)
     try:
         assert read(again)["acls"] == 2.0

@@ -25,7 +25,7 @@ import pytest
 from cleaner import CleanerConfig, LogCleaner
 from storage import StorageError
 from tests.cleaner.helpers import Model, compacted_log, open_manager, read_records
-from tests.storage.lead_helpers import Clock
+from tests.storage.lead_helpers import Clock, crash
 
 OPS = ("open", "pwrite", "write", "fsync", "ftruncate", "rename", "replace", "utime", "unlink")
 
@@ -65,7 +65,8 @@ def _history(path, clock):
 
 
 def crash_round(lm, clock, monkeypatch, fail_at: int) -> None:
-    """Run one cleaner round that crashes at its ``fail_at``-th file operation (skip past its last one)."""
+    """Run one cleaner round that crashes at its ``fail_at``-th file operation (skip past its last one); the
+    process is gone after it (``crash``)."""
     cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
     with monkeypatch.context() as m:
         faults = Faults(m, fail_at, Crash)
@@ -73,6 +74,7 @@ def crash_round(lm, clock, monkeypatch, fail_at: int) -> None:
             cleaner.run_once()
         except Crash:
             pass
+    crash(lm)
     if not faults.hit:
         pytest.skip(f"the round has fewer than {fail_at} file operations")
 

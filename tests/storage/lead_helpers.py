@@ -60,7 +60,13 @@ def manager(path: Path, clock: Clock, **props: str) -> LogManager:
     return LogManager.open([path], {k: str(v) for k, v in props.items()}, clock)
 
 
+def crash(manager: LogManager) -> None:
+    """``manager``'s process dies: nothing is flushed, checkpointed or closed, no marker is written; only its
+    dirs' locks go, as the kernel drops them with the process (``storage/dir_locks.py``)."""
+    manager.dir_locks.release()
+
+
 def reopen(path: Path, clock: Clock) -> tuple[LogManager, Log]:
-    """Open the log directory again (after a close, or after dropping the objects: a crash)."""
+    """Open the log directory again (after a close, or after ``crash``)."""
     lm = manager(path, clock)
     return lm, lm.get_log("t", 0)

@@ -19,7 +19,7 @@ from storage import StorageError
 from storage.checkpoint import read_checkpoint, write_checkpoint
 from storage.log_opening import CLEAN_SHUTDOWN
 
-from .lead_helpers import Clock, append, manager, read_all, reopen
+from .lead_helpers import Clock, append, crash, manager, read_all, reopen
 
 
 def _fill(path, clock, n=40, **props):
@@ -63,6 +63,7 @@ def test_torn_or_corrupt_tail_is_truncated(tmp_path, damage):
     else:
         with open(last, "ab") as f:
             f.write(random.Random(1).randbytes(300))
+    crash(lm)
     del lm, log  # unclean: no close, no marker
     lm2, log2 = reopen(tmp_path, clock)
     assert read_all(log2) == expected
@@ -80,6 +81,7 @@ def test_corrupt_batch_in_an_older_segment_drops_it_and_everything_after(tmp_pat
     data = bytearray(victim.read_bytes())
     data[70] ^= 0xFF  # inside the first batch's CRC-covered bytes
     victim.write_bytes(bytes(data))
+    crash(lm)
     del lm, log
     lm2, log2 = reopen(tmp_path, clock)
     survivors = read_all(log2)
@@ -182,6 +184,7 @@ def test_randomized_kill_keeps_every_batch_but_the_damaged_ones(tmp_path, seed):
     flushed = i + 1 < len(bases) and bases[i + 1] <= rp  # the recovery point is in a later segment
     between_batches = cut == sum(b.size_in_bytes for b in whole)
     os.truncate(victim, cut)
+    crash(lm)
     del lm, log
     lm2, log2 = reopen(tmp_path, clock)
     got = read_all(log2)

@@ -242,7 +242,7 @@ def test_losing_every_dir_or_the_first_fails_the_start_and_leaves_nothing_open(t
 
 def test_a_single_dir_that_cannot_be_made_fails_the_start(tmp_path):
     (tmp_path / "data").write_text("a file")
-    with pytest.raises(LogDirsFailed, match="none of the log dirs in .* can be created or read"):
+    with pytest.raises(LogDirsFailed, match="none of the log dirs in .* can be created or validated"):
         LogManager.open([tmp_path / "data"], {}, Clock())
 
 

@@ -28,7 +28,7 @@ from storage.index import OffsetIndex
 from storage.log_move import LogMove, MoveStopped
 from storage.throttle import Throttler
 
-from .lead_helpers import Clock, append, read_all
+from .lead_helpers import Clock, append, crash, read_all
 from .txn_helpers import data, marker, producer_view
 
 PROPS = {"log.segment.bytes": "2000", "log.index.interval.bytes": "100"}
@@ -184,6 +184,7 @@ def test_a_crash_during_a_move_leaves_exactly_one_whole_copy(tmp_path, monkeypat
         monkeypatch.undo()
     expected = _state(log_)
     where = "d1" if stage == "copying" else "d2"
+    crash(lm)
     del lm, log_, move  # never closed: a crash
     reopened = _open(tmp_path, clock)
     again = reopened.get_log("t", 0)

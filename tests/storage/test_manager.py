@@ -17,7 +17,7 @@ from storage.dir_checkpoints import LOG_STARTS, RECOVERY_POINTS
 from storage.log_opening import CLEAN_SHUTDOWN
 
 from ..open_files import open_files_under
-from .lead_helpers import Clock, append, manager, read_all
+from .lead_helpers import Clock, append, crash, manager, read_all
 
 
 def test_topics_persist_with_ids_partitions_and_overrides(tmp_path):
@@ -276,6 +276,7 @@ def test_bad_checkpoint_files_only_cost_a_rescan(tmp_path, bad):
     for _ in range(10):
         append(lm.get_log("t", 0))
     expected = read_all(lm.get_log("t", 0))
+    crash(lm)
     del lm  # unclean
     (tmp_path / RECOVERY_POINTS).write_text(bad)
     lm2 = manager(tmp_path, clock)

@@ -18,7 +18,7 @@ from storage import LogManager, StorageError
 from storage.topic_store import TOPICS_FILE
 
 from ..open_files import open_files_under
-from .lead_helpers import Clock, append, manager, read_all
+from .lead_helpers import Clock, append, crash, manager, read_all
 
 
 def _dirs(root, topic: str) -> list[str]:
@@ -48,6 +48,7 @@ def test_a_creation_cut_short_by_a_crash_is_finished_at_the_next_start(tmp_path)
     lm = manager(tmp_path, clock)
     steps = lm.create_topic_steps("t", 4, {})
     next(steps), next(steps)  # t-0, t-1 made; then the process dies (nothing closed)
+    crash(lm)
     lm2 = manager(tmp_path, clock)
     assert lm2.topics()["t"].num_partitions == 4 and _dirs(tmp_path, "t") == [f"t-{p}" for p in range(4)]
     append(lm2.get_log("t", 3))
@@ -85,6 +86,7 @@ def test_a_growth_cut_short_by_a_crash_is_forgotten_at_the_next_start(tmp_path):
     lm.create_topic("t", 2, {})
     steps = lm.add_partitions_steps("t", 5)
     next(steps), next(steps)  # t-2, t-3 made, never answered; the process dies
+    crash(lm)
     lm2 = manager(tmp_path, clock)
     assert lm2.topics()["t"].num_partitions == 2 and _dirs(tmp_path, "t") == ["t-0", "t-1"]
     assert sorted(log_.partition for log_ in lm2.logs()) == [0, 1]

@@ -6,7 +6,7 @@ from protocol import ErrorCode
 from protocol.records import RecordBatchBuilder
 from storage.producer_state import INT32_MAX, BatchInfo, Duplicate, ProducerStateManager
 
-from .lead_helpers import Clock, manager
+from .lead_helpers import Clock, crash, manager
 
 TS = 1_700_000_000_000
 
@@ -109,6 +109,7 @@ def test_state_survives_a_clean_stop_a_crash_and_a_roll(tmp_path):
     log_ = lm.get_log("t", 0)
     assert log_.producer_state.check(info(seq=2, n=2)) == Duplicate(2, 3, TS + 1)
     _idempotent(log_, 4)
+    crash(lm)
     del lm, log_  # a crash: no snapshot at the end, the tail is replayed from the batch headers
     lm = manager(tmp_path, clock)
     state = lm.get_log("t", 0).producer_state

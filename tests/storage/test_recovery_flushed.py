@@ -15,7 +15,7 @@ from cleaner.service import CleanerConfig, LogCleaner
 from protocol.records import RecordBatchBuilder
 from storage.checkpoint import write_checkpoint
 
-from .lead_helpers import Clock, append, manager, read_all, reopen
+from .lead_helpers import Clock, append, crash, manager, read_all, reopen
 
 
 def _compacted_then_delete(path, clock):
@@ -42,6 +42,7 @@ def test_offset_gaps_after_compaction_survive_an_unclean_restart(tmp_path):
     assert len(expected) >= 3 and [o for o, _ in expected] != list(range(len(expected)))
     log.flush()
     lm.write_checkpoints()
+    crash(lm)
     del lm, log  # a crash: no clean-shutdown marker
     lm2, log2 = reopen(tmp_path, clock)
     assert read_all(log2) == expected and log2.log_end_offset == 60
@@ -54,6 +55,7 @@ def test_offset_gaps_survive_a_full_rescan(tmp_path):
     lm, log = _compacted_then_delete(tmp_path, clock)
     expected = read_all(log)
     log.flush()
+    crash(lm)
     del lm, log
     (tmp_path / "recovery-point-offset-checkpoint").unlink(missing_ok=True)
     lm2, log2 = reopen(tmp_path, clock)
@@ -75,6 +77,7 @@ def test_a_segment_cut_between_batches_is_caught_by_its_time_index(tmp_path):
     (pos, last, _), (_, kept_last, _) = list(seg.iter_batch_headers())[-1], list(seg.iter_batch_headers())[-2]
     assert len(seg.offset_index) == 0 and seg.time_index.last_entry()[1] == last
     expected = read_all(log)
+    crash(lm)
     del lm, log
     os.truncate(seg.path, pos)  # exactly before its last batch
     lm2, log2 = reopen(tmp_path, clock)
@@ -102,6 +105,7 @@ def test_a_torn_segment_below_the_recovery_point_keeps_the_later_flushed_segment
     expected, bases = read_all(log), [s.base_offset for s in log.segments]
     last_of_seg1 = list(log.segments[1].iter_batch_headers())[-1][1]
     victim = log.segments[1].path
+    crash(lm)
     del lm, log
     os.truncate(victim, victim.stat().st_size - 7)  # its last batch torn
     lm2, log2 = reopen(tmp_path, clock)
@@ -114,6 +118,7 @@ def test_a_truncation_at_the_recovery_point_still_deletes_the_unflushed_segments
     lm, log = _five_segments(tmp_path, clock)
     expected, bases = read_all(log), [s.base_offset for s in log.segments]
     victim = log.segments[2].path
+    crash(lm)
     del lm, log
     write_checkpoint(tmp_path / "recovery-point-offset-checkpoint", {("t", 0): bases[2]})
     os.truncate(victim, victim.stat().st_size - 7)

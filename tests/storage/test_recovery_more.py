@@ -12,7 +12,7 @@ from storage import LogManager, StorageError, fileops
 from storage.checkpoint import write_checkpoint
 from storage.file_names import cleaned_log_path
 
-from .lead_helpers import Clock, append, manager, read_all, reopen
+from .lead_helpers import Clock, append, crash, manager, read_all, reopen
 
 
 def _filled(path, clock, n=30, **overrides):
@@ -80,6 +80,7 @@ def test_damage_below_the_recovery_point_loses_only_the_damaged_batches(tmp_path
     size = victim.stat().st_size
     headers = list(log.segments[1].iter_batch_headers())
     cut = size - 5 if where == "middle" else headers[-1][0]  # mid-batch, or exactly before the last batch
+    crash(lm)
     del lm, log
     os.truncate(victim, cut)
     lm2, log2 = reopen(tmp_path, clock)
@@ -112,6 +113,7 @@ def test_failed_index_write_takes_the_dir_offline_and_leaves_the_log_unchanged(t
     end = log.log_end_offset
     with pytest.raises(StorageError):
         append(log)
+    crash(lm)
     del lm, log  # crash
     _, again = reopen(tmp_path, clock)
     after = read_all(again)
@@ -142,6 +144,7 @@ def test_read_only_directory_fails_appends_with_storage_error(tmp_path, monkeypa
     with pytest.raises(StorageError):  # reads too, as Kafka's offline partitions
         read_all(log)
     monkeypatch.undo()
+    crash(lm)
     del lm, log  # crash
     _, again = reopen(tmp_path, clock)
     assert read_all(again) == before
@@ -177,6 +180,7 @@ def test_randomized_damage_to_many_files(tmp_path, seed):
         lm.write_checkpoints()
     expected = read_all(log)
     files = sorted((tmp_path / "t-0").glob("0*"))
+    crash(lm)
     del lm, log
     rescan = rng.random() < 0.4  # a lost checkpoint: every segment is rescanned and CRC-checked
     for path in rng.sample(files, k=min(3, len(files))):

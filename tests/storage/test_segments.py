@@ -12,7 +12,7 @@ from protocol.records import iter_batches
 from storage.index import OffsetIndex, TimeIndex
 
 from ..open_files import open_files_under
-from .lead_helpers import Clock, append, batch, config, manager, open_log, read_all
+from .lead_helpers import Clock, append, batch, config, crash, manager, open_log, read_all
 
 
 def _entries(path, fmt):
@@ -268,6 +268,7 @@ def test_unclean_open_rescans_only_from_the_recovery_point(tmp_path, monkeypatch
     rescanned_from = log.recovery_point
     for _ in range(3):
         append(log)
+    crash(lm)
     del lm, log
     scanned = []
     real = Segment.recover

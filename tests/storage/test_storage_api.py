@@ -16,7 +16,7 @@ from storage.index import OffsetIndex
 from storage.dir_checkpoints import CLEANER_OFFSETS
 from storage.topic_store import TOPICS_FILE
 
-from .lead_helpers import Clock, append, batch, manager, open_log, read_all, reopen
+from .lead_helpers import Clock, append, batch, crash, manager, open_log, read_all, reopen
 
 
 def test_append_returns_offsets_position_and_append_time(tmp_path):
@@ -150,6 +150,7 @@ def test_roll_into_a_read_only_directory_takes_the_dir_offline_and_damages_nothi
     monkeypatch.setattr(fileops, "open_file", real)
     with pytest.raises(StorageError):  # offline until a restart, as Kafka's log dir failure
         append(log)
+    crash(lm)
     del lm, log  # crash
     _, again = reopen(tmp_path, clock)
     assert read_all(again) == before
@@ -219,6 +220,7 @@ def test_durable_mode_high_watermark_is_the_fsynced_offset(tmp_path):
     lm.sync_to(lm.flush_generation())
     assert log.high_watermark == 3 and read_all(log) == [(i, b"v" * 50) for i in range(3)]
     append(log, n=2)
+    crash(lm)
     del lm, log  # a crash before the next fsync round: on restart the survivors are fsynced, then visible
     lm = manager(tmp_path, clock, **{"log.flush.durable.enable": "true"})
     log = lm.get_log("t", 0)

@@ -8,7 +8,7 @@ from storage.checkpoint import read_checkpoint
 from storage.dir_checkpoints import LOG_STARTS, RECOVERY_POINTS
 from storage.topic_store import write_partition_metadata
 
-from .lead_helpers import Clock, append, manager, read_all
+from .lead_helpers import Clock, append, crash, manager, read_all
 
 LONGEST = "t" * 249  # Kafka's longest legal topic name
 
@@ -62,7 +62,8 @@ def test_deletion_rewrites_the_checkpoints_so_a_topic_made_again_keeps_its_recor
     lm.create_topic("t", 1, {})
     for _ in range(3):
         append(lm.get_log("t", 0))
-    again = manager(tmp_path, clock)  # a crash: no close, no clean-shutdown marker
+    crash(lm)  # no close, no clean-shutdown marker
+    again = manager(tmp_path, clock)
     log = again.get_log("t", 0)
     assert (log.log_start_offset, log.log_end_offset) == (0, 3) and [o for o, _v in read_all(log)] == [0, 1, 2]
 
