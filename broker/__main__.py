@@ -2,7 +2,9 @@
 
 Also runnable as ``python -m broker serve ...``. Mirrors Kafka's
 ``kafka-server-start.sh server.properties --override k=v``: the file gives the
-configuration, each ``--override`` replaces one key. A bad or unknown key stops
+configuration (read as Kafka reads it, ``properties.py``), each ``--override``
+replaces one key (split at its first ``=``, nothing unescaped, as Kafka's
+command line splits it). A bad or unknown key stops
 startup with a message naming it (exit status 2), and so does a JWKS endpoint
 (signed OAUTHBEARER tokens) that cannot be read when the broker starts.
 Log dirs the broker cannot run on (every one failed, or the first, which
@@ -53,6 +55,7 @@ from .env_ssl import SECRETS_DIR, ImageScriptError
 from .jaas_file import JaasFile
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
+from .properties import parse_override
 from .scram_store import CredentialFileError, add_scram, parse_add_scram
 
 
@@ -75,13 +78,8 @@ def _parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def _overrides(pairs: list[str]) -> dict[str, str]:
-    result = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--override {pair!r}: expected key=value")
-        result[key.strip()] = value.strip()
-    return result
+    """Each ``--override`` as Kafka's ``kafka-server-start.sh`` takes it: split at the first ``=``, as given."""
+    return dict(map(parse_override, pairs))
 
 
 def _load_config(args: argparse.Namespace) -> BrokerConfig:

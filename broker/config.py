@@ -1,8 +1,9 @@
 """Broker configuration: Kafka's ``server.properties`` keys, typed and checked.
 
-``BrokerConfig.load(path, overrides)`` reads a Java-style properties file,
-applies ``--override key=value`` pairs (the ``kafka-server-start.sh``
-convention), and checks every key: an unknown key or a bad value raises
+``BrokerConfig.load(path, overrides)`` reads a properties file as Kafka
+reads it (``properties.py``: Java's format, ISO 8859-1), applies
+``--override key=value`` pairs (the ``kafka-server-start.sh`` convention),
+trims each value as Kafka's ``ConfigDef`` does, and checks every key: an unknown key or a bad value raises
 ``ConfigError`` naming the key, so the broker refuses to start rather than
 silently ignoring a typo. Keys Kafka defines that do nothing here
 (``num.replica.fetchers``, ``zookeeper.connect`` ...) are accepted with a
@@ -28,6 +29,7 @@ from storage.config_values import TYPE_PARSERS
 from .authorizer import AUTHORIZER_CLASSES
 from .group_keys import GROUP_KEY_SPECS
 from .kafka_keys import split_unused, warn_unused
+from .properties import MalformedProperties, java_trim, load_properties
 from .security_keys import KAFKA_PROTOCOL_MAP, OAUTHBEARER_KEYS, SECURITY_PROTOCOLS, SSL_KEYS
 
 log = logging.getLogger(__name__)
@@ -257,23 +259,6 @@ def listener_setting(config: Any, listener: str, name: str, mechanism: str,
     return name, value.strip() if isinstance(value, str) else value
 
 
-def read_properties(text: str) -> dict[str, str]:
-    """Parse Java properties: ``key=value`` or ``key: value``, ``#``/``!`` comments."""
-    props: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        for sep in ("=", ":"):
-            if sep in line:
-                key, value = line.split(sep, 1)
-                props[key.strip()] = value.strip()
-                break
-        else:
-            raise ConfigError(f"line {number}: expected key=value, got {raw!r}")
-    return props
-
-
 def _parse_key(key: Key, text: str) -> Any:
     try:
         value = key.parse(text)
@@ -317,6 +302,8 @@ class BrokerConfig:
 
     @classmethod
     def from_props(cls, props: dict[str, str]) -> "BrokerConfig":
+        """The config of ``props``; each value trimmed, as Kafka's ``ConfigDef`` trims what it parses."""
+        props = {name: java_trim(text) for name, text in props.items()}
         try:
             props, unused = split_unused(props)
         except ValueError as exc:
@@ -329,7 +316,10 @@ class BrokerConfig:
     def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None,
              dropped: frozenset[str] = frozenset(), jaas_file: Any = None) -> "BrokerConfig":  # fmt: skip
         """The file's keys (but ``dropped``), then ``overrides``; ``jaas_file``: the static JAAS file."""
-        props = read_properties(Path(path).read_text()) if path else {}
+        try:
+            props = load_properties(path) if path else {}
+        except MalformedProperties as exc:
+            raise ConfigError(f"{path}: {exc}") from None
         props = {k: v for k, v in props.items() if k not in dropped}
         props.update(overrides or {})
         config = cls.from_props(props)
