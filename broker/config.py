@@ -218,7 +218,8 @@ BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), parse, default, None, doc)
                      for n, (parse, default, doc) in OAUTHBEARER_KEYS.items())  # fmt: skip
 BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), str, d, None, doc) for n, (d, doc) in SSL_KEYS.items())
 _BY_NAME = {k.name: k for k in BROKER_KEYS}
-_ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
+_BROKER_ID = Key("broker.id", "node_id", int, 1, _non_negative)  # Kafka's older name of node.id
+OLDER_NAMES = frozenset({"broker.id", "log.dir"})  # of node.id and log.dirs (``_synonyms``)
 
 
 LISTENER_PREFIX = "listener.name."
@@ -269,15 +270,32 @@ def _parse_key(key: Key, text: str) -> Any:
     return value
 
 
+def _synonyms(props: dict[str, str]) -> dict[str, str]:
+    """``props`` with Kafka's older names read as Kafka reads them: ``log.dirs`` if set, else ``log.dir``
+    (``KafkaConfig.logDirs``), whichever line comes last; ``broker.id`` for ``node.id`` unless both are set,
+    and then they must be equal (``KafkaConfig.validateValues``)."""
+    props = dict(props)
+    log_dir = props.pop("log.dir", None)
+    if log_dir is not None:
+        props.setdefault("log.dirs", log_dir)
+    if "broker.id" in props:
+        broker_id = _parse_key(_BROKER_ID, props.pop("broker.id"))
+        if "node.id" not in props:
+            props["node.id"] = str(broker_id)
+        elif _parse_key(_BY_NAME["node.id"], props["node.id"]) != broker_id:
+            raise ConfigError("You must set `node.id` to the same value as `broker.id`.")
+    return props
+
+
 def split_broker_props(props: dict[str, str]) -> tuple[dict[str, Any], dict[str, str], frozenset[str]]:
     """Parse broker keys; return (broker values by attr, remaining props for storage, the broker key
-    names that were set, aliases resolved)."""
+    names that were set, older names resolved)."""
     values: dict[str, Any] = {k.attr: k.default for k in BROKER_KEYS}
     values["listener_overrides"] = {}
     rest: dict[str, str] = {}
     explicit: set[str] = set()
-    for name, text in props.items():
-        key = _BY_NAME.get(_ALIASES.get(name, name))
+    for name, text in _synonyms(props).items():
+        key = _BY_NAME.get(name)
         if name.startswith(LISTENER_PREFIX):
             values["listener_overrides"][name] = _listener_override(name, text)
         elif key is None:

@@ -25,7 +25,11 @@ image's entry point passes ``--kafka-env``):
   ``KAFKA_ADVERTISED_LISTENERS``, ``KAFKA_LISTENER_SECURITY_PROTOCOL_MAP``)
   replace the file's whole listener setup (``LISTENER_KEYS``), which
   would not match theirs; as in the image, ``listeners`` then defaults to
-  ``advertised.listeners`` with every host made ``0.0.0.0``;
+  ``advertised.listeners`` with every host made ``0.0.0.0``. In the same
+  way a variable for ``log.dir`` or ``log.dirs`` replaces both in the file,
+  and one for ``broker.id`` or ``node.id`` both (the image's file holds the
+  variables' keys alone); among the keys the variables set, ``log.dirs``
+  comes before ``log.dir``, as in Kafka;
 * ``CLUSTER_ID`` is the cluster id a new log dir is formatted with
   (``kafka-storage format -t``); a log dir formatted with another one stops
   the start, as Kafka's ``meta.properties`` check does. Without it (or
@@ -80,11 +84,18 @@ _HOST = re.compile(r"://[^,]*:(\d+)")
 _SASL_ENDPOINT = re.compile(r"SASL_.*://", re.S)
 INTER_BROKER_KEYS = frozenset({"inter.broker.listener.name", "security.inter.broker.protocol"})
 LISTENER_KEYS = frozenset({"listeners", "advertised.listeners", "listener.security.protocol.map", *INTER_BROKER_KEYS})
+SYNONYM_KEYS = (frozenset({"log.dirs", "log.dir"}), frozenset({"node.id", "broker.id"}))
 
 
 def dropped_file_keys(from_env: Mapping[str, str]) -> frozenset[str]:
-    """The file's keys the environment replaces as a group: its listener setup, if the environment has one."""
-    return LISTENER_KEYS if LISTENER_KEYS & from_env.keys() - INTER_BROKER_KEYS else frozenset()
+    """The file's keys the environment replaces as a group: its listener setup, if the environment has one,
+    and a key and its older name (``log.dirs`` and ``log.dir``, ``node.id`` and ``broker.id``) if it sets
+    either."""
+    dropped = set(LISTENER_KEYS) if LISTENER_KEYS & from_env.keys() - INTER_BROKER_KEYS else set()
+    for group in SYNONYM_KEYS:
+        if group & from_env.keys():
+            dropped |= group
+    return frozenset(dropped)
 
 
 def key_of(variable: str) -> str:

@@ -107,3 +107,24 @@ def test_the_commented_sasl_example_of_server_properties_serves_plain_and_scram(
     sasl = served_listeners(config)[1].sasl
     assert sasl.mechanisms == ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
     assert sasl.plain_users == {"admin": "admin-secret", "alice": "alice-secret"}
+
+
+@pytest.mark.parametrize("lines", [["log.dirs=/a", "log.dir=/b"], ["log.dir=/b", "log.dirs=/a"]])
+def test_log_dirs_comes_before_log_dir_whichever_line_is_last(tmp_path, lines):
+    """Kafka's KafkaConfig.logDirs: log.dirs if set, else log.dir."""
+    path = tmp_path / "server.properties"
+    path.write_text("\n".join(["listeners=PLAINTEXT://127.0.0.1:0", *lines]) + "\n")
+    assert BrokerConfig.load(path).log_dir_list() == ["/a"]
+    assert BrokerConfig.load(path, {"log.dir": "/c"}).log_dir_list() == ["/a"]  # an override of log.dir too
+    assert BrokerConfig.from_props({"log.dir": "/b"}).log_dir_list() == ["/b"]
+
+
+def test_broker_id_is_node_id_and_both_must_agree():
+    """Kafka's KafkaConfig.validateValues: node.id and broker.id stand for each other, and if both are set they
+    must be the same number."""
+    assert BrokerConfig.from_props({"broker.id": "3"}).node_id == 3
+    assert BrokerConfig.from_props({"broker.id": "3", "node.id": "03"}).node_id == 3
+    with pytest.raises(ConfigError, match=r"^You must set `node.id` to the same value as `broker.id`.$"):
+        BrokerConfig.from_props({"broker.id": "3", "node.id": "1"})
+    with pytest.raises(ConfigError, match="broker.id"):
+        BrokerConfig.from_props({"broker.id": "x", "node.id": "1"})

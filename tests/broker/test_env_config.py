@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from broker.config import ConfigError
+from broker.config import BrokerConfig, ConfigError
 from broker.env_config import (
     DEFAULT_CLUSTER_ID,
     LISTENER_KEYS,
@@ -236,3 +236,25 @@ def test_the_loggers_get_their_levels_as_broker_logger_configs_report_them(log_l
 def test_a_logging_variable_not_understood_stops_the_start(env, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         log_settings(env)
+
+
+def test_a_key_or_its_older_name_in_the_environment_replaces_both_in_the_file(tmp_path):
+    """The image's file holds the variables' keys alone, so KAFKA_LOG_DIR and KAFKA_BROKER_ID win over the
+    file's log.dirs and node.id; among the variables (and in a mounted file with them), log.dirs comes before
+    log.dir and broker.id must equal node.id, as in Kafka."""
+    mnt = tmp_path / "mnt"
+    env = {"KAFKA_LOG_DIR": str(tmp_path / "env"), "KAFKA_BROKER_ID": "7"}
+    path, keys, dropped = image_config("config/docker.properties", env, "/nowhere", str(mnt))
+    assert {"log.dirs", "log.dir", "node.id", "broker.id"} <= dropped
+    config = BrokerConfig.load(path, keys, dropped)
+    assert (config.log_dir_list(), config.node_id) == ([str(tmp_path / "env")], 7)
+    both = {**env, "KAFKA_LOG_DIRS": str(tmp_path / "dirs"), "KAFKA_BROKER_ID": "1"}
+    config = BrokerConfig.load(*image_config("config/docker.properties", both, "/nowhere", str(mnt)))
+    assert config.log_dir_list() == [str(tmp_path / "dirs")]
+    mnt.mkdir()
+    (mnt / "server.properties").write_text(f"log.dirs={tmp_path / 'mounted'}\nnode.id=1\n")
+    config = BrokerConfig.load(*image_config("config/docker.properties", {**env, "KAFKA_BROKER_ID": "1"},
+                                             "/nowhere", str(mnt)))  # fmt: skip
+    assert config.log_dir_list() == [str(tmp_path / "mounted")]
+    with pytest.raises(ConfigError, match="to the same value as `broker.id`"):
+        BrokerConfig.load(*image_config("config/docker.properties", env, "/nowhere", str(mnt)))

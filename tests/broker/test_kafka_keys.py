@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from broker.config import _ALIASES, BROKER_KEYS, LISTENER_PREFIX, BrokerConfig, ConfigError
+from broker.config import BROKER_KEYS, OLDER_NAMES, LISTENER_PREFIX, BrokerConfig, ConfigError
 from broker.kafka_keys import KAFKA_DYNAMIC, KAFKA_KEYS
 from protocol import ErrorCode
 from storage.config import is_storage_key
@@ -29,7 +29,7 @@ KAFKA_3_KEYS = {
 
 
 def test_the_list_holds_only_keys_we_do_not_declare():
-    ours = {k.name for k in BROKER_KEYS} | set(_ALIASES)
+    ours = {k.name for k in BROKER_KEYS} | OLDER_NAMES
     assert not [name for name in KAFKA_KEYS if name in ours or is_storage_key(name) or name.startswith(LISTENER_PREFIX)]
     assert KAFKA_DYNAMIC <= KAFKA_KEYS.keys()
     assert {kind for kind, _ in KAFKA_KEYS.values()} <= {"INT", "SHORT", "LONG", "DOUBLE", "BOOLEAN", "STRING",
