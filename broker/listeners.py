@@ -12,8 +12,11 @@ to itself), so the usual docker-compose pair works as in Kafka::
 Metadata, DescribeCluster and FindCoordinator answer each client with the
 advertised address of the listener it connected to: a container gets
 ``broker:29092``, the host ``localhost:9092``. A listener with no advertised
-entry advertises its bound address, with an empty or wildcard host replaced by
-this machine's host name, as Kafka does. All four of Kafka's security
+entry advertises its ``listeners`` entry as written, an empty host replaced by
+this machine's host name and port 0 by the port bound, as Kafka does; and as
+Kafka, the start stops if ``0.0.0.0`` would be advertised ("advertised.listeners
+cannot use the nonroutable meta-address 0.0.0.0"), so a listener bound to
+``0.0.0.0`` needs an ``advertised.listeners`` entry. All four of Kafka's security
 protocols are served: PLAINTEXT, SSL (TLS, ``ssl_config.py``), SASL_PLAINTEXT
 and SASL_SSL (SASL/PLAIN and SCRAM, ``sasl_config.py``, over TLS for the
 latter). A listener's settings are checked here, so a bad one stops the start;
@@ -103,9 +106,25 @@ def served_listeners(config, *, contexts: bool = True) -> list[Listener]:
     if contexts:
         served = [_with_settings(config, lst) for lst in served]
     for adv in parse_listeners(config.advertised_listeners, "advertised.listeners", protocols):
-        if adv.name not in names:
+        if adv.name not in names and adv.name not in controllers:
             raise ConfigError(f"advertised.listeners: {adv.name} is not one of the listeners {sorted(names)}")
+    _check_routable(config, protocols, controllers)
     return served
+
+
+def _check_routable(config, protocols: dict[str, str], controllers: list[str]) -> None:
+    """Kafka's refusal to advertise ``0.0.0.0`` (``KafkaConfig.validateValues``): what the broker and
+    controller listeners advertise (``advertised.listeners``, else ``listeners``; a controller listener left
+    out of ``advertised.listeners`` advertises its ``listeners`` entry) must not be that address."""
+    listeners = _all_listeners(config, protocols)
+    advertised = parse_listeners(config.advertised_listeners, "advertised.listeners", protocols)
+    if not config.advertised_listeners.strip():
+        advertised = listeners
+    named = {lst.name for lst in advertised}
+    advertised += [lst for lst in listeners if lst.name in controllers and lst.name not in named]
+    if any(lst.host == "0.0.0.0" for lst in advertised):
+        raise ConfigError("requirement failed: advertised.listeners cannot use the nonroutable meta-address "
+                          "0.0.0.0. Use a routable IP address.")
 
 
 def inter_broker_listener_name(config) -> str:
@@ -166,14 +185,21 @@ def controller_endpoints(config) -> list[tuple[str, str, int]]:
 
 
 def advertised_endpoints(config, bound: list[tuple[str, str, int]]) -> dict[str, tuple[str, int]]:
-    """Per listener name, the host and port Metadata gives clients that connected to it."""
+    """Per listener name, the host and port Metadata gives clients that connected to it: its
+    ``advertised.listeners`` entry, else its ``listeners`` one, as configured (``localhost`` stays
+    ``localhost``); an empty host is this machine's name and port 0 the port bound, as Kafka's
+    ``ListenerInfo`` resolves them. ``bound``: ``(listener name, host, port)`` of each bound socket."""
     protocols = parse_protocol_map(config.listener_security_protocol_map)
-    advertised = {a.name: a for a in parse_listeners(config.advertised_listeners, "advertised.listeners", protocols)}
+    configured = {lst.name: lst for lst in _all_listeners(config, protocols)}
+    configured.update((a.name, a) for a in parse_listeners(config.advertised_listeners, "advertised.listeners",
+                                                           protocols))  # fmt: skip
     result: dict[str, tuple[str, int]] = {}
-    for name, host, port in bound:
+    for name, bound_host, bound_port in bound:
         if name in result:
             continue  # one listener bound on several sockets (IPv4 and IPv6): its first address
-        if name in advertised:
-            host, port = advertised[name].host, advertised[name].port
-        result[name] = (host if host not in ("", "0.0.0.0", "::") else socket.getfqdn(), port)
+        endpoint = configured.get(name)
+        host, port = (endpoint.host, endpoint.port) if endpoint else (bound_host, bound_port)
+        # 0.0.0.0 is refused at startup; it gets here only for a listener left out of a set advertised.listeners
+        # (Kafka advertises no address for such a listener at all)
+        result[name] = (host if host not in ("", "0.0.0.0") else socket.getfqdn(), port or bound_port)
     return result

@@ -258,3 +258,16 @@ def test_a_key_or_its_older_name_in_the_environment_replaces_both_in_the_file(tm
     assert config.log_dir_list() == [str(tmp_path / "mounted")]
     with pytest.raises(ConfigError, match="to the same value as `broker.id`"):
         BrokerConfig.load(*image_config("config/docker.properties", env, "/nowhere", str(mnt)))
+
+
+def test_listeners_on_0_0_0_0_need_advertised_ones_under_kafka_env_too(tmp_path):
+    """KAFKA_LISTENERS on 0.0.0.0 alone stops the start as in Kafka; with KAFKA_ADVERTISED_LISTENERS alone the
+    derived listeners are on 0.0.0.0 and advertise the given names."""
+    mnt = str(tmp_path / "mnt")
+    with pytest.raises(ConfigError, match="cannot use the nonroutable meta-address 0.0.0.0"):
+        BrokerConfig.load(*image_config("config/docker.properties", {"KAFKA_LISTENERS": "PLAINTEXT://0.0.0.0:9092"},
+                                        "/nowhere", mnt))  # fmt: skip
+    env = {"KAFKA_ADVERTISED_LISTENERS": "PLAINTEXT://broker:19092,PLAINTEXT_HOST://localhost:9092",
+           "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,PLAINTEXT_HOST:PLAINTEXT"}  # fmt: skip
+    config = BrokerConfig.load(*image_config("config/docker.properties", env, "/nowhere", mnt))
+    assert [(x.name, x.host) for x in config.served] == [("PLAINTEXT", "0.0.0.0"), ("PLAINTEXT_HOST", "0.0.0.0")]

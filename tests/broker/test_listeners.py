@@ -42,13 +42,46 @@ def test_protocol_map_names_are_case_insensitive_and_must_be_pairs():
 
 def test_each_listener_advertises_its_own_address():
     config = _config(**PAIR, advertised_listeners="INTERNAL://broker:29092")
-    bound = [("INTERNAL", "0.0.0.0", 29092), ("EXTERNAL", "127.0.0.1", 9092), ("EXTERNAL", "::1", 9092)]
+    bound = [("INTERNAL", "0.0.0.0", 29092), ("EXTERNAL", "0.0.0.0", 9092), ("EXTERNAL", "::", 9092)]
     assert advertised_endpoints(config, bound) == {
         "INTERNAL": ("broker", 29092),  # advertised
-        "EXTERNAL": ("127.0.0.1", 9092),  # not advertised: its first bound address
+        "EXTERNAL": (socket.getfqdn(), 9092),  # not advertised, no host in listeners: this machine's name
     }
-    everywhere = advertised_endpoints(_config(**PAIR), [("INTERNAL", "0.0.0.0", 1), ("EXTERNAL", "::", 2)])
-    assert everywhere == {"INTERNAL": (socket.getfqdn(), 1), "EXTERNAL": (socket.getfqdn(), 2)}
+
+
+def test_a_listener_without_an_advertised_entry_advertises_its_listeners_entry_as_written():
+    """Kafka advertises the ``listeners`` entry itself (``localhost`` stays ``localhost``, not the address bound);
+    only an empty host becomes this machine's name, and port 0 the port bound."""
+    config = _config(listeners="PLAINTEXT://localhost:0,SSL://[::]:9093,SASL_PLAINTEXT://:0")
+    bound = [("PLAINTEXT", "127.0.0.1", 40001), ("SSL", "::", 9093), ("SASL_PLAINTEXT", "0.0.0.0", 40002)]
+    assert advertised_endpoints(config, bound) == {"PLAINTEXT": ("localhost", 40001), "SSL": ("::", 9093),
+                                                   "SASL_PLAINTEXT": (socket.getfqdn(), 40002)}  # fmt: skip
+
+
+_COMBINED = {"listeners": "PLAINTEXT://:9092,CONTROLLER://0.0.0.0:9093", "controller.listener.names": "CONTROLLER",
+             "advertised.listeners": "PLAINTEXT://localhost:9092", "process.roles": "broker,controller",
+             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"}  # fmt: skip
+
+
+@pytest.mark.parametrize(("props", "refused"), [
+    ({"listeners": "PLAINTEXT://0.0.0.0:9092"}, True),
+    ({"listeners": "PLAINTEXT://0.0.0.0:9092", "advertised.listeners": "PLAINTEXT://broker:9092"}, False),
+    ({"listeners": "PLAINTEXT://:9092", "advertised.listeners": "PLAINTEXT://0.0.0.0:9092"}, True),
+    ({"listeners": "PLAINTEXT://[::]:9092"}, False),  # Kafka refuses 0.0.0.0 alone
+    ({**PAIR, "advertised.listeners": "EXTERNAL://localhost:9092"}, False),  # INTERNAL has no advertised address
+    (_COMBINED, True),  # the controller listener advertises its listeners entry
+    ({**_COMBINED, "advertised.listeners": "PLAINTEXT://localhost:9092,CONTROLLER://broker:9093"}, False),
+])  # fmt: skip
+def test_advertising_0_0_0_0_stops_the_start_as_in_kafka(props, refused):
+    """KafkaConfig.validateValues: the broker's and the controller's advertised endpoints (a listener with no
+    advertised.listeners entry advertises its listeners one) may not be the meta-address 0.0.0.0."""
+    config = BrokerConfig.from_props(props)
+    if not refused:
+        served_listeners(config)
+        return
+    with pytest.raises(ConfigError, match=r"^requirement failed: advertised.listeners cannot use the nonroutable "
+                                          r"meta-address 0.0.0.0. Use a routable IP address.$"):  # fmt: skip
+        served_listeners(config)
 
 
 def test_controller_listeners_are_not_bound_and_names_must_match():
