@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import signal
 import sys
 
@@ -91,7 +92,7 @@ def _load_config(args: argparse.Namespace) -> BrokerConfig:
     try:
         config = BrokerConfig.load(path, {**from_env, **_overrides(args.override)}, dropped, jaas_file)
     except ConfigError as exc:
-        key = str(exc).partition(":")[0]
+        key = _key_of(exc)
         variable = next((n for n in os.environ if n.startswith(PREFIX) and key_of(n) == key), None)
         if key in from_env and variable:
             raise ConfigError(f"{exc} (set by {variable})") from None
@@ -99,6 +100,12 @@ def _load_config(args: argparse.Namespace) -> BrokerConfig:
     if args.kafka_env:
         format_cluster_id(config.log_dir_list()[0], os.environ.get("CLUSTER_ID"))
     return config
+
+
+def _key_of(exc: ConfigError) -> str:
+    """The key a refusal is about: its own, else the one Kafka's wording names, else its text's first word."""
+    named = re.search(r" for configuration (\S+): ", str(exc))
+    return exc.key or (named.group(1) if named else str(exc).partition(":")[0])
 
 
 def _set_up_logging(args: argparse.Namespace) -> None:

@@ -81,7 +81,8 @@ def test_an_apache_kafka_compose_environment_configures_the_broker(tmp_path):
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"KAFKA_NOT_A_KEY": "1"}, "not.a.key: unknown configuration key (set by KAFKA_NOT_A_KEY)"),
-    ({"KAFKA_NUM_PARTITIONS": "many"}, "num.partitions: invalid value 'many'"),
+    ({"KAFKA_NUM_PARTITIONS": "many"},
+     "Invalid value many for configuration num.partitions: Not a number of type INT (set by KAFKA_NUM_PARTITIONS)"),
     ({"CLUSTER_ID": "short"}, "CLUSTER_ID: 'short' is not a cluster id"),
 ])  # fmt: skip
 def test_bad_variables_stop_the_start_naming_them(tmp_path, change, message):
