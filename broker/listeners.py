@@ -1,5 +1,9 @@
 """``listeners`` / ``advertised.listeners`` in Kafka's ``NAME://host:port`` form.
 
+Each entry is parsed as Kafka parses it (``[host]`` for IPv6, a port that
+fits a socket) and a bad one refused in Kafka's words ("Error creating broker
+listeners from '...': Unable to parse ... to a broker endpoint").
+
 ``PLAINTEXT://:9092`` binds every interface; ``PLAINTEXT://127.0.0.1:0`` binds
 an ephemeral port (tests). A listener's name maps to its security protocol
 through ``listener.security.protocol.map`` (Kafka's default maps each protocol
@@ -32,6 +36,7 @@ listener name; without an entry for this node, the controller listeners of
 
 from __future__ import annotations
 
+import re
 import socket
 import ssl
 
@@ -43,6 +48,8 @@ from .security_keys import KAFKA_PROTOCOL_MAP, SECURITY_PROTOCOLS
 from .ssl_config import ssl_context
 
 SERVED_PROTOCOLS = SECURITY_PROTOCOLS  # all four of Kafka's
+_MAP = "listener.security.protocol.map"
+_ENDPOINT = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")  # Kafka's listener syntax
 
 
 @attrs.frozen
@@ -56,36 +63,44 @@ class Listener:
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
-    """``listener.security.protocol.map``: listener name -> security protocol, names upper-cased."""
+    """``listener.security.protocol.map``: listener name -> security protocol, both upper-cased; each protocol
+    must be one of Kafka's (``KafkaConfig.effectiveListenerSecurityProtocolMap``)."""
     result: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, protocol = item.partition(":")
+        name, sep, protocol = item.rpartition(":")  # at the last colon, as Kafka's Csv.parseCsvMap
         if not sep or not name.strip() or not protocol.strip():
-            raise ConfigError(f"listener.security.protocol.map: {item!r} is not NAME:PROTOCOL")
+            raise ConfigError(f"Error parsing configuration property '{_MAP}': {item} is not NAME:PROTOCOL", _MAP)
+        if protocol.strip().upper() not in SERVED_PROTOCOLS:
+            raise ConfigError(f"Invalid security protocol `{protocol.strip()}` defined in {_MAP}", _MAP)
         result[name.strip().upper()] = protocol.strip().upper()
     return result
 
 
 def parse_listeners(text: str, key: str, protocols: dict[str, str] | None = None) -> list[Listener]:
-    """The listeners of ``text``; each name must be unique and map to a served security protocol."""
+    """The listeners of ``text`` as Kafka parses them (``SocketServerConfigs.listenerListToEndPoints``, then
+    ``CoreUtils``'s checks), in its words: ``NAME://host:port`` (``[host]`` for IPv6), each name mapped to a
+    security protocol and given once, each port one a socket can have."""
     protocols = parse_protocol_map(KAFKA_PROTOCOL_MAP) if protocols is None else protocols
     result: list[Listener] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, address = item.partition("://")
-        host, colon, port = address.rpartition(":")
-        if not sep or not colon or not port.isdigit():
-            raise ConfigError(f"{key}: {item!r} is not NAME://host:port")
-        name = name.upper()
+        found = _ENDPOINT.fullmatch(item)
+        if not found:
+            raise _refused(key, text, f"Unable to parse {item} to a broker endpoint")
+        name, host, port = found.group(1).upper(), found.group(2), int(found.group(3))
+        if not -(2**31) <= port < 2**31:  # Java's Integer.parseInt
+            raise _refused(key, text, f'For input string: "{found.group(3)}"')
         if name not in protocols:
-            raise ConfigError(f"{key}: no security protocol defined for listener {name} "
-                              "in listener.security.protocol.map")  # fmt: skip
-        if protocols[name] not in SERVED_PROTOCOLS:
-            raise ConfigError(f"{key}: listener {name} uses {protocols[name]}, which is not a security protocol "
-                              f"(expected one of {', '.join(SERVED_PROTOCOLS)})")  # fmt: skip
+            raise _refused(key, text, f"No security protocol defined for listener {name}")
         if any(other.name == name for other in result):
-            raise ConfigError(f"{key}: each listener must have a different name, {name} is given twice")
-        result.append(Listener(name, host.strip("[]"), int(port), protocols[name]))
+            raise ConfigError(f"requirement failed: Each listener must have a different name, {key}: {text}", key)
+        if not 0 <= port <= 65535:  # Kafka's bind (InetSocketAddress) or broker registration (uint16) fails
+            raise ConfigError(f"{key}: port out of range:{port}", key)
+        result.append(Listener(name, host, port, protocols[name]))
     return result
+
+
+def _refused(key: str, text: str, reason: str) -> ConfigError:
+    return ConfigError(f"Error creating broker listeners from '{text}': {reason}", key)
 
 
 def served_listeners(config, *, contexts: bool = True) -> list[Listener]:

@@ -75,6 +75,7 @@ log.retention.check.interval.ms=300000
      ("listeners=SSL://:9093", "ssl.keystore.location"), ("listeners=X://:9093", "listeners"),
      ("compression.lz4.level=18", "compression.lz4.level"),
      ("listeners=INTERNAL://:9093", "listeners"), ("process.roles=controller", "process.roles"),
+     ("listeners=PLAINTEXT://127.0.0.1:99999", "listeners: port out of range:99999"),
      ("socket.send.buffer.bytes=0", "socket.send.buffer.bytes"),
      ("inter.broker.listener.name=REPLICATION", "inter.broker.listener.name"),
      ("log.cleaner.backoff.ms=-5", "Invalid value -5 for configuration log.cleaner.backoff.ms: Value must be at least 0"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 
 import pytest
@@ -23,14 +24,38 @@ def test_kafkas_default_map_takes_the_four_protocols_and_refuses_other_names():
                                             {"PLAINTEXT": "PLAINTEXT", "PLAINTEXT_X": "PLAINTEXT"})] == [
         "PLAINTEXT", "PLAINTEXT_X"]  # fmt: skip
     assert [x.protocol for x in parse_listeners("SSL://:1,SASL_SSL://:2", "listeners")] == ["SSL", "SASL_SSL"]
-    with pytest.raises(ConfigError, match="listener X uses TLS, which is not a security protocol"):
-        parse_listeners("X://:9093", "listeners", {"X": "TLS"})
-    with pytest.raises(ConfigError, match="no security protocol defined for listener INTERNAL"):
+    with pytest.raises(ConfigError, match="^Invalid security protocol `TLS` defined in listener.security.protocol.map$"):
+        parse_protocol_map("X:TLS")
+    with pytest.raises(ConfigError, match="^Error creating broker listeners from 'INTERNAL://:9093': No security "
+                                          "protocol defined for listener INTERNAL$"):  # fmt: skip
         parse_listeners("INTERNAL://:9093", "listeners")
-    with pytest.raises(ConfigError, match="different name, PLAINTEXT is given twice"):
+    with pytest.raises(ConfigError, match="^requirement failed: Each listener must have a different name, "
+                                          "listeners: PLAINTEXT://:1,PLAINTEXT://:2$"):  # fmt: skip
         parse_listeners("PLAINTEXT://:1,PLAINTEXT://:2", "listeners")
-    with pytest.raises(ConfigError, match="is not NAME://host:port"):
-        parse_listeners("PLAINTEXT://nohost", "listeners")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("PLAINTEXT://nohost", "Error creating broker listeners from 'PLAINTEXT://nohost': Unable to parse "
+                           "PLAINTEXT://nohost to a broker endpoint"),
+    ("PLAINTEXT://host:9092/x", "Unable to parse PLAINTEXT://host:9092/x to a broker endpoint"),
+    ("PLAINTEXT://host_*:9092", "Unable to parse PLAINTEXT://host_*:9092 to a broker endpoint"),
+    ("PLAINTEXT://127.0.0.1:99999", "listeners: port out of range:99999"),
+    ("PLAINTEXT://127.0.0.1:65536", "listeners: port out of range:65536"),
+    ("PLAINTEXT://127.0.0.1:-1", "listeners: port out of range:-1"),
+    ("PLAINTEXT://127.0.0.1:99999999999", 'Error creating broker listeners from \'PLAINTEXT://127.0.0.1:99999999999\': '
+                                          'For input string: "99999999999"'),
+])  # fmt: skip
+def test_a_listener_kafka_cannot_parse_or_bind_stops_the_start(text, message):
+    """Kafka's listener syntax (SocketServerConfigs.listenerListToEndPoints) and a port a socket can have: Kafka
+    fails to bind 99999 ("port out of range"), where the broker bound another port (getaddrinfo takes it modulo
+    65536)."""
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        served_listeners(_config(listeners=text))
+
+
+def test_listener_hosts_as_kafka_reads_them():
+    parsed = parse_listeners("PLAINTEXT://[::1]:1,SSL://::1:2,SASL_SSL://my-host.example_1:65535", "listeners")
+    assert [(x.host, x.port) for x in parsed] == [("::1", 1), ("::1", 2), ("my-host.example_1", 65535)]
 
 
 def test_protocol_map_names_are_case_insensitive_and_must_be_pairs():
