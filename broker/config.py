@@ -3,11 +3,13 @@
 ``BrokerConfig.load(path, overrides)`` reads a properties file as Kafka
 reads it (``properties.py``: Java's format, ISO 8859-1), applies
 ``--override key=value`` pairs (the ``kafka-server-start.sh`` convention),
-trims each value as Kafka's ``ConfigDef`` does, and checks every key: an unknown key or a bad value raises
-``ConfigError`` naming the key, so the broker refuses to start rather than
-silently ignoring a typo. Keys Kafka defines that do nothing here
-(``num.replica.fetchers``, ``zookeeper.connect`` ...) are accepted with a
-warning (``kafka_keys.py``; kept in ``unused``).
+trims each value as Kafka's ``ConfigDef`` does, and checks every key: an
+unknown key or a bad value raises ``ConfigError`` naming the key, so the
+broker refuses to start rather than silently ignoring a typo (a key Kafka
+removed is named with what replaced it). Keys Kafka defines that do nothing
+here (``num.replica.fetchers``, ``zookeeper.connect`` ...) are accepted with
+a warning (``kafka_keys.py``; kept in ``unused``). The older names
+``log.dir`` and ``broker.id`` are read as Kafka reads them (``_synonyms``).
 
 Broker keys are declared in ``BROKER_KEYS`` (Kafka name, Kafka type, default,
 check); the ``ssl.*`` and ``sasl.oauthbearer.*`` ones are listed in
@@ -26,16 +28,15 @@ from typing import Any, Callable
 
 import attrs
 
+from storage.config import is_storage_key
 from storage.config_values import Refused
 
 from .authorizer import AUTHORIZER_CLASSES
 from .config_values import BOOLEAN, INT, LONG, SHORT, Check, ConfigError, at_least, between, one_of, parse_value
 from .group_keys import GROUP_KEY_SPECS
-from .kafka_keys import split_unused, warn_unused
+from .kafka_keys import KAFKA_KEYS, split_unused, unknown_key, warn_unused
 from .properties import MalformedProperties, java_trim, load_properties
 from .security_keys import KAFKA_PROTOCOL_MAP, OAUTHBEARER_KEYS, SECURITY_PROTOCOLS, SSL_KEYS
-
-__all__ = ["ConfigError"]  # also here, where the broker's modules take it from
 
 log = logging.getLogger(__name__)
 
@@ -276,6 +277,15 @@ def _synonyms(props: dict[str, str]) -> dict[str, str]:
     return props
 
 
+def known_key(name: str) -> bool:
+    """Whether the broker reads ``name``: one of its keys or their older names, a per-listener key, a key of the
+    storage layer, or one of Kafka's keys that do nothing here."""
+    if name.startswith(LISTENER_PREFIX):
+        listener, _, key = name[len(LISTENER_PREFIX) :].partition(".")
+        return bool(listener) and key in _LISTENER_KEYS
+    return name in _BY_NAME or name in OLDER_NAMES or name in KAFKA_KEYS or is_storage_key(name)
+
+
 def split_broker_props(props: dict[str, str]) -> tuple[dict[str, Any], dict[str, str], frozenset[str]]:
     """Parse broker keys; return (broker values by attr, remaining props for storage, the broker key
     names that were set, older names resolved)."""
@@ -288,6 +298,8 @@ def split_broker_props(props: dict[str, str]) -> tuple[dict[str, Any], dict[str,
         if name.startswith(LISTENER_PREFIX):
             values["listener_overrides"][name] = _listener_override(name, text)
         elif key is None:
+            if not is_storage_key(name):
+                raise ConfigError(unknown_key(name), name)
             rest[name] = text
         else:
             values[key.attr] = _parse_key(key, text)

@@ -292,6 +292,25 @@ _PARSERS = {**TYPE_PARSERS, "SHORT": SHORT}
 _VALUE_CHECKS = {"metrics.recording.level": _recording_level, **dict.fromkeys(ENFORCING, _no_plugin)}
 
 
+# Broker keys Kafka removed (its upgrade notes), and what replaced each: set, they name it.
+_QUOTA_DEFAULT = ("client quotas, set at runtime: kafka-configs.sh --alter --entity-type clients --entity-default "
+                  "--add-config {}=<bytes per second>")
+REMOVED = {
+    "port": "listeners", "host.name": "listeners",
+    "advertised.port": "advertised.listeners", "advertised.host.name": "advertised.listeners",
+    "quota.producer.default": _QUOTA_DEFAULT.format("producer_byte_rate"),
+    "quota.consumer.default": _QUOTA_DEFAULT.format("consumer_byte_rate"),
+    "replica.lag.max.messages": "replica.lag.time.max.ms",
+}  # fmt: skip
+
+
+def unknown_key(name: str) -> str:
+    """The refusal of a key the broker does not know, with what replaced it if Kafka removed it."""
+    if name in REMOVED:
+        return f"{name}: unknown configuration key (Kafka removed it; use {REMOVED[name]})"
+    return f"{name}: unknown configuration key"
+
+
 def sensitive(name: str) -> bool:
     """Whether Kafka hides the key's value (its PASSWORD type)."""
     return KAFKA_KEYS[name][0] == "PASSWORD"

@@ -136,3 +136,18 @@ def test_kafkas_default_principal_builder_spelled_out_is_accepted(tmp_path):
                     "DefaultKafkaPrincipalBuilder\n")  # fmt: skip
     config = BrokerConfig.load(path, {"log.dirs": str(tmp_path / "data")})
     assert "principal.builder.class" in config.unused
+
+
+@pytest.mark.parametrize(("key", "replacement"), [
+    ("port", "use listeners)"), ("host.name", "use listeners)"), ("advertised.port", "use advertised.listeners)"),
+    ("advertised.host.name", "use advertised.listeners)"), ("replica.lag.max.messages", "use replica.lag.time.max.ms)"),
+    ("quota.producer.default", "--entity-type clients --entity-default --add-config producer_byte_rate="),
+    ("quota.consumer.default", "--entity-type clients --entity-default --add-config consumer_byte_rate="),
+])  # fmt: skip
+def test_a_key_kafka_removed_still_stops_the_start_and_names_what_replaced_it(tmp_path, key, replacement):
+    path = tmp_path / "server.properties"
+    path.write_text(f"{key}=9092\n")
+    with pytest.raises(ConfigError) as refused:
+        BrokerConfig.load(path, {"log.dirs": str(tmp_path / "data")})
+    assert str(refused.value).startswith(f"{key}: unknown configuration key (Kafka removed it; use ")
+    assert replacement in str(refused.value)
