@@ -271,3 +271,30 @@ def test_listeners_on_0_0_0_0_need_advertised_ones_under_kafka_env_too(tmp_path)
            "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,PLAINTEXT_HOST:PLAINTEXT"}  # fmt: skip
     config = BrokerConfig.load(*image_config("config/docker.properties", env, "/nowhere", mnt))
     assert [(x.name, x.host) for x in config.served] == [("PLAINTEXT", "0.0.0.0"), ("PLAINTEXT_HOST", "0.0.0.0")]
+
+
+def test_a_variable_whose_key_kafka_does_not_know_is_warned_about_and_left_out(tmp_path, caplog):
+    """Kafka gets every KAFKA_* variable as a key from the apache/kafka image and ignores those it does not know
+    (a Kubernetes Service named kafka, other images' variables); a known key's bad value still stops the start."""
+    env = {"KAFKA_PORT": "tcp://10.96.0.12:9092", "KAFKA_SERVICE_HOST": "10.96.0.12",
+           "KAFKA_CFG_LISTENERS": "PLAINTEXT://:9092", "KAFKA_LISTENER_NAME_PLAINTEXT_NO_SUCH_KEY": "1",
+           "KAFKA_NUM_PARTITIONS": "3", "KAFKA_NUM_REPLICA_FETCHERS": "2"}  # fmt: skip
+    with caplog.at_level(logging.WARNING, "minibroker"):
+        path, keys, dropped = image_config("config/docker.properties", env, "/nowhere", str(tmp_path))
+    assert keys == {"num.partitions": "3", "num.replica.fetchers": "2"}
+    assert "KAFKA_PORT sets port, which is not a Kafka broker config: ignored (Kafka removed it; use listeners)" in (
+        caplog.messages)  # fmt: skip
+    assert sorted(m.split()[0] for m in caplog.messages if "ignored" in m) == [
+        "KAFKA_CFG_LISTENERS", "KAFKA_LISTENER_NAME_PLAINTEXT_NO_SUCH_KEY", "KAFKA_PORT", "KAFKA_SERVICE_HOST"]
+    assert BrokerConfig.load(path, keys, dropped).num_partitions == 3
+    with pytest.raises(ConfigError, match="port: unknown configuration key"):
+        BrokerConfig.load(path, {**keys, "port": "9092"}, dropped)  # a file's or an override's key still stops it
+
+
+def test_variables_are_read_back_as_kafka_reads_the_images_file(tmp_path):
+    """The image writes key=value lines and Kafka reads them with Properties.load: escapes are read and leading
+    blanks dropped (the broker then trims the value, as Kafka's ConfigDef does)."""
+    env = {"KAFKA_SASL_OAUTHBEARER_EXPECTED_ISSUER": "  https:\\/\\/idp.example\\u002ecom ",
+           "KAFKA_SUPER_USERS": "User:C:\\admin"}  # fmt: skip
+    keys = image_config("config/docker.properties", env, "/nowhere", str(tmp_path))[1]
+    assert keys == {"sasl.oauthbearer.expected.issuer": "https://idp.example.com ", "super.users": "User:C:admin"}
