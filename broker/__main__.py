@@ -2,7 +2,9 @@
 
 Also runnable as ``python -m broker serve ...``. Mirrors Kafka's
 ``kafka-server-start.sh server.properties --override k=v``: the file gives the
-configuration, each ``--override`` replaces one key. A bad or unknown key stops
+configuration (read as Kafka reads it, ``properties.py``), each ``--override``
+replaces one key (split at its first ``=``, nothing unescaped, as Kafka's
+command line splits it). A bad or unknown key stops
 startup with a message naming it (exit status 2), and so does a JWKS endpoint
 (signed OAUTHBEARER tokens) that cannot be read when the broker starts.
 Log dirs the broker cannot run on (every one failed, or the first, which
@@ -45,6 +47,7 @@ import argparse
 import importlib.metadata
 import logging
 import os
+import re
 import sys
 
 import trio
@@ -59,6 +62,7 @@ from .jaas_file import JaasFile
 from .lifecycle import BindError, StopSignals, log_started, log_starting, log_stopped, log_stopping
 from .limits import raise_open_files_limit
 from .memory import freeze_startup_heap, tune_allocator
+from .properties import parse_override
 from .scram_store import CredentialFileError, parse_add_scram
 
 
@@ -91,13 +95,8 @@ def _version() -> str:
 
 
 def _overrides(pairs: list[str]) -> dict[str, str]:
-    result = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--override {pair!r}: expected key=value")
-        result[key.strip()] = value.strip()
-    return result
+    """Each ``--override`` as Kafka's ``kafka-server-start.sh`` takes it: split at the first ``=``, as given."""
+    return dict(map(parse_override, pairs))
 
 
 def _load_config(args: argparse.Namespace) -> BrokerConfig:
@@ -109,7 +108,7 @@ def _load_config(args: argparse.Namespace) -> BrokerConfig:
     try:
         config = BrokerConfig.load(path, {**from_env, **_overrides(args.override)}, dropped, jaas_file)
     except ConfigError as exc:
-        key = str(exc).partition(":")[0]
+        key = _key_of(exc)
         variable = next((n for n in os.environ if n.startswith(PREFIX) and key_of(n) == key), None)
         if key in from_env and variable:
             raise ConfigError(f"{exc} (set by {variable})") from None
@@ -117,6 +116,12 @@ def _load_config(args: argparse.Namespace) -> BrokerConfig:
     if args.kafka_env:
         format_cluster_id(config.log_dir_list()[0], os.environ.get("CLUSTER_ID"))
     return config
+
+
+def _key_of(exc: ConfigError) -> str:
+    """The key a refusal is about: its own, else the one Kafka's wording names, else its text's first word."""
+    named = re.search(r" for configuration (\S+): ", str(exc))
+    return exc.key or (named.group(1) if named else str(exc).partition(":")[0])
 
 
 def _set_up_logging(args: argparse.Namespace) -> None:

@@ -1,16 +1,21 @@
 """Broker configuration: Kafka's ``server.properties`` keys, typed and checked.
 
-``BrokerConfig.load(path, overrides)`` reads a Java-style properties file,
-applies ``--override key=value`` pairs (the ``kafka-server-start.sh``
-convention), and checks every key: an unknown key or a bad value raises
-``ConfigError`` naming the key, so the broker refuses to start rather than
-silently ignoring a typo. Keys Kafka defines that do nothing here
-(``num.replica.fetchers``, ``zookeeper.connect`` ...) are accepted with a
-warning (``kafka_keys.py``; kept in ``unused``).
+``BrokerConfig.load(path, overrides)`` reads a properties file as Kafka
+reads it (``properties.py``: Java's format, ISO 8859-1), applies
+``--override key=value`` pairs (the ``kafka-server-start.sh`` convention),
+trims each value as Kafka's ``ConfigDef`` does, and checks every key: an
+unknown key or a bad value raises ``ConfigError`` naming the key, so the
+broker refuses to start rather than silently ignoring a typo (a key Kafka
+removed is named with what replaced it). Keys Kafka defines that do nothing
+here (``num.replica.fetchers``, ``zookeeper.connect`` ...) are accepted with
+a warning (``kafka_keys.py``; kept in ``unused``). The older names
+``log.dir`` and ``broker.id`` are read as Kafka reads them (``_synonyms``).
 
-Broker keys are declared in ``BROKER_KEYS`` (Kafka name, type, default,
+Broker keys are declared in ``BROKER_KEYS`` (Kafka name, Kafka type, default,
 check); the ``ssl.*`` and ``sasl.oauthbearer.*`` ones are listed in
-``security_keys.py``. Keys that are broker-level defaults of topic configs
+``security_keys.py``. A bad value is refused in Kafka's words ("Invalid value
+abc for configuration num.partitions: Not a number of type INT",
+``config_values.py``). Keys that are broker-level defaults of topic configs
 (``log.segment.bytes`` for ``segment.bytes``, ``log.cleaner.*`` ...) belong to
 the storage layer's config model and are handed to it as ``log_props``.
 """
@@ -23,54 +28,50 @@ from typing import Any, Callable
 
 import attrs
 
-from storage.config_values import TYPE_PARSERS
+from storage.config import is_storage_key
+from storage.config_values import Refused
 
 from .authorizer import AUTHORIZER_CLASSES
+from .config_values import BOOLEAN, INT, LONG, SHORT, Check, ConfigError, at_least, between, one_of, parse_value
 from .group_keys import GROUP_KEY_SPECS
-from .kafka_keys import split_unused, warn_unused
+from .kafka_keys import KAFKA_KEYS, split_unused, unknown_key, warn_unused
+from .properties import MalformedProperties, java_trim, load_properties
 from .security_keys import KAFKA_PROTOCOL_MAP, OAUTHBEARER_KEYS, SECURITY_PROTOCOLS, SSL_KEYS
 
 log = logging.getLogger(__name__)
 
 
-class ConfigError(ValueError):
-    """A bad or unknown configuration key; the message names the key."""
+_POSITIVE, _NON_NEGATIVE = at_least(1), at_least(0)
 
 
-def _bool(text: str) -> bool:
-    lowered = text.strip().lower()
-    if lowered not in ("true", "false"):
-        raise ValueError("expected true or false")
-    return lowered == "true"
+def _node_id(value: int) -> None:
+    if value < 0:  # Kafka's KRaft check (KafkaConfig.validateValues)
+        raise ConfigError("Missing configuration `node.id` which is required when `process.roles` is defined (i.e. "
+                          "when running in KRaft mode).", "node.id")
 
 
-def _positive(v: int) -> bool:
-    return v > 0
-
-
-def _non_negative(v: int) -> bool:
-    return v >= 0
-
-
-def _buffer_size(v: int) -> bool:
-    return v == -1 or v > 0
-
-
-def _security_protocol(text: str) -> str:
-    if text not in SECURITY_PROTOCOLS:  # Kafka's ValidString: case-sensitive
-        raise ValueError(f"String must be one of: {', '.join(SECURITY_PROTOCOLS)}")
-    return text
+def _buffer_size(value: int) -> None:
+    """Kafka takes any number and fails each connection on 0 or below -1 (Java's setSendBufferSize); refused here."""
+    if value != -1 and value < 1:
+        raise Refused("Value must be -1 (the OS default) or at least 1", value)
 
 
 def _roles(text: str) -> str:
-    roles = {r.strip() for r in text.split(",") if r.strip()}
-    if "broker" not in roles or not roles <= {"broker", "controller"}:
-        raise ValueError("expected broker or broker,controller (the controller role is accepted, not run)")
+    """Kafka's ``ValidList.in("broker", "controller")``; the broker role is needed here (a controller alone is not
+    served)."""
+    roles = [r.strip() for r in text.split(",") if r.strip()]
+    for role in roles:
+        if role not in ("broker", "controller"):
+            raise Refused("String must be one of: broker, controller", role)
+    if "broker" not in roles:
+        raise Refused("the broker role is required: a controller alone is not served here")
     return text
 
 
-def _authorizer_class(text: str) -> bool:
-    return text in ("", *AUTHORIZER_CLASSES)
+def _authorizer_class(text: str) -> str:
+    if text not in ("", *AUTHORIZER_CLASSES):
+        raise Refused(f"Class {text} could not be found.")
+    return text
 
 
 @attrs.frozen
@@ -79,20 +80,20 @@ class Key:
     attr: str
     parse: Callable[[str], Any]
     default: Any
-    check: Callable[[Any], bool] | None = None
+    check: Check | None = None  # raises Refused (or a whole ConfigError) for a value parsed but not allowed
     doc: str = ""
 
 
 BROKER_KEYS: tuple[Key, ...] = (
-    Key("node.id", "node_id", int, 1, _non_negative, "id of this broker in Metadata"),
+    Key("node.id", "node_id", INT, 1, _node_id, "id of this broker in Metadata"),
     Key("broker.rack", "broker_rack", str, None, None, "rack of this broker in Metadata and DescribeCluster"),
     Key("listeners", "listeners", str, "PLAINTEXT://:9092", None, "where the broker accepts connections"),
     Key("advertised.listeners", "advertised_listeners", str, "", None, "what Metadata tells clients"),
     Key("log.dirs", "log_dirs", str, "./data", None, "comma-separated data directories"),
-    Key("num.partitions", "num_partitions", int, 1, _positive, "partitions of auto-created topics"),
-    Key("default.replication.factor", "default_replication_factor", int, 1, _positive, "accepted; single node"),
-    Key("auto.create.topics.enable", "auto_create_topics_enable", _bool, True, None, "Metadata creates topics"),
-    Key("delete.topic.enable", "delete_topic_enable", _bool, True, None, "DeleteTopics allowed"),
+    Key("num.partitions", "num_partitions", INT, 1, _POSITIVE, "partitions of auto-created topics"),
+    Key("default.replication.factor", "default_replication_factor", INT, 1, _POSITIVE, "accepted; single node"),
+    Key("auto.create.topics.enable", "auto_create_topics_enable", BOOLEAN, True, None, "Metadata creates topics"),
+    Key("delete.topic.enable", "delete_topic_enable", BOOLEAN, True, None, "DeleteTopics allowed"),
     Key("listener.security.protocol.map", "listener_security_protocol_map", str, KAFKA_PROTOCOL_MAP, None,
         "listener name -> security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL"),  # fmt: skip
     Key("sasl.enabled.mechanisms", "sasl_enabled_mechanisms", str, "GSSAPI", None,
@@ -103,112 +104,112 @@ BROKER_KEYS: tuple[Key, ...] = (
         "accepted; the controller listener is not bound"),  # fmt: skip
     Key("sasl.server.callback.handler.class", "sasl_server_callback_handler_class", str, "", None,
         "accepted; Kafka reads it only per listener and mechanism (listener.name.<l>.oauthbearer.sasl...)"),
-    Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", int, 524_288, _positive,
+    Key("sasl.server.max.receive.size", "sasl_server_max_receive_size", INT, 524_288, _POSITIVE,
         "largest frame a SASL_PLAINTEXT connection may send before it has logged in"),  # fmt: skip
-    Key("max.connections", "max_connections", int, 2**31 - 1, _non_negative,
+    Key("max.connections", "max_connections", INT, 2**31 - 1, _NON_NEGATIVE,
         "connections the broker accepts at once (also per listener: listener.name.<l>.max.connections)"),
-    Key("max.connection.creation.rate", "max_connection_creation_rate", int, 2**31 - 1, _non_negative,
+    Key("max.connection.creation.rate", "max_connection_creation_rate", INT, 2**31 - 1, _NON_NEGATIVE,
         "new connections per second the broker accepts (also per listener); past it accepting waits"),  # fmt: skip
-    Key("max.connections.per.ip", "max_connections_per_ip", int, 2**31 - 1, _non_negative,
+    Key("max.connections.per.ip", "max_connections_per_ip", INT, 2**31 - 1, _NON_NEGATIVE,
         "connections from one address; more are closed at once"),  # fmt: skip
     Key("max.connections.per.ip.overrides", "max_connections_per_ip_overrides", str, "", None,
         "host:count pairs overriding max.connections.per.ip"),  # fmt: skip
-    Key("connections.max.idle.ms", "connections_max_idle_ms", int, 600_000, _positive,
+    Key("connections.max.idle.ms", "connections_max_idle_ms", LONG, 600_000, _POSITIVE,
         "a connection with no request for this long is closed"),  # fmt: skip
-    Key("connections.max.reauth.ms", "connections_max_reauth_ms", int, 0, None,
+    Key("connections.max.reauth.ms", "connections_max_reauth_ms", LONG, 0, None,
         "a SASL session's longest life (also listener.name.<l>.[<mechanism>.]...); 0: the credential's only"),
-    Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", int, 100,
-        _non_negative, "how long a connection whose SASL login failed stays open after the answer"),  # fmt: skip
+    Key("connection.failed.authentication.delay.ms", "connection_failed_authentication_delay_ms", INT, 100,
+        _NON_NEGATIVE, "how long a connection whose SASL login failed stays open after the answer"),  # fmt: skip
     Key("controller.listener.names", "controller_listener_names", str, "", None, "not bound; in DescribeQuorum"),
     Key("inter.broker.listener.name", "inter_broker_listener_name", str, "", None,
         "must name a listener; exempt from the broker-wide max.connections and max.connection.creation.rate"),
-    Key("security.inter.broker.protocol", "security_inter_broker_protocol", _security_protocol, "PLAINTEXT", None,
-        "without inter.broker.listener.name (setting both is an error), the inter-broker listener's name"),
+    Key("security.inter.broker.protocol", "security_inter_broker_protocol", one_of(*SECURITY_PROTOCOLS), "PLAINTEXT",
+        None, "without inter.broker.listener.name (setting both is an error), the inter-broker listener's name"),
     Key("process.roles", "process_roles", _roles, "broker", None, "accepted: broker, or broker,controller"),
     Key("controller.quorum.voters", "controller_quorum_voters", str, "", None, "this node's entry: DescribeQuorum"),
     Key("controller.quorum.bootstrap.servers", "controller_quorum_bootstrap_servers", str, "", None, "accepted"),
-    Key("num.network.threads", "num_network_threads", int, 3, _positive, "accepted; one event loop serves all"),
-    Key("num.io.threads", "num_io_threads", int, 8, _positive, "accepted; one event loop serves all"),
-    Key("socket.send.buffer.bytes", "socket_send_buffer_bytes", int, 102_400, _buffer_size,
+    Key("num.network.threads", "num_network_threads", INT, 3, _POSITIVE, "accepted; one event loop serves all"),
+    Key("num.io.threads", "num_io_threads", INT, 8, _POSITIVE, "accepted; one event loop serves all"),
+    Key("socket.send.buffer.bytes", "socket_send_buffer_bytes", INT, 102_400, _buffer_size,
         "SO_SNDBUF of client connections; -1 = the OS default"),  # fmt: skip
-    Key("socket.receive.buffer.bytes", "socket_receive_buffer_bytes", int, 102_400, _buffer_size,
+    Key("socket.receive.buffer.bytes", "socket_receive_buffer_bytes", INT, 102_400, _buffer_size,
         "SO_RCVBUF of client connections; -1 = the OS default"),  # fmt: skip
-    Key("socket.request.max.bytes", "socket_request_max_bytes", int, 104_857_600, _positive, "largest frame"),
+    Key("socket.request.max.bytes", "socket_request_max_bytes", INT, 104_857_600, _POSITIVE, "largest frame"),
     Key("prometheus.host", "prometheus_host", str, "0.0.0.0", None, "metrics endpoint host"),
-    Key("prometheus.port", "prometheus_port", int, 9404, _non_negative, "metrics endpoint port; 0 disables"),
+    Key("prometheus.port", "prometheus_port", INT, 9404, between(0, 65535), "metrics endpoint port; 0 disables"),
     Key(
         "legacy.protocol.versions.enable",
         "legacy_protocol_versions_enable",
-        _bool,
+        BOOLEAN,
         True,
         None,
         "serve the versions Kafka 4.0 removed: Produce v0-2, Fetch v0-3 and other KIP-896 ones (false = 4.0)",
     ),
-    Key("log.retention.check.interval.ms", "log_retention_check_interval_ms", int, 300_000, _positive, ""),
-    Key("log.initial.task.delay.ms", "log_initial_task_delay_ms", int, 30_000, _non_negative,
+    Key("log.retention.check.interval.ms", "log_retention_check_interval_ms", LONG, 300_000, _POSITIVE, ""),
+    Key("log.initial.task.delay.ms", "log_initial_task_delay_ms", LONG, 30_000, _NON_NEGATIVE,
         "the first retention check and checkpoint write come this long after startup, then every interval"),
-    Key("log.flush.offset.checkpoint.interval.ms", "log_flush_offset_checkpoint_interval_ms", int, 60_000, _positive, ""),
-    Key("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", int, 3000, _non_negative, ""),
-    Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", int, 6000, _non_negative, ""),
-    Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", int, 1_800_000, _positive, ""),
-    Key("group.max.size", "group_max_size", int, 2**31 - 1, _positive, "most members of one classic group"),
-    Key("offsets.topic.num.partitions", "offsets_topic_num_partitions", int, 50, _positive, ""),
-    Key("offsets.topic.replication.factor", "offsets_topic_replication_factor", int, 1, _positive, "accepted"),
-    Key("transaction.state.log.replication.factor", "transaction_state_log_replication_factor", int, 3, _positive,
+    Key("log.flush.offset.checkpoint.interval.ms", "log_flush_offset_checkpoint_interval_ms", INT, 60_000, _POSITIVE, ""),
+    Key("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", INT, 3000, _NON_NEGATIVE, ""),
+    Key("group.min.session.timeout.ms", "group_min_session_timeout_ms", INT, 6000, _NON_NEGATIVE, ""),
+    Key("group.max.session.timeout.ms", "group_max_session_timeout_ms", INT, 1_800_000, _POSITIVE, ""),
+    Key("group.max.size", "group_max_size", INT, 2**31 - 1, _POSITIVE, "most members of one classic group"),
+    Key("offsets.topic.num.partitions", "offsets_topic_num_partitions", INT, 50, _POSITIVE, ""),
+    Key("offsets.topic.replication.factor", "offsets_topic_replication_factor", SHORT, 1, _POSITIVE, "accepted"),
+    Key("transaction.state.log.replication.factor", "transaction_state_log_replication_factor", SHORT, 3, _POSITIVE,
         "accepted; single node"),  # fmt: skip
-    Key("transaction.state.log.min.isr", "transaction_state_log_min_isr", int, 2, _positive, "accepted"),
-    Key("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", int, 104_857_600, _positive, ""),
-    Key("transaction.state.log.num.partitions", "transaction_state_log_num_partitions", int, 50, _positive, ""),
-    Key("transaction.state.log.segment.bytes", "transaction_state_log_segment_bytes", int, 104_857_600, _positive,
+    Key("transaction.state.log.min.isr", "transaction_state_log_min_isr", INT, 2, _POSITIVE, "accepted"),
+    Key("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", INT, 104_857_600, _POSITIVE, ""),
+    Key("transaction.state.log.num.partitions", "transaction_state_log_num_partitions", INT, 50, _POSITIVE, ""),
+    Key("transaction.state.log.segment.bytes", "transaction_state_log_segment_bytes", INT, 104_857_600, _POSITIVE,
         ""),  # fmt: skip
-    Key("transaction.max.timeout.ms", "transaction_max_timeout_ms", int, 900_000, _positive,
+    Key("transaction.max.timeout.ms", "transaction_max_timeout_ms", INT, 900_000, _POSITIVE,
         "largest transaction.timeout.ms a producer may ask for"),  # fmt: skip
     Key("transaction.abort.timed.out.transaction.cleanup.interval.ms",
-        "transaction_abort_timed_out_transaction_cleanup_interval_ms", int, 10_000, _positive,
+        "transaction_abort_timed_out_transaction_cleanup_interval_ms", INT, 10_000, _POSITIVE,
         "how often open transactions past their timeout are aborted"),  # fmt: skip
-    Key("transactional.id.expiration.ms", "transactional_id_expiration_ms", int, 604_800_000, _positive,
+    Key("transactional.id.expiration.ms", "transactional_id_expiration_ms", INT, 604_800_000, _POSITIVE,
         "idle transactional ids are forgotten after this"),  # fmt: skip
     Key("transaction.remove.expired.transaction.cleanup.interval.ms",
-        "transaction_remove_expired_transaction_cleanup_interval_ms", int, 3_600_000, _positive, ""),
-    Key("producer.id.expiration.check.interval.ms", "producer_id_expiration_check_interval_ms", int, 600_000,
-        _positive, "how often producer ids idle past producer.id.expiration.ms are forgotten"),  # fmt: skip
-    Key("transaction.partition.verification.enable", "transaction_partition_verification_enable", _bool, True,
+        "transaction_remove_expired_transaction_cleanup_interval_ms", INT, 3_600_000, _POSITIVE, ""),
+    Key("producer.id.expiration.check.interval.ms", "producer_id_expiration_check_interval_ms", INT, 600_000,
+        _POSITIVE, "how often producer ids idle past producer.id.expiration.ms are forgotten"),  # fmt: skip
+    Key("transaction.partition.verification.enable", "transaction_partition_verification_enable", BOOLEAN, True,
         None, "refuse transactional produce to a partition not added to the transaction (KIP-890)"),
-    Key("max.request.partition.size.limit", "max_request_partition_size_limit", int, 2000, _positive,
+    Key("max.request.partition.size.limit", "max_request_partition_size_limit", INT, 2000, _POSITIVE,
         "most partitions one DescribeTopicPartitions answer carries (the client may ask for fewer)"),
-    Key("fetch.max.bytes", "fetch_max_bytes", int, 55 * 1024 * 1024, lambda v: v >= 1024,
+    Key("fetch.max.bytes", "fetch_max_bytes", INT, 55 * 1024 * 1024, at_least(1024),
         "most bytes a Fetch answer carries, whatever its max_bytes (the first batch still goes whole)"),
-    Key("max.incremental.fetch.session.cache.slots", "max_incremental_fetch_session_cache_slots", int, 1000,
-        _non_negative, "incremental fetch sessions (KIP-227) kept at once, split over 8 shards"),  # fmt: skip
-    Key("quota.window.num", "quota_window_num", int, 11, _positive, "samples of a client quota's measure"),
-    Key("quota.window.size.seconds", "quota_window_size_seconds", int, 1, _positive,
+    Key("max.incremental.fetch.session.cache.slots", "max_incremental_fetch_session_cache_slots", INT, 1000,
+        _NON_NEGATIVE, "incremental fetch sessions (KIP-227) kept at once, split over 8 shards"),  # fmt: skip
+    Key("quota.window.num", "quota_window_num", INT, 11, _POSITIVE, "samples of a client quota's measure"),
+    Key("quota.window.size.seconds", "quota_window_size_seconds", INT, 1, _POSITIVE,
         "length of one sample of a client quota's measure"),  # fmt: skip
-    Key("metrics.num.samples", "metrics_num_samples", TYPE_PARSERS["INT"], 2, _positive,
+    Key("metrics.num.samples", "metrics_num_samples", INT, 2, _POSITIVE,
         "samples of the broker's metrics that are not quotas (login, authorizer and throttle-time rates)"),
-    Key("metrics.sample.window.ms", "metrics_sample_window_ms", TYPE_PARSERS["LONG"], 30_000, _positive,
+    Key("metrics.sample.window.ms", "metrics_sample_window_ms", LONG, 30_000, _POSITIVE,
         "length of one sample of the broker's metrics that are not quotas"),  # fmt: skip
-    Key("controller.quota.window.num", "controller_quota_window_num", int, 11, _positive,
+    Key("controller.quota.window.num", "controller_quota_window_num", INT, 11, _POSITIVE,
         "samples of a controller_mutation_rate quota: its bucket holds this many windows of tokens"),  # fmt: skip
-    Key("controller.quota.window.size.seconds", "controller_quota_window_size_seconds", int, 1, _positive,
+    Key("controller.quota.window.size.seconds", "controller_quota_window_size_seconds", INT, 1, _POSITIVE,
         "length of one sample of a controller_mutation_rate quota"),  # fmt: skip
-    *(Key(name, name.replace(".", "_"), int, 2**63 - 1, _non_negative, doc) for name, doc in (
+    *(Key(name, name.replace(".", "_"), LONG, 2**63 - 1, _NON_NEGATIVE, doc) for name, doc in (
         ("replica.alter.log.dirs.io.max.bytes.per.second", "bytes per second moves between log dirs copy (Kafka: "
          "only set dynamically)"),
         ("leader.replication.throttled.rate", "accepted; one node has no followers to throttle"),
         ("follower.replication.throttled.rate", "accepted; one node has no followers to throttle"))),  # fmt: skip
-    Key("authorizer.class.name", "authorizer_class_name", str, "", _authorizer_class,
+    Key("authorizer.class.name", "authorizer_class_name", _authorizer_class, "", None,
         "StandardAuthorizer switches ACLs on (authorizer.py); empty: everything is allowed"),  # fmt: skip
     Key("super.users", "super_users", str, "", None, "principals allowed everything, separated by ';'"),
-    Key("allow.everyone.if.no.acl.found", "allow_everyone_if_no_acl_found", _bool, False, None,
+    Key("allow.everyone.if.no.acl.found", "allow_everyone_if_no_acl_found", BOOLEAN, False, None,
         "with an authorizer: a resource no ACL applies to is open to everyone"),  # fmt: skip
-    *(Key(name, name.replace(".", "_"), int, default, _positive, "accepted; share groups are not served")
-      for name, default in (("share.coordinator.state.topic.num.partitions", 50),
-                            ("share.coordinator.state.topic.replication.factor", 3),
-                            ("share.coordinator.state.topic.min.isr", 2))),  # fmt: skip
-    Key("offsets.retention.minutes", "offsets_retention_minutes", int, 10080, _positive, ""),
-    Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", int, 4096, None,
+    *(Key(name, name.replace(".", "_"), parse, default, _POSITIVE, "accepted; share groups are not served")
+      for name, parse, default in (("share.coordinator.state.topic.num.partitions", INT, 50),
+                                   ("share.coordinator.state.topic.replication.factor", SHORT, 3),
+                                   ("share.coordinator.state.topic.min.isr", SHORT, 2))),  # fmt: skip
+    Key("offsets.retention.minutes", "offsets_retention_minutes", INT, 10080, _POSITIVE, ""),
+    Key("offset.metadata.max.bytes", "offset_metadata_max_bytes", INT, 4096, None,
         "longest metadata of a committed offset, counted in Java chars (UTF-16 units) as Kafka counts it"),
-    Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", int, 600_000, _positive, ""),
+    Key("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", LONG, 600_000, _POSITIVE, ""),
 )
 BROKER_KEYS += tuple(Key(*spec) for spec in GROUP_KEY_SPECS)  # group.consumer.*, group.share.* (group_keys.py)
 # The security keys (``security_keys.py``): sasl.oauthbearer.* and ssl.*
@@ -216,7 +217,8 @@ BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), parse, default, None, doc)
                      for n, (parse, default, doc) in OAUTHBEARER_KEYS.items())  # fmt: skip
 BROKER_KEYS += tuple(Key(n, n.replace(".", "_"), str, d, None, doc) for n, (d, doc) in SSL_KEYS.items())
 _BY_NAME = {k.name: k for k in BROKER_KEYS}
-_ALIASES = {"broker.id": "node.id", "log.dir": "log.dirs"}
+_BROKER_ID = Key("broker.id", "node_id", INT, 1, _node_id)  # Kafka's older name of node.id
+OLDER_NAMES = frozenset({"broker.id", "log.dir"})  # of node.id and log.dirs (``_synonyms``)
 
 
 LISTENER_PREFIX = "listener.name."
@@ -234,10 +236,11 @@ def _listener_override(name: str, text: str) -> str:
     listener, _, key = name[len(LISTENER_PREFIX):].partition(".")
     if not listener or key not in _LISTENER_KEYS:
         raise ConfigError(f"{name}: unknown configuration key (per-listener keys: {', '.join(_LISTENER_KEYS)})")
-    counted = key in ("max.connections", "max.connection.creation.rate") or key.endswith("connections.max.reauth.ms")
-    if counted and not text.strip().isdigit():
-        raise ConfigError(f"{name}: invalid value {text!r} (expected a count >= 0)")
-    return text.strip() if counted else text
+    if key in ("max.connections", "max.connection.creation.rate"):
+        parse_value(name, text, INT, _NON_NEGATIVE)
+    elif key.endswith("connections.max.reauth.ms"):
+        parse_value(name, text, LONG, _NON_NEGATIVE)
+    return text
 
 
 def listener_setting(config: Any, listener: str, name: str, mechanism: str,
@@ -248,54 +251,55 @@ def listener_setting(config: Any, listener: str, name: str, mechanism: str,
     prefix = f"{LISTENER_PREFIX}{listener.lower()}."
     for key in (f"{prefix}{mechanism.lower()}.{name}", f"{prefix}{name}"):
         if key in config.listener_overrides:
-            text = config.listener_overrides[key].strip()
-            try:
-                return key, parse(text)
-            except ValueError:
-                raise ConfigError(f"{key}: invalid value {text!r} (expected a number)") from None
+            return key, parse_value(key, config.listener_overrides[key].strip(), parse)
     value = getattr(config, name.replace(".", "_"))
     return name, value.strip() if isinstance(value, str) else value
 
 
-def read_properties(text: str) -> dict[str, str]:
-    """Parse Java properties: ``key=value`` or ``key: value``, ``#``/``!`` comments."""
-    props: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        for sep in ("=", ":"):
-            if sep in line:
-                key, value = line.split(sep, 1)
-                props[key.strip()] = value.strip()
-                break
-        else:
-            raise ConfigError(f"line {number}: expected key=value, got {raw!r}")
+def _parse_key(key: Key, text: str) -> Any:
+    return parse_value(key.name, text, key.parse, key.check)
+
+
+def _synonyms(props: dict[str, str]) -> dict[str, str]:
+    """``props`` with Kafka's older names read as Kafka reads them: ``log.dirs`` if set, else ``log.dir``
+    (``KafkaConfig.logDirs``), whichever line comes last; ``broker.id`` for ``node.id`` unless both are set,
+    and then they must be equal (``KafkaConfig.validateValues``)."""
+    props = dict(props)
+    log_dir = props.pop("log.dir", None)
+    if log_dir is not None:
+        props.setdefault("log.dirs", log_dir)
+    if "broker.id" in props:
+        broker_id = _parse_key(_BROKER_ID, props.pop("broker.id"))
+        if "node.id" not in props:
+            props["node.id"] = str(broker_id)
+        elif _parse_key(_BY_NAME["node.id"], props["node.id"]) != broker_id:
+            raise ConfigError("You must set `node.id` to the same value as `broker.id`.")
     return props
 
 
-def _parse_key(key: Key, text: str) -> Any:
-    try:
-        value = key.parse(text)
-    except ValueError as exc:
-        raise ConfigError(f"{key.name}: invalid value {text!r} ({exc})") from None
-    if key.check is not None and not key.check(value):
-        raise ConfigError(f"{key.name}: value {text!r} is out of range")
-    return value
+def known_key(name: str) -> bool:
+    """Whether the broker reads ``name``: one of its keys or their older names, a per-listener key, a key of the
+    storage layer, or one of Kafka's keys that do nothing here."""
+    if name.startswith(LISTENER_PREFIX):
+        listener, _, key = name[len(LISTENER_PREFIX) :].partition(".")
+        return bool(listener) and key in _LISTENER_KEYS
+    return name in _BY_NAME or name in OLDER_NAMES or name in KAFKA_KEYS or is_storage_key(name)
 
 
 def split_broker_props(props: dict[str, str]) -> tuple[dict[str, Any], dict[str, str], frozenset[str]]:
     """Parse broker keys; return (broker values by attr, remaining props for storage, the broker key
-    names that were set, aliases resolved)."""
+    names that were set, older names resolved)."""
     values: dict[str, Any] = {k.attr: k.default for k in BROKER_KEYS}
     values["listener_overrides"] = {}
     rest: dict[str, str] = {}
     explicit: set[str] = set()
-    for name, text in props.items():
-        key = _BY_NAME.get(_ALIASES.get(name, name))
+    for name, text in _synonyms(props).items():
+        key = _BY_NAME.get(name)
         if name.startswith(LISTENER_PREFIX):
             values["listener_overrides"][name] = _listener_override(name, text)
         elif key is None:
+            if not is_storage_key(name):
+                raise ConfigError(unknown_key(name), name)
             rest[name] = text
         else:
             values[key.attr] = _parse_key(key, text)
@@ -318,10 +322,9 @@ class BrokerConfig:
 
     @classmethod
     def from_props(cls, props: dict[str, str]) -> "BrokerConfig":
-        try:
-            props, unused = split_unused(props)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+        """The config of ``props``; each value trimmed, as Kafka's ``ConfigDef`` trims what it parses."""
+        props = {name: java_trim(text) for name, text in props.items()}
+        props, unused = split_unused(props)
         config = cls(*split_broker_props(props))
         config.unused = unused
         return config
@@ -330,7 +333,10 @@ class BrokerConfig:
     def load(cls, path: str | Path | None, overrides: dict[str, str] | None = None,
              dropped: frozenset[str] = frozenset(), jaas_file: Any = None) -> "BrokerConfig":  # fmt: skip
         """The file's keys (but ``dropped``), then ``overrides``; ``jaas_file``: the static JAAS file."""
-        props = read_properties(Path(path).read_text()) if path else {}
+        try:
+            props = load_properties(path) if path else {}
+        except MalformedProperties as exc:
+            raise ConfigError(f"{path}: {exc}") from None
         props = {k: v for k, v in props.items() if k not in dropped}
         props.update(overrides or {})
         config = cls.from_props(props)

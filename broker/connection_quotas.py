@@ -67,8 +67,8 @@ def ip_limits(config: Any) -> dict[str, int]:
     """The per-address overrides of ``config``; ``ConfigError`` if its per-IP limits let no one in."""
     overrides = parse_ip_overrides(config.max_connections_per_ip_overrides)
     if config.max_connections_per_ip == 0 and not overrides:
-        raise ConfigError("max.connections.per.ip: 0 needs max.connections.per.ip.overrides, "
-                          "or no connection could be made")  # fmt: skip
+        raise ConfigError("requirement failed: max.connections.per.ip can be set to zero only if "
+                          "max.connections.per.ip.overrides property is set.", "max.connections.per.ip")  # fmt: skip
     return overrides
 
 

@@ -77,9 +77,10 @@ from storage import ConfigError as StorageConfigError
 from storage import StorageError
 from storage.config import DYNAMIC_KEYS as STORAGE_DYNAMIC_KEYS
 from storage.config import OTHER_BROKER_DEFAULTS, ConfigModel, is_storage_key
-from storage.config_values import TYPE_PARSERS, invalid_value
+from storage.config_values import TYPE_PARSERS
 from storage.topic_store import atomic_write
 
+from . import config_values
 from .config import BROKER_KEYS, LISTENER_PREFIX, ConfigError
 from .connection_quotas import ip_limits
 from .kafka_keys import KAFKA_DYNAMIC, KAFKA_KEYS
@@ -158,12 +159,10 @@ def parse_value(name: str, text: str) -> Any:
     """A broker key's value (``BROKER_DYNAMIC`` or a listener limit), checked as Kafka's ConfigDef does."""
     kind, low = BROKER_DYNAMIC.get(name, ("INT", 0))
     try:
-        value = TYPE_PARSERS[kind](text.strip() if kind != "STRING" else text)
-    except ValueError as exc:
-        raise Refused(invalid_value(name, text, exc)) from None
-    if low is not None and value < low:
-        raise Refused(f"Invalid value {value} for configuration {name}: Value must be at least {low}")
-    return value
+        return config_values.parse_value(name, text.strip() if kind != "STRING" else text, TYPE_PARSERS[kind],
+                                         None if low is None else config_values.at_least(low))  # fmt: skip
+    except ConfigError as exc:
+        raise Refused(str(exc)) from None
 
 
 @attrs.frozen

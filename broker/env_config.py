@@ -25,7 +25,11 @@ image's entry point passes ``--kafka-env``):
   ``KAFKA_ADVERTISED_LISTENERS``, ``KAFKA_LISTENER_SECURITY_PROTOCOL_MAP``)
   replace the file's whole listener setup (``LISTENER_KEYS``), which
   would not match theirs; as in the image, ``listeners`` then defaults to
-  ``advertised.listeners`` with every host made ``0.0.0.0``;
+  ``advertised.listeners`` with every host made ``0.0.0.0``. In the same
+  way a variable for ``log.dir`` or ``log.dirs`` replaces both in the file,
+  and one for ``broker.id`` or ``node.id`` both (the image's file holds the
+  variables' keys alone); among the keys the variables set, ``log.dirs``
+  comes before ``log.dir``, as in Kafka;
 * ``CLUSTER_ID`` is the cluster id a new log dir is formatted with
   (``kafka-storage format -t``); a log dir formatted with another one stops
   the start, as Kafka's ``meta.properties`` check does. Without it (or
@@ -40,14 +44,22 @@ image's entry point passes ``--kafka-env``):
   wrapper takes it instead of its defaults; the variables then override its
   keys one by one (no listener group: the file is the user's own).
 
-A key Kafka defines that does nothing here (``KAFKA_NUM_REPLICA_FETCHERS``,
-``KAFKA_ZOOKEEPER_CONNECT`` ...) is accepted with the startup warning a file's
-gets (``kafka_keys.py``); ``KAFKA_BROKER_RACK`` is the rack Metadata reports.
-An unknown key stops the start naming the variable, as one in the file does,
-but for the keys Kafka does not know and ignores that the image's examples
-and helpers set (``UNUSED``: ``KAFKA_SECURITY_PROTOCOL``, a client key, and the
-SSL helpers): those are left out and listed in an INFO line, as Kafka lists
-them ("were supplied but are not used yet").
+Each value is read back as Kafka reads the image's file (``key=value``
+lines: escapes, leading blanks). A key Kafka defines that does nothing here
+(``KAFKA_NUM_REPLICA_FETCHERS``, ``KAFKA_ZOOKEEPER_CONNECT`` ...) is accepted
+with the startup warning a file's gets (``kafka_keys.py``);
+``KAFKA_BROKER_RACK`` is the rack Metadata reports. A bad value of a key the
+broker knows stops the start naming the variable. A variable whose key is no
+Kafka broker config is logged at WARN and left out, as Kafka ignores a key it
+does not know (the image writes every ``KAFKA_*`` variable into the file):
+Kubernetes' variables of a Service named ``kafka`` (``KAFKA_PORT=tcp://...``,
+``KAFKA_SERVICE_HOST``, ``KAFKA_PORT_9092_TCP_ADDR`` ...), other images'
+(``KAFKA_CFG_*``, ``KAFKA_CONFLUENT_*``), a removed key (named with what
+replaced it). In the file or an ``--override`` an unknown key still stops the
+start. The keys the image's examples and helpers set that Kafka ignores
+(``UNUSED``: ``KAFKA_SECURITY_PROTOCOL``, a client key, and the SSL helpers)
+are left out and listed in an INFO line, as Kafka lists them ("were supplied
+but are not used yet").
 """
 
 from __future__ import annotations
@@ -61,9 +73,11 @@ from pathlib import Path
 
 from storage.topic_store import META_PROPERTIES, read_cluster_id, write_cluster_id
 
-from .config import ConfigError
+from .config import ConfigError, known_key
 from .env_ssl import HELPERS, SECRETS_DIR, ImageScriptError, ssl_helper_keys
 from .jaas_file import LOGIN_CONFIG
+from .kafka_keys import REMOVED
+from .properties import read_properties
 
 log = logging.getLogger("minibroker")
 
@@ -80,11 +94,18 @@ _HOST = re.compile(r"://[^,]*:(\d+)")
 _SASL_ENDPOINT = re.compile(r"SASL_.*://", re.S)
 INTER_BROKER_KEYS = frozenset({"inter.broker.listener.name", "security.inter.broker.protocol"})
 LISTENER_KEYS = frozenset({"listeners", "advertised.listeners", "listener.security.protocol.map", *INTER_BROKER_KEYS})
+SYNONYM_KEYS = (frozenset({"log.dirs", "log.dir"}), frozenset({"node.id", "broker.id"}))
 
 
 def dropped_file_keys(from_env: Mapping[str, str]) -> frozenset[str]:
-    """The file's keys the environment replaces as a group: its listener setup, if the environment has one."""
-    return LISTENER_KEYS if LISTENER_KEYS & from_env.keys() - INTER_BROKER_KEYS else frozenset()
+    """The file's keys the environment replaces as a group: its listener setup, if the environment has one,
+    and a key and its older name (``log.dirs`` and ``log.dir``, ``node.id`` and ``broker.id``) if it sets
+    either."""
+    dropped = set(LISTENER_KEYS) if LISTENER_KEYS & from_env.keys() - INTER_BROKER_KEYS else set()
+    for group in SYNONYM_KEYS:
+        if group & from_env.keys():
+            dropped |= group
+    return frozenset(dropped)
 
 
 def key_of(variable: str) -> str:
@@ -105,8 +126,9 @@ def env_overrides(environ: Mapping[str, str]) -> dict[str, str]:
 def image_config(path: str, environ: Mapping[str, str], secrets_dir: str = SECRETS_DIR,
                  mounted_dir: str = MOUNTED_CONFIGS_DIR) -> tuple[str, dict[str, str], frozenset[str]]:  # fmt: skip
     """The properties file to read, the keys the environment sets over it, and the file's keys it drops."""
-    from_env = {**env_overrides(environ), **ssl_helper_keys(environ, secrets_dir)}
+    from_env = _as_written({**env_overrides(environ), **ssl_helper_keys(environ, secrets_dir)})
     check_sasl_opts(environ)
+    from_env = _known_only(from_env, environ)
     unused = sorted(key_of(n) for n in UNUSED & environ.keys())
     if unused:
         log.info("These configurations '[%s]' were supplied but are not used yet.", ", ".join(unused))
@@ -115,6 +137,31 @@ def image_config(path: str, environ: Mapping[str, str], secrets_dir: str = SECRE
         log.info("using the mounted %s", mounted)
         return str(mounted), from_env, frozenset()
     return path, from_env, dropped_file_keys(from_env)
+
+
+def _as_written(from_env: dict[str, str]) -> dict[str, str]:
+    """The keys as Kafka reads them back from the ``key=value`` lines the image writes into its properties file
+    (``properties.py``: escapes read, leading blanks dropped; a value with a line break gives further keys)."""
+    result: dict[str, str] = {}
+    for key, value in from_env.items():
+        result.update(read_properties(f"{key}={value}"))
+    return result
+
+
+def _known_only(from_env: dict[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The keys the broker knows. Each other one is logged and left out, as Kafka ignores a key it does not
+    know: the image writes every ``KAFKA_*`` variable into the file, those of a Kubernetes Service named
+    ``kafka`` (``KAFKA_PORT=tcp://...``, ``KAFKA_SERVICE_HOST``) and other images' (``KAFKA_CFG_*``) too."""
+    variables = {key_of(name): name for name in environ if name.startswith(PREFIX)}
+    known: dict[str, str] = {}
+    for key, value in from_env.items():
+        if known_key(key):
+            known[key] = value
+            continue
+        hint = f" (Kafka removed it; use {REMOVED[key]})" if key in REMOVED else ""
+        log.warning("%s sets %s, which is not a Kafka broker config: ignored%s", variables.get(key, "a variable"),
+                    key, hint)  # fmt: skip
+    return known
 
 
 def check_sasl_opts(environ: Mapping[str, str]) -> None:

@@ -59,10 +59,10 @@ import attrs
 
 from storage import StorageError
 from storage.config import ConfigEntry
-from storage.config_values import TYPE_PARSERS, invalid_value
 from storage.topic_store import atomic_write
 
 from .config import ConfigError
+from .config_values import INT, at_least, parse_value
 from .dynamic_config import NotStored
 
 log = logging.getLogger("minibroker")
@@ -117,13 +117,9 @@ def _setting(config: Any, broker_key: str) -> int:
 def parse(key: GroupKey, text: str) -> int:
     """A value as Kafka's ConfigDef reads it (trimmed INT, at least ``key.low``); ``InvalidGroupConfig`` if not."""
     try:
-        value = TYPE_PARSERS["INT"](text.strip())
-    except ValueError as exc:
-        raise InvalidGroupConfig(invalid_value(key.name, text, exc)) from None
-    if value < key.low:
-        raise InvalidGroupConfig(f"Invalid value {value} for configuration {key.name}: Value must be at least "
-                                 f"{key.low}")  # fmt: skip
-    return value
+        return parse_value(key.name, text.strip(), INT, at_least(key.low))
+    except ConfigError as exc:
+        raise InvalidGroupConfig(str(exc)) from None
 
 
 def check(props: dict[str, str], config: Any) -> None:

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+from storage.config_values import Refused
+
+from .config_values import INT, ConfigError, at_least, between
+
 # Default, lowest and highest of the timing keys (Kafka's GroupCoordinatorConfig and ShareGroupConfig); they also
 # give the group configs (``group_configs.py``) their defaults and the bounds they are checked against.
 GROUP_PROTOCOL_KEYS: dict[str, tuple[int, int, int | None]] = {
@@ -34,10 +38,6 @@ GROUP_PROTOCOL_KEYS: dict[str, tuple[int, int, int | None]] = {
 }
 
 
-def _within(low: int, high: int | None) -> Callable[[int], bool]:
-    return lambda v: low <= v and (high is None or v <= high)
-
-
 CONSUMER_GROUP_ASSIGNORS = ("uniform", "range")  # Kafka's built-in server-side assignors, in its order
 GROUP_TYPES = ("classic", "consumer", "share", "streams")  # Kafka's GroupType names (share, streams: not served)
 
@@ -47,13 +47,13 @@ def _name_list(allowed: tuple[str, ...], required: str | None = None) -> Callabl
 
     def parse(text: str) -> tuple[str, ...]:
         names = tuple(n.strip() for n in text.split(",") if n.strip())
+        for name in names:  # Kafka's ValidList: the first name not allowed is refused
+            if name not in allowed:
+                raise Refused(f"String must be one of: {', '.join(allowed)}", name)
         if not names or len(set(names)) != len(names):
-            raise ValueError("expected a non-empty list without duplicates")
-        unknown = [n for n in names if n not in allowed]
-        if unknown:
-            raise ValueError(f"{unknown[0]} is not one of {', '.join(allowed)}")
-        if required is not None and required not in names:
-            raise ValueError(f"Disabling the '{required}' protocol is not supported.")
+            raise Refused("the list must not be empty or name one twice")
+        if required is not None and required not in names:  # Kafka's KafkaConfig check, in its words
+            raise ConfigError(f"Disabling the '{required}' protocol is not supported.")
         return names
 
     return parse
@@ -70,12 +70,12 @@ def _migration_policy(text: str) -> str:
 
 
 GROUP_KEY_SPECS: list[tuple] = [  # (name, attribute, parse, default, check, doc): config.Key's fields
-    *((n, n.replace(".", "_"), int, d, _within(low, high), "default or bound of group configs")
+    *((n, n.replace(".", "_"), INT, d, between(low, high), "default or bound of group configs")
       for n, (d, low, high) in GROUP_PROTOCOL_KEYS.items()),
     ("group.coordinator.rebalance.protocols", "group_coordinator_rebalance_protocols",
         _name_list(GROUP_TYPES, "classic"), ("classic", "consumer"), None,
         "rebalance protocols served; without consumer, ConsumerGroupHeartbeat and ConsumerGroupDescribe are off"),
-    ("group.consumer.max.size", "group_consumer_max_size", int, 2**31 - 1, lambda v: v > 0,
+    ("group.consumer.max.size", "group_consumer_max_size", INT, 2**31 - 1, at_least(1),
         "most members of one consumer group (KIP-848)"),
     ("group.consumer.assignors", "group_consumer_assignors", _name_list(CONSUMER_GROUP_ASSIGNORS),
         CONSUMER_GROUP_ASSIGNORS, None, "server-side assignors of consumer groups; the first is the default"),

@@ -37,6 +37,8 @@ from typing import Any
 
 from storage.config_values import TYPE_PARSERS
 
+from .config_values import SHORT, parse_value
+
 log = logging.getLogger("minibroker")
 
 REPLICATION = """
@@ -270,22 +272,43 @@ ENFORCING = frozenset({"alter.config.policy.class.name", "create.topic.policy.cl
 ENFORCING_DEFAULTS = frozenset({"org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"})
 
 
-def _short(text: str) -> int:
-    value = TYPE_PARSERS["LONG"](text)
-    if not -(2**15) <= value < 2**15:
-        raise ValueError("Not a number of type SHORT")
-    return value
-
-
 def _recording_level(text: str) -> str:
     """Kafka's broker reads it with ``Sensor.RecordingLevel.forName`` as it starts: case aside, one of three."""
     if text.upper() not in ("INFO", "DEBUG", "TRACE"):
-        raise ValueError("not one of INFO, DEBUG, TRACE")
+        raise ValueError("String must be one of (case insensitive): INFO, DEBUG, TRACE")
     return text
 
 
-_PARSERS = {**TYPE_PARSERS, "SHORT": _short}
-_VALUE_CHECKS = {"metrics.recording.level": _recording_level}  # Kafka checks more than the type of these
+def _no_plugin(text: str) -> str:
+    """One of the ``ENFORCING`` plugins: only empty or Kafka's own default."""
+    if text and text not in ENFORCING_DEFAULTS:
+        raise ValueError("a Java plugin that enforces policy or maps principals cannot be loaded by minibroker, and "
+                         "running without it would allow what it refuses")
+    return text
+
+
+_PARSERS = {**TYPE_PARSERS, "SHORT": SHORT}
+# Kafka checks more than the type of these (or we do)
+_VALUE_CHECKS = {"metrics.recording.level": _recording_level, **dict.fromkeys(ENFORCING, _no_plugin)}
+
+
+# Broker keys Kafka removed (its upgrade notes), and what replaced each: set, they name it.
+_QUOTA_DEFAULT = ("client quotas, set at runtime: kafka-configs.sh --alter --entity-type clients --entity-default "
+                  "--add-config {}=<bytes per second>")
+REMOVED = {
+    "port": "listeners", "host.name": "listeners",
+    "advertised.port": "advertised.listeners", "advertised.host.name": "advertised.listeners",
+    "quota.producer.default": _QUOTA_DEFAULT.format("producer_byte_rate"),
+    "quota.consumer.default": _QUOTA_DEFAULT.format("consumer_byte_rate"),
+    "replica.lag.max.messages": "replica.lag.time.max.ms",
+}  # fmt: skip
+
+
+def unknown_key(name: str) -> str:
+    """The refusal of a key the broker does not know, with what replaced it if Kafka removed it."""
+    if name in REMOVED:
+        return f"{name}: unknown configuration key (Kafka removed it; use {REMOVED[name]})"
+    return f"{name}: unknown configuration key"
 
 
 def sensitive(name: str) -> bool:
@@ -294,19 +317,13 @@ def sensitive(name: str) -> bool:
 
 
 def split_unused(props: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
-    """``(the other keys, Kafka's keys with no effect here)``; ``ValueError`` naming a key whose value its Kafka
-    type cannot parse."""
+    """``(the other keys, Kafka's keys with no effect here)``; ``ConfigError`` in Kafka's words for a value its
+    Kafka type cannot parse (or a plugin set that we cannot run)."""
     unused = {name: text for name, text in props.items() if name in KAFKA_KEYS}
     for name, text in unused.items():
-        if name in ENFORCING and text.strip() and text.strip() not in ENFORCING_DEFAULTS:
-            raise ValueError(f"{name}: a Java plugin that enforces policy or maps principals cannot be loaded "
-                             "by minibroker, and running without it would allow what it refuses")  # fmt: skip
         parse = _VALUE_CHECKS.get(name) or _PARSERS.get(KAFKA_KEYS[name][0])
-        try:
-            if parse is not None:
-                parse(text.strip())
-        except ValueError as exc:
-            raise ValueError(f"{name}: invalid value {text!r} ({exc})") from None
+        if parse is not None:
+            parse_value(name, text.strip(), parse)
     return {n: v for n, v in props.items() if n not in unused}, unused
 
 

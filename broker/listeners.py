@@ -1,5 +1,9 @@
 """``listeners`` / ``advertised.listeners`` in Kafka's ``NAME://host:port`` form.
 
+Each entry is parsed as Kafka parses it (``[host]`` for IPv6, a port that
+fits a socket) and a bad one refused in Kafka's words ("Error creating broker
+listeners from '...': Unable to parse ... to a broker endpoint").
+
 ``PLAINTEXT://:9092`` binds every interface; ``PLAINTEXT://127.0.0.1:0`` binds
 an ephemeral port (tests). A listener's name maps to its security protocol
 through ``listener.security.protocol.map`` (Kafka's default maps each protocol
@@ -12,8 +16,11 @@ to itself), so the usual docker-compose pair works as in Kafka::
 Metadata, DescribeCluster and FindCoordinator answer each client with the
 advertised address of the listener it connected to: a container gets
 ``broker:29092``, the host ``localhost:9092``. A listener with no advertised
-entry advertises its bound address, with an empty or wildcard host replaced by
-this machine's host name, as Kafka does. All four of Kafka's security
+entry advertises its ``listeners`` entry as written, an empty host replaced by
+this machine's host name and port 0 by the port bound, as Kafka does; and as
+Kafka, the start stops if ``0.0.0.0`` would be advertised ("advertised.listeners
+cannot use the nonroutable meta-address 0.0.0.0"), so a listener bound to
+``0.0.0.0`` needs an ``advertised.listeners`` entry. All four of Kafka's security
 protocols are served: PLAINTEXT, SSL (TLS, ``ssl_config.py``), SASL_PLAINTEXT
 and SASL_SSL (SASL/PLAIN and SCRAM, ``sasl_config.py``, over TLS for the
 latter). A listener's settings are checked here, so a bad one stops the start;
@@ -29,6 +36,7 @@ listener name; without an entry for this node, the controller listeners of
 
 from __future__ import annotations
 
+import re
 import socket
 import ssl
 
@@ -40,6 +48,8 @@ from .security_keys import KAFKA_PROTOCOL_MAP, SECURITY_PROTOCOLS
 from .ssl_config import ssl_context
 
 SERVED_PROTOCOLS = SECURITY_PROTOCOLS  # all four of Kafka's
+_MAP = "listener.security.protocol.map"
+_ENDPOINT = re.compile(r"(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)")  # Kafka's listener syntax
 
 
 @attrs.frozen
@@ -53,36 +63,44 @@ class Listener:
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
-    """``listener.security.protocol.map``: listener name -> security protocol, names upper-cased."""
+    """``listener.security.protocol.map``: listener name -> security protocol, both upper-cased; each protocol
+    must be one of Kafka's (``KafkaConfig.effectiveListenerSecurityProtocolMap``)."""
     result: dict[str, str] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, protocol = item.partition(":")
+        name, sep, protocol = item.rpartition(":")  # at the last colon, as Kafka's Csv.parseCsvMap
         if not sep or not name.strip() or not protocol.strip():
-            raise ConfigError(f"listener.security.protocol.map: {item!r} is not NAME:PROTOCOL")
+            raise ConfigError(f"Error parsing configuration property '{_MAP}': {item} is not NAME:PROTOCOL", _MAP)
+        if protocol.strip().upper() not in SERVED_PROTOCOLS:
+            raise ConfigError(f"Invalid security protocol `{protocol.strip()}` defined in {_MAP}", _MAP)
         result[name.strip().upper()] = protocol.strip().upper()
     return result
 
 
 def parse_listeners(text: str, key: str, protocols: dict[str, str] | None = None) -> list[Listener]:
-    """The listeners of ``text``; each name must be unique and map to a served security protocol."""
+    """The listeners of ``text`` as Kafka parses them (``SocketServerConfigs.listenerListToEndPoints``, then
+    ``CoreUtils``'s checks), in its words: ``NAME://host:port`` (``[host]`` for IPv6), each name mapped to a
+    security protocol and given once, each port one a socket can have."""
     protocols = parse_protocol_map(KAFKA_PROTOCOL_MAP) if protocols is None else protocols
     result: list[Listener] = []
     for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, address = item.partition("://")
-        host, colon, port = address.rpartition(":")
-        if not sep or not colon or not port.isdigit():
-            raise ConfigError(f"{key}: {item!r} is not NAME://host:port")
-        name = name.upper()
+        found = _ENDPOINT.fullmatch(item)
+        if not found:
+            raise _refused(key, text, f"Unable to parse {item} to a broker endpoint")
+        name, host, port = found.group(1).upper(), found.group(2), int(found.group(3))
+        if not -(2**31) <= port < 2**31:  # Java's Integer.parseInt
+            raise _refused(key, text, f'For input string: "{found.group(3)}"')
         if name not in protocols:
-            raise ConfigError(f"{key}: no security protocol defined for listener {name} "
-                              "in listener.security.protocol.map")  # fmt: skip
-        if protocols[name] not in SERVED_PROTOCOLS:
-            raise ConfigError(f"{key}: listener {name} uses {protocols[name]}, which is not a security protocol "
-                              f"(expected one of {', '.join(SERVED_PROTOCOLS)})")  # fmt: skip
+            raise _refused(key, text, f"No security protocol defined for listener {name}")
         if any(other.name == name for other in result):
-            raise ConfigError(f"{key}: each listener must have a different name, {name} is given twice")
-        result.append(Listener(name, host.strip("[]"), int(port), protocols[name]))
+            raise ConfigError(f"requirement failed: Each listener must have a different name, {key}: {text}", key)
+        if not 0 <= port <= 65535:  # Kafka's bind (InetSocketAddress) or broker registration (uint16) fails
+            raise ConfigError(f"{key}: port out of range:{port}", key)
+        result.append(Listener(name, host, port, protocols[name]))
     return result
+
+
+def _refused(key: str, text: str, reason: str) -> ConfigError:
+    return ConfigError(f"Error creating broker listeners from '{text}': {reason}", key)
 
 
 def served_listeners(config, *, contexts: bool = True) -> list[Listener]:
@@ -103,9 +121,25 @@ def served_listeners(config, *, contexts: bool = True) -> list[Listener]:
     if contexts:
         served = [_with_settings(config, lst) for lst in served]
     for adv in parse_listeners(config.advertised_listeners, "advertised.listeners", protocols):
-        if adv.name not in names:
+        if adv.name not in names and adv.name not in controllers:
             raise ConfigError(f"advertised.listeners: {adv.name} is not one of the listeners {sorted(names)}")
+    _check_routable(config, protocols, controllers)
     return served
+
+
+def _check_routable(config, protocols: dict[str, str], controllers: list[str]) -> None:
+    """Kafka's refusal to advertise ``0.0.0.0`` (``KafkaConfig.validateValues``): what the broker and
+    controller listeners advertise (``advertised.listeners``, else ``listeners``; a controller listener left
+    out of ``advertised.listeners`` advertises its ``listeners`` entry) must not be that address."""
+    listeners = _all_listeners(config, protocols)
+    advertised = parse_listeners(config.advertised_listeners, "advertised.listeners", protocols)
+    if not config.advertised_listeners.strip():
+        advertised = listeners
+    named = {lst.name for lst in advertised}
+    advertised += [lst for lst in listeners if lst.name in controllers and lst.name not in named]
+    if any(lst.host == "0.0.0.0" for lst in advertised):
+        raise ConfigError("requirement failed: advertised.listeners cannot use the nonroutable meta-address "
+                          "0.0.0.0. Use a routable IP address.")
 
 
 def inter_broker_listener_name(config) -> str:
@@ -166,14 +200,21 @@ def controller_endpoints(config) -> list[tuple[str, str, int]]:
 
 
 def advertised_endpoints(config, bound: list[tuple[str, str, int]]) -> dict[str, tuple[str, int]]:
-    """Per listener name, the host and port Metadata gives clients that connected to it."""
+    """Per listener name, the host and port Metadata gives clients that connected to it: its
+    ``advertised.listeners`` entry, else its ``listeners`` one, as configured (``localhost`` stays
+    ``localhost``); an empty host is this machine's name and port 0 the port bound, as Kafka's
+    ``ListenerInfo`` resolves them. ``bound``: ``(listener name, host, port)`` of each bound socket."""
     protocols = parse_protocol_map(config.listener_security_protocol_map)
-    advertised = {a.name: a for a in parse_listeners(config.advertised_listeners, "advertised.listeners", protocols)}
+    configured = {lst.name: lst for lst in _all_listeners(config, protocols)}
+    configured.update((a.name, a) for a in parse_listeners(config.advertised_listeners, "advertised.listeners",
+                                                           protocols))  # fmt: skip
     result: dict[str, tuple[str, int]] = {}
-    for name, host, port in bound:
+    for name, bound_host, bound_port in bound:
         if name in result:
             continue  # one listener bound on several sockets (IPv4 and IPv6): its first address
-        if name in advertised:
-            host, port = advertised[name].host, advertised[name].port
-        result[name] = (host if host not in ("", "0.0.0.0", "::") else socket.getfqdn(), port)
+        endpoint = configured.get(name)
+        host, port = (endpoint.host, endpoint.port) if endpoint else (bound_host, bound_port)
+        # 0.0.0.0 is refused at startup; it gets here only for a listener left out of a set advertised.listeners
+        # (Kafka advertises no address for such a listener at all)
+        result[name] = (host if host not in ("", "0.0.0.0") else socket.getfqdn(), port or bound_port)
     return result

@@ -46,6 +46,7 @@ import attrs
 
 from .clock import wall_clock_ms
 from .config import ConfigError, listener_setting
+from .config_values import LONG
 from .jaas import checked_options
 from .jaas_context import OAUTHBEARER_MODULE, PLAIN_MODULE, SCRAM_MODULE, JaasContext, module_options, server_context
 from .oauth_config import signed_validator, uses_signed_tokens
@@ -101,7 +102,7 @@ def sasl_settings(config: Any, listener: str) -> SaslSettings:
 def max_reauth_ms(config: Any, listener: str, mechanisms: tuple[str, ...]) -> dict[str, int]:
     """``connections.max.reauth.ms`` of each mechanism: ``listener.name.<l>.<mechanism>.``, then
     ``listener.name.<l>.``, then the broker's key, as Kafka's SASL channel builder looks it up."""
-    return {m: listener_setting(config, listener, "connections.max.reauth.ms", m, int)[1] for m in mechanisms}
+    return {m: listener_setting(config, listener, "connections.max.reauth.ms", m, LONG)[1] for m in mechanisms}
 
 
 def _module_of(context: JaasContext, module: str) -> dict[str, str]:

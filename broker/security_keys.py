@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .config_values import INT, LONG
+
 # Kafka's default listener.security.protocol.map: each security protocol names a listener of its own kind
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 KAFKA_PROTOCOL_MAP = ",".join(f"{p}:{p}" for p in SECURITY_PROTOCOLS)
@@ -48,10 +50,10 @@ SSL_PASSWORD_KEYS = frozenset({"ssl.keystore.password", "ssl.key.password", "ssl
 # per listener as listener.name.<l>.sasl.oauthbearer.* or listener.name.<l>.oauthbearer.sasl.oauthbearer.*.
 OAUTHBEARER_KEYS: dict[str, tuple[Callable[[str], Any], Any, str]] = {
     "sasl.oauthbearer.jwks.endpoint.url": (str, "", "JWKS (signing keys of tokens): an https:, http: or file: URL"),
-    "sasl.oauthbearer.jwks.endpoint.refresh.ms": (int, 3_600_000, "how often a JWKS endpoint is fetched again"),
-    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": (int, 100, "first wait between JWKS fetch attempts"),
-    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": (int, 10_000, "how long failed JWKS fetches are retried"),
-    "sasl.oauthbearer.clock.skew.seconds": (int, 30, "leeway of exp, nbf when tokens are checked"),
+    "sasl.oauthbearer.jwks.endpoint.refresh.ms": (LONG, 3_600_000, "how often a JWKS endpoint is fetched again"),
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms": (LONG, 100, "first wait between JWKS fetch attempts"),
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": (LONG, 10_000, "how long failed JWKS fetches are retried"),
+    "sasl.oauthbearer.clock.skew.seconds": (INT, 30, "leeway of exp, nbf when tokens are checked"),
     "sasl.oauthbearer.expected.audience": (str, "", "comma-separated: one must be in a token's aud claim"),
     "sasl.oauthbearer.expected.issuer": (str, "", "a token's iss claim must be this"),
     "sasl.oauthbearer.sub.claim.name": (str, "sub", "the claim naming the principal"),

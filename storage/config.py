@@ -377,7 +377,7 @@ def _broker_default(name: str, key: str, text: str, factor: int = 1) -> str:
         return text if factor == 1 else str(value * factor)
     millis = attrs.evolve(spec, low=None).convert(text, key) * factor
     if millis == 0:
-        raise ConfigError(f"{key}: 0 is not allowed for the broker's retention time (-1 means unlimited)")
+        raise ConfigError("requirement failed: log.retention.ms must be unlimited (-1) or, greater than or equal to 1")
     return str(max(millis, -1))
 
 

@@ -75,6 +75,7 @@ log.retention.check.interval.ms=300000
      ("listeners=SSL://:9093", "ssl.keystore.location"), ("listeners=X://:9093", "listeners"),
      ("compression.lz4.level=18", "compression.lz4.level"),
      ("listeners=INTERNAL://:9093", "listeners"), ("process.roles=controller", "process.roles"),
+     ("listeners=PLAINTEXT://127.0.0.1:99999", "listeners: port out of range:99999"),
      ("socket.send.buffer.bytes=0", "socket.send.buffer.bytes"),
      ("inter.broker.listener.name=REPLICATION", "inter.broker.listener.name"),
      ("log.cleaner.backoff.ms=-5", "Invalid value -5 for configuration log.cleaner.backoff.ms: Value must be at least 0"),
@@ -107,3 +108,63 @@ def test_the_commented_sasl_example_of_server_properties_serves_plain_and_scram(
     sasl = served_listeners(config)[1].sasl
     assert sasl.mechanisms == ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
     assert sasl.plain_users == {"admin": "admin-secret", "alice": "alice-secret"}
+
+
+@pytest.mark.parametrize("lines", [["log.dirs=/a", "log.dir=/b"], ["log.dir=/b", "log.dirs=/a"]])
+def test_log_dirs_comes_before_log_dir_whichever_line_is_last(tmp_path, lines):
+    """Kafka's KafkaConfig.logDirs: log.dirs if set, else log.dir."""
+    path = tmp_path / "server.properties"
+    path.write_text("\n".join(["listeners=PLAINTEXT://127.0.0.1:0", *lines]) + "\n")
+    assert BrokerConfig.load(path).log_dir_list() == ["/a"]
+    assert BrokerConfig.load(path, {"log.dir": "/c"}).log_dir_list() == ["/a"]  # an override of log.dir too
+    assert BrokerConfig.from_props({"log.dir": "/b"}).log_dir_list() == ["/b"]
+
+
+def test_broker_id_is_node_id_and_both_must_agree():
+    """Kafka's KafkaConfig.validateValues: node.id and broker.id stand for each other, and if both are set they
+    must be the same number."""
+    assert BrokerConfig.from_props({"broker.id": "3"}).node_id == 3
+    assert BrokerConfig.from_props({"broker.id": "3", "node.id": "03"}).node_id == 3
+    with pytest.raises(ConfigError, match=r"^You must set `node.id` to the same value as `broker.id`.$"):
+        BrokerConfig.from_props({"broker.id": "3", "node.id": "1"})
+    with pytest.raises(ConfigError, match="broker.id"):
+        BrokerConfig.from_props({"broker.id": "x", "node.id": "1"})
+
+
+@pytest.mark.parametrize(("props", "message"), [
+    ({"num.partitions": "abc"}, "Invalid value abc for configuration num.partitions: Not a number of type INT"),
+    ({"num.partitions": "0"}, "Invalid value 0 for configuration num.partitions: Value must be at least 1"),
+    ({"num.partitions": "4294967296"}, "Invalid value 4294967296 for configuration num.partitions: Not a number of "
+                                       "type INT"),
+    ({"auto.create.topics.enable": "yes"}, "Invalid value yes for configuration auto.create.topics.enable: Expected "
+                                           "value to be either true or false"),
+    ({"offsets.topic.replication.factor": "40000"}, "Invalid value 40000 for configuration "
+                                                    "offsets.topic.replication.factor: Not a number of type SHORT"),
+    ({"fetch.max.bytes": "1000"}, "Invalid value 1000 for configuration fetch.max.bytes: Value must be at least 1024"),
+    ({"prometheus.port": "70000"}, "Invalid value 70000 for configuration prometheus.port: Value must be no more "
+                                   "than 65535"),
+    ({"process.roles": "broker,observer"}, "Invalid value observer for configuration process.roles: String must be "
+                                           "one of: broker, controller"),
+    ({"node.id": "-1"}, "Missing configuration `node.id` which is required when `process.roles` is defined (i.e. "
+                        "when running in KRaft mode)."),
+    ({"listener.name.plaintext.max.connections": "-1"}, "Invalid value -1 for configuration "
+                                                        "listener.name.plaintext.max.connections: Value must be at "
+                                                        "least 0"),
+])  # fmt: skip
+def test_bad_values_are_refused_in_kafkas_words(props, message):
+    """Kafka's ConfigException: "Invalid value <value> for configuration <key>: <reason>", with ConfigDef's
+    reasons (parseType, Range, ValidString); no Python text."""
+    with pytest.raises(ConfigError) as refused:
+        BrokerConfig.from_props(props)
+    assert str(refused.value) == message
+
+
+def test_a_refused_variable_is_named_under_kafka_env(tmp_path, monkeypatch, capsys):
+    from broker.__main__ import main
+
+    monkeypatch.setenv("KAFKA_NUM_PARTITIONS", "0")
+    code = main(["serve", str(ROOT / "config" / "docker.properties"), "--kafka-env", "--mounted-configs-dir",
+                 str(tmp_path)])  # fmt: skip
+    assert code == 2
+    assert ("Invalid value 0 for configuration num.partitions: Value must be at least 1 (set by KAFKA_NUM_PARTITIONS)"
+            in capsys.readouterr().err)  # fmt: skip

@@ -265,16 +265,21 @@ def test_group_max_size(env):
 
 @pytest.mark.parametrize("props,message", [
     ({"group.coordinator.rebalance.protocols": "consumer"}, "Disabling the 'classic' protocol is not supported."),
-    ({"group.coordinator.rebalance.protocols": "classic,bogus"}, "bogus is not one of classic, consumer, share, streams"),
-    ({"group.consumer.assignors": "uniform,uniform"}, "expected a non-empty list without duplicates"),
-    ({"group.consumer.assignors": "org.example.MyAssignor"}, "is not one of uniform, range"),
-    ({"group.consumer.max.size": "0"}, "out of range"),
-])
+    ({"group.coordinator.rebalance.protocols": "classic,bogus"}, "Invalid value bogus for configuration "
+     "group.coordinator.rebalance.protocols: String must be one of: classic, consumer, share, streams"),
+    ({"group.consumer.assignors": "uniform,uniform"}, "Invalid value uniform,uniform for configuration "
+     "group.consumer.assignors: the list must not be empty or name one twice"),
+    ({"group.consumer.assignors": "org.example.MyAssignor"}, "Invalid value org.example.MyAssignor for "
+     "configuration group.consumer.assignors: String must be one of: uniform, range"),
+    ({"group.consumer.max.size": "0"}, "Invalid value 0 for configuration group.consumer.max.size: Value must be "
+     "at least 1"),
+])  # fmt: skip
 def test_config_keys_are_checked(props, message):
     from broker.config import BrokerConfig, ConfigError
 
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ConfigError) as refused:
         BrokerConfig.from_props(props)
+    assert str(refused.value) == message
 
 
 def test_config_defaults():

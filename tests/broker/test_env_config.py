@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from broker.config import ConfigError
+from broker.config import BrokerConfig, ConfigError
 from broker.env_config import (
     DEFAULT_CLUSTER_ID,
     LISTENER_KEYS,
@@ -236,3 +236,65 @@ def test_the_loggers_get_their_levels_as_broker_logger_configs_report_them(log_l
 def test_a_logging_variable_not_understood_stops_the_start(env, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
         log_settings(env)
+
+
+def test_a_key_or_its_older_name_in_the_environment_replaces_both_in_the_file(tmp_path):
+    """The image's file holds the variables' keys alone, so KAFKA_LOG_DIR and KAFKA_BROKER_ID win over the
+    file's log.dirs and node.id; among the variables (and in a mounted file with them), log.dirs comes before
+    log.dir and broker.id must equal node.id, as in Kafka."""
+    mnt = tmp_path / "mnt"
+    env = {"KAFKA_LOG_DIR": str(tmp_path / "env"), "KAFKA_BROKER_ID": "7"}
+    path, keys, dropped = image_config("config/docker.properties", env, "/nowhere", str(mnt))
+    assert {"log.dirs", "log.dir", "node.id", "broker.id"} <= dropped
+    config = BrokerConfig.load(path, keys, dropped)
+    assert (config.log_dir_list(), config.node_id) == ([str(tmp_path / "env")], 7)
+    both = {**env, "KAFKA_LOG_DIRS": str(tmp_path / "dirs"), "KAFKA_BROKER_ID": "1"}
+    config = BrokerConfig.load(*image_config("config/docker.properties", both, "/nowhere", str(mnt)))
+    assert config.log_dir_list() == [str(tmp_path / "dirs")]
+    mnt.mkdir()
+    (mnt / "server.properties").write_text(f"log.dirs={tmp_path / 'mounted'}\nnode.id=1\n")
+    config = BrokerConfig.load(*image_config("config/docker.properties", {**env, "KAFKA_BROKER_ID": "1"},
+                                             "/nowhere", str(mnt)))  # fmt: skip
+    assert config.log_dir_list() == [str(tmp_path / "mounted")]
+    with pytest.raises(ConfigError, match="to the same value as `broker.id`"):
+        BrokerConfig.load(*image_config("config/docker.properties", env, "/nowhere", str(mnt)))
+
+
+def test_listeners_on_0_0_0_0_need_advertised_ones_under_kafka_env_too(tmp_path):
+    """KAFKA_LISTENERS on 0.0.0.0 alone stops the start as in Kafka; with KAFKA_ADVERTISED_LISTENERS alone the
+    derived listeners are on 0.0.0.0 and advertise the given names."""
+    mnt = str(tmp_path / "mnt")
+    with pytest.raises(ConfigError, match="cannot use the nonroutable meta-address 0.0.0.0"):
+        BrokerConfig.load(*image_config("config/docker.properties", {"KAFKA_LISTENERS": "PLAINTEXT://0.0.0.0:9092"},
+                                        "/nowhere", mnt))  # fmt: skip
+    env = {"KAFKA_ADVERTISED_LISTENERS": "PLAINTEXT://broker:19092,PLAINTEXT_HOST://localhost:9092",
+           "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,PLAINTEXT_HOST:PLAINTEXT"}  # fmt: skip
+    config = BrokerConfig.load(*image_config("config/docker.properties", env, "/nowhere", mnt))
+    assert [(x.name, x.host) for x in config.served] == [("PLAINTEXT", "0.0.0.0"), ("PLAINTEXT_HOST", "0.0.0.0")]
+
+
+def test_a_variable_whose_key_kafka_does_not_know_is_warned_about_and_left_out(tmp_path, caplog):
+    """Kafka gets every KAFKA_* variable as a key from the apache/kafka image and ignores those it does not know
+    (a Kubernetes Service named kafka, other images' variables); a known key's bad value still stops the start."""
+    env = {"KAFKA_PORT": "tcp://10.96.0.12:9092", "KAFKA_SERVICE_HOST": "10.96.0.12",
+           "KAFKA_CFG_LISTENERS": "PLAINTEXT://:9092", "KAFKA_LISTENER_NAME_PLAINTEXT_NO_SUCH_KEY": "1",
+           "KAFKA_NUM_PARTITIONS": "3", "KAFKA_NUM_REPLICA_FETCHERS": "2"}  # fmt: skip
+    with caplog.at_level(logging.WARNING, "minibroker"):
+        path, keys, dropped = image_config("config/docker.properties", env, "/nowhere", str(tmp_path))
+    assert keys == {"num.partitions": "3", "num.replica.fetchers": "2"}
+    assert "KAFKA_PORT sets port, which is not a Kafka broker config: ignored (Kafka removed it; use listeners)" in (
+        caplog.messages)  # fmt: skip
+    assert sorted(m.split()[0] for m in caplog.messages if "ignored" in m) == [
+        "KAFKA_CFG_LISTENERS", "KAFKA_LISTENER_NAME_PLAINTEXT_NO_SUCH_KEY", "KAFKA_PORT", "KAFKA_SERVICE_HOST"]
+    assert BrokerConfig.load(path, keys, dropped).num_partitions == 3
+    with pytest.raises(ConfigError, match="port: unknown configuration key"):
+        BrokerConfig.load(path, {**keys, "port": "9092"}, dropped)  # a file's or an override's key still stops it
+
+
+def test_variables_are_read_back_as_kafka_reads_the_images_file(tmp_path):
+    """The image writes key=value lines and Kafka reads them with Properties.load: escapes are read and leading
+    blanks dropped (the broker then trims the value, as Kafka's ConfigDef does)."""
+    env = {"KAFKA_SASL_OAUTHBEARER_EXPECTED_ISSUER": "  https:\\/\\/idp.example\\u002ecom ",
+           "KAFKA_SUPER_USERS": "User:C:\\admin"}  # fmt: skip
+    keys = image_config("config/docker.properties", env, "/nowhere", str(tmp_path))[1]
+    assert keys == {"sasl.oauthbearer.expected.issuer": "https://idp.example.com ", "super.users": "User:C:admin"}

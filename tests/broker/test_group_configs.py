@@ -309,9 +309,11 @@ def test_kafkas_startup_checks_of_the_broker_keys(tmp_path, props, message):
         config.validate()
 
 
-@pytest.mark.parametrize(("key", "value"), [("group.consumer.session.timeout.ms", "0"),
-                                            ("group.share.min.record.lock.duration.ms", "30001"),
-                                            ("group.share.max.record.lock.duration.ms", "29999")])  # fmt: skip
-def test_broker_keys_out_of_their_range_stop_the_start(key, value):
-    with pytest.raises(ConfigError, match=f"{key}: value '{value}' is out of range"):
+@pytest.mark.parametrize(("key", "value", "reason"), [
+    ("group.consumer.session.timeout.ms", "0", "Value must be at least 1"),
+    ("group.share.min.record.lock.duration.ms", "30001", "Value must be no more than 30000"),
+    ("group.share.max.record.lock.duration.ms", "29999", "Value must be at least 30000"),
+])  # fmt: skip
+def test_broker_keys_out_of_their_range_stop_the_start(key, value, reason):
+    with pytest.raises(ConfigError, match=f"^Invalid value {value} for configuration {key}: {reason}$"):
         BrokerConfig.from_props({key: value})

@@ -203,7 +203,8 @@ def test_the_inter_broker_mechanism_must_be_enabled_on_a_sasl_inter_broker_liste
     _listeners(tmp_path, opts, **{"sasl.mechanism.controller.protocol": "PLAIN",  # accepted: no controller here
                                   "share.coordinator.state.topic.replication.factor": "1",
                                   "share.coordinator.state.topic.min.isr": "1"})  # fmt: skip
-    with pytest.raises(ConfigError, match="^share.coordinator.state.topic.min.isr: value '0' is out of range"):
+    with pytest.raises(ConfigError, match="^Invalid value 0 for configuration share.coordinator.state.topic.min.isr: Value must be "
+                                          "at least 1$"):
         _listeners(tmp_path, opts, **{"share.coordinator.state.topic.min.isr": "0"})
 
 

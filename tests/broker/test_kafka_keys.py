@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from broker.config import _ALIASES, BROKER_KEYS, LISTENER_PREFIX, BrokerConfig, ConfigError
+from broker.config import BROKER_KEYS, OLDER_NAMES, LISTENER_PREFIX, BrokerConfig, ConfigError
 from broker.kafka_keys import KAFKA_DYNAMIC, KAFKA_KEYS
 from protocol import ErrorCode
 from storage.config import is_storage_key
@@ -29,7 +29,7 @@ KAFKA_3_KEYS = {
 
 
 def test_the_list_holds_only_keys_we_do_not_declare():
-    ours = {k.name for k in BROKER_KEYS} | set(_ALIASES)
+    ours = {k.name for k in BROKER_KEYS} | OLDER_NAMES
     assert not [name for name in KAFKA_KEYS if name in ours or is_storage_key(name) or name.startswith(LISTENER_PREFIX)]
     assert KAFKA_DYNAMIC <= KAFKA_KEYS.keys()
     assert {kind for kind, _ in KAFKA_KEYS.values()} <= {"INT", "SHORT", "LONG", "DOUBLE", "BOOLEAN", "STRING",
@@ -53,16 +53,19 @@ def test_kafka_keys_are_accepted_and_each_is_warned_about_once(tmp_path, caplog)
 @pytest.mark.parametrize(("props", "named"), [
     ({"num.replica.fetcher": "2"}, "num.replica.fetcher: unknown configuration key"),  # a typo
     ({"zookeeper.conect": "localhost:2181"}, "zookeeper.conect: unknown configuration key"),
-    ({"num.replica.fetchers": "two"}, "num.replica.fetchers: invalid value 'two' (Not a number of type INT)"),
-    ({"auto.leader.rebalance.enable": "yes"}, "auto.leader.rebalance.enable: invalid value 'yes'"),
+    ({"num.replica.fetchers": "two"}, "Invalid value two for configuration num.replica.fetchers: Not a number of type INT"),
+    ({"auto.leader.rebalance.enable": "yes"},
+     "Invalid value yes for configuration auto.leader.rebalance.enable: Expected value to be either true or false"),
     ({"offsets.commit.required.acks": "40000"}, "Not a number of type SHORT"),
     # plugins that enforce or map principals: running without them would allow what they refuse
-    ({"create.topic.policy.class.name": "com.acme.Policy"}, "create.topic.policy.class.name: a Java plugin"),
-    ({"alter.config.policy.class.name": "com.acme.P"}, "alter.config.policy.class.name: a Java plugin"),
-    ({"client.quota.callback.class": "com.acme.Q"}, "client.quota.callback.class: a Java plugin"),
-    ({"principal.builder.class": "com.acme.B"}, "principal.builder.class: a Java plugin"),
+    ({"create.topic.policy.class.name": "com.acme.Policy"},
+     "Invalid value com.acme.Policy for configuration create.topic.policy.class.name: a Java plugin"),
+    ({"alter.config.policy.class.name": "com.acme.P"}, "configuration alter.config.policy.class.name: a Java plugin"),
+    ({"client.quota.callback.class": "com.acme.Q"}, "configuration client.quota.callback.class: a Java plugin"),
+    ({"principal.builder.class": "com.acme.B"}, "configuration principal.builder.class: a Java plugin"),
     # Kafka's broker builds its MetricConfig at startup with RecordingLevel.forName: an unknown level stops it
-    ({"metrics.recording.level": "VERBOSE"}, "metrics.recording.level: invalid value 'VERBOSE'"),
+    ({"metrics.recording.level": "VERBOSE"}, "Invalid value VERBOSE for configuration metrics.recording.level: "
+     "String must be one of (case insensitive): INFO, DEBUG, TRACE"),
 ])  # fmt: skip
 def test_a_typo_or_a_value_kafka_cannot_parse_stops_the_start(tmp_path, props, named):
     path = tmp_path / "server.properties"
@@ -133,3 +136,18 @@ def test_kafkas_default_principal_builder_spelled_out_is_accepted(tmp_path):
                     "DefaultKafkaPrincipalBuilder\n")  # fmt: skip
     config = BrokerConfig.load(path, {"log.dirs": str(tmp_path / "data")})
     assert "principal.builder.class" in config.unused
+
+
+@pytest.mark.parametrize(("key", "replacement"), [
+    ("port", "use listeners)"), ("host.name", "use listeners)"), ("advertised.port", "use advertised.listeners)"),
+    ("advertised.host.name", "use advertised.listeners)"), ("replica.lag.max.messages", "use replica.lag.time.max.ms)"),
+    ("quota.producer.default", "--entity-type clients --entity-default --add-config producer_byte_rate="),
+    ("quota.consumer.default", "--entity-type clients --entity-default --add-config consumer_byte_rate="),
+])  # fmt: skip
+def test_a_key_kafka_removed_still_stops_the_start_and_names_what_replaced_it(tmp_path, key, replacement):
+    path = tmp_path / "server.properties"
+    path.write_text(f"{key}=9092\n")
+    with pytest.raises(ConfigError) as refused:
+        BrokerConfig.load(path, {"log.dirs": str(tmp_path / "data")})
+    assert str(refused.value).startswith(f"{key}: unknown configuration key (Kafka removed it; use ")
+    assert replacement in str(refused.value)

@@ -103,10 +103,12 @@ def test_each_key_is_looked_up_per_listener_and_mechanism_first(tmp_path):
     ({URL: "https://idp/jwks", "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms": "10"},
      "^sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms: 10 is less than .*retry.backoff.ms \\(100\\)"),
     ({URL: "https://idp/jwks", L + "oauthbearer.sasl.oauthbearer.clock.skew.seconds": "soon"},
-     f"^{L}oauthbearer.sasl.oauthbearer.clock.skew.seconds: invalid value 'soon'"),
+     f"^Invalid value soon for configuration {L}oauthbearer.sasl.oauthbearer.clock.skew.seconds: Not a number of "
+     "type INT$"),
     ({URL: "https://idp/jwks", "sasl.oauthbearer.sub.claim.name": " "}, "sub.claim.name value must not contain only"),
     ({URL: "https://idp/jwks", "sasl.oauthbearer.jwks.endpoint.refresh.ms": "hourly"},
-     "^sasl.oauthbearer.jwks.endpoint.refresh.ms: invalid value 'hourly'"),
+     "^Invalid value hourly for configuration sasl.oauthbearer.jwks.endpoint.refresh.ms: Not a number of type "
+     "LONG$"),
 ])  # fmt: skip
 def test_bad_settings_stop_the_start_naming_their_key(tmp_path, props, message):
     with pytest.raises(ConfigError, match=message):

@@ -108,7 +108,8 @@ def test_connections_max_reauth_ms_per_listener_and_mechanism(tmp_path):
     props["listener.name.sasl_plaintext.oauthbearer.connections.max.reauth.ms"] = "3000"
     config = BrokerConfig.load(None, {**props, "log.dirs": str(tmp_path)})
     assert served_listeners(config)[1].sasl.max_reauth_ms == {"PLAIN": 2000, "OAUTHBEARER": 3000}
-    with pytest.raises(ConfigError, match="listener.name.sasl_plaintext.connections.max.reauth.ms: invalid value"):
+    with pytest.raises(ConfigError, match="^Invalid value x for configuration listener.name.sasl_plaintext.connections.max.reauth.ms: Not a number "
+                                              "of type LONG$"):
         BrokerConfig.load(None, {**props, "listener.name.sasl_plaintext.connections.max.reauth.ms": "x",
                                  "log.dirs": str(tmp_path)})  # fmt: skip
 

@@ -80,14 +80,41 @@ def test_an_apache_kafka_compose_environment_configures_the_broker(tmp_path):
 
 
 @pytest.mark.parametrize(("change", "message"), [
-    ({"KAFKA_NOT_A_KEY": "1"}, "not.a.key: unknown configuration key (set by KAFKA_NOT_A_KEY)"),
-    ({"KAFKA_NUM_PARTITIONS": "many"}, "num.partitions: invalid value 'many'"),
+    ({"KAFKA_NUM_PARTITIONS": "many"},
+     "Invalid value many for configuration num.partitions: Not a number of type INT (set by KAFKA_NUM_PARTITIONS)"),
     ({"CLUSTER_ID": "short"}, "CLUSTER_ID: 'short' is not a cluster id"),
 ])  # fmt: skip
 def test_bad_variables_stop_the_start_naming_them(tmp_path, change, message):
     proc = _serve({**_environment(tmp_path, free_port(), free_port()), **change})
     output, _ = proc.communicate(timeout=30)
     assert proc.returncode == 2 and message in output
+
+
+def test_kubernetes_and_other_images_variables_are_ignored_as_kafka_ignores_them(tmp_path):
+    """A Kubernetes Service named kafka gives the pod KAFKA_PORT=tcp://..., KAFKA_SERVICE_HOST ... and other
+    images' compose files set KAFKA_CFG_* or KAFKA_CONFLUENT_*: Kafka, which gets them all as keys from the
+    apache/kafka image, ignores them, so the broker starts, warning about each."""
+    host_port, internal_port = free_port(), free_port()
+    extra = {"KAFKA_PORT": "tcp://10.96.0.12:9092", "KAFKA_SERVICE_HOST": "10.96.0.12", "KAFKA_SERVICE_PORT": "9092",
+             "KAFKA_PORT_9092_TCP": "tcp://10.96.0.12:9092", "KAFKA_PORT_9092_TCP_ADDR": "10.96.0.12",
+             "KAFKA_PORT_9092_TCP_PORT": "9092", "KAFKA_PORT_9092_TCP_PROTO": "tcp",
+             "KAFKA_CFG_NODE_ID": "0", "KAFKA_CONFLUENT_SUPPORT_METRICS_ENABLE": "false"}  # fmt: skip
+    proc = _serve({**_environment(tmp_path, host_port, internal_port), **extra})
+    lines = []
+    try:
+        for line in proc.stdout:  # type: ignore[union-attr]
+            lines.append(line)
+            if "serving on" in line:
+                break
+        metadata = raw_call(host_port, 3, 12, req(3, topics=None, allow_auto_topic_creation=False))
+        assert [(b.node_id, b.host, b.port) for b in metadata.brokers] == [(1, "localhost", host_port)]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    output = "".join(lines)
+    assert "KAFKA_PORT sets port, which is not a Kafka broker config: ignored (Kafka removed it; use listeners)" in output
+    for variable in extra:
+        assert f"{variable} sets " in output
 
 
 def test_a_log_dir_formatted_with_another_cluster_id_is_refused(tmp_path):
