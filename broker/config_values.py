@@ -12,14 +12,14 @@ refusals worded otherwise.
 
 ``INT``, ``LONG``, ``SHORT`` and ``BOOLEAN`` parse as Kafka's ``ConfigDef``
 types do; ``at_least`` and ``between`` are its ``Range`` checks, ``one_of``
-its ``ValidString``.
+its ``ValidString`` (the topic configs' own, from ``storage.config_values``).
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from storage.config_values import TYPE_PARSERS, Refused, invalid_value
+from storage.config_values import TYPE_PARSERS, Refused, invalid_value, one_of  # noqa: F401 - one_of for broker keys
 
 INT: Callable[[str], int] = TYPE_PARSERS["INT"]
 LONG: Callable[[str], int] = TYPE_PARSERS["LONG"]
@@ -79,14 +79,3 @@ def between(low: int, high: int | None) -> Check:
             raise Refused(f"Value must be no more than {high}", value)
 
     return check
-
-
-def one_of(*choices: str) -> Callable[[str], str]:
-    """Kafka's ``ValidString``: one of ``choices``, case included."""
-
-    def parse(text: str) -> str:
-        if text not in choices:
-            raise Refused(f"String must be one of: {', '.join(choices)}", text)
-        return text
-
-    return parse

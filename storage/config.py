@@ -54,7 +54,7 @@ import attrs
 from protocol.primitives import INT64_MAX
 
 from .config_values import (_at_least, before_v2, _bool, _check_range, check_cleaner_memory, _double, _format_version, _gzip_level, _int, _long,
-                            _metadata_version, _one_of, _policy, _throttled_replicas, invalid_value,
+                            _metadata_version, one_of, _policy, _throttled_replicas, invalid_value,
                             java_text)  # fmt: skip
 from .errors import ConfigError
 
@@ -95,7 +95,7 @@ def _spec(name, broker, type_, default, parse, low=None, high=None, doc=""):
 TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
     _spec("cleanup.policy", "log.cleanup.policy", "LIST", "delete", _policy, doc="delete, compact or both"),
     _spec("compression.type", "compression.type", "STRING", "producer",
-          _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), doc="codec the log is stored in"),
+          one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"), doc="codec the log is stored in"),
     _spec("compression.gzip.level", "compression.gzip.level", "INT", -1, _gzip_level,
           doc="gzip level when compression.type is gzip (KIP-390; -1: zlib's default)"),
     _spec("compression.lz4.level", "compression.lz4.level", "INT", 9, _int, 1, 17,
@@ -127,7 +127,7 @@ TOPIC_CONFIGS: tuple[ConfigSpec, ...] = (
     _spec("message.format.version", "log.message.format.version", "STRING", V2_FORMAT, _metadata_version,
           doc="deprecated (KIP-724): always stored as v2"),
     _spec("message.timestamp.type", "log.message.timestamp.type", "STRING", "CreateTime",
-          _one_of("CreateTime", "LogAppendTime"), doc="CreateTime or LogAppendTime"),
+          one_of("CreateTime", "LogAppendTime"), doc="CreateTime or LogAppendTime"),
     _spec("message.timestamp.before.max.ms", "log.message.timestamp.before.max.ms", "LONG", LONG_MAX, _long, 0,
           doc="how far in the past a CreateTime timestamp may be"),
     _spec("message.timestamp.after.max.ms", "log.message.timestamp.after.max.ms", "LONG", LONG_MAX, _long, 0,

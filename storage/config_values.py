@@ -162,7 +162,9 @@ def _metadata_version(text: str) -> str:
     return text
 
 
-def _one_of(*choices: str) -> Callable[[str], str]:
+def one_of(*choices: str) -> Callable[[str], str]:
+    """Kafka's ``ValidString``: one of ``choices``, case included."""
+
     def parse(text: str) -> str:
         if text not in choices:
             raise Refused(f"String must be one of: {', '.join(choices)}", text)
