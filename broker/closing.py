@@ -131,6 +131,7 @@ async def close_stream(stream: trio.SocketStream | TlsStream, closing: Closing, 
     with trio.CancelScope(shield=True):
         with closing.finishing(trio.current_time() + CLOSE_GRACE_SECONDS):
             if isinstance(stream, TlsStream):
+                stream.sender = transport.send_all  # bounded by this scope, not by the idle time (socket_send)
                 await stream.send_close_notify()
             if linger:
                 await _linger(transport)
