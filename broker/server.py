@@ -124,13 +124,23 @@ async def _bind(listener: Listener) -> list[trio.SocketListener]:
     """The listener's listening sockets; ``BindError`` naming it if its address cannot be bound (as Kafka's
     ``SocketServer.openServerSocket`` fails), which ends the start; the broker's logs are then closed."""
     try:
-        sockets = await trio.open_tcp_listeners(listener.port, host=listener.host or None)
+        sockets = await trio.open_tcp_listeners(listener.port, host=await _listen_address(listener.host))
     except OSError as exc:
         raise BindError("Socket server", f"listener {listener.name}", listener.host or "0.0.0.0", listener.port,
                         exc) from None  # fmt: skip
     for sock in sockets:
         log.info("Awaiting socket connections on %s.", host_port(*sock.socket.getsockname()[:2]))
     return sockets
+
+
+async def _listen_address(host: str) -> str | None:
+    """The one address a named host is bound at, as Kafka's ``InetSocketAddress(host, port)`` takes one (Java
+    returns IPv4 addresses first): a ``localhost:0`` listener bound at both 127.0.0.1 and ::1 would get a port
+    for each, and its advertised port would miss one family. None for every interface (an empty host)."""
+    if not host:
+        return None
+    infos = await trio.socket.getaddrinfo(host, None, type=trio.socket.SOCK_STREAM)
+    return min(infos, key=lambda info: info[0] != trio.socket.AF_INET)[4][0]
 
 
 async def _accept_loop(broker: Broker, listener: Listener, sockets: list, shared: tuple[ConnectionQuotas, Closing],
