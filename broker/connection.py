@@ -55,7 +55,8 @@ Responses are lists of chunks. ``bytes`` chunks are coalesced and written; on
 a plain socket they go straight to the kernel when its buffer takes them
 all (the usual case for an answer of a few hundred bytes), which spares the
 scheduling round trio's ``send_all`` takes after every send, and whatever
-the kernel does not take goes through ``send_all``. Each request still
+the kernel does not take follows once the socket has room, each wait bounded
+by ``connections.max.idle.ms`` (``socket_send.py``). Each request still
 passes a checkpoint: receiving one always does, and ``_drain`` adds one
 before each further frame it finds already buffered. A ``FileRegion`` chunk (a slice of a segment file) is written
 with ``os.sendfile`` straight from the page cache, waiting for the socket to

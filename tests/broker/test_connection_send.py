@@ -108,7 +108,7 @@ async def test_a_small_answer_goes_out_without_a_scheduling_round():
 
 async def test_what_the_kernel_does_not_take_at_once_follows_in_order():
     """Joined chunks larger than the socket's send buffer: the kernel takes a part, the rest is sent when the
-    peer has read (through ``send_all``), and the peer gets every byte in order."""
+    peer has read (``socket_send.send_plain``), and the peer gets every byte in order."""
     broker = types.SimpleNamespace(config=_CONFIG, metrics=types.SimpleNamespace(bytes_sent=lambda n: None))
     chunks = [os.urandom(5000) for _ in range(20)]  # 100 kB, each below DIRECT_SEND_BYTES: joined
     expected = b"".join(chunks)
@@ -190,20 +190,70 @@ async def test_a_peer_that_reads_nothing_for_the_idle_time_is_given_up_on(tmp_pa
 
 
 async def test_a_peer_that_reads_slowly_gets_everything(tmp_path):
+    """The bound is on each wait, not on the whole answer: reading a slice every 100 ms, the peer takes longer
+    than the 1 s bound in all (checked) and still gets everything."""
     a, b = trio.socket.socketpair()
     a.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_SNDBUF, 4096)
-    conn = Connection(_idle_broker(300), trio.SocketStream(a))
-    data, received = os.urandom(64 << 10), bytearray()
+    conn = Connection(_idle_broker(1000), trio.SocketStream(a))
+    data, received = os.urandom(256 << 10), bytearray()
 
     async def receive() -> None:
-        while len(received) < len(data):  # a slice every 100 ms: far slower than the kernel, never idle 300 ms
+        while len(received) < len(data):  # far slower than the kernel, never idle for the bound
             await trio.sleep(0.1)
-            received.extend(await b.recv(256 << 10))
+            received.extend(await b.recv(8 << 10))
 
-    with trio.fail_after(20):
+    began = trio.current_time()
+    with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(receive)
             await conn.send_chunks([data])
-    assert bytes(received) == data
+    assert bytes(received) == data and trio.current_time() - began > 1.0
     a.close()
     b.close()
+
+
+async def test_close_notify_to_a_tls_client_that_reads_nothing_ends_within_the_close_grace(tmp_path):
+    """The idle-bounded sender of a TLS connection is not the close's: a client stalled longer than a short
+    connections.max.idle.ms made close_notify raise ``StalledClient`` out of ``close_stream`` (which never
+    raises), and that error stopped the broker from the accept nursery."""
+    import socket
+    import ssl
+    import threading
+
+    from broker.closing import CLOSE_GRACE_SECONDS, Closing, close_stream
+    from broker.socket_send import send_plain
+    from broker.tls_stream import TlsStream
+    from tests.tls_pki import make_pki
+
+    pki = make_pki(tmp_path / "pki")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(pki.broker_pair_pem)
+    listener = (await trio.open_tcp_listeners(0, host="127.0.0.1"))[0]
+    done = threading.Event()
+
+    def client() -> None:  # shakes hands, then reads nothing until the end of the test
+        raw = socket.create_connection(listener.socket.getsockname()[:2])
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        with ssl.create_default_context(cafile=pki.ca_pem).wrap_socket(raw, server_hostname="localhost"):
+            done.wait(20)
+
+    thread = threading.Thread(target=client)
+    thread.start()
+    try:
+        with trio.fail_after(15):
+            stream = await listener.accept()
+            stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            tls = TlsStream(stream, context)
+            await tls.do_handshake()
+            tls.sender = lambda data: send_plain(stream.socket, data, 0.3)  # as Connection._serve sets it
+            with pytest.raises(StalledClient):
+                while True:
+                    await tls.send_all(b"x" * 16384)
+            began = trio.current_time()
+            await close_stream(tls, Closing(), linger=False)
+            assert trio.current_time() - began < CLOSE_GRACE_SECONDS + 1
+            assert stream.socket.fileno() == -1
+    finally:
+        done.set()
+        thread.join(10)
+        listener.socket.close()

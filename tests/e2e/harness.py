@@ -98,6 +98,7 @@ class BrokerProcess:
             mark = len(self.output)
             if self._spawn(timeout):
                 return self
+            self._settle_exit()
             self.kill()
             # The metrics port was free when picked, but another process (a parallel test) took it first.
             if "Address already in use" not in "".join(self.output[mark:]) or attempt == 2:
@@ -116,6 +117,15 @@ class BrokerProcess:
         self._pump_thread = threading.Thread(target=self._pump, args=(self.proc, found), daemon=True)
         self._pump_thread.start()
         return found.wait(timeout) and self.port is not None
+
+    def _settle_exit(self) -> None:
+        """A broker whose output ended is exiting: wait for its own status (a kill in between would give -9)."""
+        self._pump_thread.join(1)  # type: ignore[union-attr]
+        if not self._pump_thread.is_alive():  # type: ignore[union-attr]
+            try:
+                self.proc.wait(5)  # type: ignore[union-attr]
+            except subprocess.TimeoutExpired:
+                pass
 
     def _pump(self, proc: subprocess.Popen, found: threading.Event) -> None:
         for line in proc.stdout:  # type: ignore[union-attr]
