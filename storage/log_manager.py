@@ -108,7 +108,9 @@ class LogManager(LogOpening):
             if self.model.other.get("log.record.version.force.upgrade") == 2:
                 for log_ in self.online_logs():  # an offline dir's logs are not opened (log_opening.py)
                     upgrade_log(log_)
-        except BaseException:  # the logs that opened are closed already (log_opening.py)
+        except BaseException:  # a load's own failure closed its logs (log_opening.py); an upgrade's did not
+            for log_ in self.online_logs():
+                log_.close_files()
             self.dir_locks.release()
             raise
         return self

@@ -108,3 +108,25 @@ def test_only_format_2_is_accepted(tmp_path):
 
     with pytest.raises(ConfigError, match="log.record.version.force.upgrade"):
         manager(tmp_path, Clock(), **{"log.record.version.force.upgrade": "1"})
+
+
+def test_an_upgrade_that_fails_leaves_no_file_open(tmp_path, monkeypatch):
+    """The start fails with the upgrade's error, every log's files closed and the dir free for the next start."""
+    import storage.log_manager as log_manager
+
+    from ..open_files import open_files_under
+
+    clock = Clock()
+    _build(tmp_path, clock)
+
+    def upgrade_log(log_) -> None:
+        read_all(log_)  # the segments' files opened, as the upgrade's reads open them
+        raise ValueError("injected: the upgrade failed")
+
+    monkeypatch.setattr(log_manager, "upgrade_log", upgrade_log)
+    with pytest.raises(ValueError, match="injected"):
+        manager(tmp_path, clock, **UPGRADE)
+    assert open_files_under(tmp_path) == 0
+    monkeypatch.undo()
+    lm = manager(tmp_path, clock, **UPGRADE)  # not refused: the failed start's lock went too
+    lm.close()
