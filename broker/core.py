@@ -16,8 +16,8 @@ One ``Broker`` per server. Handlers reach everything through it:
 * ``groups`` (``GroupManager``) coordinates consumer groups and keeps their
   offsets in ``__consumer_offsets``;
 * ``transactions`` (``TransactionCoordinator``) serves transactional
-  producers and keeps their state in ``__transaction_state``. When
-  ``__consumer_offsets`` is deleted, ``internal_topic_deleted`` makes its
+  producers and keeps their state in ``__transaction_state``. When either
+  internal topic is deleted, ``internal_topic_deleted`` makes its
   coordinator resign: its state dropped, the topic made again on next use.
 * ``scram`` (``ScramStore``) holds the users' SCRAM credentials, read from
   the first log dir at start (once its logs opened: the dir is validated and
@@ -82,7 +82,7 @@ from .request_time import TaskTime
 from .sampled_stat import metric_windows
 from .scram_store import add_scram
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
-from .transactions import TransactionCoordinator
+from .transactions import TXN_TOPIC, TransactionCoordinator
 
 log = logging.getLogger("minibroker")
 
@@ -131,10 +131,12 @@ class Broker:
         self._count_metadata_changes()
 
     def internal_topic_deleted(self, name: str) -> None:
-        """A deleted topic that was ``__consumer_offsets``: its coordinator resigns
+        """A deleted topic that was ``__consumer_offsets`` or ``__transaction_state``: its coordinator resigns
         (Kafka's ``BrokerMetadataPublisher.updateCoordinator`` for a deleted topic)."""
         if name == OFFSETS_TOPIC:
             self.groups.resign()
+        elif name == TXN_TOPIC:
+            self.transactions.resign()
 
     def _storage_metrics(self) -> None:
         """The Log, Partition, ReplicaManager, LogManager and quorum gauges, read at each scrape."""

@@ -1,4 +1,4 @@
-"""``__consumer_offsets`` deleted (DeleteTopics allows it, as Kafka's controller does).
+"""``__consumer_offsets`` or ``__transaction_state`` deleted (DeleteTopics allows it, as Kafka's controller does).
 
 Kafka's broker then resigns the topic's partitions: the coordinator unloads
 their state, the writes waiting on them fail with NOT_COORDINATOR, parked
@@ -18,11 +18,13 @@ import trio
 from trio.testing import wait_all_tasks_blocked
 
 from broker.groups.store import OFFSETS_TOPIC
+from broker.transactions import TXN_TOPIC
 from protocol import ErrorCode
 
 from ._admin_client import call, create_ok, req
 from ._consumer_group_client import heartbeat
 from ._group_client import clock, commit, fetch, group_props, groups_broker, join_new, sync  # noqa: F401
+from .test_transactions import init
 from .test_txn_offsets import FakeTxns, txn_commit
 
 NOT_COORDINATOR = ErrorCode.NOT_COORDINATOR
@@ -154,6 +156,19 @@ async def test_offsets_of_the_deleted_topic_itself_are_not_written_to_it(groups_
     assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
     assert b.groups.groups == {}
     assert await commit(b, "g", {("t", 0): 2}) == {("t", 0): ErrorCode.NONE}
+
+
+async def test_init_producer_id_in_flight_answers_not_coordinator_then_the_id_starts_afresh(groups_broker):
+    b = groups_broker
+    error, first_id, _epoch = await init(b, "tx")
+    assert error == ErrorCode.NONE
+    answer = await _deleted_during(b, TXN_TOPIC, lambda: init(b, "tx"))  # the epoch bump's write
+    assert answer == (NOT_COORDINATOR, -1, -1)
+    assert b.transactions.txns == {}
+    error, producer_id, epoch = await init(b, "tx")  # the topic made again; the id unknown there: a new one
+    assert (error, epoch, producer_id != first_id) == (ErrorCode.NONE, 0, True)
+    assert b.topics.get(TXN_TOPIC).num_partitions == 3
+
 
 
 async def test_a_write_nobody_waits_for_is_dropped_when_the_topic_goes_before_it_starts(groups_broker):
