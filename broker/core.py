@@ -16,7 +16,9 @@ One ``Broker`` per server. Handlers reach everything through it:
 * ``groups`` (``GroupManager``) coordinates consumer groups and keeps their
   offsets in ``__consumer_offsets``;
 * ``transactions`` (``TransactionCoordinator``) serves transactional
-  producers and keeps their state in ``__transaction_state``.
+  producers and keeps their state in ``__transaction_state``. When either
+  internal topic is deleted, ``internal_topic_deleted`` makes its
+  coordinator resign: its state dropped, the topic made again on next use.
 * ``scram`` (``ScramStore``) holds the users' SCRAM credentials, read from
   the first log dir at start (once its logs opened: the dir is validated and
   locked; ``serve --add-scram``'s users are added then) and rewritten there
@@ -65,6 +67,7 @@ from .authorizer import Authorizer
 from .clock import wall_clock_ms
 from .group_configs import GroupConfigs
 from .groups.manager import GroupManager
+from .groups.store import OFFSETS_TOPIC
 from .listeners import advertised_endpoints
 from .log_dir_moves import LogDirMoves
 from .log_validator import ValidatedRecords
@@ -79,7 +82,7 @@ from .request_time import TaskTime
 from .sampled_stat import metric_windows
 from .scram_store import add_scram
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
-from .transactions import TransactionCoordinator
+from .transactions import TXN_TOPIC, TransactionCoordinator
 
 log = logging.getLogger("minibroker")
 
@@ -126,6 +129,14 @@ class Broker:
         topics.manager.moves.set_rate(config.replica_alter_log_dirs_io_max_bytes_per_second)
         self.authorizer = self._load_authorizer(windows)
         self._count_metadata_changes()
+
+    def internal_topic_deleted(self, name: str) -> None:
+        """A deleted topic that was ``__consumer_offsets`` or ``__transaction_state``: its coordinator resigns
+        (Kafka's ``BrokerMetadataPublisher.updateCoordinator`` for a deleted topic)."""
+        if name == OFFSETS_TOPIC:
+            self.groups.resign()
+        elif name == TXN_TOPIC:
+            self.transactions.resign()
 
     def _storage_metrics(self) -> None:
         """The Log, Partition, ReplicaManager, LogManager and quorum gauges, read at each scrape."""

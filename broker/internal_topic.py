@@ -24,6 +24,15 @@ durable; no await) and ``durable(index)``. ``records_batch`` and
 batch, KIP-98); ``split_rows`` cuts rows into runs whose batches stay under
 a size limit. ``batches(index)`` reads a partition back from its log start,
 batch by batch, for the replay at startup.
+
+The topic may be deleted under its coordinator (DeleteTopics allows it, as
+Kafka's controller does): ``deleted`` then bumps ``epoch``, as Kafka's
+coordinator resigns the partitions of a deleted topic. An append that was
+made before the deletion and is still waiting to be durable fails with
+NOT_LEADER_OR_FOLLOWER (callers answer NOT_COORDINATOR, as Kafka's
+coordinator runtime fails the writes of a partition it unloads), and so does
+an append whose writer began under the old epoch (``epoch`` given); the
+next ``ensure_topic`` or ``ready`` makes the topic again.
 """
 
 from __future__ import annotations
@@ -99,6 +108,7 @@ class InternalTopic:
         self._ready = trio.Event()
         self._creating = False
         self._warned = False
+        self.epoch = 0  # how many times the topic was deleted under us (``deleted``)
 
     def exists(self) -> bool:
         topic = self.broker.topics.get(self.name)
@@ -148,8 +158,18 @@ class InternalTopic:
             self._creating = False
 
     async def ready(self) -> None:
-        if not self.ensure_topic():
+        while not self.ensure_topic():  # made, then deleted again before this task ran: made once more
             await self._ready.wait()
+
+    def deleted(self) -> None:
+        """The topic was deleted: appends not yet durable, and those of writers that began before, fail
+        (``epoch``); the next caller that needs the topic makes it again (Kafka's resignation of the
+        deleted partitions, ``BrokerMetadataPublisher.updateCoordinator``, then their election once the
+        topic is made again)."""
+        self.epoch += 1
+        if self._ready.is_set():
+            self._ready = trio.Event()
+        self._warned = False
 
     def partition_of(self, key: str) -> int:
         """Kafka's ``Utils.abs(key.hashCode) % partitions``."""
@@ -165,20 +185,26 @@ class InternalTopic:
         """Append the batch ``build(base_offset)`` makes to partition ``index`` and wait until it is durable; the
         error the append met: UNKNOWN_TOPIC_OR_PARTITION (no such partition), KAFKA_STORAGE_ERROR (the write or
         its fsync failed, or the log is offline), MESSAGE_TOO_LARGE (a batch over ``max_bytes``, when given).
-        ``on_append`` gets the batch's first offset as soon as it is in the log (before the wait)."""
+        ``on_append`` gets the batch's first offset as soon as it is in the log (before the wait); the topic
+        deleted before the batch is durable is NOT_LEADER_OR_FOLLOWER (``deleted``)."""
         await self.ready()
+        epoch = self.epoch
         error = self.append_now(index, build, on_append, max_bytes, before_log)
-        return error if error is not None else await self.durable(index)
+        return error if error is not None else await self.durable(index, epoch)
 
     def append_now(self, index: int, build: Build, on_append: Callable[[int], None] | None = None,
-                   max_bytes: int | None = None, before_log: bool = False) -> ErrorCode | None:  # fmt: skip
+                   max_bytes: int | None = None, before_log: bool = False,
+                   epoch: int | None = None) -> ErrorCode | None:  # fmt: skip
         """The append of ``append_reporting`` without the wait (the topic must exist: ``ready``): the batch is in
-        the log when this returns None, its place in the log fixed, not yet durable.
+        the log when this returns None, its place in the log fixed, not yet durable. A writer that began under
+        ``epoch`` is refused (NOT_LEADER_OR_FOLLOWER) once the topic was deleted since (``deleted``).
 
         A batch too large is refused as Kafka's log refuses it (``UnifiedLog.analyzeAndValidateRecords``, under
         ``ReplicaManager.appendToLocalLog``): a produce request and its bytes rejected in the topic's metrics.
         ``before_log``: the limit is the group coordinator runtime's, which refuses an atomic write before it
         reaches the log, so nothing is counted."""
+        if epoch is not None and epoch != self.epoch:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
         partition = self.broker.topics.partition(self.name, index)
         if partition is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
@@ -196,14 +222,16 @@ class InternalTopic:
             on_append(base)
         return None
 
-    async def durable(self, index: int) -> ErrorCode | None:
+    async def durable(self, index: int, epoch: int) -> ErrorCode | None:
         """Wait until everything appended so far is durable; KAFKA_STORAGE_ERROR when partition ``index``'s log
         is not (the fsync failed, or the log went offline: an append in its dir failed, so it was never
-        fsynced)."""
+        fsynced), NOT_LEADER_OR_FOLLOWER when the topic appended to under ``epoch`` was deleted meanwhile."""
         try:
             await self.broker.wait_durable()
         except OSError:
             return ErrorCode.KAFKA_STORAGE_ERROR
+        if epoch != self.epoch:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
         partition = self.broker.topics.partition(self.name, index)
         return ErrorCode.KAFKA_STORAGE_ERROR if partition is None or partition.log.offline else None
 

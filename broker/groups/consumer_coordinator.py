@@ -298,6 +298,14 @@ class ConsumerCoordinator(MemberFencing):
 
     # -- after a restart -------------------------------------------------------------------------
 
+    def unload(self) -> None:
+        """Every group is gone (``GroupManager.resign``): nothing queued is written, and the requests whose
+        changes are not yet durable answer NOT_COORDINATOR."""
+        self.dirty.clear()
+        self.converted.clear()
+        self.downgraded.clear()
+        self.rollback.unload(ErrorCode.NOT_COORDINATOR)
+
     def loaded(self, group: ConsumerGroup) -> None:
         """A group just rebuilt from ``__consumer_offsets``: its regexes resolved (against every topic: the
         next heartbeat resolves them with its member's rights), each member's session timer started from now,

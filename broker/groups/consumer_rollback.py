@@ -107,6 +107,14 @@ class Rollback:
         self.consumer = consumer  # ConsumerCoordinator: its groups and store queues
         self.pending: dict[str, list[Pending]] = {}  # per group, in the order its changes were made
 
+    def unload(self, error: ErrorCode) -> None:
+        """Every group is gone (``__consumer_offsets`` deleted, ``GroupManager.resign``): each request whose
+        changes are not yet durable answers ``error``, and nothing is restored any more."""
+        for pendings in self.pending.values():
+            for p in pendings:
+                p.error = p.error or error
+        self.pending.clear()
+
     def _queued(self, group_id: str) -> tuple[frozenset, bool, frozenset[bytes] | None]:
         c = self.consumer
         dirty = frozenset(e for e in c.dirty if e[0] == group_id)

@@ -77,6 +77,7 @@ _SLACK_S = 0.001  # a retry time this close is due: the timer task sleeps whole 
 class _Flight:
     """One store call's batches, from their appends until they are durable (``_settle``)."""
 
+    epoch: int  # the store's, when the call began: its appends fail once the topic is deleted (``GroupStore``)
     done: trio.Event = attrs.field(factory=trio.Event)
     errors: dict[str, ErrorCode | None] = attrs.field(factory=dict)  # per group the call wrote (or tried)
     undo: dict[str, Callable[[ErrorCode], None]] = attrs.field(factory=dict)  # per group appended: its failure's
@@ -131,6 +132,12 @@ class ConsumerStore:
         failed = [e for g, e in flight.errors.items() if e is not None and group_id in (None, g)]
         return failed[0] if failed else None
 
+    def unload(self) -> None:
+        """Every group is gone (``GroupManager.resign``): no call waits for another's batches of them, and a
+        group made again starts with no retry pause."""
+        self._flights.clear()
+        self._failing.clear()
+
     def retry_in(self) -> float | None:
         """Seconds until a queued group is due to be written again (0: now); None when nothing is queued."""
         c, now = self.consumer, trio.current_time()
@@ -156,7 +163,7 @@ class ConsumerStore:
         return downgraded, dirty, converted
 
     async def _append_queued(self, group_id: str | None) -> _Flight:
-        flight = _Flight()
+        flight = _Flight(self.store.epoch)
         downgraded, dirty, converted = self._take_due(group_id)
         flight.taken = self.consumer.rollback.take({*downgraded, *converted, *(g for g, _m in dirty)}, flight)
         await self._append_downgraded(flight, downgraded)
@@ -185,7 +192,7 @@ class ConsumerStore:
         rows = [(r.group_key(group_id), None)] if converted else []
         rows += [(k, wanted[k]) for k in cr.order(changed, wanted)]
         pendings = flight.taken.get(group_id, [])
-        flight.errors[group_id] = error = await self.store.append_rows(group_id, rows)
+        flight.errors[group_id] = error = await self.store.append_rows(group_id, rows, epoch=flight.epoch)
         requeue = partial(self._requeue, group_id, entries, converted)
         if error is not None:
             self._undo(pendings, error, requeue)
@@ -210,7 +217,7 @@ class ConsumerStore:
                 rows.append((r.group_key(group_id), r.group_value(group_value(group))))
             requeue = partial(queue_downgrade, self.consumer.downgraded, group_id, keys)  # with one queued meanwhile
             undo = partial(self._undo, flight.taken.get(group_id, []), requeue=requeue)
-            flight.errors[group_id] = error = await self.store.append_rows(group_id, rows)
+            flight.errors[group_id] = error = await self.store.append_rows(group_id, rows, epoch=flight.epoch)
             if error is not None:
                 undo(error)
             else:
@@ -228,13 +235,13 @@ class ConsumerStore:
         with trio.CancelScope(shield=True):
             try:
                 if flight.undo:
-                    durable = await self.store.durable_for(sorted(flight.undo))
+                    durable = await self.store.durable_for(sorted(flight.undo), flight.epoch)
                     for gid, error in durable.items():
                         if error is not None:
                             flight.undo[gid](error)
                             flight.errors[gid] = error
-                for gid, error in flight.errors.items():
-                    self._outcome(gid, error)
+                for gid, error in flight.errors.items() if flight.epoch == self.store.epoch else ():
+                    self._outcome(gid, error)  # (the groups of a deleted topic's epoch are gone)
             finally:
                 for pendings in flight.taken.values():
                     self.consumer.rollback.written(pendings)  # those not undone
@@ -279,8 +286,9 @@ class ConsumerStore:
             await self.store.ready()  # the topic made: no pause from the check to the forgetting
             if (refused := still()) is not None:
                 return refused
-            taken = self._take_group(gid)
-            error = await self.store.append_rows(gid, rows() + _group_tombstones(group, taken), None, on_append, atomic)
+            taken, epoch = self._take_group(gid), self.store.epoch
+            error = await self.store.append_rows(gid, rows() + _group_tombstones(group, taken), None, on_append, atomic,
+                                                 epoch)  # fmt: skip
             if error is not None:
                 self._give_back(gid, taken)
                 return error
@@ -290,8 +298,8 @@ class ConsumerStore:
             self.consumer.rollback.forget(gid)  # changes not written: the group is gone with them
             _forget(self.groups, group)
         with trio.CancelScope(shield=True):
-            error = (await self.store.durable_for([gid]))[gid]
-        if error is not None:
+            error = (await self.store.durable_for([gid], epoch))[gid]
+        if error is not None and epoch == self.store.epoch:  # else the topic was deleted: every group is gone
             self._give_back(gid, taken)
             if consumer:
                 _set_stored(group.stored, {k: v for k, v in stored.items() if k not in group.stored})

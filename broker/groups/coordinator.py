@@ -186,9 +186,10 @@ class GroupCoordinator(StaticRejoin, Rebalancing):
         return [(m.member_id, m.group_instance_id, m.metadata(protocol)) for m in group.members.values()]
 
     def unload(self) -> None:
-        """The broker stops: every parked JoinGroup and SyncGroup answers NOT_COORDINATOR now, as Kafka's
-        ``GroupMetadataManager.onUnloaded`` completes them, so its member looks for the coordinator again
-        instead of waiting out the stop. Nothing else changes: nothing is written, no timer runs after a stop."""
+        """The broker stops, or ``__consumer_offsets`` was deleted (``GroupManager.resign``): every parked
+        JoinGroup and SyncGroup answers NOT_COORDINATOR now, as Kafka's ``GroupMetadataManager.onUnloaded``
+        completes them, so its member looks for the coordinator again instead of waiting out the stop. Nothing
+        else changes here: nothing is written, no timer runs after a stop."""
         for group in self.groups.values():
             for member in group.members.values() if isinstance(group, Group) else ():
                 if member.join_waiter is not None:

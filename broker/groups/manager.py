@@ -350,6 +350,22 @@ class GroupManager:
             txn.forget(group, chosen, base[0] if base else None)
         return error
 
+    def resign(self) -> None:
+        """``__consumer_offsets`` was deleted: every group goes, as Kafka's coordinator unloads the partitions of
+        a deleted topic (``onResignation``): writes in flight, parked JoinGroups and SyncGroups and heartbeats
+        whose changes are not yet durable answer NOT_COORDINATOR; the next request that needs the topic makes
+        it again, empty (``InternalTopic.deleted``)."""
+        self.store.deleted()
+        self.coordinator.unload()
+        self.consumer.unload()
+        self.consumer_store.unload()
+        for group in self.groups.values():
+            if isinstance(group, Group):
+                group.state = DEAD  # a request still holding it finds it gone
+        log.warning("%s was deleted: %d groups unloaded", self.store.name, len(self.groups))
+        self.groups.clear()
+        self.timers_moved()
+
     # -- metrics -------------------------------------------------------------------------
 
     def state_metrics(self):

@@ -15,7 +15,9 @@ that fails answers what Kafka's group coordinator answers for every request
 (``coordinator_error``: a log dir gone offline is NOT_COORDINATOR), and a
 request's batch over the topic's ``max.message.bytes`` less a batch header
 (61 bytes) is refused (UNKNOWN_SERVER_ERROR), as Kafka's coordinator runtime
-refuses it.
+refuses it. The topic may be deleted (``InternalTopic.deleted``, with every
+group, ``GroupManager.resign``): a write begun before answers NOT_COORDINATOR
+(``epoch``), and a write nobody waits for is dropped.
 
 A TxnOffsetCommit's records go in a *transactional* batch of its producer
 (``producer``); ``write_marker`` appends the COMMIT or ABORT control batch
@@ -81,19 +83,23 @@ class GroupStore(InternalTopic):
 
     async def write(self, group_id: str, rows: list[tuple[bytes, bytes | None]],
                     producer: tuple[int, int] | None = None, on_append: Callable[[int], None] | None = None,
-                    atomic: bool = True) -> ErrorCode | None:  # fmt: skip
+                    atomic: bool = True, epoch: int | None = None) -> ErrorCode | None:  # fmt: skip
         """Append ``(key, value)`` rows for ``group_id`` (``append_rows``) and wait until they are durable
-        (``durable``); a failure is the error the request answers (``coordinator_error``)."""
-        error = await self.append_rows(group_id, rows, producer, on_append, atomic)
+        (``durable``); a failure is the error the request answers (``coordinator_error``): NOT_COORDINATOR when
+        the topic was deleted since ``epoch`` (the current one if None) or before the rows are durable
+        (``InternalTopic.deleted``)."""
+        epoch = self.epoch if epoch is None else epoch  # the caller's changes were made under this one
+        error = await self.append_rows(group_id, rows, producer, on_append, atomic, epoch)
         if error is not None or not rows:
             return error
-        return (await self.durable_for([group_id]))[group_id]
+        return (await self.durable_for([group_id], epoch))[group_id]
 
     async def append_rows(self, group_id: str, rows: list[tuple[bytes, bytes | None]],
                           producer: tuple[int, int] | None = None, on_append: Callable[[int], None] | None = None,
-                          atomic: bool = True) -> ErrorCode | None:  # fmt: skip
+                          atomic: bool = True, epoch: int | None = None) -> ErrorCode | None:  # fmt: skip
         """Put ``(key, value)`` rows for ``group_id`` in the log, not waiting for durability: their place in the
         log is fixed when this returns (it awaits only the topic's creation); the error mapped as ``write``'s.
+        A writer that began under ``epoch`` is refused once the topic was deleted since (NOT_COORDINATOR).
 
         ``producer`` (id, epoch) makes the batch transactional; ``on_append`` gets the offset of the first
         row as soon as the batch is in the log. An ``atomic`` write (every request's) is refused when its batch
@@ -112,20 +118,24 @@ class GroupStore(InternalTopic):
         for run in [rows] if atomic else split_rows(rows, now, limit):
             build = records_batch(run, now, producer)
             error = self.append_now(index, build, on_append, limit - RECORD_BATCH_OVERHEAD if atomic else limit,
-                                    before_log=atomic)  # fmt: skip
+                                    before_log=atomic, epoch=epoch)  # fmt: skip
             if error is not None:
                 return coordinator_error(error)
             on_append = None  # the first row's offset only
         return None
 
-    async def durable_for(self, group_ids: list[str]) -> dict[str, ErrorCode | None]:
+    async def durable_for(self, group_ids: list[str], epoch: int | None = None) -> dict[str, ErrorCode | None]:
         """Wait until all appended so far is durable; per group, the error (``coordinator_error``) if its
-        partition's log is not."""
+        partition's log is not, or if the topic appended to under ``epoch`` (the current one if None) was
+        deleted meanwhile."""
+        epoch = self.epoch if epoch is None else epoch
         try:
             await self.broker.wait_durable()
             failed = False
         except OSError:
             failed = True
+        if epoch != self.epoch:
+            return dict.fromkeys(group_ids, coordinator_error(ErrorCode.NOT_LEADER_OR_FOLLOWER))
         error = coordinator_error(ErrorCode.KAFKA_STORAGE_ERROR)
         return {g: error if failed or self.offline_for(g) else None for g in group_ids}
 
@@ -142,14 +152,19 @@ class GroupStore(InternalTopic):
     def write_group_soon(self, group: Any) -> None:
         """Store a group's metadata without anyone waiting (the group just became empty); its record is
         made when the write starts, so it shows the group as it is then."""
-        trio.lowlevel.spawn_system_task(self._logged, group.group_id, lambda: _group_rows(group), "the metadata")
+        trio.lowlevel.spawn_system_task(self._logged, group.group_id, lambda: _group_rows(group), "the metadata",
+                                        self.epoch)  # fmt: skip
 
     def write_soon(self, group_id: str, rows: list[tuple[bytes, bytes | None]]) -> None:
         """Append rows for a group without anyone waiting (a record deleted as a group changes kind)."""
-        trio.lowlevel.spawn_system_task(self._logged, group_id, lambda: rows, "a record")
+        trio.lowlevel.spawn_system_task(self._logged, group_id, lambda: rows, "a record", self.epoch)
 
-    async def _logged(self, group_id: str, rows: Callable[[], list[tuple[bytes, bytes | None]]], what: str) -> None:
-        if await self.write(group_id, rows()) is not None:
+    async def _logged(self, group_id: str, rows: Callable[[], list[tuple[bytes, bytes | None]]], what: str,
+                      epoch: int) -> None:  # fmt: skip
+        """A write nobody waits for; not made once the topic was deleted since it was asked for (the group with it)."""
+        if epoch != self.epoch:
+            return
+        if await self.write(group_id, rows(), epoch=epoch) is not None:
             log.error("could not store %s of group %s", what, group_id)
 
     def load(self) -> Iterator[Loaded | Marker]:

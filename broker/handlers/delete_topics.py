@@ -21,7 +21,10 @@ predate that error code), as Kafka answers. Otherwise, per topic:
   committed offsets of it are deleted too (tombstones in
   ``__consumer_offsets``), as Kafka's coordinator does, and its
   BrokerTopicMetrics series leave the metrics endpoint (Kafka's
-  ``BrokerTopicStats.removeMetrics``).
+  ``BrokerTopicStats.removeMetrics``). Internal topics may be deleted too,
+  as Kafka's controller allows: the coordinator whose topic it was drops its
+  state at once (``Broker.internal_topic_deleted``), and the topic is made
+  again, empty, by the next request that needs it.
 
 Authorization (Kafka's ``ControllerApis.deleteTopics``), after the first two
 checks above (the request's shape): DELETE on the cluster allows every topic; else a
@@ -170,6 +173,7 @@ def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, 
     except TopicError as exc:
         return _result(ctx, Result, name, topic_id, exc.error_code, None)
     ctx.broker.metrics.remove_topic(name)
+    ctx.broker.internal_topic_deleted(name)
     return _result(ctx, Result, name, topic_id, ErrorCode.NONE, None)
 
 

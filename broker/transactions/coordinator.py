@@ -289,6 +289,7 @@ class TransactionCoordinator:
     async def _persist(self, meta: TxnMetadata, *, forget: bool = False) -> ErrorCode | None:
         key, value = key_bytes(meta.transactional_id), None if forget else value_bytes(meta)
         index = self.topic.partition_of(meta.transactional_id)
+        await self.topic.ready()  # made again if it was deleted (``resign``)
         limit = self.broker.topics.effective_config(TXN_TOPIC).max_message_bytes  # as the log's append checks
         build = records_batch([(key, value)], self.broker.clock())
         error = txn_log_error(await self.topic.append_reporting(index, build, max_bytes=limit))
@@ -340,6 +341,15 @@ class TransactionCoordinator:
                 meta = self.txns.get(txn_id)
                 if meta is not None and meta.state.is_complete and meta.last_update_ms < horizon:
                     await self._persist(meta, forget=True)
+
+    def resign(self) -> None:
+        """``__transaction_state`` was deleted: every transactional id is forgotten, as Kafka's coordinator drops
+        the state of a partition it resigns (``removeTransactionsForTxnTopicPartition``); its writes in flight
+        answer NOT_COORDINATOR and the next request that needs the topic makes it again, empty."""
+        self.topic.deleted()
+        log.warning("%s was deleted: %d transactional ids unloaded", TXN_TOPIC, len(self.txns))
+        self.txns.clear()
+        self.groups.clear()
 
     def open_transactions(self) -> int:
         return sum(1 for m in self.txns.values() if m.state == TxnState.ONGOING)

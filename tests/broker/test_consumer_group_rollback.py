@@ -315,9 +315,9 @@ async def test_a_classic_sync_waiting_for_a_write_not_durable_answers_its_error(
     def offline_after(b) -> trio.Event:
         gate, real = hold_durability(b), b.groups.store.durable_for
 
-        async def durable_for(group_ids):
+        async def durable_for(group_ids, *args):
             b.topics.partition(OFFSETS_TOPIC, b.groups.store.partition_of("cg")).log.offline = True
-            return await real(group_ids)
+            return await real(group_ids, *args)
 
         b.groups.store.durable_for = durable_for
         return gate

@@ -1,0 +1,186 @@
+"""``__consumer_offsets`` or ``__transaction_state`` deleted (DeleteTopics allows it, as Kafka's controller does).
+
+Kafka's broker then resigns the topic's partitions: the coordinator unloads
+their state, the writes waiting on them fail with NOT_COORDINATOR, parked
+JoinGroups and SyncGroups answer NOT_COORDINATOR, and the topic, made again
+by the next request that needs it, starts empty. Most tests hold a write's
+wait for durability (``_deleted_during``: the records are in the log, not yet
+acknowledged), deletes the topic, lets the write go on, and checks the answer
+and that the coordinator works again afterwards. Found by
+``test_handler_fuzz``: before, a group write after the deletion raised
+``KeyError('__consumer_offsets')`` (the connection dropped), a write in flight
+answered NONE for records in a deleted log, and the topic was never made again.
+"""
+
+from __future__ import annotations
+
+import trio
+from trio.testing import wait_all_tasks_blocked
+
+from broker.groups.store import OFFSETS_TOPIC
+from broker.transactions import TXN_TOPIC
+from protocol import ErrorCode
+
+from ._admin_client import call, create_ok, req
+from ._consumer_group_client import heartbeat
+from ._group_client import clock, commit, fetch, group_props, groups_broker, join_new, sync  # noqa: F401
+from .test_transactions import init
+from .test_txn_offsets import FakeTxns, txn_commit
+
+NOT_COORDINATOR = ErrorCode.NOT_COORDINATOR
+
+
+async def _delete(broker, topic: str) -> ErrorCode:
+    resp = await call(broker, 20, 5, req(20, topic_names=[topic], timeout_ms=1000))
+    return resp.responses[0].error_code
+
+
+async def _deleted_during(broker, topic: str, op):
+    """``op()`` run until its write waits to be durable, then ``topic`` deleted, then the wait let go; op's
+    answer."""
+    gate, entered, real, out = trio.Event(), [], broker.wait_durable, {}
+
+    async def held() -> None:
+        entered.append(True)
+        await gate.wait()
+        await real()
+
+    async def run() -> None:
+        out["answer"] = await op()
+
+    broker.wait_durable = held
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run)
+        await wait_all_tasks_blocked()
+        assert entered, "the write did not reach its wait for durability"
+        del broker.wait_durable  # the deletion's own writes are not held
+        assert await _delete(broker, topic) == ErrorCode.NONE
+        gate.set()
+    return out["answer"]
+
+
+async def _with_topic(b):
+    await create_ok(b, "t", 2)
+    await b.groups.store.ready()
+
+
+async def test_a_commit_in_flight_answers_not_coordinator_and_commits_work_again(groups_broker):
+    b = groups_broker
+    await _with_topic(b)
+    assert await commit(b, "g", {("t", 0): 5}) == {("t", 0): ErrorCode.NONE}
+    answer = await _deleted_during(b, OFFSETS_TOPIC, lambda: commit(b, "g", {("t", 0): 6}))
+    assert answer == {("t", 0): NOT_COORDINATOR}
+    assert b.groups.groups == {}  # unloaded: the deleted log held the group
+    assert await fetch(b, "g", {"t": [0]}) == (ErrorCode.NONE, {("t", 0): (-1, "", ErrorCode.NONE)})
+    assert await commit(b, "g", {("t", 0): 7}) == {("t", 0): ErrorCode.NONE}  # the topic is made again
+    assert await fetch(b, "g", {"t": [0]}) == (ErrorCode.NONE, {("t", 0): (7, "m", ErrorCode.NONE)})
+    assert b.topics.get(OFFSETS_TOPIC).num_partitions == 5
+
+
+async def test_a_sync_storing_the_assignment_answers_not_coordinator_then_the_group_forms_again(groups_broker):
+    b = groups_broker
+    await _with_topic(b)
+    joined = await join_new(b, "g")
+    answer = await _deleted_during(b, OFFSETS_TOPIC, lambda: sync(b, "g", joined.generation_id, joined.member_id,
+                                                                  {joined.member_id: b"x"}))  # fmt: skip
+    assert answer.error_code == NOT_COORDINATOR
+    again = await join_new(b, "g")  # a new group in the new topic
+    assert (again.error_code, again.generation_id) == (ErrorCode.NONE, 1)
+    synced = await sync(b, "g", again.generation_id, again.member_id, {again.member_id: b"y"})
+    assert (synced.error_code, synced.assignment) == (ErrorCode.NONE, b"y")
+
+
+async def test_a_parked_join_answers_not_coordinator_when_the_topic_is_deleted(groups_broker):
+    b = groups_broker
+    await _with_topic(b)
+    first = await join_new(b, "g")
+    await sync(b, "g", first.generation_id, first.member_id, {first.member_id: b"x"})
+    answers = {}
+
+    async def second() -> None:
+        answers["join"] = await join_new(b, "g")  # parked until the first member rejoins
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(second)
+        await wait_all_tasks_blocked()
+        assert "join" not in answers
+        assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
+    assert answers["join"].error_code == NOT_COORDINATOR
+
+
+async def test_a_delete_groups_in_flight_answers_not_coordinator_and_the_group_stays_gone(groups_broker):
+    b = groups_broker
+    await _with_topic(b)
+    await commit(b, "g", {("t", 0): 5})
+
+    async def delete_group():
+        return (await call(b, 42, 2, req(42, groups_names=["g"]))).results[0].error_code
+
+    assert await _deleted_during(b, OFFSETS_TOPIC, delete_group) == NOT_COORDINATOR
+    assert "g" not in b.groups.groups
+    assert await delete_group() == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+async def test_a_txn_offset_commit_in_flight_answers_not_coordinator(groups_broker):
+    b = groups_broker
+    b.transactions = FakeTxns()
+    await _with_topic(b)
+    answer = await _deleted_during(b, OFFSETS_TOPIC, lambda: txn_commit(b, "g", {("t", 1): 3}))
+    assert answer == {("t", 1): NOT_COORDINATOR}
+    assert b.groups.groups == {}
+    again = await txn_commit(b, "g", {("t", 1): 4})  # the topic is being made again, as on a new broker
+    assert again == {("t", 1): ErrorCode.COORDINATOR_NOT_AVAILABLE}
+    await b.groups.store.ready()
+    assert await txn_commit(b, "g", {("t", 1): 4}) == {("t", 1): ErrorCode.NONE}
+
+
+async def test_a_consumer_group_heartbeat_in_flight_answers_not_coordinator_then_joins_again(groups_broker):
+    b = groups_broker
+    await _with_topic(b)
+    answer = await _deleted_during(b, OFFSETS_TOPIC, lambda: heartbeat(b, "m1"))
+    assert answer.error_code == NOT_COORDINATOR
+    assert b.groups.groups == {}
+    first = await heartbeat(b, "m1")  # the topic is being made again, as on a new broker
+    assert first.error_code == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    await b.groups.store.ready()
+    joined = await heartbeat(b, "m1")
+    assert (joined.error_code, joined.member_epoch) == (ErrorCode.NONE, 1)
+
+
+async def test_offsets_of_the_deleted_topic_itself_are_not_written_to_it(groups_broker):
+    """A group with offsets committed for ``__consumer_offsets`` (any topic may be committed): the deletion
+    drops the group with the topic, and writes no tombstones into it (before, they raised KeyError)."""
+    b = groups_broker
+    await _with_topic(b)
+    assert await commit(b, "g", {(OFFSETS_TOPIC, 0): 1}) == {(OFFSETS_TOPIC, 0): ErrorCode.NONE}
+    assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
+    assert b.groups.groups == {}
+    assert await commit(b, "g", {("t", 0): 2}) == {("t", 0): ErrorCode.NONE}
+
+
+async def test_init_producer_id_in_flight_answers_not_coordinator_then_the_id_starts_afresh(groups_broker):
+    b = groups_broker
+    error, first_id, _epoch = await init(b, "tx")
+    assert error == ErrorCode.NONE
+    answer = await _deleted_during(b, TXN_TOPIC, lambda: init(b, "tx"))  # the epoch bump's write
+    assert answer == (NOT_COORDINATOR, -1, -1)
+    assert b.transactions.txns == {}
+    error, producer_id, epoch = await init(b, "tx")  # the topic made again; the id unknown there: a new one
+    assert (error, epoch, producer_id != first_id) == (ErrorCode.NONE, 0, True)
+    assert b.topics.get(TXN_TOPIC).num_partitions == 3
+
+
+
+async def test_a_write_nobody_waits_for_is_dropped_when_the_topic_goes_before_it_starts(groups_broker):
+    """A group's record asked for (the group just became empty) before the deletion, written after it, would
+    bring the group back into the new topic: it is dropped with the group."""
+    b = groups_broker
+    await _with_topic(b)
+    await commit(b, "g", {("t", 0): 1})
+    b.groups.store.write_group_soon(b.groups.groups["g"])
+    b.topics.delete(OFFSETS_TOPIC)  # what DeleteTopics does, before the write's task runs
+    b.internal_topic_deleted(OFFSETS_TOPIC)
+    await b.groups.store.ready()
+    await wait_all_tasks_blocked()
+    ends = [b.topics.partition(OFFSETS_TOPIC, i).log.log_end_offset for i in range(5)]
+    assert ends == [0] * 5
