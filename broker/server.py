@@ -63,6 +63,7 @@ from .sasl_config import jwks_endpoints, new_authenticator
 from .tls_stream import TlsStream
 
 log = logging.getLogger("minibroker")
+_LISTEN_BACKLOG = 0xFFFF  # as trio's own listeners: the kernel caps it at net.core.somaxconn
 _ACCEPT_CAPACITY_ERRNOS = {errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS}  # out of a resource: retry
 
 
@@ -124,13 +125,37 @@ async def _bind(listener: Listener) -> list[trio.SocketListener]:
     """The listener's listening sockets; ``BindError`` naming it if its address cannot be bound (as Kafka's
     ``SocketServer.openServerSocket`` fails), which ends the start; the broker's logs are then closed."""
     try:
-        sockets = await trio.open_tcp_listeners(listener.port, host=await _listen_address(listener.host))
+        sockets = None if listener.host else await _every_interface(listener.port)
+        if sockets is None:
+            sockets = await trio.open_tcp_listeners(listener.port, host=await _listen_address(listener.host))
     except OSError as exc:
         raise BindError("Socket server", f"listener {listener.name}", listener.host or "0.0.0.0", listener.port,
                         exc) from None  # fmt: skip
     for sock in sockets:
         log.info("Awaiting socket connections on %s.", host_port(*sock.socket.getsockname()[:2]))
     return sockets
+
+
+async def _every_interface(port: int) -> list[trio.SocketListener] | None:
+    """An empty host: one socket for every interface, as Kafka's ``InetSocketAddress(port)``, IPv6's wildcard
+    taking IPv4 too, so both families share the port (port 0 included: one socket per family would get a
+    port each, and the advertised one would miss a family). None on a machine without IPv6."""
+    if not socket.has_ipv6:
+        return None
+    sock = None
+    try:
+        sock = trio.socket.socket(trio.socket.AF_INET6, trio.socket.SOCK_STREAM)
+        sock.setsockopt(trio.socket.IPPROTO_IPV6, trio.socket.IPV6_V6ONLY, 0)
+        sock.setsockopt(trio.socket.SOL_SOCKET, trio.socket.SO_REUSEADDR, 1)
+        await sock.bind(("::", port))
+        sock.listen(_LISTEN_BACKLOG)
+    except OSError as exc:
+        if sock is not None:
+            sock.close()
+        if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT):  # IPv6 turned off
+            return None
+        raise
+    return [trio.SocketListener(sock)]
 
 
 async def _listen_address(host: str) -> str | None:
