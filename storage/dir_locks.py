@@ -43,7 +43,8 @@ class DirLocks:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise LogDirInUse(f"Failed to acquire lock on file {LOCK_FILE} in {root}. A Kafka instance in another "
+            where = root.absolute()  # as Kafka's message names it (its log dirs are absolute files)
+            raise LogDirInUse(f"Failed to acquire lock on file {LOCK_FILE} in {where}. A Kafka instance in another "
                               "process or thread is using this directory.") from None  # fmt: skip
         except BaseException:
             os.close(fd)

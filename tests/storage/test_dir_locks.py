@@ -18,6 +18,7 @@ import contextlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -187,3 +188,16 @@ def test_a_second_close_writes_nothing(tmp_path):
         assert not (tmp_path / CLEAN_SHUTDOWN).exists()
     finally:
         second.close()
+
+
+def test_the_refusal_names_a_relative_dir_by_its_absolute_path(tmp_path, monkeypatch):
+    """As Kafka's message does (its log dirs are absolute files): ``log.dirs=data`` is named in full."""
+    monkeypatch.chdir(tmp_path)
+    clock = Clock()
+    first = manager(Path("data"), clock)
+    try:
+        with pytest.raises(LogDirInUse) as refused:
+            manager(Path("data"), clock)
+        assert str(refused.value) == IN_USE.format(dir=tmp_path / "data")
+    finally:
+        first.close()
