@@ -55,6 +55,16 @@ def _serve(env: dict[str, str], args: tuple[str, ...] = ()) -> subprocess.Popen:
                             stderr=subprocess.STDOUT, text=True)  # fmt: skip
 
 
+def _lines_until_serving(proc: subprocess.Popen) -> list[str]:
+    """The broker's output up to its ready line."""
+    lines = []
+    for line in proc.stdout:  # type: ignore[union-attr]
+        lines.append(line)
+        if "serving on" in line:
+            return lines
+    raise AssertionError("the broker exited before serving:\n" + "".join(lines))
+
+
 def _serving(proc: subprocess.Popen) -> list[int]:
     for line in proc.stdout:  # type: ignore[union-attr]
         if "serving on" in line:
@@ -102,10 +112,7 @@ def test_kubernetes_and_other_images_variables_are_ignored_as_kafka_ignores_them
     proc = _serve({**_environment(tmp_path, host_port, internal_port), **extra})
     lines = []
     try:
-        for line in proc.stdout:  # type: ignore[union-attr]
-            lines.append(line)
-            if "serving on" in line:
-                break
+        lines = _lines_until_serving(proc)
         metadata = raw_call(host_port, 3, 12, req(3, topics=None, allow_auto_topic_creation=False))
         assert [(b.node_id, b.host, b.port) for b in metadata.brokers] == [(1, "localhost", host_port)]
     finally:

@@ -21,7 +21,7 @@ with warnings.catch_warnings():
 from ..broker._admin_client import req
 from .clients import ck_consume, kp_consume
 from .harness import ROOT, BrokerProcess, free_port, raw_call
-from .test_kafka_env import _environment, _serve
+from .test_kafka_env import _environment, _lines_until_serving, _serve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
 
@@ -107,10 +107,7 @@ def test_kafka_env_with_broker_rack_and_num_replica_fetchers_starts(tmp_path):
     proc = _serve(env)
     lines = []
     try:
-        for line in proc.stdout:  # type: ignore[union-attr]
-            lines.append(line)
-            if "serving on" in line:
-                break
+        lines = _lines_until_serving(proc)
         metadata = raw_call(host_port, 3, 12, req(3, topics=None, allow_auto_topic_creation=False))
         assert [(b.node_id, b.rack) for b in metadata.brokers] == [(1, "rack-z")]
     finally:
@@ -132,12 +129,3 @@ def test_kafka_env_typo_is_warned_about_and_ignored_as_kafka_ignores_it(tmp_path
         proc.communicate(timeout=30)
     assert ("KAFKA_NUM_REPLICA_FETCHER sets num.replica.fetcher, which is not a Kafka broker config: ignored"
             in output)  # fmt: skip
-
-
-def _lines_until_serving(proc: subprocess.Popen) -> list[str]:
-    lines = []
-    for line in proc.stdout:  # type: ignore[union-attr]
-        lines.append(line)
-        if "serving on" in line:
-            return lines
-    raise AssertionError("the broker exited before serving:\n" + "".join(lines))
