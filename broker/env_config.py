@@ -76,7 +76,7 @@ from storage.topic_store import META_PROPERTIES, read_cluster_id, write_cluster_
 from .config import ConfigError, known_key
 from .env_ssl import HELPERS, SECRETS_DIR, ImageScriptError, ssl_helper_keys
 from .jaas_file import LOGIN_CONFIG
-from .kafka_keys import REMOVED
+from .kafka_keys import removed_hint
 from .properties import read_properties
 
 log = logging.getLogger("minibroker")
@@ -158,9 +158,8 @@ def _known_only(from_env: dict[str, str], environ: Mapping[str, str]) -> dict[st
         if known_key(key):
             known[key] = value
             continue
-        hint = f" (Kafka removed it; use {REMOVED[key]})" if key in REMOVED else ""
         log.warning("%s sets %s, which is not a Kafka broker config: ignored%s", variables.get(key, "a variable"),
-                    key, hint)  # fmt: skip
+                    key, removed_hint(key))  # fmt: skip
     return known
 
 

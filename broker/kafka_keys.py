@@ -306,9 +306,12 @@ REMOVED = {
 
 def unknown_key(name: str) -> str:
     """The refusal of a key the broker does not know, with what replaced it if Kafka removed it."""
-    if name in REMOVED:
-        return f"{name}: unknown configuration key (Kafka removed it; use {REMOVED[name]})"
-    return f"{name}: unknown configuration key"
+    return f"{name}: unknown configuration key{removed_hint(name)}"
+
+
+def removed_hint(name: str) -> str:
+    """`` (Kafka removed it; use ...)`` for a key Kafka removed, naming what replaced it; else empty."""
+    return f" (Kafka removed it; use {REMOVED[name]})" if name in REMOVED else ""
 
 
 def sensitive(name: str) -> bool:
