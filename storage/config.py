@@ -53,9 +53,9 @@ import attrs
 
 from protocol.primitives import INT64_MAX
 
-from .config_values import (_at_least, before_v2, _bool, _check_range, check_cleaner_memory, _double, _format_version, _gzip_level, _int, _long,
+from .config_values import (_at_least, _bool, _check_range, check_cleaner_memory, _double, _format_version, _gzip_level, _int, _long,
                             _metadata_version, one_of, _policy, _throttled_replicas, invalid_value,
-                            java_text)  # fmt: skip
+                            java_text, warn_ignored_format)  # fmt: skip
 from .errors import ConfigError
 
 log = logging.getLogger(__name__)
@@ -247,10 +247,8 @@ class ConfigModel:
         for key, text in props.items():
             if key in _BY_BROKER_KEY:
                 spec = _BY_BROKER_KEY[key]
-                if key == "log.message.format.version" and before_v2(text):
-                    log.warning("Broker configuration %s with value %s is ignored because the inter-broker protocol "
-                                "version is 3.0 or later: logs are always format v2. This configuration is deprecated "
-                                "(KIP-724).", key, text.strip())  # fmt: skip
+                if key == "log.message.format.version":
+                    warn_ignored_format(text)
                 broker.setdefault(spec.name, (key, text, _broker_default(spec.name, key, text)))
             elif key in OTHER_BROKER_KEYS:
                 other[key] = _other_value(key, text)
@@ -308,16 +306,6 @@ class ConfigModel:
             if key not in SPECS:
                 raise ConfigError(f"Unknown topic config name: {key}")
         self.effective(overrides)
-
-    @staticmethod
-    def warn_ignored_format(topic: str, overrides: dict[str, str]) -> None:
-        """Kafka's warning (``LogConfig.MessageFormatVersion.shouldWarn``) for a topic's message.format.version
-        before 0.11.0, a format before v2, which is ignored; a later version says nothing."""
-        text = overrides.get("message.format.version")
-        if text is not None and before_v2(text):
-            log.warning("Topic configuration message.format.version with value `%s` is ignored for `%s` because the "
-                        "inter-broker protocol version is 3.0 or later: topics are stored as v2. This configuration "
-                        "is deprecated (KIP-724).", text.strip(), topic)  # fmt: skip
 
     def _text(self, spec: ConfigSpec, overrides: dict[str, str]) -> tuple[str, str]:
         if spec.name in overrides:

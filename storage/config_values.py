@@ -11,6 +11,7 @@ Kafka's cross-check of the cleaner's dedupe buffer against its thread count.
 from __future__ import annotations
 
 import decimal
+import logging
 import math
 import re
 from typing import Any, Callable
@@ -189,6 +190,16 @@ def check_cleaner_memory(other: dict[str, Any]) -> None:
         raise ConfigError("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
 
 
-def before_v2(version: str) -> bool:
-    """A message.format.version before 0.11.0, whose newest record format is before v2."""
-    return re.match(r"0\.(8|9|10)\.", version.strip()) is not None
+def warn_ignored_format(text: str | None, topic: str | None = None) -> None:
+    """Kafka's warning (``LogConfig.MessageFormatVersion.shouldWarn``) for a message.format.version before 0.11.0,
+    whose newest record format is before v2, which is ignored: the broker's key, or ``topic``'s. A later version,
+    or none, says nothing."""
+    if text is None or re.match(r"0\.(8|9|10)\.", text.strip()) is None:
+        return
+    if topic is None:
+        setting = f"Broker configuration log.message.format.version with value {text.strip()} is ignored"
+    else:
+        setting = f"Topic configuration message.format.version with value `{text.strip()}` is ignored for `{topic}`"
+    logging.getLogger("storage.config").warning(
+        "%s because the inter-broker protocol version is 3.0 or later: records are always stored as v2. "
+        "This configuration is deprecated (KIP-724).", setting)

@@ -6,17 +6,16 @@ directories with segments and a ``partition.metadata`` file (``version: 0`` /
 ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``
 (written by ``write_checkpoints``), ``cleaner-offset-checkpoint`` (rewritten
 by ``update_cleaner_offset`` after each cleaning, as Kafka's doneCleaning
-does; all three in ``dir_checkpoints.py``), and ``.kafka_cleanshutdown``
-after a clean stop, and ``.lock``, locked while the manager is open
-(``dir_locks.py``: one broker at a time on a dir). Topic metadata that Kafka keeps in its controller
-(partition count, per-topic config overrides, topic id) is kept in
+does; all three in ``dir_checkpoints.py``), ``.kafka_cleanshutdown`` after a
+clean stop, and ``.lock``, locked while the manager is open (``dir_locks.py``:
+one broker at a time on a dir). Topic metadata that Kafka keeps in its
+controller (partition count, per-topic config overrides, topic id) is kept in
 ``__topics.json`` in the first log dir, written atomically (a damaged one
 stops the start with a ``StorageError``: configs such as ``cleanup.policy``
 must never silently fall back to defaults; each rewrite calls the
-``on_metadata_change`` hook, which the broker points at its metadata
-quorum's end offset), ``meta.properties`` holds the
-cluster id and ``producer-id-block`` the next block of producer ids (all in
-``topic_store.py``).
+``on_metadata_change`` hook, which the broker points at its metadata quorum's
+end offset), ``meta.properties`` holds the cluster id and
+``producer-id-block`` the next block of producer ids (``topic_store.py``).
 
 Opening (``log_opening.py``): with the clean-shutdown marker present, logs
 open without scanning and the marker is removed (so a crash from now on is
@@ -55,6 +54,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from .config import LONG_MAX, ConfigModel
+from .config_values import warn_ignored_format
 from .dir_checkpoints import DirCheckpoints
 from .dir_locks import DirLocks
 from .doomed_dirs import DoomedDirs
@@ -169,7 +169,7 @@ class LogManager(LogOpening):
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
         if not validate_only:
-            self.model.warn_ignored_format(name, overrides)
+            warn_ignored_format(overrides.get("message.format.version"), name)
         meta = TopicMeta(name, uuid.uuid4(), num_partitions, overrides)
         return NewLogs(self, meta, range(num_partitions), new_topic=True, validate_only=validate_only)
 
@@ -239,7 +239,7 @@ class LogManager(LogOpening):
         overrides = {k: str(v) for k, v in overrides.items()}
         self.model.validate_overrides(overrides)
         if overrides.get("message.format.version") != self._topics[name].overrides.get("message.format.version"):
-            self.model.warn_ignored_format(name, overrides)
+            warn_ignored_format(overrides.get("message.format.version"), name)
         self._topics[name].overrides = overrides
         self._save_topics()
         config = self.model.effective(overrides)
