@@ -11,7 +11,7 @@ setup(
     ext_modules=[
         Extension(
             "protocol.records._cdownconvert",
-            [f"protocol/records/{name}.c" for name in ("_cdownconvert", "_ccrc32", "_ccrc32c", "_clz4", "_clz4_threads", "_cscan", "_clegacy")],
+            [f"protocol/records/{name}.c" for name in ("_cdownconvert", "_ccrc32", "_ccrc32c", "_clz4", "_clz4_threads", "_cscan", "_clegacy", "_cencode")],
             depends=["protocol/records/_cdownconvert.h", "protocol/records/_clz4.h"],
             extra_compile_args=["-O3"],
             extra_link_args=["-pthread"],

@@ -286,12 +286,10 @@ def _build(rows, scan, producer, target, next_offset, now_ms, config, leader_epo
     )  # fmt: skip
     if scan.min_timestamp < -1:  # Kafka's MemoryRecordsBuilder: an IllegalArgumentException (no message sent)
         raise ValidationError(ErrorCode.UNKNOWN_SERVER_ERROR, f"Invalid negative timestamp {scan.min_timestamp}")
-    flagged = set(scan.flagged)
-    builder.extend([
-        (next_offset + i, now_ms if lat else ts, key, value, headers,
-         attributes | TOMBSTONE_FLAG if i in flagged else attributes)
-        for i, (_, ts, key, value, headers, attributes) in enumerate(rows)
-    ])  # fmt: skip
+    if scan.flagged:
+        flagged = set(scan.flagged)
+        rows = [(*row[:5], row[5] | TOMBSTONE_FLAG if i in flagged else row[5]) for i, row in enumerate(rows)]
+    builder.extend_renumbered(rows, now_ms if lat else None)
     data = builder.build()
     if len(data) > config.max_message_bytes:
         raise ValidationError(ErrorCode.MESSAGE_TOO_LARGE, f"rebuilt batch of {len(data)} bytes is too large")

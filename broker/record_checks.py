@@ -52,7 +52,7 @@ from protocol import ErrorCode
 from protocol.primitives import INT64_MAX
 from protocol.records import TOMBSTONE_FLAG, RecordBatchView, TimestampType
 from protocol.records._v2_records import decode_record_tuples
-from protocol.records.scan import scan_v2_records, tombstone_key
+from protocol.records.scan import scan_v2_records, summarize_rows, tombstone_key
 from protocol.records.v2 import RECORD_BATCH_OVERHEAD
 from protocol.records.varint import decode_varint, java_long
 
@@ -152,6 +152,8 @@ class RecordScan:
 def check_records(tuples: list[tuple], checks: RecordChecks, claims: Sequence[bool] | None = None) -> RecordScan:
     """One pass over the records: raise ``ValidationError`` on bad ones, else report a ``RecordScan``.
     ``claims``: legacy records, with the LogAppendTime claim of each one's message."""
+    if (passed := _passed_whole(tuples, checks, claims)) is not None:
+        return passed
     errors: list[tuple[int, str]] = []
     timestamp_failed, sequential, max_ts = False, True, -1
     min_ts = tuples[0][1] if tuples else -1
@@ -174,6 +176,19 @@ def check_records(tuples: list[tuple], checks: RecordChecks, claims: Sequence[bo
     if errors:
         raise _rejected(errors, timestamp_failed)
     return RecordScan(flag, max_ts, sequential, min_ts)
+
+
+def _passed_whole(rows: list[tuple], checks: RecordChecks, claims: Sequence[bool] | None) -> RecordScan | None:
+    """The scan of rows without headers that no check can fail, from their summary alone (up-conversion's
+    rows); None when one might fail or there is no summary: then each row is looked at."""
+    found = summarize_rows(rows)
+    if found is None or (checks.compacted and found.null_keys):
+        return None
+    if checks.producer_log_append_time if claims is None else any(claims):
+        return None
+    if checks.check_timestamps and _may_fail(found.min_timestamp, found.max_timestamp, checks):
+        return None
+    return RecordScan([], found.max_timestamp, found.in_order, found.min_timestamp)
 
 
 def scan_batch(payload, batch: RecordBatchView, checks: RecordChecks) -> RecordScan:

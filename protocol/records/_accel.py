@@ -11,6 +11,10 @@
   of up-conversion (``legacy.plain_rows`` and wrappers' inner sets try it first).
 * ``BUILT_SCAN``: the Produce check of a v2 batch's records
   (``scan.scan_v2_records`` tries it first).
+* ``BUILT_ENCODE_ROWS``: rows without headers written as v2 records (the
+  builder's ``encode_rows`` tries it first: up-conversion's output), and
+  ``BUILT_SCAN_ROWS``, the timestamps, order and null keys of such rows (the
+  broker's Produce checks pass rows that cannot fail with it).
 * ``BUILT_CHUNK``: the whole batches of a chunk of a log slice, LZ4 ones to
   legacy wrappers and uncompressed ones to messages, on two threads
   (``_cbatches``), and ``BUILT_CHUNK_START``, the same begun on the helper
@@ -34,6 +38,8 @@ try:
     from ._cdownconvert import emit as BUILT_EMIT
     from ._cdownconvert import plain_rows as BUILT_PLAIN_ROWS
     from ._cdownconvert import scan as BUILT_SCAN
+    from ._cdownconvert import encode_rows as BUILT_ENCODE_ROWS
+    from ._cdownconvert import scan_rows as BUILT_SCAN_ROWS
     from ._cdownconvert import convert_chunk as BUILT_CHUNK
     from ._cdownconvert import convert_chunk_start as BUILT_CHUNK_START
     from ._cdownconvert import lz4_available
@@ -41,9 +47,13 @@ try:
 except ImportError:  # built without a C compiler
     crc32 = zlib.crc32
     BUILT_EMIT = BUILT_CHUNK = BUILT_CHUNK_START = BUILT_PLAIN_ROWS = BUILT_SCAN = None
+    BUILT_ENCODE_ROWS = BUILT_SCAN_ROWS = None
     new_frame = bytearray
     LZ4_IN_C = False
 else:
     LZ4_IN_C = lz4_available()
 
-__all__ = ["BUILT_CHUNK", "BUILT_CHUNK_START", "BUILT_EMIT", "BUILT_PLAIN_ROWS", "BUILT_SCAN", "LZ4_IN_C", "crc32", "new_frame"]
+__all__ = [
+    "BUILT_CHUNK", "BUILT_CHUNK_START", "BUILT_EMIT", "BUILT_ENCODE_ROWS", "BUILT_PLAIN_ROWS", "BUILT_SCAN",
+    "BUILT_SCAN_ROWS", "LZ4_IN_C", "crc32", "new_frame",
+]  # fmt: skip

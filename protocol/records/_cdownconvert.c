@@ -179,6 +179,8 @@ static PyMethodDef methods[] = {
      "CRC path (tests): 0 tables, 1 PCLMULQDQ, 2 AVX2+VPCLMULQDQ, 3 AVX-512; capped by the CPU; returns the old."},
     {"scan", cscan_scan, METH_VARARGS, "Check v2 records for Produce as scan_v2_records does (None: use Python)."},
     {"plain_rows", clegacy_plain_rows, METH_VARARGS, "Rows of a set of plain legacy messages (None: use Python)."},
+    {"encode_rows", cencode_rows, METH_VARARGS, "Append plain rows to a bytearray as v2 records: (last offset, max timestamp), or None: use Python."},
+    {"scan_rows", cencode_scan_rows, METH_O, "Timestamps, order and null keys of rows without headers (None: other)."},
     {"convert_chunk", clz4_chunk, METH_VARARGS,
      "The LZ4 and uncompressed v2 batches of a chunk to legacy entries, on two threads (None: use Python)."},
     {"convert_chunk_start", clz4_chunk_start, METH_VARARGS,

@@ -2,7 +2,8 @@
  * What the C files of the accelerator share (_cdownconvert.c: the record reader and the message
  * writer; _ccrc32.c: the CRC-32 of those messages; _clz4.c and _clz4_threads.c: whole LZ4 batches
  * to wrappers on two threads; _ccrc32c.c: the CRC-32C those jobs check; _cscan.c: the Produce
- * check of a batch's records; _clegacy.c: reading plain legacy messages for up-conversion).
+ * check of a batch's records; _clegacy.c: reading plain legacy messages for up-conversion; _cencode.c:
+ * writing rows as v2 records, and the summary of rows the Produce checks use).
  */
 #ifndef MINIBROKER_CDOWNCONVERT_H
 #define MINIBROKER_CDOWNCONVERT_H
@@ -129,5 +130,7 @@ PyObject *clz4_available(PyObject *self, PyObject *unused);
 int clz4_threads_init(void);
 PyObject *cscan_scan(PyObject *self, PyObject *args);
 PyObject *clegacy_plain_rows(PyObject *self, PyObject *args);
+PyObject *cencode_rows(PyObject *self, PyObject *args);
+PyObject *cencode_scan_rows(PyObject *self, PyObject *rows);
 
 #endif

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 import crc32c
 
 from ..errors import InvalidRecordError
+from . import _downconvert_runs
+from ._accel import BUILT_ENCODE_ROWS
 from ._legacy_writer import build_legacy
 from ._model import Codec, TimestampType
 from ._v2_records import encode_record, encode_rows
@@ -151,6 +153,8 @@ class RecordBatchBuilder:
 
     def extend(self, rows: list[tuple]) -> None:
         """``append`` each of ``(offset, timestamp, key, value, headers, attributes)``, encoded in bulk for magic 2."""
+        if self.magic == 2 and rows and self._extend_c(rows, None, None):
+            return
         if self.magic < 2 or not rows or any(r[4] for r in rows):
             for offset, timestamp, key, value, headers, attributes in rows:
                 self.append(key, value, timestamp=timestamp, headers=headers, offset=offset, attributes=attributes)
@@ -166,6 +170,36 @@ class RecordBatchBuilder:
         self._last_offset = previous
         self._max_timestamp = max(self._max_timestamp, max(r[1] for r in rows))
         self._records.extend(rows)
+
+    def extend_renumbered(self, rows: list[tuple], timestamp: int | None = None) -> None:
+        """``extend`` with the rows given the next offsets in turn (their own are not looked at) and, unless
+        None, ``timestamp`` for each (an up-conversion's rows under LogAppendTime)."""
+        if self.magic == 2 and rows and self._extend_c(rows, self._last_offset + 1, timestamp):
+            return
+        first = self._last_offset + 1
+        self.extend([(first + i, ts if timestamp is None else timestamp, key, value, headers, attributes)
+                     for i, (_, ts, key, value, headers, attributes) in enumerate(rows)])  # fmt: skip
+
+    def _extend_c(self, rows: list[tuple], first: int | None, timestamp: int | None) -> bool:
+        """``extend`` (``extend_renumbered`` from ``first``) of rows without headers by the accelerator;
+        False when it is off or declines the rows (then nothing was written)."""
+        c_encode = _downconvert_runs.accelerated(BUILT_ENCODE_ROWS)
+        base = self._base_timestamp
+        if base is None:
+            base = rows[0][1] if timestamp is None else timestamp
+        if c_encode is None or not isinstance(rows, list) or not isinstance(base, int):
+            return False
+        try:
+            done = c_encode(self._buf, rows, self.base_offset, base, self._last_offset, first, timestamp)
+        except OverflowError:  # an offset or base timestamp past 64 bits: the Python path decides
+            return False
+        if done is None:
+            return False
+        self._base_timestamp = base
+        self._last_offset, top = done
+        self._max_timestamp = max(self._max_timestamp, top)
+        self._records.extend(rows)  # a v2 builder only counts them
+        return True
 
     @property
     def max_timestamp(self) -> int:

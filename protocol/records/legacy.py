@@ -220,6 +220,8 @@ class LegacyBatchView:
                     f"'{wrapper_offset}' is less than the last inner message offset '{last_relative}'"
                 )
             shift = wrapper_offset - last_relative
+        if shift == 0 and append_time is None:
+            return inner
         return [
             (off + shift, ts if append_time is None else append_time, key, val, (), 0)
             for off, ts, key, val, _, _ in inner

@@ -26,6 +26,10 @@ When the C accelerator is built and on (``_accel``, ``_downconvert_runs``)
 its ``scan`` (``_cscan.c``) does all of this first, reading the records in
 place (a memoryview of the request is not copied); it answers None for
 anything unusual, and then the Python scan below runs and raises the error.
+
+``summarize_rows`` is the same summary for decoded rows (a legacy set being
+up-converted): the accelerator's ``scan_rows`` (``_cencode.c``) for rows
+without headers, None otherwise, so the caller looks at each row itself.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from typing import NamedTuple
 
 from ..errors import InvalidRecordError
 from . import _downconvert_runs
-from ._accel import BUILT_SCAN
+from ._accel import BUILT_SCAN, BUILT_SCAN_ROWS
 from ._scan_runs import FIRST_CHUNK, LAST_CHUNK, check_run, record_layout
 from .varint import ZIGZAG14, read_varint_slow, read_varlong_slow
 
@@ -49,6 +53,25 @@ class V2Scan(NamedTuple):
     null_keys: int
     in_order: bool  # every offset delta equals the record's index
     flag: list[int]  # records carrying the tombstone header without attributes bit 0
+
+
+class RowsSummary(NamedTuple):
+    """What ``summarize_rows`` found in a list of rows without headers."""
+
+    min_timestamp: int  # the smallest timestamp (-1 without rows)
+    max_timestamp: int  # the largest timestamp, or -1 if all are below it
+    in_order: bool  # every row's offset equals its index
+    null_keys: int
+
+
+def summarize_rows(rows: list) -> RowsSummary | None:
+    """The summary of ``(offset, timestamp, key, value, headers, attributes)`` rows from the accelerator,
+    or None when it is off or a row has headers or fields it does not take (the caller then reads each)."""
+    c_scan = _downconvert_runs.accelerated(BUILT_SCAN_ROWS)
+    if c_scan is None or not isinstance(rows, list):
+        return None
+    found = c_scan(rows)
+    return None if found is None else RowsSummary(*found)
 
 
 def tombstone_key(name: str) -> bytes | None:
