@@ -6,9 +6,11 @@ computed when Prometheus scrapes:
 
 * ``max_compaction_delay_secs``: as the KIP-354 seed defines it, the maximum
   over compacted partitions of ``max(now - earliest dirty first-batch
-  timestamp - max.compaction.lag.ms, 0) / 1000``, recomputed at each scrape
-  (Kafka's keeps the value of its last successful selection); plus, beyond
-  Kafka, ``kafka_log_logcleaner_compaction_delay_secs{topic,partition}``;
+  timestamp - max.compaction.lag.ms, 0) / 1000`` in whole seconds (Java's
+  long division, as the seed's formula and Kafka's gauge), recomputed at each
+  scrape (Kafka's keeps the value of its last successful selection); plus,
+  beyond Kafka, ``kafka_log_logcleaner_compaction_delay_secs{topic,partition}``
+  in the same whole seconds;
 * ``max_buffer_utilization_percent`` (a real percentage, as after
   KAFKA-18597), ``cleaner_recopy_percent`` (bytes written over the bytes the
   copy pass read, map-pass reads not counted, as Kafka's),
@@ -34,9 +36,9 @@ def samples(cleaner: Any) -> Iterator[tuple[str, str, list[str], list[tuple[list
     now = cleaner.clock()
     delays = [(l.topic, l.partition, d) for l, d in cleaner.manager.compaction_delays(now)]
     yield (LC + "max_compaction_delay_secs", "Largest KIP-354 compaction delay over compacted partitions",
-           [], [([], max((d for _t, _p, d in delays), default=0) / 1000)])  # fmt: skip
+           [], [([], max((d for _t, _p, d in delays), default=0) // 1000)])  # fmt: skip
     yield (LC + "compaction_delay_secs", "KIP-354 compaction delay of each compacted partition",
-           ["topic", "partition"], [([t, str(p)], d / 1000) for t, p, d in delays])  # fmt: skip
+           ["topic", "partition"], [([t, str(p)], d // 1000) for t, p, d in delays])  # fmt: skip
     yield from _thread_gauges(cleaner)
     yield from _manager_gauges(cleaner, now)
 

@@ -65,9 +65,10 @@ def test_the_gauge_is_the_seeds_formula_fresh_at_each_scrape(tmp_path):
     log_.roll()
     cleaner = LogCleaner(lm, CleanerConfig(), clock=clock)
     clock.advance(LAG + 2500)
-    assert _gauges(cleaner)[("kafka_log_logcleaner_max_compaction_delay_secs", ())] == (clock.now - first_ts - LAG) / 1000
+    assert _gauges(cleaner)[("kafka_log_logcleaner_max_compaction_delay_secs", ())] == 2  # 2.5 s: whole seconds
+    assert _gauges(cleaner)[("kafka_log_logcleaner_compaction_delay_secs", ("t", "0"))] == 2
     clock.advance(1000)  # no selection ran, yet the value moved (Kafka's would be stale)
-    assert _gauges(cleaner)[("kafka_log_logcleaner_max_compaction_delay_secs", ())] == 3.5
+    assert _gauges(cleaner)[("kafka_log_logcleaner_max_compaction_delay_secs", ())] == 3
 
 
 def _two_logs(tmp_path):
