@@ -34,6 +34,9 @@ but builds nothing, and gives the timestamp range and the null-key count. Only
 when those say a record may fail (a null key on a compacted topic, a
 timestamp range crossing the bounds) are the records decoded and handed to
 ``check_records``, which then finds and reports the failures as before.
+``check_records`` itself first asks the accelerator for the same summary of
+decoded rows without headers (``summarize_rows``: an up-conversion's rows) and
+passes them from it when no check can fail; otherwise it looks at each row.
 
 Timestamps are Java longs: a record's is ``baseTimestamp + timestampDelta``
 wrapped to 64 bits, and the bounds check subtracts in the same arithmetic
@@ -150,7 +153,8 @@ class RecordScan:
 
 
 def check_records(tuples: list[tuple], checks: RecordChecks, claims: Sequence[bool] | None = None) -> RecordScan:
-    """One pass over the records: raise ``ValidationError`` on bad ones, else report a ``RecordScan``.
+    """One pass over the records (none when their summary shows no check can fail): raise ``ValidationError``
+    on bad ones, else report a ``RecordScan``.
     ``claims``: legacy records, with the LogAppendTime claim of each one's message."""
     if (passed := _passed_whole(tuples, checks, claims)) is not None:
         return passed

@@ -41,7 +41,9 @@ static int read_row(PyObject *item, Row *r) {
     if ((r->key != Py_None && !PyBytes_CheckExact(r->key)) || (r->value != Py_None && !PyBytes_CheckExact(r->value)))
         return 0;
     PyObject *attributes = PyTuple_GET_ITEM(item, 5);
-    if (!PyLong_CheckExact(attributes))
+    /* exact ints only: an object's __index__ would run Python code between the two passes of encode_rows */
+    if (!PyLong_CheckExact(attributes) || !PyLong_CheckExact(PyTuple_GET_ITEM(item, 0)) ||
+        !PyLong_CheckExact(PyTuple_GET_ITEM(item, 1)))
         return 0;
     int overflow = 0;
     long long a = PyLong_AsLongLongAndOverflow(attributes, &overflow);
@@ -189,12 +191,21 @@ PyObject *cencode_rows(PyObject *self, PyObject *args) {
     if (PyByteArray_Resize(out, start + total) < 0)
         return NULL;
     uint8_t *o = (uint8_t *)PyByteArray_AS_STRING(out) + start;
+    uint8_t *end = o + total;
     int64_t last = p.previous;
     for (Py_ssize_t i = 0; i < n; i++) {
-        Row r = {0};
-        Sized s = {0};
-        planned_row(rows, i, &p, &last, &r, &s);  /* each passed rows_size, and nothing ran in between */
+        Row r;
+        Sized s;
+        /* each row passed rows_size, and no Python code ran since: the same sizes come out */
+        if (PyList_GET_SIZE(rows) != n || !planned_row(rows, i, &p, &last, &r, &s) ||
+            end - o < varint_size(zigzag64(s.body)) + s.body)
+            break;
         o = put_record(o, &r, &s);
+    }
+    if (o != end) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_SystemError, "encode_rows: the rows changed while they were written");
+        return NULL;
     }
     return Py_BuildValue("(LL)", (long long)last, (long long)max_ts);
 }

@@ -150,3 +150,26 @@ def test_no_summary_for_rows_with_headers_or_without_the_accelerator():
     assert summarize_rows(rows) is None
     with python_only():
         assert summarize_rows([(0, 5, b"k", b"v", (), 0)]) is None
+
+
+class _Clears:
+    """An offset or timestamp that is not an int: its ``__index__`` empties the rows being written."""
+
+    def __init__(self, rows: list) -> None:
+        self.rows = rows
+
+    def __index__(self) -> int:
+        self.rows.clear()
+        return 5
+
+
+@pytest.mark.parametrize("field", [0, 1])
+def test_rows_whose_numbers_are_not_ints_are_left_to_python(field):
+    """C reads only exact ints, so no Python code runs between its sizing pass and its writing pass."""
+    rows = [(i, 1000, b"k" * 100, b"v", (), 0) for i in range(2000)]
+    row = list(rows[0])
+    row[field] = _Clears(rows)
+    rows[0] = tuple(row)
+    out = bytearray()
+    assert cdc.encode_rows(out, rows, 0, 1000, -1, None, None) is None and out == b"" and len(rows) == 2000
+    assert cdc.scan_rows(rows) is None and len(rows) == 2000
