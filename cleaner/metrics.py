@@ -7,7 +7,8 @@ computed when Prometheus scrapes:
 * ``max_compaction_delay_secs``: as the KIP-354 seed defines it, the maximum
   over compacted partitions of ``max(now - earliest dirty first-batch
   timestamp - max.compaction.lag.ms, 0) / 1000`` in whole seconds (Java's
-  long division, as the seed's formula and Kafka's gauge), recomputed at each
+  long division, as the seed's formula and Kafka's gauge, whose milliseconds
+  are first made an int, so it reads 2147483 past about 24.8 days), recomputed at each
   scrape (Kafka's keeps the value of its last successful selection); plus,
   beyond Kafka, ``kafka_log_logcleaner_compaction_delay_secs{topic,partition}``
   in the same whole seconds;
@@ -30,13 +31,14 @@ from typing import Any, Iterator
 
 LC = "kafka_log_logcleaner_"
 LCM = "kafka_log_logcleanermanager_"
+_INT_MAX = (1 << 31) - 1  # Kafka's gauge takes the delay in ms as a Java int first: past ~24.8 days it stays there
 
 
 def samples(cleaner: Any) -> Iterator[tuple[str, str, list[str], list[tuple[list[str], float]]]]:
     now = cleaner.clock()
     delays = [(l.topic, l.partition, d) for l, d in cleaner.manager.compaction_delays(now)]
     yield (LC + "max_compaction_delay_secs", "Largest KIP-354 compaction delay over compacted partitions",
-           [], [([], max((d for _t, _p, d in delays), default=0) // 1000)])  # fmt: skip
+           [], [([], min(max((d for _t, _p, d in delays), default=0), _INT_MAX) // 1000)])  # fmt: skip
     yield (LC + "compaction_delay_secs", "KIP-354 compaction delay of each compacted partition",
            ["topic", "partition"], [([t, str(p)], d // 1000) for t, p, d in delays])  # fmt: skip
     yield from _thread_gauges(cleaner)

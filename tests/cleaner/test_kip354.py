@@ -69,6 +69,9 @@ def test_the_gauge_is_the_seeds_formula_fresh_at_each_scrape(tmp_path):
     assert _gauges(cleaner)[("kafka_log_logcleaner_compaction_delay_secs", ("t", "0"))] == 2
     clock.advance(1000)  # no selection ran, yet the value moved (Kafka's would be stale)
     assert _gauges(cleaner)[("kafka_log_logcleaner_max_compaction_delay_secs", ())] == 3
+    clock.advance(40 * 86_400_000)  # past Int.MAX ms: Kafka's gauge stays at 2147483 s
+    assert _gauges(cleaner)[("kafka_log_logcleaner_max_compaction_delay_secs", ())] == 2_147_483
+    assert _gauges(cleaner)[("kafka_log_logcleaner_compaction_delay_secs", ("t", "0"))] == 40 * 86_400 + 3
 
 
 def _two_logs(tmp_path):
