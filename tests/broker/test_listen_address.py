@@ -12,6 +12,7 @@ Kafka's ``InetSocketAddress(port)``: both families on one port, even port 0.
 from __future__ import annotations
 
 import socket
+import struct
 
 import pytest
 import trio
@@ -51,7 +52,18 @@ async def test_a_localhost_listener_on_port_0_is_bound_once_at_the_address_it_ad
         trio.socket.set_custom_hostname_resolver(None)
 
 
-@pytest.mark.skipif(not socket.has_ipv6, reason="no IPv6 on this machine")
+def _ipv6_loopback() -> bool:
+    """Whether ::1 can be bound here (``socket.has_ipv6`` only says how Python was built: a container may
+    have IPv6 turned off)."""
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback here")
 async def test_an_empty_host_on_port_0_is_one_socket_both_families_reach(tmp_path):
     config = BrokerConfig.from_props({"log.dirs": str(tmp_path / "data"), "listeners": "PLAINTEXT://:0",
                                       "node.id": "1", "prometheus.port": "0"})  # fmt: skip
@@ -64,4 +76,22 @@ async def test_an_empty_host_on_port_0_is_one_socket_both_families_reach(tmp_pat
                 with socket.socket(family) as client:
                     client.settimeout(5)
                     client.connect((address, port))
+            nursery.cancel_scope.cancel()
+
+
+async def test_an_ipv4_client_of_the_empty_host_socket_is_limited_by_its_ipv4_address(tmp_path):
+    """On the dual-stack socket an IPv4 peer reads ``::ffff:127.0.0.1``; Kafka sees an ``Inet4Address``, so
+    ``max.connections.per.ip.overrides=127.0.0.1:N`` applies to it (with a default of 0, it would be refused)."""
+    config = BrokerConfig.from_props({"log.dirs": str(tmp_path / "data"), "listeners": "PLAINTEXT://:0",
+                                      "node.id": "1", "prometheus.port": "0", "max.connections.per.ip": "0",
+                                      "max.connections.per.ip.overrides": "127.0.0.1:5"})  # fmt: skip
+    request = struct.pack(">hhih", 18, 0, 1, -1)  # ApiVersions v0, no client id
+    with trio.fail_after(20):
+        async with trio.open_nursery() as nursery:
+            broker = await nursery.start(serve_broker, config)
+            client = trio.socket.socket()
+            with client:
+                await client.connect(("127.0.0.1", broker.advertised[1]))
+                await client.send(struct.pack(">i", len(request)) + request)
+                assert len(await client.recv(4)) == 4  # answered, not closed unserved
             nursery.cancel_scope.cancel()
