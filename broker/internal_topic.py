@@ -32,7 +32,10 @@ made before the deletion and is still waiting to be durable fails with
 NOT_LEADER_OR_FOLLOWER (callers answer NOT_COORDINATOR, as Kafka's
 coordinator runtime fails the writes of a partition it unloads), and so does
 an append whose writer began under the old epoch (``epoch`` given); the
-next ``ensure_topic`` or ``ready`` makes the topic again.
+next ``ensure_topic`` or ``ready`` makes the topic again, with the
+configured partition count (``offsets.topic.num.partitions``,
+``transaction.state.log.num.partitions``), not the deleted topic's, as
+Kafka's ``AutoTopicCreationManager.creatableTopic`` takes it from the config.
 """
 
 from __future__ import annotations
@@ -103,7 +106,8 @@ class InternalTopic:
     def __init__(self, broker: Any, name: str, num_partitions: int, segment_bytes: int) -> None:
         self.broker = broker
         self.name = name
-        self.num_partitions = num_partitions
+        self.configured_partitions = num_partitions  # what the topic is made with (the broker's config)
+        self.num_partitions = num_partitions  # the topic's own count once it exists
         self.segment_bytes = segment_bytes
         self._ready = trio.Event()
         self._creating = False
@@ -147,7 +151,7 @@ class InternalTopic:
         try:
             async with topics.changes:  # the logs are made a few at a time; requests are served in between
                 if topics.get(self.name) is None:
-                    await topics.create(self.name, self.num_partitions, configs)
+                    await topics.create(self.name, self.configured_partitions, configs)
                 self.num_partitions = topics.get(self.name).num_partitions
         except Exception:  # retried by the next request that needs the topic
             log.exception("creating %s failed", self.name)
@@ -167,6 +171,7 @@ class InternalTopic:
         deleted partitions, ``BrokerMetadataPublisher.updateCoordinator``, then their election once the
         topic is made again)."""
         self.epoch += 1
+        self.num_partitions = self.configured_partitions  # the deleted topic's count is not the new one's
         if self._ready.is_set():
             self._ready = trio.Event()
         self._warned = False

@@ -23,7 +23,7 @@ from protocol import ErrorCode
 
 from ._admin_client import call, create_ok, req
 from ._consumer_group_client import heartbeat
-from ._group_client import clock, commit, fetch, group_props, groups_broker, join_new, sync  # noqa: F401
+from ._group_client import _open, clock, commit, fetch, group_props, groups_broker, join_new, sync  # noqa: F401
 from .test_transactions import init
 from .test_txn_offsets import FakeTxns, txn_commit
 
@@ -184,3 +184,22 @@ async def test_a_write_nobody_waits_for_is_dropped_when_the_topic_goes_before_it
     await wait_all_tasks_blocked()
     ends = [b.topics.partition(OFFSETS_TOPIC, i).log.log_end_offset for i in range(5)]
     assert ends == [0] * 5
+
+
+async def test_the_topic_is_made_again_with_the_configured_partition_count(tmp_path, clock):
+    """The deleted topic had 3 partitions (made under another config); the new one gets the broker's 5, as
+    Kafka's ``AutoTopicCreationManager.creatableTopic`` reads ``offsets.topic.num.partitions``."""
+    b = _open(tmp_path, clock, {"offsets.topic.num.partitions": "3"})
+    await _with_topic(b)
+    b.close()
+    b = _open(tmp_path, clock, {})  # offsets.topic.num.partitions=5
+    try:
+        await b.groups.store.ready()
+        assert b.topics.get(OFFSETS_TOPIC).num_partitions == 3  # an existing topic is used as it is
+        assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
+        assert b.groups.store.num_partitions == 5  # where keys go until the topic is made again
+        assert await commit(b, "g", {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
+        assert b.topics.get(OFFSETS_TOPIC).num_partitions == 5
+        assert await fetch(b, "g", {"t": [0]}) == (ErrorCode.NONE, {("t", 0): (1, "m", ErrorCode.NONE)})
+    finally:
+        b.close()
