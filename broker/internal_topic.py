@@ -103,12 +103,12 @@ def marker_batch(producer_id: int, epoch: int, commit: bool, coordinator_epoch: 
 
 
 class InternalTopic:
-    def __init__(self, broker: Any, name: str, num_partitions: int, segment_bytes: int) -> None:
+    def __init__(self, broker: Any, name: str, num_partitions: int, configs: dict[str, str]) -> None:
         self.broker = broker
         self.name = name
         self.configured_partitions = num_partitions  # what the topic is made with (the broker's config)
         self.num_partitions = num_partitions  # the topic's own count once it exists
-        self.segment_bytes = segment_bytes
+        self.configs = configs  # the topic configs it is made with (its coordinator's, as Kafka's)
         self._ready = trio.Event()
         self._creating = False
         self._warned = False
@@ -145,13 +145,11 @@ class InternalTopic:
         return False
 
     async def _create_topic(self) -> None:
-        configs = {"cleanup.policy": "compact", "compression.type": "producer",
-                   "segment.bytes": str(self.segment_bytes)}  # fmt: skip
         topics = self.broker.topics
         try:
             async with topics.changes:  # the logs are made a few at a time; requests are served in between
                 if topics.get(self.name) is None:
-                    await topics.create(self.name, self.configured_partitions, configs)
+                    await topics.create(self.name, self.configured_partitions, dict(self.configs))
                 self.num_partitions = topics.get(self.name).num_partitions
         except Exception:  # retried by the next request that needs the topic
             log.exception("creating %s failed", self.name)

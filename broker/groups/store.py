@@ -79,7 +79,9 @@ class GroupStore(InternalTopic):
 
     def __init__(self, broker: Any) -> None:
         c = broker.config
-        super().__init__(broker, OFFSETS_TOPIC, c.offsets_topic_num_partitions, c.offsets_topic_segment_bytes)
+        configs = {"cleanup.policy": "compact", "compression.type": "producer",
+                   "segment.bytes": str(c.offsets_topic_segment_bytes)}  # Kafka's groupMetadataTopicConfigs
+        super().__init__(broker, OFFSETS_TOPIC, c.offsets_topic_num_partitions, configs)
 
     async def write(self, group_id: str, rows: list[tuple[bytes, bytes | None]],
                     producer: tuple[int, int] | None = None, on_append: Callable[[int], None] | None = None,

@@ -63,8 +63,7 @@ class TransactionCoordinator:
     def __init__(self, broker: Any) -> None:
         self.broker = broker
         c = broker.config
-        self.topic = InternalTopic(broker, TXN_TOPIC, c.transaction_state_log_num_partitions,
-                                   c.transaction_state_log_segment_bytes)  # fmt: skip
+        self.topic = InternalTopic(broker, TXN_TOPIC, c.transaction_state_log_num_partitions, _topic_configs(c))
         self.txns: dict[str, TxnMetadata] = {}
         self.groups: dict[str, set[str]] = defaultdict(set)  # groups added by AddOffsetsToTxn, per id
         self._locks: dict[str, trio.Lock] = defaultdict(trio.Lock)
@@ -353,6 +352,13 @@ class TransactionCoordinator:
 
     def open_transactions(self) -> int:
         return sum(1 for m in self.txns.values() if m.state == TxnState.ONGOING)
+
+
+def _topic_configs(c: Any) -> dict[str, str]:
+    """``__transaction_state``'s configs, as Kafka's ``TransactionStateManager.transactionTopicConfigs``."""
+    return {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
+            "cleanup.policy": "compact", "min.insync.replicas": str(c.transaction_state_log_min_isr),
+            "segment.bytes": str(c.transaction_state_log_segment_bytes)}  # fmt: skip
 
 
 def _valid_expected(meta: TxnMetadata, expected: tuple[int, int]) -> bool:
