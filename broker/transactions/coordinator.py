@@ -31,7 +31,7 @@ id -> INVALID_PRODUCER_ID_MAPPING, another epoch -> PRODUCER_FENCED (the
 handlers turn it into INVALID_PRODUCER_EPOCH for old request versions), EndTxn
 in the wrong state -> INVALID_TXN_STATE, a prepared transaction ->
 CONCURRENT_TRANSACTIONS. A failed ``__transaction_state`` write answers as
-Kafka's TransactionStateManager maps it (``txn_log_error``: a log dir gone
+Kafka's TransactionStateManager maps it (``errors.txn_log_error``: a log dir gone
 offline is NOT_COORDINATOR); a record over the topic's ``max.message.bytes``
 is refused, as the log's append refuses it (UNKNOWN_SERVER_ERROR).
 """
@@ -51,6 +51,7 @@ from protocol import ErrorCode
 from ..groups.store import OFFSETS_TOPIC
 from ..internal_topic import InternalTopic, records_batch
 from . import markers
+from .errors import producer_error, txn_log_error, valid_expected, writer_error
 from .state import EPOCH_MAX, TxnMetadata, TxnState, key_bytes, parse_key, parse_value, value_bytes
 
 log = logging.getLogger("minibroker.transactions")
@@ -118,7 +119,7 @@ class TransactionCoordinator:
         if meta is None:
             fresh = TxnMetadata(txn_id, self._new_producer_id(), 0, timeout_ms, last_update_ms=self.broker.clock())
             return await self._answer(fresh)
-        if expected is not None and not _valid_expected(meta, expected):
+        if expected is not None and not valid_expected(meta, expected):
             return ErrorCode.PRODUCER_FENCED, -1, -1
         if meta.state.is_prepare:
             meta = await self._complete(meta)
@@ -171,7 +172,7 @@ class TransactionCoordinator:
             return error
         async with self._locked(txn_id):
             meta = self.txns.get(txn_id)
-            error = _writer_error(meta, producer_id, epoch)
+            error = writer_error(meta, producer_id, epoch)
             if error is not None:
                 return error
             if meta.state == TxnState.ONGOING and partitions <= meta.partitions:
@@ -216,7 +217,7 @@ class TransactionCoordinator:
 
     def _in_transaction(self, txn_id: str, producer_id: int, epoch: int, tp: tuple[str, int]) -> ErrorCode | None:
         meta = self.txns.get(txn_id)
-        error = _writer_error(meta, producer_id, epoch)
+        error = writer_error(meta, producer_id, epoch)
         if error is not None:
             return error
         if meta.state != TxnState.ONGOING or tp not in meta.partitions:
@@ -230,7 +231,7 @@ class TransactionCoordinator:
             return ErrorCode.INVALID_REQUEST
         async with self._locked(txn_id):
             meta = self.txns.get(txn_id)
-            error = _producer_error(meta, producer_id, epoch)
+            error = producer_error(meta, producer_id, epoch)
             if error is not None:
                 return error
             wanted = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
@@ -359,51 +360,3 @@ def _topic_configs(c: Any) -> dict[str, str]:
     return {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
             "cleanup.policy": "compact", "min.insync.replicas": str(c.transaction_state_log_min_isr),
             "segment.bytes": str(c.transaction_state_log_segment_bytes)}  # fmt: skip
-
-
-def _valid_expected(meta: TxnMetadata, expected: tuple[int, int]) -> bool:
-    """Kafka's isValidProducerId for InitProducerId's KIP-360 (producer id, epoch)."""
-    producer_id, epoch = expected
-    return (meta.producer_epoch == -1 or producer_id == meta.producer_id
-            or (producer_id == meta.previous_producer_id and epoch >= EPOCH_MAX - 1))  # fmt: skip
-
-
-def _producer_error(meta: TxnMetadata | None, producer_id: int, epoch: int) -> ErrorCode | None:
-    if meta is None or meta.producer_id != producer_id:
-        return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-    if meta.producer_epoch != epoch:
-        return ErrorCode.PRODUCER_FENCED
-    return None
-
-
-def _writer_error(meta: TxnMetadata | None, producer_id: int, epoch: int) -> ErrorCode | None:
-    """``_producer_error``, or CONCURRENT_TRANSACTIONS while the transaction is being ended."""
-    error = _producer_error(meta, producer_id, epoch)
-    if error is None and meta.state.is_prepare:
-        return ErrorCode.CONCURRENT_TRANSACTIONS
-    return error
-
-
-def for_version(error: ErrorCode, version: int, fenced_since: int) -> ErrorCode:
-    """PRODUCER_FENCED as INVALID_PRODUCER_EPOCH for request versions older than ``fenced_since``, whose
-    clients do not know it (Kafka's KafkaApis does the same)."""
-    if error == ErrorCode.PRODUCER_FENCED and version < fenced_since:
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    return error
-
-
-def txn_log_error(error: ErrorCode | None) -> ErrorCode | None:
-    """What InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn answer when their
-    ``__transaction_state`` write failed (Kafka's ``TransactionStateManager.appendTransactionToLog``): the
-    partition missing or short of replicas, or a timeout, is COORDINATOR_NOT_AVAILABLE; not being its leader
-    or a storage error is NOT_COORDINATOR; a record too large is UNKNOWN_SERVER_ERROR; the rest as is."""
-    return _TXN_LOG_ERRORS.get(error, error)
-
-
-_TXN_LOG_ERRORS = {
-    **dict.fromkeys((ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
-                     ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT),
-                    ErrorCode.COORDINATOR_NOT_AVAILABLE),
-    **dict.fromkeys((ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR), ErrorCode.NOT_COORDINATOR),
-    **dict.fromkeys((ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE), ErrorCode.UNKNOWN_SERVER_ERROR),
-}  # fmt: skip
