@@ -184,15 +184,19 @@ class InternalTopic:
         return partition is not None and partition.log.offline
 
     async def append_reporting(self, index: int, build: Build, on_append: Callable[[int], None] | None = None,
-                               max_bytes: int | None = None, before_log: bool = False) -> ErrorCode | None:  # fmt: skip
+                               max_bytes: int | None = None, before_log: bool = False,
+                               epoch: int | None = None) -> ErrorCode | None:  # fmt: skip
         """Append the batch ``build(base_offset)`` makes to partition ``index`` and wait until it is durable; the
         error the append met: UNKNOWN_TOPIC_OR_PARTITION (no such partition), KAFKA_STORAGE_ERROR (the write or
         its fsync failed, or the log is offline), MESSAGE_TOO_LARGE (a batch over ``max_bytes``, when given).
         ``on_append`` gets the batch's first offset as soon as it is in the log (before the wait); the topic
-        deleted before the batch is durable is NOT_LEADER_OR_FOLLOWER (``deleted``)."""
+        deleted before the batch is durable, or since ``epoch`` (a writer's that began then; None: now), is
+        NOT_LEADER_OR_FOLLOWER (``deleted``), and the topic is not made again for it."""
+        if epoch is not None and epoch != self.epoch:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
         await self.ready()
-        epoch = self.epoch
-        error = self.append_now(index, build, on_append, max_bytes, before_log)
+        epoch = self.epoch if epoch is None else epoch
+        error = self.append_now(index, build, on_append, max_bytes, before_log, epoch)
         return error if error is not None else await self.durable(index, epoch)
 
     def append_now(self, index: int, build: Build, on_append: Callable[[int], None] | None = None,

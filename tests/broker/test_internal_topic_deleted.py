@@ -14,6 +14,7 @@ answered NONE for records in a deleted log, and the topic was never made again.
 
 from __future__ import annotations
 
+import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
@@ -24,7 +25,7 @@ from protocol import ErrorCode
 from ._admin_client import call, create_ok, req
 from ._consumer_group_client import heartbeat
 from ._group_client import _open, clock, commit, fetch, group_props, groups_broker, join_new, sync  # noqa: F401
-from .test_transactions import init
+from .test_transactions import end, init, open_txn
 from .test_txn_offsets import FakeTxns, txn_commit
 
 NOT_COORDINATOR = ErrorCode.NOT_COORDINATOR
@@ -35,14 +36,15 @@ async def _delete(broker, topic: str) -> ErrorCode:
     return resp.responses[0].error_code
 
 
-async def _deleted_during(broker, topic: str, op):
-    """``op()`` run until its write waits to be durable, then ``topic`` deleted, then the wait let go; op's
-    answer."""
+async def _deleted_during(broker, topic: str, op, nth: int = 1):
+    """``op()`` run until its ``nth`` write waits to be durable, then ``topic`` deleted, then the wait let go;
+    op's answer."""
     gate, entered, real, out = trio.Event(), [], broker.wait_durable, {}
 
     async def held() -> None:
         entered.append(True)
-        await gate.wait()
+        if len(entered) == nth:
+            await gate.wait()
         await real()
 
     async def run() -> None:
@@ -52,7 +54,7 @@ async def _deleted_during(broker, topic: str, op):
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run)
         await wait_all_tasks_blocked()
-        assert entered, "the write did not reach its wait for durability"
+        assert len(entered) == nth, "the write did not reach its wait for durability"
         del broker.wait_durable  # the deletion's own writes are not held
         assert await _delete(broker, topic) == ErrorCode.NONE
         gate.set()
@@ -203,3 +205,28 @@ async def test_the_topic_is_made_again_with_the_configured_partition_count(tmp_p
         assert await fetch(b, "g", {"t": [0]}) == (ErrorCode.NONE, {("t", 0): (1, "m", ErrorCode.NONE)})
     finally:
         b.close()
+
+
+def _txn_ops(b, pid, epoch):
+    async def timed_out():
+        b.clock.now += 61_000  # past the transaction's 60 s timeout
+        await b.transactions.abort_timed_out()
+
+    return {"end": lambda: end(b, pid, epoch, True), "init": lambda: init(b), "timeout": timed_out}
+
+
+@pytest.mark.parametrize("op, answer", [("end", ErrorCode.NONE), ("init", (ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1)),
+                                        ("timeout", None)])  # fmt: skip
+async def test_a_transaction_ended_across_the_deletion_writes_nothing_into_the_new_topic(groups_broker, op, answer):
+    """EndTxn, InitProducerId's fence and the timeout's abort write their prepared state, then the deletion
+    comes while their markers wait to be durable: the Complete* state is not written into the new topic and
+    the id does not come back, as Kafka's ``appendTransactionToLog`` answers NOT_COORDINATOR once the
+    coordinator epoch changed (``onResignation``). Before, ``_persist`` made the topic again and wrote it."""
+    b = groups_broker
+    pid, epoch = await open_txn(b)
+    assert await _deleted_during(b, TXN_TOPIC, _txn_ops(b, pid, epoch)[op], nth=2) == answer  # 1st: prepared
+    assert b.transactions.txns == {}
+    await b.transactions.topic.ready()  # made again
+    assert [b.topics.partition(TXN_TOPIC, i).log.log_end_offset for i in range(3)] == [0, 0, 0]
+    error, new_pid, new_epoch = await init(b)  # unknown in the new topic: a new producer id
+    assert (error, new_pid != pid, new_epoch) == (ErrorCode.NONE, True, 0)
