@@ -14,9 +14,9 @@ from ``__consumer_offsets`` at startup (``replay``; members restored with a
 fresh session, so consumers that keep heartbeating across a broker restart
 keep their generation); ``run()`` is the trio task for the coordinators'
 timers and the periodic expiry check (``offsets.retention.check.interval.ms``),
-which sleeps until their next deadline (``timers``). ``state_metrics`` feeds the
-Prometheus gauges named after Kafka's ``GroupMetadataManager`` MBeans and
-its ``group-coordinator-metrics`` group counts.
+which sleeps until their next deadline (``timers``). ``state_metrics`` feeds
+the Prometheus gauges named after Kafka's ``GroupMetadataManager`` MBeans and
+its ``group-coordinator-metrics`` group counts (``state_metrics.py``).
 """
 
 from __future__ import annotations
@@ -32,21 +32,19 @@ from . import records as r
 from . import txn_offsets as txn
 from .classic_members import ClassicMembers
 from .consumer_coordinator import ConsumerCoordinator
-from .consumer_group import ASSIGNING, CONSUMER, CONSUMER_STABLE, RECONCILING, ConsumerGroup
+from .consumer_group import CONSUMER, ConsumerGroup
 from .consumer_requests import GroupError, Heartbeat, HeartbeatResult
 from .consumer_store import ConsumerStore
 from .coordinator import GroupCoordinator
-from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group
+from .group import DEAD, EMPTY, STABLE, Group
 from .replay import rebuild_groups
 from .results import GroupSummary, MemberSummary
+from .state_metrics import CLASSIC, state_metrics
 from .store import GroupStore
 from .timers import GroupTimers
 
 log = logging.getLogger("minibroker.groups")
-_STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
-_CONSUMER_STATES = (EMPTY, ASSIGNING, RECONCILING, CONSUMER_STABLE, DEAD)
 _Keys = list[tuple[str, int]]  # (topic, partition) of offsets
-CLASSIC = "classic"
 
 
 class MarkerNotWritten(OSError):
@@ -370,20 +368,7 @@ class GroupManager:
 
     def state_metrics(self):
         """Gauges named after Kafka's ``GroupMetadataManager`` MBeans (read from the metrics thread)."""
-        groups = list(self.groups.values())
-        classic = [g for g in groups if isinstance(g, Group)]
-        prefix = "kafka_coordinator_group_groupmetadatamanager_"
-        yield prefix + "numgroups", "Groups this coordinator holds", [], [([], float(len(groups)))]
-        yield prefix + "numoffsets", "Committed offsets held", [], [([], float(sum(len(g.offsets) for g in groups)))]
-        for state in _STATES:
-            count = float(sum(1 for g in classic if g.state == state))
-            yield prefix + "numgroups" + state.lower(), f"Classic groups in state {state}", [], [([], count)]
-        prefix = "kafka_server_group_coordinator_metrics_"
-        by_protocol = [([CLASSIC], float(len(classic))), ([CONSUMER], float(len(groups) - len(classic)))]
-        yield prefix + "group_count", "Groups by rebalance protocol", ["protocol"], by_protocol
-        consumer = [g for g in groups if isinstance(g, ConsumerGroup)]
-        by_state = [([s.lower()], float(sum(1 for g in consumer if g.state == s))) for s in _CONSUMER_STATES]
-        yield prefix + "consumer_group_count", "Consumer groups (KIP-848) by state", ["state"], by_state
+        return state_metrics(list(self.groups.values()))
 
     # -- timers --------------------------------------------------------------------------
 
