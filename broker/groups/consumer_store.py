@@ -272,7 +272,8 @@ class ConsumerStore:
 
     async def delete_group(self, group: Any, rows: Callable[[], list[tuple[bytes, bytes | None]]], atomic: bool,
                            still: Callable[[], ErrorCode | None] = lambda: None,
-                           on_append: Callable[[int], None] | None = None) -> ErrorCode | None:  # fmt: skip
+                           on_append: Callable[[int], None] | None = None,
+                           epoch: int | None = None) -> ErrorCode | None:  # fmt: skip
         """Append ``rows()`` (offset tombstones, chosen once the lock is held) and the tombstones of every record
         ``group`` has in the log, in the store's order (under its lock), and forget the group at once, then wait
         until durable (``on_append`` as ``append_rows``'); ``still`` checks, once the lock is held, that the group may
@@ -280,13 +281,18 @@ class ConsumerStore:
         between them), as Kafka's DeleteGroups makes the tombstones in one write operation and replays them as they
         are appended: a request after it finds no group (a heartbeat makes a new one, whose records follow the
         tombstones). The group's queued changes are taken out: its tombstones cover them. If the write fails they are
-        given back, and so is the group when its durability fails (``_put_back``)."""
+        given back, and so is the group when its durability fails (``_put_back``). ``epoch``: the store's when the
+        caller read the group (now if None); once the topic was deleted since, nothing is written (NOT_COORDINATOR)."""
         gid, consumer = group.group_id, isinstance(group, ConsumerGroup)
+        epoch = self.store.epoch if epoch is None else epoch
         async with self._writing:
-            await self.store.ready()  # the topic made: no pause from the check to the forgetting
+            if epoch == self.store.epoch:
+                await self.store.ready()  # the topic made: no pause from the check to the forgetting
+            if epoch != self.store.epoch:  # deleted since the caller read the group: the group went with it
+                return ErrorCode.NOT_COORDINATOR
             if (refused := still()) is not None:
                 return refused
-            taken, epoch = self._take_group(gid), self.store.epoch
+            taken = self._take_group(gid)
             error = await self.store.append_rows(gid, rows() + _group_tombstones(group, taken), None, on_append, atomic,
                                                  epoch)  # fmt: skip
             if error is not None:

@@ -114,6 +114,8 @@ class GroupStore(InternalTopic):
         """
         if not rows:
             return None
+        if epoch is not None and epoch != self.epoch:  # the topic is not made again for it
+            return coordinator_error(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         await self.ready()
         now, limit = self.broker.clock(), self.broker.topics.effective_config(self.name).max_message_bytes
         index = self.partition_of(group_id)

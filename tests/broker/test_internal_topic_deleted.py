@@ -230,3 +230,44 @@ async def test_a_transaction_ended_across_the_deletion_writes_nothing_into_the_n
     assert [b.topics.partition(TXN_TOPIC, i).log.log_end_offset for i in range(3)] == [0, 0, 0]
     error, new_pid, new_epoch = await init(b)  # unknown in the new topic: a new producer id
     assert (error, new_pid != pid, new_epoch) == (ErrorCode.NONE, True, 0)
+
+
+def _offsets_ends(b) -> list[int]:
+    return [b.topics.partition(OFFSETS_TOPIC, i).log.log_end_offset for i in range(5)]
+
+
+@pytest.mark.parametrize("loop", ["expiry", "topic deleted"])
+async def test_a_loop_over_the_groups_stops_when_the_topic_is_deleted_under_it(groups_broker, loop):
+    """The offset expiry and a deleted topic's cleanup write group after group: the deletion comes while the
+    first group's tombstones wait to be durable, and the other groups (gone with the topic) write nothing into
+    the new one, as Kafka's unload cancels the shard's timers and fails later writes. Before, g2's tombstones
+    went into the new topic and deleted a new g2's offset there."""
+    b = groups_broker
+    await _with_topic(b)
+    for group in ("g1", "g2"):
+        assert await commit(b, group, {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
+    b.clock.now += 8 * 24 * 3600 * 1000  # past offsets.retention.minutes (7 days)
+    ops = {"expiry": b.groups.expire_offsets, "topic deleted": lambda: b.groups.topic_deleted("t")}
+    await _deleted_during(b, OFFSETS_TOPIC, ops[loop])
+    await b.groups.store.ready()
+    assert _offsets_ends(b) == [0] * 5
+
+
+async def test_an_expired_consumer_group_deleted_after_the_topic_went_writes_nothing(groups_broker):
+    """An empty consumer group's expiry waits for the store's lock; the topic is deleted meanwhile: its
+    tombstones are not written into the new topic (``ConsumerStore.delete_group`` takes the epoch its caller
+    read the group under). Before, it read the epoch once the topic was made again, and wrote."""
+    b = groups_broker
+    await _with_topic(b)
+    joined = await heartbeat(b, "m1")
+    assert (await heartbeat(b, "m1", -1)).error_code == ErrorCode.NONE  # left: the group is empty
+    assert await commit(b, "cg", {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
+    assert joined.error_code == ErrorCode.NONE
+    b.clock.now += 8 * 24 * 3600 * 1000
+    async with trio.open_nursery() as nursery, b.groups.consumer_store._writing:
+        nursery.start_soon(b.groups.expire_offsets)
+        await wait_all_tasks_blocked()  # the expiry waits for the lock
+        assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
+        await b.groups.store.ready()
+    await wait_all_tasks_blocked()
+    assert _offsets_ends(b) == [0] * 5
