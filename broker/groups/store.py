@@ -149,9 +149,10 @@ class GroupStore(InternalTopic):
         marker = marker_batch(producer_id, producer_epoch, commit, coordinator_epoch, self.broker.clock())
         return await self.append_reporting(index, marker)  # unmapped, as Kafka's completeTransaction fails
 
-    async def write_group(self, group: Any) -> ErrorCode | None:
-        """Store a group's metadata; a failure is the error a JoinGroup or SyncGroup waiting on it answers."""
-        return await self.write(group.group_id, _group_rows(group))
+    async def write_group(self, group: Any, epoch: int | None = None) -> ErrorCode | None:
+        """Store a group's metadata; a failure is the error a JoinGroup or SyncGroup waiting on it answers
+        (``epoch``: as ``write``'s)."""
+        return await self.write(group.group_id, _group_rows(group), epoch=epoch)
 
     def write_group_soon(self, group: Any) -> None:
         """Store a group's metadata without anyone waiting (the group just became empty); its record is

@@ -24,7 +24,8 @@ from protocol import ErrorCode
 
 from ._admin_client import call, create_ok, req
 from ._consumer_group_client import heartbeat
-from ._group_client import _open, clock, commit, fetch, group_props, groups_broker, join_new, sync  # noqa: F401
+from ._group_client import (_open, clock, commit, fetch, group_props, groups_broker, join, join_new,  # noqa: F401
+                            start_join, sync)
 from .test_transactions import end, init, open_txn
 from .test_txn_offsets import FakeTxns, txn_commit
 
@@ -270,4 +271,31 @@ async def test_an_expired_consumer_group_deleted_after_the_topic_went_writes_not
         assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
         await b.groups.store.ready()
     await wait_all_tasks_blocked()
+    assert _offsets_ends(b) == [0] * 5
+
+
+async def test_a_static_members_replacement_stored_after_the_deletion_writes_nothing(groups_broker):
+    """A static member rejoins a Stable group: its replacement is stored by a task that, as it happens, starts
+    only after the deletion. The rejoin answers NOT_COORDINATOR (the group unloaded) and the task writes no
+    record of the gone group into the new topic: it takes the store's epoch from when it was started."""
+    b = groups_broker
+    await _with_topic(b)
+    first = await join(b, "g", instance="i1")
+    await sync(b, "g", first.generation_id, first.member_id, {first.member_id: b"x"}, instance="i1")
+    coordinator, gate, answers = b.groups.coordinator, trio.Event(), {}
+    store_replacement = coordinator._store_replacement
+
+    async def late(*args):
+        await gate.wait()
+        await store_replacement(*args)
+
+    coordinator._store_replacement = late
+    async with trio.open_nursery() as nursery:
+        start_join(nursery, answers, "rejoin", join, b, "g", instance="i1")
+        await wait_all_tasks_blocked()
+        assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
+        gate.set()
+    await wait_all_tasks_blocked()
+    assert answers["rejoin"].error_code == NOT_COORDINATOR
+    await b.groups.store.ready()
     assert _offsets_ends(b) == [0] * 5
