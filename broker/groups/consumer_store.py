@@ -195,14 +195,14 @@ class ConsumerStore:
         flight.errors[group_id] = error = await self.store.append_rows(group_id, rows, epoch=flight.epoch)
         requeue = partial(self._requeue, group_id, entries, converted)
         if error is not None:
-            self._undo(pendings, error, requeue)
+            self._undo(pendings, error, requeue, flight.epoch)
             return
         before = {k: group.stored.get(k) for k in changed}
         _set_stored(group.stored, {k: wanted[k] for k in changed})
 
         def undo(error: ErrorCode) -> None:  # not durable: its values are not stored after all; its changes undone
             _set_stored(group.stored, {k: v for k, v in before.items() if group.stored.get(k) == wanted[k]})
-            self._undo(pendings, error, requeue)
+            self._undo(pendings, error, requeue, flight.epoch)
 
         if rows:
             flight.undo[group_id] = undo
@@ -216,17 +216,18 @@ class ConsumerStore:
             if isinstance(group, Group):
                 rows.append((r.group_key(group_id), r.group_value(group_value(group))))
             requeue = partial(queue_downgrade, self.consumer.downgraded, group_id, keys)  # with one queued meanwhile
-            undo = partial(self._undo, flight.taken.get(group_id, []), requeue=requeue)
+            undo = partial(self._undo, flight.taken.get(group_id, []), requeue=requeue, epoch=flight.epoch)
             flight.errors[group_id] = error = await self.store.append_rows(group_id, rows, epoch=flight.epoch)
             if error is not None:
                 undo(error)
             else:
                 flight.undo[group_id] = undo
 
-    def _undo(self, pendings: list[Pending], error: ErrorCode, requeue: Callable[[], None]) -> None:
+    def _undo(self, pendings: list[Pending], error: ErrorCode, requeue: Callable[[], None], epoch: int) -> None:
         """A write of ``pendings``' changes failed: they are undone; with nothing to undo, ``requeue`` queues
-        what the write carried again."""
-        if not self.consumer.rollback.failed(pendings, error):
+        what the write carried again, unless the topic was deleted since the write began (``epoch``): its
+        groups went with it, and the queues ``unload`` cleared stay empty."""
+        if not self.consumer.rollback.failed(pendings, error) and epoch == self.store.epoch:
             requeue()
 
     async def _settle(self, flight: _Flight) -> None:

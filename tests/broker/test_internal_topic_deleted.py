@@ -299,3 +299,17 @@ async def test_a_static_members_replacement_stored_after_the_deletion_writes_not
     assert answers["rejoin"].error_code == NOT_COORDINATOR
     await b.groups.store.ready()
     assert _offsets_ends(b) == [0] * 5
+
+
+async def test_a_consumer_group_write_nobody_waits_for_is_not_queued_again_after_the_deletion(groups_broker):
+    """A consumer group's records written with no request waiting (as a timer round writes them) fail to become
+    durable because the topic was deleted meanwhile: they are not put back into the queues the unload
+    cleared, so nothing of the gone group is written later. Before, they were queued again."""
+    b = groups_broker
+    await _with_topic(b)
+    assert (await heartbeat(b, "m1")).error_code == ErrorCode.NONE
+    b.groups.groups["cg"].stored.clear()  # every record of the group to be written again
+    b.groups.consumer.dirty.add(("cg", None))
+    assert await _deleted_during(b, OFFSETS_TOPIC, b.groups.store_consumer_groups) == NOT_COORDINATOR
+    consumer = b.groups.consumer
+    assert (consumer.dirty, consumer.converted, consumer.downgraded) == (set(), set(), {})
