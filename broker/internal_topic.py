@@ -32,7 +32,10 @@ made before the deletion and is still waiting to be durable fails with
 NOT_LEADER_OR_FOLLOWER (callers answer NOT_COORDINATOR, as Kafka's
 coordinator runtime fails the writes of a partition it unloads), and so does
 an append whose writer began under the old epoch (``epoch`` given); the
-next ``ensure_topic`` or ``ready`` makes the topic again.
+next ``ensure_topic`` or ``ready`` makes the topic again, with the
+configured partition count (``offsets.topic.num.partitions``,
+``transaction.state.log.num.partitions``), not the deleted topic's, as
+Kafka's ``AutoTopicCreationManager.creatableTopic`` takes it from the config.
 """
 
 from __future__ import annotations
@@ -100,11 +103,12 @@ def marker_batch(producer_id: int, epoch: int, commit: bool, coordinator_epoch: 
 
 
 class InternalTopic:
-    def __init__(self, broker: Any, name: str, num_partitions: int, segment_bytes: int) -> None:
+    def __init__(self, broker: Any, name: str, num_partitions: int, configs: dict[str, str]) -> None:
         self.broker = broker
         self.name = name
-        self.num_partitions = num_partitions
-        self.segment_bytes = segment_bytes
+        self.configured_partitions = num_partitions  # what the topic is made with (the broker's config)
+        self.num_partitions = num_partitions  # the topic's own count once it exists
+        self.configs = configs  # the topic configs it is made with (its coordinator's, as Kafka's)
         self._ready = trio.Event()
         self._creating = False
         self._warned = False
@@ -141,13 +145,11 @@ class InternalTopic:
         return False
 
     async def _create_topic(self) -> None:
-        configs = {"cleanup.policy": "compact", "compression.type": "producer",
-                   "segment.bytes": str(self.segment_bytes)}  # fmt: skip
         topics = self.broker.topics
         try:
             async with topics.changes:  # the logs are made a few at a time; requests are served in between
                 if topics.get(self.name) is None:
-                    await topics.create(self.name, self.num_partitions, configs)
+                    await topics.create(self.name, self.configured_partitions, dict(self.configs))
                 self.num_partitions = topics.get(self.name).num_partitions
         except Exception:  # retried by the next request that needs the topic
             log.exception("creating %s failed", self.name)
@@ -167,6 +169,7 @@ class InternalTopic:
         deleted partitions, ``BrokerMetadataPublisher.updateCoordinator``, then their election once the
         topic is made again)."""
         self.epoch += 1
+        self.num_partitions = self.configured_partitions  # the deleted topic's count is not the new one's
         if self._ready.is_set():
             self._ready = trio.Event()
         self._warned = False
@@ -181,15 +184,19 @@ class InternalTopic:
         return partition is not None and partition.log.offline
 
     async def append_reporting(self, index: int, build: Build, on_append: Callable[[int], None] | None = None,
-                               max_bytes: int | None = None, before_log: bool = False) -> ErrorCode | None:  # fmt: skip
+                               max_bytes: int | None = None, before_log: bool = False,
+                               epoch: int | None = None) -> ErrorCode | None:  # fmt: skip
         """Append the batch ``build(base_offset)`` makes to partition ``index`` and wait until it is durable; the
         error the append met: UNKNOWN_TOPIC_OR_PARTITION (no such partition), KAFKA_STORAGE_ERROR (the write or
         its fsync failed, or the log is offline), MESSAGE_TOO_LARGE (a batch over ``max_bytes``, when given).
         ``on_append`` gets the batch's first offset as soon as it is in the log (before the wait); the topic
-        deleted before the batch is durable is NOT_LEADER_OR_FOLLOWER (``deleted``)."""
+        deleted before the batch is durable, or since ``epoch`` (a writer's that began then; None: now), is
+        NOT_LEADER_OR_FOLLOWER (``deleted``), and the topic is not made again for it."""
+        if epoch is not None and epoch != self.epoch:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
         await self.ready()
-        epoch = self.epoch
-        error = self.append_now(index, build, on_append, max_bytes, before_log)
+        epoch = self.epoch if epoch is None else epoch
+        error = self.append_now(index, build, on_append, max_bytes, before_log, epoch)
         return error if error is not None else await self.durable(index, epoch)
 
     def append_now(self, index: int, build: Build, on_append: Callable[[int], None] | None = None,

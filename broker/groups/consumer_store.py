@@ -195,14 +195,14 @@ class ConsumerStore:
         flight.errors[group_id] = error = await self.store.append_rows(group_id, rows, epoch=flight.epoch)
         requeue = partial(self._requeue, group_id, entries, converted)
         if error is not None:
-            self._undo(pendings, error, requeue)
+            self._undo(pendings, error, requeue, flight.epoch)
             return
         before = {k: group.stored.get(k) for k in changed}
         _set_stored(group.stored, {k: wanted[k] for k in changed})
 
         def undo(error: ErrorCode) -> None:  # not durable: its values are not stored after all; its changes undone
             _set_stored(group.stored, {k: v for k, v in before.items() if group.stored.get(k) == wanted[k]})
-            self._undo(pendings, error, requeue)
+            self._undo(pendings, error, requeue, flight.epoch)
 
         if rows:
             flight.undo[group_id] = undo
@@ -216,17 +216,18 @@ class ConsumerStore:
             if isinstance(group, Group):
                 rows.append((r.group_key(group_id), r.group_value(group_value(group))))
             requeue = partial(queue_downgrade, self.consumer.downgraded, group_id, keys)  # with one queued meanwhile
-            undo = partial(self._undo, flight.taken.get(group_id, []), requeue=requeue)
+            undo = partial(self._undo, flight.taken.get(group_id, []), requeue=requeue, epoch=flight.epoch)
             flight.errors[group_id] = error = await self.store.append_rows(group_id, rows, epoch=flight.epoch)
             if error is not None:
                 undo(error)
             else:
                 flight.undo[group_id] = undo
 
-    def _undo(self, pendings: list[Pending], error: ErrorCode, requeue: Callable[[], None]) -> None:
+    def _undo(self, pendings: list[Pending], error: ErrorCode, requeue: Callable[[], None], epoch: int) -> None:
         """A write of ``pendings``' changes failed: they are undone; with nothing to undo, ``requeue`` queues
-        what the write carried again."""
-        if not self.consumer.rollback.failed(pendings, error):
+        what the write carried again, unless the topic was deleted since the write began (``epoch``): its
+        groups went with it, and the queues ``unload`` cleared stay empty."""
+        if not self.consumer.rollback.failed(pendings, error) and epoch == self.store.epoch:
             requeue()
 
     async def _settle(self, flight: _Flight) -> None:
@@ -272,7 +273,8 @@ class ConsumerStore:
 
     async def delete_group(self, group: Any, rows: Callable[[], list[tuple[bytes, bytes | None]]], atomic: bool,
                            still: Callable[[], ErrorCode | None] = lambda: None,
-                           on_append: Callable[[int], None] | None = None) -> ErrorCode | None:  # fmt: skip
+                           on_append: Callable[[int], None] | None = None,
+                           epoch: int | None = None) -> ErrorCode | None:  # fmt: skip
         """Append ``rows()`` (offset tombstones, chosen once the lock is held) and the tombstones of every record
         ``group`` has in the log, in the store's order (under its lock), and forget the group at once, then wait
         until durable (``on_append`` as ``append_rows``'); ``still`` checks, once the lock is held, that the group may
@@ -280,13 +282,18 @@ class ConsumerStore:
         between them), as Kafka's DeleteGroups makes the tombstones in one write operation and replays them as they
         are appended: a request after it finds no group (a heartbeat makes a new one, whose records follow the
         tombstones). The group's queued changes are taken out: its tombstones cover them. If the write fails they are
-        given back, and so is the group when its durability fails (``_put_back``)."""
+        given back, and so is the group when its durability fails (``_put_back``). ``epoch``: the store's when the
+        caller read the group (now if None); once the topic was deleted since, nothing is written (NOT_COORDINATOR)."""
         gid, consumer = group.group_id, isinstance(group, ConsumerGroup)
+        epoch = self.store.epoch if epoch is None else epoch
         async with self._writing:
-            await self.store.ready()  # the topic made: no pause from the check to the forgetting
+            if epoch == self.store.epoch:
+                await self.store.ready()  # the topic made: no pause from the check to the forgetting
+            if epoch != self.store.epoch:  # deleted since the caller read the group: the group went with it
+                return ErrorCode.NOT_COORDINATOR
             if (refused := still()) is not None:
                 return refused
-            taken, epoch = self._take_group(gid), self.store.epoch
+            taken = self._take_group(gid)
             error = await self.store.append_rows(gid, rows() + _group_tombstones(group, taken), None, on_append, atomic,
                                                  epoch)  # fmt: skip
             if error is not None:

@@ -14,9 +14,9 @@ from ``__consumer_offsets`` at startup (``replay``; members restored with a
 fresh session, so consumers that keep heartbeating across a broker restart
 keep their generation); ``run()`` is the trio task for the coordinators'
 timers and the periodic expiry check (``offsets.retention.check.interval.ms``),
-which sleeps until their next deadline (``timers``). ``state_metrics`` feeds the
-Prometheus gauges named after Kafka's ``GroupMetadataManager`` MBeans and
-its ``group-coordinator-metrics`` group counts.
+which sleeps until their next deadline (``timers``). ``state_metrics`` feeds
+the Prometheus gauges named after Kafka's ``GroupMetadataManager`` MBeans and
+its ``group-coordinator-metrics`` group counts (``state_metrics.py``).
 """
 
 from __future__ import annotations
@@ -32,21 +32,19 @@ from . import records as r
 from . import txn_offsets as txn
 from .classic_members import ClassicMembers
 from .consumer_coordinator import ConsumerCoordinator
-from .consumer_group import ASSIGNING, CONSUMER, CONSUMER_STABLE, RECONCILING, ConsumerGroup
+from .consumer_group import CONSUMER, ConsumerGroup
 from .consumer_requests import GroupError, Heartbeat, HeartbeatResult
 from .consumer_store import ConsumerStore
 from .coordinator import GroupCoordinator
-from .group import COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group
+from .group import DEAD, EMPTY, STABLE, Group
 from .replay import rebuild_groups
 from .results import GroupSummary, MemberSummary
+from .state_metrics import CLASSIC, state_metrics
 from .store import GroupStore
 from .timers import GroupTimers
 
 log = logging.getLogger("minibroker.groups")
-_STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
-_CONSUMER_STATES = (EMPTY, ASSIGNING, RECONCILING, CONSUMER_STABLE, DEAD)
 _Keys = list[tuple[str, int]]  # (topic, partition) of offsets
-CLASSIC = "classic"
 
 
 class MarkerNotWritten(OSError):
@@ -220,9 +218,13 @@ class GroupManager:
         return ErrorCode.NONE, o.fetch(group, wanted, require_stable)
 
     async def expire_offsets(self) -> None:
-        now = self.clock()
+        """Tombstone the offsets past retention (and the empty groups they leave). Stops once
+        ``__consumer_offsets`` is deleted meanwhile: its groups are gone, as Kafka's unload cancels the expiry."""
+        now, epoch = self.clock(), self.store.epoch
         retention = self.config.offsets_retention_minutes * 60_000
         for group in list(self.groups.values()):
+            if self.store.epoch != epoch:
+                return
             consumer = isinstance(group, ConsumerGroup)
             gone = co.expired(group, now, retention) if consumer else o.expired(group, now, retention)
             drop_group = (group.state == EMPTY and not group.members and len(gone) == len(group.offsets)
@@ -238,7 +240,7 @@ class GroupManager:
                         or any(group.offsets.get(k) is not v for k, v in chosen.items()))  # fmt: skip
                 return None if _empty(group) and not kept else ErrorCode.NON_EMPTY_GROUP
 
-            if await self._drop_offsets(group, gone, with_group=with_group, atomic=False, still=still) is not None:
+            if await self._drop_offsets(group, gone, with_group, False, still, epoch) is not None:
                 continue
             if drop_group and not with_group and _empty(group) and not (group.offsets or group.committing):
                 self._forget_group(group)  # a group with no record of its own: only its offsets were written
@@ -319,22 +321,30 @@ class GroupManager:
         return (failed, []) if failed is not None else (ErrorCode.NONE, errors)
 
     async def topic_deleted(self, topic: str) -> None:
-        """Drop every group's offsets of a deleted topic (tombstones), so a new topic of that name starts afresh."""
+        """Drop every group's offsets of a deleted topic (tombstones), so a new topic of that name starts afresh;
+        stops once ``__consumer_offsets`` is deleted meanwhile (every group gone with it)."""
+        epoch = self.store.epoch
         for group in list(self.groups.values()):
+            if self.store.epoch != epoch:
+                return
             gone = sorted(k for k in {*group.offsets, *group.committing, *txn.pending_keys(group)} if k[0] == topic)
             if not gone:
                 continue
-            if await self._drop_offsets(group, gone, atomic=False) is not None:  # forgotten anyway: topic gone
+            if await self._drop_offsets(group, gone, atomic=False, epoch=epoch) is not None:  # forgotten anyway
                 log.error("could not delete the offsets of %s for group %s", topic, group.group_id)
                 txn.forget(group, gone)
 
     async def _drop_offsets(self, group: Group, keys: _Keys | Callable[[], _Keys], with_group: bool = False,
-                            atomic: bool = True, still=lambda: None) -> ErrorCode | None:  # fmt: skip
+                            atomic: bool = True, still=lambda: None,
+                            epoch: int | None = None) -> ErrorCode | None:  # fmt: skip
         """Tombstone ``keys`` (and, ``with_group``, every record of the group) in ``__consumer_offsets``; forget
         them once written (``atomic``: see ``GroupStore.write``). The group's records go through the consumer
         store (``ConsumerStore.delete_group``), in the order of its writes; ``still`` checks there that the group
         may still go, and ``keys`` given as a function are chosen there, in the same step. What is forgotten is
-        what records before the tombstones hold (``txn_offsets.forget``)."""
+        what records before the tombstones hold (``txn_offsets.forget``). ``epoch``: the store's when the caller
+        read the group (now if None); once ``__consumer_offsets`` was deleted since, nothing is written
+        (NOT_COORDINATOR)."""
+        epoch = self.store.epoch if epoch is None else epoch
         chosen: _Keys = []
         base: list[int] = []
 
@@ -343,9 +353,9 @@ class GroupManager:
             return [(r.offset_key(group.group_id, t, p), None) for t, p in chosen]
 
         if with_group:
-            error = await self.consumer_store.delete_group(group, rows, atomic, still, on_append=base.append)
+            error = await self.consumer_store.delete_group(group, rows, atomic, still, base.append, epoch)
         else:
-            error = await self.store.write(group.group_id, rows(), atomic=atomic, on_append=base.append)
+            error = await self.store.write(group.group_id, rows(), atomic=atomic, on_append=base.append, epoch=epoch)
         if error is None:
             txn.forget(group, chosen, base[0] if base else None)
         return error
@@ -370,20 +380,7 @@ class GroupManager:
 
     def state_metrics(self):
         """Gauges named after Kafka's ``GroupMetadataManager`` MBeans (read from the metrics thread)."""
-        groups = list(self.groups.values())
-        classic = [g for g in groups if isinstance(g, Group)]
-        prefix = "kafka_coordinator_group_groupmetadatamanager_"
-        yield prefix + "numgroups", "Groups this coordinator holds", [], [([], float(len(groups)))]
-        yield prefix + "numoffsets", "Committed offsets held", [], [([], float(sum(len(g.offsets) for g in groups)))]
-        for state in _STATES:
-            count = float(sum(1 for g in classic if g.state == state))
-            yield prefix + "numgroups" + state.lower(), f"Classic groups in state {state}", [], [([], count)]
-        prefix = "kafka_server_group_coordinator_metrics_"
-        by_protocol = [([CLASSIC], float(len(classic))), ([CONSUMER], float(len(groups) - len(classic)))]
-        yield prefix + "group_count", "Groups by rebalance protocol", ["protocol"], by_protocol
-        consumer = [g for g in groups if isinstance(g, ConsumerGroup)]
-        by_state = [([s.lower()], float(sum(1 for g in consumer if g.state == s))) for s in _CONSUMER_STATES]
-        yield prefix + "consumer_group_count", "Consumer groups (KIP-848) by state", ["state"], by_state
+        return state_metrics(list(self.groups.values()))
 
     # -- timers --------------------------------------------------------------------------
 

@@ -52,7 +52,7 @@ class StaticRejoin:
         member.join_waiter = waiter = Waiter()
         if group.state == STABLE and group.select_protocol() == group.protocol_name:
             trio.lowlevel.spawn_system_task(self._store_replacement, group, old, member, leader_before,
-                                            req.skip_assignment_allowed)  # fmt: skip
+                                            req.skip_assignment_allowed, self.store.epoch)  # fmt: skip
         elif group.state == PREPARING:
             self._check_join_done(group)
         else:
@@ -60,11 +60,12 @@ class StaticRejoin:
         return waiter
 
     async def _store_replacement(self, group: Group, old: Member, member: Member, leader_before: str | None,
-                                 v9: bool) -> None:  # fmt: skip
+                                 v9: bool, epoch: int) -> None:  # fmt: skip
         """Store the group with the new member id, then answer its JoinGroup; a failed write reverts the
         replacement and answers the error (Kafka's append future for this case). Run as a system task: the
-        answer comes even if the request's connection is gone meanwhile."""
-        error = await self.store.write_group(group)
+        answer comes even if the request's connection is gone meanwhile. ``epoch``: the store's when the
+        replacement was made; nothing is written once ``__consumer_offsets`` was deleted since."""
+        error = await self.store.write_group(group, epoch)
         self.timers_moved()  # the member's parked join ends below: its session runs again
         waiter = member.join_waiter
         if waiter is None or group.members.get(member.member_id) is not member:

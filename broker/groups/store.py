@@ -79,7 +79,9 @@ class GroupStore(InternalTopic):
 
     def __init__(self, broker: Any) -> None:
         c = broker.config
-        super().__init__(broker, OFFSETS_TOPIC, c.offsets_topic_num_partitions, c.offsets_topic_segment_bytes)
+        configs = {"cleanup.policy": "compact", "compression.type": "producer",
+                   "segment.bytes": str(c.offsets_topic_segment_bytes)}  # Kafka's groupMetadataTopicConfigs
+        super().__init__(broker, OFFSETS_TOPIC, c.offsets_topic_num_partitions, configs)
 
     async def write(self, group_id: str, rows: list[tuple[bytes, bytes | None]],
                     producer: tuple[int, int] | None = None, on_append: Callable[[int], None] | None = None,
@@ -112,6 +114,8 @@ class GroupStore(InternalTopic):
         """
         if not rows:
             return None
+        if epoch is not None and epoch != self.epoch:  # the topic is not made again for it
+            return coordinator_error(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         await self.ready()
         now, limit = self.broker.clock(), self.broker.topics.effective_config(self.name).max_message_bytes
         index = self.partition_of(group_id)
@@ -145,9 +149,10 @@ class GroupStore(InternalTopic):
         marker = marker_batch(producer_id, producer_epoch, commit, coordinator_epoch, self.broker.clock())
         return await self.append_reporting(index, marker)  # unmapped, as Kafka's completeTransaction fails
 
-    async def write_group(self, group: Any) -> ErrorCode | None:
-        """Store a group's metadata; a failure is the error a JoinGroup or SyncGroup waiting on it answers."""
-        return await self.write(group.group_id, _group_rows(group))
+    async def write_group(self, group: Any, epoch: int | None = None) -> ErrorCode | None:
+        """Store a group's metadata; a failure is the error a JoinGroup or SyncGroup waiting on it answers
+        (``epoch``: as ``write``'s)."""
+        return await self.write(group.group_id, _group_rows(group), epoch=epoch)
 
     def write_group_soon(self, group: Any) -> None:
         """Store a group's metadata without anyone waiting (the group just became empty); its record is

@@ -31,7 +31,7 @@ id -> INVALID_PRODUCER_ID_MAPPING, another epoch -> PRODUCER_FENCED (the
 handlers turn it into INVALID_PRODUCER_EPOCH for old request versions), EndTxn
 in the wrong state -> INVALID_TXN_STATE, a prepared transaction ->
 CONCURRENT_TRANSACTIONS. A failed ``__transaction_state`` write answers as
-Kafka's TransactionStateManager maps it (``txn_log_error``: a log dir gone
+Kafka's TransactionStateManager maps it (``errors.txn_log_error``: a log dir gone
 offline is NOT_COORDINATOR); a record over the topic's ``max.message.bytes``
 is refused, as the log's append refuses it (UNKNOWN_SERVER_ERROR).
 """
@@ -51,6 +51,7 @@ from protocol import ErrorCode
 from ..groups.store import OFFSETS_TOPIC
 from ..internal_topic import InternalTopic, records_batch
 from . import markers
+from .errors import producer_error, txn_log_error, valid_expected, writer_error
 from .state import EPOCH_MAX, TxnMetadata, TxnState, key_bytes, parse_key, parse_value, value_bytes
 
 log = logging.getLogger("minibroker.transactions")
@@ -63,8 +64,7 @@ class TransactionCoordinator:
     def __init__(self, broker: Any) -> None:
         self.broker = broker
         c = broker.config
-        self.topic = InternalTopic(broker, TXN_TOPIC, c.transaction_state_log_num_partitions,
-                                   c.transaction_state_log_segment_bytes)  # fmt: skip
+        self.topic = InternalTopic(broker, TXN_TOPIC, c.transaction_state_log_num_partitions, _topic_configs(c))
         self.txns: dict[str, TxnMetadata] = {}
         self.groups: dict[str, set[str]] = defaultdict(set)  # groups added by AddOffsetsToTxn, per id
         self._locks: dict[str, trio.Lock] = defaultdict(trio.Lock)
@@ -115,16 +115,16 @@ class TransactionCoordinator:
             return await self._init_locked(txn_id, timeout_ms, expected)
 
     async def _init_locked(self, txn_id: str, timeout_ms: int, expected: tuple[int, int] | None) -> Result:
-        meta = self.txns.get(txn_id)
+        meta, epoch = self.txns.get(txn_id), self.topic.epoch
         if meta is None:
             fresh = TxnMetadata(txn_id, self._new_producer_id(), 0, timeout_ms, last_update_ms=self.broker.clock())
-            return await self._answer(fresh)
-        if expected is not None and not _valid_expected(meta, expected):
+            return await self._answer(fresh, epoch)
+        if expected is not None and not valid_expected(meta, expected):
             return ErrorCode.PRODUCER_FENCED, -1, -1
         if meta.state.is_prepare:
-            meta = await self._complete(meta)
+            meta = await self._complete(meta, epoch)
         if meta.state == TxnState.ONGOING:
-            meta, error = await self._end_locked(meta, commit=False, fence=True)
+            meta, error = await self._end_locked(meta, False, epoch, fence=True)
             if error is not None:  # Kafka answers the failed fence's error, not CONCURRENT_TRANSACTIONS
                 return error, -1, -1
         if meta.state.is_prepare or meta.state == TxnState.ONGOING:
@@ -134,7 +134,7 @@ class TransactionCoordinator:
             return bumped, -1, -1
         if bumped is meta:  # a retry of the bump it already got
             return ErrorCode.NONE, meta.producer_id, meta.producer_epoch
-        return await self._answer(bumped)
+        return await self._answer(bumped, epoch)
 
     def _bump(self, meta: TxnMetadata, timeout_ms: int, expected_epoch: int | None) -> TxnMetadata | ErrorCode:
         """Kafka's prepareIncrementProducerEpoch / prepareProducerIdRotation."""
@@ -152,8 +152,8 @@ class TransactionCoordinator:
             return meta
         return ErrorCode.PRODUCER_FENCED
 
-    async def _answer(self, meta: TxnMetadata) -> Result:
-        error = await self._persist(meta)
+    async def _answer(self, meta: TxnMetadata, epoch: int) -> Result:
+        error = await self._persist(meta, epoch)
         if error is not None:
             return error, -1, -1
         return ErrorCode.NONE, meta.producer_id, meta.producer_epoch
@@ -171,8 +171,8 @@ class TransactionCoordinator:
         if error is not None:
             return error
         async with self._locked(txn_id):
-            meta = self.txns.get(txn_id)
-            error = _writer_error(meta, producer_id, epoch)
+            meta, topic_epoch = self.txns.get(txn_id), self.topic.epoch
+            error = writer_error(meta, producer_id, epoch)
             if error is not None:
                 return error
             if meta.state == TxnState.ONGOING and partitions <= meta.partitions:
@@ -181,7 +181,7 @@ class TransactionCoordinator:
             start = meta.start_ms if meta.state == TxnState.ONGOING else now
             added = attrs.evolve(meta, state=TxnState.ONGOING, partitions=meta.partitions | partitions,
                                  last_update_ms=now, start_ms=start)  # fmt: skip
-            return await self._persist(added) or ErrorCode.NONE
+            return await self._persist(added, topic_epoch) or ErrorCode.NONE
 
     async def add_offsets(self, txn_id: str, producer_id: int, epoch: int, group_id: str) -> ErrorCode:
         """AddOffsetsToTxn: the group's ``__consumer_offsets`` partition joins the transaction."""
@@ -217,7 +217,7 @@ class TransactionCoordinator:
 
     def _in_transaction(self, txn_id: str, producer_id: int, epoch: int, tp: tuple[str, int]) -> ErrorCode | None:
         meta = self.txns.get(txn_id)
-        error = _writer_error(meta, producer_id, epoch)
+        error = writer_error(meta, producer_id, epoch)
         if error is not None:
             return error
         if meta.state != TxnState.ONGOING or tp not in meta.partitions:
@@ -230,13 +230,13 @@ class TransactionCoordinator:
         if txn_id == "":
             return ErrorCode.INVALID_REQUEST
         async with self._locked(txn_id):
-            meta = self.txns.get(txn_id)
-            error = _producer_error(meta, producer_id, epoch)
+            meta, topic_epoch = self.txns.get(txn_id), self.topic.epoch
+            error = producer_error(meta, producer_id, epoch)
             if error is not None:
                 return error
             wanted = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
             if meta.state == TxnState.ONGOING:
-                _done, error = await self._end_locked(meta, commit)
+                _done, error = await self._end_locked(meta, commit, topic_epoch)
                 return error or ErrorCode.NONE
             if meta.state == wanted:  # a retry of the EndTxn that completed it
                 return ErrorCode.NONE
@@ -245,29 +245,31 @@ class TransactionCoordinator:
             log.info("EndTxn(%s) of %s in state %s refused", "commit" if commit else "abort", txn_id, meta.state.name)
             return ErrorCode.INVALID_TXN_STATE
 
-    async def _end_locked(self, meta: TxnMetadata, commit: bool,
+    async def _end_locked(self, meta: TxnMetadata, commit: bool, epoch: int,
                           fence: bool = False) -> tuple[TxnMetadata, ErrorCode | None]:  # fmt: skip
         """Prepare, write the markers, complete; returns the metadata as it stands after (unchanged on failure)
-        and the error of writing the prepared state (what EndTxn answers; markers are retried)."""
+        and the error of writing the prepared state (what EndTxn answers; markers are retried). ``epoch``: the
+        topic's when ``meta`` was read (``_persist``)."""
         prepared = attrs.evolve(meta, state=TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT,
                                 last_update_ms=self.broker.clock(), partitions=set(meta.partitions))  # fmt: skip
         if fence:  # Kafka's prepareFenceProducerEpoch: the markers carry a higher epoch than the zombie's
             prepared.producer_epoch = min(meta.producer_epoch + 1, EPOCH_MAX)
             prepared.last_producer_epoch = -1
-        error = await self._persist(prepared)
+        error = await self._persist(prepared, epoch)
         if error is not None:
             return meta, error
-        return await self._complete(prepared), None
+        return await self._complete(prepared, epoch), None
 
-    async def _complete(self, meta: TxnMetadata) -> TxnMetadata:
-        """Write the markers of a prepared transaction, then its Complete* state."""
+    async def _complete(self, meta: TxnMetadata, epoch: int) -> TxnMetadata:
+        """Write the markers of a prepared transaction, then its Complete* state; nothing once the topic
+        ``meta`` was read from is deleted (Kafka's ``removeMarkersForTxnTopicPartition`` drops them)."""
         commit = meta.state == TxnState.PREPARE_COMMIT
         groups = self.groups.get(meta.transactional_id, set())
-        if not await markers.write(self.broker, meta, commit, groups):
+        if epoch != self.topic.epoch or not await markers.write(self.broker, meta, commit, groups):
             return meta
         state = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
         done = attrs.evolve(meta, state=state, partitions=set(), last_update_ms=self.broker.clock())
-        if await self._persist(done) is not None:
+        if await self._persist(done, epoch) is not None:
             return meta
         self.groups.pop(meta.transactional_id, None)
         return done
@@ -286,13 +288,18 @@ class TransactionCoordinator:
             if txn_id not in self.txns and not lock.statistics().tasks_waiting and not lock.locked():
                 self._locks.pop(txn_id, None)
 
-    async def _persist(self, meta: TxnMetadata, *, forget: bool = False) -> ErrorCode | None:
+    async def _persist(self, meta: TxnMetadata, epoch: int, *, forget: bool = False) -> ErrorCode | None:
+        """Write ``meta`` (or forget its id) and make it current once durable. ``epoch`` is the topic's when the
+        request read ``meta``: once the topic was deleted since (``resign``), nothing is written and the answer
+        is NOT_COORDINATOR, as Kafka's ``appendTransactionToLog`` answers when the coordinator epoch changed."""
+        if epoch != self.topic.epoch:
+            return ErrorCode.NOT_COORDINATOR
         key, value = key_bytes(meta.transactional_id), None if forget else value_bytes(meta)
         index = self.topic.partition_of(meta.transactional_id)
-        await self.topic.ready()  # made again if it was deleted (``resign``)
+        await self.topic.ready()  # made again if it was deleted before ``epoch`` was read
         limit = self.broker.topics.effective_config(TXN_TOPIC).max_message_bytes  # as the log's append checks
         build = records_batch([(key, value)], self.broker.clock())
-        error = txn_log_error(await self.topic.append_reporting(index, build, max_bytes=limit))
+        error = txn_log_error(await self.topic.append_reporting(index, build, max_bytes=limit, epoch=epoch))
         if error is None:
             if forget:
                 self.txns.pop(meta.transactional_id, None)
@@ -319,28 +326,28 @@ class TransactionCoordinator:
     async def retry_prepared(self) -> None:
         for txn_id in [t for t, m in self.txns.items() if m.state.is_prepare]:
             async with self._locked(txn_id):
-                meta = self.txns.get(txn_id)
+                meta, epoch = self.txns.get(txn_id), self.topic.epoch
                 if meta is not None and meta.state.is_prepare:
-                    await self._complete(meta)
+                    await self._complete(meta, epoch)
 
     async def abort_timed_out(self) -> None:
         """Abort (and fence) every Ongoing transaction open longer than its ``transaction.timeout.ms``."""
         now = self.broker.clock()
         for txn_id in [t for t, m in self.txns.items() if m.state == TxnState.ONGOING]:
             async with self._locked(txn_id):
-                meta = self.txns.get(txn_id)
+                meta, epoch = self.txns.get(txn_id), self.topic.epoch
                 if meta is not None and meta.state == TxnState.ONGOING and meta.start_ms + meta.timeout_ms < now:
                     log.info("aborting transaction of %s: open longer than %d ms", txn_id, meta.timeout_ms)
-                    await self._end_locked(meta, commit=False, fence=True)
+                    await self._end_locked(meta, False, epoch, fence=True)
 
     async def expire_ids(self) -> None:
         """Forget ids with no open transaction and no change for ``transactional.id.expiration.ms``."""
         horizon = self.broker.clock() - self.broker.config.transactional_id_expiration_ms
         for txn_id in [t for t, m in self.txns.items() if m.state.is_complete and m.last_update_ms < horizon]:
             async with self._locked(txn_id):
-                meta = self.txns.get(txn_id)
+                meta, epoch = self.txns.get(txn_id), self.topic.epoch
                 if meta is not None and meta.state.is_complete and meta.last_update_ms < horizon:
-                    await self._persist(meta, forget=True)
+                    await self._persist(meta, epoch, forget=True)
 
     def resign(self) -> None:
         """``__transaction_state`` was deleted: every transactional id is forgotten, as Kafka's coordinator drops
@@ -355,49 +362,8 @@ class TransactionCoordinator:
         return sum(1 for m in self.txns.values() if m.state == TxnState.ONGOING)
 
 
-def _valid_expected(meta: TxnMetadata, expected: tuple[int, int]) -> bool:
-    """Kafka's isValidProducerId for InitProducerId's KIP-360 (producer id, epoch)."""
-    producer_id, epoch = expected
-    return (meta.producer_epoch == -1 or producer_id == meta.producer_id
-            or (producer_id == meta.previous_producer_id and epoch >= EPOCH_MAX - 1))  # fmt: skip
-
-
-def _producer_error(meta: TxnMetadata | None, producer_id: int, epoch: int) -> ErrorCode | None:
-    if meta is None or meta.producer_id != producer_id:
-        return ErrorCode.INVALID_PRODUCER_ID_MAPPING
-    if meta.producer_epoch != epoch:
-        return ErrorCode.PRODUCER_FENCED
-    return None
-
-
-def _writer_error(meta: TxnMetadata | None, producer_id: int, epoch: int) -> ErrorCode | None:
-    """``_producer_error``, or CONCURRENT_TRANSACTIONS while the transaction is being ended."""
-    error = _producer_error(meta, producer_id, epoch)
-    if error is None and meta.state.is_prepare:
-        return ErrorCode.CONCURRENT_TRANSACTIONS
-    return error
-
-
-def for_version(error: ErrorCode, version: int, fenced_since: int) -> ErrorCode:
-    """PRODUCER_FENCED as INVALID_PRODUCER_EPOCH for request versions older than ``fenced_since``, whose
-    clients do not know it (Kafka's KafkaApis does the same)."""
-    if error == ErrorCode.PRODUCER_FENCED and version < fenced_since:
-        return ErrorCode.INVALID_PRODUCER_EPOCH
-    return error
-
-
-def txn_log_error(error: ErrorCode | None) -> ErrorCode | None:
-    """What InitProducerId, AddPartitionsToTxn, AddOffsetsToTxn and EndTxn answer when their
-    ``__transaction_state`` write failed (Kafka's ``TransactionStateManager.appendTransactionToLog``): the
-    partition missing or short of replicas, or a timeout, is COORDINATOR_NOT_AVAILABLE; not being its leader
-    or a storage error is NOT_COORDINATOR; a record too large is UNKNOWN_SERVER_ERROR; the rest as is."""
-    return _TXN_LOG_ERRORS.get(error, error)
-
-
-_TXN_LOG_ERRORS = {
-    **dict.fromkeys((ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
-                     ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ErrorCode.REQUEST_TIMED_OUT),
-                    ErrorCode.COORDINATOR_NOT_AVAILABLE),
-    **dict.fromkeys((ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR), ErrorCode.NOT_COORDINATOR),
-    **dict.fromkeys((ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE), ErrorCode.UNKNOWN_SERVER_ERROR),
-}  # fmt: skip
+def _topic_configs(c: Any) -> dict[str, str]:
+    """``__transaction_state``'s configs, as Kafka's ``TransactionStateManager.transactionTopicConfigs``."""
+    return {"unclean.leader.election.enable": "false", "compression.type": "uncompressed",
+            "cleanup.policy": "compact", "min.insync.replicas": str(c.transaction_state_log_min_isr),
+            "segment.bytes": str(c.transaction_state_log_segment_bytes)}  # fmt: skip

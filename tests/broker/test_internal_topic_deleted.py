@@ -14,6 +14,7 @@ answered NONE for records in a deleted log, and the topic was never made again.
 
 from __future__ import annotations
 
+import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
@@ -23,8 +24,9 @@ from protocol import ErrorCode
 
 from ._admin_client import call, create_ok, req
 from ._consumer_group_client import heartbeat
-from ._group_client import clock, commit, fetch, group_props, groups_broker, join_new, sync  # noqa: F401
-from .test_transactions import init
+from ._group_client import (_open, clock, commit, fetch, group_props, groups_broker, join, join_new,  # noqa: F401
+                            start_join, sync)
+from .test_transactions import end, init, open_txn
 from .test_txn_offsets import FakeTxns, txn_commit
 
 NOT_COORDINATOR = ErrorCode.NOT_COORDINATOR
@@ -35,14 +37,15 @@ async def _delete(broker, topic: str) -> ErrorCode:
     return resp.responses[0].error_code
 
 
-async def _deleted_during(broker, topic: str, op):
-    """``op()`` run until its write waits to be durable, then ``topic`` deleted, then the wait let go; op's
-    answer."""
+async def _deleted_during(broker, topic: str, op, nth: int = 1):
+    """``op()`` run until its ``nth`` write waits to be durable, then ``topic`` deleted, then the wait let go;
+    op's answer."""
     gate, entered, real, out = trio.Event(), [], broker.wait_durable, {}
 
     async def held() -> None:
         entered.append(True)
-        await gate.wait()
+        if len(entered) == nth:
+            await gate.wait()
         await real()
 
     async def run() -> None:
@@ -52,7 +55,7 @@ async def _deleted_during(broker, topic: str, op):
     async with trio.open_nursery() as nursery:
         nursery.start_soon(run)
         await wait_all_tasks_blocked()
-        assert entered, "the write did not reach its wait for durability"
+        assert len(entered) == nth, "the write did not reach its wait for durability"
         del broker.wait_durable  # the deletion's own writes are not held
         assert await _delete(broker, topic) == ErrorCode.NONE
         gate.set()
@@ -184,3 +187,129 @@ async def test_a_write_nobody_waits_for_is_dropped_when_the_topic_goes_before_it
     await wait_all_tasks_blocked()
     ends = [b.topics.partition(OFFSETS_TOPIC, i).log.log_end_offset for i in range(5)]
     assert ends == [0] * 5
+
+
+async def test_the_topic_is_made_again_with_the_configured_partition_count(tmp_path, clock):
+    """The deleted topic had 3 partitions (made under another config); the new one gets the broker's 5, as
+    Kafka's ``AutoTopicCreationManager.creatableTopic`` reads ``offsets.topic.num.partitions``."""
+    b = _open(tmp_path, clock, {"offsets.topic.num.partitions": "3"})
+    await _with_topic(b)
+    b.close()
+    b = _open(tmp_path, clock, {})  # offsets.topic.num.partitions=5
+    try:
+        await b.groups.store.ready()
+        assert b.topics.get(OFFSETS_TOPIC).num_partitions == 3  # an existing topic is used as it is
+        assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
+        assert b.groups.store.num_partitions == 5  # where keys go until the topic is made again
+        assert await commit(b, "g", {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
+        assert b.topics.get(OFFSETS_TOPIC).num_partitions == 5
+        assert await fetch(b, "g", {"t": [0]}) == (ErrorCode.NONE, {("t", 0): (1, "m", ErrorCode.NONE)})
+    finally:
+        b.close()
+
+
+def _txn_ops(b, pid, epoch):
+    async def timed_out():
+        b.clock.now += 61_000  # past the transaction's 60 s timeout
+        await b.transactions.abort_timed_out()
+
+    return {"end": lambda: end(b, pid, epoch, True), "init": lambda: init(b), "timeout": timed_out}
+
+
+@pytest.mark.parametrize("op, answer", [("end", ErrorCode.NONE), ("init", (ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1)),
+                                        ("timeout", None)])  # fmt: skip
+async def test_a_transaction_ended_across_the_deletion_writes_nothing_into_the_new_topic(groups_broker, op, answer):
+    """EndTxn, InitProducerId's fence and the timeout's abort write their prepared state, then the deletion
+    comes while their markers wait to be durable: the Complete* state is not written into the new topic and
+    the id does not come back, as Kafka's ``appendTransactionToLog`` answers NOT_COORDINATOR once the
+    coordinator epoch changed (``onResignation``). Before, ``_persist`` made the topic again and wrote it."""
+    b = groups_broker
+    pid, epoch = await open_txn(b)
+    assert await _deleted_during(b, TXN_TOPIC, _txn_ops(b, pid, epoch)[op], nth=2) == answer  # 1st: prepared
+    assert b.transactions.txns == {}
+    await b.transactions.topic.ready()  # made again
+    assert [b.topics.partition(TXN_TOPIC, i).log.log_end_offset for i in range(3)] == [0, 0, 0]
+    error, new_pid, new_epoch = await init(b)  # unknown in the new topic: a new producer id
+    assert (error, new_pid != pid, new_epoch) == (ErrorCode.NONE, True, 0)
+
+
+def _offsets_ends(b) -> list[int]:
+    return [b.topics.partition(OFFSETS_TOPIC, i).log.log_end_offset for i in range(5)]
+
+
+@pytest.mark.parametrize("loop", ["expiry", "topic deleted"])
+async def test_a_loop_over_the_groups_stops_when_the_topic_is_deleted_under_it(groups_broker, loop):
+    """The offset expiry and a deleted topic's cleanup write group after group: the deletion comes while the
+    first group's tombstones wait to be durable, and the other groups (gone with the topic) write nothing into
+    the new one, as Kafka's unload cancels the shard's timers and fails later writes. Before, g2's tombstones
+    went into the new topic and deleted a new g2's offset there."""
+    b = groups_broker
+    await _with_topic(b)
+    for group in ("g1", "g2"):
+        assert await commit(b, group, {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
+    b.clock.now += 8 * 24 * 3600 * 1000  # past offsets.retention.minutes (7 days)
+    ops = {"expiry": b.groups.expire_offsets, "topic deleted": lambda: b.groups.topic_deleted("t")}
+    await _deleted_during(b, OFFSETS_TOPIC, ops[loop])
+    await b.groups.store.ready()
+    assert _offsets_ends(b) == [0] * 5
+
+
+async def test_an_expired_consumer_group_deleted_after_the_topic_went_writes_nothing(groups_broker):
+    """An empty consumer group's expiry waits for the store's lock; the topic is deleted meanwhile: its
+    tombstones are not written into the new topic (``ConsumerStore.delete_group`` takes the epoch its caller
+    read the group under). Before, it read the epoch once the topic was made again, and wrote."""
+    b = groups_broker
+    await _with_topic(b)
+    joined = await heartbeat(b, "m1")
+    assert (await heartbeat(b, "m1", -1)).error_code == ErrorCode.NONE  # left: the group is empty
+    assert await commit(b, "cg", {("t", 0): 1}) == {("t", 0): ErrorCode.NONE}
+    assert joined.error_code == ErrorCode.NONE
+    b.clock.now += 8 * 24 * 3600 * 1000
+    async with trio.open_nursery() as nursery, b.groups.consumer_store._writing:
+        nursery.start_soon(b.groups.expire_offsets)
+        await wait_all_tasks_blocked()  # the expiry waits for the lock
+        assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
+        await b.groups.store.ready()
+    await wait_all_tasks_blocked()
+    assert _offsets_ends(b) == [0] * 5
+
+
+async def test_a_static_members_replacement_stored_after_the_deletion_writes_nothing(groups_broker):
+    """A static member rejoins a Stable group: its replacement is stored by a task that, as it happens, starts
+    only after the deletion. The rejoin answers NOT_COORDINATOR (the group unloaded) and the task writes no
+    record of the gone group into the new topic: it takes the store's epoch from when it was started."""
+    b = groups_broker
+    await _with_topic(b)
+    first = await join(b, "g", instance="i1")
+    await sync(b, "g", first.generation_id, first.member_id, {first.member_id: b"x"}, instance="i1")
+    coordinator, gate, answers = b.groups.coordinator, trio.Event(), {}
+    store_replacement = coordinator._store_replacement
+
+    async def late(*args):
+        await gate.wait()
+        await store_replacement(*args)
+
+    coordinator._store_replacement = late
+    async with trio.open_nursery() as nursery:
+        start_join(nursery, answers, "rejoin", join, b, "g", instance="i1")
+        await wait_all_tasks_blocked()
+        assert await _delete(b, OFFSETS_TOPIC) == ErrorCode.NONE
+        gate.set()
+    await wait_all_tasks_blocked()
+    assert answers["rejoin"].error_code == NOT_COORDINATOR
+    await b.groups.store.ready()
+    assert _offsets_ends(b) == [0] * 5
+
+
+async def test_a_consumer_group_write_nobody_waits_for_is_not_queued_again_after_the_deletion(groups_broker):
+    """A consumer group's records written with no request waiting (as a timer round writes them) fail to become
+    durable because the topic was deleted meanwhile: they are not put back into the queues the unload
+    cleared, so nothing of the gone group is written later. Before, they were queued again."""
+    b = groups_broker
+    await _with_topic(b)
+    assert (await heartbeat(b, "m1")).error_code == ErrorCode.NONE
+    b.groups.groups["cg"].stored.clear()  # every record of the group to be written again
+    b.groups.consumer.dirty.add(("cg", None))
+    assert await _deleted_during(b, OFFSETS_TOPIC, b.groups.store_consumer_groups) == NOT_COORDINATOR
+    consumer = b.groups.consumer
+    assert (consumer.dirty, consumer.converted, consumer.downgraded) == (set(), set(), {})

@@ -83,3 +83,18 @@ async def test_an_existing_uncompacted_internal_topic_is_left_as_it_is_with_a_wa
     assert broker.groups.store.num_partitions == 1
     entry = await _metadata(broker, OFFSETS)
     assert (entry.error_code, len(entry.partitions)) == (ErrorCode.NONE, 1)
+
+
+@pytest.mark.parametrize("name, wanted", [
+    (OFFSETS, {"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600"}),
+    (TXNS, {"cleanup.policy": "compact", "compression.type": "uncompressed", "segment.bytes": "104857600",
+            "unclean.leader.election.enable": "false", "min.insync.replicas": "2"}),
+])  # fmt: skip
+async def test_each_internal_topic_is_made_with_its_coordinators_configs(broker, name, wanted):
+    """Kafka's ``groupMetadataTopicConfigs`` and ``TransactionStateManager.transactionTopicConfigs`` (the
+    latter stores its records uncompressed and sets ``min.insync.replicas`` from
+    ``transaction.state.log.min.isr``), each set on the topic itself."""
+    await _metadata(broker, name)
+    await _wait_created(broker, name)
+    rows = {c.name: (c.value, c.config_source) for c in (await describe(broker, name)).configs}
+    assert {k: rows[k] for k in wanted} == {k: (v, 1) for k, v in wanted.items()}  # 1: DYNAMIC_TOPIC_CONFIG

@@ -1,5 +1,5 @@
 """``__transaction_state`` writes that fail answer as Kafka's ``TransactionStateManager.appendTransactionToLog``
-maps the append's error (``transactions.coordinator.txn_log_error``): a log dir gone offline
+maps the append's error (``transactions.errors.txn_log_error``): a log dir gone offline
 (KAFKA_STORAGE_ERROR) is NOT_COORDINATOR, a record over the topic's ``max.message.bytes`` (refused as the
 log's append refuses it: MESSAGE_TOO_LARGE) UNKNOWN_SERVER_ERROR. They used to answer COORDINATOR_NOT_AVAILABLE
 (InitProducerId fencing an open transaction: CONCURRENT_TRANSACTIONS), and no size was checked.
