@@ -78,7 +78,7 @@ from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, handler
-from ..topics import INTERNAL_TOPICS, TopicError, check_topic_name, missing_topic_error
+from ..topics import INTERNAL_TOPICS, TopicError, missing_topic_error
 
 API_KEY = 3
 
