@@ -109,7 +109,7 @@ def clean_directory(directory: Path) -> list[tuple[int, int]]:
             if base is None or (low_cleaned is not None and base >= low_cleaned):
                 _remove(directory / name, "swap file of an unfinished split")
             elif not name.endswith((LOG + SWAP, TXN_INDEX + SWAP)):
-                _remove(directory / name, "index swap file (indexes are rebuilt, as Kafka did)")
+                _remove(directory / name, "index swap file (indexes are rebuilt, as Kafka did)", logging.INFO)
             else:
                 swaps.append(name)
     if swaps:
@@ -152,8 +152,10 @@ def _remaining_logs(directory: Path) -> list[tuple[int, int]]:
     return [(base, logs[base].stat().st_size) for base in sorted(logs)]
 
 
-def _remove(path: Path, why: str) -> None:
-    log.warning("%s: deleting %s (%s)", path.parent.name, path.name, why)
+def _remove(path: Path, why: str, level: int = logging.DEBUG) -> None:
+    """Delete a file the last run left; at DEBUG, as Kafka's LogLoader deletes stray ``.deleted``/``.cleaned``
+    files and invalid swap files (a stop within ``log.segment.delete.delay.ms`` of a deletion leaves them)."""
+    log.log(level, "%s: deleting %s (%s)", path.parent.name, path.name, why)
     path.unlink(missing_ok=True)
 
 
