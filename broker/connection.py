@@ -132,8 +132,9 @@ class Connection:
         try:
             with self.closing.serving() if self.closing else contextlib.nullcontext(Serving(None)) as serving:
                 linger = await self._serve(serving)
-        except (CloseConnection, FrameTooLargeError) as exc:
-            log.info("closing connection from %s: %s", self.peer, exc)
+        except (CloseConnection, FrameTooLargeError) as exc:  # Kafka's Selector warns of a frame size it refuses
+            level = exc.level if isinstance(exc, CloseConnection) else logging.WARNING
+            log.log(level, "closing connection from %s: %s", self.peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             linger = False
         except Exception:  # a bug in one request must not take the broker down

@@ -160,11 +160,13 @@ class RequestContext:
 class CloseConnection(Exception):
     """Raised by dispatch (or a handler) when Kafka would close the connection. A handler that closes it
     instead of answering (Produce with ``acks=0``) passes the answer it did not send as ``response``: its
-    errors are counted all the same, as Kafka's ``RequestChannel.closeConnection`` counts them."""
+    errors are counted all the same, as Kafka's ``RequestChannel.closeConnection`` counts them. ``level``:
+    how loud the close is logged (a request Kafka cannot parse: ERROR, as its ``processChannelException``)."""
 
-    def __init__(self, message: str, response: Any = None) -> None:
+    def __init__(self, message: str, response: Any = None, level: int = logging.INFO) -> None:
         super().__init__(message)
         self.response = response
+        self.level = level
 
 
 NO_RESPONSE = object()
@@ -202,17 +204,17 @@ def _decode(broker: Any, frame: bytearray) -> Request | _UnsupportedApiVersions:
     except UnsupportedVersionError as exc:
         if exc.header.api_key == API_VERSIONS:
             return _UnsupportedApiVersions(exc.header.api_version, exc.header.correlation_id)
-        raise CloseConnection(str(exc)) from None
+        raise CloseConnection(str(exc), level=logging.ERROR) from None
     except InvalidRequestError as exc:
-        raise CloseConnection(f"unparsable request: {exc}") from None
+        raise CloseConnection(f"unparsable request: {exc}", level=logging.ERROR) from None
     h = REGISTRY.get(request.header.api_key)
     if h is None:
-        raise CloseConnection(f"no handler for {request.api.name}")
+        raise CloseConnection(f"no handler for {request.api.name}", level=logging.ERROR)
     low, high = enabled_range(broker, h)
     if not low <= request.version <= high:
         if request.header.api_key == API_VERSIONS:
             return _UnsupportedApiVersions(request.version, request.header.correlation_id)
-        raise CloseConnection(f"{request.api.name} v{request.version} is not enabled")
+        raise CloseConnection(f"{request.api.name} v{request.version} is not enabled", level=logging.ERROR)
     return request
 
 
