@@ -29,18 +29,28 @@ from enum import IntEnum
 
 import attrs
 
+def ipv4_unmapped(ip: str) -> str:
+    """An IPv4-mapped IPv6 address (``::ffff:a.b.c.d``, an IPv4 client of a dual-stack socket) as its IPv4
+    address, as Java makes such a peer an ``Inet4Address``; any other text as it is."""
+    if ip.startswith("::ffff:"):
+        try:
+            mapped = ipaddress.ip_address(ip).ipv4_mapped
+        except ValueError:
+            return ip
+        return ip if mapped is None else str(mapped)
+    return ip
+
+
 def java_host_address(ip: str, scope_id: int = 0) -> str:
     """``ip`` as Java's ``InetAddress.getHostAddress()`` prints a socket's peer: IPv4 as is; IPv4-mapped IPv6
     as its IPv4 address (Java makes it an ``Inet4Address``); other IPv6 in eight hex groups without leading
     zeros, uncompressed, then ``%<scope id>`` when the socket has one. Text that is no address is kept."""
     try:
-        address = ipaddress.ip_address(ip.partition("%")[0])
+        address = ipaddress.ip_address(ipv4_unmapped(ip).partition("%")[0])
     except ValueError:
         return ip
     if isinstance(address, ipaddress.IPv4Address):
         return str(address)
-    if address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
     text = ":".join(format(int(group, 16), "x") for group in address.exploded.split(":"))
     return f"{text}%{scope_id}" if scope_id else text
 

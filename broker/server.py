@@ -42,7 +42,6 @@ holds the metadata (``storage.log_dir_failure``), the server stops with
 from __future__ import annotations
 
 import errno
-import ipaddress
 import logging
 import socket
 from typing import Any
@@ -51,7 +50,7 @@ import trio
 
 from storage import LogDirsFailed
 
-from .acl_model import java_host_address
+from .acl_model import ipv4_unmapped, java_host_address
 from .cleaning import start_cleaner, stop_cleaner
 from .closing import Closing, stop_at_cancel
 from .connection import Connection
@@ -203,7 +202,7 @@ async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketList
             continue
         try:
             address = stream.socket.getpeername()
-            ip, port = _peer_ip(address[0]), address[1]
+            ip, port = ipv4_unmapped(address[0]), address[1]  # Kafka's quotas see IPv4 clients as IPv4
         except OSError:
             address, ip, port = (), "?", 0
         now = broker.clock()
@@ -219,15 +218,6 @@ async def _accept_from(broker: Broker, listener: Listener, sock: trio.SocketList
         over = quotas.admit(listener.name, ip)  # counted before the next accept, so its slot check sees it
         host = java_host_address(ip, address[3] if len(address) > 3 else 0)  # ACLs' and groups' form (Kafka's)
         nursery.start_soon(_serve_connection, broker, stream, listener, shared, (ip, port, over, host))
-
-
-def _peer_ip(ip: str) -> str:
-    """A peer's address as Kafka's quotas key it: an IPv4 client of the dual-stack wildcard socket by its IPv4
-    address (``::ffff:a.b.c.d`` to ``a.b.c.d``; Java gives it as an ``Inet4Address``), so per-IP limits,
-    their overrides and IP quotas match it as on an IPv4 socket."""
-    if ip.startswith("::ffff:") and (mapped := ipaddress.ip_address(ip).ipv4_mapped) is not None:
-        return str(mapped)
-    return ip
 
 
 async def _wait_to_admit(quotas: ConnectionQuotas, listener: str, now: float) -> None:
