@@ -5,8 +5,9 @@ Also runnable as ``python -m broker serve ...``. Mirrors Kafka's
 configuration (read as Kafka reads it, ``properties.py``), each ``--override``
 replaces one key (split at its first ``=``, nothing unescaped, as Kafka's
 command line splits it). A bad or unknown key stops
-startup with a message naming it (exit status 2), and so does a JWKS endpoint
-(signed OAUTHBEARER tokens) that cannot be read when the broker starts.
+startup with a message naming it and exit status 1 (as Kafka.main exits on a
+ConfigException), and so does a JWKS endpoint (signed OAUTHBEARER tokens) that
+cannot be read when the broker starts.
 Log dirs the broker cannot run on (every one failed, or the first, which
 holds the metadata), at start or later, stop it with status 1, as Kafka halts;
 so does a log dir another broker process holds (its ``.lock``), and an empty
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_status
     except (ConfigError, OSError) as exc:
         print(f"minibroker: configuration error: {exc}", file=sys.stderr)
-        return 2
+        return 1
     config.add_scram = entries  # added by the broker once its log dirs are validated and locked
     tune_allocator()
     use_accelerator()
@@ -208,10 +209,10 @@ def _failed_run(exc: BaseException) -> int:
         return 1
     if isinstance(cause, ConfigError):
         print(f"minibroker: configuration error: {cause}", file=sys.stderr)
-        return 2
+        return 1
     if isinstance(cause, (CredentialFileError, LogDirInUse)):  # a dir's .lock taken: status 1, as Kafka exits
         print(f"minibroker: {cause}", file=sys.stderr)
-        return 2 if isinstance(cause, CredentialFileError) else 1
+        return 1
     raise exc
 
 

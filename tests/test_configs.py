@@ -88,7 +88,7 @@ def test_bad_keys_stop_startup_with_the_key_named(tmp_path, override, named):
          "--override", f"log.dirs={tmp_path}", "--override", override, "--override", "prometheus.port=0"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 1, result.stderr
     assert named in result.stderr
 
 
@@ -165,6 +165,6 @@ def test_a_refused_variable_is_named_under_kafka_env(tmp_path, monkeypatch, caps
     monkeypatch.setenv("KAFKA_NUM_PARTITIONS", "0")
     code = main(["serve", str(ROOT / "config" / "docker.properties"), "--kafka-env", "--mounted-configs-dir",
                  str(tmp_path)])  # fmt: skip
-    assert code == 2
+    assert code == 1
     assert ("Invalid value 0 for configuration num.partitions: Value must be at least 1 (set by KAFKA_NUM_PARTITIONS)"
             in capsys.readouterr().err)  # fmt: skip

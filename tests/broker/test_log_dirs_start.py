@@ -37,7 +37,7 @@ def _serve(*arguments: str) -> subprocess.CompletedProcess:
 
 def test_an_empty_log_dirs_is_a_configuration_error():
     result = _serve("--override", "log.dirs=")
-    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
     assert ("minibroker: configuration error: At least one log directory must be defined via log.dirs or "
             "log.dir.") in result.stderr  # fmt: skip
     with pytest.raises(ConfigError, match="At least one log directory"):
@@ -47,7 +47,7 @@ def test_an_empty_log_dirs_is_a_configuration_error():
 def test_a_dir_given_twice_is_refused(tmp_path):
     a = tmp_path / "a"
     result = _serve("--override", f"log.dirs={a},{a}/")
-    assert result.returncode == 2, result.stderr
+    assert result.returncode == 1, result.stderr
     assert "minibroker: configuration error: Duplicate log directory found: " in result.stderr
 
 

@@ -212,7 +212,7 @@ def test_an_unreadable_credentials_file_stops_the_start(tmp_path, content):
          "--override", f"log.dirs={tmp_path}", "--override", "prometheus.port=0"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert result.returncode == 2 and CREDENTIALS_FILE in result.stderr
+    assert result.returncode == 1 and CREDENTIALS_FILE in result.stderr
 
 
 # -- --add-scram --------------------------------------------------------------------------------------------------
@@ -277,7 +277,7 @@ def test_a_bad_add_scram_stops_the_start_naming_it(tmp_path):
          "--add-scram", "SCRAM-SHA-256=[name=a,password=b]", "-S", "SCRAM-SHA-256=[name=a,iterations=9]"],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert ("--add-scram 'SCRAM-SHA-256=[name=a,iterations=9]': You must supply one of 'password' or "
             "'saltedpassword' to add-scram") in result.stderr  # fmt: skip
     assert not (tmp_path / CREDENTIALS_FILE).exists()  # nothing is added when an argument is bad

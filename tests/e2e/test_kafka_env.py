@@ -97,7 +97,7 @@ def test_an_apache_kafka_compose_environment_configures_the_broker(tmp_path):
 def test_bad_variables_stop_the_start_naming_them(tmp_path, change, message):
     proc = _serve({**_environment(tmp_path, free_port(), free_port()), **change})
     output, _ = proc.communicate(timeout=30)
-    assert proc.returncode == 2 and message in output
+    assert proc.returncode == 1 and message in output
 
 
 def test_kubernetes_and_other_images_variables_are_ignored_as_kafka_ignores_them(tmp_path):
@@ -130,5 +130,5 @@ def test_a_log_dir_formatted_with_another_cluster_id_is_refused(tmp_path):
     (logs / "meta.properties").write_text("version=1\ncluster.id=MkU3OEVBNTcwNTJENDM2Qk\n")
     proc = _serve(_environment(tmp_path, free_port(), free_port()))
     output, _ = proc.communicate(timeout=30)
-    assert proc.returncode == 2
+    assert proc.returncode == 1
     assert f"Expected {CLUSTER_ID}, but read MkU3OEVBNTcwNTJENDM2Qk" in output
