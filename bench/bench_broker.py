@@ -42,12 +42,14 @@ guest has never touched (or has handed back to the host) cost far more to
 write: on the Firecracker VM this was written on, 300 MB into new page cache
 took 0.07 s when the memory had just been used and 0.5-0.9 s when it had not.
 In the slow case that write was 48 % of our broker's CPU on 1 KiB batches
-(perf); it is most of the run-to-run drift in the produce rows. (That VM's
-kernel reports freed memory back to the host through virtio-balloon free
-page reporting, in 2 MiB blocks and without delay: ``page_reporting_order``
-9 and ``min_free_ms`` 0 under ``/sys/module/page_reporting/parameters``, so
-memory freed by an earlier run, or by the peer, does not stay warm for the
-next page-cache write.)
+(perf), and 61 % in a later profile; it was most of the run-to-run drift in the
+produce rows. (That VM's kernel reports freed memory back to the host through
+virtio-balloon free page reporting, in 2 MiB blocks: ``page_reporting_order``
+9 and ``min_free_ms`` 0 under ``/sys/module/page_reporting/parameters``; freed
+memory stayed warm for about 3 s and was cold again after about 10 s.) So just
+before each run, and before each raw write, four times the run's record bytes
+are written to a scratch file and deleted (``bench/timing.py``
+``warm_pages``): the run, whichever broker it is for, starts on warm memory.
 
 A second table shows where each produce row's time went: the CPU the client (this process: the Python
 loop and librdkafka's threads) and each broker used inside the timed window, and the cores the two kept
@@ -85,7 +87,12 @@ from confluent_kafka.admin import AdminClient, NewTopic  # noqa: E402
 from bench.peers import (  # noqa: E402
     cpu_seconds, cpu_seconds_exact, group_pids, paused, settle, start_noida, stop_group,
 )
+from bench.timing import warm_pages  # noqa: E402
 from tests.e2e.harness import BrokerProcess  # noqa: E402
+
+# Before each run, this many times the run's record bytes are written to a scratch file and deleted
+# (``warm_pages``): the two produce topics' segments, and the client's and the broker's buffers.
+_WARM_FACTOR = 4
 
 
 @attrs.frozen
@@ -224,6 +231,7 @@ def run_all(brokers: dict[str, tuple[str, list[int]]], cases: list, trials: int,
                 bootstrap, pids = brokers[label]
                 settle(everyone)
                 with paused([pid for pid in everyone if pid not in pids]):
+                    warm_pages(scratch, _WARM_FACTOR * case[0] * case[1])
                     cpu = cpu_seconds(pids)
                     times = run_case(bootstrap, label, case, trial, pids)
                     settle(pids)
@@ -232,6 +240,7 @@ def run_all(brokers: dict[str, tuple[str, list[int]]], cases: list, trials: int,
                     samples.setdefault((label, case, op), []).append(value)
             settle(everyone)
             with paused(everyone):
+                warm_pages(scratch, case[0] * case[1])
                 samples.setdefault(("raw", case, "batch"), []).append(write_limit(scratch, case[0] * case[1]))
     return samples
 

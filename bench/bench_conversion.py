@@ -26,6 +26,10 @@ set has one entry per record against one per 100 records in v2, so it would
 bill the format to the broker (a C client parses both per record anyway).
 With ``--parse-views`` it builds a batch view per entry instead.
 
+Every round starts on warm memory: four times its record bytes are written to a scratch file and
+deleted first, untimed (``bench/timing.py`` ``warm_pages``: on a VM that hands freed memory back to
+the host, a first touch of cold pages cost 10x more, and fell on whichever round met it).
+
 Each row also shows the ratio of the median rounds (the best native round is often a lucky one, as
 fast as the machine gets, which the converted read, longer and busier, rarely matches), and for
 consume rows the cores the broker and the client kept busy together (their CPU time over the wire
@@ -62,7 +66,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request, message_class  # noqa: E402
 from protocol.records import Codec, RecordBatchBuilder, iter_batches  # noqa: E402
 from bench.peers import cpu_seconds_exact  # noqa: E402
-from bench.timing import best_time  # noqa: E402
+from bench.timing import best_time, warm_pages  # noqa: E402
 from tests.e2e.harness import BrokerProcess  # noqa: E402
 
 RECORD = 1024
@@ -198,9 +202,9 @@ def _timed(cpu: Callable[[], float], fn: Callable[[], T]) -> tuple[T, float, flo
     return result, cpu() - before, time.process_time() - client
 
 
-def _rows(client: Client, cpu: Callable[[], float]) -> list[tuple]:
+def _rows(client: Client, cpu: Callable[[], float], scratch: Path) -> list[tuple]:
     """``(path, version, best seconds, client walk seconds or None, broker CPU s per round, median seconds,
-    busy cores or None)`` per row."""
+    busy cores or None)`` per row. Each produce round starts on warm memory (``warm_pages`` in ``scratch``)."""
     rows = []
     total = PER_BATCH * BATCHES
     for codec in (Codec.NONE, Codec.LZ4):
@@ -208,18 +212,29 @@ def _rows(client: Client, cpu: Callable[[], float]) -> list[tuple]:
         for label, version, magic in (("v9", 9, 2), ("v2 (up-convert)", 2, 1)):
             topic = f"bench-{name}-{version}"
             _create(client, topic, "producer")
-            runs = [_timed(cpu, lambda: produce(client, topic, version, magic, codec)) for _ in range(REPEATS)]
+            runs = [_warm_then_timed(cpu, lambda: produce(client, topic, version, magic, codec), scratch, total)
+                    for _ in range(REPEATS)]
             rows.append((f"produce {name}", label, min(r[0] for r in runs), None, sum(r[1] for r in runs) / REPEATS,
                          statistics.median(r[0] for r in runs), None))  # fmt: skip
-        rows += _consume_rows(client, cpu, f"bench-{name}-9", name, total)
+        rows += _consume_rows(client, cpu, f"bench-{name}-9", name, total, scratch)
     return rows
 
 
-def _consume_rows(client: Client, cpu: Callable[[], float], topic: str, name: str, total: int) -> list[tuple]:
+def _warm_then_timed(cpu: Callable[[], float], fn: Callable[[], T], scratch: Path, records: int):
+    """``_timed(cpu, fn)`` after four times the round's record bytes were written and deleted (untimed)."""
+    warm_pages(scratch, 4 * records * RECORD)
+    return _timed(cpu, fn)
+
+
+def _consume_rows(client: Client, cpu: Callable[[], float], topic: str, name: str, total: int,
+                  scratch: Path) -> list[tuple]:
     """Native and converted reads of ``topic`` in alternate rounds, so a slower spell of the machine
     (a shared VM's speed drifts by 2x) falls on both; best and median round of each, mean broker CPU, and
     the cores broker and client kept busy (median; the client's walk, which is not timed, left out)."""
-    rounds = [tuple(_timed(cpu, lambda v=v: consume(client, topic, v, total)) for v in (11, 3)) for _ in range(REPEATS)]
+    def timed(version: int) -> tuple:
+        return _warm_then_timed(cpu, lambda: consume(client, topic, version, total), scratch, total)
+
+    rounds = [(timed(11), timed(3)) for _ in range(REPEATS)]
     out = []
     for i, label in enumerate(("v11", "v3 (down-convert)")):
         wire, walk = min((r[i][0] for r in rounds), key=lambda t: t[0])
@@ -249,7 +264,7 @@ def main(argv: list[str] | None = None) -> None:
         broker = BrokerProcess(Path(tmp), _BROKER_SETTINGS).start()
         try:
             client = Client(broker.port)
-            rows = _rows(client, _cpu_of(broker.proc.pid))
+            rows = _rows(client, _cpu_of(broker.proc.pid), Path(tmp))
             raw = lz4_raw_seconds(converted_messages(client, "bench-uncompressed-9", total))
         finally:
             broker.kill()
