@@ -16,6 +16,9 @@ INVALID_PRODUCER_EPOCH. A transactional batch needs its partition
 added to that producer's open transaction, as Kafka 3.6+ verifies (KIP-890
 part 1): INVALID_TXN_STATE otherwise, and the coordinator's error for a
 stale epoch or producer id.
+acks=-1 never gets NOT_ENOUGH_REPLICAS, whatever ``min.insync.replicas`` says:
+Kafka 3.7+ holds the ISR to ``min(min.insync.replicas, replicas)``
+(``Partition.effectiveMinIsr``, KAFKA-15583), and this node is the only replica.
 From v12 (KIP-890 part 2) the broker first adds those partitions to the
 transaction itself, as Kafka's ReplicaManager does for any v12+ request (it
 goes by the request version, not by the finalized ``transaction.version``,
