@@ -307,11 +307,15 @@ class ConsumerStore:
         with trio.CancelScope(shield=True):
             error = (await self.store.durable_for([gid], epoch))[gid]
         if error is not None and epoch == self.store.epoch:  # else the topic was deleted: every group is gone
-            self._give_back(gid, taken)
-            if consumer:
-                _set_stored(group.stored, {k: v for k, v in stored.items() if k not in group.stored})
-            self._put_back(group, error)
+            self._undo_delete(group, taken, stored, error)
         return error
+
+    def _undo_delete(self, group: Any, taken: Any, stored: dict, error: ErrorCode) -> None:
+        """A delete whose tombstones did not become durable: its queued changes, stored offsets and group back."""
+        self._give_back(group.group_id, taken)
+        if isinstance(group, ConsumerGroup):
+            _set_stored(group.stored, {k: v for k, v in stored.items() if k not in group.stored})
+        self._put_back(group, error)
 
     def _put_back(self, group: Any, error: ErrorCode) -> None:
         """A delete whose tombstones did not become durable fails: the group is back, as Kafka reverts to the
