@@ -198,3 +198,10 @@ class UnsupportedCompressionError(KafkaProtocolError):
     """A codec id the format does not allow (e.g. zstd in magic 0/1)."""
 
     error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+
+
+class UnknownCodecError(KafkaProtocolError):
+    """Attributes naming codec id 5-7. Kafka's ``CompressionType.forId`` throws an IllegalArgumentException,
+    no ApiException, so the broker answers UNKNOWN_SERVER_ERROR."""
+
+    error_code = ErrorCode.UNKNOWN_SERVER_ERROR
