@@ -109,8 +109,8 @@ def _array_reader(field: Field, t: ArrayOf, version: int, flexible: bool, nullab
 
     def read_array(r: Reader) -> list | None:
         n = r.compact_length() if flexible else r.int32()
-        if n < 0:
-            if nullable and n == -1:
+        if n < 0:  # any negative count of a nullable array is null, as in Kafka's readers
+            if nullable:
                 return None
             raise InvalidRequestError(f"{field.name}: negative array length {n}")
         if n > r.remaining:

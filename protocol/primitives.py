@@ -12,7 +12,8 @@ they are a different encoding from the zigzag varints inside record batches.
 
 Reads follow Kafka's generated readers where bad bytes are concerned: a
 5-byte unsigned varint keeps only 32 bits (a Java int, so it may come out
-negative), a compact string over 0x7fff bytes is refused, and a string
+negative), any negative length of a nullable field (not only -1) is null, a
+compact string over 0x7fff bytes is refused, and a string
 that is not UTF-8 decodes with U+FFFD in place of the bad bytes, as Java's
 ``new String(bytes, UTF_8)`` does, rather than failing the request.
 """
@@ -111,13 +112,13 @@ class Reader:
         return self.buf[p : p + n]
 
     def length(self, compact: bool, nullable: bool, wide: bool = False) -> int | None:
-        """A length prefix: int16/int32 (``wide``) or compact uvarint; -1 means null."""
+        """A length prefix: int16/int32 (``wide``) or compact uvarint; a negative one means null."""
         if compact:
             n = self.compact_length()
         else:
             n = self.int32() if wide else self.int16()
-        if n < 0:
-            if n == -1 and nullable:
+        if n < 0:  # Kafka's readers take any negative length of a nullable field as null
+            if nullable:
                 return None
             raise InvalidRequestError(f"negative length {n} for a non-nullable field")
         if n > self.remaining:

@@ -11,6 +11,7 @@ ours were lenient:
   INVALID_REQUEST from ApiVersions, a topic name gets INVALID_TOPIC_EXCEPTION;
 * tagged fields may come in any order or twice, and a tag count whose five
   varint bytes read as a negative Java int means no tags;
+* any negative length or count of a nullable field is null, not only -1;
 * a compact string over 0x7fff bytes fails the parse: the connection closes.
 
 After each case the broker still answers ApiVersions on a new connection.
@@ -86,6 +87,13 @@ def test_a_compact_string_over_0x7fff_bytes_closes_the_connection(broker):
 def test_a_client_id_not_utf8_is_served(broker):
     payload = struct.pack(">hhih", 3, 1, 11, 4) + b"caf\xe9" + struct.pack(">i", -1)  # Metadata v1, all topics
     body = _send(broker.port, _frame(payload), 3, 1)
+    assert body is not None and body.brokers
+
+
+def test_any_negative_count_of_a_nullable_array_is_null(broker):
+    """Metadata v4 with topics count -2: null (all topics) to Kafka's reader, which tests ``< 0``."""
+    payload = struct.pack(">hhih", 3, 4, 11, 3) + b"cli" + struct.pack(">i", -2) + b"\x00"
+    body = _send(broker.port, _frame(payload), 3, 4)
     assert body is not None and body.brokers
 
 

@@ -164,6 +164,15 @@ def test_strings_not_utf8_decode_with_replacement_characters():
     assert obj.name == "a\ufffdb\ufffd"
 
 
+def test_any_negative_length_of_a_nullable_field_is_null():
+    """Kafka's generated readers test ``length < 0``, not ``== -1``, for nullable strings, bytes and arrays."""
+    v1 = struct.pack(">h", -2) + struct.pack(">i", 0) + struct.pack(">i", 0) + struct.pack(">i", -7)
+    obj = decode_body(DEMO, 1, v1, True)
+    assert obj.name is None and obj.records is None
+    flexible = b"\x00" + b"\x01" + b"\xff\xff\xff\xff\x0f" + b"\x00" + b"\x00"  # topics: 0xffffffff, -2 less 1
+    assert decode_body(DEMO, 2, flexible, True).topics is None
+
+
 def test_a_compact_string_over_0x7fff_bytes_is_refused():
     name = b"a" * 0x8000
     with pytest.raises(InvalidRequestError, match="invalid length 32768"):
