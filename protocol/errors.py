@@ -188,6 +188,14 @@ class CorruptRecordError(KafkaProtocolError):
     error_code = ErrorCode.CORRUPT_MESSAGE
 
 
+class CompressedStreamError(CorruptRecordError):
+    """Compressed records the codec cannot read (bad or cut-short data; not a size limit). Kafka's codec
+    streams throw IOException or fail to open, which its batch iterators wrap in a plain KafkaException
+    ("Failed to decompress record stream"), no ApiException: the broker answers UNKNOWN_SERVER_ERROR."""
+
+    error_code = ErrorCode.UNKNOWN_SERVER_ERROR
+
+
 class InvalidRecordError(KafkaProtocolError):
     """A record or batch whose structure is wrong (Kafka's InvalidRecordException)."""
 

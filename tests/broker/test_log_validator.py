@@ -264,6 +264,33 @@ def test_codec_ids_5_to_7_are_unknown_server_error(codec_id):
     assert _error(_legacy_message(1, codec_id, b"x"), version=2).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
 
 
+def _v2_with_payload(codec: Codec, payload: bytes) -> bytearray:
+    """A 3-record v2 batch of ``codec`` whose records section is ``payload``, with a good CRC."""
+    batch = _batch(RECS)[:61] + payload
+    struct.pack_into(">iH", batch, 8, len(batch) - 12, 0)  # batchLength; the attributes' high byte
+    batch[22] = codec
+    struct.pack_into(">I", batch, 17, crc32c.crc32c(bytes(batch[21:])))
+    return batch
+
+
+@pytest.mark.parametrize("codec", [Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD])
+@pytest.mark.parametrize("how", ["garbage", "cut"])
+def test_compressed_data_the_codec_cannot_read_is_unknown_server_error(codec, how):
+    """Kafka's codec streams throw IOException (or fail to open), which ``DefaultRecordBatch`` and
+    ``DeepRecordsIterator`` wrap in a plain KafkaException: UNKNOWN_SERVER_ERROR, not CORRUPT_MESSAGE."""
+    whole = compress(codec, bytes(_batch(RECS)[61:]))
+    payload = b"\x00\x01garbage" * 8 if how == "garbage" else whole[: len(whole) // 2]
+    assert _error(_v2_with_payload(codec, payload)).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    if codec is not Codec.ZSTD:
+        wrapper = _legacy_message(1, codec, payload)
+        assert _error(wrapper, version=2).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def test_compressed_data_past_the_decompression_limit_stays_corrupt_message():
+    bomb = compress(Codec.GZIP, b"\x00" * (65 << 20))  # over 64 x max.message.bytes (1 MiB)
+    assert _error(_v2_with_payload(Codec.GZIP, bomb)).error_code == ErrorCode.CORRUPT_MESSAGE
+
+
 def _legacy_message(magic: int, attributes: int, value: bytes) -> bytes:
     """One magic 0/1 message at offset 0 with a null key and a good CRC."""
     body = bytes([magic, attributes]) + (struct.pack(">q", NOW) if magic else b"")

@@ -164,13 +164,15 @@ def test_produce_v2_with_more_than_one_batch_is_invalid_record_and_stores_nothin
     _still_serving(broker)
 
 
-def test_unknown_codec_ids_and_a_legacy_zstd_wrapper_get_kafkas_codes(broker):
+def test_codec_failures_get_kafkas_codes(broker):
     """Found by fuzzing: attributes naming codec id 5-7 are UNKNOWN_SERVER_ERROR (Kafka's
-    ``CompressionType.forId`` throws IllegalArgumentException), a zstd wrapper of magic 1 is INVALID_RECORD
+    ``CompressionType.forId`` throws IllegalArgumentException), so is gzip data gzip cannot read (its stream's
+    IOException becomes a plain KafkaException), a zstd wrapper of magic 1 is INVALID_RECORD
     (``DeepRecordsIterator``), and nothing is stored."""
     _create(broker, "codecs")
-    for codec_id in (5, 7):
-        batch = _batch()
+    garbage = _batch(codec=Codec.GZIP)[:61] + b"\x1f\x8b" + b"garbage" * 5
+    struct.pack_into(">i", garbage, 8, len(garbage) - 12)
+    for codec_id, batch in ((5, _batch()), (7, _batch()), (Codec.GZIP, garbage)):
         batch[22] |= codec_id
         struct.pack_into(">I", batch, 17, crc32c.crc32c(bytes(batch[21:])))
         assert _produce(broker, "codecs", bytes(batch)).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
