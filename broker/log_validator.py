@@ -44,6 +44,7 @@ import struct
 import attrs
 
 from protocol import ErrorCode, KafkaProtocolError
+from protocol.errors import UnknownCodecError
 from protocol.records import (
     TOMBSTONE_FLAG,
     Codec,
@@ -178,6 +179,20 @@ def _check_v2_header(batch: RecordBatchView) -> None:
         raise ValidationError(ErrorCode.INVALID_RECORD, "clients may not send control batches")
     if batch.producer_id >= 0 and batch.base_sequence < 0:
         raise ValidationError(ErrorCode.INVALID_RECORD, "idempotent batch without a base sequence")
+
+
+def first_batch_codec_unknown(records) -> bool:
+    """Is the first whole batch of ``records`` a magic-2 one naming codec id 5-7? (What makes Kafka's
+    ``ProduceRequest.validateRecords`` of Produce v3-6 throw, failing the whole request.)"""
+    try:
+        first = next(iter_batches(memoryview(records if records is not None else b"")), None)
+        if first is not None and first.magic == 2:
+            first.compression  # raises UnknownCodecError for codec ids 5-7
+    except UnknownCodecError:
+        return True
+    except KafkaProtocolError:  # a framing error: refused for that partition alone
+        pass
+    return False
 
 
 def _source_codec(batches: list, produce_version: int) -> Codec:
