@@ -68,7 +68,7 @@ def test_mutated_requests_of_every_api_are_answered_or_closed(broker):
     log = broker.log_text()
     assert "Traceback" not in log and "unexpected error" not in log
     assert _rss_mb(broker.proc.pid) < before + 100
-    versions = raw_call(broker.port, 18, 3, message_class(API_BY_KEY[18], True)(client_software_name="t",
-                                                                                 client_software_version="1"))  # fmt: skip
+    hello = message_class(API_BY_KEY[18], True)(client_software_name="t", client_software_version="1")
+    versions = raw_call(broker.port, 18, 3, hello)
     assert versions.error_code == 0 and versions.api_keys
     assert raw_call(broker.port, 3, 12, message_class(API_BY_KEY[3], True)(topics=None)).brokers
