@@ -44,6 +44,7 @@ import struct
 import attrs
 
 from protocol import ErrorCode, KafkaProtocolError
+from protocol.errors import UnknownCodecError
 from protocol.records import (
     TOMBSTONE_FLAG,
     Codec,
@@ -163,8 +164,11 @@ def _check_size_and_crc(batch, config: ValidationConfig) -> None:
 
 
 def _check_v2_header(batch: RecordBatchView) -> None:
+    """Kafka's ``analyzeAndValidateRecords`` (baseOffset, then the codec id: 5-7 raise ``UnknownCodecError``,
+    UNKNOWN_SERVER_ERROR), then ``LogValidator.validateBatch``."""
     if batch.base_offset != 0:
         raise ValidationError(ErrorCode.INVALID_RECORD, f"baseOffset must be 0, got {batch.base_offset}")
+    batch.compression  # raises UnknownCodecError for codec ids 5-7
     count = batch.last_offset_delta + 1
     if count <= 0 or batch.records_count <= 0 or count != batch.records_count:
         raise ValidationError(
@@ -175,15 +179,30 @@ def _check_v2_header(batch: RecordBatchView) -> None:
         raise ValidationError(ErrorCode.INVALID_RECORD, "clients may not send control batches")
     if batch.producer_id >= 0 and batch.base_sequence < 0:
         raise ValidationError(ErrorCode.INVALID_RECORD, "idempotent batch without a base sequence")
-    batch.compression  # raises UnsupportedCompressionError for codec ids 5-7
+
+
+def first_batch_codec_unknown(records) -> bool:
+    """Is the first whole batch of ``records`` a magic-2 one naming codec id 5-7? (What makes Kafka's
+    ``ProduceRequest.validateRecords`` of Produce v3-6 throw, failing the whole request.)"""
+    try:
+        first = next(iter_batches(memoryview(records if records is not None else b"")), None)
+        if first is not None and first.magic == 2:
+            first.compression  # raises UnknownCodecError for codec ids 5-7
+    except UnknownCodecError:
+        return True
+    except KafkaProtocolError:  # a framing error: refused for that partition alone
+        pass
+    return False
 
 
 def _source_codec(batches: list, produce_version: int) -> Codec:
+    """The producer's codec. zstd is refused below Produce v7 from v3 only, as Kafka's
+    ``ProduceRequest.validateRecords`` (v0-2 may carry any magic; a legacy zstd wrapper is INVALID_RECORD)."""
     source = Codec.NONE
     for batch in batches:
         if batch.compression is not Codec.NONE:
             source = batch.compression
-    if source is Codec.ZSTD and produce_version < 7:
+    if source is Codec.ZSTD and 3 <= produce_version < 7:
         raise ValidationError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "zstd needs Produce v7 or later")
     return source
 

@@ -144,7 +144,7 @@ class TopicRegistry:
         return list(self.manager.topics())
 
     def get(self, name: str) -> Topic | None:
-        meta = self.manager.topics().get(name)
+        meta = self.manager.topic(name)
         if meta is None:
             return None
         return Topic(meta.name, meta.topic_id, meta.num_partitions, name in INTERNAL_TOPICS)
@@ -155,7 +155,7 @@ class TopicRegistry:
                 for name, meta in self.manager.topics().items()}  # fmt: skip
 
     def name_for_id(self, topic_id: uuid.UUID) -> str | None:
-        return self.names_by_id().get(topic_id)
+        return self.manager.name_for_id(topic_id)
 
     def names_by_id(self) -> dict[uuid.UUID, str]:
         """Every topic's name by its id (for requests that name many topics by id)."""
@@ -168,7 +168,7 @@ class TopicRegistry:
         from storage import StorageError
 
         check_topic_name(name)
-        if name in self.manager.topics():
+        if self.manager.topic(name) is not None:
             raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if num_partitions < 1:
             raise TopicError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
@@ -195,7 +195,7 @@ class TopicRegistry:
             self.invalidate(name)
 
     def delete(self, name: str) -> None:
-        if name not in self.manager.topics():
+        if self.manager.topic(name) is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
         self.invalidate(name)
         self.manager.delete_topic(name)

@@ -16,7 +16,9 @@ Layout rules applied here (Kafka's):
 * tagged fields are written only when their value differs from the default;
   unknown tags read from the wire are kept in ``unknown_tagged_fields`` (so
   are known tags a peer sent at their default value, which Kafka itself never
-  does), so a decoded message re-encodes to the bytes it came from.
+  does), so a decoded message re-encodes to the bytes it came from. As
+  Kafka's generated readers, decoding takes tags in any order and a tag sent
+  twice (the last wins: a re-encode then writes it once, in order).
 
 Records fields decode to a ``memoryview`` into the caller's buffer (zero copy;
 writable when the caller's buffer is), and encode from any object that has
@@ -106,9 +108,9 @@ def _array_reader(field: Field, t: ArrayOf, version: int, flexible: bool, nullab
     item = _type_reader(field, t.item, version, flexible, nullable=False)
 
     def read_array(r: Reader) -> list | None:
-        n = r.uvarint() - 1 if flexible else r.int32()
-        if n < 0:
-            if nullable and n == -1:
+        n = r.compact_length() if flexible else r.int32()
+        if n < 0:  # any negative count of a nullable array is null, as in Kafka's readers
+            if nullable:
                 return None
             raise InvalidRequestError(f"{field.name}: negative array length {n}")
         if n > r.remaining:
@@ -145,13 +147,11 @@ def _compile_reader(struct: Struct, cls: type, version: int, flexible: bool) -> 
 
 
 def _read_tags(r: Reader, known: dict[int, tuple[str, ReadFn, Any]], values: dict) -> dict[int, bytes]:
+    """A tagged-field buffer, read as Kafka's generated readers read it: a count that comes out negative
+    reads none, tags may come in any order and again (the last one wins)."""
     unknown: dict[int, bytes] = {}
-    last = -1
     for _ in range(r.uvarint()):
-        tag = r.uvarint()
-        if tag <= last:
-            raise InvalidRequestError(f"tagged field {tag} out of order")
-        last = tag
+        tag = r.uvarint() & 0xFFFFFFFF  # an unknown tag is kept as the 32 bits a writer puts back
         size = r.uvarint()
         data = r.view(size)
         if tag in known:
@@ -164,6 +164,8 @@ def _read_tags(r: Reader, known: dict[int, tuple[str, ReadFn, Any]], values: dic
                 # Kafka never writes a tag at its default, but some peers do; keep the
                 # raw bytes so a re-encode reproduces exactly what was received.
                 unknown[tag] = bytes(data)
+            else:
+                unknown.pop(tag, None)  # sent twice: the value read last stands
         else:
             unknown[tag] = bytes(data)
     return unknown

@@ -188,6 +188,14 @@ class CorruptRecordError(KafkaProtocolError):
     error_code = ErrorCode.CORRUPT_MESSAGE
 
 
+class CompressedStreamError(CorruptRecordError):
+    """Compressed records the codec cannot read (bad or cut-short data; not a size limit). Kafka's codec
+    streams throw IOException or fail to open, which its batch iterators wrap in a plain KafkaException
+    ("Failed to decompress record stream"), no ApiException: the broker answers UNKNOWN_SERVER_ERROR."""
+
+    error_code = ErrorCode.UNKNOWN_SERVER_ERROR
+
+
 class InvalidRecordError(KafkaProtocolError):
     """A record or batch whose structure is wrong (Kafka's InvalidRecordException)."""
 
@@ -198,3 +206,10 @@ class UnsupportedCompressionError(KafkaProtocolError):
     """A codec id the format does not allow (e.g. zstd in magic 0/1)."""
 
     error_code = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+
+
+class UnknownCodecError(KafkaProtocolError):
+    """Attributes naming codec id 5-7. Kafka's ``CompressionType.forId`` throws an IllegalArgumentException,
+    no ApiException, so the broker answers UNKNOWN_SERVER_ERROR."""
+
+    error_code = ErrorCode.UNKNOWN_SERVER_ERROR

@@ -9,6 +9,13 @@ refused, not allocated).
 Writers append ``bytes`` pieces to a list; the codec joins them once. Flexible
 versions use *unsigned* varints (compact lengths are ``len + 1``, 0 = null);
 they are a different encoding from the zigzag varints inside record batches.
+
+Reads follow Kafka's generated readers where bad bytes are concerned: a
+5-byte unsigned varint keeps only 32 bits (a Java int, so it may come out
+negative), any negative length of a nullable field (not only -1) is null, a
+compact string over 0x7fff bytes is refused, and a string
+that is not UTF-8 decodes with U+FFFD in place of the bad bytes, as Java's
+``new String(bytes, UTF_8)`` does, rather than failing the request.
 """
 
 from __future__ import annotations
@@ -28,6 +35,12 @@ _F64 = struct.Struct(">d")
 
 ZERO_UUID = uuid.UUID(int=0)
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1  # Java's Long range: offsets, timestamps, config "LONG"s
+MAX_STRING_BYTES = 0x7FFF  # the longest string field Kafka reads, compact ones included
+
+
+def java_int(n: int) -> int:
+    """``n`` wrapped to 32 bits and read as a signed Java int."""
+    return ((n + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
 
 
 class Reader:
@@ -80,27 +93,32 @@ class Reader:
         return uuid.UUID(bytes=bytes(self.buf[p : p + 16]))
 
     def uvarint(self) -> int:
-        """Unsigned varint (flexible versions), at most 5 bytes."""
+        """Unsigned varint (flexible versions), at most 5 bytes, read into a Java int as Kafka's
+        ``readUnsignedVarint`` does: bits past the 32nd are dropped and the top bit is the sign."""
         result = 0
         for shift in range(0, 35, 7):
             b = self.buf[self._take(1)]
             result |= (b & 0x7F) << shift
             if not b & 0x80:
-                return result
+                return java_int(result)
         raise InvalidRequestError("unsigned varint longer than 5 bytes")
+
+    def compact_length(self) -> int:
+        """A compact length or count (the uvarint less one, in Java's int arithmetic); -1 means null."""
+        return java_int(self.uvarint() - 1)
 
     def view(self, n: int) -> memoryview:
         p = self._take(n)
         return self.buf[p : p + n]
 
     def length(self, compact: bool, nullable: bool, wide: bool = False) -> int | None:
-        """A length prefix: int16/int32 (``wide``) or compact uvarint; -1 means null."""
+        """A length prefix: int16/int32 (``wide``) or compact uvarint; a negative one means null."""
         if compact:
-            n = self.uvarint() - 1
+            n = self.compact_length()
         else:
             n = self.int32() if wide else self.int16()
-        if n < 0:
-            if n == -1 and nullable:
+        if n < 0:  # Kafka's readers take any negative length of a nullable field as null
+            if nullable:
                 return None
             raise InvalidRequestError(f"negative length {n} for a non-nullable field")
         if n > self.remaining:
@@ -108,13 +126,14 @@ class Reader:
         return n
 
     def string(self, compact: bool, nullable: bool) -> str | None:
+        """A string field. As Kafka's generated readers: a compact one over 0x7fff bytes is refused, and
+        bytes that are not UTF-8 decode to U+FFFD (Java's ``new String(bytes, UTF_8)``), not an error."""
         n = self.length(compact, nullable)
         if n is None:
             return None
-        try:
-            return str(self.view(n), "utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidRequestError(f"string is not UTF-8: {exc}") from None
+        if n > MAX_STRING_BYTES:
+            raise InvalidRequestError(f"string field had invalid length {n}")
+        return str(self.view(n), "utf-8", "replace")
 
     def bytes_(self, compact: bool, nullable: bool) -> bytes | None:
         n = self.length(compact, nullable, wide=True)

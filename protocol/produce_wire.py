@@ -13,9 +13,9 @@ anything else, so the caller falls back to the generic codec, which stays the
 one definition of the layout and of every failure:
 
 * decoding gives up on any tagged field on the wire (header or body), on a
-  negative or oversized length, on a short buffer, on bad UTF-8 — whatever
-  goes wrong, the generic decoder then runs on the same bytes and raises (or
-  returns) what it always did;
+  negative or oversized length (a string over 0x7fff bytes too), on a short
+  buffer, on bad UTF-8 — whatever goes wrong, the generic decoder then runs
+  on the same bytes and raises (or returns) what it always did;
 * encoding gives up on a non-default ``current_leader``, on node endpoints, on
   unknown tagged fields, on any value ``struct`` refuses.
 
@@ -31,7 +31,7 @@ from typing import Any
 
 from .apis.produce import API as PRODUCE
 from .messages import default_value, message_class, schema_of
-from .primitives import ZERO_UUID, uvarint_bytes
+from .primitives import MAX_STRING_BYTES, ZERO_UUID, uvarint_bytes
 
 _H_HDR = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_id length
 _HI = struct.Struct(">hi")
@@ -95,7 +95,7 @@ def _no_tags(buf: Any, pos: int) -> int:
 
 def _string(buf: Any, view: memoryview, pos: int, end: int, flexible: bool) -> tuple[str | None, int]:
     n, pos = _length(buf, pos, flexible, False)
-    if n < 0 or pos + n > end:
+    if n < 0 or pos + n > end or n > MAX_STRING_BYTES:
         if n == -1:
             return None, pos
         raise _GiveUp

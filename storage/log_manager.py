@@ -66,7 +66,7 @@ from .log_dir_failure import LogDirFailures
 from .log_move import LogMoves
 from .log_opening import CLEAN_SHUTDOWN, LogOpening
 from .new_logs import NewLogs
-from .topic_store import ProducerIds, TopicMeta, atomic_write, load_cluster_id, load_topics, save_topics
+from .topic_store import ProducerIds, TopicMeta, TopicTable, atomic_write, load_cluster_id, load_topics, save_topics
 from .upgrade import upgrade_log
 
 log = logging.getLogger(__name__)
@@ -78,7 +78,7 @@ class LogManager(LogOpening):
         self.model = model
         self.clock = clock
         self.durable = bool(model.other.get("log.flush.durable.enable", False))
-        self._topics: dict[str, TopicMeta] = {}
+        self._topics = TopicTable()
         self._pending: dict[str, TopicMeta] = {}  # being created: saved, not yet seen (new_logs.py)
         self._logs: dict[tuple[str, int], Log] = {}
         self.group_commit = GroupCommit()
@@ -137,6 +137,12 @@ class LogManager(LogOpening):
 
     def topics(self) -> dict[str, TopicMeta]:
         return dict(self._topics)
+
+    def topic(self, name: str) -> TopicMeta | None:
+        return self._topics.get(name)  # no copy of them all (``topics``) for one
+
+    def name_for_id(self, topic_id: uuid.UUID) -> str | None:
+        return self._topics.name_for_id(topic_id)
 
     def effective_config(self, name: str):
         return self.model.effective(self._topics[name].overrides)

@@ -50,6 +50,7 @@ checks the topic or group: ``check_allowed`` is that step, and
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Awaitable, Callable
 
 from protocol import ErrorCode
@@ -76,10 +77,10 @@ async def alter_all(ctx: RequestContext, request, change: Callable[[Any], Awaita
     """Answer every resource of an alter request; ``change`` handles one resource."""
     resp = ctx.response()
     Result = type(resp).AlterConfigsResourceResponse
-    keys = [(r.resource_type, r.resource_name) for r in request.resources]
+    keys = Counter((r.resource_type, r.resource_name) for r in request.resources)
     for resource in request.resources:
         key = (resource.resource_type, resource.resource_name)
-        if keys.count(key) > 1:  # Kafka's ConfigAdminManager.preprocess answers every copy
+        if keys[key] > 1:  # Kafka's ConfigAdminManager.preprocess answers every copy
             code, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
         else:
             try:

@@ -26,6 +26,7 @@ Version notes: v1 answers before throttling; v2 flexible; v3 same as v2.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from protocol import ErrorCode
@@ -44,17 +45,17 @@ API_KEY = 37
 async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     Result = type(resp).CreatePartitionsTopicResult
-    names = [t.name for t in request.topics]
+    names = Counter(t.name for t in request.topics)  # how often each is asked, in order
     answered: set[str] = set()
     room = MAX_PARTITIONS_PER_REQUEST  # partitions this request may still create
     mutations = MutationQuota(ctx)
-    once = [name for name in names if names.count(name) == 1]
+    once = [name for name, count in names.items() if count == 1]
     alterable = filter_authorized(ctx, AclOperation.ALTER, ResourceType.TOPIC, once)
     for topic in request.topics:
         if topic.name in answered:
             continue
         answered.add(topic.name)
-        if names.count(topic.name) > 1:
+        if names[topic.name] > 1:
             code, message = ErrorCode.INVALID_REQUEST, "Duplicate topic name."
         elif topic.name not in alterable:
             code, message = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None

@@ -44,6 +44,7 @@ v5 error_message; v6 topics by name or id (``topics`` replaces
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from typing import Any
 
 from protocol import ErrorCode
@@ -76,8 +77,8 @@ async def handle(ctx: RequestContext, request) -> object:
         for name, topic_id in wanted:
             resp.responses.append(_result(ctx, Result, name, topic_id, code, None))
         return resp
-    names = [n for n, i in wanted if n is not None and i == ZERO_ID]
-    ids = [i for n, i in wanted if n is None and i != ZERO_ID]
+    names = Counter(n for n, i in wanted if n is not None and i == ZERO_ID)  # how often each is asked, in order
+    ids = Counter(i for n, i in wanted if n is None and i != ZERO_ID)
     mutations = MutationQuota(ctx)
     access = _authorize(ctx, names, ids)
     clashes = _clashes(ctx, names, ids, access)
@@ -98,38 +99,39 @@ def _wanted(ctx: RequestContext, request) -> list[tuple[str | None, uuid.UUID]]:
     return [(t.name, t.topic_id) for t in request.topics]
 
 
-def _answered(wanted: list[tuple], names: list[str], ids: list[uuid.UUID], clashes: set[uuid.UUID]) -> list[tuple]:
+def _answered(wanted: list[tuple], names: Counter[str], ids: Counter[uuid.UUID],
+              clashes: set[uuid.UUID]) -> list[tuple]:  # fmt: skip
     """The entries that get an answer: a repeated name or id once, an id given once that a name clashes with not."""
     seen: set[tuple] = set()
     answered = []
     for name, topic_id in wanted:
-        repeated = names.count(name) > 1 if topic_id == ZERO_ID else name is None and ids.count(topic_id) > 1
+        repeated = names[name] > 1 if topic_id == ZERO_ID else name is None and ids[topic_id] > 1
         if repeated and (name, topic_id) in seen:
             continue
-        if name is None and topic_id in clashes and ids.count(topic_id) == 1:
+        if name is None and topic_id in clashes and ids[topic_id] == 1:
             continue  # answered with the name that maps to it
         seen.add((name, topic_id))
         answered.append((name, topic_id))
     return answered
 
 
-def _clashes(ctx: RequestContext, names: list[str], ids: list[uuid.UUID],
+def _clashes(ctx: RequestContext, names: Counter[str], ids: Counter[uuid.UUID],
              access: tuple[set[str], set[str]]) -> set[uuid.UUID]:  # fmt: skip
     """The listed ids of topics also listed by name (once, and allowed to be described and deleted)."""
     describable, deletable = access
     clashes = set()
     for name in names:
         topic = ctx.broker.topics.get(name) if name in describable and name in deletable else None
-        if topic is not None and names.count(name) == 1 and topic.topic_id in ids:
+        if topic is not None and names[name] == 1 and topic.topic_id in ids:
             clashes.add(topic.topic_id)
     return clashes
 
 
-def _authorize(ctx: RequestContext, names: list[str], ids: list[uuid.UUID]) -> tuple[set[str], set[str]]:
+def _authorize(ctx: RequestContext, names: Counter[str], ids: Counter[uuid.UUID]) -> tuple[set[str], set[str]]:
     """The topics, of those named once or by an id given once, the principal may describe and may delete."""
     topics = ctx.broker.topics
-    resolved = (topics.name_for_id(i) for i in ids if ids.count(i) == 1)
-    asked = [n for n in names if names.count(n) == 1] + [n for n in resolved if n is not None]
+    resolved = (topics.name_for_id(i) for i in ids if ids[i] == 1)
+    asked = [n for n in names if names[n] == 1] + [n for n in resolved if n is not None]
     if ctx.authorized(AclOperation.DELETE, ResourceType.CLUSTER, CLUSTER_NAME, log_denied=False):
         return set(asked), set(asked)
     describable = filter_authorized(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, asked)
@@ -145,9 +147,9 @@ def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, 
     if name is None and topic_id == ZERO_ID:
         message = "Neither topic name nor id were specified."
         return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, message)
-    if name is not None and names.count(name) > 1:
+    if name is not None and names[name] > 1:
         return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
-    if name is None and ids.count(topic_id) > 1:
+    if name is None and ids[topic_id] > 1:
         return _result(ctx, Result, name, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
     topics = ctx.broker.topics
     if name is None:

@@ -58,6 +58,7 @@ timeout_ms; v11 earliest pending upload (-6). Kafka 4.0 dropped v0.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from protocol import ErrorCode
@@ -84,7 +85,7 @@ async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     Topic = type(resp).ListOffsetsTopicResponse
     Part = Topic.ListOffsetsPartitionResponse
-    seen = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    seen = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     refused = []
     for topic in request.topics:
         if not ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, topic.name):
@@ -95,7 +96,7 @@ async def handle(ctx: RequestContext, request) -> object:
         parts = []
         for p in topic.partitions:
             part = Part(partition_index=p.partition_index)
-            if ctx.version >= 1 and seen.count((topic.name, p.partition_index)) > 1:
+            if ctx.version >= 1 and seen[topic.name, p.partition_index] > 1:
                 part.error_code = ErrorCode.INVALID_REQUEST
             elif timestamp_unsupported(p.timestamp, ctx.version):
                 part.error_code = ErrorCode.UNSUPPORTED_VERSION

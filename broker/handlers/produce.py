@@ -57,6 +57,10 @@ Authorization (Kafka's ``handleProduceRequest``), before anything else:
   answer tells nothing about topics the principal may not write), and are
   not added to a transaction (v12+). With topic ids (v13) an id of no topic
   is UNKNOWN_TOPIC_ID first: there is no name to authorize;
+* with v3-6, a first batch naming codec id 5-7 in any partition that exists
+  and may be written fails the whole request: UNKNOWN_SERVER_ERROR for every
+  partition, nothing written (``validateRecords`` throws there; from v7 the
+  append refuses that partition alone, with the same code);
 * an idempotent, non-transactional batch needs nothing more: since Kafka 3.0
   (KIP-679) IDEMPOTENT_WRITE is checked by InitProducerId, not here.
 
@@ -78,7 +82,7 @@ from storage.producer_state import BatchInfo, Duplicate
 
 from ..acl_model import AclOperation, ResourceType
 from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, handler
-from ..log_validator import ValidationError, validate_and_assign
+from ..log_validator import ValidationError, first_batch_codec_unknown, validate_and_assign
 from ..quotas import request_identity, throttle
 from . import _produce_metrics as metered
 
@@ -95,6 +99,8 @@ async def handle(ctx: RequestContext, request) -> object:
         return _refuse_all(ctx, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     names = _topic_names(ctx, request)
     unwritable = _unwritable(ctx, names)
+    if 3 <= ctx.version < 7 and _codec_fails_all(ctx, request, names, unwritable):
+        return _refuse_all(ctx, request, ErrorCode.UNKNOWN_SERVER_ERROR)
     enrolled = await _enroll(ctx, request, names, unwritable, txn_id)
     resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
     if request.acks == -1 and written:
@@ -195,6 +201,16 @@ def _unwritable(ctx: RequestContext, names: list[str | None]) -> set[str]:
     """The requested topics the principal may not WRITE (each asked once, as Kafka's ``filterByAuthorized``)."""
     topics = (name for name in dict.fromkeys(names) if name is not None)
     return {name for name in topics if not ctx.authorized(AclOperation.WRITE, ResourceType.TOPIC, name)}
+
+
+def _codec_fails_all(ctx: RequestContext, request, names: list[str | None], unwritable: set[str]) -> bool:
+    """Kafka's ``validateRecords`` (v3-6) reads the codec of each writable, existing partition's first batch:
+    ids 5-7 throw IllegalArgumentException, no ApiException, so the whole request fails, nothing written."""
+    for topic, name in zip(request.topic_data, names):
+        for pd in topic.partition_data if name is not None and name not in unwritable else ():
+            if ctx.broker.topics.partition(name, pd.index) and first_batch_codec_unknown(pd.records):
+                return True
+    return False
 
 
 def _refuse_all(ctx: RequestContext, request, error: ErrorCode) -> object:

@@ -24,7 +24,7 @@ import struct
 import lz4.block
 import lz4.frame
 
-from ..errors import CorruptRecordError
+from ..errors import CompressedStreamError, CorruptRecordError
 
 _P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
 _M32 = 0xFFFFFFFF
@@ -73,11 +73,11 @@ def xxh32(data: bytes, seed: int = 0) -> int:
 def _header_length(frame: bytes) -> int:
     """Bytes from the start of the frame through the HC byte."""
     if len(frame) < 7 or frame[:4] != FRAME_MAGIC:
-        raise CorruptRecordError("not an LZ4 frame")
+        raise CompressedStreamError("not an LZ4 frame")
     flg = frame[4]
     length = 7 + (8 if flg & _FLG_CONTENT_SIZE else 0) + (4 if flg & _FLG_DICT_ID else 0)
     if len(frame) < length:
-        raise CorruptRecordError("LZ4 frame header truncated")
+        raise CompressedStreamError("LZ4 frame header truncated")
     return length
 
 
@@ -140,9 +140,9 @@ def decompress_lz4(data: bytes, *, magic: int, max_size: int) -> bytes:
     try:
         out = _bounded(decoder, data, max_size)
     except RuntimeError as exc:
-        raise CorruptRecordError(f"invalid LZ4 data: {exc}") from None
+        raise CompressedStreamError(f"invalid LZ4 data: {exc}") from None
     if not decoder.eof:
-        raise CorruptRecordError("LZ4 frame truncated")
+        raise CompressedStreamError("LZ4 frame truncated")
     if decoder.unused_data:
         raise CorruptRecordError("trailing bytes after the LZ4 frame")
     return out

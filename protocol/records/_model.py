@@ -13,7 +13,7 @@ import enum
 
 import attrs
 
-from ..errors import UnsupportedCompressionError
+from ..errors import UnknownCodecError
 
 TOMBSTONE_FLAG = 0x01  # v2 record attributes bit 0: explicit tombstone (KIP-87)
 
@@ -43,7 +43,7 @@ def codec_from_id(codec_id: int) -> Codec:
     """Map attributes bits 0-2 to a Codec; ids 5-7 are not codecs."""
     if 0 <= codec_id <= 4:
         return _CODECS[codec_id]
-    raise UnsupportedCompressionError(f"Unknown compression type id: {codec_id}")
+    raise UnknownCodecError(f"Unknown compression type id: {codec_id}")
 
 
 @attrs.frozen(slots=True)

@@ -12,8 +12,11 @@
 Every decompression is bounded by ``max_size`` (``CorruptRecordError`` past
 it), checked *before* allocating where the format states a size (snappy block
 preambles, zstd frame content size) and by incremental output limits
-elsewhere, so a zip bomb or a lying length cannot exhaust memory. Any library
-error on bad input becomes ``CorruptRecordError``.
+elsewhere, so a zip bomb or a lying length cannot exhaust memory: past it,
+``CorruptRecordError`` (CORRUPT_MESSAGE). Data the codec cannot read (a
+library error on bad input, a stream cut short) is ``CompressedStreamError``,
+whose code is Kafka's answer to its codec streams' IOException:
+UNKNOWN_SERVER_ERROR.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import zlib
 import cramjam
 import zstandard
 
-from ..errors import CorruptRecordError, UnsupportedCompressionError
+from ..errors import CompressedStreamError, CorruptRecordError, UnsupportedCompressionError
 from ._lz4 import compress_lz4, decompress_lz4
 from ._model import Codec, codec_from_id
 
@@ -89,12 +92,12 @@ def _gunzip(data, max_size: int) -> bytes:
             if total > max_size:
                 raise CorruptRecordError(f"gzip data decompresses to more than {max_size} bytes")
             if not d.eof:
-                raise CorruptRecordError("gzip stream truncated")
+                raise CompressedStreamError("gzip stream truncated")
             rest = d.unused_data
             if not rest:
                 return b"".join(out)
     except zlib.error as exc:
-        raise CorruptRecordError(f"invalid gzip data: {exc}") from None
+        raise CompressedStreamError(f"invalid gzip data: {exc}") from None
 
 
 def _snappy_xerial(data) -> bytes:
@@ -114,7 +117,7 @@ def _snappy_length(block: bytes) -> int:
         result |= (block[i] & 0x7F) << (7 * i)
         if block[i] < 0x80:
             return result
-    raise CorruptRecordError("invalid snappy block preamble")
+    raise CompressedStreamError("invalid snappy block preamble")
 
 
 def _unsnappy_block(block: bytes, budget: int) -> bytes:
@@ -123,7 +126,7 @@ def _unsnappy_block(block: bytes, budget: int) -> bytes:
     try:
         return bytes(cramjam.snappy.decompress_raw(block))
     except cramjam.DecompressionError as exc:
-        raise CorruptRecordError(f"invalid snappy data: {exc}") from None
+        raise CompressedStreamError(f"invalid snappy data: {exc}") from None
 
 
 def _unsnappy(data: bytes, max_size: int) -> bytes:
@@ -133,11 +136,11 @@ def _unsnappy(data: bytes, max_size: int) -> bytes:
     pos = 16  # version and compat ints are ignored (some producers write them little-endian)
     while pos < len(data):
         if pos + 4 > len(data):
-            raise CorruptRecordError("snappy xerial block length truncated")
+            raise CompressedStreamError("snappy xerial block length truncated")
         (length,) = _INT32.unpack_from(data, pos)
         pos += 4
         if length < 0 or pos + length > len(data):
-            raise CorruptRecordError(f"snappy xerial block length {length} out of range")
+            raise CompressedStreamError(f"snappy xerial block length {length} out of range")
         out += _unsnappy_block(data[pos : pos + length], max_size - len(out))
         pos += length
     return bytes(out)
@@ -153,7 +156,7 @@ def _unzstd(data, max_size: int) -> bytes:
             return zstandard.ZstdDecompressor().decompress(data, max_output_size=max_size)
         return _unzstd_unsized(data, max_size)
     except zstandard.ZstdError as exc:
-        raise CorruptRecordError(f"invalid zstd data: {exc}") from None
+        raise CompressedStreamError(f"invalid zstd data: {exc}") from None
 
 
 def _unzstd_unsized(data: bytes, max_size: int) -> bytes:
@@ -170,6 +173,8 @@ def _unzstd_unsized(data: bytes, max_size: int) -> bytes:
         try:
             return dctx.decompress(data, max_output_size=budget)
         except zstandard.ZstdError as exc:
-            if budget >= max_size or "full frame" not in str(exc):
+            if "full frame" not in str(exc):
                 raise
+            if budget >= max_size:  # past the limit, or cut short: the two look alike here
+                raise CorruptRecordError(f"zstd data decompresses to more than {max_size} bytes") from None
             budget = min(max_size, 2 * budget)

@@ -9,7 +9,8 @@ a "wrapper" whose value is a compressed inner message set; its offset is the
 for v1, where absolute = wrapper offset - last relative + relative (a wrapper
 offset of 0 means "base 0"). Under LogAppendTime (v1, attributes bit 3) every
 inner record takes the wrapper's timestamp. Inner messages must have the
-wrapper's magic, must not be compressed (both ``InvalidRecordError``) and have
+wrapper's magic, must not be compressed (both ``InvalidRecordError``, as is a
+zstd wrapper, which only magic 2 may be: Kafka's ``DeepRecordsIterator``) and have
 their own CRC checked (``CorruptRecordError``); a truncated trailing inner entry
 ends the set, as in Kafka. ``base_offset`` and ``records_count`` of a wrapper
 need decompression and are computed on first use.
@@ -206,9 +207,12 @@ class LegacyBatchView:
     def _inner_records(self, max_size: int) -> list[tuple]:
         magic = self._h[3]
         (wrapper_offset, _, _, attributes, wrapper_ts, _, value), _ = parse_message(self._buf, 0)
+        codec = codec_from_id(attributes & CODEC_MASK)
+        if codec is Codec.ZSTD:  # Kafka's DeepRecordsIterator refuses it before looking at the value
+            raise InvalidRecordError("Invalid wrapper compressionType found in legacy deep record iterator")
         if value is None:
             raise InvalidRecordError("compressed wrapper message has a null value")
-        data = decompress(codec_from_id(attributes & CODEC_MASK), value, magic=magic, max_size=max_size)
+        data = decompress(codec, value, magic=magic, max_size=max_size)
         inner = _parse_inner_set(data, magic)
         append_time = wrapper_ts if magic == 1 and attributes & TIMESTAMP_TYPE_FLAG else None
         shift = 0

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import struct
+import zlib
+
+import crc32c
 import pytest
 
 from broker.log_validator import ValidationConfig, ValidationError, validate_and_assign
@@ -230,6 +234,69 @@ def test_non_zero_base_offset_and_count_mismatch_are_invalid_record():
 def test_zstd_before_produce_v7_is_unsupported():
     err = _error(_batch(RECS, codec=Codec.ZSTD), version=6)
     assert err.error_code == ErrorCode.UNSUPPORTED_COMPRESSION_TYPE
+
+
+def test_a_zstd_v2_batch_in_produce_v0_to_v2_is_stored():
+    """Kafka's ``ProduceRequest.validateRecords`` looks at magic and codec from v3 only."""
+    result = _validate(_batch(RECS, codec=Codec.ZSTD), version=2)
+    assert RecordBatchView(result.data).compression is Codec.ZSTD
+    assert [r.value for r in _records(result)] == [b"v1", None, b"v3"]
+
+
+@pytest.mark.parametrize("version", [0, 2])
+def test_a_zstd_legacy_wrapper_is_invalid_record(version):
+    """Kafka's ``DeepRecordsIterator`` throws InvalidRecordException for a zstd wrapper of magic 0/1."""
+    magic = 1 if version == 2 else 0
+    wrapper = _legacy_message(magic, Codec.ZSTD, compress(Codec.ZSTD, bytes(_batch(RECS[:1], magic=magic))))
+    assert _error(wrapper, version=version).error_code == ErrorCode.INVALID_RECORD
+
+
+@pytest.mark.parametrize("codec_id", [5, 6, 7])
+def test_codec_ids_5_to_7_are_unknown_server_error(codec_id):
+    """``CompressionType.forId`` throws IllegalArgumentException (no ApiException) in Kafka's
+    ``analyzeAndValidateRecords``: the partition's answer is UNKNOWN_SERVER_ERROR, after the CRC check."""
+    batch = _batch(RECS)
+    batch[22] |= codec_id
+    struct.pack_into(">I", batch, 17, crc32c.crc32c(bytes(batch[21:])))
+    assert _error(batch).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    batch[-1] ^= 1
+    assert _error(batch).error_code == ErrorCode.CORRUPT_MESSAGE
+    assert _error(_legacy_message(1, codec_id, b"x"), version=2).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def _v2_with_payload(codec: Codec, payload: bytes) -> bytearray:
+    """A 3-record v2 batch of ``codec`` whose records section is ``payload``, with a good CRC."""
+    batch = _batch(RECS)[:61] + payload
+    struct.pack_into(">iH", batch, 8, len(batch) - 12, 0)  # batchLength; the attributes' high byte
+    batch[22] = codec
+    struct.pack_into(">I", batch, 17, crc32c.crc32c(bytes(batch[21:])))
+    return batch
+
+
+@pytest.mark.parametrize("codec", [Codec.GZIP, Codec.SNAPPY, Codec.LZ4, Codec.ZSTD])
+@pytest.mark.parametrize("how", ["garbage", "cut"])
+def test_compressed_data_the_codec_cannot_read_is_unknown_server_error(codec, how):
+    """Kafka's codec streams throw IOException (or fail to open), which ``DefaultRecordBatch`` and
+    ``DeepRecordsIterator`` wrap in a plain KafkaException: UNKNOWN_SERVER_ERROR, not CORRUPT_MESSAGE."""
+    whole = compress(codec, bytes(_batch(RECS)[61:]))
+    payload = b"\x00\x01garbage" * 8 if how == "garbage" else whole[: len(whole) // 2]
+    assert _error(_v2_with_payload(codec, payload)).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    if codec is not Codec.ZSTD:
+        wrapper = _legacy_message(1, codec, payload)
+        assert _error(wrapper, version=2).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def test_compressed_data_past_the_decompression_limit_stays_corrupt_message():
+    bomb = compress(Codec.GZIP, b"\x00" * (65 << 20))  # over 64 x max.message.bytes (1 MiB)
+    assert _error(_v2_with_payload(Codec.GZIP, bomb)).error_code == ErrorCode.CORRUPT_MESSAGE
+
+
+def _legacy_message(magic: int, attributes: int, value: bytes) -> bytes:
+    """One magic 0/1 message at offset 0 with a null key and a good CRC."""
+    body = bytes([magic, attributes]) + (struct.pack(">q", NOW) if magic else b"")
+    body += struct.pack(">i", -1) + struct.pack(">i", len(value)) + value
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", 0, len(message)) + message
 
 
 def test_only_a_truncated_batch_is_invalid_record_and_junk_after_a_batch_is_dropped():

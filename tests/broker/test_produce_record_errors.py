@@ -9,6 +9,8 @@ to ..."), with ``record_errors`` naming each record; every other error
 
 from __future__ import annotations
 
+import crc32c
+
 from protocol import ErrorCode
 from protocol.records import Codec, RecordBatchBuilder, TimestampType, iter_batches
 
@@ -94,3 +96,24 @@ async def test_legacy_messages_claiming_log_append_time(groups_broker):
         assert (await produce(groups_broker, "lat1", claimed, version))[0] == ErrorCode.INVALID_TIMESTAMP
     stored = await first_stored_batch(groups_broker, "ct1")
     assert (stored.timestamp_type, stored.max_timestamp) == (TimestampType.CREATE_TIME, NOW - 3)
+
+
+async def test_codec_ids_5_to_7_fail_a_whole_v3_to_v6_request_and_one_partition_from_v7(groups_broker):
+    """Kafka's ``ProduceRequest.validateRecords`` reads the first batch's codec below v7 only: its
+    IllegalArgumentException fails the whole request (nothing written); from v7 the append refuses that
+    partition alone. Both answer UNKNOWN_SERVER_ERROR, with no message."""
+    await create_ok(groups_broker, "codec", 2)
+    bad = batch([(b"k", b"v", NOW)])
+    bad[22] |= 5
+    bad[17:21] = crc32c.crc32c(bytes(bad[21:])).to_bytes(4, "big")
+    Data = sub(0, "TopicProduceData")
+    parts = [Data.PartitionProduceData(index=0, records=bytes(batch([(b"k", b"v", NOW)]))),
+             Data.PartitionProduceData(index=1, records=bytes(bad))]  # fmt: skip
+    body = req(0, acks=-1, timeout_ms=1000, topic_data=[Data(name="codec", partition_data=parts)])
+    for version, expected in ((5, [ErrorCode.UNKNOWN_SERVER_ERROR] * 2), (7, [0, ErrorCode.UNKNOWN_SERVER_ERROR])):
+        answer = (await call(groups_broker, 0, version, body)).responses[0].partition_responses
+        assert [(p.error_code, p.error_message) for p in answer] == [(code, None) for code in expected], version
+    T = sub(2, "ListOffsetsTopic")
+    latest = T(name="codec", partitions=[T.ListOffsetsPartition(partition_index=0, timestamp=-1)])
+    ends = await call(groups_broker, 2, 7, req(2, replica_id=-1, topics=[latest]))
+    assert ends.topics[0].partitions[0].offset == 1  # partition 0 holds the v7 request's one record alone

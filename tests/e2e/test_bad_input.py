@@ -15,6 +15,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
+import zlib
 
 import crc32c
 import pytest
@@ -160,6 +161,26 @@ def test_produce_v2_with_more_than_one_batch_is_invalid_record_and_stores_nothin
     ok = _produce(broker, "multi", plain, version=2)
     assert ok.error_code == 0 and ok.base_offset == 0
     assert _fetch_values(broker, "multi") == [b"x", b"y", b"z"]
+    _still_serving(broker)
+
+
+def test_codec_failures_get_kafkas_codes(broker):
+    """Found by fuzzing: attributes naming codec id 5-7 are UNKNOWN_SERVER_ERROR (Kafka's
+    ``CompressionType.forId`` throws IllegalArgumentException), so is gzip data gzip cannot read (its stream's
+    IOException becomes a plain KafkaException), a zstd wrapper of magic 1 is INVALID_RECORD
+    (``DeepRecordsIterator``), and nothing is stored."""
+    _create(broker, "codecs")
+    garbage = _batch(codec=Codec.GZIP)[:61] + b"\x1f\x8b" + b"garbage" * 5
+    struct.pack_into(">i", garbage, 8, len(garbage) - 12)
+    for codec_id, batch in ((5, _batch()), (7, _batch()), (Codec.GZIP, garbage)):
+        batch[22] |= codec_id
+        struct.pack_into(">I", batch, 17, crc32c.crc32c(bytes(batch[21:])))
+        assert _produce(broker, "codecs", bytes(batch)).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    zstd_wrapper = bytearray(_legacy([b"a"], Codec.GZIP))
+    zstd_wrapper[17] = (zstd_wrapper[17] & ~0x07) | Codec.ZSTD  # the attributes byte: codec bits only
+    struct.pack_into(">I", zstd_wrapper, 12, zlib.crc32(bytes(zstd_wrapper[16:])))
+    assert _produce(broker, "codecs", bytes(zstd_wrapper), version=2).error_code == ErrorCode.INVALID_RECORD
+    assert _fetch_values(broker, "codecs") == []
     _still_serving(broker)
 
 

@@ -105,7 +105,6 @@ def test_not_nullable_in_version_refuses_none_on_encode():
         struct.pack(">h", -2),  # negative non-null length
         struct.pack(">h", 0) + struct.pack(">i", 2**31 - 1),  # lying array count
         struct.pack(">h", 0) + struct.pack(">i", -5),  # negative array count
-        struct.pack(">h", 2) + b"\xff\xfe",  # invalid UTF-8
     ],
 )
 def test_malformed_bodies_raise_invalid_request(data):
@@ -113,10 +112,21 @@ def test_malformed_bodies_raise_invalid_request(data):
         decode_body(DEMO, 0, data, True)
 
 
-def test_tags_out_of_order_rejected():
-    data = b"".join([b"\x02a", b"\x01", b"\x01", b"\x00", b"\x02", b"\x07\x00", b"\x03\x00"])
-    with pytest.raises(InvalidRequestError):
-        decode_body(DEMO, 2, data, True)
+_V2_PLAIN = b"\x02a" + b"\x01" + b"\x01" + b"\x00"  # v2: name "a", no ids, no topics, null records
+
+
+def test_tags_in_any_order_and_sent_twice_are_read_as_kafka_reads_them():
+    """Kafka's generated readers take the tags as they come: no order check, a repeated tag read again."""
+    unordered = decode_body(DEMO, 2, _V2_PLAIN + b"\x02" + b"\x07\x00" + b"\x03\x00", True)
+    assert unordered.unknown_tagged_fields == {7: b"", 3: b""}
+    twice = decode_body(DEMO, 2, _V2_PLAIN + b"\x02" + b"\x01\x02\x02x" + b"\x01\x02\x02y", True)
+    assert twice.note == "y" and twice.unknown_tagged_fields == {}
+    assert encode_body(DEMO, 2, twice, True) == _V2_PLAIN + b"\x01" + b"\x01\x02\x02y"
+
+
+def test_a_tag_count_that_is_negative_as_a_java_int_reads_no_tags():
+    obj = decode_body(DEMO, 2, _V2_PLAIN + b"\xff\xff\xff\xff\x0f" + b"garbage", True)  # 0xffffffff: -1
+    assert obj.name == "a" and obj.unknown_tagged_fields == {}
 
 
 def test_uvarint_limits():
@@ -126,6 +136,49 @@ def test_uvarint_limits():
         Reader(b"\xff\xff\xff\xff\xff\x01").uvarint()
     with pytest.raises(InvalidRequestError):
         Reader(b"\x80").uvarint()
+
+
+@pytest.mark.parametrize(
+    "data,value",
+    [
+        (b"\xff\xff\xff\xff\x0f", -1),  # 2^32 - 1: all 32 bits set
+        (b"\x80\x80\x80\x80\x08", -(2**31)),  # 2^31
+        (b"\x81\x80\x80\x80\x10", 1),  # 2^32 + 1: the 33rd bit is dropped
+        (b"\x80\x80\x80\x80\x00", 0),  # zero in five bytes
+    ],
+)
+def test_a_five_byte_uvarint_keeps_32_bits_as_a_java_int(data, value):
+    assert Reader(data).uvarint() == value
+
+
+def test_compact_lengths_wrap_as_java_ints():
+    """The uvarint 2^31 is Integer.MIN_VALUE, less one Integer.MAX_VALUE: a length too long, not a null."""
+    with pytest.raises(InvalidRequestError, match="exceeds"):
+        Reader(b"\x80\x80\x80\x80\x08").length(compact=True, nullable=True)
+    assert Reader(b"\x80\x80\x80\x80\x10").length(compact=True, nullable=True) is None  # 2^32: 0, null
+
+
+def test_strings_not_utf8_decode_with_replacement_characters():
+    """Kafka's readString is Java's ``new String(bytes, UTF_8)``: bad bytes become U+FFFD, no error."""
+    obj = decode_body(DEMO, 0, struct.pack(">h", 4) + b"a\xffb\xed" + b"\x00" * 12, True)
+    assert obj.name == "a\ufffdb\ufffd"
+
+
+def test_any_negative_length_of_a_nullable_field_is_null():
+    """Kafka's generated readers test ``length < 0``, not ``== -1``, for nullable strings, bytes and arrays."""
+    v1 = struct.pack(">h", -2) + struct.pack(">i", 0) + struct.pack(">i", 0) + struct.pack(">i", -7)
+    obj = decode_body(DEMO, 1, v1, True)
+    assert obj.name is None and obj.records is None
+    flexible = b"\x00" + b"\x01" + b"\xff\xff\xff\xff\x0f" + b"\x00" + b"\x00"  # topics: 0xffffffff, -2 less 1
+    assert decode_body(DEMO, 2, flexible, True).topics is None
+
+
+def test_a_compact_string_over_0x7fff_bytes_is_refused():
+    name = b"a" * 0x8000
+    with pytest.raises(InvalidRequestError, match="invalid length 32768"):
+        decode_body(DEMO, 2, uvarint_bytes(len(name) + 1) + name + b"\x01\x01\x00\x00", True)
+    ok = decode_body(DEMO, 2, uvarint_bytes(0x7FFF + 1) + name[:-1] + b"\x01\x01\x00\x00", True)
+    assert len(ok.name) == 0x7FFF
 
 
 def test_records_decode_is_a_zero_copy_view():

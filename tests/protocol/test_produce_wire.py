@@ -106,6 +106,22 @@ def test_null_or_negative_topic_name_fails_the_same_way(version: int, null: byte
     assert generic[0] == "InvalidRequestError"
 
 
+@pytest.mark.parametrize("length", [0x7FFF, 0x8000])
+def test_a_compact_topic_name_over_0x7fff_bytes_fails_the_same_way(length: int) -> None:
+    """Kafka refuses a string field over 0x7fff bytes, even where a compact length could say more."""
+    frame = _one_topic_frame(11, name="Q" * length)
+    generic = _outcome(decode_request_generic, bytearray(frame))
+    assert _outcome(decode_request, frame) == generic
+    assert generic[0] == ("ok" if length == 0x7FFF else "InvalidRequestError")
+
+
+@pytest.mark.parametrize("version", [8, 11])
+def test_a_topic_name_not_utf8_is_decoded_with_replacement_characters(version: int) -> None:
+    frame = _one_topic_frame(version)
+    frame[frame.index(b"Q")] = 0xFF
+    assert decode_request(frame).body.topic_data[0].name == "\ufffd"
+
+
 def test_records_are_writable_views_into_the_frame() -> None:
     frame = _one_topic_frame(11)
     records = decode_request(frame).body.topic_data[0].partition_data[0].records

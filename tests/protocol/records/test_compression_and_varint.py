@@ -14,7 +14,7 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
+from protocol.errors import CorruptRecordError, ErrorCode, InvalidRecordError, UnknownCodecError, UnsupportedCompressionError
 from protocol.records import Codec, compress, decompress
 from protocol.records._lz4 import xxh32
 from protocol.records.varint import (
@@ -55,8 +55,9 @@ def test_zstd_needs_magic_2(magic):
 
 @pytest.mark.parametrize("codec_id", [5, 6, 7, -1])
 def test_unknown_codec_ids(codec_id):
-    with pytest.raises(UnsupportedCompressionError):
+    with pytest.raises(UnknownCodecError) as caught:
         decompress(codec_id, b"x")
+    assert caught.value.error_code == ErrorCode.UNKNOWN_SERVER_ERROR  # Kafka's IllegalArgumentException
 
 
 BOMB = b"\x00" * (16 * MB)

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from protocol.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
+from protocol.errors import CorruptRecordError, InvalidRecordError, UnknownCodecError
 from protocol.records import Codec, RecordBatchBuilder, RecordBatchView, TimestampType, iter_batches
 from protocol.records.v2 import HEADER
 from protocol.records.varint import encode_varint
@@ -94,9 +94,9 @@ def test_batch_length_below_header_is_corrupt():
 @pytest.mark.parametrize("codec_id", [5, 6, 7])
 def test_unknown_codec_ids_raise(codec_id):
     v = RecordBatchView(raw_batch(raw_record(), 1, attributes=codec_id))
-    with pytest.raises(UnsupportedCompressionError):
+    with pytest.raises(UnknownCodecError):
         _ = v.compression
-    with pytest.raises(UnsupportedCompressionError):
+    with pytest.raises(UnknownCodecError):
         list(v)
 
 
