@@ -53,7 +53,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from .config import LONG_MAX, ConfigModel
+from .config import ConfigModel
 from .config_values import warn_ignored_format
 from .dir_checkpoints import DirCheckpoints
 from .dir_locks import DirLocks
@@ -63,6 +63,7 @@ from .group_commit import GroupCommit
 from .load_progress import LoadProgress
 from .log import Log
 from .log_dir_failure import LogDirFailures
+from .log_duties import LogDuties
 from .log_move import LogMoves
 from .log_opening import CLEAN_SHUTDOWN, LogOpening
 from .new_logs import NewLogs
@@ -72,7 +73,7 @@ from .upgrade import upgrade_log
 log = logging.getLogger(__name__)
 
 
-class LogManager(LogOpening):
+class LogManager(LogDuties, LogOpening):
     def __init__(self, dirs: list[Path], model: ConfigModel, clock: Callable[[], int]) -> None:
         self.dirs = dirs
         self.model = model
@@ -286,43 +287,6 @@ class LogManager(LogOpening):
     def online_logs(self) -> list[Log]:
         """The logs whose log dir has not failed (``log_dir_failure.py``): the ones the duties tend."""
         return [log_ for log_ in self._logs.values() if not log_.offline]
-
-    # -- duties ---------------------------------------------------------------------
-
-    def _tend(self, what: str, duty: Callable[[Log], Any]) -> None:
-        """Run ``duty`` on each online log; one that fails (its dir goes offline) does not stop the others."""
-        for log_ in self.online_logs():
-            try:
-                duty(log_)
-            except OSError as exc:
-                log.error("%s: %s failed: %s", log_.name, what, exc)
-
-    def roll_idle_segments(self, now_ms: int) -> None:
-        """Timer duty: KIP-354 roll of idle active segments, and the flush.ms policy."""
-
-        def duty(log_: Log) -> None:
-            log_.roll_if_idle(now_ms)
-            if log_.config.flush_ms != LONG_MAX:
-                log_.flush_if_due(now_ms)
-
-        self._tend("the idle roll or timed flush", duty)
-
-    def run_retention(self, now_ms: int) -> None:
-        """Kafka's cleanupLogs: retention of the logs whose ``cleanup.policy`` lacks compact. A compacted
-        log's (``compact,delete`` or compact only) is the cleaner's, after each of its rounds; with
-        ``log.cleaner.enable=false`` such a log gets none, as in Kafka."""
-        self._tend("retention", lambda l: "compact" in l.config.cleanup_policy or l.run_retention(now_ms))
-
-    def delete_expired_files(self, now_ms: int) -> None:
-        """Timer duty: ``.deleted`` segment files and ``-delete`` directories whose delay has passed."""
-        self._tend("removing .deleted files", lambda l: l.delete_expired_files(now_ms))
-        if self.doomed:
-            self.doomed.remove_due(now_ms, self.model.effective({}).file_delete_delay_ms)
-
-    def remove_expired_producers(self, now_ms: int) -> None:
-        """Timer duty (``producer.id.expiration.check.interval.ms``): Kafka's removeExpiredProducers."""
-        for log_ in self.online_logs():
-            log_.producer_state.expire(now_ms)
 
     def write_checkpoints(self) -> None:
         """Kafka's recovery-point and log-start-offset checkpoints, one pair per online log dir."""

@@ -73,11 +73,10 @@ partitions to the transaction; v13 topics by id.
 from __future__ import annotations
 
 import logging
-import struct
 import time
 
-from protocol import CorruptRecordError, ErrorCode
-from protocol.records import RECORD_BATCH_OVERHEAD, is_single_v2_batch, iter_batches
+from protocol import ErrorCode
+from protocol.records import is_single_v2_batch, iter_batches
 from storage.producer_state import BatchInfo, Duplicate
 
 from ..acl_model import AclOperation, ResourceType
@@ -85,23 +84,22 @@ from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, handler
 from ..log_validator import ValidationError, first_batch_codec_unknown, validate_and_assign
 from ..quotas import request_identity, throttle
 from . import _produce_metrics as metered
+from ._produce_txn import PRODUCER, enroll, has_transactional_records, transaction_check
 
 log = logging.getLogger(__name__)
 API_KEY = 0
-_TRANSACTIONAL = 0x10
-_PRODUCER, _LENGTH = struct.Struct(">qh"), struct.Struct(">i")
 
 
 @handler(API_KEY, 0, 13)
 async def handle(ctx: RequestContext, request) -> object:
     txn_id = _txn_id(ctx, request)
-    if _has_transactional_records(request) and not _may_write_transactional_id(ctx, txn_id):
+    if has_transactional_records(request) and not _may_write_transactional_id(ctx, txn_id):
         return _refuse_all(ctx, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     names = _topic_names(ctx, request)
     unwritable = _unwritable(ctx, names)
     if 3 <= ctx.version < 7 and _codec_fails_all(ctx, request, names, unwritable):
         return _refuse_all(ctx, request, ErrorCode.UNKNOWN_SERVER_ERROR)
-    enrolled = await _enroll(ctx, request, names, unwritable, txn_id)
+    enrolled = await enroll(ctx, request, names, unwritable, txn_id)
     resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
     if request.acks == -1 and written:
         waiting = time.perf_counter()
@@ -181,18 +179,6 @@ def _refusal(name: str | None, index: int, unwritable: set[str], enrolled: dict,
     return None if acks_ok else ErrorCode.INVALID_REQUIRED_ACKS
 
 
-def _has_transactional_records(request) -> bool:
-    """Kafka's ``RequestUtils.hasTransactionalRecords``: is the first batch of any partition transactional?"""
-    return any(_first_batch_transactional(pd.records) for t in request.topic_data for pd in t.partition_data)
-
-
-def _first_batch_transactional(records) -> bool:
-    if records is None or len(records) < RECORD_BATCH_OVERHEAD:
-        return False
-    whole = len(records) >= 12 + _LENGTH.unpack_from(records, 8)[0]
-    return whole and records[16] == 2 and bool(records[22] & _TRANSACTIONAL)
-
-
 def _may_write_transactional_id(ctx: RequestContext, txn_id: str | None) -> bool:
     return txn_id is not None and ctx.authorized(AclOperation.WRITE, ResourceType.TRANSACTIONAL_ID, txn_id)
 
@@ -234,45 +220,6 @@ def _topic_names(ctx: RequestContext, request) -> list[str | None]:
     return [names.get(t.topic_id) for t in request.topic_data]
 
 
-async def _enroll(ctx: RequestContext, request, names: list[str | None], unwritable: set[str],
-                  txn_id: str | None) -> dict:  # fmt: skip
-    """v12+ (KIP-890 part 2): Kafka adds the partitions a transactional produce writes to to the producer's
-    transaction itself, as one AddPartitionsToTxn, whatever ``transaction.partition.verification.enable``
-    says, and before it looks at ``acks``; the topics the principal may not write are left out.
-    ``{(topic, index): error}`` for the partitions that could not be added (nothing when all were)."""
-    if ctx.version < 12 or txn_id is None:
-        return {}
-    wanted, producers = set(), set()
-    for topic, name in zip(request.topic_data, names):
-        for pd in topic.partition_data:
-            producer = _single_transactional_batch(pd.records)
-            # Every existing partition, an internal topic's too: Kafka refuses those only at the append.
-            if name is None or name in unwritable or producer is None:
-                continue
-            if ctx.broker.topics.partition(name, pd.index):
-                wanted.add((name, pd.index))
-                producers.add(producer)
-    if not wanted:
-        return {}
-    producer_id, epoch = next(iter(producers))  # Kafka's head of the set
-    error = await ctx.broker.transactions.add_partitions(txn_id, producer_id, epoch, wanted)
-    if error == ErrorCode.NONE:
-        return {}
-    return dict.fromkeys(wanted, _ENROL_ERRORS.get(error, error))
-
-
-def _single_transactional_batch(records) -> tuple[int, int] | None:
-    """``(producer id, epoch)`` when ``records`` are what Kafka lets through to the append (one v2 batch) and
-    that batch is transactional."""
-    try:
-        batches = list(iter_batches(memoryview(records or b"")))
-    except CorruptRecordError:  # Kafka's validateRecords refuses it before any of this
-        return None
-    if len(batches) != 1 or batches[0].magic != 2:
-        return None
-    return _transactional_producer(records)
-
-
 def _txn_id(ctx: RequestContext, request) -> str | None:
     return request.transactional_id if ctx.version >= 3 else None
 
@@ -294,7 +241,7 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
         _fail(ctx, topic, part, exc, None if metered.refused_before_append(ctx.version, pd.records) else size)
         return False
     conversion = (validated.converted_count, time.perf_counter() - started)
-    verdict = _transaction_check(broker, txn_id, topic, pd.index, validated.data)
+    verdict = transaction_check(broker, txn_id, topic, pd.index, validated.data)
     if verdict is None:
         verdict = _producer_check(partition.log.producer_state, validated.data)
     if isinstance(verdict, Duplicate):  # a retry of a batch already written: answer its offsets again
@@ -342,43 +289,9 @@ def _appended(part, partition, validated) -> None:
     part.log_start_offset = partition.log.log_start_offset
 
 
-def _transaction_check(broker, txn_id: str | None, topic: str, index: int, data) -> ErrorCode | None:
-    """A transactional batch needs the request's transactional id and, with
-    ``transaction.partition.verification.enable``, its partition in that open transaction (KIP-890)."""
-    producer = _transactional_producer(data)
-    if producer is None:
-        return None
-    error = broker.transactions.verify_produce(txn_id, producer[0], producer[1], topic, index)
-    return _PRODUCE_ERRORS.get(error, error)
-
-
-def _transactional_producer(data) -> tuple[int, int] | None:
-    """``(producer id, epoch)`` of the first transactional v2 batch of validated ``data``, from the batch
-    headers alone (magic at byte 16, attributes' low byte at 22, producer id and epoch at 43)."""
-    pos, end = 0, len(data)
-    while end - pos >= RECORD_BATCH_OVERHEAD:
-        if data[pos + 16] == 2 and data[pos + 22] & _TRANSACTIONAL:
-            return _PRODUCER.unpack_from(data, pos + 43)
-        pos += 12 + _LENGTH.unpack_from(data, pos + 8)[0]
-    return None
-
-
-# Kafka's ReplicaManager turns the coordinator's answers into errors producers handle: a fenced epoch is
-# INVALID_PRODUCER_EPOCH, and a transaction being ended NOT_ENOUGH_REPLICAS, which every client retries.
-_PRODUCE_ERRORS = {ErrorCode.PRODUCER_FENCED: ErrorCode.INVALID_PRODUCER_EPOCH,
-                   ErrorCode.CONCURRENT_TRANSACTIONS: ErrorCode.NOT_ENOUGH_REPLICAS}  # fmt: skip
-
-# What Kafka's ReplicaManager answers a producer whose partitions its AddPartitionsToTxn (v12+) could not add:
-# retriable coordinator trouble as NOT_ENOUGH_REPLICAS, an unknown producer as OUT_OF_ORDER_SEQUENCE_NUMBER.
-_ENROL_ERRORS = {**_PRODUCE_ERRORS, ErrorCode.UNKNOWN_PRODUCER_ID: ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                 **dict.fromkeys((ErrorCode.NETWORK_EXCEPTION, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
-                                  ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR),
-                                 ErrorCode.NOT_ENOUGH_REPLICAS)}  # fmt: skip
-
-
 def _producer_check(state, data) -> Duplicate | ErrorCode | None:
     """Kafka's idempotence checks for the request's batches (duplicates only for a single batch)."""
-    if is_single_v2_batch(data) and _PRODUCER.unpack_from(data, 43)[0] < 0:  # one batch, not idempotent
+    if is_single_v2_batch(data) and PRODUCER.unpack_from(data, 43)[0] < 0:  # one batch, not idempotent
         return None
     infos = [BatchInfo.of(v) for v in iter_batches(memoryview(data)) if v.magic == 2 and v.producer_id >= 0]
     for info in infos:
