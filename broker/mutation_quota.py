@@ -22,6 +22,11 @@ a bucket below zero makes the answer's ``throttle_time_ms`` the time the
 bucket needs to come back to zero, ``-tokens / quota`` seconds, less the time
 since then, and mutes the connection as other throttles do.
 
+A bucket back at its burst is dropped with the idle measures
+(``sampled_stat.prune_idle``; a new one starts full, so nothing changes),
+as Kafka's expires with the client's idle quota sensor: client ids that
+come and go leave none behind.
+
 Metrics are Kafka's ``type=ControllerMutation,user=,client-id=``:
 ``mutation-rate`` (the partitions charged, on the quotas' ``Rate``),
 ``throttle-time`` and ``tokens`` (``ClientQuotas.metric_samples``).
@@ -46,12 +51,19 @@ class TokenBucket:
     def __init__(self) -> None:
         self.tokens: float | None = None
         self.updated_ms = 0.0
+        self.quota = self.burst = 0.0  # those it was last refilled with
 
     def tokens_at(self, quota: float, burst: float, now_ms: float) -> float:
         elapsed = max(now_ms - self.updated_ms, 0.0)
         self.tokens = burst if self.tokens is None else min(burst, self.tokens + quota * elapsed / 1000)
-        self.updated_ms = now_ms
+        self.updated_ms, self.quota, self.burst = now_ms, quota, burst
         return self.tokens
+
+    def idle(self, now_ms: float) -> bool:
+        """Back at its burst by ``now_ms``: the same as a new bucket, so ``prune_idle`` may drop it."""
+        if self.tokens is None:
+            return True
+        return self.tokens + self.quota * max(now_ms - self.updated_ms, 0.0) / 1000 >= self.burst
 
     def take(self, permits: float, quota: float, burst: float, now_ms: float) -> float:
         self.tokens = min(burst, self.tokens_at(quota, burst, now_ms) - permits)
@@ -68,17 +80,18 @@ class MutationQuota:
         self.strict = ctx.version >= STRICT_SINCE[ctx.request.header.api_key]
         windows = ctx.broker.config.controller_quota_window_num * ctx.broker.config.controller_quota_window_size_seconds
         self.burst = (self.quota or 0.0) * windows
-        self.bucket = quotas.buckets.setdefault((KEY, *self.tags), TokenBucket()) if self.quota else None
         self.throttle_ms, self.throttled_at = 0, 0.0
 
     def charge(self, partitions: int) -> bool:
         """Charge ``partitions`` mutations; False when a strict quota refuses them (nothing is charged)."""
-        if self.bucket is None:
+        if not self.quota:
             return True
+        # looked up at each charge: a full bucket may be pruned while the request waits between its topics
+        bucket = self.ctx.broker.quotas.buckets.setdefault((KEY, *self.tags), TokenBucket())
         now = self.ctx.broker.clock()
-        if self.strict and self._below_zero(self.bucket.tokens_at(self.quota, self.burst, now), now):
+        if self.strict and self._below_zero(bucket.tokens_at(self.quota, self.burst, now), now):
             return False
-        self._below_zero(self.bucket.take(partitions, self.quota, self.burst, now), now)
+        self._below_zero(bucket.take(partitions, self.quota, self.burst, now), now)
         self.ctx.broker.quotas.record(KEY, *self.identity, partitions, now, check=False)
         return True
 

@@ -213,6 +213,7 @@ class ClientQuotas:
         if now_ms - self.pruned_ms >= PRUNE_EVERY_MS:
             prune_idle(self.measures, now_ms)
             prune_idle(self.throttles, now_ms)
+            prune_idle(self.buckets, now_ms)
             self.pruned_ms = now_ms
         quota, tags = self.quota(key, user, client_id)
         measure = self.measures.setdefault((key, *tags), Samples(self.samples, self.window_ms))

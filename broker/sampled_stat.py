@@ -105,7 +105,8 @@ PRUNE_EVERY_MS = 60_000
 
 
 def prune_idle(table: dict, now_ms: float) -> None:
-    """Drop the measures of ``table`` that have nothing recorded in their span (Kafka expires idle quota
-    sensors too), so clients that came and went do not pile up."""
+    """Drop the entries of ``table`` that are ``idle`` (measures with nothing recorded in their span, token
+    buckets back at their burst; Kafka expires idle quota sensors too), so clients that came and went do not
+    pile up."""
     for key in [k for k, samples in table.items() if samples.idle(now_ms)]:
         del table[key]

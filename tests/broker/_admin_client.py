@@ -70,9 +70,10 @@ def fake_connection(**fields):
     return types.SimpleNamespace(read_ahead={}, **fields)
 
 
-async def call(broker, api_key: int, version: int, body, timeout: float = 5, connection=None):
+async def call(broker, api_key: int, version: int, body, timeout: float = 5, connection=None,
+               client_id: str = "admin-test"):
     api = API_BY_KEY[api_key]
-    frame = bytearray(encode_request(RequestHeader(api_key, version, 11, "admin-test"), body)[4:])
+    frame = bytearray(encode_request(RequestHeader(api_key, version, 11, client_id), body)[4:])
     with trio.fail_after(timeout):
         chunks = await dispatch(broker, connection or fake_connection(), frame)
     data = await collect(chunks)

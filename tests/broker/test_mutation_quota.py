@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from broker.mutation_quota import TokenBucket
+from broker.mutation_quota import KEY, TokenBucket
 from protocol import ErrorCode
 
 from ._admin_client import (  # noqa: F401  (broker: a fixture)
@@ -99,6 +99,28 @@ async def test_without_the_quota_nothing_is_counted(broker):
     resp = await call(broker, 19, 7, req(19, topics=[creatable("free", 50)], timeout_ms=1000))
     assert resp.topics[0].error_code == ErrorCode.NONE and resp.throttle_time_ms == 0
     assert broker.quotas.buckets == {}
+
+
+async def test_client_ids_that_come_and_go_leave_no_bucket_behind_once_it_has_refilled(broker):
+    """Kafka's bucket lives on the client's quota sensor, which expires once idle (ClientQuotaManager's
+    InactiveSensorExpirationTimeSeconds): a bucket back at its burst is the same as a new one, so it is
+    dropped at the next prune, while one still short of its burst keeps its debt."""
+    assert await alter(broker, [([("client-id", None)], {"controller_mutation_rate": 1.0})]) == [(ErrorCode.NONE, None)]
+    now = [broker.clock()]
+    broker.clock = lambda: now[0]
+    for i in range(20):
+        await call(broker, 19, 7, req(19, topics=[creatable(f"c{i}", 1)], timeout_ms=1000), client_id=f"app-{i}")
+    debt = await call(broker, 19, 7, req(19, topics=[creatable("big", 100)], timeout_ms=1000), client_id="debtor")
+    assert debt.throttle_time_ms == 89_000  # 11 - 100 tokens at 1 a second
+    assert len(broker.quotas.buckets) == 21
+    now[0] += 61_000  # past the prune interval: the one-topic clients refilled, the debtor is still 28 short
+    await call(broker, 19, 7, req(19, topics=[creatable("late", 1)], timeout_ms=1000), client_id="late")
+    assert sorted(broker.quotas.buckets) == [(KEY, "", "debtor"), (KEY, "", "late")]
+    again = await call(broker, 19, 7, req(19, topics=[creatable("more", 1)], timeout_ms=1000), client_id="debtor")
+    assert again.topics[0].error_code == ErrorCode.THROTTLING_QUOTA_EXCEEDED and again.throttle_time_ms == 28_000
+    tokens = {tuple(labels): value for name, _h, _l, rows in broker.quotas.metric_samples(now[0]) for labels, value
+              in rows if name == "kafka_server_controllermutation_tokens"}  # fmt: skip
+    assert tokens == {("", "debtor"): -28.0, ("", "late"): 10.0}
 
 
 async def test_kafkas_controller_mutation_metrics(broker):
