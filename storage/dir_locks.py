@@ -7,6 +7,14 @@ releases it after the clean-shutdown marker is written. Another process that
 holds it, or another ``LogManager`` of this process (``flock`` locks belong
 to an open file, not to a process, as Kafka's ``FileLock`` refuses a lock its
 own JVM holds), makes the start fail with ``LogDirInUse`` and Kafka's words.
+The same descriptor also takes a write lock on the whole file as a POSIX
+record lock (``fcntl``), which is the kind Java's ``FileChannel.tryLock``
+takes on Linux: ``flock`` and record locks do not see each other, so without
+it a Java Kafka broker and this one could run on one dir together. It is an
+open-file-description lock (``F_OFD_SETLK``, Linux 3.15+), tied to this
+descriptor like the ``flock``, so closing another descriptor of the file in
+this process does not drop it (a classic record lock would go); where the
+kernel has none, the ``flock`` alone is taken.
 Any other error (the dir is read-only, the file cannot be made) is a disk
 error of that dir, which then goes offline, as Kafka's ``IOException`` there.
 
@@ -21,13 +29,19 @@ longer in the dir while the next start locks a new one, both running.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
+import struct
 from pathlib import Path
 
 from .errors import LogDirInUse
 
 LOCK_FILE = ".lock"
+# struct flock on Linux (x86-64 and arm64): l_type, l_whence (short), l_start, l_len (off_t), l_pid (int);
+# l_len 0 is to the end of the file, whatever it grows to. OFD locks want l_pid 0.
+_WHOLE_FILE = struct.Struct("hhqqi4x")
+_OFD_SETLK = getattr(fcntl, "F_OFD_SETLK", None)
 
 
 class DirLocks:
@@ -41,6 +55,7 @@ class DirLocks:
         fd = os.open(root / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _record_lock(fd)
         except BlockingIOError:
             os.close(fd)
             where = root.absolute()  # as Kafka's message names it (its log dirs are absolute files)
@@ -60,4 +75,19 @@ class DirLocks:
         for fd in held.values():
             with contextlib.suppress(OSError):
                 fcntl.flock(fd, fcntl.LOCK_UN)  # explicitly: a forked copy of the descriptor must not keep it
+                _record_lock(fd, fcntl.F_UNLCK)
             os.close(fd)
+
+
+def _record_lock(fd: int, kind: int = fcntl.F_WRLCK) -> None:
+    """A write lock (or with ``F_UNLCK`` none) on the whole file as an open-file-description record lock;
+    ``BlockingIOError`` when another holds a record lock on it (a Java process's ``FileChannel.tryLock``)."""
+    if _OFD_SETLK is None:
+        return
+    try:
+        fcntl.fcntl(fd, _OFD_SETLK, _WHOLE_FILE.pack(kind, os.SEEK_SET, 0, 0, 0))
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES):  # the kernel's two answers for a lock held elsewhere
+            raise BlockingIOError(exc.errno, exc.strerror) from None
+        raise
+

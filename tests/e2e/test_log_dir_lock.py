@@ -9,14 +9,23 @@ the records of A and B got the same offsets and one was lost, and B's stop wrote
 
 The lock is an OS lock that dies with its process: after A is SIGKILLed, a broker starts on the dir at
 once (recovering the logs, the marker being absent) and every acknowledged record is there.
+
+A JVM locking ``.lock`` as Kafka's ``FileLock`` does (``FileChannel.tryLock``, a POSIX record lock on Linux,
+which ``flock`` does not see) and this broker exclude each other too, either way round: the broker held
+only a ``flock`` before, so a Java Kafka broker and this one could both run on one dir.
 """
 
 from __future__ import annotations
+
+import subprocess
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
 
 from storage.log_opening import CLEAN_SHUTDOWN
+
+from tests.java_jars import compile_java
 
 from .clients import ck_consume
 from .harness import BrokerProcess
@@ -76,3 +85,30 @@ def test_a_killed_brokers_dir_starts_again_at_once(tmp_path):
         assert _values(broker.bootstrap, 2) == [(0, b"before-kill"), (1, b"after-kill")]
     finally:
         broker.kill()
+
+
+def _java_lock(path: Path) -> subprocess.Popen:
+    """A JVM that locks ``path`` as Kafka's FileLock does; its first line says "held" or "busy"."""
+    return subprocess.Popen(["java", "-cp", compile_java("DirLockCheck.java"), "DirLockCheck", str(path)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def test_a_broker_and_a_java_lock_on_one_dir_exclude_each_other(tmp_path):
+    data = tmp_path / "data"
+    broker = BrokerProcess(data).start()
+    try:
+        with _java_lock(data / ".lock") as java:
+            assert java.communicate(timeout=60)[0] == "busy\n"  # the old broker's flock left it free
+        assert broker.stop() == 0
+        with _java_lock(data / ".lock") as java:
+            try:
+                assert java.stdout.readline() == "held\n"
+                with pytest.raises(RuntimeError, match="broker did not start"):
+                    broker.restart()
+                assert broker.proc.returncode == 1
+                assert IN_USE.format(dir=data) in broker.log_text()
+            finally:
+                java.kill()
+    finally:
+        broker.kill()
+

@@ -31,23 +31,29 @@ from .lead_helpers import Clock, append, manager, read_all
 
 IN_USE = ("Failed to acquire lock on file .lock in {dir}. A Kafka instance in another process or thread is "
           "using this directory.")  # fmt: skip
+# How another process locks a file: as a broker of ours (flock) or as Kafka's FileLock (FileChannel.tryLock, which
+# on Linux is a POSIX record lock, as lockf takes it).
+LOCKS = {"flock": "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)",
+         "record": "fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)"}
 # Another process: lock the file given, say so, hold it until stdin closes.
 HOLDER = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
-          "fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB); print('held', flush=True); sys.stdin.read()")  # fmt: skip
+          "{lock}; print('held', flush=True); sys.stdin.read()")  # fmt: skip
 # Another process: exit 0 if the file given can be locked now, 1 if another holds it.
 PROBE = ("import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)\n"
-         "try:\n    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
-         "except BlockingIOError:\n    sys.exit(1)")  # fmt: skip
+         "try:\n    {lock}\n"
+         "except OSError:\n    sys.exit(1)")  # fmt: skip
 
 
-def _free_for_another_process(root) -> bool:
-    return subprocess.run([sys.executable, "-c", PROBE, str(root / LOCK_FILE)], timeout=30).returncode == 0
+def _free_for_another_process(root, kind: str = "flock") -> bool:
+    probe = PROBE.format(lock=LOCKS[kind])
+    return subprocess.run([sys.executable, "-c", probe, str(root / LOCK_FILE)], timeout=30).returncode == 0
 
 
 @contextlib.contextmanager
-def _held_by_another_process(root) -> Iterator[None]:
+def _held_by_another_process(root, kind: str = "flock") -> Iterator[None]:
     """Another process holds ``root``'s lock inside; it is SIGKILLed at the end, as a broker can be."""
-    with subprocess.Popen([sys.executable, "-c", HOLDER, str(root / LOCK_FILE)], stdin=subprocess.PIPE,
+    holder = HOLDER.format(lock=LOCKS[kind])
+    with subprocess.Popen([sys.executable, "-c", holder, str(root / LOCK_FILE)], stdin=subprocess.PIPE,
                           stdout=subprocess.PIPE, text=True) as proc:  # fmt: skip
         try:
             assert proc.stdout.readline() == "held\n"
@@ -77,9 +83,10 @@ def test_a_second_manager_in_this_process_is_refused_and_the_first_runs_on(tmp_p
         again.close()
 
 
-def test_a_dir_another_process_holds_is_refused_until_that_process_dies(tmp_path):
+@pytest.mark.parametrize("kind", sorted(LOCKS))
+def test_a_dir_another_process_holds_is_refused_until_that_process_dies(tmp_path, kind):
     LogManager.open([tmp_path], {}, Clock()).close()
-    with _held_by_another_process(tmp_path):
+    with _held_by_another_process(tmp_path, kind):
         with pytest.raises(LogDirInUse, match="A Kafka instance in another process or thread"):
             LogManager.open([tmp_path], {}, Clock())
         assert (tmp_path / CLEAN_SHUTDOWN).exists()  # the refused start read nothing: the marker stays
@@ -201,3 +208,19 @@ def test_the_refusal_names_a_relative_dir_by_its_absolute_path(tmp_path, monkeyp
         assert str(refused.value) == IN_USE.format(dir=tmp_path / "data")
     finally:
         first.close()
+
+
+def test_a_record_lock_is_held_from_open_to_close_whatever_else_this_process_closes(tmp_path):
+    """The record lock is what a Java Kafka's FileLock meets; it is tied to the manager's descriptor, so a
+    descriptor of the same file opened and closed elsewhere in this process does not drop it."""
+    lm = manager(tmp_path, Clock())
+    try:
+        assert not _free_for_another_process(tmp_path, "record")
+        os.close(os.open(tmp_path / LOCK_FILE, os.O_RDONLY))
+        with pytest.raises(LogDirInUse):
+            manager(tmp_path, Clock())  # a refused second manager closes its own descriptor of the file
+        assert not _free_for_another_process(tmp_path, "record")
+    finally:
+        lm.close()
+    assert _free_for_another_process(tmp_path, "record")
+
