@@ -18,7 +18,8 @@ kernel has none, the ``flock`` alone is taken.
 Any other error (the dir is read-only, the file cannot be made) is a disk
 error of that dir, which then goes offline, as Kafka's ``IOException`` there.
 
-The lock is the kernel's: it goes when the process dies (a SIGKILLed broker
+A dir that goes offline while the broker runs has its lock released then,
+as Kafka's ``handleLogDirFailure`` does. The lock is the kernel's: it goes when the process dies (a SIGKILLed broker
 does not keep the next one out), and the descriptor is close-on-exec, so a
 child process the broker runs does not keep it after the broker is gone.
 The file is left in place at close, unlike Kafka's, which deletes it: a
@@ -33,6 +34,7 @@ import errno
 import fcntl
 import os
 import struct
+import threading
 from pathlib import Path
 
 from .errors import LogDirInUse
@@ -49,6 +51,7 @@ class DirLocks:
 
     def __init__(self) -> None:
         self._held: dict[Path, int] = {}  # dir -> descriptor of its locked .lock
+        self._guard = threading.Lock()  # a dir can fail on a worker thread (a group-commit fsync)
 
     def take(self, root: Path) -> None:
         """Lock ``root``'s ``.lock``; ``LogDirInUse`` if another holds it, ``OSError`` for any other failure."""
@@ -64,19 +67,33 @@ class DirLocks:
         except BaseException:
             os.close(fd)
             raise
-        self._held[root] = fd
+        with self._guard:
+            self._held[root] = fd
 
     def holds(self, root: Path) -> bool:
         return root in self._held
 
     def release(self) -> None:
         """Unlock and close every ``.lock`` held (again: nothing)."""
-        held, self._held = self._held, {}
+        with self._guard:
+            held, self._held = self._held, {}
         for fd in held.values():
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_UN)  # explicitly: a forked copy of the descriptor must not keep it
-                _record_lock(fd, fcntl.F_UNLCK)
-            os.close(fd)
+            _unlock(fd)
+
+    def release_dir(self, root: Path) -> None:
+        """Unlock and close ``root``'s ``.lock``, if held: the dir went offline, as Kafka's
+        ``handleLogDirFailure`` destroys that dir's lock (so it can be replaced while the broker runs)."""
+        with self._guard:
+            fd = self._held.pop(root, None)
+        if fd is not None:
+            _unlock(fd)
+
+
+def _unlock(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_UN)  # explicitly: a forked copy of the descriptor must not keep it
+        _record_lock(fd, fcntl.F_UNLCK)
+    os.close(fd)
 
 
 def _record_lock(fd: int, kind: int = fcntl.F_WRLCK) -> None:

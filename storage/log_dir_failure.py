@@ -8,7 +8,8 @@ that dir is marked ``offline`` and refuses appends, reads and flushes with a
 ``StorageError`` from then on (the broker answers KAFKA_STORAGE_ERROR); it
 leaves the group commit, the timed duties, the checkpoints and the clean
 stop, so nothing more is written there and no clean-shutdown marker claims
-it whole. A dir never comes back while the broker runs: the operator frees
+it whole, and its ``.lock`` is released, as Kafka's ``handleLogDirFailure``
+destroys that dir's lock. A dir never comes back while the broker runs: the operator frees
 the disk or replaces it and restarts, and the start recovers each of its logs
 from the last checkpointed recovery point, as Kafka's does.
 
@@ -53,10 +54,12 @@ class LogDirFailures:
     """The offline log dirs of a broker; see the module docstring."""
 
     def __init__(self, dirs: list[Path], logs: Callable[[], Iterable[Any]],
-                 forget: Callable[[Callable[[Any], bool]], None]) -> None:  # fmt: skip
+                 forget: Callable[[Callable[[Any], bool]], None],
+                 unlock: Callable[[Path], None] = lambda _root: None) -> None:  # fmt: skip
         self.dirs = dirs
         self._logs = logs
         self._forget = forget  # drops logs from the group commit's dirty set
+        self._unlock = unlock  # releases the dir's .lock (dir_locks.py)
         self._lock = threading.Lock()
         self.offline: set[Path] = set()
         self.on_dir_failure: Callable[[Path], None] = lambda _root: None
@@ -77,6 +80,7 @@ class LogDirFailures:
             if other.dir.parent == root:
                 other.offline = True
         self._forget(lambda l: l.offline)
+        self._unlock(root)
         self.on_dir_failure(root)
 
     def is_online(self, root: Path) -> bool:

@@ -83,8 +83,8 @@ class LogManager(LogDuties, LogOpening):
         self._pending: dict[str, TopicMeta] = {}  # being created: saved, not yet seen (new_logs.py)
         self._logs: dict[tuple[str, int], Log] = {}
         self.group_commit = GroupCommit()
-        self.failures = LogDirFailures(dirs, self.logs, self.group_commit.forget)
-        self.dir_locks = DirLocks()  # each online dir's .lock, held until ``close``
+        self.dir_locks = DirLocks()  # each online dir's .lock, held until ``close`` (or the dir goes offline)
+        self.failures = LogDirFailures(dirs, self.logs, self.group_commit.forget, self.dir_locks.release_dir)
         self._closed = False
         self.checkpoints = DirCheckpoints(self.failures.online_dirs, self.logs, self._log_in)
         self.moves = LogMoves()

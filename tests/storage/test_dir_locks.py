@@ -224,3 +224,18 @@ def test_a_record_lock_is_held_from_open_to_close_whatever_else_this_process_clo
         lm.close()
     assert _free_for_another_process(tmp_path, "record")
 
+
+
+@pytest.mark.parametrize("kind", sorted(LOCKS))
+def test_a_dir_that_goes_offline_is_unlocked_and_the_others_stay_locked(tmp_path, kind):
+    """Kafka's handleLogDirFailure destroys the failed dir's lock, so the dir can be replaced while the broker
+    runs on the others; the old manager held it until its close."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    lm = LogManager.open([first, second], {}, Clock())
+    try:
+        lm.failures.fail_dir(second, "a disk error")
+        assert _free_for_another_process(second, kind)
+        assert not _free_for_another_process(first, kind)
+    finally:
+        lm.close()
+    assert _free_for_another_process(first, kind)
