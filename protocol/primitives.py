@@ -100,12 +100,13 @@ class Reader:
             b = self.buf[self._take(1)]
             result |= (b & 0x7F) << shift
             if not b & 0x80:
-                return java_int(result)
+                return result if shift < 28 else java_int(result)  # only a 5th byte can pass 31 bits
         raise InvalidRequestError("unsigned varint longer than 5 bytes")
 
     def compact_length(self) -> int:
         """A compact length or count (the uvarint less one, in Java's int arithmetic); -1 means null."""
-        return java_int(self.uvarint() - 1)
+        n = self.uvarint() - 1
+        return n if n >= -(1 << 31) else n + (1 << 32)  # only Integer.MIN_VALUE - 1 wraps
 
     def view(self, n: int) -> memoryview:
         p = self._take(n)

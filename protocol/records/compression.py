@@ -22,6 +22,7 @@ UNKNOWN_SERVER_ERROR.
 from __future__ import annotations
 
 import gzip
+import io
 import struct
 import zlib
 
@@ -164,8 +165,10 @@ def _unzstd_unsized(data: bytes, max_size: int) -> bytes:
 
     python-zstandard allocates the whole ``max_output_size`` before decompressing, which for the
     64 MiB default costs ~5x the decompression of a 100 KiB batch; most frames fit the first budget
-    (4x the frame). Too small a budget and a truncated frame fail alike, so only the last
-    budget's failure is reported.
+    (4x the frame). Too small a budget and a truncated frame fail alike, so the last budget's
+    failure is told apart by reading the frame as a stream, one byte past the limit at most: a frame
+    that gives that much is over the limit (CORRUPT_MESSAGE, as our cap refuses it), one that ends
+    short of it was cut short, a stream error as Kafka's zstd-jni stream throws it.
     """
     dctx = zstandard.ZstdDecompressor()
     budget = min(max_size, max(4 * len(data), 1 << 16))
@@ -175,6 +178,10 @@ def _unzstd_unsized(data: bytes, max_size: int) -> bytes:
         except zstandard.ZstdError as exc:
             if "full frame" not in str(exc):
                 raise
-            if budget >= max_size:  # past the limit, or cut short: the two look alike here
-                raise CorruptRecordError(f"zstd data decompresses to more than {max_size} bytes") from None
+            if budget >= max_size:
+                break
             budget = min(max_size, 2 * budget)
+    with dctx.stream_reader(io.BytesIO(data), read_across_frames=False) as reader:
+        if len(reader.read(max_size + 1)) <= max_size:
+            raise CompressedStreamError("zstd frame truncated")
+    raise CorruptRecordError(f"zstd data decompresses to more than {max_size} bytes")

@@ -7,6 +7,7 @@ import zlib
 
 import crc32c
 import pytest
+import zstandard
 
 from broker.log_validator import ValidationConfig, ValidationError, validate_and_assign
 from broker.topics import validation_config
@@ -284,6 +285,17 @@ def test_compressed_data_the_codec_cannot_read_is_unknown_server_error(codec, ho
     if codec is not Codec.ZSTD:
         wrapper = _legacy_message(1, codec, payload)
         assert _error(wrapper, version=2).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+
+
+def test_an_unsized_zstd_frame_cut_short_is_unknown_server_error_and_one_too_big_corrupt_message():
+    """The Java producer's zstd-jni stream writes frames without a content size: one cut short is a stream
+    error (UNKNOWN_SERVER_ERROR) as with a sized frame, and one past the decompression limit stays
+    CORRUPT_MESSAGE; both fail the first decompression budgets alike (review12)."""
+    unsized = zstandard.ZstdCompressor(write_content_size=False)
+    whole = unsized.compress(bytes(_batch(RECS)[61:]))
+    assert _error(_v2_with_payload(Codec.ZSTD, whole[: len(whole) // 2])).error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    bomb = unsized.compress(b"\x00" * (65 << 20))  # over 64 x max.message.bytes (1 MiB)
+    assert _error(_v2_with_payload(Codec.ZSTD, bomb)).error_code == ErrorCode.CORRUPT_MESSAGE
 
 
 def test_compressed_data_past_the_decompression_limit_stays_corrupt_message():

@@ -6,11 +6,13 @@ import struct
 import uuid
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from protocol import InvalidRequestError
 from protocol.codec import decode_body, encode_body
 from protocol.messages import message_class
-from protocol.primitives import Reader, uvarint_bytes
+from protocol.primitives import Reader, java_int, uvarint_bytes
 from protocol.schema import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID, Api, F, Struct, Versions
 
 DEMO = Api(
@@ -156,6 +158,17 @@ def test_compact_lengths_wrap_as_java_ints():
     with pytest.raises(InvalidRequestError, match="exceeds"):
         Reader(b"\x80\x80\x80\x80\x08").length(compact=True, nullable=True)
     assert Reader(b"\x80\x80\x80\x80\x10").length(compact=True, nullable=True) is None  # 2^32: 0, null
+
+
+@given(st.integers(min_value=0, max_value=(1 << 35) - 1))
+def test_uvarints_and_compact_lengths_read_as_java_ints_for_every_width(n):
+    """Kafka's readUnsignedVarint keeps the low 32 bits as a signed int, and ``readUnsignedVarint() - 1`` is
+    int arithmetic: the reads agree with that for every value of one to five bytes (the reader wraps only
+    where a fifth byte is read)."""
+    encoded = uvarint_bytes(n)
+    value = java_int(n)
+    assert Reader(encoded).uvarint() == value
+    assert Reader(encoded).compact_length() == java_int(value - 1)
 
 
 def test_strings_not_utf8_decode_with_replacement_characters():
