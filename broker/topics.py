@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
-from typing import Any
+from typing import Any, Mapping
 
 import attrs
 import trio
@@ -157,9 +157,10 @@ class TopicRegistry:
     def name_for_id(self, topic_id: uuid.UUID) -> str | None:
         return self.manager.name_for_id(topic_id)
 
-    def names_by_id(self) -> dict[uuid.UUID, str]:
-        """Every topic's name by its id (for requests that name many topics by id)."""
-        return {meta.topic_id: name for name, meta in self.manager.topics().items()}
+    def names_by_id(self) -> Mapping[uuid.UUID, str]:
+        """Every topic's name by its id (for requests that name many topics by id): read-only, built once
+        after a topic came or went, not per request."""
+        return self.manager.names_by_id()
 
     async def create(self, name: str, num_partitions: int, configs: dict[str, str],
                      validate_only: bool = False) -> Topic:  # fmt: skip

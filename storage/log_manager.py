@@ -51,7 +51,7 @@ from __future__ import annotations
 import logging
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from .config import ConfigModel
 from .config_values import warn_ignored_format
@@ -144,6 +144,10 @@ class LogManager(LogDuties, LogOpening):
 
     def name_for_id(self, topic_id: uuid.UUID) -> str | None:
         return self._topics.name_for_id(topic_id)
+
+    def names_by_id(self) -> Mapping[uuid.UUID, str]:
+        """Every topic's name by its id: a read-only snapshot, kept until a topic comes or goes."""
+        return self._topics.by_id()
 
     def effective_config(self, name: str):
         return self.model.effective(self._topics[name].overrides)

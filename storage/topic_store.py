@@ -18,7 +18,9 @@ import errno
 import json
 import os
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 import attrs
 
@@ -65,29 +67,55 @@ def load_cluster_id(root: Path) -> str:
 
 
 class TopicTable(dict):
-    """The topics by name, and (``name_for_id``) by id: an index built on the first look-up after a topic
-    came or went, so a request naming many topics by id costs one pass over the topics, not one each."""
+    """The topics by name, and (``by_id``) by id: an index built on the first look-up after a topic came or
+    went, so a request naming many topics by id costs one pass over the topics, not one each, and the
+    requests after it none. Every way of changing the table drops the index; the index itself is never
+    changed, only replaced, so one handed out stays as it was (a snapshot, read-only)."""
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._by_id: dict[uuid.UUID, str] | None = None
+        self._by_id: Mapping[uuid.UUID, str] | None = None
 
     def __setitem__(self, name: str, meta: TopicMeta) -> None:
-        super().__setitem__(name, meta)
         self._by_id = None
+        super().__setitem__(name, meta)
 
     def __delitem__(self, name: str) -> None:
-        super().__delitem__(name)
         self._by_id = None
+        super().__delitem__(name)
+
+    def __ior__(self, other):
+        self._by_id = None
+        return super().__ior__(other)
 
     def pop(self, *args):
         self._by_id = None
         return super().pop(*args)
 
-    def name_for_id(self, topic_id: uuid.UUID) -> str | None:
+    def popitem(self):
+        self._by_id = None
+        return super().popitem()
+
+    def setdefault(self, *args):
+        self._by_id = None
+        return super().setdefault(*args)
+
+    def update(self, *args, **kwargs) -> None:
+        self._by_id = None
+        super().update(*args, **kwargs)
+
+    def clear(self) -> None:
+        self._by_id = None
+        super().clear()
+
+    def by_id(self) -> Mapping[uuid.UUID, str]:
+        """Every topic's name by its id, read-only."""
         if self._by_id is None:
-            self._by_id = {meta.topic_id: name for name, meta in self.items()}
-        return self._by_id.get(topic_id)
+            self._by_id = MappingProxyType({meta.topic_id: name for name, meta in self.items()})
+        return self._by_id
+
+    def name_for_id(self, topic_id: uuid.UUID) -> str | None:
+        return self.by_id().get(topic_id)
 
 
 def load_topics(root: Path) -> TopicTable:
