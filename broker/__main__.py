@@ -6,7 +6,8 @@ configuration (read as Kafka reads it, ``properties.py``), each ``--override``
 replaces one key (split at its first ``=``, nothing unescaped, as Kafka's
 command line splits it). A bad or unknown key stops
 startup with a message naming it and exit status 1 (as Kafka.main exits on a
-ConfigException), and so does a JWKS endpoint (signed OAUTHBEARER tokens) that
+ConfigException; a command line it cannot parse gets its usage and status 1
+too, as kafka-server-start.sh), and so does a JWKS endpoint (signed OAUTHBEARER tokens) that
 cannot be read when the broker starts.
 Log dirs the broker cannot run on (every one failed, or the first, which
 holds the metadata), at start or later, stop it with status 1, as Kafka halts;
@@ -67,8 +68,17 @@ from .properties import parse_override
 from .scram_store import CredentialFileError, parse_add_scram
 
 
+class _Parser(argparse.ArgumentParser):
+    """A usage error prints the usage and exits with status 1, as ``kafka-server-start.sh`` without its
+    properties file and Kafka's ``CommandLineUtils.printUsageAndExit`` do (argparse's own status is 2)."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
 def _parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="minibroker", description="A Kafka-compatible broker on trio.")
+    parser = _Parser(prog="minibroker", description="A Kafka-compatible broker on trio.")
     parser.add_argument("--version", action="version", version=_version(), help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the broker")

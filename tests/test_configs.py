@@ -168,3 +168,14 @@ def test_a_refused_variable_is_named_under_kafka_env(tmp_path, monkeypatch, caps
     assert code == 1
     assert ("Invalid value 0 for configuration num.partitions: Value must be at least 1 (set by KAFKA_NUM_PARTITIONS)"
             in capsys.readouterr().err)  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", [["serve"], ["serve", "a.properties", "--no-such-option"], ["no-such-command"], []])
+def test_a_command_line_that_cannot_be_parsed_prints_the_usage_and_exits_1(argv, capsys):
+    """kafka-server-start.sh without its properties file, and Kafka's printUsageAndExit for a bad option, exit 1."""
+    from broker.__main__ import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 1
+    assert "usage: minibroker" in capsys.readouterr().err
