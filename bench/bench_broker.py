@@ -23,6 +23,9 @@ also starts work on its own later, after it has gone quiet (0.23 s of CPU
 was seen inside one of our 0.13 s runs, which then took 0.19 s). The CPU each broker used for a row's
 produce and consume, its deferred work included, is printed too.
 ``--rows`` runs only the rows named by record size and acks (``--rows 100:1,1024:1``).
+By default each row has 200,000 records (``--small``, ``--large``), so that even the fastest timed
+window lasts about 0.1-0.2 s: with 50,000 records of 1 KiB (the earlier default) a batch or consume
+window lasted 0.03-0.1 s and single runs of one row ranged from 0.17 to 1.92 times each other.
 ``--sustained`` adds rows long enough (1 M x 100 B, 300 k x 1 KiB) that the
 deferred work falls inside the run. Prints records/s and
 MB/s for each and the ratio ours/peer (goal >= 1.0 on every row), plus our
@@ -256,7 +259,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--noida", default=shutil.which("noida-db") or "/tmp/peers/bin/noida-db")
     parser.add_argument("--small", type=int, default=200_000)
-    parser.add_argument("--large", type=int, default=50_000)
+    parser.add_argument("--large", type=int, default=200_000)
     parser.add_argument("--trials", type=int, default=5, help="runs per row and broker; the median is shown")
     parser.add_argument("--sustained", action="store_true",
                         help="add rows of 1 M x 100 B and 300 k x 1 KiB records (acks=1), long enough that "
@@ -310,11 +313,12 @@ def _report(samples: dict, cases: list, trials: int) -> None:
     a spread that straddles 1.0 says the row measures the client (or the machine), not the brokers."""
     med = {key: statistics.median(values) for key, values in samples.items()}
     print(f"median of {trials} alternating runs per row; spread = lowest-highest ratio of run i on both brokers; "
+          "faster = runs in which ours was faster; "
           "produce = one produce() call per record, batch = produce_batch() per 10,000; cpu = broker CPU "
           "seconds for the three ops, deferred work included; raw = pwrite of the same bytes to a new file, "
           "no broker")  # fmt: skip
     print(f"{'size':>6}{'records':>10} {'acks':>4} {'op':<8}{'ours rec/s':>12}{'ours MB/s':>10}{'peer rec/s':>12}"
-          f"{'peer MB/s':>10}{'ratio':>7}{'spread':>11}{'ours cpu':>10}{'peer cpu':>10}{'raw MB/s':>10}"
+          f"{'peer MB/s':>10}{'ratio':>7}{'spread':>11}{'faster':>7}{'ours cpu':>10}{'peer cpu':>10}{'raw MB/s':>10}"
           f"{'ours/raw':>9}")  # fmt: skip
     for case in cases:
         for op in ("produce", "batch", "consume"):
@@ -344,7 +348,8 @@ def _row(samples: dict, med: dict, case: tuple, op: str) -> str:
     a, b = med[("ours", case, op)], med[("peer", case, op)]
     ratios = [p / o for o, p in zip(samples[("ours", case, op)], samples[("peer", case, op)])]
     line = (f"{size:>6}{n:>10,} {acks:>4} {op:<8}{n / a:>12,.0f}{n * size / a / 1e6:>10.1f}{n / b:>12,.0f}"
-            f"{n * size / b / 1e6:>10.1f}{b / a:>7.2f}{f'{min(ratios):.2f}-{max(ratios):.2f}':>11}")  # fmt: skip
+            f"{n * size / b / 1e6:>10.1f}{b / a:>7.2f}{f'{min(ratios):.2f}-{max(ratios):.2f}':>11}"
+            f"{f'{sum(r > 1 for r in ratios)}/{len(ratios)}':>7}")  # fmt: skip
     if op == "produce":
         line += f"{med[('ours', case, 'cpu')]:>10.2f}{med[('peer', case, 'cpu')]:>10.2f}"
     if op == "batch":

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import statistics
 
 import pytest
 
-from bench.bench_broker import _row_filter, select_rows
+from bench.bench_broker import _row, _row_filter, select_rows
 
 CASES = [(100, 200_000, "1"), (100, 200_000, "all"), (1024, 50_000, "1"), (1024, 50_000, "all"),
          (100, 1_000_000, "1")]  # fmt: skip
@@ -29,3 +30,11 @@ def test_malformed_rows_are_refused(text):
 def test_rows_naming_no_case_stop_the_run():
     with pytest.raises(SystemExit, match="matches none"):
         select_rows(CASES, _row_filter("512:1"))
+
+
+def test_a_row_counts_the_runs_ours_was_faster():
+    case = (100, 1_000, "1")
+    samples = {("ours", case, "consume"): [1.0, 2.0, 1.0], ("peer", case, "consume"): [2.0, 1.0, 1.5]}
+    med = {key: statistics.median(values) for key, values in samples.items()}
+    fields = _row(samples, med, case, "consume").split()
+    assert fields[-2:] == ["0.50-2.00", "2/3"]  # spread of the paired ratios, then runs ours was faster
