@@ -6,7 +6,7 @@
 other requests between steps. Nothing of the change is visible until the
 last step:
 
-* a new topic is *pending*: it is saved in ``__topics.json`` at the first
+* a new topic is *pending*: it is saved (``topic_journal.py``) at the first
   step (so a crash part way is finished at the next start, which makes the
   missing logs of known topics), but ``topics()`` leaves it out and its logs
   are not registered;
@@ -29,7 +29,7 @@ named one before it existed (``LogMoves.preferred``, used up once the change is
 published), else to the log dir holding the fewest partitions, counting the
 logs this change has made (Kafka's choice); ``partition.metadata`` is written
 without an fsync (Kafka flushes it later too): the topic id lives in the
-fsynced ``__topics.json``, and opening rewrites a missing or stale copy.
+fsynced saved topics, and opening rewrites a missing or stale copy.
 """
 
 from __future__ import annotations

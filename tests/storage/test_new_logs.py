@@ -1,20 +1,21 @@
 """Topic creation and growth one log at a time (``storage.new_logs``): unseen until the last step.
 
 Readers (``topics()``, ``get_log``, ``logs()``) see a new topic or a higher
-partition count only once every log is made; ``__topics.json`` holds a new
-topic from the first step, so a crash part way is finished at the next
-start; ``abort`` and a failing step undo everything; ``partition.metadata``
-is not fsynced but rewritten on open when it is missing or stale.
+partition count only once every log is made; the saved topics
+(``__topics.json`` and its journal) hold a new topic from the first step, so
+a crash part way is finished at the next start; ``abort`` and a failing step
+undo everything; ``partition.metadata`` is not fsynced but rewritten on open
+when it is missing or stale.
 """
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
 from storage import LogManager, StorageError
+from storage.topic_journal import read_topics
 from storage.topic_store import TOPICS_FILE
 
 from ..open_files import open_files_under
@@ -26,7 +27,7 @@ def _dirs(root, topic: str) -> list[str]:
 
 
 def _saved(root) -> dict:
-    return json.loads((root / TOPICS_FILE).read_text())
+    return read_topics(root)
 
 
 def test_a_new_topic_appears_with_all_its_logs_after_the_last_step(tmp_path):
@@ -182,7 +183,7 @@ def test_topics_that_cannot_be_saved_undo_the_change(tmp_path, monkeypatch, grow
     steps = lm.add_partitions_steps("t", 3) if grow else lm.create_topic_steps("u", 2, {})
     if grow:
         next(steps), next(steps)
-    monkeypatch.setattr("storage.log_manager.save_topics", _no_space)
+    monkeypatch.setattr("storage.topic_journal.TopicJournal._change", _no_space)
     with pytest.raises(StorageError, match="saving the topics failed"):
         list(steps)
     monkeypatch.undo()
@@ -197,7 +198,7 @@ def test_an_undone_creation_whose_forgetting_cannot_be_saved_still_raises_its_ow
     steps = lm.create_topic_steps("u", 3, {})
     next(steps)
     monkeypatch.setattr("storage.new_logs.Log.open", _no_space)
-    monkeypatch.setattr("storage.log_manager.save_topics", _no_space)
+    monkeypatch.setattr("storage.topic_journal.TopicJournal._change", _no_space)
     with pytest.raises(StorageError, match="u-1"):
         next(steps)
     assert "u" not in lm.topics() and _dirs(tmp_path, "u") == [] and lm.logs() == []
