@@ -120,6 +120,20 @@ def _no_space(*args, **kwargs):
     raise OSError(28, os.strerror(28))
 
 
+def test_a_creation_on_one_log_dir_makes_no_pass_over_the_logs(tmp_path, monkeypatch):
+    """Counting every log's dir for each creation made creations slower as partitions grew."""
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 2, {})
+
+    def no_pass():
+        raise AssertionError("a pass over every log")
+
+    monkeypatch.setattr(lm, "logs", no_pass)
+    lm.create_topic("u", 3, {})
+    lm.add_partitions("u", 4)
+    assert _dirs(tmp_path, "u") == [f"u-{p}" for p in range(4)]
+
+
 def test_new_logs_go_to_the_log_dir_with_fewest_partitions_counting_their_own(tmp_path):
     roots = [tmp_path / "a", tmp_path / "b"]
     lm = LogManager.open(roots, {}, Clock())
