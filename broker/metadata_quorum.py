@@ -17,15 +17,15 @@ This broker keeps its metadata in files of the first log dir, not in a log.
   election and its leader-change record) and are saved at once; a new log
   dir starts at epoch 1, end offset 1.
 * ``append``: one record per metadata change. Each store of metadata calls it
-  through its ``on_metadata_change`` hook after it has rewritten its file:
-  ``__topics.json`` (topic creation, deletion, partition increase, topic
-  configs; ``storage.LogManager``), the dynamic broker configs, the group
-  configs, the ACLs, the client quotas and the SCRAM credentials. The new
+  through its ``on_metadata_change`` hook after it has saved the change: the
+  topics (one line of ``__topics.journal`` per topic creation, deletion,
+  partition increase, topic configs; ``storage.LogManager``), the dynamic
+  broker configs, the group configs, the ACLs, the client quotas and the SCRAM credentials. The new
   offset is saved at once (fsync), so it never goes back, across restarts
   either. A change that is refused or only validated writes nothing and
   appends nothing. A topic creation that fails on disk part way has
-  rewritten ``__topics.json`` twice (its pending entry, then its removal)
-  and so counts two records, where Kafka's controller would write none.
+  saved two changes (its pending entry, then its removal) and so counts two
+  records, where Kafka's controller would write none.
 
 For the metrics (``quorum_metrics.py``) it also keeps, in memory only, the
 wall time (``clock``, ms) of the last record (the start's leader-change

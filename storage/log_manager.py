@@ -10,11 +10,13 @@ does; all three in ``dir_checkpoints.py``), ``.kafka_cleanshutdown`` after a
 clean stop, and ``.lock``, locked while the manager is open (``dir_locks.py``:
 one broker at a time on a dir). Topic metadata that Kafka keeps in its
 controller (partition count, per-topic config overrides, topic id) is kept in
-``__topics.json`` in the first log dir, written atomically (a damaged one
-stops the start with a ``StorageError``: configs such as ``cleanup.policy``
-must never silently fall back to defaults; each rewrite calls the
-``on_metadata_change`` hook, which the broker points at its metadata quorum's
-end offset), ``meta.properties`` holds the cluster id and
+``__topics.json`` in the first log dir, with each change since it was written
+appended to ``__topics.journal`` and fsynced (``topic_journal.py``; damage
+other than a last line cut by a crash stops the start with a
+``StorageError``: configs such as ``cleanup.policy`` must never silently fall
+back to defaults; each change calls the ``on_metadata_change`` hook, which
+the broker points at its metadata quorum's end offset; a clean stop folds the
+journal into ``__topics.json``), ``meta.properties`` holds the cluster id and
 ``producer-id-block`` the next block of producer ids (``topic_store.py``).
 
 Opening (``log_opening.py``): with the clean-shutdown marker present, logs
@@ -67,7 +69,8 @@ from .log_duties import LogDuties
 from .log_move import LogMoves
 from .log_opening import CLEAN_SHUTDOWN, LogOpening
 from .new_logs import NewLogs
-from .topic_store import ProducerIds, TopicMeta, TopicTable, atomic_write, load_cluster_id, load_topics, save_topics
+from .topic_journal import TopicJournal
+from .topic_store import ProducerIds, TopicMeta, TopicTable, atomic_write, load_cluster_id
 from .upgrade import upgrade_log
 
 log = logging.getLogger(__name__)
@@ -81,6 +84,7 @@ class LogManager(LogDuties, LogOpening):
         self.durable = bool(model.other.get("log.flush.durable.enable", False))
         self._topics = TopicTable()
         self._pending: dict[str, TopicMeta] = {}  # being created: saved, not yet seen (new_logs.py)
+        self._store: TopicJournal | None = None  # the saved topics (topic_journal.py), once open
         self._logs: dict[tuple[str, int], Log] = {}
         self.group_commit = GroupCommit()
         self.dir_locks = DirLocks()  # each online dir's .lock, held until ``close`` (or the dir goes offline)
@@ -92,7 +96,7 @@ class LogManager(LogDuties, LogOpening):
         self.interrupted_moves: list[tuple[tuple[str, int], Path]] = []  # moves a crash or stop cut short
         self.cluster_id = ""
         self._producer_ids = ProducerIds(dirs)
-        self.on_metadata_change: Callable[[], None] = lambda: None  # after each rewrite of __topics.json
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each saved topic change
 
     @classmethod
     def open(cls, log_dirs: list, broker_props: dict[str, str], clock: Callable[[], int],
@@ -104,7 +108,7 @@ class LogManager(LogDuties, LogOpening):
         try:
             self.validate_dirs()  # each dir locked; one that cannot be made, read or locked is offline
             self.cluster_id = load_cluster_id(self.dirs[0])
-            self._topics = load_topics(self.dirs[0])
+            self._store, self._topics = TopicJournal.open(self.dirs[0])
             self._open_logs(progress or LoadProgress())
             if self.model.other.get("log.record.version.force.upgrade") == 2:
                 for log_ in self.online_logs():  # an offline dir's logs are not opened (log_opening.py)
@@ -116,8 +120,13 @@ class LogManager(LogDuties, LogOpening):
             raise
         return self
 
-    def _save_topics(self) -> None:
-        save_topics(self.dirs[0], {**self._topics, **self._pending})
+    def _save_topic(self, meta: TopicMeta) -> None:
+        """Save a topic made, grown or reconfigured, durably (one journal line, ``topic_journal.py``)."""
+        self._store.put(meta)
+        self.on_metadata_change()
+
+    def _forget_topic(self, name: str) -> None:
+        self._store.delete(name)
         self.on_metadata_change()
 
     def _log_in(self, key: tuple[str, int], root: Path) -> bool:
@@ -200,7 +209,7 @@ class LogManager(LogDuties, LogOpening):
         """A creation's first step: save the topic, unseen until ``publish``."""
         self._pending[meta.name] = meta
         try:
-            self._save_topics()
+            self._save_topic(meta)
         except OSError as exc:
             del self._pending[meta.name]
             raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
@@ -211,7 +220,7 @@ class LogManager(LogDuties, LogOpening):
         if self._pending.get(meta.name) is meta:
             del self._pending[meta.name]
             try:
-                self._save_topics()
+                self._forget_topic(meta.name)
             except OSError as exc:
                 log.error("forgetting the undone topic %s failed: %s", meta.name, exc)
 
@@ -221,7 +230,7 @@ class LogManager(LogDuties, LogOpening):
         if meta.name not in self._pending and num_partitions > meta.num_partitions:
             old, meta.num_partitions = meta.num_partitions, num_partitions
             try:
-                self._save_topics()
+                self._save_topic(meta)
             except OSError as exc:
                 meta.num_partitions = old
                 raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
@@ -232,7 +241,7 @@ class LogManager(LogDuties, LogOpening):
 
     def delete_topic(self, name: str) -> None:
         meta = self._topics.pop(name)
-        self._save_topics()
+        self._forget_topic(name)
         self.moves.stop_topic(name)
         logs = [self._logs.pop((name, p)) for p in range(meta.num_partitions) if (name, p) in self._logs]
         for log_ in logs:  # all unregistered first: one that fails to go does not keep the others
@@ -252,7 +261,7 @@ class LogManager(LogDuties, LogOpening):
         if overrides.get("message.format.version") != self._topics[name].overrides.get("message.format.version"):
             warn_ignored_format(overrides.get("message.format.version"), name)
         self._topics[name].overrides = overrides
-        self._save_topics()
+        self._save_topic(self._topics[name])
         config = self.model.effective(overrides)
         for (topic, _), log_ in self._logs.items():
             if topic == name:
@@ -368,6 +377,8 @@ class LogManager(LogDuties, LogOpening):
             self.write_checkpoints()
             for log_ in self.logs():
                 log_.close()
+            if self._store is not None:  # the next start reads __topics.json alone
+                self._store.close()
             for root in self.dirs:  # an offline dir is recovered at the next start
                 if self.failures.is_online(root):
                     atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')

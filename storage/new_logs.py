@@ -6,7 +6,7 @@
 other requests between steps. Nothing of the change is visible until the
 last step:
 
-* a new topic is *pending*: it is saved in ``__topics.json`` at the first
+* a new topic is *pending*: it is saved (``topic_journal.py``) at the first
   step (so a crash part way is finished at the next start, which makes the
   missing logs of known topics), but ``topics()`` leaves it out and its logs
   are not registered;
@@ -27,9 +27,11 @@ whose topic was deleted in between is undone at its last step and raises
 New directories go to the partition's preferred log dir if AlterReplicaLogDirs
 named one before it existed (``LogMoves.preferred``, used up once the change is
 published), else to the log dir holding the fewest partitions, counting the
-logs this change has made (Kafka's choice); ``partition.metadata`` is written
-without an fsync (Kafka flushes it later too): the topic id lives in the
-fsynced ``__topics.json``, and opening rewrites a missing or stale copy.
+logs this change has made (Kafka's choice; counted only when more than one
+log dir is online, so a creation on one log dir makes no pass over the
+logs); ``partition.metadata`` is written without an fsync (Kafka flushes it
+later too): the topic id lives in the fsynced saved topics, and opening
+rewrites a missing or stale copy.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ class NewLogs:
         self._made: list[Log] = []
         self._tried: list[int] = []
         self._started, self._done = False, validate_only
-        self._per_root: Counter[Path] = Counter()
+        self._per_root: Counter[Path] | None = None  # logs per log dir, counted when there is a choice
 
     def __iter__(self) -> "NewLogs":
         return self
@@ -88,8 +90,6 @@ class NewLogs:
 
     def _begin(self) -> None:
         self._started = True
-        self._per_root.update({root: 0 for root in self.manager.dirs})
-        self._per_root.update(log_.dir.parent for log_ in self.manager.logs())
         self._config = self.manager.model.effective(self.meta.overrides)
         if self.new_topic:
             self.manager.hold_pending(self.meta)
@@ -100,8 +100,9 @@ class NewLogs:
         online = manager.failures.online_dirs()  # Kafka makes new logs in live log dirs only
         if not online:
             raise StorageError(errno.EIO, f"no log dir is online for {meta.name}-{partition}")
-        root = root if root in online else min(online, key=lambda r: self._per_root[r])
-        self._per_root[root] += 1
+        root = root if root in online else self._least_used(online)
+        if self._per_root is not None:
+            self._per_root[root] += 1
         directory = partition_dir(root, meta.name, partition)
         try:
             directory.mkdir(parents=True, exist_ok=True)
@@ -115,6 +116,15 @@ class NewLogs:
             if isinstance(exc, StorageError):
                 raise
             raise StorageError(exc.errno, message) from exc
+
+    def _least_used(self, online: list[Path]) -> Path:
+        """The online log dir holding the fewest partitions; with one dir online, no pass over the logs."""
+        if len(online) == 1:
+            return online[0]
+        if self._per_root is None:
+            self._per_root = Counter({root: 0 for root in self.manager.dirs})
+            self._per_root.update(log_.dir.parent for log_ in [*self.manager.logs(), *self._made])
+        return min(online, key=lambda r: self._per_root[r])
 
     def _finish(self) -> None:
         manager, meta = self.manager, self.meta

@@ -2,12 +2,13 @@
 
 Kafka keeps a topic's partition count, config overrides and id in its
 controller; a single-node broker keeps them in ``__topics.json``, one JSON
-object per topic, and its cluster id in ``meta.properties`` (``cluster.id``
-in Kafka's UUID text form). Both are written whole and atomically
-(``atomic_write``: a temporary file, fsync, rename, fsync of the directory),
-so a crash leaves the old file or the new one. A damaged ``__topics.json``
-stops the start with a ``StorageError``: configs such as ``cleanup.policy``
-must never silently fall back to defaults. ``ProducerIds`` hands out producer
+object per topic (with the changes since it was written in
+``__topics.journal``: ``topic_journal.py`` reads, appends and folds), and its
+cluster id in ``meta.properties`` (``cluster.id`` in Kafka's UUID text form).
+Both are written whole and atomically (``atomic_write``: a temporary file,
+fsync, rename, fsync of the directory), so a crash leaves the old file or the
+new one. A damaged ``__topics.json`` stops the start with a ``StorageError``:
+configs such as ``cleanup.policy`` must never silently fall back to defaults. ``ProducerIds`` hands out producer
 ids, reserving them ``PRODUCER_ID_BLOCK`` at a time in ``producer-id-block``.
 """
 
@@ -118,29 +119,40 @@ class TopicTable(dict):
         return self.by_id().get(topic_id)
 
 
-def load_topics(root: Path) -> TopicTable:
-    """Topic metadata from ``__topics.json``; a damaged file stops the start (configs cannot be guessed)."""
-    path = root / TOPICS_FILE
-    if not path.exists():
-        return TopicTable()
+def topic_from_json(name: object, raw: dict) -> TopicMeta:
+    """A topic as ``__topics.json`` keeps it (``ValueError``, ``KeyError``... if it is not that)."""
+    if not isinstance(name, str):
+        raise TypeError(f"topic name {name!r}")
+    overrides = {str(k): str(v) for k, v in raw["overrides"].items()}
+    return TopicMeta(name, uuid.UUID(raw["topic_id"]), int(raw["num_partitions"]), overrides)
+
+
+def topic_to_json(meta: TopicMeta) -> dict:
+    """``meta`` as ``__topics.json`` keeps it."""
+    return {"topic_id": str(meta.topic_id), "num_partitions": meta.num_partitions, "overrides": dict(meta.overrides)}
+
+
+BAD_JSON = (ValueError, KeyError, TypeError, AttributeError)  # what reading a damaged file can raise
+
+
+def damaged(path: Path, what: str, exc: Exception, remedy: str) -> StorageError:
+    return StorageError(errno.EIO, f"{path}: unreadable {what} ({exc!r}); {remedy}")
+
+
+def parse_topics(path: Path, text: bytes) -> dict[str, dict]:
+    """The topics of ``__topics.json`` as saved, each checked; ``StorageError`` if the file is damaged."""
     try:
-        raw = json.loads(path.read_text())
-        return TopicTable({
-            str(name): TopicMeta(str(name), uuid.UUID(t["topic_id"]), int(t["num_partitions"]),
-                                 {str(k): str(v) for k, v in t["overrides"].items()})
-            for name, t in raw.items()
-        })  # fmt: skip
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise StorageError(errno.EIO, f"{path}: unreadable topic metadata ({exc!r}); restore the file "
-                           "or remove it to start without topics") from None  # fmt: skip
+        raw = json.loads(text)
+        for name, entry in raw.items():
+            topic_from_json(name, entry)
+        return raw
+    except BAD_JSON as exc:
+        raise damaged(path, "topic metadata", exc, "restore the file or remove it to start without topics") from None
 
 
-def save_topics(root: Path, topics: dict[str, TopicMeta]) -> None:
-    raw = {
-        t.name: {"topic_id": str(t.topic_id), "num_partitions": t.num_partitions, "overrides": t.overrides}
-        for t in topics.values()
-    }
-    atomic_write(root / TOPICS_FILE, json.dumps(raw, indent=1, sort_keys=True))
+def topics_text(raw: dict[str, dict]) -> str:
+    """``__topics.json``: every topic by name, as saved."""
+    return json.dumps(raw, indent=1, sort_keys=True)
 
 
 def kafka_uuid(value: uuid.UUID) -> str:

@@ -3,6 +3,9 @@
 * produce, SIGTERM (clean shutdown: marker written), restart, consume all;
 * produce with acks=all, SIGKILL (no shutdown at all), restart: every
   acknowledged record is there, with the same offsets;
+* SIGKILL right after a CreateTopics answer: the topic is there after the
+  restart with its id, partitions and configs (the change was fsynced before
+  the answer, as Kafka commits its metadata record first);
 * the metrics endpoint is scraped over HTTP and parsed with prometheus-client's
   own parser; names follow the JMX exporter's form of Kafka's MBeans.
 """
@@ -16,8 +19,9 @@ import pytest
 from confluent_kafka import Producer
 from prometheus_client.parser import text_string_to_metric_families
 
+from ..broker._admin_client import creatable, req, sub
 from .clients import ck_consume
-from .harness import wait_until
+from .harness import raw_call, wait_until
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180)]
 
@@ -168,3 +172,21 @@ def test_durable_mode_makes_unwaited_appends_visible_after_their_fsync(broker_fa
         producer.produce("lazy", key=f"k{i}".encode(), value=f"v{i}".encode(), partition=0)
     assert producer.flush(30) == 0
     assert _consume_all(broker.bootstrap, "lazy", 200) == _expected(200)
+
+
+def test_a_topic_answered_by_create_topics_survives_a_kill(broker_factory):
+    broker = broker_factory()
+    configs = {"cleanup.policy": "compact", "retention.ms": "12345"}
+    body = req(19, topics=[creatable("kept", 3, configs=configs)], timeout_ms=5000)
+    created = raw_call(broker.port, 19, 7, body).topics[0]
+    assert created.error_code == 0
+    broker.kill()
+    broker.restart()
+    Topic = sub(3, "MetadataRequestTopic")
+    metadata = req(3, topics=[Topic(name="kept")], allow_auto_topic_creation=False)
+    (topic,) = raw_call(broker.port, 3, 12, metadata).topics
+    assert (topic.error_code, topic.topic_id, len(topic.partitions)) == (0, created.topic_id, 3)
+    Resource = sub(32, "DescribeConfigsResource")
+    (result,) = raw_call(broker.port, 32, 4, req(32, resources=[Resource(resource_type=2, resource_name="kept")],
+                                                 include_synonyms=False, include_documentation=False)).results  # fmt: skip
+    assert {c.name: c.value for c in result.configs if c.name in configs} == configs

@@ -1,20 +1,21 @@
 """Topic creation and growth one log at a time (``storage.new_logs``): unseen until the last step.
 
 Readers (``topics()``, ``get_log``, ``logs()``) see a new topic or a higher
-partition count only once every log is made; ``__topics.json`` holds a new
-topic from the first step, so a crash part way is finished at the next
-start; ``abort`` and a failing step undo everything; ``partition.metadata``
-is not fsynced but rewritten on open when it is missing or stale.
+partition count only once every log is made; the saved topics
+(``__topics.json`` and its journal) hold a new topic from the first step, so
+a crash part way is finished at the next start; ``abort`` and a failing step
+undo everything; ``partition.metadata`` is not fsynced but rewritten on open
+when it is missing or stale.
 """
 
 from __future__ import annotations
 
-import json
 import os
 
 import pytest
 
 from storage import LogManager, StorageError
+from storage.topic_journal import read_topics
 from storage.topic_store import TOPICS_FILE
 
 from ..open_files import open_files_under
@@ -26,7 +27,7 @@ def _dirs(root, topic: str) -> list[str]:
 
 
 def _saved(root) -> dict:
-    return json.loads((root / TOPICS_FILE).read_text())
+    return read_topics(root)
 
 
 def test_a_new_topic_appears_with_all_its_logs_after_the_last_step(tmp_path):
@@ -119,6 +120,20 @@ def _no_space(*args, **kwargs):
     raise OSError(28, os.strerror(28))
 
 
+def test_a_creation_on_one_log_dir_makes_no_pass_over_the_logs(tmp_path, monkeypatch):
+    """Counting every log's dir for each creation made creations slower as partitions grew."""
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 2, {})
+
+    def no_pass():
+        raise AssertionError("a pass over every log")
+
+    monkeypatch.setattr(lm, "logs", no_pass)
+    lm.create_topic("u", 3, {})
+    lm.add_partitions("u", 4)
+    assert _dirs(tmp_path, "u") == [f"u-{p}" for p in range(4)]
+
+
 def test_new_logs_go_to_the_log_dir_with_fewest_partitions_counting_their_own(tmp_path):
     roots = [tmp_path / "a", tmp_path / "b"]
     lm = LogManager.open(roots, {}, Clock())
@@ -182,7 +197,7 @@ def test_topics_that_cannot_be_saved_undo_the_change(tmp_path, monkeypatch, grow
     steps = lm.add_partitions_steps("t", 3) if grow else lm.create_topic_steps("u", 2, {})
     if grow:
         next(steps), next(steps)
-    monkeypatch.setattr("storage.log_manager.save_topics", _no_space)
+    monkeypatch.setattr("storage.topic_journal.TopicJournal._change", _no_space)
     with pytest.raises(StorageError, match="saving the topics failed"):
         list(steps)
     monkeypatch.undo()
@@ -197,7 +212,7 @@ def test_an_undone_creation_whose_forgetting_cannot_be_saved_still_raises_its_ow
     steps = lm.create_topic_steps("u", 3, {})
     next(steps)
     monkeypatch.setattr("storage.new_logs.Log.open", _no_space)
-    monkeypatch.setattr("storage.log_manager.save_topics", _no_space)
+    monkeypatch.setattr("storage.topic_journal.TopicJournal._change", _no_space)
     with pytest.raises(StorageError, match="u-1"):
         next(steps)
     assert "u" not in lm.topics() and _dirs(tmp_path, "u") == [] and lm.logs() == []

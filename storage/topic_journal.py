@@ -1,0 +1,233 @@
+"""Topic metadata saved one change at a time: ``__topics.json`` plus an append-only ``__topics.journal``.
+
+Kafka's controller appends one record per metadata change to its metadata log
+and answers CreateTopics once the record is committed (flushed, with one
+voter); now and then it writes a snapshot of the whole image
+(``metadata.log.max.record.bytes.between.snapshots``). Here the snapshot is
+``__topics.json`` (``topic_store.py``: every topic by name, written whole and
+atomically) and the log is ``__topics.journal`` next to it, so a change costs
+one line, whatever the number of topics:
+
+* The first line names the snapshot the journal follows:
+  ``{"follows": "<sha256 of __topics.json's bytes, empty if there is none>", "version": 0}``.
+  Each further line is one change, fsynced before the change is answered:
+  ``{"op": "put", "name": ..., "topic_id": ..., "num_partitions": ..., "overrides": {...}}``
+  (a topic made, grown or reconfigured: the whole topic) or
+  ``{"op": "delete", "name": ...}``. The journal is made whole with its first
+  change (``atomic_write``), then appended to.
+* Loading reads the snapshot and replays the journal over it if the journal
+  follows that very snapshot; one that follows another (a fold cut short by a
+  crash after the new snapshot was written, or a snapshot restored by hand) is
+  left out, with a warning. A crash while a line is appended can leave that
+  last line cut or filled with zeros: a last piece without its newline, or a
+  last line that is not a change, is ignored (its change was never answered).
+  Any other damage stops the start with a ``StorageError``, as a damaged
+  snapshot does: configs such as ``cleanup.policy`` must never silently fall
+  back to defaults.
+* A fold writes the snapshot anew from the topics in memory, then removes the
+  journal (for good, with an fsync of the directory, when the snapshot came
+  out the same, since the journal would follow it still); the next change
+  starts a new one. It happens when the journal has
+  grown past both ``FOLD_BYTES`` and the snapshot's size (so the rewrites cost
+  O(1) a change over time, and a start replays at most about a snapshot's
+  worth), at every start that finds a journal (a crash left it) and at a clean
+  stop.
+* A change that cannot be appended (no space, an I/O error) is refused
+  (``OSError``) and the journal is never appended to again: its end is in
+  doubt. The next change folds instead (the snapshot without the refused
+  change), and a new journal follows the new snapshot.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+
+from .checkpoint import fsync_dir
+from .topic_store import (BAD_JSON, TOPICS_FILE, TopicMeta, TopicTable, atomic_write, damaged, parse_topics,
+                          topic_from_json, topic_to_json, topics_text)  # fmt: skip
+
+log = logging.getLogger(__name__)
+
+JOURNAL_FILE = "__topics.journal"
+FOLD_BYTES = 1 << 20
+_REMEDY = f"restore the file, or remove it to start from {TOPICS_FILE} alone"
+_MISSING = object()
+
+
+def _digest(snapshot: bytes | None) -> str:
+    return "" if snapshot is None else hashlib.sha256(snapshot).hexdigest()
+
+
+def _read(path: Path, what: str, remedy: str) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise damaged(path, what, exc, remedy) from None
+
+
+def _apply(topics: dict[str, dict], change: dict) -> None:
+    """One journal line's change on the topics as saved; ``ValueError``... if it is not a change."""
+    name, op = change["name"], change["op"]
+    if op == "put":
+        entry = {key: change[key] for key in ("topic_id", "num_partitions", "overrides")}
+        topic_from_json(name, entry)
+        topics[name] = entry
+    elif op == "delete" and isinstance(name, str):
+        topics.pop(name, None)
+    else:
+        raise ValueError(f"not a change: {change!r}")
+
+
+def _replay(path: Path, journal: bytes, follows: str, topics: dict[str, dict]) -> None:
+    """Apply the journal's changes to ``topics`` if it follows the snapshot ``follows``; see the module doc."""
+    lines = journal.split(b"\n")
+    torn = lines.pop()  # empty when the journal ends with a whole line
+    try:
+        if len(lines) < (1 if torn else 2):  # the header and the first change are written together
+            raise ValueError("no whole change after the header")
+        header = json.loads(lines[0])
+        if header.get("follows") != follows:
+            log.warning("%s follows another %s: its changes are left out", path, TOPICS_FILE)
+            return
+    except BAD_JSON as exc:
+        raise damaged(path, "topic metadata journal", exc, _REMEDY) from None
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            _apply(topics, json.loads(line))
+        except BAD_JSON as exc:
+            if torn or number < len(lines):
+                raise damaged(path, f"topic metadata journal line {number}", exc, _REMEDY) from None
+            torn = line  # the last line, cut by a crash while it was written
+    if torn:
+        log.warning("%s: ignoring its last line, cut short by a crash (%d bytes)", path, len(torn))
+
+
+def _load(root: Path) -> tuple[dict[str, dict], bytes | None]:
+    snapshot_path = root / TOPICS_FILE
+    snapshot = _read(snapshot_path, "topic metadata", "restore the file or remove it to start without topics")
+    topics = parse_topics(snapshot_path, snapshot) if snapshot is not None else {}
+    journal = _read(root / JOURNAL_FILE, "topic metadata journal", _REMEDY)
+    if journal is not None:
+        _replay(root / JOURNAL_FILE, journal, _digest(snapshot), topics)
+    return topics, snapshot
+
+
+def read_topics(root: Path) -> dict[str, dict]:
+    """The topics as saved in ``root``: the snapshot with the journal's changes; nothing is written."""
+    return _load(root)[0]
+
+
+class TopicJournal:
+    """The saved topics of one log dir (the first): ``put`` and ``delete`` append, ``fold`` rewrites."""
+
+    def __init__(self, root: Path, topics: dict[str, dict], snapshot: bytes | None) -> None:
+        self.root = root
+        self.path = root / JOURNAL_FILE
+        self.fold_bytes = FOLD_BYTES
+        self._topics = topics  # as saved: name -> the JSON of its topic
+        self._follows, self._snapshot_size = _digest(snapshot), len(snapshot or b"")
+        self._journal_size = 0  # 0: no journal follows the snapshot yet; the next change starts one
+        self._must_fold = False  # an append or a fold failed: the journal's end is in doubt
+
+    @classmethod
+    def open(cls, root: Path) -> tuple["TopicJournal", TopicTable]:
+        """The saved topics of ``root`` and the journal to save their changes; a journal a crash left is
+        folded at once (if that fails, at the next change)."""
+        topics, snapshot = _load(root)
+        journal = cls(root, topics, snapshot)
+        if journal.path.exists():
+            journal.fold_or_log()
+        table = TopicTable({name: topic_from_json(name, entry) for name, entry in topics.items()})
+        return journal, table
+
+    def put(self, meta: TopicMeta) -> None:
+        """Save ``meta`` (a topic made, grown or reconfigured) durably before returning; ``OSError`` if not."""
+        entry = topic_to_json(meta)
+        self._change({"op": "put", "name": meta.name, **entry}, meta.name, entry)
+
+    def delete(self, name: str) -> None:
+        """Forget the topic ``name`` durably before returning; ``OSError`` if that cannot be saved."""
+        self._change({"op": "delete", "name": name}, name, None)
+
+    def _change(self, change: dict, name: str, entry: dict | None) -> None:
+        if self._must_fold:
+            self._fold_with(name, entry)
+            return
+        line = json.dumps(change, sort_keys=True) + "\n"
+        try:
+            self._append(line)
+        except OSError:
+            self._must_fold = True
+            raise
+        self._set(name, entry)
+        if self._journal_size > max(self.fold_bytes, self._snapshot_size):
+            self.fold_or_log()
+
+    def _append(self, line: str) -> None:
+        if not self._journal_size:  # the header and the first change at once, or no journal
+            text = json.dumps({"version": 0, "follows": self._follows}, sort_keys=True) + "\n" + line
+            atomic_write(self.path, text)
+            self._journal_size = len(text)
+            return
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            data = memoryview(line.encode())
+            while data:
+                data = data[os.write(fd, data):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self._journal_size += len(line)
+
+    def _set(self, name: str, entry: dict | None) -> None:
+        if entry is None:
+            self._topics.pop(name, None)
+        else:
+            self._topics[name] = entry
+
+    def _fold_with(self, name: str, entry: dict | None) -> None:
+        """A change saved by a fold (after a failed append); not made if the fold fails."""
+        old = self._topics.get(name, _MISSING)
+        self._set(name, entry)
+        try:
+            self.fold()
+        except OSError:
+            self._set(name, None if old is _MISSING else old)
+            raise
+
+    def fold(self) -> None:
+        """Write ``__topics.json`` anew with every topic and drop the journal. If that fails (``OSError``),
+        the journal is not appended to again: the next change folds."""
+        text = topics_text(self._topics)
+        digest = _digest(text.encode())
+        self._must_fold = True
+        if digest != self._follows:
+            atomic_write(self.root / TOPICS_FILE, text)
+            self._follows, self._snapshot_size = digest, len(text)
+            try:  # a journal left behind follows the old snapshot: the next start leaves it out
+                self.path.unlink(missing_ok=True)
+            except OSError as exc:
+                log.warning("%s: could not remove it after a fold: %s", self.path, exc)
+        else:  # the same snapshot: its journal (which may end in a refused change) must go for good
+            self.path.unlink(missing_ok=True)
+            fsync_dir(self.root)
+        self._journal_size, self._must_fold = 0, False
+
+    def close(self) -> None:
+        """A clean stop: fold whatever the journal holds, so the next start reads the snapshot alone."""
+        if self._journal_size or self._must_fold or self.path.exists():
+            self.fold_or_log()
+
+    def fold_or_log(self) -> None:
+        """``fold``, logging a failure: the journal still holds every change (after an append, at the
+        start, at a clean stop)."""
+        try:
+            self.fold()
+        except OSError as exc:
+            log.error("%s: folding the topic metadata journal failed: %s", self.root / TOPICS_FILE, exc)
