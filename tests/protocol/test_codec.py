@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol import InvalidRequestError
+from protocol import InvalidRequestError, StringTooLongError
 from protocol.codec import decode_body, encode_body
 from protocol.messages import message_class
 from protocol.primitives import Reader, java_int, uvarint_bytes
@@ -221,3 +221,12 @@ def test_a_tag_the_struct_has_in_other_versions_only_is_an_invalid_request():
         decode_body(DEMO, 2, body % (b"\x01\x00\x08" + bytes(8)), True)
     v3 = b"\x02a" + b"\x01" + b"\x02" + topic + b"\x01\x00\x08" + struct.pack(">q", 9) + b"\x00" + bytes(16) + b"\x00"
     assert decode_body(DEMO, 3, v3, True).topics[0].lag == 9  # then records null, topic_id, no tags
+
+
+@pytest.mark.parametrize("version", [0, 2])  # classic, compact
+def test_a_string_over_0x7fff_bytes_is_never_written(version):
+    """Kafka's generated writers throw "'<field>' field is too long to be serialized" for either encoding:
+    a classic int16 length would overflow, a compact one would exceed what any Kafka reader takes."""
+    assert decode_body(DEMO, version, encode_body(DEMO, version, Req(name="é" * 16383 + "x"), True), True).name
+    with pytest.raises(StringTooLongError):
+        encode_body(DEMO, version, Req(name="é" * 16384), True)  # 32768 bytes
