@@ -10,7 +10,12 @@ closes it (reference §6.3):
 * unknown api key, unparsable header or body, a version no handler serves,
   or a legacy version switched off (KIP-724/KIP-896) -> close, no answer;
 * ApiVersions at a version above ours -> a v0 answer with UNSUPPORTED_VERSION
-  listing only ApiVersions' own range, so the client can retry lower.
+  listing only ApiVersions' own range, so the client can retry lower;
+* an answer with a string field over 0x7fff bytes (an error message quoting a
+  long name) -> close, no answer: no length prefix may overflow or go past
+  what a client reads. Kafka's writer throws there too, and Kafka then sends
+  the request's ``getErrorResponse`` (UNKNOWN_SERVER_ERROR, no message), or
+  nothing at all (the request left hanging) if that one throws as well.
 
 Every request a handler (or that ApiVersions fallback) answers is counted in
 the request metrics (``request_metrics``), as Kafka's ``RequestChannel``
@@ -40,6 +45,7 @@ from protocol import (
     ErrorCode,
     InvalidRequestError,
     Request,
+    StringTooLongError,
     UnsupportedVersionError,
     decode_request,
     message_class,
@@ -241,8 +247,12 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
     if body is NO_RESPONSE:
         request_metrics.record(ctx, started, None, sent=False)
         return NO_RESPONSE
+    try:
+        chunks = response_chunks(request.api, request.version, request.header.correlation_id, body)
+    except StringTooLongError as exc:  # see the module docstring
+        request_metrics.record(ctx, started, body, sent=False)
+        raise CloseConnection(f"{request.api.name} answer not sent: {exc}", level=logging.ERROR) from None
     done = request_metrics.record(ctx, started, body, sent=True)
-    chunks = response_chunks(request.api, request.version, request.header.correlation_id, body)
     return [*chunks, request_metrics.AfterSent(done)]
 
 

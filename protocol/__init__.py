@@ -20,6 +20,7 @@ from .errors import (
     InvalidRecordError,
     InvalidRequestError,
     KafkaProtocolError,
+    StringTooLongError,
     UnsupportedCompressionError,
 )
 from .framing import NEED_DATA, FrameBuffer
@@ -47,6 +48,7 @@ __all__ = [
     "FrameTooLargeError",
     "InvalidRecordError",
     "InvalidRequestError",
+    "StringTooLongError",
     "KafkaProtocolError",
     "Request",
     "RequestHeader",

@@ -18,7 +18,11 @@ Layout rules applied here (Kafka's):
   are known tags a peer sent at their default value, which Kafka itself never
   does), so a decoded message re-encodes to the bytes it came from. As
   Kafka's generated readers, decoding takes tags in any order and a tag sent
-  twice (the last wins: a re-encode then writes it once, in order).
+  twice (the last wins: a re-encode then writes it once, in order); a known
+  tag's value is read by its type straight from the message, its size not
+  looked at (so a size that does not match leaves the reader where the value
+  ended, as in Kafka), and a tag the struct has in other versions only is an
+  invalid request (Kafka's "Tag N is not valid for version").
 
 Records fields decode to a ``memoryview`` into the caller's buffer (zero copy;
 writable when the caller's buffer is), and encode from any object that has
@@ -127,15 +131,14 @@ def _field_reader(field: Field, version: int, flexible: bool) -> ReadFn:
 @functools.cache
 def _compile_reader(struct: Struct, cls: type, version: int, flexible: bool) -> ReadFn:
     plain: list[tuple[str, ReadFn]] = []
-    tagged: dict[int, tuple[str, ReadFn, Any]] = {}
+    tagged: dict[int, tuple[str, ReadFn, Any] | None] = {}
     for f in struct.fields:
-        if version not in f.versions:
-            continue
-        if f.tag is not None:
-            if flexible:
-                tagged[f.tag] = (f.name, _field_reader(f, version, flexible), default_value(f))
-            continue
-        plain.append((f.name, _field_reader(f, version, flexible)))
+        if f.tag is not None and flexible and version in f.versions:
+            tagged[f.tag] = (f.name, _field_reader(f, version, flexible), default_value(f))
+        elif f.tag is not None and flexible:
+            tagged.setdefault(f.tag, None)  # a tag of other versions
+        if version in f.versions and f.tag is None:
+            plain.append((f.name, _field_reader(f, version, flexible)))
 
     def read_struct(r: Reader) -> Any:
         values = {name: fn(r) for name, fn in plain}
@@ -146,28 +149,28 @@ def _compile_reader(struct: Struct, cls: type, version: int, flexible: bool) -> 
     return read_struct
 
 
-def _read_tags(r: Reader, known: dict[int, tuple[str, ReadFn, Any]], values: dict) -> dict[int, bytes]:
+def _read_tags(r: Reader, known: dict[int, tuple[str, ReadFn, Any] | None], values: dict) -> dict[int, bytes]:
     """A tagged-field buffer, read as Kafka's generated readers read it: a count that comes out negative
-    reads none, tags may come in any order and again (the last one wins)."""
+    reads none, tags may come in any order and again (the last one wins), a known tag's value is read by
+    its type whatever its size says."""
     unknown: dict[int, bytes] = {}
     for _ in range(r.uvarint()):
         tag = r.uvarint() & 0xFFFFFFFF  # an unknown tag is kept as the 32 bits a writer puts back
         size = r.uvarint()
-        data = r.view(size)
-        if tag in known:
-            name, fn, default = known[tag]
-            sub = Reader(data)
-            values[name] = fn(sub)
-            if sub.remaining:
-                raise InvalidRequestError(f"tagged field {tag}: {sub.remaining} bytes left over")
-            if values[name] == default:
-                # Kafka never writes a tag at its default, but some peers do; keep the
-                # raw bytes so a re-encode reproduces exactly what was received.
-                unknown[tag] = bytes(data)
-            else:
-                unknown.pop(tag, None)  # sent twice: the value read last stands
+        if tag not in known:
+            unknown[tag] = bytes(r.view(size))
+            continue
+        if known[tag] is None:
+            raise InvalidRequestError(f"tag {tag} is not valid for this version")
+        name, fn, default = known[tag]
+        start = r.pos
+        values[name] = fn(r)
+        if values[name] == default:
+            # Kafka never writes a tag at its default, but some peers do; keep the
+            # raw bytes so a re-encode reproduces exactly what was received.
+            unknown[tag] = bytes(r.buf[start : r.pos])
         else:
-            unknown[tag] = bytes(data)
+            unknown.pop(tag, None)  # sent twice: the value read last stands
     return unknown
 
 

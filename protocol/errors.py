@@ -182,6 +182,11 @@ class FrameTooLargeError(KafkaProtocolError):
     error_code = ErrorCode.INVALID_REQUEST
 
 
+class StringTooLongError(ValueError):
+    """A string field over 0x7fff bytes to write: Kafka's generated writers throw ("'<field>' field is too
+    long to be serialized") for classic and compact strings alike, so such a string never goes out."""
+
+
 class CorruptRecordError(KafkaProtocolError):
     """Record framing or CRC failure (Kafka's CorruptRecordException)."""
 

@@ -15,7 +15,9 @@ Reads follow Kafka's generated readers where bad bytes are concerned: a
 negative), any negative length of a nullable field (not only -1) is null, a
 compact string over 0x7fff bytes is refused, and a string
 that is not UTF-8 decodes with U+FFFD in place of the bad bytes, as Java's
-``new String(bytes, UTF_8)`` does, rather than failing the request.
+``new String(bytes, UTF_8)`` does, rather than failing the request. Writes
+refuse a string over 0x7fff bytes, classic or compact (``StringTooLongError``),
+as Kafka's generated writers do.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import struct
 import uuid
 
-from .errors import InvalidRequestError
+from .errors import InvalidRequestError, StringTooLongError
 
 _I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")
@@ -211,6 +213,8 @@ def w_string(out: list, v: str | None, compact: bool) -> None:
         w_length(out, None, compact)
         return
     data = v.encode("utf-8")
+    if len(data) > MAX_STRING_BYTES:
+        raise StringTooLongError(f"a string of {len(data)} bytes is too long to be serialized")
     w_length(out, len(data), compact)
     out.append(data)
 

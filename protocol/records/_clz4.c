@@ -14,7 +14,7 @@
  * messages from the fetch offset on, as the accelerator's `emit` writes them.
  *
  * Per job, without the GIL: the batch's CRC-32C is checked, the records section is decompressed (an LZ4 frame of version 1 without
- * checksums or a dictionary, blocks linked or not, with or without a content size), the records are
+ * checksums or a dictionary, independent blocks, with or without a content size), the records are
  * written as messages by the same `convert` as the accelerator's `emit` (every record read and
  * checked, headers too), and the messages are compressed straight into the place the job's
  * entry takes in that buffer (planning bounds what each job can write). Anything else, and
@@ -37,11 +37,9 @@
 typedef int (*compress_fn)(const char *, char *, int, int);
 typedef int (*bound_fn)(int);
 typedef int (*decompress_fn)(const char *, char *, int, int);
-typedef int (*decompress_dict_fn)(const char *, char *, int, int, const char *, int);
 static compress_fn lz4_compress;
 static bound_fn lz4_bound;
 static decompress_fn lz4_decompress;
-static decompress_dict_fn lz4_decompress_dict;
 
 int clz4_init(void) {
     void *lib = dlopen("liblz4.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -50,8 +48,7 @@ int clz4_init(void) {
     lz4_compress = (compress_fn)dlsym(lib, "LZ4_compress_default");
     lz4_bound = (bound_fn)dlsym(lib, "LZ4_compressBound");
     lz4_decompress = (decompress_fn)dlsym(lib, "LZ4_decompress_safe");
-    lz4_decompress_dict = (decompress_dict_fn)dlsym(lib, "LZ4_decompress_safe_usingDict");
-    if (!lz4_compress || !lz4_bound || !lz4_decompress || !lz4_decompress_dict)
+    if (!lz4_compress || !lz4_bound || !lz4_decompress)
         lz4_compress = NULL;
     return lz4_compress != NULL;
 }
@@ -85,7 +82,7 @@ static int plan_frame(Job *j) {
     if (n < FRAME_HEADER || le32(f) != 0x184D2204u)
         return 0;
     uint8_t flg = f[4], bd = f[5];
-    if ((flg & 0xD7) != 0x40 || (bd & 0x8F) || ((bd >> 4) & 7) < 4)  /* v1; no checksums, dictionary */
+    if ((flg & 0xF7) != 0x60 || (bd & 0x8F) || ((bd >> 4) & 7) < 4)  /* v1, independent blocks; no checksums, dictionary */
         return 0;
     max_block = (Py_ssize_t)1 << (8 + 2 * ((bd >> 4) & 7));
     pos = 6 + ((flg & 0x08) ? 8 : 0);
@@ -96,7 +93,7 @@ static int plan_frame(Job *j) {
         uint64_t cs = (uint64_t)le32(f + 6) | (uint64_t)le32(f + 10) << 32;
         j->content_size = cs > (uint64_t)j->max_size ? (int64_t)j->max_size + 1 : (int64_t)cs;
     }
-    j->linked = !(flg & 0x20), j->body = ++pos, j->bound = 0;
+    j->body = ++pos, j->bound = 0;
     for (;;) {
         if (n - pos < 4)
             return 0;
@@ -122,10 +119,6 @@ static Py_ssize_t decompress_frame(const Job *j, uint8_t *dst) {
         if (size & 0x80000000u) {
             memcpy(dst + len, f + pos, (size_t)raw);
             got = raw;
-        } else if (j->linked && len) {
-            int dict = len < BLOCK ? (int)len : BLOCK;
-            got = lz4_decompress_dict((const char *)f + pos, (char *)dst + len, raw, (int)(j->bound - len),
-                                      (const char *)dst + len - dict, dict);
         } else {
             got = lz4_decompress((const char *)f + pos, (char *)dst + len, raw, (int)(j->bound - len));
         }

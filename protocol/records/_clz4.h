@@ -19,7 +19,7 @@ typedef struct {
     Py_ssize_t written;       /* records written */
     int64_t content_size;     /* from the frame, or -1 */
     Py_ssize_t body, max_size, bound;  /* where the blocks start; decompression limit; its upper bound */
-    int planned, linked, wrapper_magic, ts_flag;
+    int planned, wrapper_magic, ts_flag;
     const uint8_t *header;    /* the 7-byte frame header of the output */
     const uint8_t *crc_from;  /* with check_crc: the bytes the batch's CRC-32C covers, ... */
     Py_ssize_t crc_len;

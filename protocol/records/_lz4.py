@@ -31,6 +31,8 @@ _M32 = 0xFFFFFFFF
 FRAME_MAGIC = b"\x04\x22\x4d\x18"
 _FLG_CONTENT_SIZE = 0x08
 _FLG_DICT_ID = 0x01
+_FLG_CONTENT_CHECKSUM = 0x04
+_FLG_INDEPENDENT = 0x20
 DEFAULT_LZ4_LEVEL = 9  # Kafka's default: the fast compressor; other levels use LZ4 HC
 _BLOCK = 64 * 1024
 _STORED_RAW = 0x80000000
@@ -131,21 +133,38 @@ def _hc_blocks(data: bytes, level: int) -> bytes:
     return bytes(out)
 
 
+def _as_kafka_reads(data: bytes, magic: int) -> tuple[bytes, int]:
+    """The frame rewritten so that python-lz4 reads it as Kafka's ``Lz4BlockInputStream`` does, and how many
+    bytes must follow its end mark.
+
+    Kafka refuses FLG's reserved bits (the dictionary id among them), dependent blocks and versions other than
+    1; checks the header checksum except for magic 0 (any HC there); skips the content size without checking
+    it; and reads the content checksum's 4 bytes without verifying them. So both flags are cleared (the HC
+    recomputed) and the checksum bytes are left after the end mark, where nothing is read.
+    """
+    hl = _header_length(data)
+    flg = data[4]
+    if flg & _FLG_DICT_ID or flg & 0x02 or not flg & _FLG_INDEPENDENT or flg >> 6 != 1:
+        raise CompressedStreamError(f"LZ4 frame flags {flg:#04x} are not Kafka's")
+    if magic != 0 and data[hl - 1] != correct_hc(data, hl):
+        raise CompressedStreamError("LZ4 frame descriptor checksum mismatch")
+    if magic != 0 and not flg & (_FLG_CONTENT_SIZE | _FLG_CONTENT_CHECKSUM):
+        return data, 0
+    head = FRAME_MAGIC + bytes([flg & ~(_FLG_CONTENT_SIZE | _FLG_CONTENT_CHECKSUM), data[5]])
+    head += bytes([correct_hc(head + b"\x00", 7)])
+    return head + data[hl:], (4 if flg & _FLG_CONTENT_CHECKSUM else 0)
+
+
 def decompress_lz4(data: bytes, *, magic: int, max_size: int) -> bytes:
-    data = bytes(data)
-    if magic == 0:
-        hl = _header_length(data)
-        data = data[: hl - 1] + bytes([correct_hc(data, hl)]) + data[hl:]
+    data, after_end = _as_kafka_reads(bytes(data), magic)
     decoder = lz4.frame.LZ4FrameDecompressor()
     try:
         out = _bounded(decoder, data, max_size)
     except RuntimeError as exc:
         raise CompressedStreamError(f"invalid LZ4 data: {exc}") from None
-    if not decoder.eof:
+    if not decoder.eof or len(decoder.unused_data or b"") < after_end:
         raise CompressedStreamError("LZ4 frame truncated")
-    if decoder.unused_data:
-        raise CorruptRecordError("trailing bytes after the LZ4 frame")
-    return out
+    return out  # bytes after the end mark (and content checksum) are never read, as by Kafka's reader
 
 
 def _bounded(decoder, data: bytes, max_size: int) -> bytes:

@@ -1,13 +1,20 @@
 """Compression codecs for record data, matching what Kafka writes and reads.
 
-* gzip: a standard gzip stream (concatenated members are read too, as Java's
-  ``GZIPInputStream`` does);
+Reading stops where Kafka's own stream for the codec stops, and what it never
+reads is not looked at:
+
+* gzip: standard gzip members, read as the JDK's ``GZIPInputStream`` reads
+  them (see ``_gzip``: concatenated members, bytes after a member that do not
+  form a header ignored);
 * snappy: written in the xerial ``SnappyOutputStream`` framing Kafka uses
   (16-byte header, then ``int32 length + raw snappy block`` per 32 KiB of
-  input); read from xerial framing or, like xerial's reader, a plain raw block;
+  input); read as xerial's ``SnappyInputStream`` reads it (a plain raw block
+  without that header; fewer than 4 bytes after a chunk are never read; a
+  concatenated stream's header starts over);
 * lz4: Kafka's LZ4 frame (see ``_lz4``), with the wrong header checksum for
-  magic 0;
-* zstd: a standard zstd frame, magic 2 only.
+  magic 0; nothing after the end mark is read;
+* zstd: standard zstd frames, magic 2 only, read as zstd-jni's stream reads
+  them (see ``_zstd``: every frame, garbage after one an error).
 
 Every decompression is bounded by ``max_size`` (``CorruptRecordError`` past
 it), checked *before* allocating where the format states a size (snappy block
@@ -22,20 +29,21 @@ UNKNOWN_SERVER_ERROR.
 from __future__ import annotations
 
 import gzip
-import io
 import struct
-import zlib
 
 import cramjam
 import zstandard
 
 from ..errors import CompressedStreamError, CorruptRecordError, UnsupportedCompressionError
+from ._gzip import gunzip
 from ._lz4 import compress_lz4, decompress_lz4
+from ._zstd import unzstd
 from ._model import Codec, codec_from_id
 
 DEFAULT_MAX_DECOMPRESSED_SIZE = 64 * 1024 * 1024
 XERIAL_HEADER = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)
 _XERIAL_MAGIC = XERIAL_HEADER[:8]
+_XERIAL_HEAD = struct.unpack(">i", XERIAL_HEADER[:4])[0]  # a chunk length equal to it starts a header
 XERIAL_BLOCK_SIZE = 32 * 1024
 _INT32 = struct.Struct(">i")
 DEFAULT_GZIP_LEVEL = 6
@@ -72,33 +80,12 @@ def decompress(codec: int, data, *, magic: int = 2, max_size: int = DEFAULT_MAX_
             raise CorruptRecordError(f"data larger than {max_size} bytes")
         return bytes(data)
     if c is Codec.GZIP:
-        return _gunzip(data, max_size)
+        return gunzip(data, max_size)
     if c is Codec.SNAPPY:
         return _unsnappy(bytes(data), max_size)
     if c is Codec.LZ4:
         return decompress_lz4(data, magic=magic, max_size=max_size)
-    return _unzstd(data, max_size)
-
-
-def _gunzip(data, max_size: int) -> bytes:
-    out = []
-    total = 0
-    rest = bytes(data)
-    try:
-        while True:
-            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            chunk = d.decompress(rest, max_size + 1 - total)
-            total += len(chunk)
-            out.append(chunk)
-            if total > max_size:
-                raise CorruptRecordError(f"gzip data decompresses to more than {max_size} bytes")
-            if not d.eof:
-                raise CompressedStreamError("gzip stream truncated")
-            rest = d.unused_data
-            if not rest:
-                return b"".join(out)
-    except zlib.error as exc:
-        raise CompressedStreamError(f"invalid gzip data: {exc}") from None
+    return unzstd(data, max_size)
 
 
 def _snappy_xerial(data) -> bytes:
@@ -131,57 +118,27 @@ def _unsnappy_block(block: bytes, budget: int) -> bytes:
 
 
 def _unsnappy(data: bytes, max_size: int) -> bytes:
+    """As xerial's ``SnappyInputStream`` (1.1.10.x, Kafka's): chunks until fewer than 4 bytes are left (those are
+    never read); a chunk length that is the first 4 bytes of the xerial magic starts a concatenated stream's
+    16-byte header, read on when its magic is whole (a version below 1 refused), else ending the stream."""
     if not (len(data) >= 16 and data[:8] == _XERIAL_MAGIC):
         return _unsnappy_block(data, max_size)
     out = bytearray()
     pos = 16  # version and compat ints are ignored (some producers write them little-endian)
-    while pos < len(data):
-        if pos + 4 > len(data):
-            raise CompressedStreamError("snappy xerial block length truncated")
+    while pos + 4 <= len(data):
         (length,) = _INT32.unpack_from(data, pos)
+        if length == _XERIAL_HEAD:
+            if pos + 16 > len(data):
+                raise CompressedStreamError("snappy xerial header of a concatenated stream truncated")
+            if data[pos : pos + 8] != _XERIAL_MAGIC:
+                break
+            if _INT32.unpack_from(data, pos + 8)[0] < 1:
+                raise CompressedStreamError("snappy xerial stream of an incompatible version")
+            pos += 16
+            continue
         pos += 4
         if length < 0 or pos + length > len(data):
             raise CompressedStreamError(f"snappy xerial block length {length} out of range")
         out += _unsnappy_block(data[pos : pos + length], max_size - len(out))
         pos += length
     return bytes(out)
-
-
-def _unzstd(data, max_size: int) -> bytes:
-    data = bytes(data)
-    try:
-        declared = zstandard.frame_content_size(data)
-        if declared > max_size:
-            raise CorruptRecordError(f"zstd frame declares {declared} bytes, more than {max_size}")
-        if declared >= 0:  # the output buffer is sized from the header
-            return zstandard.ZstdDecompressor().decompress(data, max_output_size=max_size)
-        return _unzstd_unsized(data, max_size)
-    except zstandard.ZstdError as exc:
-        raise CompressedStreamError(f"invalid zstd data: {exc}") from None
-
-
-def _unzstd_unsized(data: bytes, max_size: int) -> bytes:
-    """A frame without a content size (the Java producer writes those): budgets that double up to ``max_size``.
-
-    python-zstandard allocates the whole ``max_output_size`` before decompressing, which for the
-    64 MiB default costs ~5x the decompression of a 100 KiB batch; most frames fit the first budget
-    (4x the frame). Too small a budget and a truncated frame fail alike, so the last budget's
-    failure is told apart by reading the frame as a stream, one byte past the limit at most: a frame
-    that gives that much is over the limit (CORRUPT_MESSAGE, as our cap refuses it), one that ends
-    short of it was cut short, a stream error as Kafka's zstd-jni stream throws it.
-    """
-    dctx = zstandard.ZstdDecompressor()
-    budget = min(max_size, max(4 * len(data), 1 << 16))
-    while True:
-        try:
-            return dctx.decompress(data, max_output_size=budget)
-        except zstandard.ZstdError as exc:
-            if "full frame" not in str(exc):
-                raise
-            if budget >= max_size:
-                break
-            budget = min(max_size, 2 * budget)
-    with dctx.stream_reader(io.BytesIO(data), read_across_frames=False) as reader:
-        if len(reader.read(max_size + 1)) <= max_size:
-            raise CompressedStreamError("zstd frame truncated")
-    raise CorruptRecordError(f"zstd data decompresses to more than {max_size} bytes")

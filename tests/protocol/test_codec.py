@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from protocol import InvalidRequestError
+from protocol import InvalidRequestError, StringTooLongError
 from protocol.codec import decode_body, encode_body
 from protocol.messages import message_class
 from protocol.primitives import Reader, java_int, uvarint_bytes
@@ -199,3 +199,34 @@ def test_records_decode_is_a_zero_copy_view():
     obj = decode_body(DEMO, 0, buf, True)
     obj.records[0] = ord("z")
     assert b"zbcd" in buf
+
+
+def test_a_known_tag_is_read_by_its_type_whatever_its_size_says():
+    """Kafka's generated readers (MessageDataGenerator's ``case <tag>:``) read a known tagged field straight from
+    the message and never look at its size: the next tag is read where the value ended."""
+    longer = decode_body(DEMO, 2, _V2_PLAIN + b"\x02" + b"\x01\x05\x02x" + b"\x07\x00", True)
+    assert longer.note == "x" and longer.unknown_tagged_fields == {7: b""}
+    shorter = decode_body(DEMO, 2, _V2_PLAIN + b"\x01" + b"\x01\x00\x02y", True)
+    assert shorter.note == "y"
+    with pytest.raises(InvalidRequestError):  # a value that runs past the message
+        decode_body(DEMO, 2, _V2_PLAIN + b"\x01" + b"\x01\x02\x09x", True)
+
+
+def test_a_tag_the_struct_has_in_other_versions_only_is_an_invalid_request():
+    """Kafka: ``throw new RuntimeException("Tag 0 is not valid for version 2")``, so the request does not parse."""
+    topic = b"\x02t" + struct.pack(">i", 3)  # Topic at v2: topic, epoch; its "lag" is tag 0 from v3 only
+    body = b"\x02a" + b"\x01" + b"\x02" + topic + b"%s" + b"\x00" + b"\x00"
+    assert decode_body(DEMO, 2, body % b"\x00", True).topics[0].epoch == 3
+    with pytest.raises(InvalidRequestError):
+        decode_body(DEMO, 2, body % (b"\x01\x00\x08" + bytes(8)), True)
+    v3 = b"\x02a" + b"\x01" + b"\x02" + topic + b"\x01\x00\x08" + struct.pack(">q", 9) + b"\x00" + bytes(16) + b"\x00"
+    assert decode_body(DEMO, 3, v3, True).topics[0].lag == 9  # then records null, topic_id, no tags
+
+
+@pytest.mark.parametrize("version", [0, 2])  # classic, compact
+def test_a_string_over_0x7fff_bytes_is_never_written(version):
+    """Kafka's generated writers throw "'<field>' field is too long to be serialized" for either encoding:
+    a classic int16 length would overflow, a compact one would exceed what any Kafka reader takes."""
+    assert decode_body(DEMO, version, encode_body(DEMO, version, Req(name="é" * 16383 + "x"), True), True).name
+    with pytest.raises(StringTooLongError):
+        encode_body(DEMO, version, Req(name="é" * 16384), True)  # 32768 bytes

@@ -18,7 +18,7 @@ import crc32c
 import lz4.frame
 import pytest
 
-from protocol.errors import CorruptRecordError, InvalidRecordError
+from protocol.errors import CompressedStreamError, CorruptRecordError, InvalidRecordError
 from protocol.records import Codec, RecordBatchBuilder, TimestampType, down_convert, iter_batches
 from protocol.records import _downconvert_runs, _cbatches
 from protocol.records.v2 import RECORD_BATCH_OVERHEAD
@@ -86,9 +86,9 @@ def test_batches_are_taken_and_give_pythons_bytes(magic, lat, headers):
 @pytest.mark.parametrize(
     "frame_options",
     [
-        {"block_linked": True, "store_size": True},  # what kafka-python's producer writes
+        {"block_linked": False, "store_size": True},  # what kafka-python's producer writes
         {"block_linked": False, "store_size": True, "block_size": lz4.frame.BLOCKSIZE_MAX256KB},
-        {"block_linked": True, "store_size": False, "block_size": lz4.frame.BLOCKSIZE_MAX4MB},
+        {"block_linked": False, "store_size": False, "block_size": lz4.frame.BLOCKSIZE_MAX4MB},
     ],
 )
 def test_frames_other_producers_write_are_read(frame_options):
@@ -96,6 +96,15 @@ def test_frames_other_producers_write_are_read(frame_options):
     data = reframed(source, lz4.frame.compress(payload(source), **frame_options))
     assert taken(data, 1) == [True]
     assert down_convert(data, target_magic=1, fetch_offset=0) == python_way(data, 1)
+
+
+def test_dependent_blocks_are_refused_both_ways():
+    # Kafka's Lz4BlockInputStream (FLG.validate) throws "Dependent block stream is unsupported"
+    source = lz4_batch(1, records=200)
+    data = reframed(source, lz4.frame.compress(payload(source), block_linked=True, store_size=True))
+    assert taken(data, 1) == [False]
+    with pytest.raises(CompressedStreamError):
+        python_way(data, 1)
 
 
 def test_raw_blocks_in_and_out():
@@ -115,7 +124,7 @@ def test_raw_blocks_in_and_out():
 )
 def test_frames_with_checksums_go_the_python_way(frame_options):
     source = lz4_batch(2)
-    data = reframed(source, lz4.frame.compress(payload(source), **frame_options))
+    data = reframed(source, lz4.frame.compress(payload(source), block_linked=False, **frame_options))
     assert taken(data, 0) == [False]
     assert down_convert(data, target_magic=0, fetch_offset=0) == python_way(data, 0)
 
@@ -127,7 +136,7 @@ def corrupt_frames() -> dict[str, bytes]:
     bad_hc[6] ^= 0xFF
     bad_block[20:40] = bytes(20)
     return {"header checksum": reframed(source, bad_hc), "block": reframed(source, bad_block),
-            "truncated": reframed(source, short), "trailing": reframed(source, bytes(frame) + b"\x00")}  # fmt: skip
+            "truncated": reframed(source, short)}  # fmt: skip
 
 
 def raises_as_python(data: bytes, magic: int) -> None:
@@ -143,6 +152,15 @@ def raises_as_python(data: bytes, magic: int) -> None:
 @pytest.mark.parametrize("name", list(corrupt_frames()))
 def test_corrupt_frames_raise_pythons_error(name):
     raises_as_python(corrupt_frames()[name], 1)
+
+
+def test_bytes_after_the_end_mark_are_not_read():
+    # Kafka's Lz4BlockInputStream stops at the end mark; the C path leaves such a frame to Python, which agrees
+    source = lz4_batch(3)
+    frame = lz4.frame.compress(payload(source), block_linked=False)
+    data = reframed(source, frame + b"\x00garbage")
+    assert taken(data, 1) == [False]
+    assert down_convert(data, target_magic=1, fetch_offset=0) == down_convert(reframed(source, frame), target_magic=1, fetch_offset=0)
 
 
 def test_a_batch_with_a_bad_crc_is_left_to_python():
