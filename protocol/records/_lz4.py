@@ -146,10 +146,10 @@ def _as_kafka_reads(data: bytes, magic: int) -> tuple[bytes, int]:
     flg = data[4]
     if flg & _FLG_DICT_ID or flg & 0x02 or not flg & _FLG_INDEPENDENT or flg >> 6 != 1:
         raise CompressedStreamError(f"LZ4 frame flags {flg:#04x} are not Kafka's")
+    if magic != 0 and not flg & (_FLG_CONTENT_SIZE | _FLG_CONTENT_CHECKSUM):
+        return data, 0  # read as it is: python-lz4 checks the header checksum itself
     if magic != 0 and data[hl - 1] != correct_hc(data, hl):
         raise CompressedStreamError("LZ4 frame descriptor checksum mismatch")
-    if magic != 0 and not flg & (_FLG_CONTENT_SIZE | _FLG_CONTENT_CHECKSUM):
-        return data, 0
     head = FRAME_MAGIC + bytes([flg & ~(_FLG_CONTENT_SIZE | _FLG_CONTENT_CHECKSUM), data[5]])
     head += bytes([correct_hc(head + b"\x00", 7)])
     return head + data[hl:], (4 if flg & _FLG_CONTENT_CHECKSUM else 0)
