@@ -160,10 +160,12 @@ class TopicJournal:
             self._fold_with(name, entry)
             return
         line = json.dumps(change, sort_keys=True) + "\n"
+        size = self._journal_size
         try:
             self._append(line)
         except OSError:
             self._must_fold = True
+            self._take_back(size)
             raise
         self._set(name, entry)
         if self._journal_size > max(self.fold_bytes, self._snapshot_size):
@@ -184,6 +186,24 @@ class TopicJournal:
         finally:
             os.close(fd)
         self._journal_size += len(line)
+
+    def _take_back(self, size: int) -> None:
+        """After a refused append: the journal cut back to its ``size`` bytes before it (removed if it had
+        none), so a crash before the next change folds does not replay the refused change. Best effort: if
+        the disk refuses this too, only that next fold drops the change."""
+        try:
+            if size:
+                fd = os.open(self.path, os.O_WRONLY)
+                try:
+                    os.ftruncate(fd, size)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            else:
+                self.path.unlink(missing_ok=True)
+                fsync_dir(self.root)
+        except OSError as exc:
+            log.error("%s: taking back a change that could not be saved failed: %s", self.path, exc)
 
     def _set(self, name: str, entry: dict | None) -> None:
         if entry is None:
@@ -208,6 +228,7 @@ class TopicJournal:
         digest = _digest(text.encode())
         self._must_fold = True
         if digest != self._follows:
+            self._follows = None  # if the write fails, the file on disk may be either: the next change writes it
             atomic_write(self.root / TOPICS_FILE, text)
             self._follows, self._snapshot_size = digest, len(text)
             try:  # a journal left behind follows the old snapshot: the next start leaves it out

@@ -167,11 +167,63 @@ def test_a_journal_that_follows_another_snapshot_is_left_out(tmp_path):
     assert sorted(manager(tmp_path, Clock()).topics()) == ["u"]
 
 
-def _failing_fsync(monkeypatch):
+def _failing_fsync(monkeypatch, take_back: bool = False):
+    """fsync fails; unless ``take_back``, so does taking the refused change back out of the journal."""
+
     def fail(fd):
         raise OSError(errno.EIO, "fsync failed")
 
     monkeypatch.setattr("storage.topic_journal.os.fsync", fail)
+    if not take_back:
+        monkeypatch.setattr(TopicJournal, "_take_back", lambda self, size: None)
+
+
+def _replaced_then_failed(path, text, **kwargs):
+    """``atomic_write`` whose new ``__topics.json`` is in place when it fails (its directory's fsync failed)."""
+    atomic_write(path, text, **kwargs)
+    if path.name == TOPICS_FILE:
+        raise OSError(errno.EIO, "fsync of the directory failed")
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["appended", "journal started"])
+def test_a_change_refused_by_the_disk_is_taken_back_out_of_the_journal(tmp_path, monkeypatch, first):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("a", 1, {})
+    if first:
+        lm.close()  # folded: the refused change would start a new journal
+        lm = manager(tmp_path, Clock())
+    with monkeypatch.context() as patch:
+        _failing_fsync(patch, take_back=True)
+        if first:
+            patch.setattr("storage.topic_journal.atomic_write", _replaced_then_failed_journal)
+        with pytest.raises(StorageError):
+            lm.create_topic("refused", 1, {})
+    crash(lm)  # before any change folds
+    assert sorted(manager(tmp_path, Clock()).topics()) == ["a"]
+
+
+def _replaced_then_failed_journal(path, text, **kwargs):
+    """``atomic_write`` whose new journal is in place when it fails."""
+    atomic_write(path, text, sync=False)
+    raise OSError(errno.EIO, "fsync of the directory failed")
+
+
+def test_a_fold_failing_after_its_rename_then_a_change_back_to_the_old_topics(tmp_path, monkeypatch):
+    """After a fold that may have replaced ``__topics.json`` the file on disk is unknown: a later change that
+    brings the topics back to the old file's must still write it, or its journal follows the wrong one."""
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("a", 1, {})
+    lm.close()
+    lm = manager(tmp_path, Clock())
+    lm._store.fold_bytes = 0  # the next change folds
+    with monkeypatch.context() as patch:
+        patch.setattr("storage.topic_journal.atomic_write", _replaced_then_failed)
+        lm.create_topic("b", 1, {})  # appended and answered; its fold fails after the rename (logged)
+    lm._store.fold_bytes = 1 << 20
+    lm.delete_topic("b")  # the topics of the old file again
+    lm.create_topic("c", 1, {})
+    crash(lm)
+    assert sorted(manager(tmp_path, Clock()).topics()) == ["a", "c"]
 
 
 def test_a_change_that_cannot_be_appended_is_refused_and_the_next_change_folds(tmp_path, monkeypatch):
@@ -215,13 +267,8 @@ def test_a_fold_that_fails_after_replacing_the_snapshot_is_redone_by_the_next_ch
     lm.create_topic("a", 1, {})
     lm._store.fold_bytes = 0  # the next change folds
 
-    def replaced_then_failed(path, text, **kwargs):
-        atomic_write(path, text, **kwargs)
-        if path.name == TOPICS_FILE:
-            raise OSError(errno.EIO, "fsync of the directory failed")
-
     with monkeypatch.context() as patch:
-        patch.setattr("storage.topic_journal.atomic_write", replaced_then_failed)
+        patch.setattr("storage.topic_journal.atomic_write", _replaced_then_failed)
         lm.create_topic("b", 1, {})  # appended and answered; its fold fails (logged)
     lm._store.fold_bytes = 1 << 20
     lm.create_topic("c", 1, {})
