@@ -33,7 +33,8 @@ one line, whatever the number of topics:
   worth), at every start that finds a journal (a crash left it) and at a clean
   stop.
 * A change that cannot be appended (no space, an I/O error) is refused
-  (``OSError``) and the journal is never appended to again: its end is in
+  (``OSError``) and taken back out of the journal (cut back to its size
+  before, best effort), which is never appended to again: its end is in
   doubt. The next change folds instead (the snapshot without the refused
   change), and a new journal follows the new snapshot.
 """
