@@ -8,7 +8,10 @@ voter); now and then it writes a snapshot of the whole image
 atomically) and the log is ``__topics.journal`` next to it, so a change costs
 one line, whatever the number of topics:
 
-* The first line names the snapshot the journal follows:
+* Each line is the CRC-32C of its JSON (8 hex digits), a space and the JSON
+  (as Kafka's metadata log checksums its record batches, so that damage to a
+  line is found, not read as another value). The first line names the
+  snapshot the journal follows:
   ``{"follows": "<sha256 of __topics.json's bytes, empty if there is none>", "version": 0}``.
   Each further line is one change, fsynced before the change is answered:
   ``{"op": "put", "name": ..., "topic_id": ..., "num_partitions": ..., "overrides": {...}}``
@@ -20,7 +23,8 @@ one line, whatever the number of topics:
   crash after the new snapshot was written, or a snapshot restored by hand) is
   left out, with a warning. A crash while a line is appended can leave that
   last line cut or filled with zeros: a last piece without its newline, or a
-  last line that is not a change, is ignored (its change was never answered).
+  last line whose checksum fails, is ignored (its change was never answered);
+  a line whose checksum holds but which is no change is damage.
   Any other damage stops the start with a ``StorageError``, as a damaged
   snapshot does: configs such as ``cleanup.policy`` must never silently fall
   back to defaults.
@@ -46,6 +50,8 @@ import json
 import logging
 import os
 from pathlib import Path
+
+import crc32c
 
 from .checkpoint import fsync_dir
 from .topic_store import (BAD_JSON, TOPICS_FILE, TopicMeta, TopicTable, atomic_write, damaged, parse_topics,
@@ -85,6 +91,20 @@ def _apply(topics: dict[str, dict], change: dict) -> None:
         raise ValueError(f"not a change: {change!r}")
 
 
+def _line(entry: dict) -> str:
+    """``entry`` as a journal line: the CRC-32C of its JSON (8 hex digits), a space, the JSON, a newline."""
+    text = json.dumps(entry, sort_keys=True)
+    return f"{crc32c.crc32c(text.encode()):08x} {text}\n"
+
+
+def _entry(line: bytes) -> dict:
+    """A journal line's JSON (without its newline); ``ValueError`` if its checksum does not match."""
+    crc, space, text = line.partition(b" ")
+    if not space or len(crc) != 8 or int(crc, 16) != crc32c.crc32c(text):
+        raise ValueError("checksum mismatch")
+    return json.loads(text)
+
+
 def _replay(path: Path, journal: bytes, follows: str, topics: dict[str, dict]) -> None:
     """Apply the journal's changes to ``topics`` if it follows the snapshot ``follows``; see the module doc."""
     lines = journal.split(b"\n")
@@ -92,7 +112,7 @@ def _replay(path: Path, journal: bytes, follows: str, topics: dict[str, dict]) -
     try:
         if len(lines) < (1 if torn else 2):  # the header and the first change are written together
             raise ValueError("no whole change after the header")
-        header = json.loads(lines[0])
+        header = _entry(lines[0])
         if header.get("follows") != follows:
             log.warning("%s follows another %s: its changes are left out", path, TOPICS_FILE)
             return
@@ -100,11 +120,16 @@ def _replay(path: Path, journal: bytes, follows: str, topics: dict[str, dict]) -
         raise damaged(path, "topic metadata journal", exc, _REMEDY) from None
     for number, line in enumerate(lines[1:], start=2):
         try:
-            _apply(topics, json.loads(line))
-        except BAD_JSON as exc:
+            change = _entry(line)
+        except ValueError as exc:
             if torn or number < len(lines):
                 raise damaged(path, f"topic metadata journal line {number}", exc, _REMEDY) from None
             torn = line  # the last line, cut by a crash while it was written
+            break
+        try:
+            _apply(topics, change)
+        except BAD_JSON as exc:  # its checksum holds: written so, not cut
+            raise damaged(path, f"topic metadata journal line {number}", exc, _REMEDY) from None
     if torn:
         log.warning("%s: ignoring its last line, cut short by a crash (%d bytes)", path, len(torn))
 
@@ -160,7 +185,7 @@ class TopicJournal:
         if self._must_fold:
             self._fold_with(name, entry)
             return
-        line = json.dumps(change, sort_keys=True) + "\n"
+        line = _line(change)
         size = self._journal_size
         try:
             self._append(line)
@@ -174,7 +199,7 @@ class TopicJournal:
 
     def _append(self, line: str) -> None:
         if not self._journal_size:  # the header and the first change at once, or no journal
-            text = json.dumps({"version": 0, "follows": self._follows}, sort_keys=True) + "\n" + line
+            text = _line({"version": 0, "follows": self._follows}) + line
             atomic_write(self.path, text)
             self._journal_size = len(text)
             return

@@ -14,6 +14,7 @@ import errno
 import json
 import uuid
 
+import crc32c
 import pytest
 
 from storage import StorageError
@@ -152,6 +153,25 @@ def test_a_damaged_journal_stops_the_start(tmp_path, damage):
         manager(tmp_path, Clock())
     assert JOURNAL_FILE in str(info.value) and info.value.errno == errno.EIO
     assert (tmp_path / JOURNAL_FILE).read_bytes() == b"".join(lines)  # left as it was, for a person to mend
+
+
+def test_a_value_changed_by_damage_inside_a_line_is_found_by_its_checksum(tmp_path):
+    """Damage that keeps the JSON valid (``compact`` -> ``delete``) must not load as the topic's config."""
+    lines = _journal_with_two_topics(tmp_path)
+    lines.append(lines[-1])  # a third line, so the damaged one is not the last (which a crash may cut)
+    lines[1] = lines[1].replace(b'"compact"', b'"delete"')
+    (tmp_path / JOURNAL_FILE).write_bytes(b"".join(lines))
+    with pytest.raises(StorageError, match="line 2"):
+        manager(tmp_path, Clock())
+
+
+def test_a_last_line_whose_checksum_holds_but_is_no_change_is_damage(tmp_path):
+    lines = _journal_with_two_topics(tmp_path)
+    text = json.dumps({"name": "x", "op": "rename"}, sort_keys=True)
+    lines.append(f"{crc32c.crc32c(text.encode()):08x} {text}\n".encode())  # written whole, so not cut by a crash
+    (tmp_path / JOURNAL_FILE).write_bytes(b"".join(lines))
+    with pytest.raises(StorageError, match="line 4"):
+        manager(tmp_path, Clock())
 
 
 def test_a_journal_that_follows_another_snapshot_is_left_out(tmp_path):
