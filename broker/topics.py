@@ -196,10 +196,16 @@ class TopicRegistry:
             self.invalidate(name)
 
     def delete(self, name: str) -> None:
+        """Delete ``name``; if that cannot be saved, KAFKA_STORAGE_ERROR and the topic stays."""
+        from storage import StorageError
+
         if self.manager.topic(name) is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
         self.invalidate(name)
-        self.manager.delete_topic(name)
+        try:
+            self.manager.delete_topic(name)
+        except StorageError as exc:
+            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
 
     def invalidate(self, name: str | None) -> None:
         """Forget cached partitions of ``name`` (after a config change, deletion or growth); None: of

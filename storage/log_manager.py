@@ -55,6 +55,8 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+import attrs
+
 from .config import ConfigModel
 from .config_values import warn_ignored_format
 from .dir_checkpoints import DirCheckpoints
@@ -240,8 +242,12 @@ class LogManager(LogDuties, LogOpening):
             self._register(log_)
 
     def delete_topic(self, name: str) -> None:
+        """Delete ``name``: saved first, so a ``StorageError`` (the topics could not be saved) changes nothing."""
+        try:
+            self._forget_topic(name)
+        except OSError as exc:
+            raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
         meta = self._topics.pop(name)
-        self._forget_topic(name)
         self.moves.stop_topic(name)
         logs = [self._logs.pop((name, p)) for p in range(meta.num_partitions) if (name, p) in self._logs]
         for log_ in logs:  # all unregistered first: one that fails to go does not keep the others
@@ -260,8 +266,11 @@ class LogManager(LogDuties, LogOpening):
         self.model.validate_overrides(overrides)
         if overrides.get("message.format.version") != self._topics[name].overrides.get("message.format.version"):
             warn_ignored_format(overrides.get("message.format.version"), name)
+        try:  # saved first, so a StorageError changes nothing
+            self._save_topic(attrs.evolve(self._topics[name], overrides=overrides))
+        except OSError as exc:
+            raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
         self._topics[name].overrides = overrides
-        self._save_topic(self._topics[name])
         config = self.model.effective(overrides)
         for (topic, _), log_ in self._logs.items():
             if topic == name:
