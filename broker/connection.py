@@ -76,7 +76,8 @@ from typing import Any
 import attrs
 import trio
 
-from protocol import NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestError, UnsupportedVersionError
+from protocol import (NEED_DATA, FrameBuffer, FrameTooLargeError, InvalidRequestError, StringTooLongError,
+                      UnsupportedVersionError)  # fmt: skip
 
 from .closing import Closing, Serving, close_stream
 from .converted_send import ConvertedRecords
@@ -271,12 +272,14 @@ class Connection:
         """One frame before a SASL_PLAINTEXT connection is authenticated (``sasl_auth.py``)."""
         try:
             step = self.auth.handle(frame)  # type: ignore[union-attr]
+            chunks = step.chunks
+            if chunks is None:  # ApiVersions, answered as after the login, but unmetered
+                chunks = await answer_before_login(self.broker, self, frame)
+                self.auth.versions_answered(chunks)  # type: ignore[union-attr, arg-type]
         except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:  # Kafka: an I/O error
             raise CloseConnection(str(exc)) from None
-        chunks = step.chunks
-        if chunks is None:  # ApiVersions, answered as after the login, but unmetered
-            chunks = await answer_before_login(self.broker, self, frame)
-            self.auth.versions_answered(chunks)  # type: ignore[union-attr, arg-type]
+        except StringTooLongError as exc:  # an answer quoting a client's long name (dispatch.py's docstring)
+            raise CloseConnection(f"login answer not sent: {exc}", level=logging.ERROR) from None
         if step.close_after or self.auth.complete:  # type: ignore[union-attr]
             self._count_login("failed" if step.close_after else "successful")
         if chunks:

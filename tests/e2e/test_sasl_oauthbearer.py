@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import json
 import shutil
+import socket
 import subprocess
 import time
 import warnings
@@ -23,7 +24,9 @@ import pytest
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from .harness import BrokerProcess
+from protocol import API_BY_KEY, message_class
+
+from .harness import BrokerProcess, raw_call, recv_exactly
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -190,3 +193,24 @@ def _reauth_counts(broker) -> tuple[float, float]:
     samples, label = broker.scrape(), (("listener", "SASL_PLAINTEXT"),)
     return (samples.get(("kafka_server_socket_server_metrics_successful_reauthentication_total", label), 0.0),
             samples.get(("kafka_server_socket_server_metrics_expired_connections_killed_count", label), 0.0))
+
+
+def test_a_login_answer_too_long_to_write_closes_the_connection_quietly(oauth_broker):
+    """A refused login's message quotes the client's authorization id; over 0x7fff bytes it cannot be written
+    (Kafka's writer throws too): the connection closes, with no traceback, and the broker serves on."""
+    def body(key: int, **fields):
+        return message_class(API_BY_KEY[key], True)(**fields)
+
+    claims = {"sub": "alice", "iat": int(time.time()) - 10, "exp": int(time.time()) + 3600, "scope": "kafka"}
+    token = ".".join(base64.urlsafe_b64encode(json.dumps(part).encode()).decode().rstrip("=")
+                     for part in ({"alg": "none"}, claims)) + "."  # fmt: skip
+    authzid = "x" * 40_000
+    with socket.create_connection(("127.0.0.1", oauth_broker.ports[1]), timeout=20) as sock:
+        assert raw_call(sock, 17, 1, body(17, mechanism="OAUTHBEARER")).error_code == 0
+        login = f"n,a={authzid},\x01auth=Bearer {token}\x01\x01".encode()
+        with pytest.raises((ConnectionError, EOFError, OSError)):
+            raw_call(sock, 36, 2, body(36, auth_bytes=login))
+            recv_exactly(sock, 1)
+    assert raw_call(oauth_broker.port, 18, 0, body(18)).error_code == 0  # still serving
+    text = "".join(oauth_broker.output)
+    assert "login answer not sent" in text and "Traceback" not in text
