@@ -31,6 +31,7 @@ from typing import Any
 
 from .apis.produce import API as PRODUCE
 from .messages import default_value, message_class, schema_of
+from .errors import StringTooLongError
 from .primitives import MAX_STRING_BYTES, ZERO_UUID, uvarint_bytes
 
 _H_HDR = struct.Struct(">hhih")  # api_key, api_version, correlation_id, client_id length
@@ -267,5 +268,7 @@ def _write_string(out: list, value: str | None, flexible: bool) -> None:
         out.append(b"\x00" if flexible else b"\xff\xff")
         return
     data = value.encode("utf-8")
+    if len(data) > MAX_STRING_BYTES:  # as the generic writer (primitives.w_string) refuses it
+        raise StringTooLongError(f"a string of {len(data)} bytes is too long to be serialized")
     out.append(uvarint_bytes(len(data) + 1) if flexible else _H.pack(len(data)))
     out.append(data)

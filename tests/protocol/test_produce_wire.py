@@ -197,6 +197,8 @@ def test_ordinary_answers_take_the_shortcut(version: int) -> None:
             1, None, unknown_tagged_fields=None)])])]),  # fmt: skip
         R(responses=[T(name="t", partition_responses=[P(current_leader=P.LeaderIdAndEpoch(
             unknown_tagged_fields=None))])]),  # fmt: skip
+        R(responses=[T(name="t", partition_responses=[P(error_message="x" * 0x8000)])]),  # too long to write
+        R(responses=[T(name="t", partition_responses=[P(error_message="x" * 0x7FFF)])]),  # the longest written
     ],
 )
 @pytest.mark.parametrize("version", VERSIONS)
