@@ -83,7 +83,8 @@ def _inflate(data: bytes, pos: int, budget: int) -> tuple[bytes, int]:
     The input goes in windows that double from ``_FIRST_WINDOW``: zlib copies what follows the end of the
     deflate data into ``unused_data``, and handing it all the rest of the batch each time made a batch of
     many tiny members cost time quadratic in its size (2.6 s for 2 MB of empty members)."""
-    d, view, parts, total, at, window = zlib.decompressobj(-zlib.MAX_WBITS), memoryview(data), [], 0, pos, _FIRST_WINDOW
+    d, view = zlib.decompressobj(-zlib.MAX_WBITS), memoryview(data)
+    parts, total, at, window = [], 0, pos, _FIRST_WINDOW
     try:
         while not d.eof and at < len(data):
             piece = view[at : at + window]
