@@ -123,12 +123,18 @@ class LogManager(LogDuties, LogOpening):
         return self
 
     def _save_topic(self, meta: TopicMeta) -> None:
-        """Save a topic made, grown or reconfigured, durably (one journal line, ``topic_journal.py``)."""
-        self._store.put(meta)
-        self.on_metadata_change()
+        """Save a topic made, grown or reconfigured, durably (one journal line, ``topic_journal.py``);
+        ``StorageError`` if that cannot be done."""
+        self._saved(self._store.put, meta)
 
     def _forget_topic(self, name: str) -> None:
-        self._store.delete(name)
+        self._saved(self._store.delete, name)
+
+    def _saved(self, change: Callable[[Any], None], arg: Any) -> None:
+        try:
+            change(arg)
+        except OSError as exc:
+            raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
         self.on_metadata_change()
 
     def _log_in(self, key: tuple[str, int], root: Path) -> bool:
@@ -212,9 +218,9 @@ class LogManager(LogDuties, LogOpening):
         self._pending[meta.name] = meta
         try:
             self._save_topic(meta)
-        except OSError as exc:
+        except StorageError:
             del self._pending[meta.name]
-            raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
+            raise
 
     def drop_pending(self, meta: TopicMeta) -> None:
         """An undone creation: forget the topic. If that cannot be saved (the disk that just failed), the
@@ -230,12 +236,8 @@ class LogManager(LogDuties, LogOpening):
         """A creation's or growth's last step: the topic, its partition count and new logs appear at once.
         A growth's count is saved first: if that fails (StorageError) nothing is published."""
         if meta.name not in self._pending and num_partitions > meta.num_partitions:
-            old, meta.num_partitions = meta.num_partitions, num_partitions
-            try:
-                self._save_topic(meta)
-            except OSError as exc:
-                meta.num_partitions = old
-                raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
+            self._save_topic(attrs.evolve(meta, num_partitions=num_partitions))
+            meta.num_partitions = num_partitions
         self._pending.pop(meta.name, None)
         self._topics[meta.name] = meta
         for log_ in logs:
@@ -243,10 +245,7 @@ class LogManager(LogDuties, LogOpening):
 
     def delete_topic(self, name: str) -> None:
         """Delete ``name``: saved first, so a ``StorageError`` (the topics could not be saved) changes nothing."""
-        try:
-            self._forget_topic(name)
-        except OSError as exc:
-            raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
+        self._forget_topic(name)
         meta = self._topics.pop(name)
         self.moves.stop_topic(name)
         logs = [self._logs.pop((name, p)) for p in range(meta.num_partitions) if (name, p) in self._logs]
@@ -266,10 +265,7 @@ class LogManager(LogDuties, LogOpening):
         self.model.validate_overrides(overrides)
         if overrides.get("message.format.version") != self._topics[name].overrides.get("message.format.version"):
             warn_ignored_format(overrides.get("message.format.version"), name)
-        try:  # saved first, so a StorageError changes nothing
-            self._save_topic(attrs.evolve(self._topics[name], overrides=overrides))
-        except OSError as exc:
-            raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
+        self._save_topic(attrs.evolve(self._topics[name], overrides=overrides))  # first: a StorageError changes nothing
         self._topics[name].overrides = overrides
         config = self.model.effective(overrides)
         for (topic, _), log_ in self._logs.items():
