@@ -278,7 +278,8 @@ class Connection:
                 self.auth.versions_answered(chunks)  # type: ignore[union-attr, arg-type]
         except (UnexpectedRequest, InvalidRequestError, UnsupportedVersionError) as exc:  # Kafka: an I/O error
             raise CloseConnection(str(exc)) from None
-        except StringTooLongError as exc:  # an answer quoting a client's long name (dispatch.py's docstring)
+        except StringTooLongError as exc:  # a login answer quoting a long name: Kafka's authenticator, which
+            # writes these answers itself, outside KafkaApis, closes the connection (Selector's catch)
             raise CloseConnection(f"login answer not sent: {exc}", level=logging.ERROR) from None
         if step.close_after or self.auth.complete:  # type: ignore[union-attr]
             self._count_login("failed" if step.close_after else "successful")

@@ -11,18 +11,30 @@ closes it (reference §6.3):
   or a legacy version switched off (KIP-724/KIP-896) -> close, no answer;
 * ApiVersions at a version above ours -> a v0 answer with UNSUPPORTED_VERSION
   listing only ApiVersions' own range, so the client can retry lower;
-* an answer with a string field over 0x7fff bytes (an error message quoting a
-  long name) -> close, no answer: no length prefix may overflow or go past
-  what a client reads. Kafka's writer throws there too, and Kafka then sends
-  the request's ``getErrorResponse`` (UNKNOWN_SERVER_ERROR, no message), or
-  nothing at all (the request left hanging) if that one throws as well.
+* an answer that cannot be written (a string field over 0x7fff bytes, classic
+  or compact: an error message quoting a long name, a member id made of a
+  long client id, a config value grown by APPENDs; or any other writer
+  failure) -> the request's error answer with UNKNOWN_SERVER_ERROR, logged at
+  ERROR. Kafka writes the answer in ``RequestChannel.sendResponse``, inside the
+  try of ``KafkaApis.handle`` (or of the future a group handler returns), so
+  its generated writer's "field is too long to be serialized" is caught like
+  any handler failure: ``handleError`` sends ``getErrorResponse(throttle,
+  UNKNOWN_SERVER_ERROR)``, whose few fields are the request's own and
+  always fit. Each API's builder of that answer (Kafka's
+  ``getErrorResponse``) lives in its handler module, registered with
+  ``@error_answer(key)``; dispatch gives it the throttle time the unsent
+  answer carried. An API with no builder, or an error answer that cannot be
+  written either, closes the connection: Kafka would leave that request
+  unanswered forever, which a client only ends by timing out.
 
 Every request a handler (or that ApiVersions fallback) answers is counted in
 the request metrics (``request_metrics``), as Kafka's ``RequestChannel``
 counts it: its rate per name and version, its times once the answer is sent
 (the last chunk, ``AfterSent``, tells), each error code of its answer; an
 answer not sent (``acks=0``) has no error codes, unless the connection is
-closed over it, when Kafka counts the errors it would have carried.
+closed over it, when Kafka counts the errors it would have carried. An
+answer that cannot be written has its errors counted, as Kafka counts them
+before writing, and so has the error answer sent in its place.
 
 ``answer_before_login`` answers the ApiVersions a SASL listener takes before
 the login, which Kafka's ``SaslServerAuthenticator`` answers itself, outside
@@ -59,6 +71,7 @@ log = logging.getLogger(__name__)
 
 API_VERSIONS = 18
 HandlerFn = Callable[["RequestContext", Any], Awaitable[Any]]
+ErrorAnswerFn = Callable[["RequestContext", Any, ErrorCode], Any]
 
 
 @attrs.frozen
@@ -86,6 +99,28 @@ def handler(api_key: int, min_version: int, max_version: int) -> Callable[[Handl
         if api_key in REGISTRY:
             raise RuntimeError(f"{api.name} registered twice")
         REGISTRY[api_key] = Handler(api_key, min_version, max_version, fn)
+        return fn
+
+    return register
+
+
+@attrs.frozen
+class ErrorAnswer:
+    fn: ErrorAnswerFn
+    throttled: bool  # carries the throttle time (Kafka's getErrorResponse of IncrementalAlterConfigs does not)
+
+
+ERROR_ANSWERS: dict[int, ErrorAnswer] = {}
+
+
+def error_answer(api_key: int, throttled: bool = True) -> Callable[[ErrorAnswerFn], ErrorAnswerFn]:
+    """Register ``fn(ctx, request, error)`` as Kafka's ``getErrorResponse`` of ``api_key``: the answer
+    with ``error`` sent when the handler's own answer cannot be written (see the module docstring)."""
+
+    def register(fn: ErrorAnswerFn) -> ErrorAnswerFn:
+        if api_key in ERROR_ANSWERS:
+            raise RuntimeError(f"{API_BY_KEY[api_key].name}: error answer registered twice")
+        ERROR_ANSWERS[api_key] = ErrorAnswer(fn, throttled)
         return fn
 
     return register
@@ -249,10 +284,33 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
         return NO_RESPONSE
     try:
         chunks = response_chunks(request.api, request.version, request.header.correlation_id, body)
-    except StringTooLongError as exc:  # see the module docstring
-        request_metrics.record(ctx, started, body, sent=False)
-        raise CloseConnection(f"{request.api.name} answer not sent: {exc}", level=logging.ERROR) from None
+    except Exception as exc:  # see the module docstring
+        request_metrics.count_errors(ctx, body)
+        return _error_answer_chunks(ctx, started, body, exc)
     done = request_metrics.record(ctx, started, body, sent=True)
+    return [*chunks, request_metrics.AfterSent(done)]
+
+
+def _error_answer_chunks(ctx: RequestContext, started: float, body: Any, exc: Exception) -> list:
+    """The request's error answer (UNKNOWN_SERVER_ERROR) in place of ``body``, which could not be written
+    (``exc``); the connection is closed when the API has none or it cannot be written either."""
+    request = ctx.request
+    log.error("Unexpected error handling request %s v%d (correlation id %d, client id %.100s, principal %s): "
+              "%s; answering %s", request.api.name, request.version, request.header.correlation_id,
+              request.header.client_id, ctx.principal, exc, ErrorCode.UNKNOWN_SERVER_ERROR.name,
+              exc_info=not isinstance(exc, StringTooLongError))  # fmt: skip
+    builder = ERROR_ANSWERS.get(request.header.api_key)
+    try:
+        if builder is None:
+            raise LookupError(f"no error answer for {request.api.name}")
+        answer = builder.fn(ctx, request.body, ErrorCode.UNKNOWN_SERVER_ERROR)
+        if builder.throttled and hasattr(answer, "throttle_time_ms"):
+            answer.throttle_time_ms = getattr(body, "throttle_time_ms", 0)
+        chunks = response_chunks(request.api, request.version, request.header.correlation_id, answer)
+    except Exception as again:
+        request_metrics.record(ctx, started, None, sent=False)
+        raise CloseConnection(f"{request.api.name} answer not sent: {again}", level=logging.ERROR) from None
+    done = request_metrics.record(ctx, started, answer, sent=True)
     return [*chunks, request_metrics.AfterSent(done)]
 
 

@@ -19,7 +19,9 @@ the throttle the response carried; no response queue (0); and
 found its peer gone: Kafka records the responses in flight on a connection
 that closes), which ``dispatch`` learns from the ``AfterSent`` chunk it puts
 last.
-``TotalTimeMs`` runs from the arrival to the response sent.
+``TotalTimeMs`` runs from the arrival to the response sent. An answer that
+cannot be written has its errors counted all the same, and the error answer
+sent in its place (``dispatch``) is then recorded as the request's answer.
 ``MessageConversionsTimeMs`` is recorded for every Produce and Fetch (under
 those names only), 0 when nothing was converted, as Kafka records it: the
 time up-converting (Produce) or down-converting (Fetch, sending included).
@@ -62,7 +64,7 @@ def record(ctx: Any, started: float, body: Any, sent: bool) -> Callable[[], None
     handled = time.perf_counter()
     broker, request, api = ctx.broker, ctx.request, ctx.request.api.name
     if body is not None:
-        broker.metrics.count_errors(api, error_counts(api, body))
+        count_errors(ctx, body)
     throttle_ms = getattr(body, "throttle_time_ms", 0) or 0
 
     def done() -> None:
@@ -78,6 +80,13 @@ def record(ctx: Any, started: float, body: Any, sent: bool) -> Callable[[], None
     if not sent:
         done()
     return done
+
+
+def count_errors(ctx: Any, body: Any) -> None:
+    """Count the error codes of ``body``, an answer to ``ctx``'s request; ``record`` does for the answer sent.
+    Kafka counts an answer's errors before writing it, so one it cannot write is counted too (``dispatch``)."""
+    api = ctx.request.api.name
+    ctx.broker.metrics.count_errors(api, error_counts(api, body))
 
 
 def record_fallback(broker: Any, version: int) -> None:

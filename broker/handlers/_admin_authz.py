@@ -31,6 +31,7 @@ RESOURCE_CLIENT_METRICS = 16
 
 # The default messages of Kafka's Errors, which its handlers send with these codes.
 DEFAULT_MESSAGES = {
+    ErrorCode.UNKNOWN_SERVER_ERROR: "The server experienced an unexpected error when processing the request.",
     ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
     ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
     ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",

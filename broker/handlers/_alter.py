@@ -93,6 +93,15 @@ async def alter_all(ctx: RequestContext, request, change: Callable[[Any], Awaita
     return resp
 
 
+def error_answer_of(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse`` of both APIs: ``error`` for every resource of the request, no message."""
+    resp = ctx.response()
+    Result = type(resp).AlterConfigsResourceResponse
+    resp.responses = [Result(error_code=error, error_message=None, resource_type=r.resource_type,
+                             resource_name=r.resource_name) for r in request.resources]  # fmt: skip
+    return resp
+
+
 def check_target(ctx: RequestContext, resource) -> None:
     """Raise ``Refused`` unless the resource is a legal topic name or this broker (or the cluster default);
     whether the topic exists is checked after its new configs (``store_overrides``)."""

@@ -29,9 +29,9 @@ import struct
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..quotas import QuotaRefused, check_op, entity_of
-from ._admin_authz import CLUSTER_DENIED
+from ._admin_authz import CLUSTER_DENIED, DEFAULT_MESSAGES
 
 API_KEY = 49
 
@@ -41,10 +41,7 @@ async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     Entry = type(resp).EntryData
     if not ctx.authorized_cluster(AclOperation.ALTER_CONFIGS):  # every entry answered, as sent
-        resp.entries = [Entry(error_code=CLUSTER_DENIED[0], error_message=CLUSTER_DENIED[1], entity=[
-            Entry.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity])
-            for entry in request.entries]  # fmt: skip
-        return resp
+        return _refuse_all(ctx, request, *CLUSTER_DENIED)
     answers: dict[tuple, object] = {}  # one per entity, in the order first named
     changes: dict[tuple, tuple] = {}
     for entry in request.entries:
@@ -97,3 +94,19 @@ def _java_entity(names: dict) -> str:
 
     items = sorted(names.items(), key=lambda item: bucket(item[0]))  # stable: a bucket keeps insertion order
     return "ClientQuotaEntity(entries={" + ", ".join(f"{k}={'null' if v is None else v}" for k, v in items) + "})"
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` and its default message for every entry."""
+    return _refuse_all(ctx, request, error, DEFAULT_MESSAGES.get(error))
+
+
+def _refuse_all(ctx: RequestContext, request, code: ErrorCode, message: str | None) -> object:
+    """Every entry answered ``code`` and ``message``, its entity as sent."""
+    resp = ctx.response()
+    Entry = type(resp).EntryData
+    resp.entries = [Entry(error_code=code, error_message=message, entity=[
+        Entry.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity])
+        for entry in request.entries]  # fmt: skip
+    return resp

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC
-from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target, null_values,
-                     store_broker_configs_if_allowed, store_group_configs, store_overrides)  # fmt: skip
+from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target, error_answer_of,
+                     null_values, store_broker_configs_if_allowed, store_group_configs, store_overrides)  # fmt: skip
 
 API_KEY = 33
+error_answer(API_KEY)(error_answer_of)  # the throttle time set, as Kafka's getErrorResponse sets it
 
 
 @handler(API_KEY, 0, 2)

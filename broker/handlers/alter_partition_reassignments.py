@@ -30,7 +30,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin_authz import cluster_denied_message
 
 API_KEY = 45
@@ -40,7 +40,7 @@ NO_REASSIGNMENT = "No partition reassignment is in progress."
 @handler(API_KEY, 0, 1)
 async def handle(ctx: RequestContext, request) -> object:
     if not ctx.authorized_cluster(AclOperation.ALTER):
-        return _denied(ctx, request)
+        return _refuse_all(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied_message(ctx))
     resp = ctx.response(error_code=ErrorCode.NONE, error_message=None,
                         allow_replication_factor_change=request.allow_replication_factor_change)  # fmt: skip
     Topic = type(resp).ReassignableTopicResponse
@@ -54,8 +54,14 @@ async def handle(ctx: RequestContext, request) -> object:
     return resp
 
 
-def _denied(ctx: RequestContext, request) -> object:
-    code, message = ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied_message(ctx)
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` at the top and for every partition, no message."""
+    return _refuse_all(ctx, request, error, None)
+
+
+def _refuse_all(ctx: RequestContext, request, code: ErrorCode, message: str | None) -> object:
+    """``code`` and ``message`` at the top and for every partition of the request."""
     resp = ctx.response(error_code=code, error_message=message)
     Topic = type(resp).ReassignableTopicResponse
     Part = Topic.ReassignablePartitionResponse

@@ -31,7 +31,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..groups.consumer_requests import GroupError
 from .consumer_group_heartbeat import consumer_protocol_enabled
 
@@ -45,8 +45,7 @@ async def handle(ctx: RequestContext, request) -> object:
     resp = ctx.response()
     group_cls = type(resp).DescribedGroup
     if not consumer_protocol_enabled(ctx):
-        resp.groups = [group_cls(group_id=g, error_code=ErrorCode.UNSUPPORTED_VERSION) for g in request.group_ids]
-        return resp
+        return _error_answer(ctx, request, ErrorCode.UNSUPPORTED_VERSION)
     allowed = [g for g in request.group_ids if ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, g)]
     refused = [g for g in request.group_ids if g not in allowed]
     resp.groups = [group_cls(group_id=g, error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED) for g in refused]
@@ -92,3 +91,11 @@ def _assignment(member_cls, partitions: dict, names: dict) -> object:
 def _may_see(ctx: RequestContext, members: list) -> bool:
     topics = {tp.topic_name for m in members for a in (m.assignment, m.target_assignment) for tp in a.topic_partitions}
     return all(ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, t) for t in sorted(topics))
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every group of the request, no message."""
+    resp = ctx.response()
+    resp.groups = [type(resp).DescribedGroup(group_id=g, error_code=error) for g in request.group_ids]
+    return resp

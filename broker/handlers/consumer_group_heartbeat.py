@@ -29,7 +29,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..groups.consumer_group import CONSUMER
 from ..groups.consumer_member import as_owned
 from ..groups.consumer_requests import GroupError, Heartbeat, validate
@@ -76,3 +76,9 @@ async def handle(ctx: RequestContext, request) -> object:
         resp.assignment = cls(topic_partitions=[cls.TopicPartitions(topic_id=t, partitions=ps)
                                                 for t, ps in as_owned(result.assignment)])  # fmt: skip
     return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` alone, no message."""
+    return ctx.response(error_code=error)

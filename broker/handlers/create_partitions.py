@@ -32,7 +32,7 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..mutation_quota import THROTTLED, MutationQuota
 from ..topics import TopicError
 from ._admin import INVALID_REPLICA_ASSIGNMENT, MAX_PARTITIONS_PER_REQUEST
@@ -113,3 +113,12 @@ def _assignment_error(ctx: RequestContext, assignments: list[Any], added: int) -
         if len(a.broker_ids) > 1:
             return f"The manual partition assignment includes the broker {node} more than once."
     return None
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every topic of the request, no message."""
+    resp = ctx.response()
+    Result = type(resp).CreatePartitionsTopicResult
+    resp.results = [Result(name=topic.name, error_code=error, error_message=None) for topic in request.topics]
+    return resp

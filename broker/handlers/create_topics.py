@@ -52,7 +52,7 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..mutation_quota import THROTTLED, MutationQuota
 from ..topics import TopicError, check_topic_name
 from ._admin import INVALID_REPLICA_ASSIGNMENT, MAX_PARTITIONS_PER_REQUEST, null_config_error, source_id
@@ -285,3 +285,12 @@ def describe_topic(ctx: RequestContext, name: str, overrides: dict[str, str], va
     if not validate_only:
         return topics.describe_config(name)
     return topics.manager.describe_overrides(overrides)
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every topic of the request, no message."""
+    resp = ctx.response()
+    Result = type(resp).CreatableTopicResult
+    resp.topics = [_error(Result, topic.name, error, None) for topic in request.topics]
+    return resp

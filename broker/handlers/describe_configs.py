@@ -52,7 +52,7 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..topics import TopicError, check_topic_name
 from . import _broker_loggers as loggers
 from ._admin import (
@@ -66,7 +66,7 @@ from ._admin import (
     synonym_parts,
     type_id,
 )
-from ._admin_authz import RESOURCE_CLIENT_METRICS, config_refusal
+from ._admin_authz import DEFAULT_MESSAGES, RESOURCE_CLIENT_METRICS, config_refusal
 from ._broker_configs import broker_configs, default_configs
 from ._config_synonyms import topic_entries
 
@@ -148,3 +148,13 @@ def _entry(ctx: RequestContext, request, Result: type, e: Any) -> Any:
         out.config_type = type_id(e.type)
         out.documentation = e.doc if request.include_documentation else None
     return out
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` and its default message for every resource, no configs."""
+    resp = ctx.response()
+    Result = type(resp).DescribeConfigsResult
+    resp.results = [Result(error_code=error, error_message=DEFAULT_MESSAGES.get(error), resource_type=r.resource_type,
+                           resource_name=r.resource_name) for r in request.resources]  # fmt: skip
+    return resp

@@ -18,7 +18,10 @@ keeps the INT32_MIN default, as Kafka only fills in groups without error.
 Authorization, per group: DESCRIBE on the GROUP; a refused group is
 answered GROUP_AUTHORIZATION_FAILED with an empty state, protocol type and
 protocol, no members and no message (Kafka's ``groupError``), and is not
-looked at; the others as above. Answers keep the order of the request.
+looked at; the others as above. Answers keep the order of the request. An
+answer that cannot be written (a member id over 0x7fff bytes, made of a long
+client id) is replaced by every group's ``groupError`` with
+UNKNOWN_SERVER_ERROR (``error_answer``, Kafka's ``getErrorResponse``).
 
 Version notes: v1 throttle time; v3 authorized operations; v4
 ``group_instance_id``; v5 flexible; v6 ``error_message`` and
@@ -30,7 +33,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..groups.group import DEAD
 
 API_KEY = 15
@@ -42,8 +45,7 @@ async def handle(ctx: RequestContext, request) -> object:
     group_cls = type(resp).DescribedGroup
     for group_id in request.groups:
         if not ctx.authorized(AclOperation.DESCRIBE, ResourceType.GROUP, group_id):
-            resp.groups.append(group_cls(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, group_id=group_id,
-                                         group_state="", protocol_type="", protocol_data=""))  # fmt: skip
+            resp.groups.append(_group_error(group_cls, group_id, ErrorCode.GROUP_AUTHORIZATION_FAILED))
             continue
         s = ctx.broker.groups.describe(group_id)
         if ctx.version >= 6 and s.state == DEAD:  # the group layer's error and message
@@ -56,6 +58,19 @@ async def handle(ctx: RequestContext, request) -> object:
         if request.include_authorized_operations and described.error_code == ErrorCode.NONE:
             described.authorized_operations = ctx.authorized_operations(ResourceType.GROUP, group_id)
         resp.groups.append(described)
+    return resp
+
+
+def _group_error(group_cls, group_id: str, error: ErrorCode) -> object:
+    """Kafka's ``groupError``: ``error``, an empty state, protocol type and protocol, no members."""
+    return group_cls(error_code=error, group_id=group_id, group_state="", protocol_type="", protocol_data="")
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: each requested group as ``_group_error``."""
+    resp = ctx.response()
+    resp.groups = [_group_error(type(resp).DescribedGroup, group_id, error) for group_id in request.groups]
     return resp
 
 

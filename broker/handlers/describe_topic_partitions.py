@@ -52,7 +52,7 @@ import logging
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..topics import INTERNAL_TOPICS, missing_topic_error
 from ._admin import LEADER_EPOCH
 
@@ -78,7 +78,7 @@ async def handle(ctx: RequestContext, request) -> object:
     names = sorted(_asked(request, known), key=java_order)
     problem = _cursor_problem(request, names)
     if problem is not None:
-        return _error_answer(ctx, request, ErrorCode.INVALID_REQUEST, _INVALID_REQUEST + problem)
+        return _failed(ctx, request, ErrorCode.INVALID_REQUEST, _INVALID_REQUEST + problem)
     resp = ctx.response()
     Topic = type(resp).DescribeTopicPartitionsResponseTopic
     allowed, refused = [], []
@@ -88,7 +88,7 @@ async def handle(ctx: RequestContext, request) -> object:
         elif not all_topics:
             refused.append(Topic(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, name=name))
     if request.cursor is None and "" in allowed:
-        return _error_answer(ctx, request, ErrorCode.UNKNOWN_SERVER_ERROR, "java.lang.NullPointerException")
+        return _failed(ctx, request, ErrorCode.UNKNOWN_SERVER_ERROR, "java.lang.NullPointerException")
     limit = max(min(ctx.broker.config.max_request_partition_size_limit, request.response_partition_limit), 1)
     _fill_page(ctx, request, resp, [(name, known.get(name)) for name in allowed], limit)
     for topic in resp.topics:
@@ -117,10 +117,16 @@ def _cursor_problem(request, names: list[str]) -> str | None:
     return None
 
 
-def _error_answer(ctx: RequestContext, request, error: ErrorCode, exception: str) -> object:
-    """Kafka's ``getErrorResponse``: ``error`` for every requested topic, in the request's order."""
+def _failed(ctx: RequestContext, request, error: ErrorCode, exception: str) -> object:
+    """The request failed as Kafka's handler throws ``exception``: logged, and answered ``error``."""
     log.error("Unexpected error handling request DescribeTopicPartitions v%d (client %s, principal %s): %s",
               ctx.version, ctx.request.header.client_id, ctx.principal, exception)  # fmt: skip
+    return _error_answer(ctx, request, error)
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every requested topic, in the request's order."""
     resp = ctx.response()
     Topic = type(resp).DescribeTopicPartitionsResponseTopic
     resp.topics = [Topic(error_code=error, name=t.name) for t in request.topics]

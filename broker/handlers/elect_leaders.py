@@ -29,7 +29,7 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin_authz import cluster_denied_message
 
 API_KEY = 43
@@ -39,23 +39,34 @@ NOT_NEEDED = "Leader election not needed for topic partition."
 
 @handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
+    if not ctx.authorized_cluster(AclOperation.ALTER):
+        return _refuse_all(ctx, request, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied_message(ctx))
+    if request.election_type not in (PREFERRED, UNCLEAN):
+        return _refuse_all(ctx, request, ErrorCode.INVALID_REQUEST, f"Unknown election type {request.election_type}")
     resp = ctx.response()
     Result = type(resp).ReplicaElectionResult
     topics = ctx.broker.topics
-    if not ctx.authorized_cluster(AclOperation.ALTER):
-        resp.error_code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-        refusal = (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, cluster_denied_message(ctx))
-        resp.replica_election_results = [_named(Result, t, lambda _p: refusal) for t in request.topic_partitions or []]
-    elif request.election_type not in (PREFERRED, UNCLEAN):
-        resp.error_code = ErrorCode.INVALID_REQUEST
-        refusal = (ErrorCode.INVALID_REQUEST, f"Unknown election type {request.election_type}")
-        resp.replica_election_results = [_named(Result, t, lambda _p: refusal) for t in request.topic_partitions or []]
-    elif request.topic_partitions is None:  # every partition; those not needing an election are left out
+    if request.topic_partitions is None:  # every partition; those not needing an election are left out
         resp.replica_election_results = [Result(topic=name, partition_result=[]) for name in sorted(topics.names())]
     else:
         resp.replica_election_results = [
             _named(Result, t, lambda p, name=t.topic: _elect(topics, name, p)) for t in request.topic_partitions
         ]
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` at the top (v1+) and for every named partition, no message."""
+    return _refuse_all(ctx, request, error, None)
+
+
+def _refuse_all(ctx: RequestContext, request, code: ErrorCode, message: str | None) -> object:
+    """``code`` at the top (v1+) and, with ``message``, for every partition the request names."""
+    resp = ctx.response(error_code=code)
+    Result = type(resp).ReplicaElectionResult
+    refusal = (code, message)
+    resp.replica_election_results = [_named(Result, t, lambda _p: refusal) for t in request.topic_partitions or []]
     return resp
 
 

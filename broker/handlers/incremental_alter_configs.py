@@ -51,15 +51,16 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from . import _broker_loggers as loggers
 from ._admin import (DEFAULT_CONFIG, LIST_TYPE, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_GROUP, RESOURCE_TOPIC,
                      synonym_parts, type_id)  # fmt: skip
 from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target, current_overrides,
-                     null_values, store_broker_configs_if_allowed, store_group_configs,
+                     error_answer_of, null_values, store_broker_configs_if_allowed, store_group_configs,
                      store_overrides)  # fmt: skip
 
 API_KEY = 44
+error_answer(API_KEY, throttled=False)(error_answer_of)  # Kafka's getErrorResponse sets no throttle time
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 _OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 _BROKER_LISTS = {"log.cleanup.policy": "delete"}  # the LIST-typed dynamic broker keys and their defaults

@@ -9,7 +9,9 @@ empty list.
 Authorization: READ on the GROUP, checked first (Kafka's
 ``handleJoinGroupRequest``); refused, the answer is GROUP_AUTHORIZATION_FAILED
 with generation -1, no member id, leader or members, and the protocol name
-empty (null from v7), as Kafka's error response, and the group is left alone.
+empty (null from v7), as Kafka's error response (``error_answer``, also
+sent with UNKNOWN_SERVER_ERROR when the answer cannot be written: a member
+id made of a client id near 0x7fff bytes), and the group is left alone.
 
 Version notes: v0 has no rebalance timeout (the session timeout is used);
 v4 requires a known member id; v5 static membership; v7 returns
@@ -21,7 +23,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..groups.group import MemberProfile
 from ..groups.results import JoinRequest
 
@@ -37,8 +39,7 @@ def client_host(ctx: RequestContext) -> str:
 @handler(API_KEY, 0, 9)
 async def handle(ctx: RequestContext, request) -> object:
     if not ctx.authorized(AclOperation.READ, ResourceType.GROUP, request.group_id):
-        return ctx.response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, generation_id=-1, leader="", member_id="",
-                            protocol_name=None if ctx.version >= 7 else "")  # fmt: skip
+        return _error_answer(ctx, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
     rebalance_timeout = request.rebalance_timeout_ms if ctx.version >= 1 else request.session_timeout_ms
     profile = MemberProfile(
         request.group_instance_id, ctx.request.header.client_id or "", client_host(ctx), request.session_timeout_ms,
@@ -54,3 +55,11 @@ async def handle(ctx: RequestContext, request) -> object:
     member_cls = type(resp).JoinGroupResponseMember
     resp.members = [member_cls(member_id=m, group_instance_id=i, metadata=meta) for m, i, meta in result.members]
     return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: generation -1, no member id, leader or members, the protocol name empty
+    (null from v7)."""
+    return ctx.response(error_code=error, generation_id=-1, leader="", member_id="",
+                        protocol_name=None if ctx.version >= 7 else "")  # fmt: skip

@@ -77,7 +77,7 @@ import uuid
 from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..topics import INTERNAL_TOPICS, TopicError, missing_topic_error
 
 API_KEY = 3
@@ -159,6 +159,7 @@ def _names_topics(ctx: RequestContext, request) -> bool:
     return request.topics is not None and not (ctx.version == 0 and not request.topics)
 
 
+@error_answer(API_KEY)
 def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
     """Kafka's ``getErrorResponse``: ``error`` for every requested topic (a null name as "") and, from v13, at
     the top level; no brokers."""

@@ -80,7 +80,7 @@ from protocol.records import is_single_v2_batch, iter_batches
 from storage.producer_state import BatchInfo, Duplicate
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, handler
+from ..dispatch import NO_RESPONSE, CloseConnection, RequestContext, error_answer, handler
 from ..log_validator import ValidationError, first_batch_codec_unknown, validate_and_assign
 from ..quotas import request_identity, throttle
 from . import _produce_metrics as metered
@@ -199,6 +199,7 @@ def _codec_fails_all(ctx: RequestContext, request, names: list[str | None], unwr
     return False
 
 
+@error_answer(API_KEY)
 def _refuse_all(ctx: RequestContext, request, error: ErrorCode) -> object:
     """Kafka's ``ProduceRequest.getErrorResponse``: ``error`` for every partition; with ``acks=0`` the
     connection is closed instead."""
