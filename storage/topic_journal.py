@@ -53,7 +53,7 @@ from pathlib import Path
 
 import crc32c
 
-from .checkpoint import fsync_dir
+from . import fileops
 from .topic_store import (BAD_JSON, TOPICS_FILE, TopicMeta, TopicTable, atomic_write, damaged, parse_topics,
                           topic_from_json, topic_to_json, topics_text)  # fmt: skip
 
@@ -203,12 +203,10 @@ class TopicJournal:
             atomic_write(self.path, text)
             self._journal_size = len(text)
             return
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        try:
-            data = memoryview(line.encode())
-            while data:
-                data = data[os.write(fd, data):]
-            os.fsync(fd)
+        fd = fileops.open_file(self.path, os.O_WRONLY)
+        try:  # at its known end: a journal is never appended to after a failure (its end is in doubt)
+            fileops.write_all(fd, line.encode(), self._journal_size)
+            fileops.fsync(fd)
         finally:
             os.close(fd)
         self._journal_size += len(line)
@@ -219,15 +217,14 @@ class TopicJournal:
         the disk refuses this too, only that next fold drops the change."""
         try:
             if size:
-                fd = os.open(self.path, os.O_WRONLY)
+                fd = fileops.open_file(self.path, os.O_WRONLY)
                 try:
-                    os.ftruncate(fd, size)
-                    os.fsync(fd)
+                    fileops.ftruncate(fd, size)
+                    fileops.fsync(fd)
                 finally:
                     os.close(fd)
             else:
-                self.path.unlink(missing_ok=True)
-                fsync_dir(self.root)
+                self._remove()
         except OSError as exc:
             log.error("%s: taking back a change that could not be saved failed: %s", self.path, exc)
 
@@ -258,13 +255,21 @@ class TopicJournal:
             atomic_write(self.root / TOPICS_FILE, text)
             self._follows, self._snapshot_size = digest, len(text)
             try:  # a journal left behind follows the old snapshot: the next start leaves it out
-                self.path.unlink(missing_ok=True)
+                self._remove(sync=False)
             except OSError as exc:
                 log.warning("%s: could not remove it after a fold: %s", self.path, exc)
         else:  # the same snapshot: its journal (which may end in a refused change) must go for good
-            self.path.unlink(missing_ok=True)
-            fsync_dir(self.root)
+            self._remove()
         self._journal_size, self._must_fold = 0, False
+
+    def _remove(self, sync: bool = True) -> None:
+        """Remove the journal (if there is one); ``sync``: for good, with an fsync of its directory."""
+        try:
+            fileops.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        if sync:
+            fileops.fsync_path(self.root)
 
     def close(self) -> None:
         """A clean stop: fold whatever the journal holds, so the next start reads the snapshot alone."""

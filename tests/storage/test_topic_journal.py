@@ -17,7 +17,7 @@ import uuid
 import crc32c
 import pytest
 
-from storage import StorageError
+from storage import StorageError, fileops
 from storage.topic_journal import JOURNAL_FILE, TopicJournal
 from storage.topic_store import TOPICS_FILE, atomic_write
 
@@ -193,7 +193,7 @@ def _failing_fsync(monkeypatch, take_back: bool = False):
     def fail(fd):
         raise OSError(errno.EIO, "fsync failed")
 
-    monkeypatch.setattr("storage.topic_journal.os.fsync", fail)
+    monkeypatch.setattr(fileops, "fsync", fail)
     if not take_back:
         monkeypatch.setattr(TopicJournal, "_take_back", lambda self, size: None)
 
