@@ -4,7 +4,8 @@
 for topic names (1-249 characters of ``[a-zA-Z0-9._-]``, not ``.`` or
 ``..``), refuses duplicates with TOPIC_ALREADY_EXISTS and bad counts with
 INVALID_PARTITIONS, turns a disk failure while logs are created into
-KAFKA_STORAGE_ERROR (storage removes what it made), and hands out ``Partition`` objects that bundle a log
+KAFKA_STORAGE_ERROR (storage removes what it made), lets a failed save of
+the topics (``MetadataDirFailed``: the broker stops) through unanswered, and hands out ``Partition`` objects that bundle a log
 with its effective config and the settings produce validation needs.
 Failures are ``TopicError`` carrying the Kafka error code to answer with.
 
@@ -166,7 +167,7 @@ class TopicRegistry:
                      validate_only: bool = False) -> Topic:  # fmt: skip
         """Create ``name`` (the caller holds ``changes``)."""
         from storage import ConfigError as StorageConfigError
-        from storage import StorageError
+        from storage import MetadataDirFailed, StorageError
 
         check_topic_name(name)
         if self.manager.topic(name) is not None:
@@ -178,6 +179,8 @@ class TopicRegistry:
             await run_steps(steps)
         except StorageConfigError as exc:
             raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        except MetadataDirFailed:  # not answered: the broker stops (dispatch closes the connection)
+            raise
         except StorageError as exc:  # nothing of the topic is left
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
         meta = steps.meta
@@ -186,10 +189,12 @@ class TopicRegistry:
     async def add_partitions(self, name: str, new_total: int) -> None:
         """Grow ``name`` to ``new_total`` partitions, all or none; a disk failure is KAFKA_STORAGE_ERROR
         (the caller holds ``changes``)."""
-        from storage import StorageError
+        from storage import MetadataDirFailed, StorageError
 
         try:
             await run_steps(self.manager.add_partitions_steps(name, new_total))
+        except MetadataDirFailed:
+            raise
         except StorageError as exc:
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
         finally:
@@ -197,13 +202,15 @@ class TopicRegistry:
 
     def delete(self, name: str) -> None:
         """Delete ``name``; if that cannot be saved, KAFKA_STORAGE_ERROR and the topic stays."""
-        from storage import StorageError
+        from storage import MetadataDirFailed, StorageError
 
         if self.manager.topic(name) is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
         self.invalidate(name)
         try:
             self.manager.delete_topic(name)
+        except MetadataDirFailed:
+            raise
         except StorageError as exc:
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
 

@@ -14,7 +14,9 @@ controller (partition count, per-topic config overrides, topic id) is kept in
 appended to ``__topics.journal`` and fsynced (``topic_journal.py``; damage
 other than a last line cut by a crash stops the start with a
 ``StorageError``: configs such as ``cleanup.policy`` must never silently fall
-back to defaults; each change calls the ``on_metadata_change`` hook, which
+back to defaults; a save that fails takes the first log dir offline, which
+stops the broker, and raises ``MetadataDirFailed``, as Kafka halts when its
+metadata log cannot be written; each change calls the ``on_metadata_change`` hook, which
 the broker points at its metadata quorum's end offset; a clean stop folds the
 journal into ``__topics.json``), ``meta.properties`` holds the cluster id and
 ``producer-id-block`` the next block of producer ids (``topic_store.py``).
@@ -50,6 +52,7 @@ moves a crash interrupted are finished or undone before the logs open.
 
 from __future__ import annotations
 
+import errno
 import logging
 import uuid
 from pathlib import Path
@@ -62,7 +65,7 @@ from .config_values import warn_ignored_format
 from .dir_checkpoints import DirCheckpoints
 from .dir_locks import DirLocks
 from .doomed_dirs import DoomedDirs
-from .errors import ConfigError, StorageError
+from .errors import ConfigError, MetadataDirFailed, StorageError
 from .group_commit import GroupCommit
 from .load_progress import LoadProgress
 from .log import Log
@@ -110,7 +113,7 @@ class LogManager(LogDuties, LogOpening):
         try:
             self.validate_dirs()  # each dir locked; one that cannot be made, read or locked is offline
             self.cluster_id = load_cluster_id(self.dirs[0])
-            self._store, self._topics = TopicJournal.open(self.dirs[0])
+            self._open_store()
             self._open_logs(progress or LoadProgress())
             if self.model.other.get("log.record.version.force.upgrade") == 2:
                 for log_ in self.online_logs():  # an offline dir's logs are not opened (log_opening.py)
@@ -122,20 +125,42 @@ class LogManager(LogDuties, LogOpening):
             raise
         return self
 
+    def _open_store(self) -> None:
+        """The saved topics (``topic_journal.py``); a journal that cannot be folded at the start is a failure
+        of the metadata log dir, which stops the start (``LogDirsFailed``)."""
+        try:
+            self._store, self._topics = TopicJournal.open(self.dirs[0])
+        except StorageError:  # damaged files: the start stops, naming them
+            raise
+        except OSError as exc:
+            self.failures.fail_dir(self.dirs[0], f"folding the topic metadata journal failed: {exc}")
+            self._check_dirs_left("all log dirs in {dirs} have failed")
+
     def _save_topic(self, meta: TopicMeta) -> None:
-        """Save a topic made, grown or reconfigured, durably (one journal line, ``topic_journal.py``);
-        ``StorageError`` if that cannot be done."""
+        """Save a topic made, grown or reconfigured, durably (one journal line, ``topic_journal.py``)."""
         self._saved(self._store.put, meta)
 
     def _forget_topic(self, name: str) -> None:
         self._saved(self._store.delete, name)
 
     def _saved(self, change: Callable[[Any], None], arg: Any) -> None:
+        """A change saved, or ``MetadataDirFailed``: a save that fails takes the metadata log dir (the first)
+        offline, which stops the broker, as Kafka halts when its metadata log cannot be written
+        (``topic_journal.py``); with that dir offline nothing more is saved."""
+        if self.failures.metadata_offline:
+            raise MetadataDirFailed(errno.EIO, f"the metadata log dir {self.dirs[0]} is offline: topics are not saved")
         try:
             change(arg)
         except OSError as exc:
-            raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
+            why = f"saving the topics failed: {exc.strerror or exc}"
+            self.failures.fail_dir(self.dirs[0], why)
+            raise MetadataDirFailed(exc.errno or errno.EIO, why) from exc
         self.on_metadata_change()
+        if self._store.wants_fold:
+            try:
+                self._store.fold()
+            except OSError as exc:  # the change is saved: answered; the broker stops
+                self.failures.fail_dir(self.dirs[0], f"folding the topic metadata journal failed: {exc}")
 
     def _log_in(self, key: tuple[str, int], root: Path) -> bool:
         """The log is in ``root``, or being moved there (a move's checkpoints are written ahead)."""
@@ -223,14 +248,11 @@ class LogManager(LogDuties, LogOpening):
             raise
 
     def drop_pending(self, meta: TopicMeta) -> None:
-        """An undone creation: forget the topic. If that cannot be saved (the disk that just failed), the
-        next start finishes the creation instead; the error already answered stands."""
+        """An undone creation: forget the topic. If that cannot be saved, ``MetadataDirFailed``: the broker
+        stops and the change is not answered (the next start finishes the creation)."""
         if self._pending.get(meta.name) is meta:
             del self._pending[meta.name]
-            try:
-                self._forget_topic(meta.name)
-            except OSError as exc:
-                log.error("forgetting the undone topic %s failed: %s", meta.name, exc)
+            self._forget_topic(meta.name)
 
     def publish(self, meta: TopicMeta, logs: list[Log], num_partitions: int) -> None:
         """A creation's or growth's last step: the topic, its partition count and new logs appear at once.
@@ -382,8 +404,8 @@ class LogManager(LogDuties, LogOpening):
             self.write_checkpoints()
             for log_ in self.logs():
                 log_.close()
-            if self._store is not None:  # the next start reads __topics.json alone
-                self._store.close()
+            if self._store is not None and self.failures.is_online(self.dirs[0]):  # the next start reads
+                self._store.close()  # __topics.json alone
             for root in self.dirs:  # an offline dir is recovered at the next start
                 if self.failures.is_online(root):
                     atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')

@@ -190,7 +190,7 @@ def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str], 
     """Check the topic's complete new overrides (no null values: ``null_values`` refused those), then that
     the topic exists, as Kafka's ``ConfigurationControlManager.validateAlterConfig`` orders them, and,
     unless validate_only, store them."""
-    from storage import ConfigError, StorageError
+    from storage import ConfigError, MetadataDirFailed, StorageError
 
     topics = ctx.broker.topics
     try:
@@ -201,6 +201,8 @@ def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str], 
             topics.set_topic_overrides(topic, overrides)
     except ConfigError as exc:
         return ErrorCode.INVALID_CONFIG, str(exc)
+    except MetadataDirFailed:  # not answered: the broker stops (dispatch closes the connection)
+        raise
     except StorageError as exc:  # not saved: the topic keeps its configs
         return ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
     if not validate_only:
