@@ -1,4 +1,4 @@
-"""Topic changes saved by a real broker process: a save the disk refuses stops it, as Kafka halts.
+"""Topic changes saved by a real broker process: concurrent ones all kept; one the disk refuses stops it.
 
 A broker under a file size limit (``LimitedBroker``, ``prlimit --fsize``: a
 write past it fails with EFBIG, as a full disk fails with ENOSPC) creates
@@ -9,11 +9,16 @@ as Kafka halts when its metadata log cannot be written (its raft thread's
 fatal fault handler; ``ReplicaManager.handleLogDirFailure`` for the metadata
 log dir). Restarted without the limit, it has every topic whose creation was
 answered, and the unanswered one only if the disk kept its line whole.
+
+Creations from several connections at once (saved on a worker thread, one
+change at a time) are all kept across a SIGKILL, each connection's in the
+order it sent them.
 """
 
 from __future__ import annotations
 
 import shutil
+import threading
 
 import pytest
 
@@ -71,5 +76,43 @@ def test_a_topic_save_the_disk_refuses_stops_the_broker_unanswered_and_a_restart
     try:
         names = topic_names(again.port)
         assert set(answered) <= names <= {*answered, unanswered}
+    finally:
+        again.kill()
+
+
+def _journal_order(data_dir) -> list[str]:
+    """The topics ``__topics.journal`` names, in its order (the header left out)."""
+    lines = (data_dir / "__topics.journal").read_text().splitlines()[1:]
+    return [line.split('"name": "', 1)[1].split('"', 1)[0] for line in lines]
+
+
+def test_concurrent_creations_from_several_connections_all_survive_a_sigkill(tmp_path):
+    """Each creation is answered once its line is fsynced (on a worker thread, one change at a time): every
+    answered one is in the journal, each connection's in the order it sent them, and after a SIGKILL (no
+    fold, no clean stop) the restarted broker has them all."""
+    broker = BrokerProcess(tmp_path / "data").start()
+    answered: dict[int, list[str]] = {n: [] for n in range(8)}
+
+    def client(n: int) -> None:
+        for i in range(12):
+            result = create_topic(broker.port, f"c{n}-{i}")
+            assert result.error_code == ErrorCode.NONE, result.error_message
+            answered[n].append(f"c{n}-{i}")
+
+    try:
+        threads = [threading.Thread(target=client, args=(n,)) for n in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    finally:
+        broker.kill()  # SIGKILL
+    order = _journal_order(tmp_path / "data")
+    assert all(len(names) == 12 for names in answered.values()) and len(order) == 96
+    for names in answered.values():
+        assert [name for name in order if name in names] == names
+    again = BrokerProcess(tmp_path / "data").start()
+    try:
+        assert topic_names(again.port) == {name for names in answered.values() for name in names}
     finally:
         again.kill()
