@@ -5,8 +5,9 @@ for topic names (1-249 characters of ``[a-zA-Z0-9._-]``, not ``.`` or
 ``..``), refuses duplicates with TOPIC_ALREADY_EXISTS and bad counts with
 INVALID_PARTITIONS, turns a disk failure while logs are created into
 KAFKA_STORAGE_ERROR (storage removes what it made), lets a failed save of
-the topics (``MetadataDirFailed``: the broker stops) through unanswered, and hands out ``Partition`` objects that bundle a log
-with its effective config and the settings produce validation needs.
+the topics (``MetadataDirFailed``: the broker stops) through unanswered,
+and hands out ``Partition`` objects that bundle a log with its effective
+config and the settings produce validation needs.
 Failures are ``TopicError`` carrying the Kafka error code to answer with.
 
 Creating and growing topics make their logs a few at a time

@@ -198,8 +198,8 @@ def _fail(patch, name: str) -> None:
 
 @pytest.mark.parametrize("fault", ["fsync", "pwrite"], ids=["fsync failed", "write failed"])
 @pytest.mark.parametrize("first", [False, True], ids=["appended", "journal started"])
-def test_a_change_the_disk_refuses_takes_the_metadata_dir_offline_and_nothing_more_is_written(tmp_path, monkeypatch,
-                                                                                              fault, first):  # fmt: skip
+def test_a_change_the_disk_refuses_takes_the_metadata_dir_offline_and_nothing_more_is_written(
+        tmp_path, monkeypatch, fault, first):  # fmt: skip
     """Kafka halts when its metadata log cannot be written: the change is not answered, and the next start
     finds what the disk kept of it. Before, the change was cut back out of the journal, best effort, and the
     next change folded; a cut that failed too brought back after a crash a change refused to the client."""
