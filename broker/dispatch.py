@@ -25,7 +25,10 @@ closes it (reference §6.3):
   ``@error_answer(key)``; dispatch gives it the throttle time the unsent
   answer carried. An API with no builder, or an error answer that cannot be
   written either, closes the connection: Kafka would leave that request
-  unanswered forever, which a client only ends by timing out.
+  unanswered forever, which a client only ends by timing out;
+* a topic change whose save failed (``storage.MetadataDirFailed``: the
+  metadata log dir is offline and the broker stops) -> close, no answer, as
+  Kafka halts before it answers: the change is neither made nor refused.
 
 Every request a handler (or that ApiVersions fallback) answers is counted in
 the request metrics (``request_metrics``), as Kafka's ``RequestChannel``
@@ -63,6 +66,8 @@ from protocol import (
     message_class,
     response_chunks,
 )
+
+from storage import MetadataDirFailed
 
 from . import quotas, request_metrics
 from .acl_model import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
@@ -276,6 +281,8 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
             broker.request_time.end()
         if isinstance(exc, CloseConnection) and exc.response is not None:
             request_metrics.record(ctx, started, exc.response, sent=False)
+        if isinstance(exc, MetadataDirFailed):
+            raise CloseConnection(f"{request.api.name} not answered: {exc}", level=logging.ERROR) from exc
         raise
     if timed:
         quotas.apply_request_quota(ctx, body)

@@ -25,7 +25,9 @@ This broker keeps its metadata in files of the first log dir, not in a log.
   either. A change that is refused or only validated writes nothing and
   appends nothing. A topic creation that fails on disk part way has
   saved two changes (its pending entry, then its removal) and so counts two
-  records, where Kafka's controller would write none.
+  records, where Kafka's controller would write none. A topic change calls
+  it from the worker thread that saves it (``broker.topics.run_steps``), the
+  other stores from the event loop: appends take a lock.
 
 For the metrics (``quorum_metrics.py``) it also keeps, in memory only, the
 wall time (``clock``, ms) of the last record (the start's leader-change
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from pathlib import Path
 from typing import Callable
 
@@ -82,6 +85,7 @@ class MetadataQuorum:
         self.clock = clock
         self.last_append_ms = clock()
         self.append_records = Samples(*metric_windows)
+        self._appending = threading.Lock()  # a topic change appends from a worker thread
 
     @classmethod
     def start(cls, log_dir: str | Path, clock: Callable[[], int] = wall_clock_ms,
@@ -105,11 +109,12 @@ class MetadataQuorum:
         return self.end_offset - 1
 
     def append(self) -> None:
-        """A metadata change was stored: its record joins the log."""
-        self.end_offset += 1
-        self.last_append_ms = self.clock()
-        self.append_records.record(1.0, self.last_append_ms)
-        self._save()
+        """A metadata change was stored: its record joins the log (from any thread)."""
+        with self._appending:
+            self.end_offset += 1
+            self.last_append_ms = self.clock()
+            self.append_records.record(1.0, self.last_append_ms)
+            self._save()
 
     def _save(self) -> None:
         data = {"version": 0, "leader_epoch": self.leader_epoch, "end_offset": self.end_offset}

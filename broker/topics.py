@@ -4,8 +4,10 @@
 for topic names (1-249 characters of ``[a-zA-Z0-9._-]``, not ``.`` or
 ``..``), refuses duplicates with TOPIC_ALREADY_EXISTS and bad counts with
 INVALID_PARTITIONS, turns a disk failure while logs are created into
-KAFKA_STORAGE_ERROR (storage removes what it made), and hands out ``Partition`` objects that bundle a log
-with its effective config and the settings produce validation needs.
+KAFKA_STORAGE_ERROR (storage removes what it made), lets a failed save of
+the topics (``MetadataDirFailed``: the broker stops) through unanswered,
+and hands out ``Partition`` objects that bundle a log with its effective
+config and the settings produce validation needs.
 Failures are ``TopicError`` carrying the Kafka error code to answer with.
 
 Creating and growing topics make their logs a few at a time
@@ -16,6 +18,13 @@ partitions run one at a time under ``changes``, as Kafka's controller
 applies them one after another: a handler holds it from its checks to its
 change. The steps are shielded from cancellation, so a change once begun
 is finished (or, on a disk failure, undone) as a whole.
+
+No topic change fsyncs on the event loop: its saves (a line of
+``__topics.journal``, the metadata quorum's state, a deletion's
+checkpoints) run on a worker thread (``run_steps``), while other
+connections are served. Every change, config changes too, holds ``saves``
+from a save to the memory change after it, so changes save and apply one
+at a time and memory follows the journal's order.
 """
 
 from __future__ import annotations
@@ -113,6 +122,7 @@ class TopicRegistry:
         self.manager = manager
         self._partitions: dict[tuple[str, int], Partition] = {}
         self.changes = trio.Lock()  # held by whoever creates, grows or deletes a topic
+        self.saves = trio.Lock()  # held by a change from a save to its next partition step or its end
 
     @classmethod
     def open(cls, config: Any, clock: Any) -> "TopicRegistry":
@@ -166,7 +176,7 @@ class TopicRegistry:
                      validate_only: bool = False) -> Topic:  # fmt: skip
         """Create ``name`` (the caller holds ``changes``)."""
         from storage import ConfigError as StorageConfigError
-        from storage import StorageError
+        from storage import MetadataDirFailed, StorageError
 
         check_topic_name(name)
         if self.manager.topic(name) is not None:
@@ -175,9 +185,11 @@ class TopicRegistry:
             raise TopicError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
         try:
             steps = self.manager.create_topic_steps(name, num_partitions, configs, validate_only=validate_only)
-            await run_steps(steps)
+            await run_steps(steps, self.saves)
         except StorageConfigError as exc:
             raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
+        except MetadataDirFailed:  # not answered: the broker stops (dispatch closes the connection)
+            raise
         except StorageError as exc:  # nothing of the topic is left
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
         meta = steps.meta
@@ -186,26 +198,41 @@ class TopicRegistry:
     async def add_partitions(self, name: str, new_total: int) -> None:
         """Grow ``name`` to ``new_total`` partitions, all or none; a disk failure is KAFKA_STORAGE_ERROR
         (the caller holds ``changes``)."""
-        from storage import StorageError
+        from storage import MetadataDirFailed, StorageError
 
         try:
-            await run_steps(self.manager.add_partitions_steps(name, new_total))
+            await run_steps(self.manager.add_partitions_steps(name, new_total), self.saves)
+        except MetadataDirFailed:
+            raise
         except StorageError as exc:
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
         finally:
             self.invalidate(name)
 
-    def delete(self, name: str) -> None:
-        """Delete ``name``; if that cannot be saved, KAFKA_STORAGE_ERROR and the topic stays."""
-        from storage import StorageError
+    async def delete(self, name: str) -> None:
+        """Delete ``name``; if that cannot be saved, KAFKA_STORAGE_ERROR and the topic stays (the caller
+        holds ``changes``)."""
+        from storage import MetadataDirFailed, StorageError
 
         if self.manager.topic(name) is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
         self.invalidate(name)
         try:
-            self.manager.delete_topic(name)
+            await run_steps(self.manager.deletion_steps(name), self.saves)
+        except MetadataDirFailed:
+            raise
         except StorageError as exc:
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
+
+    async def set_overrides(self, name: str, overrides: dict[str, str]) -> None:
+        """Make ``overrides`` the topic's (``storage.ConfigError``, ``StorageError`` as the storage raises
+        them; UNKNOWN_TOPIC_OR_PARTITION if it was deleted while this waited for its turn); saved first,
+        then applied."""
+        try:
+            await run_steps(self.manager.overrides_steps(name, overrides), self.saves)
+        except KeyError:
+            raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.") from None
+        self.invalidate(name)
 
     def invalidate(self, name: str | None) -> None:
         """Forget cached partitions of ``name`` (after a config change, deletion or growth); None: of
@@ -243,21 +270,42 @@ _PASS_THROUGH = frozenset(
     {
         "roll_idle_segments", "run_retention", "write_checkpoints", "delete_expired_files", "flush_generation",
         "flushed_generation", "partition_states", "close", "describe_config", "effective_config",
-        "set_topic_overrides", "topics", "remove_expired_producers",
+        "topics", "remove_expired_producers",
     }
 )  # fmt: skip
 
 
-async def run_steps(steps: Any) -> None:
-    """Run a creation's or growth's steps (``storage.new_logs``), letting other tasks in every
-    ``STEP_SLICE`` seconds, shielded: a change once begun is finished or undone whole."""
+async def run_steps(steps: Any, saves: trio.Lock) -> None:
+    """Run a topic change's steps (``storage.steps``), shielded: a change once begun is finished or undone
+    whole. Its saves (fsyncs) run on a worker thread; ``saves`` is held from the start to the end but for
+    the pauses between log-making steps, every ``STEP_SLICE`` seconds, that let other tasks in: so one
+    change at a time saves and applies what it saved, and memory follows the journal's order."""
     with trio.CancelScope(shield=True):
+        await saves.acquire()
         try:
+            await _drive(steps, saves)
+        finally:
+            saves.release()
+
+
+async def _drive(steps: Any, saves: trio.Lock) -> None:
+    from storage.steps import Save
+
+    failure: BaseException | None = None
+    started = time.perf_counter()
+    while True:
+        try:
+            step = steps.send(failure)
+        except StopIteration:
+            return
+        failure = None
+        if isinstance(step, Save):
+            try:
+                await trio.to_thread.run_sync(step)
+            except Exception as exc:  # the change undoes what it did, then raises
+                failure = exc
+        elif time.perf_counter() - started > STEP_SLICE:
+            saves.release()
+            await trio.sleep(0)
+            await saves.acquire()
             started = time.perf_counter()
-            for _partition in steps:
-                if time.perf_counter() - started > STEP_SLICE:
-                    await trio.sleep(0)
-                    started = time.perf_counter()
-        except BaseException:
-            steps.abort()
-            raise

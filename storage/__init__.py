@@ -20,7 +20,7 @@ See ``storage/README.md`` for the files on disk and the flush modes.
 """
 
 from .config import TOPIC_CONFIGS, ConfigEntry, ConfigModel, LogConfig
-from .errors import ConfigError, LogDirInUse, LogDirsFailed, OffsetOutOfRangeError, StorageError
+from .errors import ConfigError, LogDirInUse, LogDirsFailed, MetadataDirFailed, OffsetOutOfRangeError, StorageError
 from .log import Log
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_manager import LogManager
@@ -38,6 +38,7 @@ __all__ = [
     "LogConfig",
     "LogDirInUse",
     "LogDirsFailed",
+    "MetadataDirFailed",
     "LogManager",
     "LogSlice",
     "OffsetOutOfRangeError",

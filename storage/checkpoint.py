@@ -18,6 +18,7 @@ import logging
 import os
 from pathlib import Path
 
+from . import fileops
 from .log_dir_failure import is_disk_failure
 
 log = logging.getLogger(__name__)
@@ -61,8 +62,5 @@ def read_checkpoint(path: Path) -> dict[tuple[str, int], int]:
 
 
 def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """fsync a directory: the names made, renamed or removed in it (``fileops``, the fault-injection seam)."""
+    fileops.fsync_path(path)

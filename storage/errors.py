@@ -5,7 +5,9 @@ failure): the broker answers KAFKA_STORAGE_ERROR and nothing already written
 is damaged. ``ConfigError`` names the bad key. ``OffsetOutOfRangeError`` is
 for reads and deletions outside ``[log_start_offset, log_end_offset]``.
 ``LogDirsFailed`` is the storage error the broker cannot run past: no log dir
-left online, or the first one (which holds the metadata) gone.
+left online, or the first one (which holds the metadata) gone; ``MetadataDirFailed``
+is the one a topic change meets when its save fails (the broker closes the
+connection without an answer, as Kafka halts before it answers).
 ``LogDirInUse``: another broker holds a log dir's ``.lock`` (``dir_locks.py``).
 """
 
@@ -18,6 +20,11 @@ class StorageError(OSError):
 
 class LogDirsFailed(StorageError):
     """The broker cannot go on with the log dirs left online (Kafka halts with status 1)."""
+
+
+class MetadataDirFailed(LogDirsFailed):
+    """A topic change could not be saved: the first log dir (the metadata's) is offline and the broker stops.
+    The change is neither made nor refused (the next start finds what the disk kept of it): not answered."""
 
 
 class LogDirInUse(Exception):

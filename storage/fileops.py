@@ -1,10 +1,13 @@
-"""The few file operations that write a log, behind one seam for fault injection.
+"""The few file operations that write a log or the saved topics, behind one seam for fault injection.
 
-Segments and indexes open, write, fsync and cut their files through these
-functions instead of calling ``os`` directly, so tests can replace one of them (``monkeypatch.setattr(fileops,
-"pwrite", ...)``) to simulate a full disk (ENOSPC) or a read-only file system
-(EROFS) at an exact point, and check that nothing written before is damaged.
-Everything else (reads, renames of whole files) uses ``os`` as usual.
+Segments, indexes, the topic files (``__topics.json``, ``__topics.journal``,
+through ``topic_store.atomic_write`` and ``topic_journal.py``) and the
+fsyncs of directories (``checkpoint.fsync_dir``) open, write, fsync, cut,
+rename and remove their files through these functions instead of calling
+``os`` directly, so tests can replace one of them (``monkeypatch.setattr(fileops, "pwrite", ...)``) to
+simulate a full disk (ENOSPC), a read-only file system (EROFS) or a failing
+one (EIO) at an exact point, or to hold a write back, and check that nothing
+written before is damaged. Reads use ``os`` as usual.
 """
 
 from __future__ import annotations
@@ -24,20 +27,34 @@ def fsync(fd: int) -> None:
     os.fsync(fd)
 
 
-def fsync_if_exists(path) -> None:
-    """fsync a file by name (one whose descriptor was closed); nothing if it was deleted meanwhile."""
-    try:
-        fd = open_file(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return
+def fsync_path(path) -> None:
+    """fsync a file or a directory by name (a directory: the names made, renamed or removed in it)."""
+    fd = open_file(path, os.O_RDONLY)
     try:
         fsync(fd)
     finally:
         os.close(fd)
 
 
+def fsync_if_exists(path) -> None:
+    """fsync a file by name (one whose descriptor was closed); nothing if it was deleted meanwhile."""
+    try:
+        fsync_path(path)
+    except FileNotFoundError:
+        return
+
+
 def ftruncate(fd: int, size: int) -> None:
     os.ftruncate(fd, size)
+
+
+def replace(source, target) -> None:
+    """Rename ``source`` over ``target`` (atomically, on one file system)."""
+    os.replace(source, target)
+
+
+def unlink(path) -> None:
+    os.unlink(path)
 
 
 def write_all(fd: int, data, position: int) -> None:

@@ -28,8 +28,10 @@ one dir, halt.
 online (Kafka's "all log dirs have failed"), or once the first dir fails:
 it holds the broker's metadata (topics, cluster id), as Kafka's metadata log
 dir (``metadata.log.dir``, by default the first of ``log.dirs``), whose
-failure halts a KRaft broker (``ReplicaManager.handleLogDirFailure``). It may
-run on a worker thread (a group-commit fsync).
+failure halts a KRaft broker (``ReplicaManager.handleLogDirFailure``); a
+save of the topics that fails takes that dir offline too (``LogManager``,
+``topic_journal.py``). It may run on a worker thread (a group-commit fsync, a
+topic save).
 """
 
 from __future__ import annotations

@@ -14,10 +14,14 @@ controller (partition count, per-topic config overrides, topic id) is kept in
 appended to ``__topics.journal`` and fsynced (``topic_journal.py``; damage
 other than a last line cut by a crash stops the start with a
 ``StorageError``: configs such as ``cleanup.policy`` must never silently fall
-back to defaults; each change calls the ``on_metadata_change`` hook, which
+back to defaults; a save that fails takes the first log dir offline, which
+stops the broker, and raises ``MetadataDirFailed``, as Kafka halts when its
+metadata log cannot be written; each change calls the ``on_metadata_change`` hook, which
 the broker points at its metadata quorum's end offset; a clean stop folds the
 journal into ``__topics.json``), ``meta.properties`` holds the cluster id and
 ``producer-id-block`` the next block of producer ids (``topic_store.py``).
+Topic changes are in ``topic_changes.py``, as steps whose saves the caller
+may run on another thread (``steps.py``).
 
 Opening (``log_opening.py``): with the clean-shutdown marker present, logs
 open without scanning and the marker is removed (so a crash from now on is
@@ -55,14 +59,11 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-import attrs
-
 from .config import ConfigModel
-from .config_values import warn_ignored_format
 from .dir_checkpoints import DirCheckpoints
 from .dir_locks import DirLocks
 from .doomed_dirs import DoomedDirs
-from .errors import ConfigError, StorageError
+from .errors import ConfigError
 from .group_commit import GroupCommit
 from .load_progress import LoadProgress
 from .log import Log
@@ -70,15 +71,14 @@ from .log_dir_failure import LogDirFailures
 from .log_duties import LogDuties
 from .log_move import LogMoves
 from .log_opening import CLEAN_SHUTDOWN, LogOpening
-from .new_logs import NewLogs
-from .topic_journal import TopicJournal
+from .topic_changes import TopicChanges
 from .topic_store import ProducerIds, TopicMeta, TopicTable, atomic_write, load_cluster_id
 from .upgrade import upgrade_log
 
 log = logging.getLogger(__name__)
 
 
-class LogManager(LogDuties, LogOpening):
+class LogManager(LogDuties, LogOpening, TopicChanges):
     def __init__(self, dirs: list[Path], model: ConfigModel, clock: Callable[[], int]) -> None:
         self.dirs = dirs
         self.model = model
@@ -86,7 +86,7 @@ class LogManager(LogDuties, LogOpening):
         self.durable = bool(model.other.get("log.flush.durable.enable", False))
         self._topics = TopicTable()
         self._pending: dict[str, TopicMeta] = {}  # being created: saved, not yet seen (new_logs.py)
-        self._store: TopicJournal | None = None  # the saved topics (topic_journal.py), once open
+        self._store: Any = None  # the saved topics (topic_journal.TopicJournal), once open
         self._logs: dict[tuple[str, int], Log] = {}
         self.group_commit = GroupCommit()
         self.dir_locks = DirLocks()  # each online dir's .lock, held until ``close`` (or the dir goes offline)
@@ -110,7 +110,7 @@ class LogManager(LogDuties, LogOpening):
         try:
             self.validate_dirs()  # each dir locked; one that cannot be made, read or locked is offline
             self.cluster_id = load_cluster_id(self.dirs[0])
-            self._store, self._topics = TopicJournal.open(self.dirs[0])
+            self._open_store()
             self._open_logs(progress or LoadProgress())
             if self.model.other.get("log.record.version.force.upgrade") == 2:
                 for log_ in self.online_logs():  # an offline dir's logs are not opened (log_opening.py)
@@ -121,21 +121,6 @@ class LogManager(LogDuties, LogOpening):
             self.dir_locks.release()
             raise
         return self
-
-    def _save_topic(self, meta: TopicMeta) -> None:
-        """Save a topic made, grown or reconfigured, durably (one journal line, ``topic_journal.py``);
-        ``StorageError`` if that cannot be done."""
-        self._saved(self._store.put, meta)
-
-    def _forget_topic(self, name: str) -> None:
-        self._saved(self._store.delete, name)
-
-    def _saved(self, change: Callable[[Any], None], arg: Any) -> None:
-        try:
-            change(arg)
-        except OSError as exc:
-            raise StorageError(exc.errno, f"saving the topics failed: {exc.strerror}") from exc
-        self.on_metadata_change()
 
     def _log_in(self, key: tuple[str, int], root: Path) -> bool:
         """The log is in ``root``, or being moved there (a move's checkpoints are written ahead)."""
@@ -179,98 +164,6 @@ class LogManager(LogDuties, LogOpening):
     def validate_overrides(self, overrides: dict[str, str]) -> None:
         """Raise ``ConfigError`` naming the key if ``overrides`` are not valid topic configs."""
         self.model.validate_overrides({k: str(v) for k, v in overrides.items()})
-
-    def create_topic(self, name: str, num_partitions: int, overrides: dict[str, str], *,
-                     validate_only: bool = False) -> TopicMeta:  # fmt: skip
-        steps = self.create_topic_steps(name, num_partitions, overrides, validate_only=validate_only)
-        for _partition in steps:
-            pass
-        return steps.meta
-
-    def create_topic_steps(self, name: str, num_partitions: int, overrides: dict[str, str], *,
-                           validate_only: bool = False) -> NewLogs:  # fmt: skip
-        """``create_topic`` one partition at a time: iterate it, and each step makes one log. The topic
-        and its logs appear together after the last step (``new_logs.py``); a crash part way is
-        finished at the next start; a failure removes everything the steps made."""
-        if name in self._topics or name in self._pending:
-            raise ValueError(f"topic {name} already exists")
-        overrides = {k: str(v) for k, v in overrides.items()}
-        self.model.validate_overrides(overrides)
-        if not validate_only:
-            warn_ignored_format(overrides.get("message.format.version"), name)
-        meta = TopicMeta(name, uuid.uuid4(), num_partitions, overrides)
-        return NewLogs(self, meta, range(num_partitions), new_topic=True, validate_only=validate_only)
-
-    def add_partitions_steps(self, name: str, new_total: int) -> NewLogs:
-        """``add_partitions`` one partition at a time, as ``create_topic_steps``."""
-        meta = self._topics[name]
-        if new_total <= meta.num_partitions:
-            raise ValueError(f"{name} already has {meta.num_partitions} partitions")
-        return NewLogs(self, meta, range(meta.num_partitions, new_total), new_topic=False)
-
-    def add_partitions(self, name: str, new_total: int) -> None:
-        """Grow ``name`` to ``new_total`` partitions; all or none (StorageError when one cannot be created)."""
-        for _partition in self.add_partitions_steps(name, new_total):
-            pass
-
-    def hold_pending(self, meta: TopicMeta) -> None:
-        """A creation's first step: save the topic, unseen until ``publish``."""
-        self._pending[meta.name] = meta
-        try:
-            self._save_topic(meta)
-        except StorageError:
-            del self._pending[meta.name]
-            raise
-
-    def drop_pending(self, meta: TopicMeta) -> None:
-        """An undone creation: forget the topic. If that cannot be saved (the disk that just failed), the
-        next start finishes the creation instead; the error already answered stands."""
-        if self._pending.get(meta.name) is meta:
-            del self._pending[meta.name]
-            try:
-                self._forget_topic(meta.name)
-            except OSError as exc:
-                log.error("forgetting the undone topic %s failed: %s", meta.name, exc)
-
-    def publish(self, meta: TopicMeta, logs: list[Log], num_partitions: int) -> None:
-        """A creation's or growth's last step: the topic, its partition count and new logs appear at once.
-        A growth's count is saved first: if that fails (StorageError) nothing is published."""
-        if meta.name not in self._pending and num_partitions > meta.num_partitions:
-            self._save_topic(attrs.evolve(meta, num_partitions=num_partitions))
-            meta.num_partitions = num_partitions
-        self._pending.pop(meta.name, None)
-        self._topics[meta.name] = meta
-        for log_ in logs:
-            self._register(log_)
-
-    def delete_topic(self, name: str) -> None:
-        """Delete ``name``: saved first, so a ``StorageError`` (the topics could not be saved) changes nothing."""
-        self._forget_topic(name)
-        meta = self._topics.pop(name)
-        self.moves.stop_topic(name)
-        logs = [self._logs.pop((name, p)) for p in range(meta.num_partitions) if (name, p) in self._logs]
-        for log_ in logs:  # all unregistered first: one that fails to go does not keep the others
-            if not log_.offline:  # an offline dir is not touched: its copy is a stray at the next start
-                self.doomed.take(log_, self.clock())
-        self.group_commit.forget(lambda l: l.topic == name)
-        self.checkpoints.forget_cleaner_offsets(name)
-        for root in self.failures.online_dirs():  # Kafka's asyncDelete: a topic made again must not meet these
-            try:
-                self.checkpoints.write_offsets(root)
-            except OSError as exc:  # the deletion stands; the periodic write tries again
-                log.error("%s: writing the checkpoints after deleting %s failed: %s", root, name, exc)
-
-    def set_topic_overrides(self, name: str, overrides: dict[str, str]) -> None:
-        overrides = {k: str(v) for k, v in overrides.items()}
-        self.model.validate_overrides(overrides)
-        if overrides.get("message.format.version") != self._topics[name].overrides.get("message.format.version"):
-            warn_ignored_format(overrides.get("message.format.version"), name)
-        self._save_topic(attrs.evolve(self._topics[name], overrides=overrides))  # first: a StorageError changes nothing
-        self._topics[name].overrides = overrides
-        config = self.model.effective(overrides)
-        for (topic, _), log_ in self._logs.items():
-            if topic == name:
-                log_.config = config
 
     def reconfigure(self, model: ConfigModel) -> None:
         """New broker-level defaults (dynamic broker configs): every log takes its topic's effective config
@@ -382,8 +275,8 @@ class LogManager(LogDuties, LogOpening):
             self.write_checkpoints()
             for log_ in self.logs():
                 log_.close()
-            if self._store is not None:  # the next start reads __topics.json alone
-                self._store.close()
+            if self._store is not None and self.failures.is_online(self.dirs[0]):  # the next start reads
+                self._store.close()  # __topics.json alone
             for root in self.dirs:  # an offline dir is recovered at the next start
                 if self.failures.is_online(root):
                     atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')

@@ -36,24 +36,34 @@ one line, whatever the number of topics:
   O(1) a change over time, and a start replays at most about a snapshot's
   worth), at every start that finds a journal (a crash left it) and at a clean
   stop.
-* A change that cannot be appended (no space, an I/O error) is refused
-  (``OSError``) and taken back out of the journal (cut back to its size
-  before, best effort), which is never appended to again: its end is in
-  doubt. The next change folds instead (the snapshot without the refused
-  change), and a new journal follows the new snapshot.
+* A write that fails (no space, an I/O error: an append, a fold) is the
+  failure of the log dir that holds the metadata, which stops the broker
+  (``LogManager``, ``log_dir_failure.py``), as Kafka halts when it cannot
+  write its metadata log: the raft thread's append or flush fails, and its
+  fatal fault handler calls ``Exit.halt`` (``KafkaRaftClientDriver``,
+  ``ProcessTerminatingFaultHandler``); a broker whose metadata log dir fails
+  halts too (``ReplicaManager.handleLogDirFailure``, KIP-858). Nothing more
+  is written to the files after it, not even a take-back: the change that
+  failed is not answered (neither made nor refused: the broker stops), and
+  the next start finds what the disk kept of it, the whole line (the change
+  is made) or a cut one (ignored), as Kafka's start finds the records a
+  failed flush may or may not have kept. A fold that fails at the start
+  stops the start the same way.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import os
 from pathlib import Path
+from typing import Iterator
 
 import crc32c
 
-from .checkpoint import fsync_dir
+from . import fileops
 from .topic_store import (BAD_JSON, TOPICS_FILE, TopicMeta, TopicTable, atomic_write, damaged, parse_topics,
                           topic_from_json, topic_to_json, topics_text)  # fmt: skip
 
@@ -62,7 +72,6 @@ log = logging.getLogger(__name__)
 JOURNAL_FILE = "__topics.journal"
 FOLD_BYTES = 1 << 20
 _REMEDY = f"restore the file, or remove it to start from {TOPICS_FILE} alone"
-_MISSING = object()
 
 
 def _digest(snapshot: bytes | None) -> str:
@@ -150,7 +159,8 @@ def read_topics(root: Path) -> dict[str, dict]:
 
 
 class TopicJournal:
-    """The saved topics of one log dir (the first): ``put`` and ``delete`` append, ``fold`` rewrites."""
+    """The saved topics of one log dir (the first): ``put`` and ``delete`` append, ``fold`` rewrites. After a
+    write that failed, nothing more is written (``OSError`` at once): see the module docstring."""
 
     def __init__(self, root: Path, topics: dict[str, dict], snapshot: bytes | None) -> None:
         self.root = root
@@ -159,16 +169,16 @@ class TopicJournal:
         self._topics = topics  # as saved: name -> the JSON of its topic
         self._follows, self._snapshot_size = _digest(snapshot), len(snapshot or b"")
         self._journal_size = 0  # 0: no journal follows the snapshot yet; the next change starts one
-        self._must_fold = False  # an append or a fold failed: the journal's end is in doubt
+        self.failed: OSError | None = None  # the write that failed: the files' state is in doubt from then on
 
     @classmethod
     def open(cls, root: Path) -> tuple["TopicJournal", TopicTable]:
         """The saved topics of ``root`` and the journal to save their changes; a journal a crash left is
-        folded at once (if that fails, at the next change)."""
+        folded at once (``OSError`` if that fails; ``StorageError`` if the files are damaged)."""
         topics, snapshot = _load(root)
         journal = cls(root, topics, snapshot)
         if journal.path.exists():
-            journal.fold_or_log()
+            journal.fold()
         table = TopicTable({name: topic_from_json(name, entry) for name, entry in topics.items()})
         return journal, table
 
@@ -182,20 +192,29 @@ class TopicJournal:
         self._change({"op": "delete", "name": name}, name, None)
 
     def _change(self, change: dict, name: str, entry: dict | None) -> None:
-        if self._must_fold:
-            self._fold_with(name, entry)
-            return
-        line = _line(change)
-        size = self._journal_size
+        with self._writing():
+            self._append(_line(change))
+        if entry is None:
+            self._topics.pop(name, None)
+        else:
+            self._topics[name] = entry
+
+    @property
+    def wants_fold(self) -> bool:
+        """The journal has outgrown both ``fold_bytes`` and the snapshot: time to ``fold``."""
+        return self._journal_size > max(self.fold_bytes, self._snapshot_size)
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write of the files: refused at once after one that failed, and remembered if it fails."""
+        if self.failed is not None:
+            raise OSError(self.failed.errno, f"{self.root / TOPICS_FILE}: not written since a write failed "
+                                             f"({self.failed.strerror or self.failed})")  # fmt: skip
         try:
-            self._append(line)
-        except OSError:
-            self._must_fold = True
-            self._take_back(size)
+            yield
+        except OSError as exc:
+            self.failed = exc
             raise
-        self._set(name, entry)
-        if self._journal_size > max(self.fold_bytes, self._snapshot_size):
-            self.fold_or_log()
 
     def _append(self, line: str) -> None:
         if not self._journal_size:  # the header and the first change at once, or no journal
@@ -203,78 +222,44 @@ class TopicJournal:
             atomic_write(self.path, text)
             self._journal_size = len(text)
             return
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        try:
-            data = memoryview(line.encode())
-            while data:
-                data = data[os.write(fd, data):]
-            os.fsync(fd)
+        fd = fileops.open_file(self.path, os.O_WRONLY)
+        try:  # at its known end: nothing is appended after a failure, so the end is known
+            fileops.write_all(fd, line.encode(), self._journal_size)
+            fileops.fsync(fd)
         finally:
             os.close(fd)
         self._journal_size += len(line)
 
-    def _take_back(self, size: int) -> None:
-        """After a refused append: the journal cut back to its ``size`` bytes before it (removed if it had
-        none), so a crash before the next change folds does not replay the refused change. Best effort: if
-        the disk refuses this too, only that next fold drops the change."""
-        try:
-            if size:
-                fd = os.open(self.path, os.O_WRONLY)
-                try:
-                    os.ftruncate(fd, size)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-            else:
-                self.path.unlink(missing_ok=True)
-                fsync_dir(self.root)
-        except OSError as exc:
-            log.error("%s: taking back a change that could not be saved failed: %s", self.path, exc)
-
-    def _set(self, name: str, entry: dict | None) -> None:
-        if entry is None:
-            self._topics.pop(name, None)
-        else:
-            self._topics[name] = entry
-
-    def _fold_with(self, name: str, entry: dict | None) -> None:
-        """A change saved by a fold (after a failed append); not made if the fold fails."""
-        old = self._topics.get(name, _MISSING)
-        self._set(name, entry)
-        try:
-            self.fold()
-        except OSError:
-            self._set(name, None if old is _MISSING else old)
-            raise
-
     def fold(self) -> None:
-        """Write ``__topics.json`` anew with every topic and drop the journal. If that fails (``OSError``),
-        the journal is not appended to again: the next change folds."""
-        text = topics_text(self._topics)
-        digest = _digest(text.encode())
-        self._must_fold = True
-        if digest != self._follows:
-            self._follows = None  # if the write fails, the file on disk may be either: the next change writes it
-            atomic_write(self.root / TOPICS_FILE, text)
-            self._follows, self._snapshot_size = digest, len(text)
-            try:  # a journal left behind follows the old snapshot: the next start leaves it out
-                self.path.unlink(missing_ok=True)
-            except OSError as exc:
-                log.warning("%s: could not remove it after a fold: %s", self.path, exc)
-        else:  # the same snapshot: its journal (which may end in a refused change) must go for good
-            self.path.unlink(missing_ok=True)
-            fsync_dir(self.root)
-        self._journal_size, self._must_fold = 0, False
+        """Write ``__topics.json`` anew with every topic and drop the journal (``OSError`` if that fails)."""
+        with self._writing():
+            text = topics_text(self._topics)
+            digest = _digest(text.encode())
+            if digest != self._follows:
+                atomic_write(self.root / TOPICS_FILE, text)
+                self._follows, self._snapshot_size = digest, len(text)
+                try:  # a journal left behind follows the old snapshot: the next start leaves it out
+                    self._remove(sync=False)
+                except OSError as exc:
+                    log.warning("%s: could not remove it after a fold: %s", self.path, exc)
+            else:  # the same snapshot: the journal, which it would still follow, must go for good
+                self._remove(sync=True)
+            self._journal_size = 0
+
+    def _remove(self, sync: bool) -> None:
+        """Remove the journal (if there is one); ``sync``: for good, with an fsync of its directory."""
+        try:
+            fileops.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        if sync:
+            fileops.fsync_path(self.root)
 
     def close(self) -> None:
-        """A clean stop: fold whatever the journal holds, so the next start reads the snapshot alone."""
-        if self._journal_size or self._must_fold or self.path.exists():
-            self.fold_or_log()
-
-    def fold_or_log(self) -> None:
-        """``fold``, logging a failure: the journal still holds every change (after an append, at the
-        start, at a clean stop)."""
-        try:
-            self.fold()
-        except OSError as exc:
-            log.error("%s: folding the topic metadata journal failed: %s", self.root / TOPICS_FILE, exc)
+        """A clean stop: fold whatever the journal holds, so the next start reads the snapshot alone (not
+        after a failed write: the next start replays what the files hold)."""
+        if self.failed is None and (self._journal_size or self.path.exists()):
+            try:
+                self.fold()
+            except OSError as exc:  # the journal still holds every change: the next start folds it
+                log.error("%s: folding the topic metadata journal failed: %s", self.root / TOPICS_FILE, exc)

@@ -25,7 +25,7 @@ from types import MappingProxyType
 
 import attrs
 
-from .checkpoint import fsync_dir
+from . import fileops
 from .errors import StorageError
 
 TOPICS_FILE = "__topics.json"
@@ -162,18 +162,21 @@ def kafka_uuid(value: uuid.UUID) -> str:
 
 def atomic_write(path: Path, text: str, *, sync: bool = True, private: bool = False) -> None:
     """Replace ``path`` by ``text`` through a temporary file; ``sync``: fsync the file and its directory;
-    ``private``: readable by the owner only (it may hold passwords)."""
+    ``private``: readable by the owner only (it may hold passwords). Every write, fsync and rename goes
+    through ``fileops``, the fault-injection seam."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666), "w") as f:
+    fd = fileops.open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
+    try:
         if private:
-            os.fchmod(f.fileno(), 0o600)  # a temporary file left by a crash may have other bits
-        f.write(text)
+            os.fchmod(fd, 0o600)  # a temporary file left by a crash may have other bits
+        fileops.write_all(fd, text.encode(), 0)
         if sync:
-            f.flush()
-            os.fsync(f.fileno())
-    os.replace(tmp, path)
+            fileops.fsync(fd)
+    finally:
+        os.close(fd)
+    fileops.replace(tmp, path)
     if sync:
-        fsync_dir(path.parent)
+        fileops.fsync_path(path.parent)
 
 
 PARTITION_METADATA = "partition.metadata"

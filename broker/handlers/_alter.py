@@ -1,7 +1,7 @@
 """What AlterConfigs and IncrementalAlterConfigs share: targets, checks, applying.
 
 Both APIs end in the same step: a topic's complete new set of overrides is
-checked and (unless ``validate_only``) stored with ``set_topic_overrides``,
+checked and (unless ``validate_only``) stored with ``TopicRegistry.set_overrides``,
 after which the registry forgets the topic's cached partitions so produce and
 fetch see the new effective config; for a BROKER resource, the level's
 complete new set of dynamic broker configs (``store_broker_configs``); for a
@@ -186,11 +186,11 @@ def current_overrides(ctx: RequestContext, topic: str) -> dict[str, str]:
     return {} if meta is None else dict(meta.overrides)
 
 
-def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str], validate_only: bool) -> Outcome:
+async def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str], validate_only: bool) -> Outcome:
     """Check the topic's complete new overrides (no null values: ``null_values`` refused those), then that
     the topic exists, as Kafka's ``ConfigurationControlManager.validateAlterConfig`` orders them, and,
     unless validate_only, store them."""
-    from storage import ConfigError, StorageError
+    from storage import ConfigError, MetadataDirFailed, StorageError
 
     topics = ctx.broker.topics
     try:
@@ -198,13 +198,15 @@ def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str], 
         if topics.get(topic) is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic}' does not exist."
         if not validate_only:
-            topics.set_topic_overrides(topic, overrides)
+            await topics.set_overrides(topic, overrides)
     except ConfigError as exc:
         return ErrorCode.INVALID_CONFIG, str(exc)
+    except TopicError as exc:  # deleted while the change waited for its turn
+        return exc.error_code, str(exc)
+    except MetadataDirFailed:  # not answered: the broker stops (dispatch closes the connection)
+        raise
     except StorageError as exc:  # not saved: the topic keeps its configs
         return ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
-    if not validate_only:
-        topics.invalidate(topic)
     return OK
 
 

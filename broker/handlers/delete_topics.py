@@ -84,8 +84,8 @@ async def handle(ctx: RequestContext, request) -> object:
     clashes = _clashes(ctx, names, ids, access)
     for name, topic_id in _answered(wanted, names, ids, clashes):
         async with ctx.broker.topics.changes:  # not while a creation or growth is under way
-            resp.responses.append(_delete_one(ctx, Result, (name, topic_id), (names, ids, clashes), mutations,
-                                              access))  # fmt: skip
+            resp.responses.append(await _delete_one(ctx, Result, (name, topic_id), (names, ids, clashes),
+                                                    mutations, access))  # fmt: skip
     mutations.answer(resp)
     for result in resp.responses:
         if result.error_code == ErrorCode.NONE:  # Kafka's handleDeletedPartitions: the topic's offsets go too
@@ -138,7 +138,7 @@ def _authorize(ctx: RequestContext, names: Counter[str], ids: Counter[uuid.UUID]
     return describable, filter_authorized(ctx, AclOperation.DELETE, ResourceType.TOPIC, asked)
 
 
-def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, mutations: MutationQuota,
+async def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, mutations: MutationQuota,
                 access: tuple[set[str], set[str]]) -> Any:  # fmt: skip
     (name, topic_id), (names, ids, clashes), (describable, deletable) = wanted, asked, access
     if name is not None and topic_id != ZERO_ID:
@@ -171,7 +171,7 @@ def _delete_one(ctx: RequestContext, Result: type, wanted: tuple, asked: tuple, 
         if not mutations.charge(topic.num_partitions):
             return _result(ctx, Result, name, topic_id, *THROTTLED)
     try:
-        topics.delete(name)
+        await topics.delete(name)
     except TopicError as exc:
         return _result(ctx, Result, name, topic_id, exc.error_code, None)
     ctx.broker.metrics.remove_topic(name)

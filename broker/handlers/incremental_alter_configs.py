@@ -93,7 +93,7 @@ async def handle(ctx: RequestContext, request) -> object:
             props = _apply_group(ctx.broker.group_configs.current(resource.resource_name), resource.configs)
             return store_group_configs(ctx, resource.resource_name, props, request.validate_only)
         overrides = _apply(ctx, resource.resource_name, resource.configs)
-        return store_overrides(ctx, resource.resource_name, overrides, request.validate_only)
+        return await store_overrides(ctx, resource.resource_name, overrides, request.validate_only)
 
     return await alter_all(ctx, request, change)
 

@@ -185,9 +185,10 @@ async def test_a_failed_dir_leaves_the_other_dir_serving(tmp_path, monkeypatch):
     d1, d2 = tmp_path / "d1", tmp_path / "d2"
     b = open_broker(tmp_path, log_dirs=f"{d1},{d2}")
     try:
+        await create_ok(b, "u", 1)  # in d1, the metadata's: its failure would stop the broker
         await create_ok(b, "t", 1)
-        await create_ok(b, "u", 1)
         failed = b.topics.partition("t", 0).log.dir.parent
+        assert failed == d2
         real = fileops.pwrite
         _fail(monkeypatch, "pwrite", errno.EIO)
         assert await _produce(b) == (STORAGE, -1)
@@ -229,6 +230,7 @@ async def test_a_long_polling_fetch_answers_as_soon_as_its_dir_fails(tmp_path, m
         _fail(monkeypatch, "pwrite", errno.ENOSPC)
         with trio.fail_after(5):
             assert await _produce(b) == (STORAGE, -1)
+            monkeypatch.undo()  # d1 is not full: its files (the clean-shutdown marker) are written at the stop
             while not answers:
                 await trio.sleep(0.05)
         assert answers == [STORAGE]

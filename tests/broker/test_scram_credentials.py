@@ -24,6 +24,7 @@ from broker.sasl_config import SaslSettings, new_authenticator
 from broker.scram import SHA_256, SHA_512, credential_from_password
 from broker.scram_store import CREDENTIALS_FILE, CredentialFileError, ScramStore, add_scram, parse_add_scram
 from protocol import ErrorCode
+from storage import fileops
 
 from ._admin_client import broker, call, req, sub  # noqa: F401  (broker is a fixture)
 
@@ -193,7 +194,7 @@ def test_the_file_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
     def crash(src, dst):  # the new text is written and synced, then the rename never happens
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr("storage.topic_store.os.replace", crash)
+    monkeypatch.setattr(fileops, "replace", crash)  # the seam of the saved files' writes
     with pytest.raises(OSError):
         store.save()
     assert (tmp_path / CREDENTIALS_FILE).read_text() == before

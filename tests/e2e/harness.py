@@ -6,7 +6,8 @@ directory, waits for the "serving on" log line to learn the bound port (or
 for the process's exit: then it fails at once, or starts it again with a new
 metrics port when another process took that one meanwhile), and can stop it
 with SIGTERM (clean shutdown), kill it with SIGKILL (crash) and start it again
-on the same data. Metrics go to a free local port picked just
+on the same data (``LimitedBroker``: under a file size limit, the disk-failure
+hook of the tests). Metrics go to a free local port picked just
 before start: ``prometheus.port=0`` disables the endpoint, so the broker
 cannot be asked for a port of the system's choosing (which it could report,
 as it reports its listeners), and the race with a parallel test is left to
@@ -158,6 +159,18 @@ class BrokerProcess:
 
     def log_text(self) -> str:
         return "".join(self.output)
+
+
+class LimitedBroker(BrokerProcess):
+    """A broker process whose files may not grow past ``file_limit`` bytes (``prlimit --fsize``): a write
+    past it fails with EFBIG, as a full disk fails with ENOSPC (Python ignores SIGXFSZ)."""
+
+    def __init__(self, data_dir: Path, file_limit: int, overrides: dict[str, str] | None = None) -> None:
+        super().__init__(data_dir, overrides)
+        self.file_limit = file_limit
+
+    def _command(self) -> list[str]:
+        return ["prlimit", f"--fsize={self.file_limit}", "--", *super()._command()]
 
 
 def wait_until(predicate, timeout: float = 20.0, interval: float = 0.1):

@@ -16,18 +16,11 @@ import pytest
 from confluent_kafka import Producer
 
 from .clients import ck_consume
-from .harness import BrokerProcess
+from .harness import BrokerProcess, LimitedBroker
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(180),
               pytest.mark.skipif(shutil.which("prlimit") is None, reason="needs prlimit (util-linux)")]  # fmt: skip
 FILE_LIMIT = 1 << 20
-
-
-class LimitedBroker(BrokerProcess):
-    """A broker process whose files may not grow past ``FILE_LIMIT`` bytes."""
-
-    def _command(self) -> list[str]:
-        return ["prlimit", f"--fsize={FILE_LIMIT}", "--", *super()._command()]
 
 
 def _produce_until_refused(bootstrap: str, n: int) -> dict[int, bytes]:
@@ -47,7 +40,7 @@ def _produce_until_refused(bootstrap: str, n: int) -> dict[int, bytes]:
 
 
 def test_a_refused_write_stops_the_broker_and_a_restart_keeps_every_acknowledged_record(tmp_path):
-    limited = LimitedBroker(tmp_path / "data", {"log.segment.bytes": str(8 * FILE_LIMIT),
+    limited = LimitedBroker(tmp_path / "data", FILE_LIMIT, {"log.segment.bytes": str(8 * FILE_LIMIT),
                                                 "log.index.size.max.bytes": "65536"}).start()  # fmt: skip
     try:
         acknowledged = _produce_until_refused(limited.bootstrap, 2000)

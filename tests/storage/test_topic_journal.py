@@ -17,7 +17,7 @@ import uuid
 import crc32c
 import pytest
 
-from storage import StorageError
+from storage import LogDirsFailed, MetadataDirFailed, StorageError, fileops
 from storage.topic_journal import JOURNAL_FILE, TopicJournal
 from storage.topic_store import TOPICS_FILE, atomic_write
 
@@ -187,110 +187,75 @@ def test_a_journal_that_follows_another_snapshot_is_left_out(tmp_path):
     assert sorted(manager(tmp_path, Clock()).topics()) == ["u"]
 
 
-def _failing_fsync(monkeypatch, take_back: bool = False):
-    """fsync fails; unless ``take_back``, so does taking the refused change back out of the journal."""
+def _fail(patch, name: str) -> None:
+    """``fileops.<name>`` fails from now on, as a failing disk makes it fail."""
 
-    def fail(fd):
-        raise OSError(errno.EIO, "fsync failed")
+    def failing(*args, **kwargs):
+        raise OSError(errno.EIO, f"injected {name} failure")
 
-    monkeypatch.setattr("storage.topic_journal.os.fsync", fail)
-    if not take_back:
-        monkeypatch.setattr(TopicJournal, "_take_back", lambda self, size: None)
+    patch.setattr(fileops, name, failing)
 
 
-def _replaced_then_failed(path, text, **kwargs):
-    """``atomic_write`` whose new ``__topics.json`` is in place when it fails (its directory's fsync failed)."""
-    atomic_write(path, text, **kwargs)
-    if path.name == TOPICS_FILE:
-        raise OSError(errno.EIO, "fsync of the directory failed")
-
-
+@pytest.mark.parametrize("fault", ["fsync", "pwrite"], ids=["fsync failed", "write failed"])
 @pytest.mark.parametrize("first", [False, True], ids=["appended", "journal started"])
-def test_a_change_refused_by_the_disk_is_taken_back_out_of_the_journal(tmp_path, monkeypatch, first):
+def test_a_change_the_disk_refuses_takes_the_metadata_dir_offline_and_nothing_more_is_written(
+        tmp_path, monkeypatch, fault, first):  # fmt: skip
+    """Kafka halts when its metadata log cannot be written: the change is not answered, and the next start
+    finds what the disk kept of it. Before, the change was cut back out of the journal, best effort, and the
+    next change folded; a cut that failed too brought back after a crash a change refused to the client."""
     lm = manager(tmp_path, Clock())
     lm.create_topic("a", 1, {})
     if first:
-        lm.close()  # folded: the refused change would start a new journal
+        lm.close()  # folded: the refused change starts a new journal (written whole, then renamed)
         lm = manager(tmp_path, Clock())
     with monkeypatch.context() as patch:
-        _failing_fsync(patch, take_back=True)
-        if first:
-            patch.setattr("storage.topic_journal.atomic_write", _replaced_then_failed_journal)
-        with pytest.raises(StorageError):
+        _fail(patch, fault)
+        with pytest.raises(MetadataDirFailed, match="saving the topics failed"):
             lm.create_topic("refused", 1, {})
-    crash(lm)  # before any change folds
+    assert lm.failures.metadata_offline and "refused" not in lm.topics()
+    files = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and p.name != ".lock"}
+    with pytest.raises(MetadataDirFailed, match="offline"):
+        lm.create_topic("later", 1, {})
+    lm.close()  # no fold, no clean-shutdown marker in the failed dir
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and p.name != ".lock"} == files
+    kept = fault == "fsync" and not first  # the line was written whole; only its fsync failed
+    assert sorted(manager(tmp_path, Clock()).topics()) == (["a", "refused"] if kept else ["a"])
+
+
+@pytest.mark.parametrize("fault", ["replace", "fsync_path"], ids=["rename failed", "directory fsync failed"])
+def test_a_fold_that_fails_keeps_the_change_and_takes_the_metadata_dir_offline(tmp_path, monkeypatch, fault):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("a", 1, {})
+    lm._store.fold_bytes = 0  # the next change folds
+    with monkeypatch.context() as patch:
+        _fail(patch, fault)
+        lm.set_topic_overrides("a", {"retention.ms": "5000"})  # appended and fsynced: saved; the fold failed
+    assert lm.failures.metadata_offline and lm.topics()["a"].overrides == {"retention.ms": "5000"}
+    with pytest.raises(MetadataDirFailed):
+        lm.set_topic_overrides("a", {})
+    crash(lm)
+    assert manager(tmp_path, Clock()).topics()["a"].overrides == {"retention.ms": "5000"}
+
+
+def test_a_fold_that_fails_at_the_start_stops_the_start(tmp_path, monkeypatch):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("a", 1, {})
+    crash(lm)  # the journal is left: the start folds it
+    with monkeypatch.context() as patch:
+        _fail(patch, "replace")
+        with pytest.raises(LogDirsFailed, match="have failed"):
+            manager(tmp_path, Clock())
     assert sorted(manager(tmp_path, Clock()).topics()) == ["a"]
 
 
-def _replaced_then_failed_journal(path, text, **kwargs):
-    """``atomic_write`` whose new journal is in place when it fails."""
-    atomic_write(path, text, sync=False)
-    raise OSError(errno.EIO, "fsync of the directory failed")
-
-
-def test_a_fold_failing_after_its_rename_then_a_change_back_to_the_old_topics(tmp_path, monkeypatch):
-    """After a fold that may have replaced ``__topics.json`` the file on disk is unknown: a later change that
-    brings the topics back to the old file's must still write it, or its journal follows the wrong one."""
+def test_a_fold_that_comes_out_the_same_drops_the_journal_for_good(tmp_path):
     lm = manager(tmp_path, Clock())
     lm.create_topic("a", 1, {})
     lm.close()
-    lm = manager(tmp_path, Clock())
-    lm._store.fold_bytes = 0  # the next change folds
-    with monkeypatch.context() as patch:
-        patch.setattr("storage.topic_journal.atomic_write", _replaced_then_failed)
-        lm.create_topic("b", 1, {})  # appended and answered; its fold fails after the rename (logged)
-    lm._store.fold_bytes = 1 << 20
-    lm.delete_topic("b")  # the topics of the old file again
-    lm.create_topic("c", 1, {})
-    crash(lm)
-    assert sorted(manager(tmp_path, Clock()).topics()) == ["a", "c"]
-
-
-def test_a_change_that_cannot_be_appended_is_refused_and_the_next_change_folds(tmp_path, monkeypatch):
-    lm = manager(tmp_path, Clock())
-    lm.create_topic("a", 1, {})
-    with monkeypatch.context() as patch:
-        _failing_fsync(patch)
-        with pytest.raises(StorageError, match="saving the topics failed"):
-            lm.create_topic("refused", 1, {})
-    assert "refused" not in lm.topics()
-    assert b'"refused"' in (tmp_path / JOURNAL_FILE).read_bytes()  # written, not known to be on disk
-    lm.create_topic("b", 1, {})  # folds: the journal, whose end is in doubt, is not appended to
-    assert set(json.loads((tmp_path / TOPICS_FILE).read_text())) == {"a", "b"}
-    crash(lm)
-    assert sorted(manager(tmp_path, Clock()).topics()) == ["a", "b"]
-
-
-def test_a_fold_that_comes_out_the_same_still_drops_the_doubtful_journal(tmp_path, monkeypatch):
-    lm = manager(tmp_path, Clock())
-    lm.create_topic("a", 1, {})
-    lm.close()
+    before = (tmp_path / TOPICS_FILE).read_bytes()
     lm = manager(tmp_path, Clock())
     lm.create_topic("b", 1, {})
     lm.delete_topic("b")
-    with monkeypatch.context() as patch:
-        _failing_fsync(patch)
-        with pytest.raises(StorageError):
-            lm.create_topic("refused", 1, {})
-    assert b'"refused"' in (tmp_path / JOURNAL_FILE).read_bytes()
-    before = (tmp_path / TOPICS_FILE).read_bytes()
-    lm.set_topic_overrides("a", {})  # the topics are those of the snapshot again: the journal would follow it
+    lm.close()  # the topics of the snapshot again: the journal would still follow it
     assert (tmp_path / TOPICS_FILE).read_bytes() == before and not (tmp_path / JOURNAL_FILE).exists()
-    crash(lm)
     assert sorted(manager(tmp_path, Clock()).topics()) == ["a"]
-
-
-def test_a_fold_that_fails_after_replacing_the_snapshot_is_redone_by_the_next_change(tmp_path, monkeypatch):
-    """The new ``__topics.json`` may be on disk (its directory's fsync failed): the old journal no longer follows
-    it, so a change appended to it would be lost at the next start."""
-    lm = manager(tmp_path, Clock())
-    lm.create_topic("a", 1, {})
-    lm._store.fold_bytes = 0  # the next change folds
-
-    with monkeypatch.context() as patch:
-        patch.setattr("storage.topic_journal.atomic_write", _replaced_then_failed)
-        lm.create_topic("b", 1, {})  # appended and answered; its fold fails (logged)
-    lm._store.fold_bytes = 1 << 20
-    lm.create_topic("c", 1, {})
-    crash(lm)
-    assert sorted(manager(tmp_path, Clock()).topics()) == ["a", "b", "c"]
