@@ -8,10 +8,17 @@ for reads and deletions outside ``[log_start_offset, log_end_offset]``.
 left online, or the first one (which holds the metadata) gone; ``MetadataDirFailed``
 is the one a topic change meets when its save fails (the broker closes the
 connection without an answer, as Kafka halts before it answers).
+``NothingWritten``: a save refused at its first step because the process
+is out of file descriptors or memory (``NOT_THE_DISK``): nothing reached the
+disk, so it is answered KAFKA_STORAGE_ERROR and the dir stays online.
 ``LogDirInUse``: another broker holds a log dir's ``.lock`` (``dir_locks.py``).
 """
 
 from __future__ import annotations
+
+import errno
+
+NOT_THE_DISK = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM})  # out of descriptors or memory
 
 
 class StorageError(OSError):
@@ -25,6 +32,11 @@ class LogDirsFailed(StorageError):
 class MetadataDirFailed(LogDirsFailed):
     """A topic change could not be saved: the first log dir (the metadata's) is offline and the broker stops.
     The change is neither made nor refused (the next start finds what the disk kept of it): not answered."""
+
+
+class NothingWritten(StorageError):
+    """A save refused before it wrote anything (its first ``open`` met a process limit, ``NOT_THE_DISK``):
+    nothing to take back, and no sign of a failing disk."""
 
 
 class LogDirInUse(Exception):

@@ -14,9 +14,22 @@ from __future__ import annotations
 
 import os
 
+from .errors import NOT_THE_DISK, NothingWritten
+
 
 def open_file(path, flags: int, mode: int = 0o644) -> int:
     return os.open(path, flags, mode)
+
+
+def open_to_save(path, flags: int, mode: int = 0o644) -> int:
+    """``open_file`` as the first step of a save: a process limit met there (out of descriptors or memory)
+    is ``NothingWritten``, since nothing has reached the disk yet."""
+    try:
+        return open_file(path, flags, mode)
+    except OSError as exc:
+        if exc.errno in NOT_THE_DISK:
+            raise NothingWritten(exc.errno, f"{path}: not saved: {exc.strerror or exc}") from exc
+        raise
 
 
 def pwrite(fd: int, data, position: int) -> int:

@@ -37,19 +37,19 @@ topic save).
 from __future__ import annotations
 
 import contextlib
-import errno
 import logging
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
+from .errors import NOT_THE_DISK
+
 log = logging.getLogger(__name__)
-_NOT_THE_DISK = {errno.EMFILE, errno.ENFILE, errno.ENOMEM}  # out of descriptors or memory
 
 
 def is_disk_failure(exc: OSError) -> bool:
     """Whether ``exc`` takes a log dir offline: any ``OSError`` but a vanished file or a process limit."""
-    return not isinstance(exc, FileNotFoundError) and exc.errno not in _NOT_THE_DISK
+    return not isinstance(exc, FileNotFoundError) and exc.errno not in NOT_THE_DISK
 
 
 class LogDirFailures:

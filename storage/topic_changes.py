@@ -15,9 +15,11 @@ follows it; the plain methods (``create_topic``, ``add_partitions``,
   checkpoints without it are a second save, whose failure is only logged.
 
 A save that fails takes the first log dir (the metadata's) offline and raises
-``MetadataDirFailed``; with that dir offline no change is saved
-(``_saved``): the broker stops, as Kafka halts when its metadata log cannot
-be written. A save that fails changes nothing in memory.
+``MetadataDirFailed``; with that dir offline no change is saved (``_saved``):
+the broker stops, as Kafka halts when its metadata log cannot be written.
+One out of descriptors or memory before it wrote anything is
+``NothingWritten`` instead: refused (KAFKA_STORAGE_ERROR), the dir stays
+online. A save that fails changes nothing in memory.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from uuid import uuid4
 import attrs
 
 from .config_values import warn_ignored_format
-from .errors import MetadataDirFailed, StorageError
+from .errors import MetadataDirFailed, NothingWritten, StorageError
 from .log import Log
 from .new_logs import NewLogs
 from .steps import Save, Steps
@@ -70,6 +72,8 @@ class TopicChanges:
             raise MetadataDirFailed(errno.EIO, f"the metadata log dir {self.dirs[0]} is offline: topics are not saved")
         try:
             change(arg)
+        except NothingWritten:  # the change is refused, the files are as they were (KAFKA_STORAGE_ERROR)
+            raise
         except OSError as exc:
             why = f"saving the topics failed: {exc.strerror or exc}"
             self.failures.fail_dir(self.dirs[0], why)
@@ -78,6 +82,8 @@ class TopicChanges:
         if self._store.wants_fold:
             try:
                 self._store.fold()
+            except NothingWritten as exc:  # the journal keeps every change: the next change folds it
+                log.warning("Folding the topic metadata journal is put off: %s", exc)
             except OSError as exc:  # the change is saved: answered; the broker stops
                 self.failures.fail_dir(self.dirs[0], f"folding the topic metadata journal failed: {exc}")
 

@@ -49,6 +49,13 @@ one line, whatever the number of topics:
   is made) or a cut one (ignored), as Kafka's start finds the records a
   failed flush may or may not have kept. A fold that fails at the start
   stops the start the same way.
+* Except when the process is out of file descriptors or memory at a write's
+  very first step (opening the journal or the temporary file): that is
+  ``NothingWritten``, the files are as they were and stay writable. The
+  change is refused (KAFKA_STORAGE_ERROR) and a fold is put off to the next
+  change, as a log write out of descriptors fails its request alone
+  (``log_dir_failure.py``): here Kafka, which keeps its metadata log open,
+  would have failed before, on accepting the connection.
 """
 
 from __future__ import annotations
@@ -64,6 +71,7 @@ from typing import Iterator
 import crc32c
 
 from . import fileops
+from .errors import NothingWritten
 from .topic_store import (BAD_JSON, TOPICS_FILE, TopicMeta, TopicTable, atomic_write, damaged, parse_topics,
                           topic_from_json, topic_to_json, topics_text)  # fmt: skip
 
@@ -212,6 +220,8 @@ class TopicJournal:
                                              f"({self.failed.strerror or self.failed})")  # fmt: skip
         try:
             yield
+        except NothingWritten:  # out of descriptors or memory before a byte was written: the files are as they were
+            raise
         except OSError as exc:
             self.failed = exc
             raise
@@ -222,7 +232,7 @@ class TopicJournal:
             atomic_write(self.path, text)
             self._journal_size = len(text)
             return
-        fd = fileops.open_file(self.path, os.O_WRONLY)
+        fd = fileops.open_to_save(self.path, os.O_WRONLY)
         try:  # at its known end: nothing is appended after a failure, so the end is known
             fileops.write_all(fd, line.encode(), self._journal_size)
             fileops.fsync(fd)

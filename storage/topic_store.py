@@ -163,9 +163,10 @@ def kafka_uuid(value: uuid.UUID) -> str:
 def atomic_write(path: Path, text: str, *, sync: bool = True, private: bool = False) -> None:
     """Replace ``path`` by ``text`` through a temporary file; ``sync``: fsync the file and its directory;
     ``private``: readable by the owner only (it may hold passwords). Every write, fsync and rename goes
-    through ``fileops``, the fault-injection seam."""
+    through ``fileops``, the fault-injection seam; out of descriptors or memory at the first step it is
+    ``NothingWritten``."""
     tmp = path.with_name(path.name + ".tmp")
-    fd = fileops.open_file(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
+    fd = fileops.open_to_save(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
     try:
         if private:
             os.fchmod(fd, 0o600)  # a temporary file left by a crash may have other bits

@@ -6,6 +6,8 @@ request cannot ask a broker for millions of logs. A log that cannot be
 created (here: the process out of file descriptors, as a count of thousands
 can make it) is KAFKA_STORAGE_ERROR for that topic, and storage removes what
 the request had made, so the topic is as it was and the broker serves on.
+The same holds when the save of the topics itself is out of descriptors
+before it wrote anything: refused, not a failure of the metadata log dir.
 """
 
 from __future__ import annotations
@@ -137,3 +139,27 @@ async def test_a_real_shortage_of_file_descriptors_is_answered_and_undone(broker
     assert _dirs(broker, "grow") == ["grow-0"] and _dirs(broker, "t") == []
     assert open_files_under(broker.topics.manager.dirs[0]) == fds
     assert await _grow(broker, ("grow", 3)) == [("grow", ErrorCode.NONE, None)]
+
+
+async def test_a_topic_save_out_of_descriptors_is_answered_and_the_broker_serves_on(broker, monkeypatch):
+    """The journal cannot even be opened: nothing was written, so the creation is answered
+    KAFKA_STORAGE_ERROR and undone, and the metadata log dir stays online (no stop of the broker)."""
+    from storage import fileops
+    from storage.topic_journal import JOURNAL_FILE
+
+    await create_ok(broker, "a", 1)  # the journal exists: the next change appends to it
+    real_open = fileops.open_file
+
+    def journal_refused(path, *args, **kwargs):
+        if os.path.basename(path) in (JOURNAL_FILE, JOURNAL_FILE + ".tmp"):
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(fileops, "open_file", journal_refused)
+    got = await create(broker, creatable("t", 2))
+    assert got["t"].error_code == ErrorCode.KAFKA_STORAGE_ERROR and "Too many open files" in got["t"].error_message
+    assert broker.topics.names() == ["a"] and _dirs(broker, "t") == []
+    assert not broker.topics.manager.failures.metadata_offline
+    monkeypatch.undo()
+    await create_ok(broker, "t", 2)
+    assert broker.topics.names() == ["a", "t"]

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import uuid
+from pathlib import Path
 
 import crc32c
 import pytest
@@ -235,6 +237,58 @@ def test_a_fold_that_fails_keeps_the_change_and_takes_the_metadata_dir_offline(t
         lm.set_topic_overrides("a", {})
     crash(lm)
     assert manager(tmp_path, Clock()).topics()["a"].overrides == {"retention.ms": "5000"}
+
+
+def _out_of_descriptors(patch) -> None:
+    """``fileops.open_file`` fails as a process at its open-files limit fails (EMFILE) from now on."""
+
+    def failing(*args, **kwargs):
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    patch.setattr(fileops, "open_file", failing)
+
+
+@pytest.mark.parametrize("first", [False, True], ids=["appended", "journal started"])
+def test_a_change_refused_for_want_of_descriptors_leaves_the_metadata_dir_online(tmp_path, monkeypatch, first):
+    """Out of descriptors at a save's first step nothing was written: the change is refused
+    (StorageError, answered KAFKA_STORAGE_ERROR), as a log write out of descriptors is, and the files
+    take the next change."""
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("a", 1, {})
+    if first:
+        lm.close()
+        lm = manager(tmp_path, Clock())
+    with monkeypatch.context() as patch:
+        _out_of_descriptors(patch)
+        with pytest.raises(StorageError, match="Too many open files") as refused:
+            lm.set_topic_overrides("a", {"retention.ms": "5000"})
+    assert not isinstance(refused.value, MetadataDirFailed) and not lm.failures.metadata_offline
+    assert lm.topics()["a"].overrides == {}
+    lm.create_topic("b", 1, {})
+    crash(lm)
+    reopened = manager(tmp_path, Clock())
+    assert sorted(reopened.topics()) == ["a", "b"] and reopened.topics()["a"].overrides == {}
+
+
+def test_a_fold_put_off_for_want_of_descriptors_keeps_the_change_and_folds_later(tmp_path, monkeypatch):
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("a", 1, {})
+    lm._store.fold_bytes = 0  # the next change folds
+    real_open = fileops.open_file
+
+    def journal_only(path, *args, **kwargs):  # the append opens the journal; the fold's new file fails
+        if Path(path).name == JOURNAL_FILE:
+            return real_open(path, *args, **kwargs)
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(fileops, "open_file", journal_only)
+        lm.set_topic_overrides("a", {"retention.ms": "5000"})
+    assert not lm.failures.metadata_offline and (tmp_path / JOURNAL_FILE).exists()
+    lm.set_topic_overrides("a", {"retention.ms": "6000"})  # the fold put off is done now
+    assert not (tmp_path / JOURNAL_FILE).exists()
+    crash(lm)
+    assert manager(tmp_path, Clock()).topics()["a"].overrides == {"retention.ms": "6000"}
 
 
 def test_a_fold_that_fails_at_the_start_stops_the_start(tmp_path, monkeypatch):
