@@ -216,13 +216,14 @@ class TopicRegistry:
 
         if self.manager.topic(name) is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
-        self.invalidate(name)
         try:
             await run_steps(self.manager.deletion_steps(name), self.saves)
         except MetadataDirFailed:
             raise
         except StorageError as exc:
             raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
+        finally:  # after the change: a Produce or Fetch served while it saved may have cached a partition
+            self.invalidate(name)
 
     async def set_overrides(self, name: str, overrides: dict[str, str]) -> None:
         """Make ``overrides`` the topic's (``storage.ConfigError``, ``StorageError`` as the storage raises

@@ -11,7 +11,9 @@ type, or one given twice, is INVALID_REQUEST; a type other than ``user``,
 ``client-id`` and ``ip`` is UNSUPPORTED_VERSION; match type 0 (exact) needs
 a match string, 1 (default) and 2 (any named) must not have one, others are
 unknown; ``ip`` cannot be combined with ``user`` or ``client-id``. An error
-answer has null entries.
+answer has null entries; so has the one (UNKNOWN_SERVER_ERROR, no message:
+``error_answer``, Kafka's ``getErrorResponse``) that replaces an answer that
+cannot be written (a message quoting an entity type near 0x7fff bytes).
 
 Authorization (Kafka's ``KafkaApis``): DESCRIBE_CONFIGS on the cluster, before
 the filter is checked; without it the answer is CLUSTER_AUTHORIZATION_FAILED
@@ -23,7 +25,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin_authz import CLUSTER_DENIED
 
 API_KEY = 48
@@ -68,7 +70,7 @@ async def handle(ctx: RequestContext, request) -> object:
     error = None if ctx.authorized_cluster(AclOperation.DESCRIBE_CONFIGS) else CLUSTER_DENIED
     error = error or filter_error(request.components)
     if error is not None:
-        return ctx.response(throttle_time_ms=0, error_code=error[0], error_message=error[1], entries=None)
+        return _refused(ctx, *error)
     resp = ctx.response(throttle_time_ms=0, error_code=ErrorCode.NONE, error_message=None, entries=[])
     Entry = type(resp).EntryData
     for entity, values in sorted(ctx.broker.quotas.quotas.items(), key=lambda item: repr(item[0])):
@@ -93,3 +95,13 @@ def _matches(entity, components, strict: bool) -> bool:
         if component.match_type == DEFAULT and name is not None:
             return False
     return not strict or len(names) == len(components)
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` at the top, no message, no entries (null)."""
+    return _refused(ctx, error, None)
+
+
+def _refused(ctx: RequestContext, code: ErrorCode, message: str | None) -> object:
+    return ctx.response(throttle_time_ms=0, error_code=code, error_message=message, entries=None)

@@ -12,7 +12,10 @@ request-level error is NONE.
 Authorization (Kafka's ``KafkaApis``): DESCRIBE on the cluster; without it the
 answer is CLUSTER_AUTHORIZATION_FAILED "Cluster authorization failed." at the
 top and in one result per user named, each with an empty user name, as
-Kafka's error answer builds them (none when ``users`` is null).
+Kafka's error answer builds them (none when ``users`` is null). The same
+shape, with UNKNOWN_SERVER_ERROR and no message, replaces an answer that
+cannot be written (a user name near 0x7fff bytes quoted in a message:
+``error_answer``, Kafka's ``getErrorResponse``).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections import Counter
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin_authz import CLUSTER_DENIED
 
 API_KEY = 50
@@ -33,11 +36,7 @@ DUPLICATE = "Cannot describe SCRAM credentials for the same user twice in a sing
 @handler(API_KEY, 0, 0)
 async def handle(ctx: RequestContext, request) -> object:
     if not ctx.authorized_cluster(AclOperation.DESCRIBE):
-        resp = ctx.response(throttle_time_ms=0, error_code=CLUSTER_DENIED[0], error_message=CLUSTER_DENIED[1])
-        Result = type(resp).DescribeUserScramCredentialsResult
-        code, message = CLUSTER_DENIED
-        resp.results = [Result(user="", error_code=code, error_message=message) for _ in request.users or []]
-        return resp
+        return _refuse_all(ctx, request, *CLUSTER_DENIED)
     store = ctx.broker.scram
     asked = [user.name for user in request.users or []]
     counts = Counter(asked)
@@ -53,4 +52,18 @@ async def handle(ctx: RequestContext, request) -> object:
             result = Result(user=user, error_code=ErrorCode.NONE, error_message=None, credential_infos=[
                 Result.CredentialInfo(mechanism=m, iterations=i) for m, i in infos])  # fmt: skip
         resp.results.append(result)
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` at the top and for each user asked (no name), no message."""
+    return _refuse_all(ctx, request, error, None)
+
+
+def _refuse_all(ctx: RequestContext, request, code: ErrorCode, message: str | None) -> object:
+    """``code`` and ``message`` at the top and once per user asked, the user's name left empty."""
+    resp = ctx.response(throttle_time_ms=0, error_code=code, error_message=message)
+    Result = type(resp).DescribeUserScramCredentialsResult
+    resp.results = [Result(user="", error_code=code, error_message=message) for _ in request.users or []]
     return resp

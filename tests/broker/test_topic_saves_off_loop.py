@@ -20,7 +20,7 @@ from protocol import ErrorCode
 from storage import fileops
 from storage.topic_journal import JOURNAL_FILE, read_topics
 
-from ._admin_client import broker, call, create, create_ok, creatable, open_broker, req  # noqa: F401
+from ._admin_client import broker, call, create, create_ok, creatable, now_ms, open_broker, produce, req  # noqa: F401
 from .test_config_handlers import alter, overrides
 
 HELD_AT_MOST = 3.0  # seconds a held fsync waits before it goes on by itself (the old code never lets go)
@@ -123,3 +123,23 @@ async def test_concurrent_changes_all_land_in_one_order_in_memory_and_on_disk(tm
             f"c{n}-{i}": {"retention.ms": str(1000 + n)} for n in range(6) for i in range(5)}
     finally:
         again.close()
+
+
+async def test_a_produce_while_a_deletion_saves_leaves_no_partition_of_the_deleted_topic(broker, monkeypatch):  # noqa: F811
+    """A Produce served while the deletion's save waits finds the topic (not deleted yet); once the deletion
+    is made, no cached partition of it is left: the same name made again gets the new topic's log."""
+    await create_ok(broker, "gone")
+    body = req(20, topic_names=["gone"], timeout_ms=1000)
+    saves = HeldSaves()
+    monkeypatch.setattr(fileops, "fsync", saves.fsync)
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(call, broker, 20, 5, body)
+            await trio.to_thread.run_sync(saves.held.wait, HELD_AT_MOST)
+            assert await produce(broker, "gone", [now_ms()]) == 0
+            saves.release()
+    monkeypatch.setattr(fileops, "fsync", saves.real)
+    assert broker.topics.get("gone") is None and broker.topics.partition("gone", 0) is None
+    await create_ok(broker, "gone")
+    assert await produce(broker, "gone", [now_ms()]) == 0
+    assert broker.topics.manager.get_log("gone", 0).log_end_offset == 1

@@ -133,6 +133,24 @@ async def test_consumer_group_apis_quoting_long_ids_answer_unknown_server_error(
     assert (resp.error_code, resp.error_message, resp.member_id) == (USE, None, None)
 
 
+async def test_describe_user_scram_credentials_quoting_a_long_user_answers_unknown_server_error(broker):
+    conn = fake_connection()
+    users = [sub(50, "UserName")(name=LONG), sub(50, "UserName")(name="u")]
+    resp = await call(broker, 50, 0, req(50, users=users), connection=conn)  # "...does not exist: <user>"
+    assert (resp.error_code, resp.error_message) == (USE, None)
+    assert [(r.user, r.error_code, r.error_message) for r in resp.results] == [("", USE, None)] * 2
+    await still_serves(broker, conn)
+
+
+async def test_describe_client_quotas_quoting_a_long_entity_type_answers_unknown_server_error(broker):
+    conn = fake_connection()
+    C = sub(48, "ComponentData")
+    body = req(48, components=[C(entity_type=LONG, match_type=0, match="m")], strict=False)
+    resp = await call(broker, 48, 1, body, connection=conn)  # "Unsupported entity type <type>"
+    assert (resp.error_code, resp.error_message, resp.entries) == (USE, None, None)
+    await still_serves(broker, conn)
+
+
 async def test_an_api_with_no_error_answer_closes_the_connection(broker, monkeypatch):
     monkeypatch.delitem(dispatch_module.ERROR_ANSWERS, 19)
     body = req(19, topics=[creatable(LONG)], timeout_ms=1000, validate_only=False)
@@ -156,5 +174,5 @@ async def test_an_error_answer_that_cannot_be_written_either_closes_the_connecti
 
 def test_every_error_answer_is_of_a_served_api():
     assert set(dispatch_module.ERROR_ANSWERS) <= set(dispatch_module.REGISTRY)
-    assert {API_BY_KEY[k].name for k in (0, 3, 11, 15, 19, 32, 33, 37, 43, 44, 45, 49, 68, 69, 75)} == {
+    assert {API_BY_KEY[k].name for k in (0, 3, 11, 15, 19, 32, 33, 37, 43, 44, 45, 48, 49, 50, 68, 69, 75)} == {
         API_BY_KEY[k].name for k in dispatch_module.ERROR_ANSWERS}
