@@ -36,7 +36,11 @@ ACL count).
 **Keeping.** Kafka keeps ACLs in its metadata log; here they live in
 ``<first log dir>/__acls.json``, rewritten whole through a temporary file,
 fsynced and renamed on every change (``atomic_write``), so a crash leaves the
-old or the new set. A file that cannot be read stops the start.
+old or the new set. A file that cannot be read stops the start. Changes are
+made one at a time, each saved on a worker thread before the bindings change
+in memory (``store_saves.py``): until then every decision uses the old set,
+and a save that fails changes nothing (the request is not answered: its
+connection closes).
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ from .acl_model import (
 from .authorizer_metrics import AuthorizerMetrics
 from .clock import wall_clock_ms
 from .sampled_stat import KAFKA_METRIC_WINDOWS
+from .store_saves import StoreSaves
 
 log = logging.getLogger(__name__)
 audit = logging.getLogger("kafka.authorizer.logger")
@@ -115,7 +120,8 @@ class Authorizer:
         self._prefixed: dict[tuple[ResourceType, str], list[AclBinding]] = {}
         self._cache: dict[tuple, str] = {}  # the deciding rule of each action asked about
         self.metrics = AuthorizerMetrics(clock, metric_windows)
-        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
+        self.saves = StoreSaves()  # one change at a time, saved on a worker thread
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save (on its thread)
 
     @classmethod
     def load(cls, log_dir: str | Path | None, super_users: str, allow_if_no_acl: bool,
@@ -146,24 +152,39 @@ class Authorizer:
             index.setdefault((acl.resource_type, acl.resource_name), []).append(acl)
         self._cache = {}
 
-    def _save(self) -> None:
+    def _write(self, acls: list[AclBinding]) -> None:
+        """Save ``acls`` (any thread: it fsyncs), and count the change in the metadata quorum."""
         if self.path is not None:
-            text = json.dumps({"version": 1, "acls": [acl.to_json() for acl in self.acls]}, indent=1)
+            text = json.dumps({"version": 1, "acls": [acl.to_json() for acl in acls]}, indent=1)
             atomic_write(self.path, text + "\n")
             self.on_metadata_change()
 
-    def create(self, acls: list[AclBinding]) -> None:
-        """Add bindings (one already there is left as it is) and keep the new set."""
-        self._set([*self.acls, *acls])
-        self._save()
+    def _with(self, acls: list[AclBinding]) -> list[AclBinding]:
+        return list(dict.fromkeys([*self.acls, *acls]))
 
-    def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
-        """Remove what each filter matches; per filter, the bindings it removed."""
-        removed = [[acl for acl in self.acls if f.matches(acl)] for f in filters]
-        gone = {acl for matched in removed for acl in matched}
-        if gone:
-            self._set(acl for acl in self.acls if acl not in gone)
-            self._save()
+    async def create(self, acls: list[AclBinding]) -> None:
+        """Add bindings (one already there is left as it is): in the store's turn, saved on a worker thread,
+        then made (``StoreSaves``); ``OSError`` if not saved."""
+        async with self.saves:
+            new = self._with(acls)
+            await self.saves.save(self._write, new)
+            self._set(new)
+
+    def create_in_line(self, acls: list[AclBinding]) -> None:
+        """``create`` on the calling thread, for a broker not serving (its setup): nothing else changes it."""
+        new = self._with(acls)
+        self._write(new)
+        self._set(new)
+
+    async def delete(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
+        """Remove what each filter matches, as ``create`` saves; per filter, the bindings it removed."""
+        async with self.saves:
+            removed = [[acl for acl in self.acls if f.matches(acl)] for f in filters]
+            gone = {acl for matched in removed for acl in matched}
+            if gone:
+                rest = [acl for acl in self.acls if acl not in gone]
+                await self.saves.save(self._write, rest)
+                self._set(rest)
         return removed
 
     def describe(self, acl_filter: AclFilter) -> list[AclBinding]:

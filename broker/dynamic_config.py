@@ -58,7 +58,9 @@ runtime that has no effect here (``kafka_keys.KAFKA_DYNAMIC``:
 effect on this broker and are not changed dynamically"). Kafka's other keys
 that do nothing here (``auto.leader.rebalance.enable`` ...) get Kafka's
 "Cannot update these configs dynamically". A change the file cannot
-take (a full or failing disk) is not made: KAFKA_STORAGE_ERROR.
+take (a full or failing disk) is not made: KAFKA_STORAGE_ERROR. Changes are
+made one at a time, each saved on a worker thread before it is made and
+answered (``store_saves.py``), so other connections are served meanwhile.
 """
 
 from __future__ import annotations
@@ -84,6 +86,7 @@ from . import config_values
 from .config import BROKER_KEYS, LISTENER_PREFIX, ConfigError
 from .connection_quotas import ip_limits
 from .kafka_keys import KAFKA_DYNAMIC, KAFKA_KEYS
+from .store_saves import StoreSaves
 from .tls_reload import RELOADABLE, NotReloadable, reloadable_key, reloaded_contexts
 
 log = logging.getLogger("minibroker")
@@ -188,8 +191,8 @@ class DynamicBrokerConfig:
         self.static_model: ConfigModel = broker.topics.manager.model
         self.static_values = {k.name: getattr(config, k.attr) for k in BROKER_KEYS if k.name in BROKER_DYNAMIC}
         self.static_listeners = dict(config.listener_overrides)
-        self._lock = trio.Lock()
-        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
+        self.saves = StoreSaves()  # one change at a time, saved on a worker thread
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save (on its thread)
 
     @classmethod
     def load(cls, broker: Any) -> "DynamicBrokerConfig":
@@ -271,16 +274,19 @@ class DynamicBrokerConfig:
 
     async def apply(self, level: str, change: Callable[[dict[str, str]], dict[str, str]], validate_only: bool) -> None:
         """Make ``change(current)`` the complete set of ``level``'s dynamic configs (after ``plan``'s checks);
-        ``change`` runs under the lock, so a change is never made on a level another one is replacing."""
-        async with self._lock:
+        ``change`` runs in the store's turn, so a change is never made on a level another one is replacing;
+        the file is saved on a worker thread (``StoreSaves``) and the change made once it is."""
+        async with self.saves:
             plan = self.plan(level, change(dict(self.levels.get(level, {}))))
             if validate_only:
                 return
+            stored = {**self.stored, **plan.levels}
             try:
-                self._save(plan.levels)
+                await self.saves.save(self._write, stored)
             except OSError as exc:
                 log.error("could not store the dynamic broker configs in %s: %s", self.path, exc)
                 raise NotStored(f"could not store the dynamic broker configs: {exc}") from None
+            self.stored = stored
             old_cleaner = CleanerConfig.from_props(self.broker.topics.manager.model.other)
             self._install(plan)
             log.info("dynamic broker configs of %s are now: %s", level or _FILE_DEFAULT, plan.levels[level])
@@ -302,11 +308,10 @@ class DynamicBrokerConfig:
         self.broker.topics.manager.moves.set_rate(config.replica_alter_log_dirs_io_max_bytes_per_second)
         self.broker.tls_contexts.update(plan.tls)
 
-    def _save(self, levels: dict[str, dict[str, str]]) -> None:
-        stored = {**self.stored, **levels}
+    def _write(self, stored: dict[str, dict[str, str]]) -> None:
+        """Save every level (any thread: it fsyncs), and count the change in the metadata quorum."""
         data = {(k or _FILE_DEFAULT): v for k, v in sorted(stored.items()) if v}
         atomic_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n", private=True)  # passwords
-        self.stored = stored
         self.on_metadata_change()
 
     # -- describing ----------------------------------------------------------------------

@@ -44,8 +44,10 @@ first log dir (``{"<group>": {"<key>": "<value as given>"}}``), replaced
 atomically, owner-only, on every change, and read at start; Kafka keeps them
 in its metadata log. A file that cannot be read or holds anything but known
 keys with INT values stops the start (``StorageError``). A change the file
-cannot take (a full or failing disk) is not made (``NotStored``). Deleting a
-group leaves its configs, as Kafka's DeleteGroups does.
+cannot take (a full or failing disk) is not made (``NotStored``). Changes
+are made one at a time, each worked out from the configs the one before it
+left, saved on a worker thread, then made and answered (``store_saves.py``).
+Deleting a group leaves its configs, as Kafka's DeleteGroups does.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from storage.topic_store import atomic_write
 from .config import ConfigError
 from .config_values import INT, at_least, parse_value
 from .dynamic_config import NotStored
+from .store_saves import StoreSaves
 
 log = logging.getLogger("minibroker")
 FILE_NAME = "__group_configs.json"
@@ -176,7 +179,8 @@ class GroupConfigs:
 
     def __init__(self, path: Path, config: Any, groups: dict[str, dict[str, str]]) -> None:
         self.path, self.config, self.groups = path, config, groups
-        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
+        self.saves = StoreSaves()  # one change at a time, saved on a worker thread
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save (on its thread)
 
     @classmethod
     def load(cls, config: Any) -> "GroupConfigs":
@@ -219,19 +223,27 @@ class GroupConfigs:
                                        synonyms=((key.name, str(value), source),)))  # fmt: skip
         return entries
 
-    def replace(self, group: str, props: dict[str, str], validate_only: bool) -> None:
-        """Make ``props`` the group's complete set of configs (none: the group has no configs), after ``check``."""
-        check(props, self.config)
-        if validate_only:
-            return
-        groups = {name: own for name, own in self.groups.items() if name != group}
-        if props:
-            groups[group] = dict(props)
-        try:
-            atomic_write(self.path, json.dumps(groups, indent=2, sort_keys=True) + "\n", private=True)
-        except OSError as exc:
-            log.error("could not store the group configs in %s: %s", self.path, exc)
-            raise NotStored(f"could not store the group configs: {exc}") from None
-        self.groups = groups
-        self.on_metadata_change()
+    async def replace(self, group: str, change: Callable[[dict[str, str]], dict[str, str]],
+                      validate_only: bool) -> None:  # fmt: skip
+        """Make ``change(current)`` the group's complete set of configs (none: the group has no configs), after
+        ``check``; in the store's turn, saved on a worker thread before it is made (``StoreSaves``)."""
+        async with self.saves:
+            props = change(self.current(group))
+            check(props, self.config)
+            if validate_only:
+                return
+            groups = {name: own for name, own in self.groups.items() if name != group}
+            if props:
+                groups[group] = dict(props)
+            try:
+                await self.saves.save(self._write, groups)
+            except OSError as exc:
+                log.error("could not store the group configs in %s: %s", self.path, exc)
+                raise NotStored(f"could not store the group configs: {exc}") from None
+            self.groups = groups
         log.info("configs of group %r are now: %s", group, props)
+
+    def _write(self, groups: dict[str, dict[str, str]]) -> None:
+        """Save every group's configs (any thread: it fsyncs), and count the change in the metadata quorum."""
+        atomic_write(self.path, json.dumps(groups, indent=2, sort_keys=True) + "\n", private=True)
+        self.on_metadata_change()

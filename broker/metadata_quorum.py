@@ -25,9 +25,10 @@ This broker keeps its metadata in files of the first log dir, not in a log.
   either. A change that is refused or only validated writes nothing and
   appends nothing. A topic creation that fails on disk part way has
   saved two changes (its pending entry, then its removal) and so counts two
-  records, where Kafka's controller would write none. A topic change calls
-  it from the worker thread that saves it (``broker.topics.run_steps``), the
-  other stores from the event loop: appends take a lock.
+  records, where Kafka's controller would write none. Every store calls
+  it from the worker thread that saved the change (``broker.topics.run_steps``
+  for the topics, ``store_saves.py`` for the others), so its fsync never runs
+  on the event loop; stores save side by side, so appends take a lock.
 
 For the metrics (``quorum_metrics.py``) it also keeps, in memory only, the
 wall time (``clock``, ms) of the last record (the start's leader-change
@@ -85,7 +86,7 @@ class MetadataQuorum:
         self.clock = clock
         self.last_append_ms = clock()
         self.append_records = Samples(*metric_windows)
-        self._appending = threading.Lock()  # a topic change appends from a worker thread
+        self._appending = threading.Lock()  # the stores append from their worker threads
 
     @classmethod
     def start(cls, log_dir: str | Path, clock: Callable[[], int] = wall_clock_ms,

@@ -4,7 +4,8 @@
 ``client-id``, both, or an ``ip``, each named or the type's default (a null
 name). ``ClientQuotas`` keeps them, checked as Kafka's controller checks them,
 in ``__client_quotas.json`` in the first log dir (rewritten atomically on
-every change; Kafka keeps them in its metadata log), and answers
+every change, one change at a time, on a worker thread before the change is
+made: ``store_saves.py``; Kafka keeps them in its metadata log), and answers
 DescribeClientQuotas filters. The keys are Kafka's: ``producer_byte_rate`` and
 ``consumer_byte_rate`` (whole bytes per second, enforced here),
 ``request_percentage`` (a share of a thread's time, in percent, enforced
@@ -72,6 +73,7 @@ from storage import StorageError
 from storage.topic_store import atomic_write
 
 from .sampled_stat import KAFKA_METRIC_WINDOWS, PRUNE_EVERY_MS, Samples, prune_idle
+from .store_saves import StoreSaves
 
 log = logging.getLogger("minibroker")
 FILE_NAME = "__client_quotas.json"
@@ -155,7 +157,8 @@ class ClientQuotas:
         self.buckets: dict[tuple[str, str, str], Any] = {}  # controller_mutation_rate's token buckets
         self.throttles: dict[tuple[str, str, str], Samples] = {}  # -> throttle times recorded
         self.pruned_ms = 0.0  # when idle measures were last dropped
-        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save
+        self.saves = StoreSaves()  # one change at a time, saved on a worker thread
+        self.on_metadata_change: Callable[[], None] = lambda: None  # after each save (on its thread)
 
     @classmethod
     def load(cls, log_dir: str, samples: int = 11, window_s: int = 1,
@@ -170,8 +173,16 @@ class ClientQuotas:
             raise StorageError(f"{path} is damaged ({exc!r}): mend or remove it") from None
         return cls(path, quotas, samples, window_s, metric_windows)
 
-    def alter(self, changes: list[tuple[Entity, dict[str, float | None]]]) -> None:
-        """Apply checked changes (``None``: remove the key) and store them."""
+    async def alter(self, changes: list[tuple[Entity, dict[str, float | None]]]) -> None:
+        """Apply checked changes (``None``: remove the key): in the store's turn, to the quotas the change
+        before left, saved on a worker thread, then made (``StoreSaves``); ``OSError`` if not saved."""
+        async with self.saves:
+            quotas = self._altered(changes)
+            await self.saves.save(self._write, quotas)
+            self.quotas = quotas
+            self.keys = {key for values in quotas.values() for key in values}
+
+    def _altered(self, changes: list[tuple[Entity, dict[str, float | None]]]) -> dict[Entity, dict[str, float]]:
         quotas = {entity: dict(values) for entity, values in self.quotas.items()}
         for entity, ops in changes:
             values = quotas.setdefault(entity, {})
@@ -182,11 +193,13 @@ class ClientQuotas:
                     values[key] = value
             if not values:
                 del quotas[entity]
+        return quotas
+
+    def _write(self, quotas: dict[Entity, dict[str, float]]) -> None:
+        """Save every quota (any thread: it fsyncs), and count the change in the metadata quorum."""
         data = [{"entity": [list(pair) for pair in entity], "quotas": values} for entity, values in sorted(
             quotas.items(), key=lambda item: repr(item[0]))]  # fmt: skip
         atomic_write(self.path, json.dumps(data, indent=1) + "\n")
-        self.quotas = quotas
-        self.keys = {key for values in quotas.values() for key in values}
         self.on_metadata_change()
 
     # -- enforcement ---------------------------------------------------------------------

@@ -5,7 +5,9 @@ mechanism, salt, stored key, server key, iterations). Here they live in
 ``<first log dir>/__scram_credentials.json``, the same fields with bytes in
 base64, never a password. The file is rewritten whole through a temporary
 file, fsynced and renamed (``storage.topic_store.atomic_write``) on every
-change, so a crash leaves the old or the new set; it is read at start, and a
+change (AlterUserScramCredentials: one change at a time, on a worker thread,
+before logins see it: ``store_saves.py``), so a crash leaves the old or the
+new set; it is read at start, and a
 file that cannot be read stops the start (``CredentialFileError``) rather
 than leave every user locked out unnoticed.
 
@@ -37,6 +39,7 @@ from storage.topic_store import atomic_write
 
 from .config import ConfigError
 from .scram import MECHANISMS, ScramCredential, ScramMechanism, credential_from_salted
+from .store_saves import StoreSaves
 
 log = logging.getLogger(__name__)
 CREDENTIALS_FILE = "__scram_credentials.json"
@@ -53,6 +56,7 @@ class ScramStore:
     path: Path | None  # None: kept in memory only
     credentials: dict[tuple[str, str], ScramCredential] = attrs.Factory(dict)  # (user, mechanism name)
     on_metadata_change: Callable[[], None] = attrs.field(default=lambda: None, eq=False, repr=False)  # after a save
+    saves: StoreSaves = attrs.field(factory=StoreSaves, eq=False, repr=False)  # one change at a time, off the loop
 
     @classmethod
     def load(cls, log_dir: str | Path) -> "ScramStore":
@@ -85,8 +89,19 @@ class ScramStore:
         return sorted((MECHANISMS[m].type, c.iterations) for (u, m), c in self.credentials.items() if u == user)
 
     def save(self) -> None:
+        """Save the credentials in memory on the calling thread (``--add-scram``, before the broker serves)."""
+        self._write(self.credentials)
+
+    async def replace(self, credentials: dict[tuple[str, str], ScramCredential]) -> None:
+        """Make ``credentials`` the set: saved on a worker thread, then made (``OSError``: nothing changes).
+        The caller has the store's turn (``async with store.saves``) from its checks to this."""
+        await self.saves.save(self._write, credentials)
+        self.credentials = credentials
+
+    def _write(self, credentials: dict[tuple[str, str], ScramCredential]) -> None:
+        """Save ``credentials`` (any thread: it fsyncs), and count the change in the metadata quorum."""
         raw: dict[str, dict] = {}
-        for (user, name), cred in sorted(self.credentials.items()):
+        for (user, name), cred in sorted(credentials.items()):
             fields = {f: base64.b64encode(getattr(cred, f)).decode() for f in _FIELDS}
             raw.setdefault(user, {})[name] = {**fields, "iterations": cred.iterations}
         if self.path is not None:

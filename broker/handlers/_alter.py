@@ -167,12 +167,14 @@ async def store_broker_configs(ctx: RequestContext, level: str, change: Callable
     return OK
 
 
-def store_group_configs(ctx: RequestContext, group: str, props: dict[str, str], validate_only: bool) -> Outcome:
-    """Check a group's complete new configs as Kafka's controller does and, unless validate_only, store them."""
+async def store_group_configs(ctx: RequestContext, group: str, change: Callable[[dict[str, str]], dict[str, str]],
+                              validate_only: bool) -> Outcome:  # fmt: skip
+    """Check a group's complete new configs, ``change(current)``, as Kafka's controller does and, unless
+    validate_only, store them."""
     if not group:
         return ErrorCode.INVALID_REQUEST, "Default group resources are not allowed."
     try:
-        ctx.broker.group_configs.replace(group, props, validate_only)
+        await ctx.broker.group_configs.replace(group, change, validate_only)
     except InvalidGroupConfig as exc:
         return ErrorCode.INVALID_CONFIG, str(exc)
     except NotStored as exc:

@@ -61,7 +61,7 @@ async def handle(ctx: RequestContext, request) -> object:
     resp.entries = list(answers.values())
     if changes and not request.validate_only:
         try:
-            ctx.broker.quotas.alter(list(changes.values()))
+            await ctx.broker.quotas.alter(list(changes.values()))
         except OSError as exc:
             for key in changes:
                 answer = answers[key]

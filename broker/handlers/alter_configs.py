@@ -52,7 +52,8 @@ async def handle(ctx: RequestContext, request) -> object:
                                                          request.validate_only)  # fmt: skip
         if resource.resource_type == RESOURCE_GROUP:
             check_allowed(ctx, resource)
-            return store_group_configs(ctx, resource.resource_name, configs, request.validate_only)
+            return await store_group_configs(ctx, resource.resource_name, lambda _current: configs,
+                                             request.validate_only)  # fmt: skip
         if resource.resource_type == RESOURCE_TOPIC:
             check_allowed(ctx, resource)
         check_target(ctx, resource)

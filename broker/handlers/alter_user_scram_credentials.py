@@ -15,8 +15,10 @@ upsertion's salted password becomes the stored key and server key
 (``scram.py``); an empty one fails as Kafka's HMAC does, with
 UNKNOWN_SERVER_ERROR and no message.
 
-The valid alterations are applied together and saved (``scram_store.py``)
-before the answer; logins from then on use them. Results come as Kafka
+The valid alterations are applied together and saved (``scram_store.py``,
+on a worker thread, one request's alterations at a time, each checked
+against what the one before left) before the answer; logins from then on
+use them. Results come as Kafka
 orders them: the deletions done, the upsertions done, then the failures.
 
 Authorization (Kafka's ``ControllerApis``): ALTER on the cluster, checked
@@ -103,17 +105,16 @@ def _credentials(upsertions: dict, errors: dict) -> dict:
     return changes
 
 
-def _apply(store, deletions: dict, changes: dict) -> bool:
+async def _apply(store, deletions: dict, changes: dict) -> bool:
     """Apply and save all the alterations, or none of them (False) if the file cannot be written."""
-    before = dict(store.credentials)
+    credentials = dict(store.credentials)
     for name, deletion in deletions.items():
-        del store.credentials[(name, BY_TYPE[deletion.mechanism].name)]
-    store.credentials.update(changes)
+        del credentials[(name, BY_TYPE[deletion.mechanism].name)]
+    credentials.update(changes)
     try:
-        store.save()
+        await store.replace(credentials)
     except OSError as exc:
         log.error("could not save the SCRAM credentials: %s", exc)
-        store.credentials = before
         return False
     return True
 
@@ -133,12 +134,13 @@ async def handle(ctx: RequestContext, request) -> object:
     if not ctx.authorized_cluster(AclOperation.ALTER):
         return _denied(ctx, request)
     store = ctx.broker.scram
-    deletions, upsertions, errors = _sort(store, request)
-    changes = _credentials(upsertions, errors)
-    done = [*deletions, *upsertions]
-    if (deletions or changes) and not _apply(store, deletions, changes):
-        errors.update({name: (ErrorCode.UNKNOWN_SERVER_ERROR, None) for name in done})
-        done = []
+    async with store.saves:  # checked against the credentials the change before left
+        deletions, upsertions, errors = _sort(store, request)
+        changes = _credentials(upsertions, errors)
+        done = [*deletions, *upsertions]
+        if (deletions or changes) and not await _apply(store, deletions, changes):
+            errors.update({name: (ErrorCode.UNKNOWN_SERVER_ERROR, None) for name in done})
+            done = []
     resp = ctx.response(throttle_time_ms=0, results=[])
     Result = type(resp).AlterUserScramCredentialsResult
     resp.results = [Result(user=name, error_code=ErrorCode.NONE, error_message=None) for name in done]

@@ -39,7 +39,7 @@ async def handle(ctx: RequestContext, request) -> object:
         return resp
     acls = [binding(c) for c in request.creations]
     errors = [creation_error(acl) for acl in acls]
-    ctx.broker.authorizer.create([acl for acl, error in zip(acls, errors) if error is None])
+    await ctx.broker.authorizer.create([acl for acl, error in zip(acls, errors) if error is None])
     resp.results = [Result(error_code=ErrorCode.INVALID_REQUEST if error else ErrorCode.NONE, error_message=error)
                     for error in errors]  # fmt: skip
     return resp

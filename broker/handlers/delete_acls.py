@@ -30,7 +30,7 @@ async def handle(ctx: RequestContext, request) -> object:
         code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED if refused else ErrorCode.SECURITY_DISABLED
         resp.filter_results = each(Result, request.filters, code, refused or CHANGE_MESSAGE, matching_acls=[])
         return resp
-    removed = ctx.broker.authorizer.delete([acl_filter(f) for f in request.filters])
+    removed = await ctx.broker.authorizer.delete([acl_filter(f) for f in request.filters])
     Matching = Result.DeleteAclsMatchingAcl
     resp.filter_results = [
         Result(error_code=ErrorCode.NONE, error_message=None, matching_acls=[

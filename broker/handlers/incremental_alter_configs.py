@@ -90,8 +90,10 @@ async def handle(ctx: RequestContext, request) -> object:
         check_target(ctx, resource)
         _check_ops(resource.configs)
         if resource.resource_type == RESOURCE_GROUP:
-            props = _apply_group(ctx.broker.group_configs.current(resource.resource_name), resource.configs)
-            return store_group_configs(ctx, resource.resource_name, props, request.validate_only)
+            _apply_group({}, resource.configs)  # an APPEND or SUBTRACT is refused before the group name is checked
+            return await store_group_configs(ctx, resource.resource_name,
+                                             lambda current: _apply_group(current, resource.configs),
+                                             request.validate_only)  # fmt: skip
         overrides = _apply(ctx, resource.resource_name, resource.configs)
         return await store_overrides(ctx, resource.resource_name, overrides, request.validate_only)
 

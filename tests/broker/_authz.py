@@ -42,7 +42,7 @@ def user(name: str, host: str = "127.0.0.1"):
 def _add(broker, permission: PermissionType, who: str, op: AclOperation, rtype: ResourceType, name: str,
          pattern: PatternType, host: str) -> None:  # fmt: skip
     principal = who if ":" in who else f"User:{who}"
-    broker.authorizer.create([AclBinding(rtype, name, pattern, principal, host, op, permission)])
+    broker.authorizer.create_in_line([AclBinding(rtype, name, pattern, principal, host, op, permission)])
 
 
 def grant(broker, who: str, op: AclOperation, rtype: ResourceType, name: str,

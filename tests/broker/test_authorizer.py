@@ -26,7 +26,7 @@ def acl(name="orders", op=Op.READ, perm=Perm.ALLOW, who="User:bob", rtype=Res.TO
 
 def auth_with(*acls, super_users="User:admin", allow_if_no_acl=False) -> Authorizer:
     a = Authorizer(None, parse_super_users(super_users), allow_if_no_acl)
-    a.create(list(acls))
+    a.create_in_line(list(acls))
     return a
 
 
@@ -88,12 +88,12 @@ def test_allow_implies_describe_and_describe_configs_but_deny_implies_nothing():
     assert not may(auth_with(acl(op=Op.READ), acl(op=Op.ALL, perm=Perm.DENY)), Op.DESCRIBE)
 
 
-def test_decisions_are_cached_until_the_bindings_change():
+async def test_decisions_are_cached_until_the_bindings_change():
     a = auth_with(acl(op=Op.READ))
     assert may(a)
-    a.create([acl(op=Op.READ, perm=Perm.DENY)])
+    await a.create([acl(op=Op.READ, perm=Perm.DENY)])
     assert not may(a)
-    a.delete([AclFilter(Res.ANY, None, Pat.ANY, None, None, Op.ANY, Perm.DENY)])
+    await a.delete([AclFilter(Res.ANY, None, Pat.ANY, None, None, Op.ANY, Perm.DENY)])
     assert may(a)
 
 
@@ -146,13 +146,13 @@ def test_filters_pick_bindings_as_kafka_does(flt, names):
     assert [b.resource_name for b in a.describe(flt)] == names
 
 
-def test_bindings_are_kept_in_the_log_dir_and_read_back(tmp_path):
+async def test_bindings_are_kept_in_the_log_dir_and_read_back(tmp_path):
     a = Authorizer.load(tmp_path, "", False)
-    a.create([acl("orders"), acl("orders"), acl("p", Op.WRITE, pattern=Pat.PREFIXED)])
+    await a.create([acl("orders"), acl("orders"), acl("p", Op.WRITE, pattern=Pat.PREFIXED)])
     assert len(a.acls) == 2
     again = Authorizer.load(tmp_path, "", False)
     assert again.acls == a.acls and may(again, Op.WRITE, "pxy")
-    removed = again.delete([AclFilter(Res.TOPIC, "orders", Pat.LITERAL, None, None, Op.ANY, Perm.ANY)])
+    removed = await again.delete([AclFilter(Res.TOPIC, "orders", Pat.LITERAL, None, None, Op.ANY, Perm.ANY)])
     assert removed == [[acl("orders")]]
     assert Authorizer.load(tmp_path, "", False).acls == [acl("p", Op.WRITE, pattern=Pat.PREFIXED)]
 

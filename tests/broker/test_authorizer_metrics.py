@@ -59,10 +59,10 @@ def clock(authz_broker):
     return c
 
 
-def test_every_decision_counts_once_cached_or_not():
+async def test_every_decision_counts_once_cached_or_not():
     clock = Clock()
     a = Authorizer(None, parse_super_users("User:admin"), False, clock)
-    a.create([AclBinding(Res.TOPIC, "t", PatternType.LITERAL, "User:bob", "*", Op.READ, PermissionType.ALLOW)])
+    await a.create([AclBinding(Res.TOPIC, "t", PatternType.LITERAL, "User:bob", "*", Op.READ, PermissionType.ALLOW)])
     for _ in range(3):  # the last two come from the cache
         assert a.authorize("User:bob", "10.0.0.1", Op.READ, Res.TOPIC, "t")
     assert a.authorize("User:admin", "10.0.0.1", Op.ALTER, Res.CLUSTER, "kafka-cluster")  # a super user

@@ -120,10 +120,11 @@ def test_values_are_checked_as_kafka_checks_them(entity, key, value, message):
         check_op(entity_of(entity), key, value)
 
 
-def test_the_store_survives_a_reload_and_a_damaged_one_stops_the_start(tmp_path):
+async def test_the_store_survives_a_reload_and_a_damaged_one_stops_the_start(tmp_path):
     quotas = ClientQuotas.load(str(tmp_path))
-    quotas.alter([(entity_of([U, C]), {"producer_byte_rate": 1024.0}), (entity_of([DC]), {"consumer_byte_rate": 9.0})])
-    quotas.alter([(entity_of([DC]), {"consumer_byte_rate": None})])
+    await quotas.alter([(entity_of([U, C]), {"producer_byte_rate": 1024.0}),
+                        (entity_of([DC]), {"consumer_byte_rate": 9.0})])
+    await quotas.alter([(entity_of([DC]), {"consumer_byte_rate": None})])
     assert ClientQuotas.load(str(tmp_path)).quotas == {(C, U): {"producer_byte_rate": 1024.0}}
     (tmp_path / "__client_quotas.json").write_text("[{]")
     with pytest.raises(StorageError, match="__client_quotas.json is damaged"):

@@ -27,14 +27,15 @@ HELD_AT_MOST = 3.0  # seconds a held fsync waits before it goes on by itself (th
 
 
 class HeldSaves:
-    """The fsyncs of the topic files wait until ``release``; ``held`` is set once one waits."""
+    """The fsyncs of the files whose names start with ``prefix`` (the topic files by default) wait until
+    ``release``; ``held`` is set once one waits."""
 
-    def __init__(self) -> None:
+    def __init__(self, prefix: str = "__topics") -> None:
         self.held, self._go = threading.Event(), threading.Event()
-        self.real = fileops.fsync
+        self.real, self.prefix = fileops.fsync, prefix
 
     def fsync(self, fd: int) -> None:
-        if os.readlink(f"/proc/self/fd/{fd}").rsplit("/", 1)[-1].startswith("__topics"):
+        if os.readlink(f"/proc/self/fd/{fd}").rsplit("/", 1)[-1].startswith(self.prefix):
             self.held.set()
             self._go.wait(HELD_AT_MOST)
         self.real(fd)

@@ -1,0 +1,62 @@
+"""A store of metadata changes one change at a time, and saves each on a worker thread.
+
+The broker's stores of metadata other than the topics (the dynamic broker
+configs, the group configs, the client quotas, the ACLs, the SCRAM
+credentials) rewrite their file on every change (``storage.topic_store.
+atomic_write``: write, fsync, rename, fsync of the directory), then count the
+change's record in the metadata quorum (``MetadataQuorum.append``: one more
+fsync). ``StoreSaves`` keeps those fsyncs off the event loop, so the other
+connections are served while the disk works. A change runs so::
+
+    async with store.saves:                       # the store's turn
+        new = ...                                 # worked out from memory
+        await store.saves.save(store.write, new)  # on a worker thread
+        store.install(new)                        # memory, once saved
+
+* One change at a time per store (a trio lock, FIFO): each is worked out
+  from what the one before it left, saved, and made, before the next
+  starts. Changes land in memory and on disk in one order, the order of
+  their turns, as Kafka's controller applies the records of one metadata
+  log one after another.
+* ``save`` runs the write on a worker thread, shielded from cancellation: a
+  save once begun is finished, so memory never disagrees with the file
+  because a client went away. It raises what the write raised; the caller
+  then leaves memory as it was and answers as the store answers a failed
+  save. Memory is changed only once ``save`` returned, with no checkpoint in
+  between, so no other request ever sees a change the disk has not got.
+* The caller answers the request after its turn: once its save is durable.
+
+The topics' changes have their own ordering (``broker.topics.run_steps``:
+saves interleaved with log making); this is the simple case, a whole new
+file per change.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, TypeVar
+
+import trio
+
+T = TypeVar("T")
+
+
+class StoreSaves:
+    """One store's turn to change (``async with``) and its saves on a worker thread (``save``)."""
+
+    def __init__(self) -> None:
+        self._turn = trio.Lock()
+
+    async def __aenter__(self) -> "StoreSaves":
+        await self._turn.acquire()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._turn.release()
+
+    async def save(self, write: Callable[..., T], *args: Any) -> T:
+        """``write(*args)`` on a worker thread, finished even if the caller is cancelled; the caller has the
+        turn (``async with`` this), so one save at a time and in the order of the turns."""
+        if self._turn.statistics().owner is not trio.lowlevel.current_task():
+            raise RuntimeError("a store saves only in its turn (async with its StoreSaves)")
+        with trio.CancelScope(shield=True):
+            return await trio.to_thread.run_sync(write, *args)
