@@ -188,19 +188,24 @@ def current_overrides(ctx: RequestContext, topic: str) -> dict[str, str]:
     return {} if meta is None else dict(meta.overrides)
 
 
-async def store_overrides(ctx: RequestContext, topic: str, overrides: dict[str, str], validate_only: bool) -> Outcome:
-    """Check the topic's complete new overrides (no null values: ``null_values`` refused those), then that
-    the topic exists, as Kafka's ``ConfigurationControlManager.validateAlterConfig`` orders them, and,
-    unless validate_only, store them."""
+async def store_overrides(ctx: RequestContext, topic: str, change: Callable[[dict[str, str]], dict[str, str]],
+                          validate_only: bool) -> Outcome:  # fmt: skip
+    """Work out the topic's complete new overrides, ``change(current)``, check them (no null values:
+    ``null_values`` refused those), then that the topic exists, as Kafka's
+    ``ConfigurationControlManager.validateAlterConfig`` orders them, and, unless validate_only, store
+    them. All under ``TopicRegistry.changes``: a change starts from what the one before it left, as
+    Kafka's controller runs one write event at a time (the save waits for the disk on a thread)."""
     from storage import ConfigError, MetadataDirFailed, StorageError
 
     topics = ctx.broker.topics
     try:
-        validate_overrides(ctx, overrides)
-        if topics.get(topic) is None:
-            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic}' does not exist."
-        if not validate_only:
-            await topics.set_overrides(topic, overrides)
+        async with topics.changes:
+            overrides = change(current_overrides(ctx, topic))
+            validate_overrides(ctx, overrides)
+            if topics.get(topic) is None:
+                return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic}' does not exist."
+            if not validate_only:
+                await topics.set_overrides(topic, overrides)
     except ConfigError as exc:
         return ErrorCode.INVALID_CONFIG, str(exc)
     except TopicError as exc:  # deleted while the change waited for its turn

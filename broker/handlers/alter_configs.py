@@ -59,6 +59,6 @@ async def handle(ctx: RequestContext, request) -> object:
         check_target(ctx, resource)
         if resource.resource_type != RESOURCE_TOPIC:
             return OK
-        return await store_overrides(ctx, resource.resource_name, configs, request.validate_only)
+        return await store_overrides(ctx, resource.resource_name, lambda _current: configs, request.validate_only)
 
     return await alter_all(ctx, request, change)

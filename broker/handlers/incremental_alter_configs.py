@@ -55,7 +55,7 @@ from ..dispatch import RequestContext, error_answer, handler
 from . import _broker_loggers as loggers
 from ._admin import (DEFAULT_CONFIG, LIST_TYPE, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_GROUP, RESOURCE_TOPIC,
                      synonym_parts, type_id)  # fmt: skip
-from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target, current_overrides,
+from ._alter import (OK, Outcome, Refused, alter_all, broker_level, check_allowed, check_target,
                      error_answer_of, null_values, store_broker_configs_if_allowed, store_group_configs,
                      store_overrides)  # fmt: skip
 
@@ -94,8 +94,9 @@ async def handle(ctx: RequestContext, request) -> object:
             return await store_group_configs(ctx, resource.resource_name,
                                              lambda current: _apply_group(current, resource.configs),
                                              request.validate_only)  # fmt: skip
-        overrides = _apply(ctx, resource.resource_name, resource.configs)
-        return await store_overrides(ctx, resource.resource_name, overrides, request.validate_only)
+        return await store_overrides(ctx, resource.resource_name,
+                                     lambda current: _apply(ctx, current, resource.configs),
+                                     request.validate_only)  # fmt: skip
 
     return await alter_all(ctx, request, change)
 
@@ -116,8 +117,10 @@ def _check_nulls(configs: list[Any]) -> None:
     null_values([c.name for c in configs if c.config_operation != DELETE and c.value is None])
 
 
-def _apply(ctx: RequestContext, topic: str, configs: list[Any]) -> dict[str, str]:
-    overrides: dict[str, str] = dict(current_overrides(ctx, topic))
+def _apply(ctx: RequestContext, current: dict[str, str], configs: list[Any]) -> dict[str, str]:
+    """A topic's ``current`` overrides after the operations (list types and defaults from the broker's
+    config model)."""
+    overrides = dict(current)
     entries = None
     for c in configs:
         if c.config_operation == SET:

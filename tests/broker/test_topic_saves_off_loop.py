@@ -21,7 +21,7 @@ from storage import fileops
 from storage.topic_journal import JOURNAL_FILE, read_topics
 
 from ._admin_client import broker, call, create, create_ok, creatable, now_ms, open_broker, produce, req  # noqa: F401
-from .test_config_handlers import alter, overrides
+from .test_config_handlers import SET, alter, incremental, overrides
 
 HELD_AT_MOST = 3.0  # seconds a held fsync waits before it goes on by itself (the old code never lets go)
 
@@ -144,3 +144,27 @@ async def test_a_produce_while_a_deletion_saves_leaves_no_partition_of_the_delet
     await create_ok(broker, "gone")
     assert await produce(broker, "gone", [now_ms()]) == 0
     assert broker.topics.manager.get_log("gone", 0).log_end_offset == 1
+
+
+async def test_concurrent_incremental_changes_of_one_topic_both_land(broker, monkeypatch):  # noqa: F811
+    """Each IncrementalAlterConfigs starts from what the change before it left, as Kafka's controller applies
+    one write event at a time: the second, which arrives while the first waits for its save, is not worked
+    out from the configs the first is replacing (that lost the first's key)."""
+    await create_ok(broker, "inc")
+    saves = HeldSaves()
+    monkeypatch.setattr(fileops, "fsync", saves.fsync)
+    answers = []
+
+    async def change(key: str, value: str) -> None:
+        answers.append((await incremental(broker, "inc", [(key, SET, value)])).error_code)
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(change, "retention.ms", "1000")
+            await trio.to_thread.run_sync(saves.held.wait, HELD_AT_MOST)
+            nursery.start_soon(change, "segment.ms", "2000")
+            await trio.sleep(0.05)  # the second is in, waiting for its turn
+            saves.release()
+    assert answers == [ErrorCode.NONE, ErrorCode.NONE]
+    assert overrides(broker, "inc") == {"retention.ms": "1000", "segment.ms": "2000"}
+    assert read_topics(broker.topics.manager.dirs[0])["inc"]["overrides"] == overrides(broker, "inc")
