@@ -164,11 +164,13 @@ class Authorizer:
 
     async def create(self, acls: list[AclBinding]) -> None:
         """Add bindings (one already there is left as it is): in the store's turn, saved on a worker thread,
-        then made (``StoreSaves``); ``OSError`` if not saved."""
+        then made (``StoreSaves``); ``OSError`` if not saved. None new: nothing saved, no metadata record,
+        as Kafka's ``AclControlManager.createAcls`` writes none for a binding it has."""
         async with self.saves:
             new = self._with(acls)
-            await self.saves.save(self._write, new)
-            self._set(new)
+            if new != self.acls:
+                await self.saves.save(self._write, new)
+                self._set(new)
 
     def create_in_line(self, acls: list[AclBinding]) -> None:
         """``create`` on the calling thread, for a broker not serving (its setup): nothing else changes it."""

@@ -14,10 +14,11 @@ Creating and growing topics make their logs a few at a time
 (``storage.new_logs``): between slices of ``STEP_SLICE`` seconds the event
 loop serves other connections, and readers see the topic (or the new
 partitions) only once every log is made. Changes to the set of topics and
-partitions run one at a time under ``changes``, as Kafka's controller
-applies them one after another: a handler holds it from its checks to its
-change. The steps are shielded from cancellation, so a change once begun
-is finished (or, on a disk failure, undone) as a whole.
+partitions, and their config changes (``handlers/_alter.store_overrides``),
+run one at a time under ``changes``, as Kafka's controller applies them one
+after another: a handler holds it from its checks to its change. The
+steps are shielded from cancellation, so a change once begun is finished
+(or, on a disk failure, undone) as a whole.
 
 No topic change fsyncs on the event loop: its saves (a line of
 ``__topics.journal``, the metadata quorum's state, a deletion's
@@ -121,7 +122,7 @@ class TopicRegistry:
     def __init__(self, manager: Any) -> None:
         self.manager = manager
         self._partitions: dict[tuple[str, int], Partition] = {}
-        self.changes = trio.Lock()  # held by whoever creates, grows or deletes a topic
+        self.changes = trio.Lock()  # held by whoever creates, grows, deletes or reconfigures a topic
         self.saves = trio.Lock()  # held by a change from a save to its next partition step or its end
 
     @classmethod

@@ -21,7 +21,8 @@ the broker on a worker thread.
 A log that cannot be made (``StorageError``: no space, no descriptors)
 undoes the whole change: the logs made so far are closed and removed, then
 their directories, the failed one's too, and a pending topic is forgotten
-(a save too);
+(a save too, ``forget_pending_topic``: one that fails, even for want of
+descriptors, fails the metadata dir, as the journal keeps the topic);
 a disk failure (not a shortage of descriptors) also takes that log dir
 offline (``log_dir_failure.py``, Kafka's getOrCreateLog), and new logs go to
 the dirs still online.
@@ -149,4 +150,4 @@ class NewLogs(Steps):
         if self.new_topic:
             self.manager.drop_pending(self.meta)
             if self._saved:
-                yield Save(self.manager.forget_topic, self.meta.name)
+                yield Save(self.manager.forget_pending_topic, self.meta.name)

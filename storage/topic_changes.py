@@ -19,7 +19,9 @@ A save that fails takes the first log dir (the metadata's) offline and raises
 the broker stops, as Kafka halts when its metadata log cannot be written.
 One out of descriptors or memory before it wrote anything is
 ``NothingWritten`` instead: refused (KAFKA_STORAGE_ERROR), the dir stays
-online. A save that fails changes nothing in memory.
+online; but not the undo of a creation whose pending topic is saved
+(``forget_pending_topic``): the journal keeps that topic, so it fails the
+dir. A save that fails changes nothing in memory.
 """
 
 from __future__ import annotations
@@ -61,20 +63,27 @@ class TopicChanges:
         self._saved(self._store.put, meta)
 
     def forget_topic(self, name: str) -> None:
-        """Save that ``name`` is deleted (or its creation undone): a ``Save`` of a change."""
+        """Save that ``name`` is deleted: a ``Save`` of a change."""
         self._saved(self._store.delete, name)
 
-    def _saved(self, change: Callable[[Any], None], arg: Any) -> None:
+    def forget_pending_topic(self, name: str) -> None:
+        """Save that a creation whose pending topic was saved is undone: the journal holds the topic, so even
+        a save that wrote nothing (``NothingWritten``) fails the metadata dir, as the next start would
+        finish the creation a refusal had denied."""
+        self._saved(self._store.delete, name, refusable=False)
+
+    def _saved(self, change: Callable[[Any], None], arg: Any, refusable: bool = True) -> None:
         """A change saved, or ``MetadataDirFailed``: a save that fails takes the metadata log dir (the first)
         offline, which stops the broker, as Kafka halts when its metadata log cannot be written
-        (``topic_journal.py``); with that dir offline nothing more is saved."""
+        (``topic_journal.py``); with that dir offline nothing more is saved. ``refusable``: the save is a
+        change's first, so ``NothingWritten`` leaves the files as they were before the change."""
         if self.failures.metadata_offline:
             raise MetadataDirFailed(errno.EIO, f"the metadata log dir {self.dirs[0]} is offline: topics are not saved")
         try:
             change(arg)
-        except NothingWritten:  # the change is refused, the files are as they were (KAFKA_STORAGE_ERROR)
-            raise
         except OSError as exc:
+            if refusable and isinstance(exc, NothingWritten):  # refused (KAFKA_STORAGE_ERROR): files as they were
+                raise
             why = f"saving the topics failed: {exc.strerror or exc}"
             self.failures.fail_dir(self.dirs[0], why)
             raise MetadataDirFailed(exc.errno or errno.EIO, why) from exc

@@ -287,6 +287,14 @@ async def test_acl_changes_are_metadata_changes(authz_broker):  # noqa: F811
     resp = await call(authz_broker, 30, 3, grant_body, connection=user("admin"))
     assert resp.results[0].error_code == ErrorCode.NONE
     assert (await _epoch_and_hw(authz_broker, user("admin")))[1] == hw + 1
+    # the same binding again, or none valid: nothing to keep, no record (Kafka's AclControlManager.createAcls)
+    bad_body = req(30, creations=[sub(30, "AclCreation")(
+        resource_type=2, resource_name="", resource_pattern_type=3, principal="User:bob", host="*",
+        operation=3, permission_type=3)])  # fmt: skip
+    for body, code in ((grant_body, ErrorCode.NONE), (bad_body, ErrorCode.INVALID_REQUEST)):
+        resp = await call(authz_broker, 30, 3, body, connection=user("admin"))
+        assert resp.results[0].error_code == code
+        assert (await _epoch_and_hw(authz_broker, user("admin")))[1] == hw + 1
 
 
 async def _features_epoch(broker) -> int:  # noqa: F811

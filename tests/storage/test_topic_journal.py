@@ -270,6 +270,25 @@ def test_a_change_refused_for_want_of_descriptors_leaves_the_metadata_dir_online
     assert sorted(reopened.topics()) == ["a", "b"] and reopened.topics()["a"].overrides == {}
 
 
+def test_a_creation_undone_out_of_descriptors_is_not_refused_while_the_journal_keeps_it(tmp_path, monkeypatch):
+    """A creation's pending topic is saved, then a log cannot be made (out of descriptors) and the undo's
+    save of its removal writes nothing either: the journal keeps the topic, which the next start (or the
+    next fold) would bring back. Refusing the creation (KAFKA_STORAGE_ERROR) would be untrue, so the
+    metadata dir fails: not answered, as any save part way through a change."""
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("a", 1, {})
+    steps = lm.create_topic_steps("t", 2, {})
+    pending = steps.send()
+    pending()  # the pending topic is in the journal
+    with monkeypatch.context() as patch:
+        _out_of_descriptors(patch)  # from here the first log and the undo's save both fail
+        with pytest.raises(MetadataDirFailed):
+            list(steps)
+    assert lm.failures.metadata_offline and "t" not in lm.topics()
+    crash(lm)
+    assert sorted(manager(tmp_path, Clock()).topics()) == ["a", "t"]  # the next start finishes what it kept
+
+
 def test_a_fold_put_off_for_want_of_descriptors_keeps_the_change_and_folds_later(tmp_path, monkeypatch):
     lm = manager(tmp_path, Clock())
     lm.create_topic("a", 1, {})
