@@ -28,7 +28,7 @@ def open_to_save(path, flags: int, mode: int = 0o644) -> int:
         return open_file(path, flags, mode)
     except OSError as exc:
         if exc.errno in NOT_THE_DISK:
-            raise NothingWritten(exc.errno, f"{path}: not saved: {exc.strerror or exc}") from exc
+            raise NothingWritten(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
 
 

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .errors import StorageError
+from .errors import NothingWritten, StorageError
 from .log_dir_failure import is_disk_failure
 from .file_names import partition_dir, remove_dir
 from .log import Log
@@ -114,7 +114,7 @@ class NewLogs(Steps):
             message = f"creating the log of {meta.name}-{partition} failed: {exc.strerror}"
             if is_disk_failure(exc):
                 manager.failures.fail_dir(root, message)
-            if isinstance(exc, StorageError):
+            if isinstance(exc, StorageError) and not isinstance(exc, NothingWritten):
                 raise
             raise StorageError(exc.errno, message) from exc
 

@@ -163,3 +163,22 @@ async def test_a_topic_save_out_of_descriptors_is_answered_and_the_broker_serves
     monkeypatch.undo()
     await create_ok(broker, "t", 2)
     assert broker.topics.names() == ["a", "t"]
+
+
+async def test_a_log_out_of_descriptors_at_its_partition_metadata_names_the_partition(broker, monkeypatch):
+    """The partition's ``partition.metadata`` is the log's first file: out of descriptors there, the answer
+    names the partition whose log could not be made, as for the log's own files."""
+    from storage import fileops
+
+    real_open = fileops.open_file
+
+    def metadata_refused(path, *args, **kwargs):
+        if os.path.basename(path) == "partition.metadata.tmp" and "t-1" in str(path):
+            raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(fileops, "open_file", metadata_refused)
+    got = await create(broker, creatable("t", 3))
+    assert got["t"].error_code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert got["t"].error_message == "[Errno 24] creating the log of t-1 failed: Too many open files"
+    assert broker.topics.names() == [] and _dirs(broker, "t") == []
