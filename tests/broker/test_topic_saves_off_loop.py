@@ -163,7 +163,8 @@ async def test_concurrent_incremental_changes_of_one_topic_both_land(broker, mon
             nursery.start_soon(change, "retention.ms", "1000")
             await trio.to_thread.run_sync(saves.held.wait, HELD_AT_MOST)
             nursery.start_soon(change, "segment.ms", "2000")
-            await trio.sleep(0.05)  # the second is in, waiting for its turn
+            while not broker.topics.changes.statistics().tasks_waiting:  # the second waits for its turn
+                await trio.sleep(0.001)
             saves.release()
     assert answers == [ErrorCode.NONE, ErrorCode.NONE]
     assert overrides(broker, "inc") == {"retention.ms": "1000", "segment.ms": "2000"}
