@@ -81,6 +81,7 @@ from .quotas import ClientQuotas
 from .request_time import TaskTime
 from .sampled_stat import metric_windows
 from .scram_store import add_scram
+from .store_saves import StoreSaves
 from .topics import INTERNAL_TOPICS, Partition, TopicRegistry
 from .transactions import TXN_TOPIC, TransactionCoordinator
 
@@ -158,12 +159,16 @@ class Broker:
         return authorizer
 
     def _count_metadata_changes(self) -> None:
-        """Point every store of metadata at the quorum's end offset."""
+        """Point every store of metadata at the quorum's end offset, and a save in doubt
+        (``store_saves.py``) at the failure of the metadata log dir, the first."""
         stores = (self.topics.manager, self.scram, self.dynamic_config, self.group_configs, self.quotas,
                   self.authorizer)  # fmt: skip
+        manager = self.topics.manager
         for store in stores:
             if store is not None:
                 store.on_metadata_change = self.quorum.append
+            if isinstance(getattr(store, "saves", None), StoreSaves):
+                store.saves.on_in_doubt = lambda why: manager.failures.fail_dir(manager.dirs[0], why)
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

@@ -76,7 +76,7 @@ import trio
 
 from cleaner import CleanerConfig
 from storage import ConfigError as StorageConfigError
-from storage import StorageError
+from storage import MetadataDirFailed, StorageError
 from storage.config import DYNAMIC_KEYS as STORAGE_DYNAMIC_KEYS
 from storage.config import OTHER_BROKER_DEFAULTS, ConfigModel, is_storage_key
 from storage.config_values import TYPE_PARSERS
@@ -283,6 +283,8 @@ class DynamicBrokerConfig:
             stored = {**self.stored, **plan.levels}
             try:
                 await self.saves.save(self._write, stored)
+            except MetadataDirFailed:  # in doubt: not answered, the broker stops
+                raise
             except OSError as exc:
                 log.error("could not store the dynamic broker configs in %s: %s", self.path, exc)
                 raise NotStored(f"could not store the dynamic broker configs: {exc}") from None

@@ -59,7 +59,7 @@ from typing import Any, Callable
 
 import attrs
 
-from storage import StorageError
+from storage import MetadataDirFailed, StorageError
 from storage.config import ConfigEntry
 from storage.topic_store import atomic_write
 
@@ -237,6 +237,8 @@ class GroupConfigs:
                 groups[group] = dict(props)
             try:
                 await self.saves.save(self._write, groups)
+            except MetadataDirFailed:  # in doubt: not answered, the broker stops
+                raise
             except OSError as exc:
                 log.error("could not store the group configs in %s: %s", self.path, exc)
                 raise NotStored(f"could not store the group configs: {exc}") from None

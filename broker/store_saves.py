@@ -25,6 +25,13 @@ connections are served while the disk works. A change runs so::
   save. Memory is changed only once ``save`` returned, with no checkpoint in
   between, so no other request ever sees a change the disk has not got.
 * The caller answers the request after its turn: once its save is durable.
+* A save whose new file is in place but whose directory fsync failed
+  (``storage.SaveInDoubt``) is neither made nor refused: a restart may find
+  it or not. ``on_in_doubt`` then takes the metadata log dir offline, which
+  stops the broker, and ``save`` raises ``MetadataDirFailed``, which the
+  stores let through and dispatch answers by closing the connection, as
+  Kafka halts when its metadata log cannot be flushed. (Before, the change
+  was refused while its file was in place: a restart made it.)
 
 The topics' changes have their own ordering (``broker.topics.run_steps``:
 saves interleaved with log making); this is the simple case, a whole new
@@ -37,6 +44,8 @@ from typing import Any, Callable, TypeVar
 
 import trio
 
+from storage import MetadataDirFailed, SaveInDoubt
+
 T = TypeVar("T")
 
 
@@ -45,6 +54,7 @@ class StoreSaves:
 
     def __init__(self) -> None:
         self._turn = trio.Lock()
+        self.on_in_doubt: Callable[[str], None] = lambda _why: None  # the broker: the metadata log dir fails
 
     async def __aenter__(self) -> "StoreSaves":
         await self._turn.acquire()
@@ -59,4 +69,9 @@ class StoreSaves:
         if self._turn.statistics().owner is not trio.lowlevel.current_task():
             raise RuntimeError("a store saves only in its turn (async with its StoreSaves)")
         with trio.CancelScope(shield=True):
-            return await trio.to_thread.run_sync(write, *args)
+            try:
+                return await trio.to_thread.run_sync(write, *args)
+            except SaveInDoubt as exc:  # see the module docstring
+                why = f"a metadata save is in doubt: {exc}"
+                self.on_in_doubt(why)
+                raise MetadataDirFailed(exc.errno, why) from exc

@@ -20,7 +20,8 @@ See ``storage/README.md`` for the files on disk and the flush modes.
 """
 
 from .config import TOPIC_CONFIGS, ConfigEntry, ConfigModel, LogConfig
-from .errors import ConfigError, LogDirInUse, LogDirsFailed, MetadataDirFailed, OffsetOutOfRangeError, StorageError
+from .errors import (ConfigError, LogDirInUse, LogDirsFailed, MetadataDirFailed, NothingWritten, OffsetOutOfRangeError,
+                     SaveInDoubt, StorageError)  # fmt: skip
 from .log import Log
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_manager import LogManager
@@ -40,8 +41,10 @@ __all__ = [
     "LogDirsFailed",
     "MetadataDirFailed",
     "LogManager",
+    "NothingWritten",
     "LogSlice",
     "OffsetOutOfRangeError",
+    "SaveInDoubt",
     "SegmentInfo",
     "StorageError",
     "TopicMeta",

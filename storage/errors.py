@@ -11,6 +11,8 @@ connection without an answer, as Kafka halts before it answers).
 ``NothingWritten``: a save refused at its first step because the process
 is out of file descriptors or memory (``NOT_THE_DISK``): nothing reached the
 disk, so it is answered KAFKA_STORAGE_ERROR and the dir stays online.
+``SaveInDoubt``: a save whose new file was renamed in place but whose
+directory fsync failed: the metadata log dir fails (the broker stops).
 ``LogDirInUse``: another broker holds a log dir's ``.lock`` (``dir_locks.py``).
 """
 
@@ -37,6 +39,12 @@ class MetadataDirFailed(LogDirsFailed):
 class NothingWritten(StorageError):
     """A save refused before it wrote anything (its first ``open`` met a process limit, ``NOT_THE_DISK``):
     nothing to take back, and no sign of a failing disk."""
+
+
+class SaveInDoubt(StorageError):
+    """A save whose new file is in place but not known to be on disk (``atomic_write``: the directory's
+    fsync failed after the rename): a restart may find it or not, so the change is neither made nor
+    refused; the metadata log dir fails, as Kafka halts when its metadata log's flush fails."""
 
 
 class LogDirInUse(Exception):

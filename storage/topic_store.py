@@ -26,7 +26,7 @@ from types import MappingProxyType
 import attrs
 
 from . import fileops
-from .errors import StorageError
+from .errors import SaveInDoubt, StorageError
 
 TOPICS_FILE = "__topics.json"
 META_PROPERTIES = "meta.properties"
@@ -164,7 +164,7 @@ def atomic_write(path: Path, text: str, *, sync: bool = True, private: bool = Fa
     """Replace ``path`` by ``text`` through a temporary file; ``sync``: fsync the file and its directory;
     ``private``: readable by the owner only (it may hold passwords). Every write, fsync and rename goes
     through ``fileops``, the fault-injection seam; out of descriptors or memory at the first step it is
-    ``NothingWritten``."""
+    ``NothingWritten``; once renamed, a failed fsync of the directory is ``SaveInDoubt``."""
     tmp = path.with_name(path.name + ".tmp")
     fd = fileops.open_to_save(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600 if private else 0o666)
     try:
@@ -177,7 +177,11 @@ def atomic_write(path: Path, text: str, *, sync: bool = True, private: bool = Fa
         os.close(fd)
     fileops.replace(tmp, path)
     if sync:
-        fileops.fsync_path(path.parent)
+        try:
+            fileops.fsync_path(path.parent)
+        except OSError as exc:  # the new file is seen now, but a crash may undo the rename
+            raise SaveInDoubt(exc.errno, f"the rename is not known to be on disk: {exc.strerror or exc}",
+                              str(path)) from exc
 
 
 PARTITION_METADATA = "partition.metadata"

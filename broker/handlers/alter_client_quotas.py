@@ -27,6 +27,7 @@ from __future__ import annotations
 import struct
 
 from protocol import ErrorCode
+from storage import MetadataDirFailed
 
 from ..acl_model import AclOperation
 from ..dispatch import RequestContext, error_answer, handler
@@ -62,6 +63,8 @@ async def handle(ctx: RequestContext, request) -> object:
     if changes and not request.validate_only:
         try:
             await ctx.broker.quotas.alter(list(changes.values()))
+        except MetadataDirFailed:  # in doubt: not answered, the broker stops
+            raise
         except OSError as exc:
             for key in changes:
                 answer = answers[key]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import logging
 
 from protocol import ErrorCode
+from storage import MetadataDirFailed
 
 from ..acl_model import AclOperation
 from ..dispatch import RequestContext, handler
@@ -113,6 +114,8 @@ async def _apply(store, deletions: dict, changes: dict) -> bool:
     credentials.update(changes)
     try:
         await store.replace(credentials)
+    except MetadataDirFailed:  # in doubt: not answered, the broker stops
+        raise
     except OSError as exc:
         log.error("could not save the SCRAM credentials: %s", exc)
         return False

@@ -12,6 +12,7 @@ as the store answered it before, and changes nothing.
 
 from __future__ import annotations
 
+import errno
 import os
 from typing import Any, Awaitable, Callable
 
@@ -20,6 +21,7 @@ import pytest
 import trio
 
 from broker.acl_model import AclOperation, PatternType, PermissionType, ResourceType
+from broker.dispatch import CloseConnection
 from broker.metadata_quorum import FILE_NAME as QUORUM_FILE
 from protocol import ErrorCode
 from storage import fileops
@@ -236,5 +238,36 @@ async def test_a_change_is_checked_against_what_the_change_before_it_left(tmp_pa
                 nursery.start_soon(delete)
                 nursery.start_soon(delete)
         assert answers == [ErrorCode.NONE, ErrorCode.RESOURCE_NOT_FOUND] and b.scram.credentials == {}
+    finally:
+        b.close()
+
+
+def directory_fsync_fails_once() -> Callable[[Any], None]:
+    """``fileops.fsync_path`` fails (an I/O error) the first time: the store's file is renamed in place, but
+    the rename is not known to be on disk."""
+    real, calls = fileops.fsync_path, []
+
+    def fsync_path(path) -> None:
+        calls.append(path)
+        if len(calls) == 1:
+            raise OSError(errno.EIO, "Input/output error")
+        real(path)
+
+    return fsync_path
+
+
+@pytest.mark.parametrize("store", STORES, ids=lambda s: s.name)
+async def test_a_save_in_doubt_is_not_answered_and_fails_the_metadata_dir(tmp_path, monkeypatch, store):
+    """Renamed in place but not known to be on disk: a restart may find the change or not, so it is neither
+    made nor refused. The metadata log dir fails (the broker stops) and the request is not answered, as
+    Kafka halts when its metadata log's flush fails. Before, the change was refused, and a restart made it."""
+    b = open_store_broker(tmp_path)
+    try:
+        before, offset = store.seen(b), b.quorum.end_offset
+        monkeypatch.setattr(fileops, "fsync_path", directory_fsync_fails_once())
+        with pytest.raises(CloseConnection, match="not answered: .*a metadata save is in doubt"):
+            await store.change(b, 0, 1)
+        assert b.topics.manager.failures.metadata_offline
+        assert store.seen(b) == before and b.quorum.end_offset == offset
     finally:
         b.close()
