@@ -6,6 +6,10 @@ we get the same by processing frames sequentially in the connection's task.
 A frame that Kafka would refuse closes the connection (``CloseConnection``),
 and so does ``connections.max.idle.ms`` without a byte from the client (a
 request in progress, such as a long-polling Fetch, is not idle time). A
+handler that fails unexpectedly does not: ``dispatch`` answers its request
+UNKNOWN_SERVER_ERROR, as Kafka's ``handleError`` does, and the connection
+serves on; only a failure outside the handlers reaches the catch-all in
+``serve``, which logs it with its traceback and closes the connection. A
 handler that finds the client over a quota sets ``throttle``: the answer
 goes out at once and the connection then reads nothing more for that long
 (KIP-219: Kafka mutes the channel after the response, for every version).
@@ -138,7 +142,7 @@ class Connection:
             log.log(level, "closing connection from %s: %s", self.peer, exc)
         except (trio.BrokenResourceError, trio.ClosedResourceError, ConnectionError):
             linger = False
-        except Exception:  # a bug in one request must not take the broker down
+        except Exception:  # a bug outside the handlers (dispatch answers theirs) must not take the broker down
             log.exception("closing connection from %s after an unexpected error", self.peer)
         finally:  # also on a stop: the answers written are read before the end of stream
             await close_stream(self.stream, self.closing or Closing(), linger)

@@ -11,21 +11,27 @@ closes it (reference §6.3):
   or a legacy version switched off (KIP-724/KIP-896) -> close, no answer;
 * ApiVersions at a version above ours -> a v0 answer with UNSUPPORTED_VERSION
   listing only ApiVersions' own range, so the client can retry lower;
-* an answer that cannot be written (a string field over 0x7fff bytes, classic
-  or compact: an error message quoting a long name, a member id made of a
-  long client id, a config value grown by APPENDs; or any other writer
-  failure) -> the request's error answer with UNKNOWN_SERVER_ERROR, logged at
-  ERROR. Kafka writes the answer in ``RequestChannel.sendResponse``, inside the
-  try of ``KafkaApis.handle`` (or of the future a group handler returns), so
-  its generated writer's "field is too long to be serialized" is caught like
-  any handler failure: ``handleError`` sends ``getErrorResponse(throttle,
-  UNKNOWN_SERVER_ERROR)``, whose few fields are the request's own and
-  always fit. Each API's builder of that answer (Kafka's
+* a handler that fails unexpectedly (any ``Exception`` but ``CloseConnection``
+  and the ones below), or an answer that cannot be written (a string field
+  over 0x7fff bytes: an error message quoting a long name, a member id made
+  of a long client id, a config value grown by APPENDs; or any other writer
+  failure) -> the request's error answer with UNKNOWN_SERVER_ERROR, logged
+  at ERROR as "Unexpected error handling request" (with the traceback, but
+  for an over-long string). Kafka's ``KafkaApis.handle`` catches any
+  Throwable from a handler, and from writing its answer, which
+  ``RequestChannel.sendResponse`` does inside that try: ``handleError``
+  sends ``getErrorResponse(throttle, e)`` with ``Errors.forException(e)``,
+  UNKNOWN_SERVER_ERROR for anything not an ``ApiException`` (our handlers
+  answer those errors themselves). Its few fields are the request's own
+  and always fit. Every API's builder of that answer (Kafka's
   ``getErrorResponse``) lives in its handler module, registered with
-  ``@error_answer(key)``; dispatch gives it the throttle time the unsent
-  answer carried. An API with no builder, or an error answer that cannot be
-  written either, closes the connection: Kafka would leave that request
-  unanswered forever, which a client only ends by timing out;
+  ``@error_answer(key)`` (shared shapes in ``handlers/_error_answers``).
+  Its throttle time is the request quota's for a failed handler, the unsent
+  answer's for an unwritable one, and none where Kafka's builder sets none.
+  Produce with ``acks=0`` has none (Kafka's is null): the connection is
+  closed, and so it is when a builder fails or its answer cannot be written
+  either: Kafka would leave that request unanswered forever. trio's
+  ``Cancelled`` and any other ``BaseException`` pass through untouched;
 * a topic change whose save failed (``storage.MetadataDirFailed``: the
   metadata log dir is offline and the broker stops) -> close, no answer, as
   Kafka halts before it answers: the change is neither made nor refused.
@@ -37,7 +43,8 @@ counts it: its rate per name and version, its times once the answer is sent
 answer not sent (``acks=0``) has no error codes, unless the connection is
 closed over it, when Kafka counts the errors it would have carried. An
 answer that cannot be written has its errors counted, as Kafka counts them
-before writing, and so has the error answer sent in its place.
+before writing, and so has the error answer sent in its place (or, for a
+failed handler, the error answer alone, as Kafka counts it).
 
 ``answer_before_login`` answers the ApiVersions a SASL listener takes before
 the login, which Kafka's ``SaslServerAuthenticator`` answers itself, outside
@@ -275,17 +282,13 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
     ctx = RequestContext(broker, connection, request, len(frame))
     timed = quotas.start_request_time(ctx)
     try:
-        body = await h.fn(ctx, request.body)
-    except BaseException as exc:
-        if timed:  # the connection closes: its watch must not outlive it
+        body, throttled = await _handle(h, ctx, started)
+    except BaseException:
+        if timed:  # the connection closes (or the task is cancelled): its watch must not outlive it
             broker.request_time.end()
-        if isinstance(exc, CloseConnection) and exc.response is not None:
-            request_metrics.record(ctx, started, exc.response, sent=False)
-        if isinstance(exc, MetadataDirFailed):
-            raise CloseConnection(f"{request.api.name} not answered: {exc}", level=logging.ERROR) from exc
         raise
     if timed:
-        quotas.apply_request_quota(ctx, body)
+        quotas.apply_request_quota(ctx, body if throttled else None)
     if body is NO_RESPONSE:
         request_metrics.record(ctx, started, None, sent=False)
         return NO_RESPONSE
@@ -298,14 +301,55 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
     return [*chunks, request_metrics.AfterSent(done)]
 
 
-def _error_answer_chunks(ctx: RequestContext, started: float, body: Any, exc: Exception) -> list:
-    """The request's error answer (UNKNOWN_SERVER_ERROR) in place of ``body``, which could not be written
-    (``exc``); the connection is closed when the API has none or it cannot be written either."""
+async def _handle(h: Handler, ctx: RequestContext, started: float) -> tuple[Any, bool]:
+    """The handler's answer, or the request's error answer when the handler fails unexpectedly (see the module
+    docstring); and whether the answer takes the throttle time of a request quota."""
+    request = ctx.request
+    try:
+        return await h.fn(ctx, request.body), True
+    except CloseConnection as exc:
+        if exc.response is not None:
+            request_metrics.record(ctx, started, exc.response, sent=False)
+        raise
+    except MetadataDirFailed as exc:
+        raise CloseConnection(f"{request.api.name} not answered: {exc}", level=logging.ERROR) from exc
+    except Exception as exc:  # not BaseException: trio.Cancelled and KeyboardInterrupt pass through untouched
+        return _failed(ctx, started, exc)
+
+
+def _failed(ctx: RequestContext, started: float, exc: Exception) -> tuple[Any, bool]:
+    """Kafka's ``handleError``: the error answer with UNKNOWN_SERVER_ERROR, logged at ERROR with the
+    traceback; the connection is closed instead when there is none (Produce with ``acks=0``), its errors
+    counted as Kafka's ``closeConnection`` counts them."""
+    request = ctx.request
+    _log_failure(ctx, exc, traceback=True)
+    builder = ERROR_ANSWERS.get(request.header.api_key)
+    try:
+        if builder is None:
+            raise LookupError(f"no error answer for {request.api.name}")
+        return builder.fn(ctx, request.body, ErrorCode.UNKNOWN_SERVER_ERROR), builder.throttled
+    except CloseConnection as close:  # Produce with acks=0: Kafka's null error response
+        request_metrics.record(ctx, started, close.response, sent=False)
+        raise
+    except Exception as again:
+        request_metrics.record(ctx, started, None, sent=False)
+        raise CloseConnection(f"{request.api.name} not answered: {again}", level=logging.ERROR) from None
+
+
+def _log_failure(ctx: RequestContext, exc: Exception, traceback: bool) -> None:
+    """Kafka's ``KafkaApis.handle``: "Unexpected error handling request", at ERROR, with the traceback."""
     request = ctx.request
     log.error("Unexpected error handling request %s v%d (correlation id %d, client id %.100s, principal %s): "
               "%s; answering %s", request.api.name, request.version, request.header.correlation_id,
               request.header.client_id, ctx.principal, exc, ErrorCode.UNKNOWN_SERVER_ERROR.name,
-              exc_info=not isinstance(exc, StringTooLongError))  # fmt: skip
+              exc_info=exc if traceback else None)  # fmt: skip
+
+
+def _error_answer_chunks(ctx: RequestContext, started: float, body: Any, exc: Exception) -> list:
+    """The request's error answer (UNKNOWN_SERVER_ERROR) in place of ``body``, which could not be written
+    (``exc``); the connection is closed when the API has none or it cannot be written either."""
+    request = ctx.request
+    _log_failure(ctx, exc, traceback=not isinstance(exc, StringTooLongError))
     builder = ERROR_ANSWERS.get(request.header.api_key)
     try:
         if builder is None:

@@ -20,9 +20,10 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..topics import INTERNAL_TOPICS
 from ..transactions import for_version
+from ._error_answers import per_partition
 
 API_KEY = 24
 
@@ -59,4 +60,14 @@ def _response(ctx: RequestContext, request, errors: dict) -> object:
     for t in request.topics:
         parts = [Part(partition_index=p, partition_error_code=errors[(t.name, p)]) for p in t.partitions]
         resp.results_by_topic.append(Topic(name=t.name, results_by_partition=parts))
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse`` (v0-v3): ``error`` for every partition of the request."""
+    resp = ctx.response()
+    asked = [({"name": t.name}, t.partitions) for t in request.topics]
+    resp.results_by_topic = per_partition(type(resp).AddPartitionsToTxnTopicResult, asked, error,
+                                          parts="results_by_partition", code="partition_error_code")  # fmt: skip
     return resp

@@ -37,7 +37,8 @@ from protocol import ErrorCode
 from storage.file_names import FUTURE_SUFFIX
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import per_partition
 
 API_KEY = 34
 UNIQUE_ID_CHARS = 32  # a UUID without its dashes, as Kafka names future and deleted directories
@@ -86,3 +87,12 @@ def _alter(broker: Any, topic: str, partition: int, path: str) -> ErrorCode:
     except OSError:
         return ErrorCode.KAFKA_STORAGE_ERROR
     return broker.log_dir_moves.request(topic, partition, root)
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every partition of every dir, topic by topic."""
+    resp = ctx.response()
+    asked = [({"topic_name": t.name}, t.partitions) for d in request.dirs for t in d.topics]
+    resp.results = per_partition(type(resp).AlterReplicaLogDirTopicResult, asked, error)
+    return resp

@@ -35,7 +35,7 @@ from protocol import ErrorCode
 from storage import MetadataDirFailed
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..scram import BY_TYPE, credential_from_salted
 from ._admin_authz import cluster_denied_message
 
@@ -148,4 +148,14 @@ async def handle(ctx: RequestContext, request) -> object:
     Result = type(resp).AlterUserScramCredentialsResult
     resp.results = [Result(user=name, error_code=ErrorCode.NONE, error_message=None) for name in done]
     resp.results += [Result(user=name, error_code=code, error_message=text) for name, (code, text) in errors.items()]
+    return resp
+
+
+@error_answer(API_KEY, throttled=False)  # Kafka's getErrorResponse sets no throttle time
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` once for each user named, in name order, no message."""
+    resp = ctx.response()
+    users = sorted({c.name for c in request.deletions} | {c.name for c in request.upsertions})
+    Result = type(resp).AlterUserScramCredentialsResult
+    resp.results = [Result(user=user, error_code=error, error_message=None) for user in users]
     return resp

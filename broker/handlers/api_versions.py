@@ -24,8 +24,9 @@ import re
 from protocol import ErrorCode
 
 from .. import features
-from ..dispatch import REGISTRY, RequestContext, enabled_range, handler
+from ..dispatch import REGISTRY, RequestContext, enabled_range, error_answer, handler
 from . import consumer_group_describe, consumer_group_heartbeat
+from ._error_answers import top_level
 
 API_KEY = 18
 CONSUMER_GROUP_APIS = (consumer_group_heartbeat.API_KEY, consumer_group_describe.API_KEY)  # KIP-848
@@ -65,3 +66,5 @@ def _with_features(ctx: RequestContext, resp):
                                for name, level in features.finalized()]  # fmt: skip
     resp.finalized_features_epoch = ctx.broker.quorum.last_offset  # the metadata image's offset, as KRaft
     return resp
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error``, no API listed

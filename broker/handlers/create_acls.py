@@ -20,7 +20,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, creation_error
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._acls import CHANGE_MESSAGE, binding, check_known, denied, each
 
 API_KEY = 30
@@ -42,4 +42,12 @@ async def handle(ctx: RequestContext, request) -> object:
     await ctx.broker.authorizer.create([acl for acl, error in zip(acls, errors) if error is None])
     resp.results = [Result(error_code=ErrorCode.INVALID_REQUEST if error else ErrorCode.NONE, error_message=error)
                     for error in errors]  # fmt: skip
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every creation, no message."""
+    resp = ctx.response()
+    resp.results = [type(resp).AclCreationResult(error_code=error, error_message=None) for _ in request.creations]
     return resp

@@ -18,7 +18,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._tokens import requester, token_refusal
 
 API_KEY = 38
@@ -46,3 +46,12 @@ def _error(ctx: RequestContext, request, owner: tuple[str, str], asker: tuple[st
     if any(renewer.principal_type != USER_TYPE for renewer in request.renewers):
         return ErrorCode.INVALID_PRINCIPAL_TYPE
     return refusal
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error``, owner and requester ``User:ANONYMOUS``, timestamps -1, no token."""
+    return ctx.response(error_code=error, principal_type=USER_TYPE, principal_name="ANONYMOUS",
+                        token_requester_principal_type=USER_TYPE, token_requester_principal_name="ANONYMOUS",
+                        issue_timestamp_ms=-1, expiry_timestamp_ms=-1, max_timestamp_ms=-1, token_id="",
+                        hmac=b"")  # fmt: skip

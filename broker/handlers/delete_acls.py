@@ -14,7 +14,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._acls import CHANGE_MESSAGE, FILTER_CODES, acl_filter, check_known, denied, each, visible
 
 API_KEY = 31
@@ -40,4 +40,13 @@ async def handle(ctx: RequestContext, request) -> object:
             for a in visible(ctx, acls)])
         for acls in removed
     ]  # fmt: skip
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every filter, no message, no ACLs matched."""
+    resp = ctx.response()
+    Result = type(resp).DeleteAclsFilterResult
+    resp.filter_results = [Result(error_code=error, error_message=None) for _ in request.filters]
     return resp

@@ -19,7 +19,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 
 API_KEY = 42
 
@@ -34,4 +34,12 @@ async def handle(ctx: RequestContext, request) -> object:
         else:
             error = ErrorCode.GROUP_AUTHORIZATION_FAILED
         resp.results.append(result_cls(group_id=group_id, error_code=error))
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every group named, a repeated one repeated."""
+    resp = ctx.response()
+    resp.results = [type(resp).DeletableGroupResult(group_id=g, error_code=error) for g in request.groups_names]
     return resp

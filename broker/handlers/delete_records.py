@@ -30,8 +30,9 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..topics import INTERNAL_TOPICS
+from ._error_answers import partition_indexes, per_partition
 
 API_KEY = 21
 HIGH_WATERMARK = -1
@@ -72,3 +73,12 @@ def _delete(ctx: RequestContext, topic: str, p: Any) -> tuple[ErrorCode, int]:
     except OSError:
         return ErrorCode.KAFKA_STORAGE_ERROR, -1
     return ErrorCode.NONE, low_watermark
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every partition of the request, low watermark -1."""
+    resp = ctx.response()
+    asked = [({"name": t.name}, partition_indexes(t.partitions)) for t in request.topics]
+    resp.topics = per_partition(type(resp).DeleteRecordsTopicResult, asked, error, low_watermark=-1)
+    return resp

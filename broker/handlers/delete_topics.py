@@ -50,7 +50,7 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..mutation_quota import THROTTLED, MutationQuota
 from ..topics import TopicError
 from ._admin import UNKNOWN_TOPIC_MESSAGE
@@ -185,3 +185,15 @@ def _result(ctx: RequestContext, Result: type, name, topic_id, code: ErrorCode, 
     if ctx.version < 6 and name is None:
         name = ""
     return Result(name=name, topic_id=topic_id, error_code=code, error_message=message)
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every topic of the request (v6: by name and id), no message."""
+    resp = ctx.response()
+    Result = type(resp).DeletableTopicResult
+    if ctx.version >= 6:
+        resp.responses = [Result(name=t.name, topic_id=t.topic_id, error_code=error) for t in request.topics]
+    else:
+        resp.responses = [Result(name=name, error_code=error) for name in request.topic_names]
+    return resp

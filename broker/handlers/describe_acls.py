@@ -18,7 +18,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._acls import DESCRIBE_MESSAGE, FILTER_CODES, acl_filter, check_known, denied, visible
 
 API_KEY = 29
@@ -42,3 +42,9 @@ async def handle(ctx: RequestContext, request) -> object:
     resp.resources = [Resource(resource_type=rtype, resource_name=name, pattern_type=ptype, acls=acls)
                       for (rtype, name, ptype), acls in groups.items()]  # fmt: skip
     return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` at the top, no message (``ApiError.fromThrowable``), no ACLs."""
+    return ctx.response(error_code=error, error_message=None)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin import NO_OPERATIONS
 
 API_KEY = 60
@@ -54,3 +54,9 @@ async def handle(ctx: RequestContext, request) -> object:
     else:
         resp.cluster_authorized_operations = 0
     return resp
+
+
+@error_answer(API_KEY, throttled=False)  # Kafka's getErrorResponse sets no throttle time
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` at the top, no message, no cluster id or brokers."""
+    return ctx.response(error_code=error, error_message=None)

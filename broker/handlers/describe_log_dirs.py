@@ -29,7 +29,8 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import top_level
 
 API_KEY = 35
 
@@ -75,3 +76,5 @@ def _result(Result: type, root: Path, logs: list[Any]) -> Any:
         topics=[Topic(name=name, partitions=parts) for name, parts in by_topic.items()],
         total_bytes=space.f_blocks * space.f_frsize, usable_bytes=space.f_bavail * space.f_frsize,
     )  # fmt: skip
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` at the top (v3+), no results

@@ -22,10 +22,11 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..topics import TopicError, check_topic_name
 from ._admin import UNKNOWN_TOPIC_MESSAGE
 from ._admin_authz import DEFAULT_MESSAGES
+from ._error_answers import per_partition
 
 API_KEY = 61
 
@@ -74,3 +75,12 @@ def _partition(ctx: RequestContext, Part: type, topic: str, index: int, error) -
 
 def _or_none(offset: int | None) -> int:
     return -1 if offset is None else offset
+
+
+@error_answer(API_KEY, throttled=False)  # Kafka's getErrorResponse sets no throttle time
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every partition asked, no message, no producers."""
+    resp = ctx.response()
+    asked = [({"name": t.name}, t.partition_indexes) for t in request.topics]
+    resp.topics = per_partition(type(resp).TopicResponse, asked, error)
+    return resp

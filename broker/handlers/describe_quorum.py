@@ -48,9 +48,9 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..listeners import controller_endpoints
-from ._admin_authz import CLUSTER_DENIED
+from ._admin_authz import CLUSTER_DENIED, DEFAULT_MESSAGES
 
 API_KEY = 55
 METADATA_TOPIC = "__cluster_metadata"
@@ -98,3 +98,9 @@ def _partition(ctx: RequestContext, Partition) -> object:
     return Partition(partition_index=METADATA_PARTITION, error_code=ErrorCode.NONE, leader_id=node_id,
                      leader_epoch=quorum.leader_epoch, high_watermark=quorum.high_watermark,
                      current_voters=[voter], observers=[])  # fmt: skip
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` at the top with its message (v2+), no partitions."""
+    return ctx.response(error_code=error, error_message=DEFAULT_MESSAGES.get(error))

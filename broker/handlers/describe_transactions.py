@@ -19,7 +19,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 
 API_KEY = 65
 
@@ -46,4 +46,13 @@ async def handle(ctx: RequestContext, request) -> object:
             topics=[State.TopicData(topic=t, partitions=ps) for t, ps in meta.partitions_by_topic().items()
                     if ctx.authorized(AclOperation.DESCRIBE, ResourceType.TOPIC, t)],
         ))  # fmt: skip
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every transactional id asked."""
+    resp = ctx.response()
+    State = type(resp).TransactionState
+    resp.transaction_states = [State(transactional_id=t, error_code=error) for t in request.transactional_ids]
     return resp

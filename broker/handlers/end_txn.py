@@ -24,8 +24,9 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..transactions import for_version
+from ._error_answers import top_level
 
 API_KEY = 26
 
@@ -37,3 +38,5 @@ async def handle(ctx: RequestContext, request) -> object:
     error = await ctx.broker.transactions.end(
         request.transactional_id, request.producer_id, request.producer_epoch, request.committed)
     return ctx.response(error_code=for_version(error, ctx.version, 2))
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` at the top alone

@@ -11,7 +11,8 @@ Version notes: v1 answers before throttling; v2 flexible.
 
 from __future__ import annotations
 
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import top_level
 from ._tokens import expiry_refusal
 
 API_KEY = 40
@@ -20,3 +21,5 @@ API_KEY = 40
 @handler(API_KEY, 0, 2)
 async def handle(ctx: RequestContext, request) -> object:
     return expiry_refusal(ctx)
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` at the top alone

@@ -105,10 +105,11 @@ import trio
 from protocol import ErrorCode, encode_chunks
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..fetch_reader import PartitionRead, read_partition
 from ..fetch_sessions import topic_name
 from ..quotas import request_identity, request_time_throttle, throttle
+from ._error_answers import partition_indexes, per_partition
 
 API_KEY = 1
 READ_COMMITTED = 1
@@ -307,3 +308,15 @@ def _aborted(ctx: RequestContext, Part, r: PartitionRead) -> list | None:
     if ctx.version < 4 or r.aborted is None:
         return None
     return [Part.AbortedTransaction(producer_id=pid, first_offset=first) for pid, first in r.aborted]
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` at the top, the session id echoed; before v13 also for every
+    partition asked (high watermark -1), which older clients read the error from."""
+    resp = ctx.response(error_code=error, session_id=request.session_id)
+    if ctx.version < 13:
+        asked = [({"topic": t.topic, "topic_id": t.topic_id}, partition_indexes(t.partitions, "partition"))
+                 for t in request.topics]  # fmt: skip
+        resp.responses = per_partition(type(resp).FetchableTopicResponse, asked, error, high_watermark=-1)
+    return resp

@@ -43,7 +43,7 @@ import trio
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin_authz import DEFAULT_MESSAGES
 
 API_KEY = 10
@@ -132,4 +132,17 @@ def _answer(ctx: RequestContext, request, errors: dict[str, ErrorCode], with_mes
             key=key, node_id=node if found else -1, host=host if found else "", port=port if found else -1,
             error_code=error, error_message=_MESSAGES[error] if with_message else None,
         ))  # fmt: skip
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` with its message and no node (-1, "", -1): before v4 at the
+    top, from v4 for every key asked."""
+    message = _MESSAGES.get(error)
+    if ctx.version < 4:
+        return ctx.response(error_code=error, error_message=message, node_id=-1, host="", port=-1)
+    resp = ctx.response()
+    resp.coordinators = [type(resp).Coordinator(key=key, node_id=-1, host="", port=-1, error_code=error,
+                                                error_message=message) for key in request.coordinator_keys]  # fmt: skip
     return resp

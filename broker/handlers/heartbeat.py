@@ -16,7 +16,8 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import top_level
 
 API_KEY = 12
 
@@ -29,3 +30,5 @@ async def handle(ctx: RequestContext, request) -> object:
         request.group_id, request.member_id, request.group_instance_id, request.generation_id
     )
     return ctx.response(error_code=error)
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` at the top alone

@@ -39,7 +39,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..transactions import for_version
 
 API_KEY = 22
@@ -78,3 +78,9 @@ async def _transactional(ctx: RequestContext, request) -> object:
     error, producer_id, epoch = await ctx.broker.transactions.init_producer_id(
         request.transactional_id, request.transaction_timeout_ms, expected)
     return ctx.response(error_code=for_version(error, ctx.version, 4), producer_id=producer_id, producer_epoch=epoch)
+
+
+@error_answer(API_KEY, throttled=False)  # Kafka's getErrorResponse sets a throttle time of 0
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error``, no producer id or epoch (-1)."""
+    return ctx.response(error_code=error, producer_id=-1, producer_epoch=-1)

@@ -19,7 +19,8 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import top_level
 
 API_KEY = 13
 
@@ -39,3 +40,5 @@ async def handle(ctx: RequestContext, request) -> object:
     member_cls = type(resp).MemberResponse
     resp.members = [member_cls(member_id=m, group_instance_id=i, error_code=e) for (m, i), e in zip(leaving, errors)]
     return resp
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` at the top alone

@@ -21,7 +21,8 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import top_level
 
 API_KEY = 74
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
@@ -48,3 +49,5 @@ async def handle(ctx: RequestContext, request) -> object:
         if kind in wanted:
             resp.config_resources += [Resource(resource_name=n, resource_type=kind) for n in names.get(kind, [])]
     return resp
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` at the top alone

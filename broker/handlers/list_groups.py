@@ -19,7 +19,8 @@ Version notes: v1 throttle time; v3 flexible; v4 states; v5 types (KIP-848).
 from __future__ import annotations
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import top_level
 
 API_KEY = 16
 
@@ -44,3 +45,5 @@ async def handle(ctx: RequestContext, request) -> object:
         resp.groups.append(listed(group_id=group_id, protocol_type=protocol_type, group_state=state,
                                   group_type=group_type))  # fmt: skip
     return resp
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` at the top alone

@@ -64,8 +64,9 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin import LEADER_EPOCH, NO_EPOCH, leader_epoch_error
+from ._error_answers import partition_indexes, per_partition
 from ._legacy_offsets import legacy_offsets
 
 API_KEY = 2
@@ -163,3 +164,13 @@ def _lookup(log: Any, timestamp: int, replica_id: int, committed: bool = False) 
         return NOT_FOUND
     offset, record_timestamp = found
     return (record_timestamp, offset, LEADER_EPOCH) if offset < limit else NOT_FOUND
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every partition asked, with no offsets (v0) or offset and
+    timestamp -1."""
+    resp = ctx.response()
+    asked = [({"name": t.name}, partition_indexes(t.partitions)) for t in request.topics]
+    resp.topics = per_partition(type(resp).ListOffsetsTopicResponse, asked, error)
+    return resp

@@ -19,7 +19,7 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin_authz import cluster_denied_message
 
 API_KEY = 46
@@ -33,5 +33,17 @@ async def handle(ctx: RequestContext, request) -> object:
     Topic = type(resp).OngoingTopicReassignment
     resp.topics = [Topic(name=t.name, partitions=[Topic.OngoingPartitionReassignment(partition_index=p)
                                                   for p in t.partition_indexes])
+                   for t in request.topics or []]  # fmt: skip
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` at the top, no message, every partition asked listed with no
+    replicas."""
+    resp = ctx.response(error_code=error, error_message=None)
+    Topic = type(resp).OngoingTopicReassignment
+    Part = Topic.OngoingPartitionReassignment
+    resp.topics = [Topic(name=t.name, partitions=[Part(partition_index=i) for i in t.partition_indexes])
                    for t in request.topics or []]  # fmt: skip
     return resp

@@ -24,9 +24,10 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..java_regex import JavaRegexError, compile_java
 from ..transactions.state import TxnState
+from ._error_answers import top_level
 
 API_KEY = 66
 
@@ -56,3 +57,5 @@ async def handle(ctx: RequestContext, request) -> object:
         resp.transaction_states.append(type(resp).TransactionState(
             transactional_id=txn_id, producer_id=meta.producer_id, transaction_state=meta.state.kafka_name))
     return resp
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` at the top alone

@@ -55,7 +55,8 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import partition_indexes, per_partition
 
 API_KEY = 8
 
@@ -119,3 +120,12 @@ def _unknown(ctx: RequestContext, topic: str, partition: int) -> ErrorCode | Non
     if ctx.broker.topics.partition(topic, partition) is None:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     return None
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every partition of the request, each topic as named."""
+    resp = ctx.response()
+    asked = [({"name": t.name, "topic_id": t.topic_id}, partition_indexes(t.partitions)) for t in request.topics]
+    resp.topics = per_partition(type(resp).OffsetCommitResponseTopic, asked, error)
+    return resp

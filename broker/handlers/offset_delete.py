@@ -20,7 +20,8 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import top_level
 
 API_KEY = 47
 
@@ -44,3 +45,5 @@ async def handle(ctx: RequestContext, request) -> object:
                  for p in t.partitions]  # fmt: skip
         resp.topics.append(topic_cls(name=t.name, partitions=parts))
     return resp
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` at the top alone

@@ -53,7 +53,8 @@ import uuid
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import per_partition
 
 API_KEY = 9
 _NO_ID = uuid.UUID(int=0)
@@ -152,3 +153,17 @@ def _named(ctx: RequestContext, group_id: str, topics, stable: bool,
     for (_name, key, parts), refusal in zip(asked, refused):
         entries += [(key, p, None, refusal) if refusal else (key, *next(answers)[1:]) for p in parts]
     return error, entries
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: from v8 ``error`` for every group asked, with no topics; v2-v7 at the top
+    alone; v0-v1, which have no top-level error, for every partition asked (offset -1, metadata "")."""
+    resp = ctx.response(error_code=error)
+    cls = type(resp)
+    if ctx.version >= 8:
+        resp.groups = [cls.OffsetFetchResponseGroup(group_id=g.group_id, error_code=error) for g in request.groups]
+    elif ctx.version < 2:
+        asked = [({"name": t.name}, t.partition_indexes) for t in request.topics]
+        resp.topics = per_partition(cls.OffsetFetchResponseTopic, asked, error, committed_offset=-1, metadata="")
+    return resp

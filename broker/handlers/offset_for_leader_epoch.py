@@ -38,8 +38,9 @@ from typing import Any
 from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ._admin import LEADER_EPOCH, NO_EPOCH, leader_epoch_error
+from ._error_answers import partition_indexes, per_partition
 
 API_KEY = 23
 
@@ -81,3 +82,12 @@ def _end_offset(ctx: RequestContext, topic: str, p: Any) -> tuple[ErrorCode, int
     if p.leader_epoch < NO_EPOCH:
         return ErrorCode.NONE, p.leader_epoch, log.log_start_offset
     return ErrorCode.NONE, NO_EPOCH, -1
+
+
+@error_answer(API_KEY, throttled=False)  # Kafka's getErrorResponse sets no throttle time
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every partition asked, epoch and end offset -1."""
+    resp = ctx.response()
+    asked = [({"topic": t.topic}, partition_indexes(t.partitions, "partition")) for t in request.topics]
+    resp.topics = per_partition(type(resp).OffsetForLeaderTopicResult, asked, error, index="partition")
+    return resp

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from protocol import ErrorCode
 
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import top_level
 
 
 @handler(17, 0, 1)
@@ -33,3 +34,12 @@ async def handle_authenticate(ctx: RequestContext, request) -> object:
         error_message="SASL is not enabled on this PLAINTEXT listener",
         auth_bytes=b"",
     )
+
+
+error_answer(17)(top_level)  # SaslHandshake's getErrorResponse: ``error``, no mechanisms
+
+
+@error_answer(36)
+def _authenticate_error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """SaslAuthenticate's ``getErrorResponse``: ``error``, no message (``ApiError.fromThrowable``), no bytes."""
+    return ctx.response(error_code=error, error_message=None)

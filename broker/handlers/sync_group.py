@@ -20,8 +20,9 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..groups.results import SyncRequest
+from ._error_answers import top_level
 
 API_KEY = 14
 
@@ -39,3 +40,5 @@ async def handle(ctx: RequestContext, request) -> object:
     ))  # fmt: skip
     return ctx.response(error_code=result.error, assignment=result.assignment,
                         protocol_type=result.protocol_type, protocol_name=result.protocol_name)  # fmt: skip
+
+error_answer(API_KEY)(top_level)  # Kafka's getErrorResponse: ``error`` alone, an empty assignment

@@ -44,7 +44,8 @@ from __future__ import annotations
 from protocol import ErrorCode
 
 from ..acl_model import AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
+from ._error_answers import partition_indexes, per_partition
 
 API_KEY = 28
 
@@ -108,4 +109,13 @@ def _response(ctx: RequestContext, request, answers: dict, otherwise: ErrorCode)
         codes = [answers.get((t.name, p.partition_index), otherwise) for p in t.partitions]
         parts = [part_cls(partition_index=p.partition_index, error_code=c) for p, c in zip(t.partitions, codes)]
         resp.topics.append(topic_cls(name=t.name, partitions=parts))
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every partition of the request."""
+    resp = ctx.response()
+    asked = [({"name": t.name}, partition_indexes(t.partitions)) for t in request.topics]
+    resp.topics = per_partition(type(resp).TxnOffsetCommitResponseTopic, asked, error)
     return resp

@@ -55,10 +55,11 @@ import logging
 from protocol import ErrorCode
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
-from ..dispatch import RequestContext, handler
+from ..dispatch import RequestContext, error_answer, handler
 from ..groups.manager import MarkerNotWritten
 from ..groups.store import OFFSETS_TOPIC
 from ..transactions.markers import append_marker
+from ._error_answers import per_partition
 
 log = logging.getLogger("minibroker.transactions")
 API_KEY = 27
@@ -147,4 +148,15 @@ def _response(ctx: RequestContext, results: dict[int, Errors]) -> object:
             by_topic.setdefault(topic, []).append(Part(partition_index=index, error_code=error))
         topics = [Topic(name=name, partitions=parts) for name, parts in by_topic.items()]
         resp.markers.append(Result(producer_id=producer_id, topics=topics))
+    return resp
+
+
+@error_answer(API_KEY)
+def _error_answer(ctx: RequestContext, request, error: ErrorCode) -> object:
+    """Kafka's ``getErrorResponse``: ``error`` for every partition of every marker, by producer id."""
+    resp = ctx.response()
+    Marker = type(resp).WritableTxnMarkerResult
+    resp.markers = [Marker(producer_id=m.producer_id, topics=per_partition(
+        Marker.WritableTxnMarkerTopicResult, [({"name": t.name}, t.partition_indexes) for t in m.topics], error))
+        for m in request.markers]  # fmt: skip
     return resp

@@ -7,7 +7,8 @@ serves, Hypothesis draws such requests (``tests/protocol/strategies.py``) and
 feeds them through ``dispatch`` to a real broker with its group coordinator
 running. Each must get a response that encodes with the request's correlation
 id, or a deliberate ``CloseConnection``; an exception out of a handler is a
-bug (the connection would be dropped with "unexpected error"). Waits a
+bug (a client would get UNKNOWN_SERVER_ERROR, the broker log "Unexpected
+error handling request"), so here it fails the test instead. Waits a
 request may ask for (``max_wait_ms`` and the group timeouts) are capped so
 that long polls and rebalances end within the test's deadline, and so are
 partition counts (CreateTopics, CreatePartitions) up to the 10,000 a request
@@ -41,6 +42,7 @@ from hypothesis import strategies as st
 
 from broker.config import BrokerConfig
 from broker.core import Broker
+from broker import dispatch as dispatch_module
 from broker.dispatch import REGISTRY, CloseConnection, dispatch, load_handlers
 from broker.handlers._admin import MAX_PARTITIONS_PER_REQUEST
 from protocol import API_BY_KEY, RequestHeader, decode_response, encode_request
@@ -99,6 +101,16 @@ def _capped(body):
             if isinstance(value, int) and SMALL_COUNT < value <= MAX_PARTITIONS_PER_REQUEST:
                 setattr(topic, name, SMALL_COUNT)
     return body
+
+
+@pytest.fixture(autouse=True)
+def _handler_failures_fail(monkeypatch):
+    """``dispatch`` answers a handler's unexpected failure with UNKNOWN_SERVER_ERROR; here it is a bug."""
+
+    def fail(ctx, started, exc):
+        raise AssertionError(f"{ctx.request.api.name} handler failed: {exc!r}") from exc
+
+    monkeypatch.setattr(dispatch_module, "_failed", fail)
 
 
 async def _answer(broker, api_key: int, version: int, body) -> None:
