@@ -34,7 +34,7 @@ from uuid import uuid4
 import attrs
 
 from .config_values import warn_ignored_format
-from .errors import MetadataDirFailed, NothingWritten, StorageError
+from .errors import MetadataDirFailed, NothingWritten, SaveInDoubt, StorageError
 from .log import Log
 from .new_logs import NewLogs
 from .steps import Save, Steps
@@ -52,9 +52,9 @@ class TopicChanges:
         of the metadata log dir, which stops the start (``LogDirsFailed``)."""
         try:
             self._store, self._topics = TopicJournal.open(self.dirs[0])
-        except StorageError:  # damaged files: the start stops, naming them
-            raise
         except OSError as exc:
+            if isinstance(exc, StorageError) and not isinstance(exc, SaveInDoubt):  # damaged files: the start
+                raise  # stops, naming them (a fold whose directory fsync failed is a disk failure, not damage)
             self.failures.fail_dir(self.dirs[0], f"folding the topic metadata journal failed: {exc}")
             self._check_dirs_left("all log dirs in {dirs} have failed")
 

@@ -310,12 +310,15 @@ def test_a_fold_put_off_for_want_of_descriptors_keeps_the_change_and_folds_later
     assert manager(tmp_path, Clock()).topics()["a"].overrides == {"retention.ms": "6000"}
 
 
-def test_a_fold_that_fails_at_the_start_stops_the_start(tmp_path, monkeypatch):
+@pytest.mark.parametrize("fault", ["replace", "fsync_path"], ids=["rename failed", "directory fsync failed"])
+def test_a_fold_that_fails_at_the_start_stops_the_start(tmp_path, monkeypatch, fault):
+    """The metadata log dir fails and the start stops (``LogDirsFailed``, exit status 1); a directory fsync
+    that fails after the rename (``SaveInDoubt``, a ``StorageError``) too, not taken for damaged files."""
     lm = manager(tmp_path, Clock())
     lm.create_topic("a", 1, {})
     crash(lm)  # the journal is left: the start folds it
     with monkeypatch.context() as patch:
-        _fail(patch, "replace")
+        _fail(patch, fault)
         with pytest.raises(LogDirsFailed, match="have failed"):
             manager(tmp_path, Clock())
     assert sorted(manager(tmp_path, Clock()).topics()) == ["a"]
