@@ -21,7 +21,7 @@ See ``storage/README.md`` for the files on disk and the flush modes.
 
 from .config import TOPIC_CONFIGS, ConfigEntry, ConfigModel, LogConfig
 from .errors import (ConfigError, LogDirInUse, LogDirsFailed, MetadataDirFailed, NothingWritten, OffsetOutOfRangeError,
-                     SaveInDoubt, StorageError)  # fmt: skip
+                     ProducerIdsUnavailable, SaveInDoubt, StorageError)  # fmt: skip
 from .log import Log
 from .log_info import AppendInfo, LogSlice, SegmentInfo
 from .log_manager import LogManager
@@ -44,6 +44,7 @@ __all__ = [
     "NothingWritten",
     "LogSlice",
     "OffsetOutOfRangeError",
+    "ProducerIdsUnavailable",
     "SaveInDoubt",
     "SegmentInfo",
     "StorageError",

@@ -13,6 +13,9 @@ is out of file descriptors or memory (``NOT_THE_DISK``): nothing reached the
 disk, so it is answered KAFKA_STORAGE_ERROR and the dir stays online.
 ``SaveInDoubt``: a save whose new file was renamed in place but whose
 directory fsync failed: the metadata log dir fails (the broker stops).
+``ProducerIdsUnavailable``: the next block of producer ids was not saved
+(the broker answers COORDINATOR_LOAD_IN_PROGRESS, as Kafka while a block is
+being fetched).
 ``LogDirInUse``: another broker holds a log dir's ``.lock`` (``dir_locks.py``).
 """
 
@@ -45,6 +48,10 @@ class SaveInDoubt(StorageError):
     """A save whose new file is in place but not known to be on disk (``atomic_write``: the directory's
     fsync failed after the rename): a restart may find it or not, so the change is neither made nor
     refused; the metadata log dir fails, as Kafka halts when its metadata log's flush fails."""
+
+
+class ProducerIdsUnavailable(StorageError):
+    """The next block of producer ids could not be saved (nothing handed out): try again later."""
 
 
 class LogDirInUse(Exception):

@@ -63,7 +63,7 @@ from .config import ConfigModel
 from .dir_checkpoints import DirCheckpoints
 from .dir_locks import DirLocks
 from .doomed_dirs import DoomedDirs
-from .errors import ConfigError
+from .errors import ConfigError, MetadataDirFailed, ProducerIdsUnavailable, SaveInDoubt
 from .group_commit import GroupCommit
 from .load_progress import LoadProgress
 from .log import Log
@@ -231,8 +231,19 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
     # -- producer ids -----------------------------------------------------------------
 
     def allocate_producer_id(self) -> int:
-        """A producer id never handed out before, even across restarts (blocks persisted ahead)."""
-        return self._producer_ids.allocate()
+        """A producer id never handed out before, even across restarts (blocks persisted ahead).
+        ``ProducerIdsUnavailable`` when the next block cannot be saved; ``MetadataDirFailed`` when its save
+        is in doubt (the block's file renamed in place, its directory not fsynced): that fails the
+        metadata log dir, as Kafka halts when a ProducerIdsRecord cannot be written."""
+        try:
+            return self._producer_ids.allocate()
+        except SaveInDoubt as exc:
+            why = f"saving the next block of producer ids is in doubt: {exc}"
+            self.failures.fail_dir(self.dirs[0], why)
+            raise MetadataDirFailed(exc.errno, why) from exc
+        except OSError as exc:
+            raise ProducerIdsUnavailable(exc.errno, f"the next block of producer ids could not be saved: "
+                                                    f"{exc.strerror or exc}") from exc  # fmt: skip
 
     # -- group commit (group_commit.py) -----------------------------------------------
 

@@ -28,6 +28,13 @@ without its epoch or the reverse) is INVALID_REQUEST, again with producer id
 and epoch -1 (Kafka's ``handleInitProducerIdRequest``). Both -1 (as every
 v0-2 request reads) asks for a new id.
 
+When the next block of producer ids cannot be saved (a full disk), the
+answer is COORDINATOR_LOAD_IN_PROGRESS, which clients retry, as Kafka
+answers while its ``RPCProducerIdManager`` has no block; a save in doubt
+(renamed in place, its directory not fsynced) fails the metadata log dir
+and is not answered (the broker stops), as Kafka halts when a metadata
+record cannot be written.
+
 Version notes: v1 identical; v2 flexible; v3 producer_id/epoch in the
 request (KIP-360); v4 identical on the wire (PRODUCER_FENCED); v5 identical
 (its client understands TRANSACTION_ABORTABLE, which no path here answers).
@@ -37,6 +44,7 @@ v6 (KIP-939 two-phase commit) is unstable in Kafka 4.3 and not served.
 from __future__ import annotations
 
 from protocol import ErrorCode
+from storage import ProducerIdsUnavailable
 
 from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, error_answer, handler
@@ -56,7 +64,10 @@ async def handle(ctx: RequestContext, request) -> object:
         return ctx.response(error_code=ErrorCode.INVALID_REQUEST, producer_id=-1, producer_epoch=-1)
     if request.transactional_id is not None:
         return await _transactional(ctx, request)
-    return ctx.response(producer_id=ctx.broker.topics.manager.allocate_producer_id(), producer_epoch=0)
+    try:
+        return ctx.response(producer_id=ctx.broker.topics.manager.allocate_producer_id(), producer_epoch=0)
+    except ProducerIdsUnavailable:  # Kafka: no block yet, CoordinatorLoadInProgressException; retried
+        return ctx.response(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, producer_id=-1, producer_epoch=-1)
 
 
 def _refusal(ctx: RequestContext, transactional_id: str | None) -> ErrorCode | None:

@@ -47,6 +47,7 @@ import attrs
 import trio
 
 from protocol import ErrorCode
+from storage import ProducerIdsUnavailable
 
 from ..groups.store import OFFSETS_TOPIC
 from ..internal_topic import InternalTopic, records_batch
@@ -112,7 +113,10 @@ class TransactionCoordinator:
         if error is not None:
             return error, -1, -1
         async with self._locked(txn_id):
-            return await self._init_locked(txn_id, timeout_ms, expected)
+            try:
+                return await self._init_locked(txn_id, timeout_ms, expected)
+            except ProducerIdsUnavailable:  # Kafka: no block yet, CoordinatorLoadInProgressException; retried
+                return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1, -1
 
     async def _init_locked(self, txn_id: str, timeout_ms: int, expected: tuple[int, int] | None) -> Result:
         meta, epoch = self.txns.get(txn_id), self.topic.epoch
