@@ -323,17 +323,23 @@ def _failed(ctx: RequestContext, started: float, exc: Exception) -> tuple[Any, b
     counted as Kafka's ``closeConnection`` counts them."""
     request = ctx.request
     _log_failure(ctx, exc, traceback=True)
-    builder = ERROR_ANSWERS.get(request.header.api_key)
     try:
-        if builder is None:
-            raise LookupError(f"no error answer for {request.api.name}")
-        return builder.fn(ctx, request.body, ErrorCode.UNKNOWN_SERVER_ERROR), builder.throttled
+        return _error_answer(ctx)
     except CloseConnection as close:  # Produce with acks=0: Kafka's null error response
         request_metrics.record(ctx, started, close.response, sent=False)
         raise
     except Exception as again:
         request_metrics.record(ctx, started, None, sent=False)
         raise CloseConnection(f"{request.api.name} not answered: {again}", level=logging.ERROR) from None
+
+
+def _error_answer(ctx: RequestContext) -> tuple[Any, bool]:
+    """The request's error answer with UNKNOWN_SERVER_ERROR (Kafka's ``getErrorResponse``) and whether it
+    carries a throttle time; ``LookupError`` for an API without one."""
+    builder = ERROR_ANSWERS.get(ctx.request.header.api_key)
+    if builder is None:
+        raise LookupError(f"no error answer for {ctx.request.api.name}")
+    return builder.fn(ctx, ctx.request.body, ErrorCode.UNKNOWN_SERVER_ERROR), builder.throttled
 
 
 def _log_failure(ctx: RequestContext, exc: Exception, traceback: bool) -> None:
@@ -350,12 +356,9 @@ def _error_answer_chunks(ctx: RequestContext, started: float, body: Any, exc: Ex
     (``exc``); the connection is closed when the API has none or it cannot be written either."""
     request = ctx.request
     _log_failure(ctx, exc, traceback=not isinstance(exc, StringTooLongError))
-    builder = ERROR_ANSWERS.get(request.header.api_key)
     try:
-        if builder is None:
-            raise LookupError(f"no error answer for {request.api.name}")
-        answer = builder.fn(ctx, request.body, ErrorCode.UNKNOWN_SERVER_ERROR)
-        if builder.throttled and hasattr(answer, "throttle_time_ms"):
+        answer, throttled = _error_answer(ctx)
+        if throttled and hasattr(answer, "throttle_time_ms"):
             answer.throttle_time_ms = getattr(body, "throttle_time_ms", 0)
         chunks = response_chunks(request.api, request.version, request.header.correlation_id, answer)
     except Exception as again:
