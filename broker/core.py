@@ -169,6 +169,7 @@ class Broker:
                 store.on_metadata_change = self.quorum.append
             if isinstance(getattr(store, "saves", None), StoreSaves):
                 store.saves.on_in_doubt = lambda why: manager.failures.fail_dir(manager.dirs[0], why)
+                store.saves.offline = lambda: manager.failures.metadata_offline
 
     @classmethod
     def open(cls, config: Any) -> "Broker":

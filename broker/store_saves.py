@@ -31,7 +31,10 @@ connections are served while the disk works. A change runs so::
   stops the broker, and ``save`` raises ``MetadataDirFailed``, which the
   stores let through and dispatch answers by closing the connection, as
   Kafka halts when its metadata log cannot be flushed. (Before, the change
-  was refused while its file was in place: a restart made it.)
+  was refused while its file was in place: a restart made it.) Once the
+  metadata log dir has failed (``offline``), no store saves any more: each
+  change is ``MetadataDirFailed`` at once, as topic changes are, until the
+  broker has stopped.
 
 The topics' changes have their own ordering (``broker.topics.run_steps``:
 saves interleaved with log making); this is the simple case, a whole new
@@ -40,6 +43,7 @@ file per change.
 
 from __future__ import annotations
 
+import errno
 from typing import Any, Callable, TypeVar
 
 import trio
@@ -55,6 +59,7 @@ class StoreSaves:
     def __init__(self) -> None:
         self._turn = trio.Lock()
         self.on_in_doubt: Callable[[str], None] = lambda _why: None  # the broker: the metadata log dir fails
+        self.offline: Callable[[], bool] = lambda: False  # the broker: whether the metadata log dir has failed
 
     async def __aenter__(self) -> "StoreSaves":
         await self._turn.acquire()
@@ -68,6 +73,8 @@ class StoreSaves:
         turn (``async with`` this), so one save at a time and in the order of the turns."""
         if self._turn.statistics().owner is not trio.lowlevel.current_task():
             raise RuntimeError("a store saves only in its turn (async with its StoreSaves)")
+        if self.offline():
+            raise MetadataDirFailed(errno.EIO, "the metadata log dir is offline: nothing more is saved")
         with trio.CancelScope(shield=True):
             try:
                 return await trio.to_thread.run_sync(write, *args)

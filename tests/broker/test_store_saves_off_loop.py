@@ -266,5 +266,10 @@ async def test_a_save_in_doubt_is_not_answered_and_fails_the_metadata_dir(tmp_pa
             await store.change(b, 0, 1)
         assert b.topics.manager.failures.metadata_offline
         assert store.seen(b) == before and b.quorum.end_offset == offset
+        monkeypatch.undo()
+        other = STORES[(STORES.index(store) + 1) % len(STORES)]
+        with pytest.raises(CloseConnection, match="not answered: .*metadata log dir is offline"):
+            await other.change(b, 0, 1)  # until the broker has stopped, no store saves any more
+        assert other.seen(b) == other.expected(0, 1)
     finally:
         b.close()
