@@ -76,7 +76,7 @@ import trio
 
 from cleaner import CleanerConfig
 from storage import ConfigError as StorageConfigError
-from storage import MetadataDirFailed, StorageError
+from storage import StorageError
 from storage.config import DYNAMIC_KEYS as STORAGE_DYNAMIC_KEYS
 from storage.config import OTHER_BROKER_DEFAULTS, ConfigModel, is_storage_key
 from storage.config_values import TYPE_PARSERS
@@ -110,10 +110,6 @@ _LISTENER_LIMITS = ("max.connections", "max.connection.creation.rate")
 
 class Refused(Exception):
     """A change Kafka refuses: INVALID_REQUEST with this message."""
-
-
-class NotStored(Exception):
-    """A change that could not be written to ``__broker_configs.json`` (and so was not made)."""
 
 
 def listener_limit(name: str) -> bool:
@@ -281,13 +277,7 @@ class DynamicBrokerConfig:
             if validate_only:
                 return
             stored = {**self.stored, **plan.levels}
-            try:
-                await self.saves.save(self._write, stored)
-            except MetadataDirFailed:  # in doubt: not answered, the broker stops
-                raise
-            except OSError as exc:
-                log.error("could not store the dynamic broker configs in %s: %s", self.path, exc)
-                raise NotStored(f"could not store the dynamic broker configs: {exc}") from None
+            await self.saves.save_or_refuse(self._write, stored, "dynamic broker configs", self.path)
             self.stored = stored
             old_cleaner = CleanerConfig.from_props(self.broker.topics.manager.model.other)
             self._install(plan)

@@ -59,13 +59,12 @@ from typing import Any, Callable
 
 import attrs
 
-from storage import MetadataDirFailed, StorageError
+from storage import StorageError
 from storage.config import ConfigEntry
 from storage.topic_store import atomic_write
 
 from .config import ConfigError
 from .config_values import INT, at_least, parse_value
-from .dynamic_config import NotStored
 from .store_saves import StoreSaves
 
 log = logging.getLogger("minibroker")
@@ -235,13 +234,7 @@ class GroupConfigs:
             groups = {name: own for name, own in self.groups.items() if name != group}
             if props:
                 groups[group] = dict(props)
-            try:
-                await self.saves.save(self._write, groups)
-            except MetadataDirFailed:  # in doubt: not answered, the broker stops
-                raise
-            except OSError as exc:
-                log.error("could not store the group configs in %s: %s", self.path, exc)
-                raise NotStored(f"could not store the group configs: {exc}") from None
+            await self.saves.save_or_refuse(self._write, groups, "group configs", self.path)
             self.groups = groups
         log.info("configs of group %r are now: %s", group, props)
 

@@ -44,6 +44,7 @@ file per change.
 from __future__ import annotations
 
 import errno
+import logging
 from typing import Any, Callable, TypeVar
 
 import trio
@@ -51,6 +52,11 @@ import trio
 from storage import MetadataDirFailed, SaveInDoubt
 
 T = TypeVar("T")
+log = logging.getLogger("minibroker")  # as the stores logged it
+
+
+class NotStored(Exception):
+    """A change whose file could not be written (a full or failing disk), and so was not made."""
 
 
 class StoreSaves:
@@ -82,3 +88,14 @@ class StoreSaves:
                 why = f"a metadata save is in doubt: {exc}"
                 self.on_in_doubt(why)
                 raise MetadataDirFailed(exc.errno, why) from exc
+
+    async def save_or_refuse(self, write: Callable[[Any], None], arg: Any, what: str, path: Any) -> None:
+        """``save(write, arg)``; a save the disk refused is logged and raised as ``NotStored`` (the change is
+        refused), one in doubt goes on as ``MetadataDirFailed``."""
+        try:
+            await self.save(write, arg)
+        except MetadataDirFailed:
+            raise
+        except OSError as exc:
+            log.error("could not store the %s in %s: %s", what, path, exc)
+            raise NotStored(f"could not store the {what}: {exc}") from None

@@ -58,7 +58,7 @@ from protocol import ErrorCode
 from ..acl_model import AclOperation
 from ..dispatch import RequestContext
 from ..topics import TopicError, check_topic_name
-from ..dynamic_config import NotStored
+from ..store_saves import NotStored
 from ..group_configs import InvalidGroupConfig
 from ._admin import RESOURCE_BROKER, RESOURCE_GROUP, RESOURCE_TOPIC, broker_resource_error
 from ._admin_authz import config_refusal
