@@ -282,12 +282,17 @@ class DynamicBrokerConfig:
             old_cleaner = CleanerConfig.from_props(self.broker.topics.manager.model.other)
             self._install(plan)
             log.info("dynamic broker configs of %s are now: %s", level or _FILE_DEFAULT, plan.levels[level])
-            quotas = getattr(self.broker, "connection_quotas", None)
-            if quotas is not None:
-                await quotas.reconfigure(self.broker.config)
-            cleaner = getattr(self.broker, "cleaner", None)
-            if cleaner is not None and plan.cleaner != old_cleaner:
-                await trio.to_thread.run_sync(cleaner.reconfigure, plan.cleaner)
+            with trio.CancelScope(shield=True):  # made: the quotas and the cleaner follow, cancelled or not
+                await self._reconfigure(plan.cleaner if plan.cleaner != old_cleaner else None)
+
+    async def _reconfigure(self, cleaner_config: CleanerConfig | None) -> None:
+        """After a change: the connection quotas, and the cleaner when its configs changed (not None)."""
+        quotas = getattr(self.broker, "connection_quotas", None)
+        if quotas is not None:
+            await quotas.reconfigure(self.broker.config)
+        cleaner = getattr(self.broker, "cleaner", None)
+        if cleaner is not None and cleaner_config is not None:
+            await trio.to_thread.run_sync(cleaner.reconfigure, cleaner_config)
 
     def _install(self, plan: Plan) -> None:
         self.levels = plan.levels

@@ -347,3 +347,29 @@ async def test_the_reassignment_throttles_are_dynamic_and_rate_the_log_dir_moves
                                    "Value must be at least 0")  # fmt: skip
     await ok(await incremental(broker, NODE_NAME, [("replica.alter.log.dirs.io.max.bytes.per.second", DELETE, None)]))
     assert moves.throttle.rate == float("inf")
+
+
+async def test_a_change_cancelled_after_its_save_still_reconfigures_the_cleaner(broker):
+    """Once saved and made, a change reaches the connection quotas and the cleaner even if its request is
+    cancelled meanwhile (the broker stopping): else the cleaner would keep running with configs the broker
+    no longer has, until the next change."""
+    reconfiguring, reconfigured = trio.Event(), []
+
+    class SlowQuotas:
+        async def reconfigure(self, config) -> None:
+            reconfiguring.set()
+            await trio.sleep(0.2)
+            reconfigured.append("quotas")
+
+    class Cleaner:
+        def reconfigure(self, config) -> None:
+            reconfigured.append("cleaner")
+
+    broker.connection_quotas, broker.cleaner = SlowQuotas(), Cleaner()
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(incremental, broker, NODE_NAME, [("log.cleaner.backoff.ms", SET, "100")])
+            await reconfiguring.wait()
+            nursery.cancel_scope.cancel()
+    assert broker.dynamic_config.levels[NODE_NAME] == {"log.cleaner.backoff.ms": "100"}
+    assert reconfigured == ["quotas", "cleaner"]
