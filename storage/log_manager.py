@@ -272,6 +272,18 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
             except OSError as exc:  # its dir is offline now: it gets no marker and the start recovers it
                 log.error("%s: the flush at close failed: %s", log_.name, exc)
 
+    def _leave_markers(self) -> None:
+        """The clean-shutdown marker in every online dir (an offline one is recovered at the next start). One
+        that cannot be written (a full disk) is logged and left out, as Kafka swallows that failure: the
+        next start recovers that dir's logs from their recovery points."""
+        for root in self.dirs:
+            if self.failures.is_online(root):
+                try:
+                    atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
+                except OSError as exc:
+                    log.warning("%s: could not write the clean-shutdown marker (%s); the next start recovers "
+                                "its logs", root, exc)
+
     def close(self) -> None:
         """Stop the moves, flush everything, write the checkpoints, close the logs, leave the clean-shutdown
         marker; then, however that went, release the dirs' locks. Once: a second call writes nothing (the dirs
@@ -288,9 +300,7 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
                 log_.close()
             if self._store is not None and self.failures.is_online(self.dirs[0]):  # the next start reads
                 self._store.close()  # __topics.json alone
-            for root in self.dirs:  # an offline dir is recovered at the next start
-                if self.failures.is_online(root):
-                    atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
+            self._leave_markers()
             self._logs.clear()
         finally:
             self.dir_locks.release()

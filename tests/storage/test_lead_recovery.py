@@ -224,3 +224,27 @@ def test_group_commit_uses_far_fewer_fsyncs_than_appends(tmp_path, monkeypatch):
     assert log.log_end_offset == 400
     assert lm.flushed_generation() == lm.flush_generation() == 400
     assert len(calls) < 400
+
+
+def test_a_marker_the_disk_refuses_is_left_out_and_the_next_start_recovers(tmp_path, monkeypatch, caplog):
+    """Kafka swallows a failed write of the clean-shutdown file (``CoreUtils.swallow`` in
+    ``LogManager.shutdown``): the stop goes on, the dir's lock is released, and the next start, finding no
+    marker, recovers the logs and keeps every record."""
+    from storage import fileops
+
+    lm, log = _fill(tmp_path, Clock(), n=3)
+    expected = read_all(log)
+    real = fileops.open_file
+
+    def no_space_for_the_marker(path, *args, **kwargs):
+        if CLEAN_SHUTDOWN in str(path):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(fileops, "open_file", no_space_for_the_marker)
+    lm.close()  # does not raise
+    monkeypatch.undo()
+    assert not (tmp_path / CLEAN_SHUTDOWN).exists() and "could not write the clean-shutdown marker" in caplog.text
+    again, log = reopen(tmp_path, Clock())  # the lock was released; no marker: recovered
+    assert read_all(log) == expected and log.log_end_offset == 3
+    again.close()
