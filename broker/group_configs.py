@@ -234,6 +234,8 @@ class GroupConfigs:
             groups = {name: own for name, own in self.groups.items() if name != group}
             if props:
                 groups[group] = dict(props)
+            if groups == self.groups:  # Kafka writes a ConfigRecord only for a value that changes
+                return
             await self.saves.save_or_refuse(self._write, groups, "group configs", self.path)
             self.groups = groups
         log.info("configs of group %r are now: %s", group, props)

@@ -178,6 +178,8 @@ class ClientQuotas:
         before left, saved on a worker thread, then made (``StoreSaves``); ``OSError`` if not saved."""
         async with self.saves:
             quotas = self._altered(changes)
+            if quotas == self.quotas:  # Kafka writes a ClientQuotaRecord only for a value that changes
+                return
             await self.saves.save(self._write, quotas)
             self.quotas = quotas
             self.keys = {key for values in quotas.values() for key in values}

@@ -200,11 +200,12 @@ async def store_overrides(ctx: RequestContext, topic: str, change: Callable[[dic
     topics = ctx.broker.topics
     try:
         async with topics.changes:
-            overrides = change(current_overrides(ctx, topic))
+            current = current_overrides(ctx, topic)
+            overrides = change(current)
             validate_overrides(ctx, overrides)
             if topics.get(topic) is None:
                 return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic}' does not exist."
-            if not validate_only:
+            if not validate_only and overrides != current:  # Kafka: a ConfigRecord only for a value that changes
                 await topics.set_overrides(topic, overrides)
     except ConfigError as exc:
         return ErrorCode.INVALID_CONFIG, str(exc)

@@ -311,3 +311,23 @@ async def test_the_finalized_features_epoch_is_the_last_metadata_offset(broker):
     await create_ok(broker, "feature-epoch")
     _, grown = await _epoch_and_hw(broker)
     assert grown == hw + 1 and await _features_epoch(broker) == grown - 1
+
+
+SAME_AGAIN = [  # (the change, records its repetition appends): Kafka writes a record only for a value that
+    # changes (ConfigurationControlManager, ClientQuotaControlManager), but always for a broker's configs
+    # (KAFKA-14136)
+    ("topic config", lambda: _alter(TOPIC, "keep", "retention.ms", "1000"), 0),
+    ("group config", lambda: _alter(GROUP, "g", "consumer.session.timeout.ms", "50000"), 0),
+    ("client quota", _quota, 0),
+    ("broker config", lambda: _alter(BROKER, str(NODE), "log.cleaner.threads", "2"), 1),
+    ("cluster default config", lambda: _alter(BROKER, "", "log.retention.ms", "7200000"), 1),
+]
+
+
+@pytest.mark.parametrize("name, make, again", SAME_AGAIN, ids=[s[0] for s in SAME_AGAIN])
+async def test_a_change_to_the_value_it_already_has_appends_no_record(broker, name, make, again):  # noqa: F811
+    await create_ok(broker, "keep")
+    await _send(broker, make)
+    _epoch, hw = await _epoch_and_hw(broker)
+    await _send(broker, make)
+    assert await _epoch_and_hw(broker) == (1, hw + again)
