@@ -30,10 +30,11 @@ at a time and memory follows the journal's order.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 import uuid
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import attrs
 import trio
@@ -177,52 +178,38 @@ class TopicRegistry:
                      validate_only: bool = False) -> Topic:  # fmt: skip
         """Create ``name`` (the caller holds ``changes``)."""
         from storage import ConfigError as StorageConfigError
-        from storage import MetadataDirFailed, StorageError
 
         check_topic_name(name)
         if self.manager.topic(name) is not None:
             raise TopicError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         if num_partitions < 1:
             raise TopicError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
-        try:
-            steps = self.manager.create_topic_steps(name, num_partitions, configs, validate_only=validate_only)
-            await run_steps(steps, self.saves)
-        except StorageConfigError as exc:
-            raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
-        except MetadataDirFailed:  # not answered: the broker stops (dispatch closes the connection)
-            raise
-        except StorageError as exc:  # nothing of the topic is left
-            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
+        with _disk_failures_answered():  # nothing of the topic is left
+            try:
+                steps = self.manager.create_topic_steps(name, num_partitions, configs, validate_only=validate_only)
+                await run_steps(steps, self.saves)
+            except StorageConfigError as exc:
+                raise TopicError(ErrorCode.INVALID_CONFIG, str(exc)) from None
         meta = steps.meta
         return Topic(meta.name, meta.topic_id, meta.num_partitions, name in INTERNAL_TOPICS)
 
     async def add_partitions(self, name: str, new_total: int) -> None:
         """Grow ``name`` to ``new_total`` partitions, all or none; a disk failure is KAFKA_STORAGE_ERROR
         (the caller holds ``changes``)."""
-        from storage import MetadataDirFailed, StorageError
-
         try:
-            await run_steps(self.manager.add_partitions_steps(name, new_total), self.saves)
-        except MetadataDirFailed:
-            raise
-        except StorageError as exc:
-            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
+            with _disk_failures_answered():
+                await run_steps(self.manager.add_partitions_steps(name, new_total), self.saves)
         finally:
             self.invalidate(name)
 
     async def delete(self, name: str) -> None:
         """Delete ``name``; if that cannot be saved, KAFKA_STORAGE_ERROR and the topic stays (the caller
         holds ``changes``)."""
-        from storage import MetadataDirFailed, StorageError
-
         if self.manager.topic(name) is None:
             raise TopicError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"Topic '{name}' does not exist.")
         try:
-            await run_steps(self.manager.deletion_steps(name), self.saves)
-        except MetadataDirFailed:
-            raise
-        except StorageError as exc:
-            raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
+            with _disk_failures_answered():
+                await run_steps(self.manager.deletion_steps(name), self.saves)
         finally:  # after the change: a Produce or Fetch served while it saved may have cached a partition
             self.invalidate(name)
 
@@ -275,6 +262,20 @@ _PASS_THROUGH = frozenset(
         "topics", "remove_expired_producers",
     }
 )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _disk_failures_answered() -> Iterator[None]:
+    """A topic change's disk failure (``StorageError``) as KAFKA_STORAGE_ERROR; a failed save of the topics
+    (``MetadataDirFailed``) goes on unanswered: the broker stops (dispatch closes the connection)."""
+    from storage import MetadataDirFailed, StorageError
+
+    try:
+        yield
+    except MetadataDirFailed:
+        raise
+    except StorageError as exc:
+        raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
 
 
 async def run_steps(steps: Any, saves: trio.Lock) -> None:

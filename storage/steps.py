@@ -66,16 +66,17 @@ class Steps:
         return self
 
     def __next__(self) -> int:
-        item = self.send()
-        while isinstance(item, Save):
-            item = self.send(run_save(item))
-        return item
+        return self._saves_in_line(self.send())
 
     def abort(self) -> None:
         """Undo what the steps made so far (nothing once the change is made), its saves run in line."""
         try:
-            item = self.send(Aborted())
-            while isinstance(item, Save):
-                item = self.send(run_save(item))
+            self._saves_in_line(self.send(Aborted()))
         except (Aborted, StopIteration):
             pass
+
+    def _saves_in_line(self, item: int | Save) -> int:
+        """From ``item`` on, run each save here, up to the next partition made."""
+        while isinstance(item, Save):
+            item = self.send(run_save(item))
+        return item
