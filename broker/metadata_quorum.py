@@ -36,7 +36,8 @@ wall time (``clock``, ms) of the last record (the start's leader-change
 record, then each change) and the records appended in Kafka's sample window
 (``append_records``: the broker's ``metrics.num.samples`` samples of
 ``metrics.sample.window.ms``, 2 of 30 s by default, as Kafka's raft metrics
-have them).
+have them), recorded by the stores' worker threads and read by the metrics
+endpoint's under the samples' own lock (``sampled_stat.Samples``).
 
 A file that cannot be read stops the start (``StorageError``), as Kafka's
 unreadable ``quorum-state`` does. One that cannot be written is logged and
