@@ -162,7 +162,7 @@ class Broker:
         """Point every store of metadata at the quorum's end offset, and a save in doubt
         (``store_saves.py``) at the failure of the metadata log dir, the first."""
         stores = (self.topics.manager, self.scram, self.dynamic_config, self.group_configs, self.quotas,
-                  self.authorizer)  # fmt: skip
+                  self.authorizer, self.transactions.producer_ids)  # fmt: skip
         manager = self.topics.manager
         for store in stores:
             if store is not None:

@@ -20,14 +20,15 @@ This broker keeps its metadata in files of the first log dir, not in a log.
   through its ``on_metadata_change`` hook after it has saved the change: the
   topics (one line of ``__topics.journal`` per topic creation, deletion,
   partition increase, topic configs; ``storage.LogManager``), the dynamic
-  broker configs, the group configs, the ACLs, the client quotas and the SCRAM credentials. The new
+  broker configs, the group configs, the ACLs, the client quotas, the SCRAM credentials and each
+  block of producer ids (Kafka's ``ProducerIdsRecord``). The new
   offset is saved at once (fsync), so it never goes back, across restarts
   either. A change that is refused or only validated writes nothing and
   appends nothing. A topic creation that fails on disk part way has
   saved two changes (its pending entry, then its removal) and so counts two
   records, where Kafka's controller would write none. Every store calls
   it from the worker thread that saved the change (``broker.topics.run_steps``
-  for the topics, ``store_saves.py`` for the others), so its fsync never runs
+  for the topics, ``store_saves.py`` for the others, producer ids included), so its fsync never runs
   on the event loop; stores save side by side, so appends take a lock.
 
 For the metrics (``quorum_metrics.py``) it also keeps, in memory only, the
@@ -35,7 +36,8 @@ wall time (``clock``, ms) of the last record (the start's leader-change
 record, then each change) and the records appended in Kafka's sample window
 (``append_records``: the broker's ``metrics.num.samples`` samples of
 ``metrics.sample.window.ms``, 2 of 30 s by default, as Kafka's raft metrics
-have them).
+have them), recorded by the stores' worker threads and read by the metrics
+endpoint's under the samples' own lock (``sampled_stat.Samples``).
 
 A file that cannot be read stops the start (``StorageError``), as Kafka's
 unreadable ``quorum-state`` does. One that cannot be written is logged and

@@ -19,7 +19,8 @@ stops the broker, and raises ``MetadataDirFailed``, as Kafka halts when its
 metadata log cannot be written; each change calls the ``on_metadata_change`` hook, which
 the broker points at its metadata quorum's end offset; a clean stop folds the
 journal into ``__topics.json``), ``meta.properties`` holds the cluster id and
-``producer-id-block`` the next block of producer ids (``topic_store.py``).
+``producer-id-block`` the next block of producer ids (``topic_store.py``; the
+broker hands them out and saves the blocks on a worker thread).
 Topic changes are in ``topic_changes.py``, as steps whose saves the caller
 may run on another thread (``steps.py``).
 
@@ -63,7 +64,7 @@ from .config import ConfigModel
 from .dir_checkpoints import DirCheckpoints
 from .dir_locks import DirLocks
 from .doomed_dirs import DoomedDirs
-from .errors import ConfigError, MetadataDirFailed, ProducerIdsUnavailable, SaveInDoubt
+from .errors import ConfigError
 from .group_commit import GroupCommit
 from .load_progress import LoadProgress
 from .log import Log
@@ -97,7 +98,7 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
         self.doomed = DoomedDirs()  # -delete directories waiting for log.segment.delete.delay.ms
         self.interrupted_moves: list[tuple[tuple[str, int], Path]] = []  # moves a crash or stop cut short
         self.cluster_id = ""
-        self._producer_ids = ProducerIds(dirs)
+        self.producer_ids = ProducerIds(dirs)  # handed out by the broker (its saves on a worker thread)
         self.on_metadata_change: Callable[[], None] = lambda: None  # after each saved topic change
 
     @classmethod
@@ -227,23 +228,6 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
         """Per log: ``(topic, partition, size in bytes, log_start_offset, log_end_offset, segments)``."""
         return [(l.topic, l.partition, l.size_in_bytes, l.log_start_offset, l.log_end_offset, len(l.segments))
                 for l in self.logs()]  # fmt: skip
-
-    # -- producer ids -----------------------------------------------------------------
-
-    def allocate_producer_id(self) -> int:
-        """A producer id never handed out before, even across restarts (blocks persisted ahead).
-        ``ProducerIdsUnavailable`` when the next block cannot be saved; ``MetadataDirFailed`` when its save
-        is in doubt (the block's file renamed in place, its directory not fsynced): that fails the
-        metadata log dir, as Kafka halts when a ProducerIdsRecord cannot be written."""
-        try:
-            return self._producer_ids.allocate()
-        except SaveInDoubt as exc:
-            why = f"saving the next block of producer ids is in doubt: {exc}"
-            self.failures.fail_dir(self.dirs[0], why)
-            raise MetadataDirFailed(exc.errno, why) from exc
-        except OSError as exc:
-            raise ProducerIdsUnavailable(exc.errno, f"the next block of producer ids could not be saved: "
-                                                    f"{exc.strerror or exc}") from exc  # fmt: skip
 
     # -- group commit (group_commit.py) -----------------------------------------------
 

@@ -209,17 +209,28 @@ def read_partition_topic_id(directory: Path) -> uuid.UUID | None:
 
 
 class ProducerIds:
-    """Producer ids never handed out twice, even across restarts: a block is saved before it is used."""
+    """Producer ids never handed out twice, even across restarts: a block is saved before it is used.
+
+    ``claim`` hands out the next id of the block in use, from memory, or None once that block is used up;
+    ``save_next_block`` saves the block after the last one saved (the file then names the first id past
+    it) and returns its first id, touching nothing in memory, so it may run on a worker thread while
+    ``claim`` goes on; ``use_block`` then puts it in use. One save at a time (the caller's turn)."""
 
     def __init__(self, dirs: list[Path]) -> None:
         self.dirs = dirs  # the file is in the first
         self._next = self._limit = 0
 
-    def allocate(self) -> int:
+    def claim(self) -> int | None:
         if self._next >= self._limit:
-            path = self.dirs[0] / PRODUCER_IDS
-            start = int(path.read_text().strip() or 0) if path.exists() else 0
-            atomic_write(path, f"{start + PRODUCER_ID_BLOCK}\n")
-            self._next, self._limit = start, start + PRODUCER_ID_BLOCK
+            return None
         self._next += 1
         return self._next - 1
+
+    def save_next_block(self) -> int:
+        path = self.dirs[0] / PRODUCER_IDS
+        start = int(path.read_text().strip() or 0) if path.exists() else 0
+        atomic_write(path, f"{start + PRODUCER_ID_BLOCK}\n")
+        return start
+
+    def use_block(self, start: int) -> None:
+        self._next, self._limit = start, start + PRODUCER_ID_BLOCK

@@ -28,12 +28,17 @@ without its epoch or the reverse) is INVALID_REQUEST, again with producer id
 and epoch -1 (Kafka's ``handleInitProducerIdRequest``). Both -1 (as every
 v0-2 request reads) asks for a new id.
 
-When the next block of producer ids cannot be saved (a full disk), the
-answer is COORDINATOR_LOAD_IN_PROGRESS, which clients retry, as Kafka
-answers while its ``RPCProducerIdManager`` has no block; a save in doubt
-(renamed in place, its directory not fsynced) fails the metadata log dir
-and is not answered (the broker stops), as Kafka halts when a metadata
-record cannot be written.
+The ids come from the transaction coordinator's ``producer_ids``
+(``broker.transactions.producer_ids``): blocks saved ahead, each on a worker
+thread while the other connections are served; a request that meets the end
+of a block waits for the next one's save (Kafka's broker answers
+COORDINATOR_LOAD_IN_PROGRESS at once instead: see that module). When the
+next block cannot be saved (a full disk), the answer is
+COORDINATOR_LOAD_IN_PROGRESS, which clients retry, as Kafka answers while
+its ``RPCProducerIdManager`` has no block; a save in doubt (renamed in
+place, its directory not fsynced) fails the metadata log dir and is not
+answered (the broker stops), as Kafka halts when a metadata record cannot
+be written.
 
 Version notes: v1 identical; v2 flexible; v3 producer_id/epoch in the
 request (KIP-360); v4 identical on the wire (PRODUCER_FENCED); v5 identical
@@ -65,7 +70,7 @@ async def handle(ctx: RequestContext, request) -> object:
     if request.transactional_id is not None:
         return await _transactional(ctx, request)
     try:
-        return ctx.response(producer_id=ctx.broker.topics.manager.allocate_producer_id(), producer_epoch=0)
+        return ctx.response(producer_id=await ctx.broker.transactions.producer_ids.allocate(), producer_epoch=0)
     except ProducerIdsUnavailable:  # Kafka: no block yet, CoordinatorLoadInProgressException; retried
         return ctx.response(error_code=ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, producer_id=-1, producer_epoch=-1)
 

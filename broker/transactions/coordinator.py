@@ -6,9 +6,10 @@ works on a copy under that id's lock, writes the copy to
 then makes it current, so a failed write changes nothing and a crash replays
 the last decision (``load``):
 
-* ``init_producer_id``: a new id gets a fresh producer id and epoch 0; a
-  known one gets its epoch bumped (a new producer id once the epoch is
-  exhausted). An open transaction is first aborted with a fenced (bumped)
+* ``init_producer_id``: a new id gets a fresh producer id (``producer_ids``,
+  ``producer_ids.py``, which the idempotent producers' InitProducerId uses
+  too) and epoch 0; a known one gets its epoch bumped (a new producer id once
+  the epoch is exhausted). An open transaction is first aborted with a fenced (bumped)
   epoch, which Kafka does in two round trips (CONCURRENT_TRANSACTIONS, then a
   retry) and we do in one. With KIP-360's expected id and epoch, a stale
   caller is PRODUCER_FENCED and a retry of the last bump gets the same answer.
@@ -53,6 +54,7 @@ from ..groups.store import OFFSETS_TOPIC
 from ..internal_topic import InternalTopic, records_batch
 from . import markers
 from .errors import producer_error, txn_log_error, valid_expected, writer_error
+from .producer_ids import ProducerIdManager
 from .state import EPOCH_MAX, TxnMetadata, TxnState, key_bytes, parse_key, parse_value, value_bytes
 
 log = logging.getLogger("minibroker.transactions")
@@ -69,6 +71,7 @@ class TransactionCoordinator:
         self.txns: dict[str, TxnMetadata] = {}
         self.groups: dict[str, set[str]] = defaultdict(set)  # groups added by AddOffsetsToTxn, per id
         self._locks: dict[str, trio.Lock] = defaultdict(trio.Lock)
+        self.producer_ids = ProducerIdManager(broker.topics.manager.producer_ids)  # both kinds of InitProducerId
 
     # -- startup -------------------------------------------------------------------
 
@@ -121,7 +124,8 @@ class TransactionCoordinator:
     async def _init_locked(self, txn_id: str, timeout_ms: int, expected: tuple[int, int] | None) -> Result:
         meta, epoch = self.txns.get(txn_id), self.topic.epoch
         if meta is None:
-            fresh = TxnMetadata(txn_id, self._new_producer_id(), 0, timeout_ms, last_update_ms=self.broker.clock())
+            fresh = TxnMetadata(txn_id, await self.producer_ids.allocate(), 0, timeout_ms,
+                                last_update_ms=self.broker.clock())  # fmt: skip
             return await self._answer(fresh, epoch)
         if expected is not None and not valid_expected(meta, expected):
             return ErrorCode.PRODUCER_FENCED, -1, -1
@@ -133,22 +137,23 @@ class TransactionCoordinator:
                 return error, -1, -1
         if meta.state.is_prepare or meta.state == TxnState.ONGOING:
             return ErrorCode.CONCURRENT_TRANSACTIONS, -1, -1
-        bumped = self._bump(meta, timeout_ms, None if expected is None else expected[1])
+        bumped = await self._bump(meta, timeout_ms, None if expected is None else expected[1])
         if isinstance(bumped, ErrorCode):
             return bumped, -1, -1
         if bumped is meta:  # a retry of the bump it already got
             return ErrorCode.NONE, meta.producer_id, meta.producer_epoch
         return await self._answer(bumped, epoch)
 
-    def _bump(self, meta: TxnMetadata, timeout_ms: int, expected_epoch: int | None) -> TxnMetadata | ErrorCode:
-        """Kafka's prepareIncrementProducerEpoch / prepareProducerIdRotation."""
+    async def _bump(self, meta: TxnMetadata, timeout_ms: int,
+                    expected_epoch: int | None) -> TxnMetadata | ErrorCode:  # fmt: skip
+        """Kafka's prepareIncrementProducerEpoch / prepareProducerIdRotation (its new id allocated first)."""
         now = self.broker.clock()
         base = attrs.evolve(meta, state=TxnState.EMPTY, partitions=set(), timeout_ms=timeout_ms, last_update_ms=now,
                             start_ms=-1)  # fmt: skip
         # A fresh instance (no expected epoch) leaves no last epoch, also on rotation: a zombie's retry is fenced.
         last_epoch = -1 if expected_epoch is None else meta.producer_epoch
         if meta.epoch_exhausted and expected_epoch in (None, meta.producer_epoch):
-            return attrs.evolve(base, producer_id=self._new_producer_id(), producer_epoch=0,
+            return attrs.evolve(base, producer_id=await self.producer_ids.allocate(), producer_epoch=0,
                                 previous_producer_id=meta.producer_id, last_producer_epoch=last_epoch)  # fmt: skip
         if expected_epoch is None or expected_epoch == meta.producer_epoch:
             return attrs.evolve(base, producer_epoch=meta.producer_epoch + 1, last_producer_epoch=last_epoch)
@@ -161,9 +166,6 @@ class TransactionCoordinator:
         if error is not None:
             return error, -1, -1
         return ErrorCode.NONE, meta.producer_id, meta.producer_epoch
-
-    def _new_producer_id(self) -> int:
-        return self.broker.topics.manager.allocate_producer_id()
 
     # -- AddPartitionsToTxn / AddOffsetsToTxn ------------------------------------------
 

@@ -62,6 +62,7 @@ async def test_a_transaction_record_too_large_is_a_produce_request_with_its_byte
 async def test_a_transaction_record_met_by_a_storage_error_is_a_produce_request_only(groups_broker):
     b = groups_broker
     await b.transactions.topic.ready()
+    await b.transactions.producer_ids.allocate()  # a block in use: no block is saved once the dir is offline
     take_offline(b)
     assert (await init(b))[0] == ErrorCode.NOT_COORDINATOR
     assert counts(b, TXN_TOPIC) == {"totalproducerequests": 1, "failedproducerequests": None, "bytesrejected": None}

@@ -10,22 +10,34 @@ stops), as Kafka halts when a metadata record cannot be written. Before, the
 first closed the connection (an unexpected error) and, since the handlers'
 unexpected errors are answered, UNKNOWN_SERVER_ERROR, which a Java producer
 takes as fatal.
+
+The block's save runs on a worker thread (``broker.transactions.producer_ids``):
+while its fsync is held back, another connection is answered and the
+InitProducerId requests that need the block wait for it (before, the fsync
+ran on the event loop and every connection waited); many at once across
+block boundaries get every id once, with no gap, one block saved (and one
+metadata record appended) per 1000 ids; a refused save hands out nothing and
+a request that waited for it saves the block itself.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import threading
 
 import pytest
+import trio
+import trio.testing
 
 from broker.dispatch import CloseConnection
 from protocol import ErrorCode
 from storage import fileops
-from storage.topic_store import PRODUCER_IDS
+from storage.topic_store import PRODUCER_ID_BLOCK, PRODUCER_IDS
 
 from ._admin_client import call, req
 from ._group_client import clock, group_props, groups_broker  # noqa: F401  (fixtures)
+from .test_topic_saves_off_loop import HELD_AT_MOST, HeldSaves
 from .test_transactions import init
 
 
@@ -66,6 +78,112 @@ async def test_a_block_save_in_doubt_is_not_answered_and_fails_the_metadata_dir(
         real(path)
 
     monkeypatch.setattr(fileops, "fsync_path", fsync_path)
-    with pytest.raises(CloseConnection, match="not answered: .*producer ids is in doubt"):
+    with pytest.raises(CloseConnection, match="not answered: .*a metadata save is in doubt.*producer-id-block"):
         await idempotent(groups_broker)
     assert groups_broker.topics.manager.failures.metadata_offline
+
+
+async def metadata_served(broker) -> bool:
+    """Another connection's request (Metadata) is answered."""
+    resp = await call(broker, 3, 12, req(3, topics=None, allow_auto_topic_creation=False))
+    return resp.cluster_id == broker.cluster_id
+
+
+@pytest.mark.parametrize("transactional", [False, True], ids=["idempotent", "transactional"])
+async def test_other_connections_are_served_while_a_block_is_saved(groups_broker, monkeypatch,  # noqa: F811
+                                                                    transactional):  # fmt: skip
+    """The first InitProducerId saves the first block; while its fsync is held, Metadata is answered and a
+    second InitProducerId waits for the block (no id before its block is on disk); both get theirs after."""
+    saves, order, ids, base = HeldSaves(PRODUCER_IDS), [], [], 0
+    if transactional:  # __transaction_state made and the first block used up: the next id needs a block
+        assert (await init(groups_broker, "warm-up"))[0] == ErrorCode.NONE
+        for _ in range(PRODUCER_ID_BLOCK - 1):
+            await idempotent(groups_broker)
+        base = PRODUCER_ID_BLOCK
+    monkeypatch.setattr(fileops, "fsync", saves.fsync)
+    first = (lambda: init(groups_broker)) if transactional else (lambda: idempotent(groups_broker))
+
+    async def ask(name: str) -> None:
+        answer = await (first() if name == "first" else idempotent(groups_broker))
+        ids.append(answer[:2])
+        order.append(f"{name} answered")
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask, "first")
+            await trio.to_thread.run_sync(saves.held.wait, HELD_AT_MOST)
+            nursery.start_soon(ask, "second")
+            await trio.testing.wait_all_tasks_blocked()
+            order.append(("metadata served", await metadata_served(groups_broker)))
+            saves.release()
+    assert order == [("metadata served", True), "first answered", "second answered"]
+    assert ids == [(ErrorCode.NONE, base), (ErrorCode.NONE, base + 1)]
+
+
+def slow_block_saves(seconds: float, real=fileops.fsync):
+    """The producer-id-block's fsync takes ``seconds``: requests pile up behind each save."""
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").rsplit("/", 1)[-1].startswith(PRODUCER_IDS):
+            threading.Event().wait(seconds)
+        real(fd)
+
+    return fsync
+
+
+async def test_many_requests_across_block_boundaries_get_every_id_once(groups_broker, monkeypatch):  # noqa: F811
+    """Connections ask at once while blocks are saved (slowly): every id handed out once, none skipped (a
+    request that waited for a save takes the new block, it does not save another), one record per block."""
+    monkeypatch.setattr(fileops, "fsync", slow_block_saves(0.05))
+    tasks, each, ids = 25, 100, []  # 2500 ids: three blocks
+    offset = groups_broker.quorum.end_offset
+
+    async def client() -> None:
+        for _ in range(each):
+            error, producer_id = await idempotent(groups_broker)
+            assert error == ErrorCode.NONE
+            ids.append(producer_id)
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            for _ in range(tasks):
+                nursery.start_soon(client)
+    blocks = -(-tasks * each // PRODUCER_ID_BLOCK)
+    assert sorted(ids) == list(range(tasks * each))
+    assert groups_broker.quorum.end_offset == offset + blocks  # one ProducerIdsRecord per block, as Kafka's
+    saved = (groups_broker.topics.manager.dirs[0] / PRODUCER_IDS).read_text()
+    assert int(saved) == blocks * PRODUCER_ID_BLOCK
+    again = groups_broker.reopen()
+    assert await idempotent(again) == (ErrorCode.NONE, blocks * PRODUCER_ID_BLOCK)
+
+
+def refused_once_while_held(saves: HeldSaves):
+    """The first block fsync waits for ``saves.release`` and then fails (no space left); later ones pass."""
+    failed: list[int] = []
+
+    def fsync(fd: int) -> None:
+        saves.fsync(fd)
+        if os.readlink(f"/proc/self/fd/{fd}").rsplit("/", 1)[-1].startswith(PRODUCER_IDS) and not failed:
+            failed.append(fd)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    return fsync
+
+
+async def test_a_refused_block_hands_out_nothing_and_a_waiting_request_saves_it(groups_broker,  # noqa: F811
+                                                                                 monkeypatch):  # fmt: skip
+    saves, answers = HeldSaves(PRODUCER_IDS), []
+    monkeypatch.setattr(fileops, "fsync", refused_once_while_held(saves))
+
+    async def ask() -> None:
+        answers.append(await idempotent(groups_broker))
+
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask)
+            await trio.to_thread.run_sync(saves.held.wait, HELD_AT_MOST)
+            nursery.start_soon(ask)
+            await trio.testing.wait_all_tasks_blocked()
+            saves.release()
+    assert answers == [(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1), (ErrorCode.NONE, 0)]
+    assert not groups_broker.topics.manager.failures.metadata_offline

@@ -37,7 +37,8 @@ async def ongoing(broker) -> tuple[int, int]:
 
 async def test_init_producer_id_answers_not_coordinator_when_the_log_dir_went_offline(groups_broker):
     await groups_broker.transactions.topic.ready()
-    take_offline(groups_broker)
+    await groups_broker.transactions.producer_ids.allocate()  # a block in use: the dir here holds the metadata
+    take_offline(groups_broker)  # too, and once it is offline no block is saved (producer_ids.py)
     assert (await init(groups_broker))[0] == ErrorCode.NOT_COORDINATOR
 
 

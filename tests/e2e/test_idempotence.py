@@ -3,19 +3,22 @@
 Batches are built with our own encoder so the test controls producer id,
 epoch and sequence exactly (a real client only retries on its own timing);
 confluent-kafka and the Java client with idempotence on are covered by their
-own end-to-end tests.
+own end-to-end tests. Producer ids come from blocks saved before use: a
+SIGKILL after ids of two blocks were handed out never hands one out again.
 """
 
 from __future__ import annotations
 
+import socket
 import time
 
 import pytest
 
-from protocol import ErrorCode
+from protocol import API_BY_KEY, ErrorCode, message_class
 from protocol.records import RecordBatchBuilder
 
 from .clients import ck_consume
+from .harness import raw_call
 from .test_bad_input import _create, _produce
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(120)]
@@ -65,3 +68,18 @@ def test_producer_state_survives_a_restart(broker, stop):
     assert _produce(broker, "idem", _batch(10)).error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
     assert _produce(broker, "idem", _batch(9)).base_offset == 9
     assert [o for o, _v in _values(broker, 12)] == list(range(12))
+
+
+def test_no_producer_id_is_handed_out_again_after_a_kill(broker):
+    """1500 InitProducerId (two blocks of 1000), SIGKILL, restart: the next id is past every id handed out."""
+    InitProducerId = message_class(API_BY_KEY[22], True)
+    ask = InitProducerId(transactional_id=None, transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1)
+    with socket.create_connection(("127.0.0.1", broker.port), timeout=20) as sock:
+        answers = [raw_call(sock, 22, 4, ask) for _ in range(1500)]
+    assert {a.error_code for a in answers} == {ErrorCode.NONE}
+    handed_out = [a.producer_id for a in answers]
+    assert sorted(handed_out) == list(range(1500))
+    broker.kill()
+    broker.restart()
+    again = raw_call(broker.port, 22, 4, ask)
+    assert again.error_code == ErrorCode.NONE and again.producer_id == 2000  # the third block: none reused
