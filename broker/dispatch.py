@@ -32,9 +32,12 @@ closes it (reference §6.3):
   closed, and so it is when a builder fails or its answer cannot be written
   either: Kafka would leave that request unanswered forever. trio's
   ``Cancelled`` and any other ``BaseException`` pass through untouched;
-* a topic change whose save failed (``storage.MetadataDirFailed``: the
-  metadata log dir is offline and the broker stops) -> close, no answer, as
-  Kafka halts before it answers: the change is neither made nor refused.
+* a metadata change whose save failed or is in doubt
+  (``storage.MetadataDirFailed``: the metadata log dir is offline and the
+  broker stops) -> close, no answer, as Kafka halts before it answers: the
+  change is neither made nor refused. It is no ``OSError``, so no handler's
+  ``except OSError`` / ``except StorageError`` (KAFKA_STORAGE_ERROR) meets it
+  on its way here.
 
 Every request a handler (or that ApiVersions fallback) answers is counted in
 the request metrics (``request_metrics``), as Kafka's ``RequestChannel``
