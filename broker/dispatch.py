@@ -26,8 +26,10 @@ closes it (reference §6.3):
   and always fit. Every API's builder of that answer (Kafka's
   ``getErrorResponse``) lives in its handler module, registered with
   ``@error_answer(key)`` (shared shapes in ``handlers/_error_answers``).
-  Its throttle time is the request quota's for a failed handler, the unsent
-  answer's for an unwritable one, and none where Kafka's builder sets none.
+  Its throttle time is the one the connection is muted for after a failed
+  handler (the request quota's, or the handler's own when it failed after
+  recording it: a Fetch over its byte rate), the unsent answer's for an
+  unwritable one, and none where Kafka's builder sets none.
   Produce with ``acks=0`` has none (Kafka's is null): the connection is
   closed, and so it is when a builder fails or its answer cannot be written
   either: Kafka would leave that request unanswered forever. trio's
@@ -161,6 +163,7 @@ class RequestContext:
     request_time_recorded: bool = False  # the request_percentage quota has had this request's time
     remote_s: float = 0.0  # time spent waiting for new data or the disk (Kafka's RemoteTimeMs)
     conversion_s: float = 0.0  # time spent converting message formats (Kafka's MessageConversionsTimeMs)
+    throttle_ms: int = 0  # the longest throttle this request muted its connection for (``quotas.throttle``)
 
     def converted(self, seconds: float) -> None:
         """Count ``seconds`` of format conversion (up on Produce, down on Fetch, while sending too)."""
@@ -291,7 +294,9 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
             broker.request_time.end()
         raise
     if timed:
-        quotas.apply_request_quota(ctx, body if throttled else None)
+        quotas.apply_request_quota(ctx)
+    if throttled:
+        quotas.carry_throttle(ctx, body)
     if body is NO_RESPONSE:
         request_metrics.record(ctx, started, None, sent=False)
         return NO_RESPONSE
