@@ -39,8 +39,9 @@ fsynced and renamed on every change (``atomic_write``), so a crash leaves the
 old or the new set. A file that cannot be read stops the start. Changes are
 made one at a time, each saved on a worker thread before the bindings change
 in memory (``store_saves.py``): until then every decision uses the old set,
-and a save that fails changes nothing (the request is not answered: its
-connection closes).
+and a save the disk refuses changes nothing (``NotStored``: CreateAcls and
+DeleteAcls answer KAFKA_STORAGE_ERROR, as a config or quota change the disk
+refused); one in doubt stops the broker unanswered (``MetadataDirFailed``).
 """
 
 from __future__ import annotations
@@ -164,12 +165,13 @@ class Authorizer:
 
     async def create(self, acls: list[AclBinding]) -> None:
         """Add bindings (one already there is left as it is): in the store's turn, saved on a worker thread,
-        then made (``StoreSaves``); ``OSError`` if not saved. None new: nothing saved, no metadata record,
-        as Kafka's ``AclControlManager.createAcls`` writes none for a binding it has."""
+        then made (``StoreSaves``); ``NotStored`` if the disk refused the save (nothing changed). None new:
+        nothing saved, no metadata record, as Kafka's ``AclControlManager.createAcls`` writes none for a
+        binding it has."""
         async with self.saves:
             new = self._with(acls)
             if new != self.acls:
-                await self.saves.save(self._write, new)
+                await self.saves.save_or_refuse(self._write, new, "ACLs", self.path)
                 self._set(new)
 
     def create_in_line(self, acls: list[AclBinding]) -> None:
@@ -185,7 +187,7 @@ class Authorizer:
             gone = {acl for matched in removed for acl in matched}
             if gone:
                 rest = [acl for acl in self.acls if acl not in gone]
-                await self.saves.save(self._write, rest)
+                await self.saves.save_or_refuse(self._write, rest, "ACLs", self.path)
                 self._set(rest)
         return removed
 

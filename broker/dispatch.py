@@ -26,15 +26,20 @@ closes it (reference §6.3):
   and always fit. Every API's builder of that answer (Kafka's
   ``getErrorResponse``) lives in its handler module, registered with
   ``@error_answer(key)`` (shared shapes in ``handlers/_error_answers``).
-  Its throttle time is the request quota's for a failed handler, the unsent
-  answer's for an unwritable one, and none where Kafka's builder sets none.
+  Its throttle time is the one the connection is muted for after a failed
+  handler (the request quota's, or the handler's own when it failed after
+  recording it: a Fetch over its byte rate), the unsent answer's for an
+  unwritable one, and none where Kafka's builder sets none.
   Produce with ``acks=0`` has none (Kafka's is null): the connection is
   closed, and so it is when a builder fails or its answer cannot be written
   either: Kafka would leave that request unanswered forever. trio's
   ``Cancelled`` and any other ``BaseException`` pass through untouched;
-* a topic change whose save failed (``storage.MetadataDirFailed``: the
-  metadata log dir is offline and the broker stops) -> close, no answer, as
-  Kafka halts before it answers: the change is neither made nor refused.
+* a metadata change whose save failed or is in doubt
+  (``storage.MetadataDirFailed``: the metadata log dir is offline and the
+  broker stops) -> close, no answer, as Kafka halts before it answers: the
+  change is neither made nor refused. It is no ``OSError``, so no handler's
+  ``except OSError`` / ``except StorageError`` (KAFKA_STORAGE_ERROR) meets it
+  on its way here.
 
 Every request a handler (or that ApiVersions fallback) answers is counted in
 the request metrics (``request_metrics``), as Kafka's ``RequestChannel``
@@ -158,6 +163,7 @@ class RequestContext:
     request_time_recorded: bool = False  # the request_percentage quota has had this request's time
     remote_s: float = 0.0  # time spent waiting for new data or the disk (Kafka's RemoteTimeMs)
     conversion_s: float = 0.0  # time spent converting message formats (Kafka's MessageConversionsTimeMs)
+    throttle_ms: int = 0  # the longest throttle this request muted its connection for (``quotas.throttle``)
 
     def converted(self, seconds: float) -> None:
         """Count ``seconds`` of format conversion (up on Produce, down on Fetch, while sending too)."""
@@ -288,7 +294,9 @@ async def dispatch(broker: Any, connection: Any, frame: bytearray) -> list | obj
             broker.request_time.end()
         raise
     if timed:
-        quotas.apply_request_quota(ctx, body if throttled else None)
+        quotas.apply_request_quota(ctx)
+    if throttled:
+        quotas.carry_throttle(ctx, body)
     if body is NO_RESPONSE:
         request_metrics.record(ctx, started, None, sent=False)
         return NO_RESPONSE

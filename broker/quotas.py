@@ -42,7 +42,9 @@ partition entries. The answer goes out at once, with
 ``throttle_time_ms``, and the connection then reads nothing for the throttle
 time (KIP-219, ``Connection``), whatever the request's version, as Kafka's
 ``KafkaApis`` and ``SocketServer`` do: clients of the newer versions wait by
-themselves, older ones find their next request held. Metrics per user and
+themselves, older ones find their next request held. An answer carries the
+longest throttle its request muted the connection for (``carry_throttle``),
+the error answer of a handler that failed after recording its throttle too. Metrics per user and
 client id are Kafka's ``kafka.server:type=Produce|Fetch,user=,client-id=``
 ``byte-rate`` and ``throttle-time``.
 
@@ -303,7 +305,9 @@ def request_identity(ctx: Any) -> tuple[str, str]:
 
 
 def throttle(ctx: Any, ms: int) -> None:
-    """Mute the request's connection for ``ms`` once its answer is out, for every version (the longest wins)."""
+    """Mute the request's connection for ``ms`` once its answer is out, for every version (the longest wins);
+    the request keeps the longest (``carry_throttle``)."""
+    ctx.throttle_ms = max(ctx.throttle_ms, ms)
     if ms > (getattr(ctx.connection, "throttle", None) or 0):
         ctx.connection.throttle = ms
 
@@ -317,17 +321,23 @@ def start_request_time(ctx: Any) -> bool:
     return timer.installed
 
 
-def apply_request_quota(ctx: Any, body: Any) -> None:
+def apply_request_quota(ctx: Any) -> None:
     """After the handler: the request's time recorded (unless the handler did), and its throttle applied to the
-    answer's ``throttle_time_ms`` and the connection when longer than the byte-rate one."""
+    connection when longer than the byte-rate one (``carry_throttle`` puts it on the answer)."""
     ms = request_time_throttle(ctx)
     ctx.broker.request_time.end()
     ctx.connection.answering = request_identity(ctx)  # its sending is timed too (Connection)
-    if ms <= 0:
-        return
-    if hasattr(body, "throttle_time_ms"):
-        body.throttle_time_ms = max(body.throttle_time_ms or 0, ms)
-    throttle(ctx, ms)
+    if ms > 0:
+        throttle(ctx, ms)
+
+
+def carry_throttle(ctx: Any, body: Any) -> None:
+    """The answer's ``throttle_time_ms``: at least the longest throttle this request muted its connection for,
+    the request quota's or the handler's own (a Fetch or Produce over its byte rate, a mutation quota), also
+    when the handler failed after it recorded its throttle and ``body`` is the error answer (Kafka's
+    ``handleError`` answers with the throttle it mutes the connection for)."""
+    if ctx.throttle_ms > 0 and hasattr(body, "throttle_time_ms"):
+        body.throttle_time_ms = max(body.throttle_time_ms or 0, ctx.throttle_ms)
 
 
 def record_send_time(broker: Any, identity: tuple[str, str], seconds: float) -> None:

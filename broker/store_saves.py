@@ -28,9 +28,10 @@ connections are served while the disk works. A change runs so::
 * A save whose new file is in place but whose directory fsync failed
   (``storage.SaveInDoubt``) is neither made nor refused: a restart may find
   it or not. ``on_in_doubt`` then takes the metadata log dir offline, which
-  stops the broker, and ``save`` raises ``MetadataDirFailed``, which the
-  stores let through and dispatch answers by closing the connection, as
-  Kafka halts when its metadata log cannot be flushed. (Before, the change
+  stops the broker, and ``save`` raises ``MetadataDirFailed`` (no ``OSError``:
+  a refusal's ``except OSError`` lets it through), which dispatch answers by
+  closing the connection, as Kafka halts when its metadata log cannot be
+  flushed. (Before, the change
   was refused while its file was in place: a restart made it.) Once the
   metadata log dir has failed (``offline``), no store saves any more: each
   change is ``MetadataDirFailed`` at once, as topic changes are, until the
@@ -94,8 +95,6 @@ class StoreSaves:
         refused), one in doubt goes on as ``MetadataDirFailed``."""
         try:
             await self.save(write, arg)
-        except MetadataDirFailed:
-            raise
-        except OSError as exc:
+        except OSError as exc:  # not MetadataDirFailed (no OSError): that goes on
             log.error("could not store the %s in %s: %s", what, path, exc)
             raise NotStored(f"could not store the {what}: {exc}") from None

@@ -267,13 +267,12 @@ _PASS_THROUGH = frozenset(
 @contextlib.contextmanager
 def _disk_failures_answered() -> Iterator[None]:
     """A topic change's disk failure (``StorageError``) as KAFKA_STORAGE_ERROR; a failed save of the topics
-    (``MetadataDirFailed``) goes on unanswered: the broker stops (dispatch closes the connection)."""
-    from storage import MetadataDirFailed, StorageError
+    (``MetadataDirFailed``, not a ``StorageError``) goes on unanswered: the broker stops (dispatch closes the
+    connection)."""
+    from storage import StorageError
 
     try:
         yield
-    except MetadataDirFailed:
-        raise
     except StorageError as exc:
         raise TopicError(ErrorCode.KAFKA_STORAGE_ERROR, str(exc)) from None
 

@@ -4,10 +4,15 @@
 failure): the broker answers KAFKA_STORAGE_ERROR and nothing already written
 is damaged. ``ConfigError`` names the bad key. ``OffsetOutOfRangeError`` is
 for reads and deletions outside ``[log_start_offset, log_end_offset]``.
-``LogDirsFailed`` is the storage error the broker cannot run past: no log dir
+``LogDirsFailed`` is the failure the broker cannot run past: no log dir
 left online, or the first one (which holds the metadata) gone; ``MetadataDirFailed``
-is the one a topic change meets when its save fails (the broker closes the
-connection without an answer, as Kafka halts before it answers).
+is the one a metadata change meets when its save fails or is in doubt (the
+broker closes the connection without an answer, as Kafka halts before it
+answers). Neither is an ``OSError``, so not a ``StorageError``: no handler
+that answers a disk failure KAFKA_STORAGE_ERROR (``except OSError``, ``except
+StorageError``) can catch one and answer it; they go through to dispatch
+(which closes the connection) or end the start (``__main__``: status 1).
+They carry ``errno`` and ``strerror`` and print as an ``OSError`` does.
 ``NothingWritten``: a save refused at its first step because the process
 is out of file descriptors or memory (``NOT_THE_DISK``): nothing reached the
 disk, so it is answered KAFKA_STORAGE_ERROR and the dir stays online.
@@ -30,13 +35,22 @@ class StorageError(OSError):
     """A failed disk operation on a log."""
 
 
-class LogDirsFailed(StorageError):
-    """The broker cannot go on with the log dirs left online (Kafka halts with status 1)."""
+class LogDirsFailed(Exception):
+    """The broker cannot go on with the log dirs left online (Kafka halts with status 1). Not a
+    ``StorageError``: the broker stops; nothing answers it as a request's disk failure."""
+
+    def __init__(self, errno_: int, strerror: str) -> None:
+        super().__init__(errno_, strerror)
+        self.errno, self.strerror = errno_, strerror
+
+    def __str__(self) -> str:
+        return f"[Errno {self.errno}] {self.strerror}"  # as an OSError prints: the messages are unchanged
 
 
 class MetadataDirFailed(LogDirsFailed):
-    """A topic change could not be saved: the first log dir (the metadata's) is offline and the broker stops.
-    The change is neither made nor refused (the next start finds what the disk kept of it): not answered."""
+    """A metadata change could not be saved, or its save is in doubt: the first log dir (the metadata's) is
+    offline and the broker stops. The change is neither made nor refused (the next start finds what the disk
+    kept of it): not answered, whatever ``except OSError`` / ``except StorageError`` it passes through."""
 
 
 class NothingWritten(StorageError):

@@ -17,16 +17,23 @@ read), which closes the connection; ``check_known`` does the same.
 
 Version 0 has no pattern type (LITERAL): PREFIXED bindings are left out of
 v0 answers, which cannot name them.
+
+A change whose save the disk refuses (``store_saves.NotStored``: a full or
+failing disk, or no file descriptor left) changes nothing; ``stored`` turns
+it into KAFKA_STORAGE_ERROR with a message naming the failure, for each
+creation or filter it covered, as a config or quota change is answered. A
+save in doubt is not answered: the broker stops (``MetadataDirFailed``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Awaitable
 
 from protocol import ErrorCode
 
 from ..acl_model import AclBinding, AclFilter, AclOperation, PatternType, PermissionType, ResourceType, enum_or_unknown
 from ..dispatch import CloseConnection, RequestContext
+from ..store_saves import NotStored
 from ._admin_authz import cluster_denied_message
 
 DESCRIBE_MESSAGE = "No Authorizer is configured on the broker"  # DescribeAcls
@@ -50,6 +57,15 @@ def denied(ctx: RequestContext, op: AclOperation) -> str | None:
 def each(Result: type, entries: list[Any], code: ErrorCode, message: str, **fields: Any) -> list[Any]:
     """The same error for every creation (CreateAcls) or filter (DeleteAcls)."""
     return [Result(error_code=code, error_message=message, **fields) for _ in entries]
+
+
+async def stored(change: Awaitable[Any]) -> tuple[Any, tuple[ErrorCode, str | None]]:
+    """What ``change`` returned and NONE; or None and KAFKA_STORAGE_ERROR with the failure's message when the
+    disk refused its save (nothing changed)."""
+    try:
+        return await change, (ErrorCode.NONE, None)
+    except NotStored as exc:
+        return None, (ErrorCode.KAFKA_STORAGE_ERROR, str(exc))
 
 
 def acl_filter(entry: Any) -> AclFilter:

@@ -195,7 +195,7 @@ async def store_overrides(ctx: RequestContext, topic: str, change: Callable[[dic
     ``ConfigurationControlManager.validateAlterConfig`` orders them, and, unless validate_only, store
     them. All under ``TopicRegistry.changes``: a change starts from what the one before it left, as
     Kafka's controller runs one write event at a time (the save waits for the disk on a thread)."""
-    from storage import ConfigError, MetadataDirFailed, StorageError
+    from storage import ConfigError, StorageError
 
     topics = ctx.broker.topics
     try:
@@ -211,9 +211,7 @@ async def store_overrides(ctx: RequestContext, topic: str, change: Callable[[dic
         return ErrorCode.INVALID_CONFIG, str(exc)
     except TopicError as exc:  # deleted while the change waited for its turn
         return exc.error_code, str(exc)
-    except MetadataDirFailed:  # not answered: the broker stops (dispatch closes the connection)
-        raise
-    except StorageError as exc:  # not saved: the topic keeps its configs
+    except StorageError as exc:  # not saved: the topic keeps its configs (MetadataDirFailed is none: not answered)
         return ErrorCode.KAFKA_STORAGE_ERROR, str(exc)
     return OK
 

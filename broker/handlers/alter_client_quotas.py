@@ -27,8 +27,6 @@ from __future__ import annotations
 import struct
 
 from protocol import ErrorCode
-from storage import MetadataDirFailed
-
 from ..acl_model import AclOperation
 from ..dispatch import RequestContext, error_answer, handler
 from ..quotas import QuotaRefused, check_op, entity_of
@@ -63,9 +61,7 @@ async def handle(ctx: RequestContext, request) -> object:
     if changes and not request.validate_only:
         try:
             await ctx.broker.quotas.alter(list(changes.values()))
-        except MetadataDirFailed:  # in doubt: not answered, the broker stops
-            raise
-        except OSError as exc:
+        except OSError as exc:  # refused; one in doubt (MetadataDirFailed, no OSError) is not answered
             for key in changes:
                 answer = answers[key]
                 if answer.error_code == ErrorCode.NONE:

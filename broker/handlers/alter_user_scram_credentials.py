@@ -32,8 +32,6 @@ from __future__ import annotations
 import logging
 
 from protocol import ErrorCode
-from storage import MetadataDirFailed
-
 from ..acl_model import AclOperation
 from ..dispatch import RequestContext, error_answer, handler
 from ..scram import BY_TYPE, credential_from_salted
@@ -114,9 +112,7 @@ async def _apply(store, deletions: dict, changes: dict) -> bool:
     credentials.update(changes)
     try:
         await store.replace(credentials)
-    except MetadataDirFailed:  # in doubt: not answered, the broker stops
-        raise
-    except OSError as exc:
+    except OSError as exc:  # refused; one in doubt (MetadataDirFailed, no OSError) is not answered
         log.error("could not save the SCRAM credentials: %s", exc)
         return False
     return True

@@ -12,7 +12,9 @@ Behaviour (Kafka's ``AclApis.handleCreateAcls`` and the controller's
   with Kafka's message, and the others are still created;
 * creating a binding that exists already succeeds and changes nothing.
 
-The bindings are saved (``__acls.json``) before the answer goes out.
+The bindings are saved (``__acls.json``) before the answer goes out. If the
+disk refuses the save, none is made and every creation Kafka did not refuse
+gets KAFKA_STORAGE_ERROR naming the failure (``_acls.stored``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from protocol import ErrorCode
 
 from ..acl_model import AclOperation, creation_error
 from ..dispatch import RequestContext, error_answer, handler
-from ._acls import CHANGE_MESSAGE, binding, check_known, denied, each
+from ._acls import CHANGE_MESSAGE, binding, check_known, denied, each, stored
 
 API_KEY = 30
 
@@ -39,9 +41,9 @@ async def handle(ctx: RequestContext, request) -> object:
         return resp
     acls = [binding(c) for c in request.creations]
     errors = [creation_error(acl) for acl in acls]
-    await ctx.broker.authorizer.create([acl for acl, error in zip(acls, errors) if error is None])
-    resp.results = [Result(error_code=ErrorCode.INVALID_REQUEST if error else ErrorCode.NONE, error_message=error)
-                    for error in errors]  # fmt: skip
+    _, (code, message) = await stored(ctx.broker.authorizer.create([a for a, e in zip(acls, errors) if e is None]))
+    resp.results = [Result(error_code=ErrorCode.INVALID_REQUEST, error_message=error) if error
+                    else Result(error_code=code, error_message=message) for error in errors]  # fmt: skip
     return resp
 
 

@@ -6,7 +6,9 @@ in request order, listing the bindings it removed (a binding matched by two
 filters is listed under both). A principal without ALTER on the cluster gets
 CLUSTER_AUTHORIZATION_FAILED for every filter; without an authorizer every
 filter gets SECURITY_DISABLED. The remaining bindings are saved before the
-answer goes out.
+answer goes out; if the disk refuses that save, nothing is removed and every
+filter gets KAFKA_STORAGE_ERROR naming the failure, no bindings listed
+(``_acls.stored``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from protocol import ErrorCode
 
 from ..acl_model import AclOperation
 from ..dispatch import RequestContext, error_answer, handler
-from ._acls import CHANGE_MESSAGE, FILTER_CODES, acl_filter, check_known, denied, each, visible
+from ._acls import CHANGE_MESSAGE, FILTER_CODES, acl_filter, check_known, denied, each, stored, visible
 
 API_KEY = 31
 
@@ -30,7 +32,10 @@ async def handle(ctx: RequestContext, request) -> object:
         code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED if refused else ErrorCode.SECURITY_DISABLED
         resp.filter_results = each(Result, request.filters, code, refused or CHANGE_MESSAGE, matching_acls=[])
         return resp
-    removed = await ctx.broker.authorizer.delete([acl_filter(f) for f in request.filters])
+    removed, (code, message) = await stored(ctx.broker.authorizer.delete([acl_filter(f) for f in request.filters]))
+    if removed is None:
+        resp.filter_results = each(Result, request.filters, code, message, matching_acls=[])
+        return resp
     Matching = Result.DeleteAclsMatchingAcl
     resp.filter_results = [
         Result(error_code=ErrorCode.NONE, error_message=None, matching_acls=[

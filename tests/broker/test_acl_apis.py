@@ -4,7 +4,9 @@ Admin (a super user) creates, lists and removes bindings through the
 requests; a user without DESCRIBE (DescribeAcls) or ALTER (Create, Delete) on
 the cluster is refused with CLUSTER_AUTHORIZATION_FAILED; bindings Kafka
 refuses get INVALID_REQUEST and Kafka's message while the rest are made; v0
-answers leave PREFIXED bindings out; the bindings outlive a restart.
+answers leave PREFIXED bindings out; the bindings outlive a restart. A
+change the disk refuses to save (``storage.fileops``, the fault seam) is
+KAFKA_STORAGE_ERROR and changes nothing; one in doubt is not answered.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from broker.acl_model import AclOperation as Op
 from broker.acl_model import ResourceType as Res
 from broker.config import BrokerConfig
 from broker.core import Broker
+from broker.dispatch import CloseConnection
 from protocol import ErrorCode
+from storage import fileops
 
 from ._admin_client import call, req, sub
 from ._authz import authz_broker, grant, user  # noqa: F401  (authz_broker is a fixture)
+from .test_store_saves_off_loop import directory_fsync_fails_once, full_disk
 
 TOPIC, GROUP, CLUSTER, LITERAL, PREFIXED, ANY, MATCH = 2, 3, 4, 3, 4, 1, 2
 READ, WRITE, ALTER, DESCRIBE, DENY, ALLOW = 3, 4, 7, 8, 2, 3
@@ -135,3 +140,46 @@ async def test_bindings_outlive_a_restart(tmp_path):
         assert again.authorizer.authorize("User:bob", "1.2.3.4", Op.WRITE, Res.TOPIC, "p1")
     finally:
         again.close()
+
+
+REFUSED = (ErrorCode.KAFKA_STORAGE_ERROR, "could not store the ACLs: [Errno 28] No space left on device")
+
+
+async def test_a_creation_the_disk_refuses_is_refused_and_changes_nothing(authz_broker, monkeypatch):  # noqa: F811
+    """KAFKA_STORAGE_ERROR naming the failure, as for a config or quota change the disk refused (before:
+    UNKNOWN_SERVER_ERROR, from dispatch); a creation Kafka refuses keeps its own error."""
+    await create(authz_broker, creation("kept"))
+    before, offset = list(authz_broker.authorizer.acls), authz_broker.quorum.end_offset
+    monkeypatch.setattr(fileops, "fsync", full_disk("__acls"))
+    made = await create(authz_broker, creation("new"), creation(""), creation("kept"))
+    assert made == [REFUSED, (ErrorCode.INVALID_REQUEST, "Invalid empty resource name"), REFUSED]
+    assert authz_broker.authorizer.acls == before and authz_broker.quorum.end_offset == offset
+    assert not authz_broker.topics.manager.failures.metadata_offline
+    monkeypatch.undo()
+    assert await create(authz_broker, creation("new")) == [(ErrorCode.NONE, None)]
+
+
+async def test_a_deletion_the_disk_refuses_is_refused_and_removes_nothing(authz_broker, monkeypatch):  # noqa: F811
+    await create(authz_broker, creation("a"), creation("b"))
+    before = list(authz_broker.authorizer.acls)
+    Filter = sub(31, "DeleteAclsFilter")
+    filters = [describe_filter("a", TOPIC, LITERAL, cls=Filter), describe_filter("none", cls=Filter)]
+    monkeypatch.setattr(fileops, "fsync", full_disk("__acls"))
+    resp = await call(authz_broker, 31, 3, req(31, filters=filters), connection=ADMIN)
+    assert [(r.error_code, r.error_message, r.matching_acls) for r in resp.filter_results] == [(*REFUSED, [])] * 2
+    assert authz_broker.authorizer.acls == before
+    assert authz_broker.authorizer.authorize("User:bob", "1.2.3.4", Op.READ, Res.TOPIC, "a")  # still in force
+    monkeypatch.undo()
+    resp = await call(authz_broker, 31, 3, req(31, filters=filters), connection=ADMIN)
+    assert [len(r.matching_acls) for r in resp.filter_results] == [1, 0]
+
+
+async def test_a_deletion_whose_save_is_in_doubt_is_not_answered(authz_broker, monkeypatch):  # noqa: F811
+    """Renamed in place, its directory not fsynced: the metadata log dir fails and the broker stops."""
+    await create(authz_broker, creation("a"))
+    before = list(authz_broker.authorizer.acls)
+    monkeypatch.setattr(fileops, "fsync_path", directory_fsync_fails_once())
+    Filter = sub(31, "DeleteAclsFilter")
+    with pytest.raises(CloseConnection, match="DeleteAcls not answered: .*a metadata save is in doubt"):
+        await call(authz_broker, 31, 3, req(31, filters=[describe_filter("a", cls=Filter)]), connection=ADMIN)
+    assert authz_broker.topics.manager.failures.metadata_offline and authz_broker.authorizer.acls == before

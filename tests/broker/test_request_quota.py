@@ -1,6 +1,7 @@
 """``request_percentage`` quotas (KIP-124, ``broker/request_time.py`` and ``broker/quotas.py``): the time the
 event loop runs a client's requests, Kafka's bounded throttle, the empty Fetch, the
-exempt WriteTxnMarkers and the time spent sending, in-process."""
+exempt WriteTxnMarkers and the time spent sending, in-process; and the throttle of a Fetch that fails
+after it recorded it, on its error answer."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import trio
 
 from broker.dispatch import REGISTRY
+from broker.handlers import fetch as fetch_handler
 from broker.quotas import record_send_time
 from broker.request_time import TaskTime
 from protocol import ErrorCode
@@ -128,3 +130,26 @@ async def test_a_request_that_fails_leaves_no_watch_behind(broker, monkeypatch):
     resp = await metadata(broker, 13, fake_connection(throttle=None))  # answered UNKNOWN_SERVER_ERROR (dispatch)
     assert resp.error_code == ErrorCode.UNKNOWN_SERVER_ERROR
     assert broker.request_time.installed and broker.request_time.watched == {}
+
+
+@pytest.mark.parametrize("quota", ["consumer_byte_rate", "request_percentage"])
+async def test_a_fetch_that_fails_after_its_throttle_answers_with_that_throttle(broker, monkeypatch, quota):
+    """Its error answer (UNKNOWN_SERVER_ERROR) carries the throttle the connection is muted for, as Kafka's
+    ``handleError`` sends ``getErrorResponse(throttleTimeMs)`` with the throttle it mutes the channel for
+    (``RequestHandlerHelper.sendErrorResponseMaybeThrottle``); before, it said 0."""
+    await create_ok(broker, "ft")
+    for _ in range(3):
+        await produce(broker, "ft", 10_000)
+    limit = {"consumer_byte_rate": 2_000.0, "request_percentage": 0.0001}[quota]  # the fetch below is over it
+    await alter(broker, [([("client-id", CLIENT)], {quota: limit})])
+    recorded, throttles = fetch_handler._quota, []
+
+    def fails_after_its_throttle(ctx, resp, answered) -> int:
+        throttles.append(recorded(ctx, resp, answered))
+        raise RuntimeError("injected after the throttle")
+
+    monkeypatch.setattr(fetch_handler, "_quota", fails_after_its_throttle)
+    conn = fake_connection(throttle=None)
+    resp = await fetch(broker, "ft", 100_000, conn)
+    assert resp.error_code == ErrorCode.UNKNOWN_SERVER_ERROR and throttles[0] > 0
+    assert resp.throttle_time_ms == conn.throttle == throttles[0]

@@ -7,7 +7,8 @@ state it then appends to, another connection is answered and still sees the
 store as it was (before, both fsyncs ran on the event loop: every connection
 waited); changes from several connections at once all land, memory, file and
 quorum agreeing, and survive a restart; a save the disk refuses is answered
-as the store answered it before, and changes nothing.
+as the store answered it before (KAFKA_STORAGE_ERROR, since for ACLs too; SCRAM
+credentials UNKNOWN_SERVER_ERROR), and changes nothing.
 """
 
 from __future__ import annotations
@@ -191,7 +192,8 @@ FAILED = {
     "client_quotas": lambda got: got == [(ErrorCode.KAFKA_STORAGE_ERROR,
                                           "quotas not stored: [Errno 28] No space left on device")],
     "scram_credentials": lambda got: got == [(ErrorCode.UNKNOWN_SERVER_ERROR, None)],
-    "acls": lambda got: got == [(ErrorCode.UNKNOWN_SERVER_ERROR, None)],  # as any unexpected error (dispatch)
+    "acls": lambda got: got == [(ErrorCode.KAFKA_STORAGE_ERROR, "could not store the ACLs: "
+                                 "[Errno 28] No space left on device")],  # as configs and quotas
 }  # fmt: skip
 
 

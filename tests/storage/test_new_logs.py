@@ -198,7 +198,7 @@ def test_topics_that_cannot_be_saved_undo_the_change(tmp_path, monkeypatch, grow
     if grow:
         next(steps), next(steps)
     monkeypatch.setattr("storage.topic_journal.TopicJournal._change", _no_space)
-    with pytest.raises(StorageError, match="saving the topics failed"):
+    with pytest.raises(MetadataDirFailed, match="saving the topics failed"):
         list(steps)
     monkeypatch.undo()
     assert _dirs(tmp_path, "t") == ["t-0"] and _dirs(tmp_path, "u") == [] and list(lm.topics()) == ["t"]
