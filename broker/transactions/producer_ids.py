@@ -47,7 +47,7 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from storage import MetadataDirFailed, ProducerIdsUnavailable
+from storage import ProducerIdsUnavailable
 from storage.topic_store import ProducerIds
 
 from ..store_saves import StoreSaves
@@ -80,9 +80,7 @@ class ProducerIdManager:
     async def _save_next_block(self) -> int:
         try:
             return await self.saves.save(self._write_next_block)
-        except MetadataDirFailed:
-            raise
-        except OSError as exc:
+        except OSError as exc:  # a refused save; one in doubt (MetadataDirFailed, no OSError) goes on
             log.error("could not store the next block of producer ids in %s: %s", self.ids.dirs[0], exc)
             raise ProducerIdsUnavailable(exc.errno, f"the next block of producer ids could not be saved: "
                                                     f"{exc.strerror or exc}") from exc  # fmt: skip
