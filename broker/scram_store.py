@@ -93,9 +93,9 @@ class ScramStore:
         self._write(self.credentials)
 
     async def replace(self, credentials: dict[tuple[str, str], ScramCredential]) -> None:
-        """Make ``credentials`` the set: saved on a worker thread, then made (``OSError``: nothing changes).
-        The caller has the store's turn (``async with store.saves``) from its checks to this."""
-        await self.saves.save(self._write, credentials)
+        """Make ``credentials`` the set: saved on a worker thread, then made (``NotStored``: the disk refused
+        it, nothing changes). The caller has the store's turn (``async with store.saves``) from its checks."""
+        await self.saves.save_or_refuse(self._write, credentials, "SCRAM credentials", self.path)
         self.credentials = credentials
 
     def _write(self, credentials: dict[tuple[str, str], ScramCredential]) -> None:

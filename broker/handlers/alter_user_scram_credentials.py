@@ -18,7 +18,9 @@ UNKNOWN_SERVER_ERROR and no message.
 The valid alterations are applied together and saved (``scram_store.py``,
 on a worker thread, one request's alterations at a time, each checked
 against what the one before left) before the answer; logins from then on
-use them. Results come as Kafka
+use them. If the disk refuses the save, nothing changes and every user the
+request would have changed gets KAFKA_STORAGE_ERROR, as configs, quotas and
+ACLs do; a save in doubt is not answered (the broker stops). Results come as Kafka
 orders them: the deletions done, the upsertions done, then the failures.
 
 Authorization (Kafka's ``ControllerApis``): ALTER on the cluster, checked
@@ -29,17 +31,15 @@ ClusterAuthorizationException ("Request Request(...) is not authorized.").
 
 from __future__ import annotations
 
-import logging
-
 from protocol import ErrorCode
 from ..acl_model import AclOperation
 from ..dispatch import RequestContext, error_answer, handler
 from ..scram import BY_TYPE, credential_from_salted
+from ..store_saves import NotStored
 from ._admin_authz import cluster_denied_message
 
 API_KEY = 51
 DUPLICATE = (ErrorCode.DUPLICATE_RESOURCE, "A user credential cannot be altered twice in the same request")
-log = logging.getLogger(__name__)
 
 
 def _check_name(name: str, mechanism: int) -> tuple[ErrorCode, str | None] | None:
@@ -104,18 +104,18 @@ def _credentials(upsertions: dict, errors: dict) -> dict:
     return changes
 
 
-async def _apply(store, deletions: dict, changes: dict) -> bool:
-    """Apply and save all the alterations, or none of them (False) if the file cannot be written."""
+async def _apply(store, deletions: dict, changes: dict) -> str | None:
+    """Apply and save all the alterations; or none of them if the disk refused the file: then why (a save
+    in doubt, ``MetadataDirFailed``, goes on unanswered)."""
     credentials = dict(store.credentials)
     for name, deletion in deletions.items():
         del credentials[(name, BY_TYPE[deletion.mechanism].name)]
     credentials.update(changes)
     try:
         await store.replace(credentials)
-    except OSError as exc:  # refused; one in doubt (MetadataDirFailed, no OSError) is not answered
-        log.error("could not save the SCRAM credentials: %s", exc)
-        return False
-    return True
+    except NotStored as exc:
+        return str(exc)
+    return None
 
 
 def _denied(ctx: RequestContext, request) -> object:
@@ -137,8 +137,9 @@ async def handle(ctx: RequestContext, request) -> object:
         deletions, upsertions, errors = _sort(store, request)
         changes = _credentials(upsertions, errors)
         done = [*deletions, *upsertions]
-        if (deletions or changes) and not await _apply(store, deletions, changes):
-            errors.update({name: (ErrorCode.UNKNOWN_SERVER_ERROR, None) for name in done})
+        refused = await _apply(store, deletions, changes) if deletions or changes else None
+        if refused is not None:
+            errors.update({name: (ErrorCode.KAFKA_STORAGE_ERROR, refused) for name in done})
             done = []
     resp = ctx.response(throttle_time_ms=0, results=[])
     Result = type(resp).AlterUserScramCredentialsResult

@@ -159,7 +159,8 @@ async def test_a_failed_save_changes_nothing(broker, tmp_path):  # noqa: F811
     await alter(broker, upsertions=[upsert("keep")])
     broker.scram.path = tmp_path / "no-such-dir" / CREDENTIALS_FILE  # the write fails
     got = await alter(broker, [Deletion(name="keep", mechanism=1)], [upsert("new")])
-    assert got == [("keep", ErrorCode.UNKNOWN_SERVER_ERROR, None), ("new", ErrorCode.UNKNOWN_SERVER_ERROR, None)]
+    why = f"could not store the SCRAM credentials: [Errno 2] No such file or directory: '{broker.scram.path}.tmp'"
+    assert got == [("keep", ErrorCode.KAFKA_STORAGE_ERROR, why), ("new", ErrorCode.KAFKA_STORAGE_ERROR, why)]
     assert await describe(broker) == [("keep", 0, None, [(1, 8192)])]
 
 

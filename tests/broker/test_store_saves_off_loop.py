@@ -191,7 +191,8 @@ FAILED = {
                                           "[Errno 28] No space left on device")],
     "client_quotas": lambda got: got == [(ErrorCode.KAFKA_STORAGE_ERROR,
                                           "quotas not stored: [Errno 28] No space left on device")],
-    "scram_credentials": lambda got: got == [(ErrorCode.UNKNOWN_SERVER_ERROR, None)],
+    "scram_credentials": lambda got: got == [(ErrorCode.KAFKA_STORAGE_ERROR, "could not store the SCRAM "
+                                              "credentials: [Errno 28] No space left on device")],
     "acls": lambda got: got == [(ErrorCode.KAFKA_STORAGE_ERROR, "could not store the ACLs: "
                                  "[Errno 28] No space left on device")],  # as configs and quotas
 }  # fmt: skip
