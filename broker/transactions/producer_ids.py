@@ -17,7 +17,11 @@ ones' (``coordinator.py``), as Kafka's transaction coordinator owns the one
   that also find the block used up wait for the turn and then take the next
   ids of the new block (or save another, if that one is used up too or its
   save was refused). Ids are claimed on the event loop only, so none twice;
-  none before its block is on disk.
+  none before its block is on disk. A request cancelled while its save runs
+  (its connection gone) still puts the block in use, as there is no
+  checkpoint between the save's return and ``use_block``: the requests that
+  waited take its ids, and no block is saved twice nor skipped (at most the
+  cancelled request's own id is never answered).
 * A save the disk refuses (a full disk) hands out nothing and is logged:
   ``ProducerIdsUnavailable``, answered COORDINATOR_LOAD_IN_PROGRESS, which
   clients retry, and the next request tries the save again. A save in doubt

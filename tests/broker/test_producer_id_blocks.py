@@ -17,7 +17,9 @@ InitProducerId requests that need the block wait for it (before, the fsync
 ran on the event loop and every connection waited); many at once across
 block boundaries get every id once, with no gap, one block saved (and one
 metadata record appended) per 1000 ids; a refused save hands out nothing and
-a request that waited for it saves the block itself.
+a request that waited for it saves the block itself; a request cancelled
+mid-save still puts its block in use, so the one that waited takes its next
+id and no block is skipped.
 """
 
 from __future__ import annotations
@@ -170,6 +172,20 @@ def refused_once_while_held(saves: HeldSaves):
     return fsync
 
 
+async def saving_and_waiting(saves: HeldSaves, first, second, meanwhile=lambda: None) -> None:
+    """``first`` starts a block's save, held; ``second`` then waits for it; ``meanwhile()`` runs with both
+    blocked, then the save goes on."""
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(first)
+            await trio.to_thread.run_sync(saves.held.wait, HELD_AT_MOST)
+            nursery.start_soon(second)
+            await trio.testing.wait_all_tasks_blocked()
+            meanwhile()
+            await trio.testing.wait_all_tasks_blocked()
+            saves.release()
+
+
 async def test_a_refused_block_hands_out_nothing_and_a_waiting_request_saves_it(groups_broker,  # noqa: F811
                                                                                  monkeypatch):  # fmt: skip
     saves, answers = HeldSaves(PRODUCER_IDS), []
@@ -178,12 +194,30 @@ async def test_a_refused_block_hands_out_nothing_and_a_waiting_request_saves_it(
     async def ask() -> None:
         answers.append(await idempotent(groups_broker))
 
-    with trio.fail_after(10):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(ask)
-            await trio.to_thread.run_sync(saves.held.wait, HELD_AT_MOST)
-            nursery.start_soon(ask)
-            await trio.testing.wait_all_tasks_blocked()
-            saves.release()
+    await saving_and_waiting(saves, ask, ask)
     assert answers == [(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1), (ErrorCode.NONE, 0)]
     assert not groups_broker.topics.manager.failures.metadata_offline
+
+
+async def test_a_request_cancelled_while_its_block_is_saved_skips_no_block(groups_broker, monkeypatch):  # noqa: F811
+    """The request that started a block's save is cancelled mid-save (its connection went away): the save is
+    finished (shielded) and the block put in use all the same (no checkpoint between the two), so the request
+    that waited for it takes the block's next id; no second block is saved (no 1000 ids skipped, one record
+    appended), no id is handed out twice. At most the cancelled request's own id (0) is lost."""
+    saves, answers, first_answer = HeldSaves(PRODUCER_IDS), [], []
+    monkeypatch.setattr(fileops, "fsync", saves.fsync)
+    offset, cancelled = groups_broker.quorum.end_offset, trio.CancelScope()
+
+    async def first() -> None:
+        with cancelled:
+            first_answer.append(await idempotent(groups_broker))
+
+    async def waiting() -> None:
+        answers.append(await idempotent(groups_broker))
+
+    await saving_and_waiting(saves, first, waiting, meanwhile=cancelled.cancel)
+    answers.append(await idempotent(groups_broker))
+    assert first_answer in ([], [(ErrorCode.NONE, 0)])  # answered only if no checkpoint came after its id
+    assert answers == [(ErrorCode.NONE, 1), (ErrorCode.NONE, 2)]
+    assert groups_broker.quorum.end_offset == offset + 1
+    assert int((groups_broker.topics.manager.dirs[0] / PRODUCER_IDS).read_text()) == PRODUCER_ID_BLOCK

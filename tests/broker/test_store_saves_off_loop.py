@@ -7,8 +7,8 @@ state it then appends to, another connection is answered and still sees the
 store as it was (before, both fsyncs ran on the event loop: every connection
 waited); changes from several connections at once all land, memory, file and
 quorum agreeing, and survive a restart; a save the disk refuses is answered
-as the store answered it before (KAFKA_STORAGE_ERROR, since for ACLs too; SCRAM
-credentials UNKNOWN_SERVER_ERROR), and changes nothing.
+KAFKA_STORAGE_ERROR (the ACLs' and SCRAM credentials' were UNKNOWN_SERVER_ERROR
+before), and changes nothing.
 """
 
 from __future__ import annotations
