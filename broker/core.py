@@ -12,6 +12,10 @@ One ``Broker`` per server. Handlers reach everything through it:
   the durable flush mode is on (one group commit serves all waiters); in that
   mode the high watermark is the fsynced offset, so every append also starts
   a background round and fetches are woken when it ends;
+* the flush policy (``flush.messages``, ``flush.ms``) rides the same group
+  commit in any mode: an append after which it wants a flush notes it and
+  starts a round; a Produce waits for it (``wait_flushed``) before it answers;
+  the ``flush.ms`` timer (``tick``) notes and starts rounds too;
 * ``tick()`` runs the timed duties (retention, idle rolls, producer-id expiry, checkpoints);
 * ``groups`` (``GroupManager``) coordinates consumer groups and keeps their
   offsets in ``__consumer_offsets``;
@@ -48,7 +52,7 @@ One ``Broker`` per server. Handlers reach everything through it:
   the logs load, in a worker thread, with Kafka's recovery gauges meanwhile.
 
 All of this runs in the trio thread; storage calls are short and synchronous,
-except fsync, which goes to a worker thread.
+except fsync, which goes to a worker thread (group-commit rounds, checkpoints).
 """
 
 from __future__ import annotations
@@ -238,7 +242,13 @@ class Broker:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return ErrorCode.KAFKA_STORAGE_ERROR if partition.log.offline else partition
 
-    def append(self, partition: Partition, validated: ValidatedRecords) -> ErrorCode | None:
+    def append(self, partition: Partition, validated: ValidatedRecords,
+               flushes: list[int] | None = None) -> ErrorCode | None:  # fmt: skip
+        """Append to the partition's log (None, or KAFKA_STORAGE_ERROR). When the topic's flush policy then
+        wants a flush (``flush.messages``, ``flush.ms``) it is noted for a group-commit round on a worker thread:
+        ``flushes`` gets the generation whose round the producer must wait for (``wait_flushed``) before it
+        answers, as Kafka answers a Produce after the flush in its append; without ``flushes`` (nobody waits)
+        a round starts in the background."""
         try:
             partition.log.append(
                 validated.data, validated.first_offset, validated.last_offset, validated.max_timestamp
@@ -248,10 +258,21 @@ class Broker:
                 log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR
         self._append_lot.unpark_all()
-        if self._durable and not self._commit_pending:  # the high watermark moves at the next fsync round
+        due = partition.log.flush_due(partition.log.clock())
+        if due:
+            generation = self.topics.manager.note_flush_due(partition.log)
+            if flushes is not None:  # the producer waits for (and so runs) the round
+                flushes.append(generation)
+                return None
+        if due or self._durable:  # in durable mode the high watermark moves at the next fsync round
+            self._commit_in_background()
+        return None
+
+    def _commit_in_background(self) -> None:
+        """Start a group-commit round for what nobody waits for (unless one is about to start)."""
+        if not self._commit_pending:
             self._commit_pending = True
             trio.lowlevel.spawn_system_task(self._commit_soon)
-        return None
 
     def append_own(self, partition: Partition, validated: ValidatedRecords) -> ErrorCode | None:
         """Append records the broker writes itself (coordinator records, transaction markers). Kafka's
@@ -266,10 +287,11 @@ class Broker:
         return error
 
     async def _commit_soon(self) -> None:
-        """Durable mode: run a group-commit round for appends nobody waits for (acks 0 and 1)."""
+        """Run a group-commit round for appends nobody waits for: durable mode's acks 0 and 1, the flushes
+        the flush policy wants after the broker's own appends or on the ``flush.ms`` timer."""
         try:
             self._commit_pending = False
-            await self.wait_durable()
+            await self.wait_flushed(self.topics.flush_generation())
         except Exception:  # a failed fsync is reported to the producers that wait; retried next append
             log.exception("background group commit failed")
 
@@ -293,19 +315,23 @@ class Broker:
         ``LogManager.sync_to`` is the group commit: waiters queue on one lock in
         worker threads and one fsync round covers everybody appended before it.
         """
-        if not self._durable:
-            return
-        target = self.topics.flush_generation()
-        if self.topics.flushed_generation() < target:
-            await trio.to_thread.run_sync(self.topics.manager.sync_to, target)
-            self._append_lot.unpark_all()  # the high watermark moved: wake long-polling fetches
+        if self._durable:
+            await self.wait_flushed(self.topics.flush_generation())
+
+    async def wait_flushed(self, generation: int) -> None:
+        """Return once the group commit's rounds covered ``generation`` (in a worker thread, off the loop);
+        ``StorageError`` if the round that covered it failed."""
+        if self.topics.flushed_generation() < generation:
+            await trio.to_thread.run_sync(self.topics.manager.sync_to, generation)
+            self._append_lot.unpark_all()  # in durable mode the high watermark moved: wake long-polling fetches
 
     # -- duties ------------------------------------------------------------------
 
     def tick(self) -> bool:
         """Run the quick timed duties; True when a checkpoint write (which may fsync) is due."""
         now = self.clock()
-        self.topics.roll_idle_segments(now)
+        if self.topics.roll_idle_segments(now):  # flush.ms flushes are due: a round on a worker thread
+            self._commit_in_background()
         if self._due("retention", now, self.config.log_retention_check_interval_ms, first=True):
             self.topics.run_retention(now)
         self.topics.delete_expired_files(now)

@@ -1,7 +1,13 @@
-"""Durable mode's group commit: one fsync per dirty log answers every append waiting at that moment.
+"""The group commit: one fsync per dirty log answers every append waiting at that moment.
 
-Every append calls ``note_append(log)``, which bumps ``generation`` and adds
-the log to the dirty set. A producer that must not be answered before its
+In durable mode every append calls ``note_append(log)``, which bumps
+``generation`` and adds the log to the dirty set. In any mode, an append
+after which the topic's flush policy wants a flush (``flush.messages``,
+``flush.ms``: ``Log.flush_due``), and the ``flush.ms`` timer, call
+``note_flush_due(log)``, which bumps ``generation`` and adds the log to the
+due set: the round fsyncs it whole, the active segment's indexes too, as
+Kafka's ``UnifiedLog.flush``, so its recovery point moves as a flush on the
+append path would move it (without durable mode only due logs are fsynced). A producer that must not be answered before its
 data is on disk reads the generation right after its append and calls
 ``sync_to(generation)`` (from a worker thread: the broker uses
 ``trio.to_thread.run_sync``). Waiters queue on one condition:
@@ -30,7 +36,7 @@ dirty pages, so trying again and answering success could acknowledge data
 that is not on disk (Kafka never retries either: the dir goes offline).
 The other logs of the round go back to the dirty set for the next round.
 A log whose dir goes offline for another reason (another log's append
-failed) leaves the dirty set unflushed, and a later round does not cover it:
+failed) leaves the dirty and due sets unflushed, and a later round does not cover it:
 its waiters learn it from ``Log.offline`` after their wait (the broker's
 Produce and internal-topic appends check it), not from this module.
 
@@ -56,6 +62,7 @@ class GroupCommit:
         self._generation = 0
         self._flushed = 0
         self._dirty: set[Any] = set()
+        self._due: set[Any] = set()  # logs whose flush policy wants a whole flush (``note_flush_due``)
         self._sync = threading.Condition()
         self._syncing = False
         self._failed: list[tuple[int, int]] = []  # generations (after, up to] of rounds that failed
@@ -75,10 +82,18 @@ class GroupCommit:
             self._generation += 1
             self._dirty.add(log_)
 
+    def note_flush_due(self, log_: Any) -> int:
+        """``log_``'s flush policy wants a flush: the next round fsyncs it whole; the generation to wait for."""
+        with self._lock:
+            self._generation += 1
+            self._due.add(log_)
+            return self._generation
+
     def forget(self, predicate) -> None:
-        """Drop dirty logs matching ``predicate`` (their topic was deleted)."""
+        """Drop dirty or due logs matching ``predicate`` (their topic was deleted, their dir went offline)."""
         with self._lock:
             self._dirty = {l for l in self._dirty if not predicate(l)}
+            self._due = {l for l in self._due if not predicate(l)}
 
     def sync_to(self, generation: int) -> None:
         """Block until every append up to ``generation`` is on disk (one thread flushes for all)."""
@@ -108,7 +123,7 @@ class GroupCommit:
             self._syncing = True
         try:
             with self._lock:
-                target, self._dirty = self._generation, set()
+                target, self._dirty, self._due = self._generation, set(), set()
             flush_all()
         finally:
             with self._lock:
@@ -122,20 +137,21 @@ class GroupCommit:
             raise StorageError(errno.EIO, "the fsync of this append failed; its log dir is offline")
 
     def commit(self) -> None:
-        """fsync each log appended since the last round once, then publish the generation covered."""
+        """fsync each log appended since the last round once (a due one whole), then publish the generation."""
         with self._lock:
             target, after = self._generation, self._flushed
-            dirty, self._dirty = self._dirty, set()
+            dirty, due, self._dirty, self._due = self._dirty, self._due, set(), set()
         try:
-            for log_ in dirty:
-                log_.flush(active_indexes=False)
+            for log_ in due | dirty:
+                log_.flush(active_indexes=log_ in due)
         except BaseException as exc:
             with self._lock:
                 self._dirty |= {l for l in dirty if not getattr(l, "offline", False)}
+                self._due |= {l for l in due if not getattr(l, "offline", False)}
                 if isinstance(exc, OSError):
                     self._failed.append((after, target))
             raise
         with self._lock:
-            self.fsync_count += len(dirty)
+            self.fsync_count += len(due | dirty)
             self.rounds += 1
             self._flushed = max(self._flushed, target)

@@ -24,11 +24,11 @@ trimmed (an unclean stop) and are ignored.
 from __future__ import annotations
 
 import bisect
-import os
 import struct
 from pathlib import Path
 
 from . import fileops
+from .batch_files import FileHandle
 from .errors import StorageError
 
 
@@ -41,7 +41,7 @@ class _Index:
         self.max_entries = max(max_index_bytes // self.ENTRY.size, 1)
         self.keys: list[int] = []
         self.values: list[int] = []
-        self._fd = -1
+        self._handle: FileHandle | None = None  # shared with a flush on another thread (``flush``)
         self._preallocated = False
         self._dirty = False  # written or cut since the last fsync
         self.beyond_end = False  # the file pointed past the end of the .log (it was cut)
@@ -102,9 +102,9 @@ class _Index:
         self._preallocated = True
 
     def _open(self) -> int:
-        if self._fd < 0:
-            self._fd = fileops.open_file(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        return self._fd
+        if self._handle is None:
+            self._handle = FileHandle(self.path, create=True)
+        return self._handle.fd
 
     def forget_last(self) -> None:
         """Drop the newest in-memory entry (its append failed); the file slot is overwritten later."""
@@ -113,12 +113,11 @@ class _Index:
 
     def trim(self) -> None:
         """Cut a preallocated file to its entries and close it (at roll and close)."""
-        if self._fd >= 0:
+        if self._handle is not None:
             try:
-                fileops.ftruncate(self._fd, len(self.keys) * self.ENTRY.size)
+                fileops.ftruncate(self._handle.fd, len(self.keys) * self.ENTRY.size)
             finally:
-                os.close(self._fd)
-                self._fd, self._preallocated = -1, False
+                self._handle, self._preallocated = None, False
 
     def truncate_entries(self, count: int) -> None:
         """Keep the first ``count`` entries, in memory and on disk."""
@@ -132,28 +131,32 @@ class _Index:
         self.truncate_entries(0)
 
     def flush(self) -> None:
-        """fsync the file if it changed since the last flush (reopened if a roll's trim closed it)."""
+        """fsync the file if it changed since the last flush (reopened if a roll's trim closed it).
+
+        Safe on a worker thread while the owner writes, trims or closes the index: the descriptor is held
+        here until the fsync is done, and an entry written meanwhile marks the index changed again."""
         if not self._dirty:
             return
-        if self._fd >= 0:
-            fileops.fsync(self._fd)
-        else:
-            fileops.fsync_if_exists(self.path)
         self._dirty = False
+        handle = self._handle
+        try:
+            if handle is not None:
+                fileops.fsync(handle.fd)
+            else:
+                fileops.fsync_if_exists(self.path)
+        except BaseException:
+            self._dirty = True
+            raise
 
     def close(self) -> None:
         self.trim()
 
     def relocate(self, path: Path) -> None:
         """Follow the file, copied to ``path`` up to its entries (a log dir move); the old one is left as it is."""
-        if self._fd >= 0:
-            os.close(self._fd)
-        self._fd, self._preallocated, self.path = -1, False, path
+        self._handle, self._preallocated, self.path = None, False, path
 
     def delete(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._handle = None
         self.path.unlink(missing_ok=True)
 
 

@@ -10,7 +10,9 @@ Offsets: ``log_start_offset`` (raised by DeleteRecords and retention),
 offset on a single node; in durable mode the recovery point, so consumers
 never read what is not yet fsynced) and ``recovery_point`` (everything below
 it is on disk), which the fsyncs of ``log_flush.py`` move: a roll queues
-the old segment's fsync for the next flush, as Kafka schedules it.
+the old segment's fsync for the next flush, as Kafka schedules it. An append
+fsyncs nothing: ``flush_due`` tells its caller when the flush policy wants a
+flush, which it runs, possibly on a worker thread while appends go on.
 
 Retention and deletion live in ``retention.py``;
 producer state and transactions (``first_unstable_offset``,
@@ -35,7 +37,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import log_read, log_txn, retention, roll_rules, segment_swap
-from .config import LONG_MAX
 from .errors import StorageError
 from .log_dir_failure import failing_dir
 from .log_flush import LogFlushing
@@ -70,9 +71,9 @@ class Log(LogFlushing):
         self._recovery_point: int | None = 0
         self._unsynced_index_base: int | None = None  # a group commit skipped this segment's index fsync
         self.on_append: Callable[[Log], None] = _no_hook
-        self._flush_lock = threading.Lock()
+        self._flush_lock = threading.Lock()  # held briefly: the lists and offsets a flush reads and moves
+        self._flushing = threading.Lock()  # held by a flush (on any thread) for its fsyncs
         self._unflushed: list[Segment] = []  # rolled segments waiting for their fsync
-        self._unflushed_messages = 0
         self.last_flush_ms = clock()
         self._pending_deletes: list[tuple[int, list[Path]]] = []  # (due time, files renamed .deleted)
         self.deleted = False  # set by delete(): a cleaner round in flight must not swap files in
@@ -184,6 +185,8 @@ class Log(LogFlushing):
     def append(self, data: Any, first_offset: int, last_offset: int, max_timestamp: int) -> AppendInfo:
         """Append validated batches whose offsets are already assigned (first == log end offset).
 
+        It fsyncs nothing: when the flush policy wants a flush now (``flush_due``) the caller runs ``flush``,
+        on a worker thread if it likes (the broker's group commit), before it answers the producer.
         Raises ``StorageError`` (an ``OSError``) when the disk refuses the write, and the log dir goes
         offline (``on_failure``); what the log reports is then exactly as it was before the call.
         """
@@ -199,12 +202,7 @@ class Log(LogFlushing):
             position = seg.size
             seg.append(data, first_offset, last_offset, max_timestamp)
             log_txn.on_append(self, seg, data, first_offset)
-        self._unflushed_messages += last_offset - first_offset + 1
         self.on_append(self)
-        if self._unflushed_messages >= self._config.flush_messages:
-            self.flush()
-        elif self._config.flush_ms != LONG_MAX:
-            self.flush_if_due(self.clock())
         # For LogAppendTime topics the broker stamped every record with its append time, so the batch's
         # max timestamp is it (Kafka answers that value in ProduceResponse); -1 otherwise, as Kafka does.
         append_time = max_timestamp if self._config.message_timestamp_type == "LogAppendTime" else -1
@@ -291,7 +289,7 @@ class Log(LogFlushing):
             while len(self.segments) > 1 and self.active.base_offset >= offset:
                 self.segments.pop().delete_files()
             self.active.truncate_to(offset)
-        with self._flush_lock:
+        with self._flushing, self._flush_lock:  # after a flush under way: it must not move the point past the cut
             self._unflushed = [s for s in self._unflushed if s in self.segments]
             self.recovery_point = min(self.recovery_point, self.log_end_offset)
         self.rebuild_producer_state()
@@ -299,13 +297,12 @@ class Log(LogFlushing):
     def relocate(self, directory: Path) -> None:
         """Carry on in ``directory``, which holds a whole, fsynced copy of the log's files (a log dir move):
         the same object, its segments reopening their files there on next use."""
-        with self._flush_lock:
+        with self._flushing, self._flush_lock:
             for seg in self.segments:
                 seg.relocate(directory)
             self.dir = self.producer_state.dir = directory
             self._unflushed = []
             self.recovery_point = max(self.recovery_point, self.log_end_offset)
-        self._unflushed_messages = 0
         self._pending_deletes = []  # their files went with the old directory
 
     def close(self) -> None:

@@ -20,7 +20,7 @@ log = logging.getLogger("storage.log_manager")
 
 
 class LogDuties:
-    """Mixed into ``LogManager``, which gives ``online_logs()``, ``doomed`` and ``model``."""
+    """Mixed into ``LogManager``, which gives ``online_logs()``, ``doomed``, ``model`` and ``group_commit``."""
 
     def _tend(self, what: str, duty: Callable[[Log], Any]) -> None:
         """Run ``duty`` on each online log; one that fails (its dir goes offline) does not stop the others."""
@@ -30,15 +30,21 @@ class LogDuties:
             except OSError as exc:
                 log.error("%s: %s failed: %s", log_.name, what, exc)
 
-    def roll_idle_segments(self, now_ms: int) -> None:
-        """Timer duty: KIP-354 roll of idle active segments, and the flush.ms policy."""
+    def roll_idle_segments(self, now_ms: int) -> bool:
+        """Timer duty: KIP-354 roll of idle active segments, and the flush.ms policy, whose flushes are only
+        noted here for the group commit's next round (``note_flush_due``: the caller runs it on a worker
+        thread, as Kafka's ``flushDirtyLogs`` runs on its scheduler's); whether any was noted."""
+        noted = False
 
         def duty(log_: Log) -> None:
+            nonlocal noted
             log_.roll_if_idle(now_ms)
-            if log_.config.flush_ms != LONG_MAX:
-                log_.flush_if_due(now_ms)
+            if log_.config.flush_ms != LONG_MAX and log_.flush_due(now_ms):
+                self.group_commit.note_flush_due(log_)
+                noted = True
 
-        self._tend("the idle roll or timed flush", duty)
+        self._tend("the idle roll", duty)
+        return noted
 
     def run_retention(self, now_ms: int) -> None:
         """Kafka's cleanupLogs: retention of the logs whose ``cleanup.policy`` lacks compact. A compacted

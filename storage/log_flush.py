@@ -5,21 +5,29 @@ used here). ``recovery_point`` is the offset below which every batch is
 known to be on disk; it only moves forward when the fsyncs it stands for
 are done. A roll does not fsync the old segment on the spot (Kafka
 schedules that asynchronously): the segment is queued in ``_unflushed`` and
-synced by the next ``flush`` (the flush policy: ``flush.messages`` counted
-by ``Log.append``, ``flush.ms`` through ``flush_if_due``; or a group commit) or
-``flush_rolled`` (before the checkpoints are written: the rolled segments
-only, so the recovery point reaches the active segment's base). Producer
-snapshots written at a roll are fsynced with them.
+synced by the next ``flush`` or ``flush_rolled`` (before the checkpoints are
+written: the rolled segments only, so the recovery point reaches the active
+segment's base). Producer snapshots written at a roll are fsynced with them.
 
-``flush`` may run on a worker thread (group commit) while the owner thread
-appends: it only fsyncs file handles and moves ``recovery_point`` forward,
-to the log end offset read before it started, under ``_flush_lock``. A group
-commit may leave the active segment's indexes unsynced; the checkpoint then
-gets at most that segment's base (``checkpointed_recovery_point``), so a
-restart after a crash rescans it and rebuilds them. ``sync_recovered`` fsyncs
-what a restart found above the recovery point (durable mode), then moves it
-to the log end. A disk failure in a flush takes the log dir offline
-(``failing_dir``).
+The flush policy is Kafka's: ``flush_due`` says when ``flush.messages``
+messages are unflushed (``unflushed_messages``: the log end offset less the
+recovery point, as Kafka counts them) or the last flush is ``flush.ms`` old;
+``Log.append`` never flushes itself, its caller runs ``flush`` then (the
+broker: a group-commit round on a worker thread, ``group_commit.py``).
+
+``flush`` may run on a worker thread while the owner thread appends, rolls,
+runs retention or deletes the topic: under ``_flush_lock``, held only for a
+moment, it takes the segments to fsync and the log end offset, then fsyncs
+without the lock (descriptors are held by the fsync, so a roll's trim or a
+close meanwhile never makes it fsync a closed descriptor: ``FileHandle``), then
+moves ``recovery_point`` forward, to the log end offset read before it
+started, under the lock again. ``_flushing`` lets one flush run at a time;
+``truncate_to`` and ``relocate`` wait for it. A group commit may leave the
+active segment's indexes unsynced; the checkpoint then gets at most that
+segment's base (``checkpointed_recovery_point``), so a restart after a crash
+rescans it and rebuilds them. ``sync_recovered`` fsyncs what a restart found
+above the recovery point (durable mode), then moves it to the log end. A disk
+failure in a flush takes the log dir offline (``failing_dir``).
 """
 
 from __future__ import annotations
@@ -48,20 +56,44 @@ class LogFlushing:
         point, unsynced = self.recovery_point, self._unsynced_index_base
         return point if unsynced is None else min(point, unsynced)
 
+    @property
+    def unflushed_messages(self) -> int:
+        """Messages appended since the recovery point (Kafka's ``LocalLog.unflushedMessages``)."""
+        return max(self.log_end_offset - self.recovery_point, 0)
+
+    def flush_due(self, now_ms: int) -> bool:
+        """The flush policy wants a flush: ``flush.messages`` unflushed messages, or some older than ``flush.ms``."""
+        unflushed = self.unflushed_messages
+        return unflushed > 0 and (unflushed >= self._config.flush_messages
+                                  or now_ms - self.last_flush_ms >= self._config.flush_ms)  # fmt: skip
+
     def flush(self, *, active_indexes: bool = True) -> None:
         """fsync every segment written since the last flush (a group commit: the active one's indexes aside)."""
         self.check_online()
-        log_end_offset = self.log_end_offset
-        with self._flush_lock, failing_dir(self):
-            pending = self._unflushed + [self.active]
-            for seg in pending:
-                seg.flush(indexes=active_indexes or seg is not pending[-1])
+        with self._flushing:
+            log_end_offset = self.log_end_offset
+            with self._flush_lock:
+                pending = self._unflushed + [self.active]
+            self._sync(pending, active_indexes)
+            with self._flush_lock:
+                self._forget_flushed(pending[:-1])
+                self.recovery_point = max(self.recovery_point, log_end_offset)
+                self._unsynced_index_base = None if active_indexes else pending[-1].base_offset
+            self.last_flush_ms = self.clock()
+
+    def _sync(self, segments: list, active_indexes: bool = True) -> None:
+        """fsync ``segments`` (the last one's indexes only with ``active_indexes``) and the producer snapshots
+        written without an fsync, outside ``_flush_lock``: the owner may append, roll or delete meanwhile."""
+        if self.deleted:
+            return  # the topic was deleted: its files are closed and on their way out
+        with failing_dir(self):
+            for seg in segments:
+                seg.flush(indexes=active_indexes or seg is not segments[-1])
             self.producer_state.flush_snapshots()
-            del self._unflushed[: len(pending) - 1]
-            self.recovery_point = max(self.recovery_point, log_end_offset)
-            self._unsynced_index_base = None if active_indexes else pending[-1].base_offset
-        self._unflushed_messages = 0
-        self.last_flush_ms = self.clock()
+
+    def _forget_flushed(self, segments: list) -> None:
+        """Drop ``segments`` from the rolled segments waiting for their fsync (retention may have taken some)."""
+        self._unflushed = [seg for seg in self._unflushed if seg not in segments]
 
     def sync_recovered(self) -> None:
         """fsync every segment above the recovery point (after a crash, in durable mode) and move it up."""
@@ -72,18 +104,14 @@ class LogFlushing:
                     seg.flush()
             self.recovery_point = self.log_end_offset
 
-    def flush_if_due(self, now_ms: int) -> None:
-        if self._unflushed_messages and now_ms - self.last_flush_ms >= self._config.flush_ms:
-            self.flush()
-
     def flush_rolled(self) -> None:
         """fsync the rolled segments only (before checkpoints), advancing the recovery point to the active base."""
         self.check_online()
-        with self._flush_lock, failing_dir(self):
-            pending, base = list(self._unflushed), self.active.base_offset
-            for seg in pending:
-                seg.flush()
-            self.producer_state.flush_snapshots()
-            del self._unflushed[: len(pending)]
-            if pending:
-                self.recovery_point = max(self.recovery_point, base)
+        with self._flushing:
+            with self._flush_lock:
+                pending, base = list(self._unflushed), self.active.base_offset
+            self._sync(pending)
+            with self._flush_lock:
+                self._forget_flushed(pending)
+                if pending:
+                    self.recovery_point = max(self.recovery_point, base)

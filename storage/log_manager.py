@@ -34,7 +34,11 @@ Durable mode (``log.flush.durable.enable=true``) is group commit
 (``group_commit.py``): appends bump ``flush_generation``; a producer waits
 with ``sync_to(generation)`` from a worker thread, one waiter fsyncs every
 log appended since the last round once and publishes ``flushed_generation``,
-and every producer covered is woken together.
+and every producer covered is woken together. The flush policy
+(``flush.messages``, ``flush.ms``) goes through the same rounds, in any mode:
+the broker notes a log whose policy is due after an append
+(``note_flush_due``; the ``flush.ms`` timer in ``roll_idle_segments`` too) and
+waits off its event loop with ``sync_to`` before answering the producer.
 
 A deleted topic's directories are renamed ``<topic>-<p>.<id>-delete`` at once
 and removed by the timer once ``log.segment.delete.delay.ms`` has passed
@@ -129,7 +133,8 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
         return log_ is not None and (log_.dir.parent == root or self.moves.moving_into(key, root))
 
     def _register(self, log_: Log) -> Log:
-        log_.on_append = self.group_commit.note_append
+        if self.durable:  # otherwise a round fsyncs only the logs whose flush policy is due (note_flush_due)
+            log_.on_append = self.group_commit.note_append
         log_.on_failure = self.failures.fail
         log_.durable_high_watermark = self.durable
         if self.durable:  # what survived a crash becomes visible once it is surely on disk
@@ -237,6 +242,10 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
 
     def flush_generation(self) -> int:
         return self.group_commit.generation
+
+    def note_flush_due(self, log_: Log) -> int:
+        """``log_``'s flush policy is due: the next round flushes it whole; the generation to ``sync_to``."""
+        return self.group_commit.note_flush_due(log_)
 
     def flushed_generation(self) -> int:
         return self.group_commit.flushed

@@ -323,7 +323,7 @@ class ProducerStateManager:
             return
         while self.unsynced_snapshots:
             fileops.fsync_if_exists(self.snapshot_path(self.unsynced_snapshots.pop()))
-        fsync_dir(self.dir)
+        fileops.fsync_if_exists(self.dir)  # gone if the topic was deleted meanwhile (Kafka's flushDirIfExists)
 
     def snapshot_offsets(self) -> list[int]:
         names = (p.name for p in self.dir.iterdir() if p.name.endswith(SNAPSHOT))

@@ -254,9 +254,10 @@ class Segment(SegmentReads):
 
     def flush(self, *, indexes: bool = True) -> None:
         """fsync ``.log``, ``.txnindex`` and (``indexes``) changed offset/time indexes: Kafka's ``LogSegment.flush``."""
+        handle = self._handle  # held until done: the owner may roll, close or delete the segment meanwhile
         try:
-            if self._handle is not None:
-                fileops.fsync(self._handle.fd)
+            if handle is not None:
+                fileops.fsync(handle.fd)
             for index in (self._offset_index, self._time_index) if indexes else ():
                 if index is not None:
                     index.flush()

@@ -35,6 +35,7 @@ from typing import Iterable
 import attrs
 
 from . import fileops
+from .batch_files import FileHandle
 from .errors import StorageError
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,7 @@ class TransactionIndex:
         self.path = path
         self.base_offset = base_offset
         self._entries: list[AbortedTxn] | None = None
-        self._fd = -1
+        self._handle: FileHandle | None = None  # shared with a flush on another thread
 
     @property
     def entries(self) -> list[AbortedTxn]:
@@ -145,7 +146,7 @@ class TransactionIndex:
         self._cut(0)
 
     def _cut(self, count: int) -> None:
-        if self._fd < 0 and not self.path.exists():
+        if self._handle is None and not self.path.exists():
             self._entries = []
             return
         try:
@@ -155,18 +156,18 @@ class TransactionIndex:
         del self.entries[count:]
 
     def _open(self) -> int:
-        if self._fd < 0:
-            self._fd = fileops.open_file(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        return self._fd
+        if self._handle is None:
+            self._handle = FileHandle(self.path, create=True)
+        return self._handle.fd
 
     def flush(self) -> None:
-        if self._fd >= 0:
-            fileops.fsync(self._fd)
+        """fsync the file if open; the descriptor is held until done, so the owner may close it meanwhile."""
+        handle = self._handle
+        if handle is not None:
+            fileops.fsync(handle.fd)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._handle = None  # closed once a flush on another thread lets go of it too
 
     def relocate(self, path: Path) -> None:
         """Follow the file, copied to ``path`` (a log dir move)."""

@@ -39,7 +39,14 @@ as in Kafka). With ``acks=0`` nothing is answered, and when any
 partition failed the connection is closed so the producer notices (Kafka's
 rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
 fsync, a duplicate's too (until its original is on disk, as Kafka holds it
-until the high watermark passes the original).
+until the high watermark passes the original). Whatever ``acks`` says, an
+append after which the topic's flush policy wants a flush (``flush.messages``,
+``flush.ms``) is answered once that flush is done, as Kafka's
+``UnifiedLog.append`` flushes before it returns; the fsync runs in a
+group-commit round on a worker thread, so the event loop serves every other
+connection meanwhile. A flush that fails takes the log dir offline and
+answers those partitions KAFKA_STORAGE_ERROR (with ``acks=0`` the connection
+is closed).
 
 The BrokerTopicMetrics (messages and bytes in, produce requests, failed
 ones, rejected bytes, conversions) are marked where Kafka's
@@ -100,7 +107,10 @@ async def handle(ctx: RequestContext, request) -> object:
     if 3 <= ctx.version < 7 and _codec_fails_all(ctx, request, names, unwritable):
         return _refuse_all(ctx, request, ErrorCode.UNKNOWN_SERVER_ERROR)
     enrolled = await enroll(ctx, request, names, unwritable, txn_id)
-    resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id)
+    flushes: list[tuple[object, int]] = []
+    resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id, flushes)
+    if flushes:
+        failed |= await _wait_flushed(ctx, flushes)
     if request.acks == -1 and written:
         waiting = time.perf_counter()
         await _wait_durable(ctx, resp, names)
@@ -130,8 +140,27 @@ async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> N
     for topic, name in zip(resp.responses, names):
         for part in topic.partition_responses:
             if part.error_code == ErrorCode.NONE and lost(name, part.index):
-                part.error_code, part.base_offset, part.log_append_time_ms = ErrorCode.KAFKA_STORAGE_ERROR, -1, -1
-                part.log_start_offset = -1
+                _storage_error(part)
+
+
+async def _wait_flushed(ctx: RequestContext, flushes: list[tuple[object, int]]) -> bool:
+    """The flushes the topics' flush policy wanted after these appends (``flush.messages``, ``flush.ms``), done
+    by the group commit on a worker thread; whether one failed. A failed fsync took its log dir offline: the
+    partitions that waited for that round answer KAFKA_STORAGE_ERROR, as Kafka's append answers a flush that
+    failed in it."""
+    try:
+        await ctx.broker.wait_flushed(max(generation for _part, generation in flushes))
+    except OSError as exc:
+        log.error("Produce: the flush the flush policy wanted failed: %s", exc)
+        for part, _generation in flushes:
+            _storage_error(part)
+        return True
+    return False
+
+
+def _storage_error(part) -> None:
+    part.error_code, part.base_offset, part.log_append_time_ms = ErrorCode.KAFKA_STORAGE_ERROR, -1, -1
+    part.log_start_offset = -1
 
 
 def _went_offline(ctx: RequestContext):
@@ -145,9 +174,10 @@ def _went_offline(ctx: RequestContext):
 
 
 def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritable: set[str], enrolled: dict,
-                 txn_id: str | None) -> tuple[object, bool, bool]:  # fmt: skip
+                 txn_id: str | None, flushes: list) -> tuple[object, bool, bool]:  # fmt: skip
     """The answer of every partition; whether any failed, whether any answer is of written records (appended
-    now or a duplicate's original: with ``acks=-1`` in durable mode it waits for them to be on disk)."""
+    now or a duplicate's original: with ``acks=-1`` in durable mode it waits for them to be on disk).
+    ``flushes`` gets (answer, generation) for each append after which the flush policy wants a flush."""
     resp = ctx.response()
     Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
     acks_ok = request.acks in (-1, 0, 1)
@@ -160,7 +190,7 @@ def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritab
             if error is not None:
                 part.error_code = error
             else:
-                written |= _produce_one(ctx, name, pd, part, txn_id)  # type: ignore[arg-type]
+                written |= _produce_one(ctx, name, pd, part, txn_id, flushes)  # type: ignore[arg-type]
             failed |= part.error_code != ErrorCode.NONE
             parts.append(part)
         resp.responses.append(Topic(name=topic.name, topic_id=topic.topic_id, partition_responses=parts))
@@ -225,8 +255,9 @@ def _txn_id(ctx: RequestContext, request) -> str | None:
     return request.transactional_id if ctx.version >= 3 else None
 
 
-def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) -> bool:
+def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None, flushes: list) -> bool:
     """Validate and append one partition's records; fills ``part``; True if appended or a duplicate.
+    ``flushes`` gets ``(part, generation)`` when the append made the topic's flush policy due.
     The BrokerTopicMetrics are marked as Kafka marks them (``_produce_metrics``)."""
     broker, size = ctx.broker, len(pd.records) if pd.records is not None else 0
     partition = _partition(ctx, topic, pd, part)
@@ -255,10 +286,12 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None) 
         part.error_code = verdict
         metered.count_failure(broker.metrics, topic, verdict, size)
         return False
-    error = broker.append(partition, validated)
+    generations: list[int] = []
+    error = broker.append(partition, validated, generations)
     if error is not None:
         part.error_code = error
         return False
+    flushes.extend((part, generation) for generation in generations)
     _appended(part, partition, validated)
     metered.count_append(ctx, topic, size, validated.first_offset, validated.last_offset, conversion)
     return True

@@ -163,6 +163,18 @@ def test_durable_mode_acks_after_fsync_and_survives_kill(broker_factory):
     assert _consume_all(broker.bootstrap, "durable", 300) == _expected(300)
 
 
+def test_flush_messages_one_keeps_every_acked_record_through_a_kill(broker_factory):
+    """``flush.messages=1``: each Produce is answered once its flush (on a worker thread) is done; a SIGKILL
+    then loses no acknowledged record (the restart recovers the log from its checkpointed recovery point)."""
+    broker = broker_factory()
+    body = req(19, topics=[creatable("flushed", 1, configs={"flush.messages": "1"})], timeout_ms=5000)
+    assert raw_call(broker.port, 19, 7, body).topics[0].error_code == 0
+    assert sorted(_produce(broker.bootstrap, "flushed", 300)) == list(range(300))
+    broker.kill()
+    broker.restart()
+    assert _consume_all(broker.bootstrap, "flushed", 300) == _expected(300)
+
+
 @pytest.mark.parametrize("acks", ["0", "1"])
 def test_durable_mode_makes_unwaited_appends_visible_after_their_fsync(broker_factory, acks):
     """acks 0/1 do not wait for the fsync, but a background round moves the high watermark soon after."""

@@ -156,28 +156,41 @@ def _count_fsyncs(monkeypatch, delay: float = 0.0):
 
 
 def test_flush_messages_policy(tmp_path, monkeypatch):
-    lm = manager(tmp_path, Clock())
+    """An append fsyncs nothing itself; ``flush_due`` says when ``flush.messages`` are unflushed, and the round
+    its caller runs (``note_flush_due``, a group-commit round) flushes the log whole."""
+    clock = Clock()
+    lm = manager(tmp_path, clock)
     lm.create_topic("t", 1, {"flush.messages": "3"})
     log = lm.get_log("t", 0)
     calls = _count_fsyncs(monkeypatch)
+    due = []
     for _ in range(7):
         append(log)
-    assert len(calls) == 2 and log.recovery_point == 6
+        due.append(log.flush_due(clock.now))
+        assert not calls  # never on the append itself
+        if due[-1]:
+            lm.note_flush_due(log)
+            lm.flush_dirty()
+            calls.clear()
+    assert due == [False, False, True, False, False, True, False] and log.recovery_point == 6
 
 
 def test_flush_ms_policy_on_the_timer(tmp_path, monkeypatch):
+    """The timer only notes a due ``flush.ms`` flush (True); the next group-commit round runs it."""
     clock = Clock()
     lm = manager(tmp_path, clock)
     lm.create_topic("t", 1, {"flush.ms": "1000"})
     log = lm.get_log("t", 0)
     calls = _count_fsyncs(monkeypatch)
     append(log)
-    lm.roll_idle_segments(clock.now + 999)
-    assert not calls
-    lm.roll_idle_segments(clock.now + 1000)
+    assert lm.roll_idle_segments(clock.now + 999) is False
+    assert lm.roll_idle_segments(clock.now + 1000) is True
+    assert not calls and log.recovery_point == 0
+    lm.flush_dirty()
     assert len(calls) == 1 and log.recovery_point == 1
-    lm.roll_idle_segments(clock.now + 5000)
-    assert len(calls) == 1  # nothing new to flush
+    assert lm.roll_idle_segments(clock.now + 5000) is False  # nothing new to flush
+    lm.flush_dirty()
+    assert len(calls) == 1
 
 
 def test_default_policy_never_fsyncs_on_append(tmp_path, monkeypatch):

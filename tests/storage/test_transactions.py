@@ -178,4 +178,4 @@ def test_a_flush_fsyncs_the_transaction_index_too(log_, monkeypatch):
     synced = []
     monkeypatch.setattr(fileops, "fsync", synced.append)
     log_.flush()
-    assert log_.active.txn_index._fd in synced
+    assert log_.active.txn_index._handle.fd in synced

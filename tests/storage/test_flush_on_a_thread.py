@@ -1,0 +1,95 @@
+"""A flush on a worker thread while the owner thread appends, rolls, deletes the topic (``log_flush.py``).
+
+The broker runs the flush policy's flushes in group-commit rounds on worker
+threads. ``_flush_lock`` is held only to take the segments to fsync and to
+move the recovery point, not for the fsyncs, so a roll or retention on the
+owner thread never waits for a disk; the descriptors a flush fsyncs are held
+by it (``FileHandle``), so a roll's trim or a topic deletion meanwhile never
+makes it fsync a closed descriptor (EBADF would take the dir offline). Here
+the flush's first fsync is held back until the owner has done its part.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from storage import fileops
+
+from .lead_helpers import Clock, append, manager
+
+HELD_AT_MOST = 3.0  # seconds the held fsync waits before it goes on by itself
+
+
+class HeldFirstFsync:
+    """The first fsync waits until ``release`` (at most ``HELD_AT_MOST``); ``timed_out`` if nobody released it."""
+
+    def __init__(self) -> None:
+        self.held, self._go, self.timed_out = threading.Event(), threading.Event(), False
+        self.real = fileops.fsync
+
+    def fsync(self, fd: int) -> None:
+        if not self.held.is_set():
+            self.held.set()
+            self.timed_out = not self._go.wait(HELD_AT_MOST)
+        self.real(fd)
+
+    def release(self) -> None:
+        self._go.set()
+
+
+def _flush_in_thread(log, errors: list) -> threading.Thread:
+    def run() -> None:
+        try:
+            log.flush()
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def _log_with_index_entries(tmp_path, clock):
+    lm = manager(tmp_path, clock)
+    lm.create_topic("t", 1, {"index.interval.bytes": "100", "flush.messages": "1"})
+    log = lm.get_log("t", 0)
+    for _ in range(10):
+        append(log)  # index entries: the active segment's indexes are open and changed
+    return lm, log
+
+
+def test_a_roll_and_appends_go_on_while_a_flush_fsyncs(tmp_path, monkeypatch):
+    """The owner appends and rolls while the flush's fsync is held (before, the roll waited for ``_flush_lock``
+    until the fsync ended); the flush then ends without error and the recovery point is the log end offset it
+    read before it started."""
+    lm, log = _log_with_index_entries(tmp_path, Clock())
+    held = HeldFirstFsync()
+    monkeypatch.setattr(fileops, "fsync", held.fsync)
+    errors: list = []
+    thread = _flush_in_thread(log, errors)
+    assert held.held.wait(HELD_AT_MOST)
+    log.roll()  # trims (and closes) the indexes the flush is about to fsync
+    append(log)
+    held.release()
+    thread.join(10)
+    assert not held.timed_out and not errors and not log.offline
+    assert log.recovery_point == 10 and log.log_end_offset == 11 and len(log.segments) == 2
+    log.flush()
+    assert log.recovery_point == 11
+
+
+def test_a_topic_deleted_while_its_flush_fsyncs_takes_no_dir_offline(tmp_path, monkeypatch):
+    """The topic is deleted (its log closed, its directory renamed) while the flush's first fsync is held: the
+    flush ends quietly. Before, it fsynced the closed descriptors of the indexes: EBADF, the dir offline."""
+    lm, log = _log_with_index_entries(tmp_path, Clock())
+    held = HeldFirstFsync()
+    monkeypatch.setattr(fileops, "fsync", held.fsync)
+    errors: list = []
+    thread = _flush_in_thread(log, errors)
+    assert held.held.wait(HELD_AT_MOST)
+    lm.delete_topic("t")
+    held.release()
+    thread.join(10)
+    assert not errors and not log.offline and lm.failures.online_dirs() == lm.dirs
+    lm.create_topic("u", 1, {})
+    append(lm.get_log("u", 0))  # the dir still serves
