@@ -221,9 +221,9 @@ class Log(LogFlushing):
             return old
         old.on_become_inactive()
         new = self._new_segment(base)
-        with self._flush_lock:
+        with self._flush_lock:  # together: a flush on another thread sees the rolled segment and the new active
             self._unflushed.append(old)
-        self.segments.append(new)
+            self.segments.append(new)
         if self.producer_state.producers:
             self.producer_state.write_snapshot(base, sync=False)  # fsynced by the next flush, as Kafka does
         return new

@@ -83,10 +83,10 @@ class LogFlushing:
             with self._flush_lock:
                 pending = self._unflushed + [self.active]
             self._sync(pending, active_indexes)
-            with self._flush_lock:
+            with self._flush_lock:  # the unsynced base first: a checkpoint may read the point on another thread
                 self._forget_flushed(pending[:-1])
-                self.recovery_point = max(self.recovery_point, log_end_offset)
                 self._unsynced_index_base = None if active_indexes else pending[-1].base_offset
+                self.recovery_point = max(self.recovery_point, log_end_offset)
             self.last_flush_ms = self.clock()
 
     def _sync(self, segments: list, active_indexes: bool = True) -> None:
