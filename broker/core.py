@@ -13,9 +13,10 @@ One ``Broker`` per server. Handlers reach everything through it:
   mode the high watermark is the fsynced offset, so every append also starts
   a background round and fetches are woken when it ends;
 * the flush policy (``flush.messages``, ``flush.ms``) rides the same group
-  commit in any mode: an append after which it wants a flush notes it and
-  starts a round; a Produce waits for it (``wait_flushed``) before it answers;
-  the ``flush.ms`` timer (``tick``) notes and starts rounds too;
+  commit in any mode: an append after which ``flush.messages`` wants a flush
+  notes it and starts a round; a Produce waits for it (``wait_flushed``)
+  before it answers; the ``flush.ms`` timer (``tick``) notes and starts
+  rounds, which nobody waits for (Kafka's scheduler);
 * ``tick()`` runs the timed duties (retention, idle rolls, producer-id expiry, checkpoints);
 * ``groups`` (``GroupManager``) coordinates consumer groups and keeps their
   offsets in ``__consumer_offsets``;
@@ -244,11 +245,11 @@ class Broker:
 
     def append(self, partition: Partition, validated: ValidatedRecords,
                flushes: list[int] | None = None) -> ErrorCode | None:  # fmt: skip
-        """Append to the partition's log (None, or KAFKA_STORAGE_ERROR). When the topic's flush policy then
-        wants a flush (``flush.messages``, ``flush.ms``) it is noted for a group-commit round on a worker thread:
-        ``flushes`` gets the generation whose round the producer must wait for (``wait_flushed``) before it
-        answers, as Kafka answers a Produce after the flush in its append; without ``flushes`` (nobody waits)
-        a round starts in the background."""
+        """Append to the partition's log (None, or KAFKA_STORAGE_ERROR). When ``flush.messages`` messages are
+        then unflushed, the flush is noted for a group-commit round on a worker thread: ``flushes`` gets the
+        generation whose round the producer must wait for (``wait_flushed``) before it answers, as Kafka answers
+        a Produce after the flush in its append; without ``flushes`` (nobody waits) a round starts in the
+        background. ``flush.ms`` is the timer's (``tick``), as in Kafka: it delays no append."""
         try:
             partition.log.append(
                 validated.data, validated.first_offset, validated.last_offset, validated.max_timestamp
@@ -258,7 +259,7 @@ class Broker:
                 log.error("append to %s-%d failed: %s", partition.topic, partition.index, exc)
             return ErrorCode.KAFKA_STORAGE_ERROR
         self._append_lot.unpark_all()
-        due = partition.log.flush_due(partition.log.clock())
+        due = partition.log.flush_messages_due
         if due:
             generation = self.topics.manager.note_flush_due(partition.log)
             if flushes is not None:  # the producer waits for (and so runs) the round

@@ -2,8 +2,8 @@
 
 In durable mode every append calls ``note_append(log)``, which bumps
 ``generation`` and adds the log to the dirty set. In any mode, an append
-after which the topic's flush policy wants a flush (``flush.messages``,
-``flush.ms``: ``Log.flush_due``), and the ``flush.ms`` timer, call
+after which ``flush.messages`` are unflushed (``Log.flush_messages_due``),
+and the ``flush.ms`` timer (``Log.flush_due``), call
 ``note_flush_due(log)``, which bumps ``generation`` and adds the log to the
 due set: the round fsyncs it whole, the active segment's indexes too, as
 Kafka's ``UnifiedLog.flush``, so its recovery point moves as a flush on the

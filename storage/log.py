@@ -11,8 +11,9 @@ offset on a single node; in durable mode the recovery point, so consumers
 never read what is not yet fsynced) and ``recovery_point`` (everything below
 it is on disk), which the fsyncs of ``log_flush.py`` move: a roll queues
 the old segment's fsync for the next flush, as Kafka schedules it. An append
-fsyncs nothing: ``flush_due`` tells its caller when the flush policy wants a
-flush, which it runs, possibly on a worker thread while appends go on.
+fsyncs nothing: ``flush_messages_due`` tells its caller when
+``flush.messages`` wants a flush (``flush_due`` the timer, for ``flush.ms``),
+which it runs, possibly on a worker thread while appends go on.
 
 Retention and deletion live in ``retention.py``;
 producer state and transactions (``first_unstable_offset``,
@@ -185,8 +186,8 @@ class Log(LogFlushing):
     def append(self, data: Any, first_offset: int, last_offset: int, max_timestamp: int) -> AppendInfo:
         """Append validated batches whose offsets are already assigned (first == log end offset).
 
-        It fsyncs nothing: when the flush policy wants a flush now (``flush_due``) the caller runs ``flush``,
-        on a worker thread if it likes (the broker's group commit), before it answers the producer.
+        It fsyncs nothing: when ``flush.messages`` wants a flush now (``flush_messages_due``) the caller runs
+        ``flush``, on a worker thread if it likes (the broker's group commit), before it answers the producer.
         Raises ``StorageError`` (an ``OSError``) when the disk refuses the write, and the log dir goes
         offline (``on_failure``); what the log reports is then exactly as it was before the call.
         """
@@ -220,9 +221,9 @@ class Log(LogFlushing):
             return old
         old.on_become_inactive()
         new = self._new_segment(base)
-        with self._flush_lock:
+        with self._flush_lock:  # together: a flush on another thread sees the rolled segment and the new active
             self._unflushed.append(old)
-        self.segments.append(new)
+            self.segments.append(new)
         if self.producer_state.producers:
             self.producer_state.write_snapshot(base, sync=False)  # fsynced by the next flush, as Kafka does
         return new

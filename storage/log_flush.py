@@ -9,11 +9,13 @@ synced by the next ``flush`` or ``flush_rolled`` (before the checkpoints are
 written: the rolled segments only, so the recovery point reaches the active
 segment's base). Producer snapshots written at a roll are fsynced with them.
 
-The flush policy is Kafka's: ``flush_due`` says when ``flush.messages``
-messages are unflushed (``unflushed_messages``: the log end offset less the
-recovery point, as Kafka counts them) or the last flush is ``flush.ms`` old;
-``Log.append`` never flushes itself, its caller runs ``flush`` then (the
-broker: a group-commit round on a worker thread, ``group_commit.py``).
+The flush policy is Kafka's: ``flush_messages_due`` says when
+``flush.messages`` messages are unflushed (``unflushed_messages``: the log end
+offset less the recovery point, as Kafka counts them), which the append's
+caller checks; ``flush_due`` adds a last flush ``flush.ms`` old, which the
+timer checks (Kafka's ``flushDirtyLogs``). ``Log.append`` never flushes
+itself, its caller runs ``flush`` (the broker: a group-commit round on a
+worker thread, ``group_commit.py``).
 
 ``flush`` may run on a worker thread while the owner thread appends, rolls,
 runs retention or deletes the topic: under ``_flush_lock``, held only for a
@@ -61,11 +63,17 @@ class LogFlushing:
         """Messages appended since the recovery point (Kafka's ``LocalLog.unflushedMessages``)."""
         return max(self.log_end_offset - self.recovery_point, 0)
 
-    def flush_due(self, now_ms: int) -> bool:
-        """The flush policy wants a flush: ``flush.messages`` unflushed messages, or some older than ``flush.ms``."""
+    @property
+    def flush_messages_due(self) -> bool:
+        """``flush.messages`` messages are unflushed: Kafka's ``UnifiedLog.append`` flushes before it returns."""
         unflushed = self.unflushed_messages
-        return unflushed > 0 and (unflushed >= self._config.flush_messages
-                                  or now_ms - self.last_flush_ms >= self._config.flush_ms)  # fmt: skip
+        return unflushed > 0 and unflushed >= self._config.flush_messages
+
+    def flush_due(self, now_ms: int) -> bool:
+        """The flush policy wants a flush: ``flush.messages`` unflushed messages, or some older than ``flush.ms``
+        (the timer's check, as Kafka's ``flushDirtyLogs``)."""
+        return self.flush_messages_due or (self.unflushed_messages > 0
+                                           and now_ms - self.last_flush_ms >= self._config.flush_ms)  # fmt: skip
 
     def flush(self, *, active_indexes: bool = True) -> None:
         """fsync every segment written since the last flush (a group commit: the active one's indexes aside)."""
@@ -75,10 +83,10 @@ class LogFlushing:
             with self._flush_lock:
                 pending = self._unflushed + [self.active]
             self._sync(pending, active_indexes)
-            with self._flush_lock:
+            with self._flush_lock:  # the unsynced base first: a checkpoint may read the point on another thread
                 self._forget_flushed(pending[:-1])
-                self.recovery_point = max(self.recovery_point, log_end_offset)
                 self._unsynced_index_base = None if active_indexes else pending[-1].base_offset
+                self.recovery_point = max(self.recovery_point, log_end_offset)
             self.last_flush_ms = self.clock()
 
     def _sync(self, segments: list, active_indexes: bool = True) -> None:

@@ -40,13 +40,13 @@ partition failed the connection is closed so the producer notices (Kafka's
 rule). With ``acks=-1`` in durable mode the answer waits for the group-commit
 fsync, a duplicate's too (until its original is on disk, as Kafka holds it
 until the high watermark passes the original). Whatever ``acks`` says, an
-append after which the topic's flush policy wants a flush (``flush.messages``,
-``flush.ms``) is answered once that flush is done, as Kafka's
-``UnifiedLog.append`` flushes before it returns; the fsync runs in a
-group-commit round on a worker thread, so the event loop serves every other
-connection meanwhile. A flush that fails takes the log dir offline and
-answers those partitions KAFKA_STORAGE_ERROR (with ``acks=0`` the connection
-is closed).
+append after which ``flush.messages`` messages are unflushed is answered once
+that flush is done, as Kafka's ``UnifiedLog.append`` flushes before it
+returns (``flush.ms`` is the timer's, as Kafka's scheduler's, and delays no
+answer); the fsync runs in a group-commit round on a worker thread, so the
+event loop serves every other connection meanwhile. A flush that fails, or a
+log whose dir goes offline while it waits, answers those partitions
+KAFKA_STORAGE_ERROR (with ``acks=0`` the connection is closed).
 
 The BrokerTopicMetrics (messages and bytes in, produce requests, failed
 ones, rejected bytes, conversions) are marked where Kafka's
@@ -107,7 +107,7 @@ async def handle(ctx: RequestContext, request) -> object:
     if 3 <= ctx.version < 7 and _codec_fails_all(ctx, request, names, unwritable):
         return _refuse_all(ctx, request, ErrorCode.UNKNOWN_SERVER_ERROR)
     enrolled = await enroll(ctx, request, names, unwritable, txn_id)
-    flushes: list[tuple[object, int]] = []
+    flushes: list[tuple[object, object, int]] = []
     resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id, flushes)
     if flushes:
         failed |= await _wait_flushed(ctx, flushes)
@@ -143,19 +143,22 @@ async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> N
                 _storage_error(part)
 
 
-async def _wait_flushed(ctx: RequestContext, flushes: list[tuple[object, int]]) -> bool:
-    """The flushes the topics' flush policy wanted after these appends (``flush.messages``, ``flush.ms``), done
-    by the group commit on a worker thread; whether one failed. A failed fsync took its log dir offline: the
-    partitions that waited for that round answer KAFKA_STORAGE_ERROR, as Kafka's append answers a flush that
-    failed in it."""
+async def _wait_flushed(ctx: RequestContext, flushes: list[tuple[object, object, int]]) -> bool:
+    """The flushes the topics' ``flush.messages`` wanted after these appends, done by the group commit on a
+    worker thread; whether one failed. A failed fsync took its log dir offline: the partitions that waited for
+    that round answer KAFKA_STORAGE_ERROR, as Kafka's append answers a flush that failed in it. So does a
+    partition whose log went offline while it waited (another append in its dir failed, or an earlier round):
+    the group commit dropped it, its records were never fsynced."""
     try:
-        await ctx.broker.wait_flushed(max(generation for _part, generation in flushes))
+        await ctx.broker.wait_flushed(max(generation for _part, _log, generation in flushes))
     except OSError as exc:
         log.error("Produce: the flush the flush policy wanted failed: %s", exc)
-        for part, _generation in flushes:
-            _storage_error(part)
-        return True
-    return False
+        lost = [part for part, _log, _generation in flushes]
+    else:
+        lost = [part for part, log_, _generation in flushes if log_.offline]  # type: ignore[attr-defined]
+    for part in lost:
+        _storage_error(part)
+    return bool(lost)
 
 
 def _storage_error(part) -> None:
@@ -177,7 +180,7 @@ def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritab
                  txn_id: str | None, flushes: list) -> tuple[object, bool, bool]:  # fmt: skip
     """The answer of every partition; whether any failed, whether any answer is of written records (appended
     now or a duplicate's original: with ``acks=-1`` in durable mode it waits for them to be on disk).
-    ``flushes`` gets (answer, generation) for each append after which the flush policy wants a flush."""
+    ``flushes`` gets (answer, log, generation) for each append after which the flush policy wants a flush."""
     resp = ctx.response()
     Topic, Part = type(resp).TopicProduceResponse, type(resp).TopicProduceResponse.PartitionProduceResponse
     acks_ok = request.acks in (-1, 0, 1)
@@ -257,7 +260,7 @@ def _txn_id(ctx: RequestContext, request) -> str | None:
 
 def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None, flushes: list) -> bool:
     """Validate and append one partition's records; fills ``part``; True if appended or a duplicate.
-    ``flushes`` gets ``(part, generation)`` when the append made the topic's flush policy due.
+    ``flushes`` gets ``(part, log, generation)`` when the append made ``flush.messages`` due.
     The BrokerTopicMetrics are marked as Kafka marks them (``_produce_metrics``)."""
     broker, size = ctx.broker, len(pd.records) if pd.records is not None else 0
     partition = _partition(ctx, topic, pd, part)
@@ -291,7 +294,7 @@ def _produce_one(ctx: RequestContext, topic: str, pd, part, txn_id: str | None, 
     if error is not None:
         part.error_code = error
         return False
-    flushes.extend((part, generation) for generation in generations)
+    flushes.extend((part, partition.log, generation) for generation in generations)
     _appended(part, partition, validated)
     metered.count_append(ctx, topic, size, validated.first_offset, validated.last_offset, conversion)
     return True

@@ -19,11 +19,12 @@ import threading
 import pytest
 import trio
 
+from broker.dispatch import CloseConnection
 from protocol import ErrorCode
 from storage import fileops
 
-from ._admin_client import broker, call, create_ok, req  # noqa: F401  (broker is a fixture)
-from .test_log_dir_failure import STORAGE, _records, sub
+from ._admin_client import broker, call, create_ok, open_broker, req  # noqa: F401  (broker is a fixture)
+from .test_log_dir_failure import STORAGE, _fail, _records, sub
 
 HELD_AT_MOST = 3.0  # seconds a held fsync waits before it goes on by itself (the old code never lets go)
 
@@ -122,3 +123,55 @@ async def test_the_flush_ms_timer_flushes_on_a_worker_thread(broker, monkeypatch
         while log.recovery_point == 0:
             await trio.sleep(0.01)
     assert fsyncs.threads == {False}
+
+
+@pytest.mark.parametrize("acks", [1, 0])
+async def test_a_partition_whose_dir_fails_while_it_waits_for_its_flush_is_not_acknowledged(tmp_path, monkeypatch,
+                                                                                          acks):  # fmt: skip
+    """The Produce to the flush.messages=1 topic waits for its flush; meanwhile another append in the same dir
+    hits a full disk, which takes the dir offline and drops its logs from the group commit: the round succeeds
+    without them. The partition answers KAFKA_STORAGE_ERROR (acks=0: the connection is closed), as Kafka's
+    append, whose flush meets the closed log, does. Before, acks 0 and 1 were answered NONE for a record never
+    fsynced."""
+    b = open_broker(tmp_path)
+    try:
+        await create_ok(b, "t", 1, configs={"flush.messages": "1"})
+        await create_ok(b, "c", 1)
+        real_wait, injected = b.wait_flushed, []
+
+        async def wait_while_another_append_fails(generation: int) -> None:
+            if not injected:
+                injected.append(True)
+                with monkeypatch.context() as m:
+                    _fail(m, "pwrite", errno.ENOSPC)
+                    assert await _produce(b, "c") == (STORAGE, -1)
+            await real_wait(generation)
+
+        b.wait_flushed = wait_while_another_append_fails
+        log = b.topics.partition("t", 0).log
+        if acks:
+            assert await _produce(b, "t", acks) == (STORAGE, -1)
+        else:
+            with pytest.raises(CloseConnection):
+                await _produce(b, "t", acks)
+        assert injected and log.offline and log.recovery_point == 0
+    finally:
+        b.close()
+
+
+async def test_a_produce_does_not_wait_for_a_flush_ms_flush(broker, monkeypatch):  # noqa: F811
+    """Kafka's ``UnifiedLog.append`` flushes only when ``flush.messages`` are unflushed; ``flush.ms`` is the
+    scheduler's (``LogManager.flushDirtyLogs``). A Produce after which a ``flush.ms`` flush is due is answered
+    without waiting for it; the timer (``tick``) runs it. Before, the Produce waited for that fsync."""
+    await create_ok(broker, "timed", configs={"flush.ms": "60000"})
+    log = broker.topics.partition("timed", 0).log
+    log.last_flush_ms -= 60_000
+    fsyncs = HeldFsyncs("timed-0")
+    monkeypatch.setattr(fileops, "fsync", fsyncs.fsync)
+    with trio.fail_after(10):
+        assert await _produce(broker, "timed") == (ErrorCode.NONE, 0)
+        assert not fsyncs.held.is_set() and log.recovery_point == 0
+        fsyncs.release()
+        broker.tick()
+        while log.recovery_point == 0:
+            await trio.sleep(0.01)

@@ -11,9 +11,10 @@ the flush's first fsync is held back until the owner has done its part.
 
 from __future__ import annotations
 
+import os
 import threading
 
-from storage import fileops
+from storage import Log, fileops
 
 from .lead_helpers import Clock, append, manager
 
@@ -58,16 +59,21 @@ def _log_with_index_entries(tmp_path, clock):
     return lm, log
 
 
+def _flush_held_in_thread(tmp_path, monkeypatch):
+    """A log with index entries whose flush runs on a thread, its first fsync held (once it is)."""
+    lm, log = _log_with_index_entries(tmp_path, Clock())
+    held, errors = HeldFirstFsync(), []
+    monkeypatch.setattr(fileops, "fsync", held.fsync)
+    thread = _flush_in_thread(log, errors)
+    assert held.held.wait(HELD_AT_MOST)
+    return lm, log, held, errors, thread
+
+
 def test_a_roll_and_appends_go_on_while_a_flush_fsyncs(tmp_path, monkeypatch):
     """The owner appends and rolls while the flush's fsync is held (before, the roll waited for ``_flush_lock``
     until the fsync ended); the flush then ends without error and the recovery point is the log end offset it
     read before it started."""
-    lm, log = _log_with_index_entries(tmp_path, Clock())
-    held = HeldFirstFsync()
-    monkeypatch.setattr(fileops, "fsync", held.fsync)
-    errors: list = []
-    thread = _flush_in_thread(log, errors)
-    assert held.held.wait(HELD_AT_MOST)
+    lm, log, held, errors, thread = _flush_held_in_thread(tmp_path, monkeypatch)
     log.roll()  # trims (and closes) the indexes the flush is about to fsync
     append(log)
     held.release()
@@ -81,15 +87,71 @@ def test_a_roll_and_appends_go_on_while_a_flush_fsyncs(tmp_path, monkeypatch):
 def test_a_topic_deleted_while_its_flush_fsyncs_takes_no_dir_offline(tmp_path, monkeypatch):
     """The topic is deleted (its log closed, its directory renamed) while the flush's first fsync is held: the
     flush ends quietly. Before, it fsynced the closed descriptors of the indexes: EBADF, the dir offline."""
-    lm, log = _log_with_index_entries(tmp_path, Clock())
-    held = HeldFirstFsync()
-    monkeypatch.setattr(fileops, "fsync", held.fsync)
-    errors: list = []
-    thread = _flush_in_thread(log, errors)
-    assert held.held.wait(HELD_AT_MOST)
+    lm, log, held, errors, thread = _flush_held_in_thread(tmp_path, monkeypatch)
     lm.delete_topic("t")
     held.release()
     thread.join(10)
     assert not errors and not log.offline and lm.failures.online_dirs() == lm.dirs
     lm.create_topic("u", 1, {})
     append(lm.get_log("u", 0))  # the dir still serves
+
+
+def test_a_checkpoint_read_as_a_round_moves_the_point_stays_below_the_unsynced_indexes(tmp_path, monkeypatch):
+    """A group-commit round leaves the active segment's indexes unsynced and moves the recovery point; a
+    checkpoint written on another thread (``write_checkpoints``) may read ``checkpointed_recovery_point`` right
+    after the point moved: it must already be held at the active segment's base, or a crash then would
+    skip the rescan that rebuilds those indexes. Before, the point moved first: the read got the log end."""
+    lm, log = _log_with_index_entries(tmp_path, Clock())
+    real, seen = Log.recovery_point, []
+
+    def moved(self, offset: int) -> None:
+        real.fset(self, offset)
+        seen.append(self.checkpointed_recovery_point)  # what a checkpoint written at this moment gets
+
+    monkeypatch.setattr(Log, "recovery_point", property(real.fget, moved))
+    log.flush(active_indexes=False)
+    assert log.recovery_point == 10 and seen == [0] and log.checkpointed_recovery_point == 0
+
+
+class FlushAtRelease:
+    """``_flush_lock`` of ``log``: the first time it is let go of, a flush on another thread runs to its end
+    (as if the thread switch came right there) before the owner goes on."""
+
+    def __init__(self, log) -> None:
+        self.log, self.real, self.armed, self.errors = log, threading.Lock(), True, []
+
+    def __enter__(self) -> None:
+        self.real.acquire()
+
+    def __exit__(self, *_exc) -> None:
+        self.real.release()
+        if self.armed:
+            self.armed = False
+            thread = threading.Thread(target=self._flush)
+            thread.start()
+            thread.join(10)
+
+    def _flush(self) -> None:
+        try:
+            self.log.flush(active_indexes=False)  # a durable-mode round
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            self.errors.append(exc)
+
+
+def test_a_round_that_starts_within_a_roll_syncs_the_rolled_segment_s_indexes(tmp_path, monkeypatch):
+    """A round takes its segments as soon as a roll lets go of ``_flush_lock``: it must see the rolled segment
+    and the new active one, so the rolled one's indexes are fsynced before it leaves the segments waiting for
+    a flush. Before, the new segment joined the list after the lock: the round saw the rolled one twice, as
+    the active one, skipped its indexes and dropped it from the waiting segments, so no flush fsynced them."""
+    lm, log = _log_with_index_entries(tmp_path, Clock())
+    old, real, synced = log.active, fileops.fsync, []
+
+    def spy(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(fileops, "fsync", spy)
+    log._flush_lock = racing = FlushAtRelease(log)
+    log.roll()
+    assert not racing.armed and not racing.errors
+    assert str(old.offset_index.path.resolve()) in synced and str(old.time_index.path.resolve()) in synced
