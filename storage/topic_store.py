@@ -212,6 +212,7 @@ class ProducerIds:
     """Producer ids never handed out twice, even across restarts: a block is saved before it is used.
 
     ``claim`` hands out the next id of the block in use, from memory, or None once that block is used up;
+    ``left`` counts the ids it has not handed out yet;
     ``save_next_block`` saves the block after the last one saved (the file then names the first id past
     it) and returns its first id, touching nothing in memory, so it may run on a worker thread while
     ``claim`` goes on; ``use_block`` then puts it in use. One save at a time (the caller's turn)."""
@@ -225,6 +226,10 @@ class ProducerIds:
             return None
         self._next += 1
         return self._next - 1
+
+    def left(self) -> int:
+        """How many ids of the block in use are not handed out yet."""
+        return self._limit - self._next
 
     def save_next_block(self) -> int:
         path = self.dirs[0] / PRODUCER_IDS

@@ -9,41 +9,49 @@ ones' (``coordinator.py``), as Kafka's transaction coordinator owns the one
 ``producerIdManager`` both use:
 
 * ``allocate`` hands out the next id of the block in use at once, on the
-  event loop. Once that block is used up, the request takes the manager's
-  turn (``broker.store_saves.StoreSaves``, as every metadata store saves),
-  saves the next block on a worker thread (shielded: a save once begun is
-  finished), puts it in use only once the save returned, and takes its first
-  id. Meanwhile the other connections are served; the InitProducerId requests
-  that also find the block used up wait for the turn and then take the next
-  ids of the new block (or save another, if that one is used up too or its
-  save was refused). Ids are claimed on the event loop only, so none twice;
-  none before its block is on disk. A request cancelled while its save runs
-  (its connection gone) still puts the block in use, as there is no
-  checkpoint between the save's return and ``use_block``: the requests that
-  waited take its ids, and no block is saved twice nor skipped (at most the
-  cancelled request's own id is never answered).
-* A save the disk refuses (a full disk) hands out nothing and is logged:
-  ``ProducerIdsUnavailable``, answered COORDINATOR_LOAD_IN_PROGRESS, which
-  clients retry, and the next request tries the save again. A save in doubt
-  (renamed in place, the directory's fsync failed) takes the metadata log dir
-  offline, which stops the broker, and raises ``MetadataDirFailed``: the
-  request is not answered, as Kafka halts when a metadata record cannot be
-  written. Once that dir is offline no block is saved any more.
+  event loop. The id that leaves 10% of the block (``PREFETCH_LEFT``) starts
+  the next block's save in the background, as Kafka's ``RPCProducerIdManager``
+  asks the controller for the next block once 90% of the current one is
+  handed out (``PidPrefetchThreshold``): a trio system task takes the
+  manager's turn (``broker.store_saves.StoreSaves``, as every metadata store
+  saves), saves the block on a worker thread (shielded: a save once begun is
+  finished) and keeps it ready; it is put in use when the block in use runs
+  out. So a request normally never waits for an fsync.
+* A request that finds the block in use used up takes the ready block at
+  once; or, with a save in progress (the prefetch's, or another request's),
+  waits for the turn and then takes the new block's ids; or, with neither
+  (the prefetch was refused, or the first block after a start), saves the
+  next block itself in its turn and takes its first id, the other requests
+  that find the block used up waiting for it. Ids are claimed on the event
+  loop only, so none twice; none before its block is on disk. A block is put
+  in use (or kept ready) with no checkpoint after its save returned, so a
+  request cancelled while its save runs (its connection gone) skips no block:
+  the requests that waited take its ids (at most the cancelled request's own
+  id is never answered).
+* A save the disk refuses (a full disk) hands out nothing and is logged. In
+  the background nothing changes: the request that then finds the block used
+  up saves it itself. A request's refused save is ``ProducerIdsUnavailable``,
+  answered COORDINATOR_LOAD_IN_PROGRESS, which clients retry (as Kafka
+  answers while it has no block), and the next request tries again. A save in
+  doubt (renamed in place, the directory's fsync failed) takes the metadata
+  log dir offline through ``StoreSaves``' hook, which stops the broker, as
+  Kafka halts when a metadata record cannot be written; a request's is
+  ``MetadataDirFailed``, not answered; the background's is logged (a system
+  task's exception would end the whole trio run). Once that dir is offline
+  no block is saved any more.
 * Each block saved appends one record to the metadata quorum
   (``on_metadata_change``, from the worker thread, as every store does), as
   Kafka's controller appends a ``ProducerIdsRecord`` for each block it hands
-  out (``ProducerIdControlManager.generateNextProducerId``).
+  out (``ProducerIdControlManager.generateNextProducerId``). A ready block is
+  saved, so a restart starts past it, unused, as a Kafka broker that restarts
+  never uses the block it had fetched ahead.
 
-Kafka's broker never waits for a block (``RPCProducerIdManager.generateProducerId``):
-it asks the controller for the next one once 90% of the current one is used,
-and a request that finds both used up is answered COORDINATOR_LOAD_IN_PROGRESS
-at once, because its request handler threads must not block on a round trip
-to another process. Here the next block is a local fsync and a waiting trio
-task holds no thread, so a request that meets the end of a block waits for
-the save instead: the client gets its id in one round trip, as from a Kafka
-broker whose prefetched block has arrived, and never meets the retriable
-error for a save that succeeds. A refused save is still COORDINATOR_LOAD_IN_PROGRESS,
-as Kafka answers while it has no block.
+Kafka's broker never waits for a block: a request that finds both blocks used
+up is answered COORDINATOR_LOAD_IN_PROGRESS at once, because its request
+handler threads must not block on a round trip to the controller. Here the
+next block is a local fsync and a waiting trio task holds no thread, so such
+a request waits for the save instead: the client gets its id in one round
+trip and never meets the retriable error for a save that succeeds.
 """
 
 from __future__ import annotations
@@ -51,12 +59,17 @@ from __future__ import annotations
 import logging
 from typing import Callable
 
-from storage import ProducerIdsUnavailable
-from storage.topic_store import ProducerIds
+import trio
+
+from storage import MetadataDirFailed, ProducerIdsUnavailable
+from storage.topic_store import PRODUCER_ID_BLOCK, ProducerIds
 
 from ..store_saves import StoreSaves
 
 log = logging.getLogger("minibroker")  # as the stores log their refused saves
+
+PID_PREFETCH_THRESHOLD = 0.90  # Kafka's ProducerIdManager.PidPrefetchThreshold
+PREFETCH_LEFT = PRODUCER_ID_BLOCK - int(PRODUCER_ID_BLOCK * PID_PREFETCH_THRESHOLD)  # 100 ids left: save the next
 
 
 class ProducerIdManager:
@@ -66,20 +79,56 @@ class ProducerIdManager:
         self.ids = ids
         self.saves = StoreSaves()  # the broker points its in-doubt and offline hooks at the metadata log dir
         self.on_metadata_change: Callable[[], None] = lambda: None  # after each block saved (on its thread)
+        self._ready: int | None = None  # the first id of a block saved ahead, not in use yet
+        self._prefetching = False  # a background save started and not yet over
 
     async def allocate(self) -> int:
         """A producer id never handed out before; ``ProducerIdsUnavailable`` when the next block was refused,
         ``MetadataDirFailed`` when its save is in doubt."""
-        claimed = self.ids.claim()
+        claimed = self._claim()
         if claimed is not None:
             return claimed
         async with self.saves:
-            claimed = self.ids.claim()  # a block saved while this request waited for its turn
+            claimed = self._claim()  # a block saved while this request waited for its turn
             if claimed is None:
                 self.ids.use_block(await self._save_next_block())
-                claimed = self.ids.claim()
+                claimed = self._claim()
         assert claimed is not None  # a block just put in use has ids
         return claimed
+
+    def _claim(self) -> int | None:
+        """The next id of the block in use, or of the ready block once that one is used up (None: neither);
+        the id that leaves ``PREFETCH_LEFT`` starts the next block's save in the background."""
+        claimed = self.ids.claim()
+        if claimed is None and self._ready is not None:
+            self.ids.use_block(self._ready)
+            self._ready = None
+            claimed = self.ids.claim()
+        if claimed is not None and self.ids.left() == PREFETCH_LEFT:
+            self._prefetch_in_background()
+        return claimed
+
+    def _prefetch_in_background(self) -> None:
+        """Start the next block's save, unless one is saved ahead or being saved already."""
+        if self._ready is None and not self._prefetching:
+            self._prefetching = True
+            trio.lowlevel.spawn_system_task(self._prefetch, name="producer id block prefetch")
+
+    async def _prefetch(self) -> None:
+        """The next block saved in the manager's turn and kept ready; any failure is logged and changes
+        nothing (an exception would end the trio run), see the module."""
+        try:
+            async with self.saves:
+                if self._ready is None and self.ids.left() <= PREFETCH_LEFT:  # no request saved one meanwhile
+                    self._ready = await self._save_next_block()
+        except ProducerIdsUnavailable:  # logged; the request that finds the block used up tries again
+            pass
+        except MetadataDirFailed as exc:  # the metadata log dir is offline: the broker stops
+            log.error("the next block of producer ids was not saved ahead: %s", exc)
+        except Exception:  # unexpected: the request that needs the block meets it again
+            log.exception("saving the next block of producer ids ahead failed")
+        finally:
+            self._prefetching = False
 
     async def _save_next_block(self) -> int:
         try:

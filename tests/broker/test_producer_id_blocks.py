@@ -20,6 +20,14 @@ metadata record appended) per 1000 ids; a refused save hands out nothing and
 a request that waited for it saves the block itself; a request cancelled
 mid-save still puts its block in use, so the one that waited takes its next
 id and no block is skipped.
+
+Once 900 ids of a block are handed out the next block is saved in the
+background, as Kafka's ``RPCProducerIdManager`` fetches it at 90%
+(``PidPrefetchThreshold``): the requests at the block's end wait for no fsync
+(before, the one that found the block used up saved the next and every other
+waited). A refused background save changes nothing (the request that needs
+the block saves it), one in doubt stops the broker without ending the trio
+run, and a restart skips a block saved ahead and never used.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ import trio
 import trio.testing
 
 from broker.dispatch import CloseConnection
+from broker.transactions.producer_ids import PREFETCH_LEFT
 from protocol import ErrorCode
 from storage import fileops
 from storage.topic_store import PRODUCER_ID_BLOCK, PRODUCER_IDS
@@ -49,9 +58,21 @@ async def idempotent(broker) -> tuple[int, int]:
     return resp.error_code, resp.producer_id
 
 
-def full_disk_for_blocks(real=fileops.fsync):
+def saved(broker) -> int:
+    return int((broker.topics.manager.dirs[0] / PRODUCER_IDS).read_text())
+
+
+async def handed_out(broker, count: int) -> list[tuple[int, int]]:
+    return [await idempotent(broker) for _ in range(count)]
+
+
+def full_disk_for_blocks(real=fileops.fsync, refused: list[int] | None = None):
+    """The producer-id-block's fsyncs fail (no space left); each refused one's fd goes into ``refused``."""
+
     def fsync(fd: int) -> None:
         if os.readlink(f"/proc/self/fd/{fd}").rsplit("/", 1)[-1].startswith(PRODUCER_IDS):
+            if refused is not None:
+                refused.append(fd)
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         real(fd)
 
@@ -94,15 +115,21 @@ async def metadata_served(broker) -> bool:
 @pytest.mark.parametrize("transactional", [False, True], ids=["idempotent", "transactional"])
 async def test_other_connections_are_served_while_a_block_is_saved(groups_broker, monkeypatch,  # noqa: F811
                                                                     transactional):  # fmt: skip
-    """The first InitProducerId saves the first block; while its fsync is held, Metadata is answered and a
-    second InitProducerId waits for the block (no id before its block is on disk); both get theirs after."""
+    """A block's fsync is held: the first block's, which the first InitProducerId saves (idempotent), or the
+    second's, which the 900th id starts in the background (transactional: the block's last 100 ids are handed
+    out meanwhile, then the InitProducerId finds the block used up and waits for that save). Meanwhile
+    Metadata is answered and a second InitProducerId waits for the block (no id before its block is on disk);
+    both get theirs after."""
     saves, order, ids, base = HeldSaves(PRODUCER_IDS), [], [], 0
-    if transactional:  # __transaction_state made and the first block used up: the next id needs a block
+    if transactional:  # __transaction_state made, 899 ids handed out
         assert (await init(groups_broker, "warm-up"))[0] == ErrorCode.NONE
-        for _ in range(PRODUCER_ID_BLOCK - 1):
+        for _ in range(PRODUCER_ID_BLOCK - PREFETCH_LEFT - 2):
             await idempotent(groups_broker)
         base = PRODUCER_ID_BLOCK
     monkeypatch.setattr(fileops, "fsync", saves.fsync)
+    if transactional:  # the 900th id starts the next block's save; the block's last ids wait for no fsync
+        answers, first_id = await handed_out(groups_broker, PREFETCH_LEFT + 1), PRODUCER_ID_BLOCK - PREFETCH_LEFT - 1
+        assert answers == [(ErrorCode.NONE, first_id + i) for i in range(PREFETCH_LEFT + 1)]
     first = (lambda: init(groups_broker)) if transactional else (lambda: idempotent(groups_broker))
 
     async def ask(name: str) -> None:
@@ -113,7 +140,8 @@ async def test_other_connections_are_served_while_a_block_is_saved(groups_broker
     with trio.fail_after(10):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(ask, "first")
-            await trio.to_thread.run_sync(saves.held.wait, HELD_AT_MOST)
+            assert await trio.to_thread.run_sync(saves.held.wait, HELD_AT_MOST)
+            await trio.testing.wait_all_tasks_blocked()  # the first waits for the save (its own or the prefetch's)
             nursery.start_soon(ask, "second")
             await trio.testing.wait_all_tasks_blocked()
             order.append(("metadata served", await metadata_served(groups_broker)))
@@ -221,3 +249,86 @@ async def test_a_request_cancelled_while_its_block_is_saved_skips_no_block(group
     assert answers == [(ErrorCode.NONE, 1), (ErrorCode.NONE, 2)]
     assert groups_broker.quorum.end_offset == offset + 1
     assert int((groups_broker.topics.manager.dirs[0] / PRODUCER_IDS).read_text()) == PRODUCER_ID_BLOCK
+
+
+async def prefetch_over(broker) -> None:
+    """A background save started by the last id handed out has run (or none was started)."""
+    await trio.testing.wait_all_tasks_blocked()  # the prefetch has its turn and its save on a worker thread
+    async with broker.transactions.producer_ids.saves:  # ... and has given the turn back
+        pass
+
+
+
+async def test_after_900_ids_the_next_block_is_saved_in_the_background(groups_broker, monkeypatch):  # noqa: F811
+    """The 900th id starts the next block's save (one quorum record, as Kafka's controller appends one
+    ProducerIdsRecord per block); the block's end then waits for no save: with every block fsync refused
+    from then on, the next 200 ids are all handed out, the block's last 100 and the ready block's first 100."""
+    assert await idempotent(groups_broker) == (ErrorCode.NONE, 0)
+    offset = groups_broker.quorum.end_offset
+    await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_LEFT - 2)
+    await prefetch_over(groups_broker)
+    assert (saved(groups_broker), groups_broker.quorum.end_offset) == (PRODUCER_ID_BLOCK, offset)  # 899: none yet
+    assert await idempotent(groups_broker) == (ErrorCode.NONE, PRODUCER_ID_BLOCK - PREFETCH_LEFT - 1)
+    await prefetch_over(groups_broker)
+    assert (saved(groups_broker), groups_broker.quorum.end_offset) == (2 * PRODUCER_ID_BLOCK, offset + 1)
+    monkeypatch.setattr(fileops, "fsync", full_disk_for_blocks())
+    first = PRODUCER_ID_BLOCK - PREFETCH_LEFT
+    assert await handed_out(groups_broker, 200) == [(ErrorCode.NONE, first + i) for i in range(200)]
+    assert groups_broker.quorum.end_offset == offset + 1
+
+
+async def test_a_refused_background_save_hands_out_nothing_and_a_later_request_saves(groups_broker,  # noqa: F811
+                                                                                     monkeypatch):  # fmt: skip
+    """The disk refuses the block the 900th id starts saving: logged, nothing changes, not tried again while
+    the block lasts; the request that needs it tries again (COORDINATOR_LOAD_IN_PROGRESS while refused,
+    its id once the disk takes it)."""
+    refused: list[int] = []
+    assert await idempotent(groups_broker) == (ErrorCode.NONE, 0)
+    offset = groups_broker.quorum.end_offset
+    monkeypatch.setattr(fileops, "fsync", full_disk_for_blocks(refused=refused))
+    await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_LEFT - 1)
+    await prefetch_over(groups_broker)
+    assert len(refused) == 1  # the background save was tried
+    last = await handed_out(groups_broker, PREFETCH_LEFT)
+    await prefetch_over(groups_broker)
+    assert last[-1] == (ErrorCode.NONE, PRODUCER_ID_BLOCK - 1) and len(refused) == 1
+    assert await idempotent(groups_broker) == (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1)
+    assert len(refused) == 2
+    assert (saved(groups_broker), groups_broker.quorum.end_offset) == (PRODUCER_ID_BLOCK, offset)
+    assert not groups_broker.topics.manager.failures.metadata_offline
+    monkeypatch.undo()
+    assert await idempotent(groups_broker) == (ErrorCode.NONE, PRODUCER_ID_BLOCK)
+    assert (saved(groups_broker), groups_broker.quorum.end_offset) == (2 * PRODUCER_ID_BLOCK, offset + 1)
+
+
+async def test_a_background_save_in_doubt_stops_the_broker_and_the_run_goes_on(groups_broker,  # noqa: F811
+                                                                               monkeypatch):  # fmt: skip
+    """The block the 900th id starts saving is in doubt: the metadata log dir goes offline (the broker stops)
+    and the system task's failure does not end the trio run; the block's ids still go on from memory (on
+    disk already), and the request that needs a block then gets nothing: no more is saved."""
+    assert await idempotent(groups_broker) == (ErrorCode.NONE, 0)
+    real, data_dir = fileops.fsync_path, groups_broker.topics.manager.dirs[0]
+
+    def fsync_path(path) -> None:  # the block's file is renamed in place; its directory's fsync fails
+        if os.path.samefile(path, data_dir):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real(path)
+
+    monkeypatch.setattr(fileops, "fsync_path", fsync_path)
+    await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_LEFT - 1)
+    await prefetch_over(groups_broker)
+    assert groups_broker.topics.manager.failures.metadata_offline
+    monkeypatch.undo()
+    assert (await handed_out(groups_broker, PREFETCH_LEFT))[-1] == (ErrorCode.NONE, PRODUCER_ID_BLOCK - 1)
+    with pytest.raises(CloseConnection, match="offline: nothing more is saved"):
+        await idempotent(groups_broker)
+    assert saved(groups_broker) == 2 * PRODUCER_ID_BLOCK  # the block in doubt, never used
+
+
+async def test_a_restart_skips_the_block_saved_ahead(groups_broker):  # noqa: F811
+    """A block saved in the background and not yet used is skipped by the next start, as a Kafka broker
+    that restarts never uses the block it had fetched: no id of it may have been handed out twice."""
+    await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_LEFT)
+    await prefetch_over(groups_broker)
+    again = groups_broker.reopen()
+    assert await idempotent(again) == (ErrorCode.NONE, 2 * PRODUCER_ID_BLOCK)
