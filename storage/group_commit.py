@@ -36,9 +36,11 @@ dirty pages, so trying again and answering success could acknowledge data
 that is not on disk (Kafka never retries either: the dir goes offline).
 The other logs of the round go back to the dirty set for the next round.
 A log whose dir goes offline for another reason (another log's append
-failed) leaves the dirty and due sets unflushed, and a later round does not cover it:
-its waiters learn it from ``Log.offline`` after their wait (the broker's
-Produce and internal-topic appends check it), not from this module.
+failed) leaves the dirty and due sets unflushed, and a later round does not cover it
+(nor the round under way, which skips it if it took it before it went offline:
+the round's other logs are not failed for it): its waiters learn it from
+``Log.offline`` after their wait (the broker's Produce and internal-topic
+appends check it), not from this module.
 
 ``close`` is the last round: it waits for the round under way, so no fsync
 runs on files being closed, and covers every append with the close's own
@@ -141,9 +143,12 @@ class GroupCommit:
         with self._lock:
             target, after = self._generation, self._flushed
             dirty, due, self._dirty, self._due = self._dirty, self._due, set(), set()
+        fsynced = 0
         try:
             for log_ in due | dirty:
-                log_.flush(active_indexes=log_ in due)
+                if not getattr(log_, "offline", False):  # its dir failed after the round took it: as if forgotten
+                    log_.flush(active_indexes=log_ in due)
+                    fsynced += 1
         except BaseException as exc:
             with self._lock:
                 self._dirty |= {l for l in dirty if not getattr(l, "offline", False)}
@@ -152,6 +157,6 @@ class GroupCommit:
                     self._failed.append((after, target))
             raise
         with self._lock:
-            self.fsync_count += len(due | dirty)
+            self.fsync_count += fsynced
             self.rounds += 1
             self._flushed = max(self._flushed, target)

@@ -202,8 +202,9 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
         return list(self._logs.values())
 
     def online_logs(self) -> list[Log]:
-        """The logs whose log dir has not failed (``log_dir_failure.py``): the ones the duties tend."""
-        return [log_ for log_ in self._logs.values() if not log_.offline]
+        """The logs whose log dir has not failed (``log_dir_failure.py``): the ones the duties tend. A copy taken
+        at once (``logs``): the checkpoints' flush runs on a worker thread while the event loop makes logs."""
+        return [log_ for log_ in self.logs() if not log_.offline]
 
     def write_checkpoints(self) -> None:
         """Kafka's recovery-point and log-start-offset checkpoints, one pair per online log dir."""

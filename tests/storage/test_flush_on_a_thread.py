@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import threading
 
-from storage import Log, fileops
+from storage import Log, LogManager, fileops
 
 from .lead_helpers import Clock, append, manager
 
@@ -155,3 +155,45 @@ def test_a_round_that_starts_within_a_roll_syncs_the_rolled_segment_s_indexes(tm
     log.roll()
     assert not racing.armed and not racing.errors
     assert str(old.offset_index.path.resolve()) in synced and str(old.time_index.path.resolve()) in synced
+
+
+
+class FailDirAtRelease:
+    """The group commit's ``_lock``: the first time it is let go of (the round has just taken its logs), ``root``
+    fails on another thread (another append in it failed, on the owner thread) before the round goes on."""
+
+    def __init__(self, lm, root) -> None:
+        self.lm, self.root, self.real, self.armed = lm, root, threading.Lock(), True
+
+    def __enter__(self) -> None:
+        self.real.acquire()
+
+    def __exit__(self, *_exc) -> None:
+        self.real.release()
+        if self.armed:
+            self.armed = False
+            thread = threading.Thread(target=self.lm.failures.fail_dir, args=(self.root, "an append failed"))
+            thread.start()
+            thread.join(10)
+
+
+def test_a_log_whose_dir_fails_during_a_round_fails_none_of_the_round_s_other_waiters(tmp_path):
+    """Two dirs; a round has taken logs ``a`` (dir 0) and ``b`` (dir 1) when dir 1 fails for another reason
+    (another append there failed). ``b`` is then left out, as a log that left the round before it started: its
+    waiter learns it from ``Log.offline`` (Produce answers KAFKA_STORAGE_ERROR); ``a``'s data is fsynced and
+    its waiter answered. Before, ``b``'s flush raised at its ``check_online`` and failed the whole round:
+    ``a``'s producer, on a healthy disk, got KAFKA_STORAGE_ERROR too, where Kafka (each append flushing its
+    own log) answers it."""
+    d0, d1 = tmp_path / "d0", tmp_path / "d1"
+    lm = LogManager.open([d0, d1], {"log.flush.interval.messages": "1"}, Clock())
+    lm.create_topic("t", 2, {})
+    a, b = sorted((lm.get_log("t", p) for p in (0, 1)), key=lambda l: l.dir.parent.name)
+    assert (a.dir.parent, b.dir.parent) == (d0, d1)
+    for log in (a, b):
+        append(log)
+    generation = max(lm.note_flush_due(log) for log in (a, b))
+    lm.group_commit._lock = racing = FailDirAtRelease(lm, d1)
+    lm.sync_to(generation)  # before: StorageError (b is in the offline log dir)
+    assert not racing.armed and b.offline and not a.offline
+    assert lm.flushed_generation() >= generation and a.recovery_point == a.log_end_offset == 1
+    lm.close()

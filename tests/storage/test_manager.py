@@ -124,6 +124,33 @@ def test_checkpoints_and_marker_after_close(tmp_path):
     assert log.log_start_offset == 7 and read_all(log)[0][0] == 7
 
 
+
+def test_checkpoints_written_on_a_thread_meet_a_log_made_meanwhile(tmp_path):
+    """The broker writes the checkpoints on a worker thread (its timer) while its event loop makes logs
+    (CreateTopics): the logs they tend are a copy taken at once. Here the loop's switch comes as the
+    thread reads the first log's ``offline``. Before, ``online_logs`` iterated the live dict in Python:
+    "dictionary changed size during iteration", and no checkpoint was written that round."""
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 1, {})
+    made: list[str] = []
+
+    class SwitchingHere(Log):
+        @property
+        def offline(self) -> bool:
+            if not made:
+                made.append("u")
+                lm.create_topic("u", 1, {})  # what the event loop does meanwhile
+            return False
+
+        @offline.setter
+        def offline(self, _value: bool) -> None:
+            pass
+
+    lm.get_log("t", 0).__class__ = SwitchingHere
+    lm.write_checkpoints()
+    assert made == ["u"] and ("t", 0) in read_checkpoint(tmp_path / RECOVERY_POINTS)
+
+
 def test_recovery_point_moves_only_with_fsync(tmp_path):
     clock = Clock()
     lm = manager(tmp_path, clock)
