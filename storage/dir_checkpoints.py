@@ -38,9 +38,8 @@ class DirCheckpoints:
         with self._offsets_lock:
             mine = [l for l in self._logs() if self._holds((l.topic, l.partition), root)]
             write_checkpoint(root / RECOVERY_POINTS, {(l.topic, l.partition): l.checkpointed_recovery_point for l in mine})
-            starts = {(l.topic, l.partition): l.log_start_offset for l in mine
-                      if l.log_start_offset > l.segments[0].base_offset}  # fmt: skip
-            write_checkpoint(root / LOG_STARTS, starts)
+            write_checkpoint(root / LOG_STARTS, {(l.topic, l.partition): l.log_start_offset for l in mine
+                                                 if l.log_start_offset > _first_base(l)})  # fmt: skip
 
     def update_cleaner_offset(self, key: tuple[str, int], offset: int) -> None:
         with self._cleaner_lock:
@@ -63,3 +62,10 @@ class DirCheckpoints:
         for root in self._online_dirs():
             mine = {k: o for k, o in self.cleaner_offsets.items() if self._holds(k, root)}
             write_checkpoint(root / CLEANER_OFFSETS, mine)
+
+
+def _first_base(log_) -> float:
+    """The first segment's base offset; infinity for a log a deletion on the owner thread emptied meanwhile
+    (this runs on a worker thread: the list is copied in one step before it is read)."""
+    first = log_.segments[:1]
+    return first[0].base_offset if first else float("inf")
