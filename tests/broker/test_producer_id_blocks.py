@@ -92,15 +92,20 @@ async def test_a_block_the_disk_refuses_is_answered_retriable_and_ids_go_on(grou
     assert first[0] == second[0] == ErrorCode.NONE and first[1] != second[1]
 
 
-async def test_a_block_save_in_doubt_is_not_answered_and_fails_the_metadata_dir(groups_broker, monkeypatch):  # noqa: F811
-    real, data_dir = fileops.fsync_path, groups_broker.topics.manager.dirs[0]
+def data_dir_fsync_fails(broker, real=fileops.fsync_path):
+    """An ``fsync_path`` whose fsync of the first log dir fails: a block's file renamed in place is in doubt."""
+    data_dir = broker.topics.manager.dirs[0]
 
-    def fsync_path(path) -> None:  # the block's file is renamed in place; its directory's fsync fails
+    def fsync_path(path) -> None:
         if os.path.samefile(path, data_dir):
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         real(path)
 
-    monkeypatch.setattr(fileops, "fsync_path", fsync_path)
+    return fsync_path
+
+
+async def test_a_block_save_in_doubt_is_not_answered_and_fails_the_metadata_dir(groups_broker, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(fileops, "fsync_path", data_dir_fsync_fails(groups_broker))
     with pytest.raises(CloseConnection, match="not answered: .*a metadata save is in doubt.*producer-id-block"):
         await idempotent(groups_broker)
     assert groups_broker.topics.manager.failures.metadata_offline
@@ -307,14 +312,7 @@ async def test_a_background_save_in_doubt_stops_the_broker_and_the_run_goes_on(g
     and the system task's failure does not end the trio run; the block's ids still go on from memory (on
     disk already), and the request that needs a block then gets nothing: no more is saved."""
     assert await idempotent(groups_broker) == (ErrorCode.NONE, 0)
-    real, data_dir = fileops.fsync_path, groups_broker.topics.manager.dirs[0]
-
-    def fsync_path(path) -> None:  # the block's file is renamed in place; its directory's fsync fails
-        if os.path.samefile(path, data_dir):
-            raise OSError(errno.EIO, os.strerror(errno.EIO))
-        real(path)
-
-    monkeypatch.setattr(fileops, "fsync_path", fsync_path)
+    monkeypatch.setattr(fileops, "fsync_path", data_dir_fsync_fails(groups_broker))
     await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_LEFT - 1)
     await prefetch_over(groups_broker)
     assert groups_broker.topics.manager.failures.metadata_offline

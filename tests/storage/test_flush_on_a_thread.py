@@ -113,12 +113,12 @@ def test_a_checkpoint_read_as_a_round_moves_the_point_stays_below_the_unsynced_i
     assert log.recovery_point == 10 and seen == [0] and log.checkpointed_recovery_point == 0
 
 
-class FlushAtRelease:
-    """``_flush_lock`` of ``log``: the first time it is let go of, a flush on another thread runs to its end
-    (as if the thread switch came right there) before the owner goes on."""
+class RunsAtRelease:
+    """A lock that, the first time it is let go of, runs ``action`` on another thread to its end (as if the
+    thread switch came right there) before the owner goes on; what ``action`` raises is kept in ``errors``."""
 
-    def __init__(self, log) -> None:
-        self.log, self.real, self.armed, self.errors = log, threading.Lock(), True, []
+    def __init__(self, action) -> None:
+        self.action, self.real, self.armed, self.errors = action, threading.Lock(), True, []
 
     def __enter__(self) -> None:
         self.real.acquire()
@@ -127,13 +127,13 @@ class FlushAtRelease:
         self.real.release()
         if self.armed:
             self.armed = False
-            thread = threading.Thread(target=self._flush)
+            thread = threading.Thread(target=self._run)
             thread.start()
             thread.join(10)
 
-    def _flush(self) -> None:
+    def _run(self) -> None:
         try:
-            self.log.flush(active_indexes=False)  # a durable-mode round
+            self.action()
         except BaseException as exc:  # noqa: BLE001 - reported to the test
             self.errors.append(exc)
 
@@ -151,30 +151,10 @@ def test_a_round_that_starts_within_a_roll_syncs_the_rolled_segment_s_indexes(tm
         real(fd)
 
     monkeypatch.setattr(fileops, "fsync", spy)
-    log._flush_lock = racing = FlushAtRelease(log)
+    log._flush_lock = racing = RunsAtRelease(lambda: log.flush(active_indexes=False))  # a durable round
     log.roll()
     assert not racing.armed and not racing.errors
     assert str(old.offset_index.path.resolve()) in synced and str(old.time_index.path.resolve()) in synced
-
-
-
-class FailDirAtRelease:
-    """The group commit's ``_lock``: the first time it is let go of (the round has just taken its logs), ``root``
-    fails on another thread (another append in it failed, on the owner thread) before the round goes on."""
-
-    def __init__(self, lm, root) -> None:
-        self.lm, self.root, self.real, self.armed = lm, root, threading.Lock(), True
-
-    def __enter__(self) -> None:
-        self.real.acquire()
-
-    def __exit__(self, *_exc) -> None:
-        self.real.release()
-        if self.armed:
-            self.armed = False
-            thread = threading.Thread(target=self.lm.failures.fail_dir, args=(self.root, "an append failed"))
-            thread.start()
-            thread.join(10)
 
 
 def test_a_log_whose_dir_fails_during_a_round_fails_none_of_the_round_s_other_waiters(tmp_path):
@@ -192,7 +172,7 @@ def test_a_log_whose_dir_fails_during_a_round_fails_none_of_the_round_s_other_wa
     for log in (a, b):
         append(log)
     generation = max(lm.note_flush_due(log) for log in (a, b))
-    lm.group_commit._lock = racing = FailDirAtRelease(lm, d1)
+    lm.group_commit._lock = racing = RunsAtRelease(lambda: lm.failures.fail_dir(d1, "an append failed"))
     lm.sync_to(generation)  # before: StorageError (b is in the offline log dir)
     assert not racing.armed and b.offline and not a.offline
     assert lm.flushed_generation() >= generation and a.recovery_point == a.log_end_offset == 1
