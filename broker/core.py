@@ -293,7 +293,9 @@ class Broker:
         try:
             self._commit_pending = False
             await self.wait_flushed(self.topics.flush_generation())
-        except Exception:  # a failed fsync is reported to the producers that wait; retried next append
+        except OSError as exc:  # a failed fsync: its dir's failure is logged where it failed, waiters learn it
+            log.warning("background group commit failed: %s", exc)
+        except Exception:
             log.exception("background group commit failed")
 
     async def wait_for_append(self) -> None:
@@ -310,20 +312,21 @@ class Broker:
         """Wake every long-polling Fetch to read again (a log dir failed: its partitions answer at once)."""
         self._append_lot.unpark_all()
 
-    async def wait_durable(self) -> None:
-        """In durable mode, return once all appends so far are on disk.
+    async def wait_durable(self, checks_offline: bool = False) -> None:
+        """In durable mode, return once all appends so far are on disk (``checks_offline``: ``wait_flushed``).
 
         ``LogManager.sync_to`` is the group commit: waiters queue on one lock in
         worker threads and one fsync round covers everybody appended before it.
         """
         if self._durable:
-            await self.wait_flushed(self.topics.flush_generation())
+            await self.wait_flushed(self.topics.flush_generation(), checks_offline)
 
-    async def wait_flushed(self, generation: int) -> None:
+    async def wait_flushed(self, generation: int, checks_offline: bool = False) -> None:
         """Return once the group commit's rounds covered ``generation`` (in a worker thread, off the loop);
-        ``StorageError`` if the round that covered it failed."""
+        ``StorageError`` if a round that covered it failed (``checks_offline``: only one that failed whole,
+        the caller finds its logs whose fsync failed offline)."""
         if self.topics.flushed_generation() < generation:
-            await trio.to_thread.run_sync(self.topics.manager.sync_to, generation)
+            await trio.to_thread.run_sync(self.topics.manager.sync_to, generation, checks_offline)
             self._append_lot.unpark_all()  # in durable mode the high watermark moved: wake long-polling fetches
 
     # -- duties ------------------------------------------------------------------

@@ -28,13 +28,20 @@ the loader rebuilds what they lack from the ``.log``; ``flush.ms``/``flush.messa
 flushes, rolls and shutdown fsync them.
 
 A failed fsync takes that log's dir offline (``log_dir_failure.py``: the
-log leaves the dirty set and is never fsynced again) and fails the round:
-every append it covered, ``(flushed, target]``, is refused to its waiter
-with a ``StorageError``, the flusher's and the others' alike, even when a
-later round succeeds. After a failed fsync the kernel may have dropped the
-dirty pages, so trying again and answering success could acknowledge data
-that is not on disk (Kafka never retries either: the dir goes offline).
-The other logs of the round go back to the dirty set for the next round.
+log leaves the dirty set and is never fsynced again); the round goes on with
+its other logs and then records that it failed for the appends it covered,
+``(flushed, target]``, without publishing ``target`` as flushed: a waiter
+gets a ``StorageError``, the flusher and the others alike, even when a later
+round succeeds, unless it checks its own logs (``sync_to(generation,
+checks_offline=True)``: the broker's Produce, which answers
+KAFKA_STORAGE_ERROR for a partition whose log is offline after its wait, as
+Kafka's append answers only for the log it flushed); such a waiter returns
+once a round covering it has fsynced every log of it still online. After a failed fsync the
+kernel may have dropped the dirty pages, so trying again and answering
+success could acknowledge data that is not on disk (Kafka never retries
+either: the dir goes offline). A flush that fails without taking its log
+offline fails the whole round, and the round's logs not fsynced go back to
+the dirty set for the next round.
 A log whose dir goes offline for another reason (another log's append
 failed) leaves the dirty and due sets unflushed, and a later round does not cover it
 (nor the round under way, which skips it if it took it before it went offline:
@@ -67,7 +74,7 @@ class GroupCommit:
         self._due: set[Any] = set()  # logs whose flush policy wants a whole flush (``note_flush_due``)
         self._sync = threading.Condition()
         self._syncing = False
-        self._failed: list[tuple[int, int]] = []  # generations (after, up to] of rounds that failed
+        self._failed: list[tuple[int, int, bool]] = []  # rounds' (after, up to]; whether one failed whole
         self.fsync_count = 0  # logs fsynced by commit rounds (tests and metrics)
         self.rounds = 0
 
@@ -97,17 +104,19 @@ class GroupCommit:
             self._dirty = {l for l in self._dirty if not predicate(l)}
             self._due = {l for l in self._due if not predicate(l)}
 
-    def sync_to(self, generation: int) -> None:
-        """Block until every append up to ``generation`` is on disk (one thread flushes for all)."""
+    def sync_to(self, generation: int, checks_offline: bool = False) -> None:
+        """Block until every append up to ``generation`` is on disk (one thread flushes for all); a
+        ``StorageError`` if a round covering it failed (``checks_offline``: only if it failed whole, the
+        caller learns of its own logs whose fsync failed from ``Log.offline``)."""
         with self._sync:
             while self._flushed < generation:
-                self._check_failed(generation)
+                self._check_failed(generation, checks_offline)
                 if not self._syncing:
                     self._syncing = True
                     break
                 self._sync.wait()
             else:
-                self._check_failed(generation)
+                self._check_failed(generation, checks_offline)
                 return
         try:
             self.commit()
@@ -115,6 +124,7 @@ class GroupCommit:
             with self._sync:
                 self._syncing = False
                 self._sync.notify_all()
+        self._check_failed(generation, checks_offline)
 
     def close(self, flush_all: Callable[[], None]) -> None:
         """The last round, at close: after the round under way (if any), with later ``sync_to`` calls waiting,
@@ -134,29 +144,45 @@ class GroupCommit:
                 self._syncing = False
                 self._sync.notify_all()
 
-    def _check_failed(self, generation: int) -> None:
-        if any(after < generation <= upto for after, upto in self._failed):
-            raise StorageError(errno.EIO, "the fsync of this append failed; its log dir is offline")
+    def _check_failed(self, generation: int, checks_offline: bool) -> None:
+        for after, upto, whole in self._failed:
+            if after < generation <= upto and (whole or not checks_offline):
+                raise StorageError(errno.EIO, "the fsync of this append failed; its log dir is offline")
 
     def commit(self) -> None:
-        """fsync each log appended since the last round once (a due one whole), then publish the generation."""
+        """fsync each log appended since the last round once (a due one whole), then publish the generation;
+        a log whose fsync failed (its dir offline) fails the round for the waiters (``_check_failed``)."""
         with self._lock:
             target, after = self._generation, self._flushed
             dirty, due, self._dirty, self._due = self._dirty, self._due, set(), set()
-        fsynced = 0
+        fsynced, failed = 0, set()
         try:
             for log_ in due | dirty:
                 if not getattr(log_, "offline", False):  # its dir failed after the round took it: as if forgotten
-                    log_.flush(active_indexes=log_ in due)
-                    fsynced += 1
+                    fsynced += self._flush_one(log_, log_ in due, failed)
         except BaseException as exc:
             with self._lock:
                 self._dirty |= {l for l in dirty if not getattr(l, "offline", False)}
                 self._due |= {l for l in due if not getattr(l, "offline", False)}
                 if isinstance(exc, OSError):
-                    self._failed.append((after, target))
+                    self._failed.append((after, target, True))
             raise
         with self._lock:
             self.fsync_count += fsynced
             self.rounds += 1
-            self._flushed = max(self._flushed, target)
+            if failed:  # each of them offline, where a waiter that checks its logs finds it; not published
+                self._failed.append((after, target, False))
+            else:
+                self._flushed = max(self._flushed, target)
+
+    @staticmethod
+    def _flush_one(log_: Any, whole: bool, failed: set) -> int:
+        """fsync ``log_`` (1); a failure that took its dir offline is noted in ``failed`` (0), any other raises."""
+        try:
+            log_.flush(active_indexes=whole)
+        except OSError:
+            if not getattr(log_, "offline", False):
+                raise
+            failed.add(log_)
+            return 0
+        return 1

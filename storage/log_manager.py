@@ -237,9 +237,10 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
 
     # -- group commit (group_commit.py) -----------------------------------------------
 
-    def sync_to(self, generation: int) -> None:
-        """Block until every append up to ``generation`` is on disk (the broker calls it via trio.to_thread)."""
-        self.group_commit.sync_to(generation)
+    def sync_to(self, generation: int, checks_offline: bool = False) -> None:
+        """Block until every append up to ``generation`` is on disk (the broker calls it via trio.to_thread);
+        ``StorageError`` if a round covering it failed (``checks_offline``: failed whole, ``GroupCommit``)."""
+        self.group_commit.sync_to(generation, checks_offline)
 
     def flush_generation(self) -> int:
         return self.group_commit.generation

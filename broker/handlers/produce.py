@@ -127,12 +127,13 @@ async def handle(ctx: RequestContext, request) -> object:
 
 
 async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> None:
-    """Durable mode: wait for the fsync of what was written. One that failed took its log dir offline and
-    acknowledges nothing of its round: those partitions answer KAFKA_STORAGE_ERROR, as Kafka answers an
-    append whose log dir failed. So does a partition whose log went offline while it waited (another append
-    in that dir failed): its records were dropped from the group commit and never fsynced."""
+    """Durable mode: wait for the fsync of what was written. One that failed took its log dir offline: those
+    partitions answer KAFKA_STORAGE_ERROR (found offline after the wait), as Kafka answers an append whose
+    log dir failed; another log's failure in the round fails none of them. So does a partition whose log went
+    offline while it waited (another append in that dir failed): its records were dropped from the group
+    commit and never fsynced."""
     try:
-        await ctx.broker.wait_durable()
+        await ctx.broker.wait_durable(checks_offline=True)
         lost = _went_offline(ctx)
     except OSError as exc:
         log.error("Produce: the fsync of the appended records failed: %s", exc)
@@ -145,12 +146,13 @@ async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> N
 
 async def _wait_flushed(ctx: RequestContext, flushes: list[tuple[object, object, int]]) -> bool:
     """The flushes the topics' ``flush.messages`` wanted after these appends, done by the group commit on a
-    worker thread; whether one failed. A failed fsync took its log dir offline: the partitions that waited for
-    that round answer KAFKA_STORAGE_ERROR, as Kafka's append answers a flush that failed in it. So does a
+    worker thread; whether one failed. A failed fsync of one of these logs took its dir offline: the
+    partitions answer KAFKA_STORAGE_ERROR (found offline after the wait), as Kafka's append answers a flush
+    that failed in it; another log's failure in the round fails none of them. So does a
     partition whose log went offline while it waited (another append in its dir failed, or an earlier round):
     the group commit dropped it, its records were never fsynced."""
     try:
-        await ctx.broker.wait_flushed(max(generation for _part, _log, generation in flushes))
+        await ctx.broker.wait_flushed(max(generation for _part, _log, generation in flushes), checks_offline=True)
     except OSError as exc:
         log.error("Produce: the flush the flush policy wanted failed: %s", exc)
         lost = [part for part, _log, _generation in flushes]

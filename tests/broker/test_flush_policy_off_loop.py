@@ -139,13 +139,13 @@ async def test_a_partition_whose_dir_fails_while_it_waits_for_its_flush_is_not_a
         await create_ok(b, "c", 1)
         real_wait, injected = b.wait_flushed, []
 
-        async def wait_while_another_append_fails(generation: int) -> None:
+        async def wait_while_another_append_fails(generation: int, checks_offline: bool = False) -> None:
             if not injected:
                 injected.append(True)
                 with monkeypatch.context() as m:
                     _fail(m, "pwrite", errno.ENOSPC)
                     assert await _produce(b, "c") == (STORAGE, -1)
-            await real_wait(generation)
+            await real_wait(generation, checks_offline)
 
         b.wait_flushed = wait_while_another_append_fails
         log = b.topics.partition("t", 0).log
@@ -175,3 +175,38 @@ async def test_a_produce_does_not_wait_for_a_flush_ms_flush(broker, monkeypatch)
         broker.tick()
         while log.recovery_point == 0:
             await trio.sleep(0.01)
+
+
+@pytest.mark.parametrize("durable", [False, True], ids=["flush.messages", "durable"])
+async def test_a_failed_fsync_in_one_dir_fails_only_the_partitions_of_that_dir(tmp_path, monkeypatch, durable):
+    """One Produce to two partitions, one in each of two log dirs, of a flush.messages=1 topic (or with acks=-1
+    in durable mode); both wait for the same group-commit round, whose fsync of the second dir's log fails.
+    That dir goes offline and its partition answers KAFKA_STORAGE_ERROR; the first dir's partition is fsynced
+    and answered, as Kafka's append, which flushes only its own log, answers it. Before, the whole round
+    failed: the healthy partition was refused too (and its records, on disk, counted as refused)."""
+    dirs = [tmp_path / "d0", tmp_path / "d1"]
+    b = open_broker(tmp_path, log_dirs=f"{dirs[0]},{dirs[1]}", log_flush_durable_enable=str(durable).lower())
+    try:
+        await create_ok(b, "t", 2, configs={} if durable else {"flush.messages": "1"})
+        logs = [b.topics.partition("t", p).log for p in (0, 1)]
+        sick = next(log for log in logs if log.dir.parent == dirs[1])
+        real = fileops.fsync
+
+        def fsync(fd: int) -> None:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith(f"{dirs[1]}/"):
+                raise OSError(errno.EIO, "injected")
+            real(fd)
+
+        monkeypatch.setattr(fileops, "fsync", fsync)
+        Data = sub(0, "TopicProduceData")
+        parts = [Data.PartitionProduceData(index=p, records=_records()) for p in (0, 1)]
+        body = req(0, acks=-1 if durable else 1, timeout_ms=1000, topic_data=[Data(name="t", partition_data=parts)])
+        with trio.fail_after(10):
+            answers = (await call(b, 0, 9, body, timeout=10)).responses[0].partition_responses
+        got = {a.index: (a.error_code, a.base_offset) for a in answers}
+        healthy = logs.index(next(log for log in logs if log is not sick))
+        assert got == {healthy: (ErrorCode.NONE, 0), 1 - healthy: (STORAGE, -1)}
+        assert sick.offline and not logs[healthy].offline and logs[healthy].recovery_point == 1
+        assert logs[healthy].high_watermark == 1  # in durable mode the fsynced offset: readable
+    finally:
+        b.close()

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from storage import StorageError, fileops
+from storage import LogManager, StorageError, fileops
 from storage.checkpoint import read_checkpoint
 from storage.index import OffsetIndex
 from storage.dir_checkpoints import CLEANER_OFFSETS
@@ -182,6 +182,36 @@ def test_failed_group_commit_fsync_acknowledges_nothing_even_when_a_retry_succee
     assert log.offline and log.recovery_point == 0
     with pytest.raises(StorageError):
         append(log)
+
+
+def test_a_round_failing_one_log_refuses_every_waiter_but_one_that_checks_its_own_logs(tmp_path, monkeypatch):
+    """Two dirs, one log in each, both in one durable-mode round; the second dir's fsync fails. The round goes
+    on: the first log is fsynced (its recovery point moves), the second goes offline, and the generation is
+    not published. A waiter that does not check its logs is refused, as before; one that does
+    (``checks_offline``: the broker's Produce, which then finds the offline log itself) returns."""
+    d0, d1 = tmp_path / "d0", tmp_path / "d1"
+    lm = LogManager.open([d0, d1], {"log.flush.durable.enable": "true"}, Clock())
+    lm.create_topic("t", 2, {})
+    healthy, sick = sorted((lm.get_log("t", p) for p in (0, 1)), key=lambda l: l.dir.parent.name)
+    append(healthy)
+    append(sick)
+    target, real = lm.flush_generation(), fileops.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(f"{d1}/"):
+            raise OSError(errno.EIO, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(fileops, "fsync", fsync)
+    with pytest.raises(StorageError):
+        lm.sync_to(target)
+    assert sick.offline and not healthy.offline and healthy.recovery_point == 1 and sick.recovery_point == 0
+    assert lm.flushed_generation() < target
+    with pytest.raises(StorageError):
+        lm.sync_to(target)
+    lm.sync_to(target, checks_offline=True)
+    assert lm.flushed_generation() >= target
+    lm.close()
 
 
 def test_lazy_segment_load_is_safe_from_two_threads(tmp_path, monkeypatch):
