@@ -30,7 +30,9 @@ flushes, rolls and shutdown fsync them.
 A failed fsync takes that log's dir offline (``log_dir_failure.py``: the
 log leaves the dirty set and is never fsynced again); the round goes on with
 its other logs and then records that it failed for the appends it covered,
-``(flushed, target]``, without publishing ``target`` as flushed: a waiter
+``(after, target]`` (``after``: the last round that ended with each of its
+logs fsynced or offline took the appends up to it; a later round's failure
+concerns none of those), without publishing ``target`` as flushed: a waiter
 gets a ``StorageError``, the flusher and the others alike, even when a later
 round succeeds, unless it checks its own logs (``sync_to(generation,
 checks_offline=True)``: the broker's Produce, which answers
@@ -70,6 +72,7 @@ class GroupCommit:
         self._lock = threading.Lock()
         self._generation = 0
         self._flushed = 0
+        self._taken = 0  # the last round that ended with each log it took fsynced or offline took appends up to it
         self._dirty: set[Any] = set()
         self._due: set[Any] = set()  # logs whose flush policy wants a whole flush (``note_flush_due``)
         self._sync = threading.Condition()
@@ -153,7 +156,7 @@ class GroupCommit:
         """fsync each log appended since the last round once (a due one whole), then publish the generation;
         a log whose fsync failed (its dir offline) fails the round for the waiters (``_check_failed``)."""
         with self._lock:
-            target, after = self._generation, self._flushed
+            target, after = self._generation, max(self._flushed, self._taken)
             dirty, due, self._dirty, self._due = self._dirty, self._due, set(), set()
         fsynced, failed = 0, set()
         try:
@@ -170,6 +173,7 @@ class GroupCommit:
         with self._lock:
             self.fsync_count += fsynced
             self.rounds += 1
+            self._taken = max(self._taken, target)
             if failed:  # each of them offline, where a waiter that checks its logs finds it; not published
                 self._failed.append((after, target, False))
             else:

@@ -31,9 +31,11 @@ written once):
   COORDINATOR_LOAD_IN_PROGRESS and NOT_COORDINATOR into NOT_LEADER_OR_FOLLOWER.
 
 The answer waits until the markers are durable (Kafka appends with acks -1);
-a storage failure is KAFKA_STORAGE_ERROR. Errors are grouped by producer id
-(one entry per producer id, as Kafka's map gives), then topic, in request
-order. The transaction coordinator's own state is left alone, as in Kafka.
+a storage failure is KAFKA_STORAGE_ERROR, and so is a marker whose log is
+offline after the wait (its dir failed before the fsync), as Kafka answers
+an acks -1 append whose partition went offline meanwhile. Errors are grouped
+by producer id (one entry per producer id, as Kafka's map gives), then
+topic, in request order. The transaction coordinator's own state is left alone, as in Kafka.
 
 Authorization, before anything is written: ALTER on the cluster (checked
 without logging a denial), or else CLUSTER_ACTION on the cluster. Without
@@ -80,14 +82,23 @@ async def handle(ctx: RequestContext, request) -> object:
             errors[tp] = await _write(ctx, marker, *tp)
             if errors[tp] == ErrorCode.NONE and tp[0] != OFFSETS_TOPIC:
                 appended.append((marker.producer_id, tp))
-    if appended:
-        try:
-            await ctx.broker.wait_durable()
-        except OSError:
-            log.exception("WriteTxnMarkers: the markers could not be made durable")
-            for producer_id, tp in appended:
-                results[producer_id][tp] = ErrorCode.KAFKA_STORAGE_ERROR
+    for producer_id, tp in await _not_durable(ctx, appended):
+        results[producer_id][tp] = ErrorCode.KAFKA_STORAGE_ERROR
     return _response(ctx, results)
+
+
+async def _not_durable(ctx: RequestContext, appended: list[tuple[int, tuple[str, int]]]) -> list:
+    """Wait until the ``appended`` markers are durable; those that are not: all when the wait failed, else
+    each whose log is offline now (its fsync failed, or its dir failed before a round took it), as Kafka's
+    acks=-1 append answers a partition whose log went offline while it waited (``getPartitionOrError``)."""
+    if not appended:
+        return []
+    try:
+        await ctx.broker.wait_durable()
+    except OSError:
+        log.exception("WriteTxnMarkers: the markers could not be made durable")
+        return appended
+    return [(pid, tp) for pid, tp in appended if ctx.broker.partition_for_fetch(*tp) == ErrorCode.KAFKA_STORAGE_ERROR]
 
 
 def _authorized(ctx: RequestContext) -> bool:

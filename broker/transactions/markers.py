@@ -11,10 +11,10 @@ abort is indexed in ``.txnindex``). The group's ``__consumer_offsets``
 partitions are left to the group coordinator (``GroupManager.complete_transaction``),
 which writes its marker and makes the transaction's offsets visible or drops
 them. A partition deleted meanwhile is skipped, as Kafka skips it. Returns
-False when a log refused a write (the transaction then stays prepared and is
-retried). These markers skip the checks WriteTxnMarkers makes
-(``ProducerStateManager.check_marker``): this coordinator's decision is the
-one that stands. ``append_marker`` writes one marker, for both.
+False when a log refused a write, or is offline once the markers should be
+durable (the transaction then stays prepared and is retried). These markers
+skip the checks WriteTxnMarkers makes (``ProducerStateManager.check_marker``):
+this coordinator's decision is the one that stands. ``append_marker`` writes one marker, for both.
 """
 
 from __future__ import annotations
@@ -40,12 +40,19 @@ async def write(broker: Any, meta: TxnMetadata, commit: bool, groups: set[str]) 
             ok &= _write_one(broker, meta, commit, topic, index)
     if any(topic == OFFSETS_TOPIC for topic, _ in meta.partitions):
         ok &= await _write_groups(broker, meta, commit, groups)
-    if ok:
-        try:
-            await broker.wait_durable()
-        except OSError:
-            ok = False
-    return ok
+    return ok and await _durable(broker, meta)
+
+
+async def _durable(broker: Any, meta: TxnMetadata) -> bool:
+    """Whether the data partitions' markers are durable: the wait succeeded and none of their logs is offline
+    now (its fsync failed, or its dir failed before a round took it: Kafka's coordinator retries such a
+    partition's KAFKA_STORAGE_ERROR)."""
+    try:
+        await broker.wait_durable()
+    except OSError:
+        return False
+    return not any(broker.partition_for_fetch(topic, index) == ErrorCode.KAFKA_STORAGE_ERROR
+                   for topic, index in meta.partitions if topic != OFFSETS_TOPIC)  # fmt: skip
 
 
 def _write_one(broker: Any, meta: TxnMetadata, commit: bool, topic: str, index: int) -> bool:

@@ -26,6 +26,8 @@ import struct
 import pytest
 
 from broker.groups.store import OFFSETS_TOPIC
+from broker.transactions.markers import write as write_markers
+from broker.transactions.state import TxnMetadata
 from protocol import API_BY_NAME, ErrorCode, message_class
 from protocol.codec import decode_body, encode_body
 from protocol.records.batches import iter_batches
@@ -267,3 +269,40 @@ async def test_a_consumer_offsets_marker_in_an_offline_log_dir_answers_kafka_sto
     answer = await markers(groups_broker, (PID, EPOCH, True, 0, {OFFSETS_TOPIC: [index]}))
     assert answer == [(PID, {(OFFSETS_TOPIC, index): ErrorCode.KAFKA_STORAGE_ERROR})]
     assert PID in groups_broker.groups.groups["g"].pending_txn
+
+
+DURABLE = {"transaction.partition.verification.enable": "false", "log.flush.durable.enable": "true"}
+
+
+def _dir_fails_before_the_round(broker, topic="t"):
+    """``broker.wait_durable`` first takes ``topic``-0's log dir offline: the group commit forgets its log, so
+    the round succeeds without fsyncing what was appended to it."""
+    log, real_wait = broker.topics.partition(topic, 0).log, broker.wait_durable
+
+    async def wait(checks_offline: bool = False) -> None:
+        broker.topics.manager.failures.fail_dir(log.dir.parent, "injected")
+        await real_wait(checks_offline)
+
+    broker.wait_durable = wait
+
+
+@pytest.mark.parametrize("group_props", [DURABLE])
+async def test_a_marker_whose_log_dir_fails_before_it_is_durable_answers_kafka_storage_error(groups_broker):
+    """Durable mode: the marker is appended, then its dir fails before a group-commit round takes its log. Kafka
+    answers an acks=-1 append whose partition went offline while it waited KAFKA_STORAGE_ERROR
+    (``DelayedProduce.tryComplete``, ``getPartitionOrError``), which the transaction coordinator retries
+    (``TransactionMarkerRequestCompletionHandler``). It was NONE: a marker never fsynced reported written."""
+    await hang(groups_broker)
+    _dir_fails_before_the_round(groups_broker)
+    assert await abort(groups_broker) == ErrorCode.KAFKA_STORAGE_ERROR
+
+
+@pytest.mark.parametrize("group_props", [DURABLE])
+async def test_the_coordinators_own_marker_whose_log_dir_fails_before_it_is_durable_is_not_written(groups_broker):
+    """The same for the markers our coordinator writes in-process: ``markers.write`` says False, so the
+    transaction stays prepared and its markers are retried, as Kafka's coordinator retries a
+    KAFKA_STORAGE_ERROR. It said True: the transaction would complete with a marker lost at the restart."""
+    await hang(groups_broker)
+    _dir_fails_before_the_round(groups_broker)
+    meta = TxnMetadata(GHOST, PID, EPOCH, 60_000, partitions={("t", 0)})
+    assert await write_markers(groups_broker, meta, False, set()) is False

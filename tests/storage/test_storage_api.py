@@ -184,25 +184,36 @@ def test_failed_group_commit_fsync_acknowledges_nothing_even_when_a_retry_succee
         append(log)
 
 
+def _two_dirs_one_round(tmp_path):
+    """A durable-mode manager over dirs ``d0`` and ``d1``, one log of ``t`` in each, both appended to: the
+    manager, the ``d0`` log, the ``d1`` log and the generation that covers both appends."""
+    lm = LogManager.open([tmp_path / "d0", tmp_path / "d1"], {"log.flush.durable.enable": "true"}, Clock())
+    lm.create_topic("t", 2, {})
+    healthy, sick = sorted((lm.get_log("t", p) for p in (0, 1)), key=lambda l: l.dir.parent.name)
+    append(healthy)
+    append(sick)
+    return lm, healthy, sick, lm.flush_generation()
+
+
+def _fsync_failing_in(monkeypatch, root, code: int) -> None:
+    """From now on an fsync of a file under ``root`` fails with ``code``; the others are real."""
+    real = fileops.fsync
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(f"{root}/"):
+            raise OSError(code, os.strerror(code))
+        real(fd)
+
+    monkeypatch.setattr(fileops, "fsync", fsync)
+
+
 def test_a_round_failing_one_log_refuses_every_waiter_but_one_that_checks_its_own_logs(tmp_path, monkeypatch):
     """Two dirs, one log in each, both in one durable-mode round; the second dir's fsync fails. The round goes
     on: the first log is fsynced (its recovery point moves), the second goes offline, and the generation is
     not published. A waiter that does not check its logs is refused, as before; one that does
     (``checks_offline``: the broker's Produce, which then finds the offline log itself) returns."""
-    d0, d1 = tmp_path / "d0", tmp_path / "d1"
-    lm = LogManager.open([d0, d1], {"log.flush.durable.enable": "true"}, Clock())
-    lm.create_topic("t", 2, {})
-    healthy, sick = sorted((lm.get_log("t", p) for p in (0, 1)), key=lambda l: l.dir.parent.name)
-    append(healthy)
-    append(sick)
-    target, real = lm.flush_generation(), fileops.fsync
-
-    def fsync(fd: int) -> None:
-        if os.readlink(f"/proc/self/fd/{fd}").startswith(f"{d1}/"):
-            raise OSError(errno.EIO, "Input/output error")
-        real(fd)
-
-    monkeypatch.setattr(fileops, "fsync", fsync)
+    lm, healthy, sick, target = _two_dirs_one_round(tmp_path)
+    _fsync_failing_in(monkeypatch, tmp_path / "d1", errno.EIO)
     with pytest.raises(StorageError):
         lm.sync_to(target)
     assert sick.offline and not healthy.offline and healthy.recovery_point == 1 and sick.recovery_point == 0
@@ -211,6 +222,28 @@ def test_a_round_failing_one_log_refuses_every_waiter_but_one_that_checks_its_ow
         lm.sync_to(target)
     lm.sync_to(target, checks_offline=True)
     assert lm.flushed_generation() >= target
+    lm.close()
+
+
+def test_a_round_after_a_partly_failed_one_fails_only_for_its_own_appends(tmp_path, monkeypatch):
+    """Round 1 fsyncs the first dir's log and takes the second dir offline (EIO); round 2, for a later append,
+    fails whole (EMFILE: nothing about the disk). A waiter of round 1 that checks its logs is still answered
+    once a round succeeds: round 2 took only appends after round 1's. Before, round 2's failure was recorded
+    from the last published generation, so it covered round 1's appends too and refused their waiter, whose
+    records were on disk."""
+    lm, healthy, sick, first = _two_dirs_one_round(tmp_path)
+    real = fileops.fsync
+    with monkeypatch.context() as m:
+        _fsync_failing_in(m, tmp_path / "d1", errno.EIO)
+        with pytest.raises(StorageError):
+            lm.sync_to(first)
+        append(healthy)
+        _fsync_failing_in(m, tmp_path / "d0", errno.EMFILE)
+        with pytest.raises(OSError):
+            lm.sync_to(lm.flush_generation())
+    assert sick.offline and not healthy.offline and fileops.fsync is real
+    lm.sync_to(first, checks_offline=True)
+    assert lm.flushed_generation() >= first
     lm.close()
 
 
