@@ -171,7 +171,7 @@ class Authorizer:
         async with self.saves:
             new = self._with(acls)
             if new != self.acls:
-                await self.saves.save_or_refuse(self._write, new, "ACLs", self.path)
+                await self.saves.save_or_refuse("ACLs", self.path, self._write, new)
                 self._set(new)
 
     def create_in_line(self, acls: list[AclBinding]) -> None:
@@ -187,7 +187,7 @@ class Authorizer:
             gone = {acl for matched in removed for acl in matched}
             if gone:
                 rest = [acl for acl in self.acls if acl not in gone]
-                await self.saves.save_or_refuse(self._write, rest, "ACLs", self.path)
+                await self.saves.save_or_refuse("ACLs", self.path, self._write, rest)
                 self._set(rest)
         return removed
 

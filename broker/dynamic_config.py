@@ -277,7 +277,7 @@ class DynamicBrokerConfig:
             if validate_only:
                 return
             stored = {**self.stored, **plan.levels}
-            await self.saves.save_or_refuse(self._write, stored, "dynamic broker configs", self.path)
+            await self.saves.save_or_refuse("dynamic broker configs", self.path, self._write, stored)
             self.stored = stored
             old_cleaner = CleanerConfig.from_props(self.broker.topics.manager.model.other)
             self._install(plan)

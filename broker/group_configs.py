@@ -236,7 +236,7 @@ class GroupConfigs:
                 groups[group] = dict(props)
             if groups == self.groups:  # Kafka writes a ConfigRecord only for a value that changes
                 return
-            await self.saves.save_or_refuse(self._write, groups, "group configs", self.path)
+            await self.saves.save_or_refuse("group configs", self.path, self._write, groups)
             self.groups = groups
         log.info("configs of group %r are now: %s", group, props)
 

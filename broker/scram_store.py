@@ -95,7 +95,7 @@ class ScramStore:
     async def replace(self, credentials: dict[tuple[str, str], ScramCredential]) -> None:
         """Make ``credentials`` the set: saved on a worker thread, then made (``NotStored``: the disk refused
         it, nothing changes). The caller has the store's turn (``async with store.saves``) from its checks."""
-        await self.saves.save_or_refuse(self._write, credentials, "SCRAM credentials", self.path)
+        await self.saves.save_or_refuse("SCRAM credentials", self.path, self._write, credentials)
         self.credentials = credentials
 
     def _write(self, credentials: dict[tuple[str, str], ScramCredential]) -> None:

@@ -90,11 +90,11 @@ class StoreSaves:
                 self.on_in_doubt(why)
                 raise MetadataDirFailed(exc.errno, why) from exc
 
-    async def save_or_refuse(self, write: Callable[[Any], None], arg: Any, what: str, path: Any) -> None:
-        """``save(write, arg)``; a save the disk refused is logged and raised as ``NotStored`` (the change is
-        refused), one in doubt goes on as ``MetadataDirFailed``."""
+    async def save_or_refuse(self, what: str, path: Any, write: Callable[..., T], *args: Any) -> T:
+        """``save(write, *args)``; a save the disk refused (``what``, in ``path``) is logged and raised as
+        ``NotStored`` (the change is refused), one in doubt goes on as ``MetadataDirFailed``."""
         try:
-            await self.save(write, arg)
+            return await self.save(write, *args)
         except OSError as exc:  # not MetadataDirFailed (no OSError): that goes on
             log.error("could not store the %s in %s: %s", what, path, exc)
             raise NotStored(f"could not store the {what}: {exc}") from None

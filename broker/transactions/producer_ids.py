@@ -56,6 +56,7 @@ trip and never meets the retriable error for a save that succeeds.
 
 from __future__ import annotations
 
+import errno
 import logging
 from typing import Callable
 
@@ -64,7 +65,7 @@ import trio
 from storage import MetadataDirFailed, ProducerIdsUnavailable
 from storage.topic_store import PRODUCER_ID_BLOCK, ProducerIds
 
-from ..store_saves import StoreSaves
+from ..store_saves import NotStored, StoreSaves
 
 log = logging.getLogger("minibroker")  # as the stores log their refused saves
 
@@ -131,12 +132,12 @@ class ProducerIdManager:
             self._prefetching = False
 
     async def _save_next_block(self) -> int:
+        """The next block saved (its first id); ``ProducerIdsUnavailable`` when the disk refused it (logged)."""
         try:
-            return await self.saves.save(self._write_next_block)
-        except OSError as exc:  # a refused save; one in doubt (MetadataDirFailed, no OSError) goes on
-            log.error("could not store the next block of producer ids in %s: %s", self.ids.dirs[0], exc)
-            raise ProducerIdsUnavailable(exc.errno, f"the next block of producer ids could not be saved: "
-                                                    f"{exc.strerror or exc}") from exc  # fmt: skip
+            return await self.saves.save_or_refuse("next block of producer ids", self.ids.dirs[0],
+                                                   self._write_next_block)  # fmt: skip
+        except NotStored as exc:
+            raise ProducerIdsUnavailable(errno.EIO, str(exc)) from exc
 
     def _write_next_block(self) -> int:
         """On the worker thread: the next block saved and its record counted; its first id."""
