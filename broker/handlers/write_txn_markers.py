@@ -60,7 +60,7 @@ from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, error_answer, handler
 from ..groups.manager import MarkerNotWritten
 from ..groups.store import OFFSETS_TOPIC
-from ..transactions.markers import append_marker
+from ..transactions.markers import append_marker, not_durable
 from ._error_answers import per_partition
 
 log = logging.getLogger("minibroker.transactions")
@@ -88,17 +88,11 @@ async def handle(ctx: RequestContext, request) -> object:
 
 
 async def _not_durable(ctx: RequestContext, appended: list[tuple[int, tuple[str, int]]]) -> list:
-    """Wait until the ``appended`` markers are durable; those that are not: all when the wait failed, else
-    each whose log is offline now (its fsync failed, or its dir failed before a round took it), as Kafka's
-    acks=-1 append answers a partition whose log went offline while it waited (``getPartitionOrError``)."""
+    """The ``appended`` markers that are not durable (``markers.not_durable``)."""
     if not appended:
         return []
-    try:
-        await ctx.broker.wait_durable()
-    except OSError:
-        log.exception("WriteTxnMarkers: the markers could not be made durable")
-        return appended
-    return [(pid, tp) for pid, tp in appended if ctx.broker.partition_for_fetch(*tp) == ErrorCode.KAFKA_STORAGE_ERROR]
+    lost = set(await not_durable(ctx.broker, [tp for _pid, tp in appended]))
+    return [(pid, tp) for pid, tp in appended if tp in lost]
 
 
 def _authorized(ctx: RequestContext) -> bool:

@@ -40,19 +40,21 @@ async def write(broker: Any, meta: TxnMetadata, commit: bool, groups: set[str]) 
             ok &= _write_one(broker, meta, commit, topic, index)
     if any(topic == OFFSETS_TOPIC for topic, _ in meta.partitions):
         ok &= await _write_groups(broker, meta, commit, groups)
-    return ok and await _durable(broker, meta)
+    data = [(topic, index) for topic, index in meta.partitions if topic != OFFSETS_TOPIC]
+    return ok and not await not_durable(broker, data)
 
 
-async def _durable(broker: Any, meta: TxnMetadata) -> bool:
-    """Whether the data partitions' markers are durable: the wait succeeded and none of their logs is offline
-    now (its fsync failed, or its dir failed before a round took it: Kafka's coordinator retries such a
-    partition's KAFKA_STORAGE_ERROR)."""
+async def not_durable(broker: Any, partitions: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Wait until the markers just appended to ``partitions`` are durable; those that are not: all when the
+    wait failed, else each whose log is offline now (its fsync failed, or its dir failed before a round took
+    it), as Kafka's acks=-1 append answers a partition whose log went offline meanwhile
+    (``getPartitionOrError``): KAFKA_STORAGE_ERROR, which its coordinator retries."""
     try:
         await broker.wait_durable()
     except OSError:
-        return False
-    return not any(broker.partition_for_fetch(topic, index) == ErrorCode.KAFKA_STORAGE_ERROR
-                   for topic, index in meta.partitions if topic != OFFSETS_TOPIC)  # fmt: skip
+        log.exception("the transaction markers could not be made durable")
+        return list(partitions)
+    return [tp for tp in partitions if broker.partition_for_fetch(*tp) == ErrorCode.KAFKA_STORAGE_ERROR]
 
 
 def _write_one(broker: Any, meta: TxnMetadata, commit: bool, topic: str, index: int) -> bool:
