@@ -37,7 +37,10 @@ broker's peak RSS.
 Produce is timed two ways, each on its own fresh topic. ``produce`` calls
 ``Producer.produce()`` once per record, as most Python applications do; on a
 2-core machine that loop is the bottleneck for both brokers, so the row sits at
-parity and its spread straddles 1.0. ``batch`` hands librdkafka 10,000 records
+parity and its spread straddles 1.0. Its raw limit shows it: once per trial the same
+loop runs with every broker paused (SIGSTOP; ``client_floor``), the client alone, and
+each broker's loop (the window before its final ``flush``) is compared with that.
+No broker can make the loop take less. ``batch`` hands librdkafka 10,000 records
 per ``produce_batch()`` call, so the row measures librdkafka and the broker.
 Our broker writes every batch to the segment file (page cache) before it
 acknowledges, as Kafka does; noida-db keeps records in memory and saves them
@@ -103,10 +106,12 @@ _WARM_FACTOR = 4
 
 @attrs.frozen
 class Window:
-    """A timed produce: its seconds, and the CPU seconds this process (the client: the Python loop and
+    """A timed produce: its seconds, the seconds until the last record was handed to librdkafka (``loop``:
+    the rest is the final ``flush``), and the CPU seconds this process (the client: the Python loop and
     librdkafka's threads) and the broker used inside it (deferred work not included)."""
 
     seconds: float
+    loop: float
     client_cpu: float
     broker_cpu: float
 
@@ -118,12 +123,15 @@ def produce(bootstrap: str, topic: str, n: int, size: int, acks: str, extra: dic
 
 
 def produce_window(bootstrap: str, topic: str, n: int, size: int, acks: str, extra: dict | None = None,
-                   value: bytes | None = None, per_record: bool = False, broker: list[int] = ()) -> Window:  # fmt: skip
+                   value: bytes | None = None, per_record: bool = False, broker: list[int] = (),
+                   alone: list[int] | None = None) -> Window:  # fmt: skip
     """Create ``topic`` and produce ``n`` records of ``value`` (``size`` random bytes by default).
 
     By default the records go in with ``produce_batch`` (one call per 10,000, built before the clock starts),
     so the time is librdkafka's and the broker's; ``per_record`` calls ``produce()`` once per record, whose
-    Python loop is then what the row measures on a 2-core machine."""
+    Python loop is then what the row measures on a 2-core machine. With ``alone`` (process ids) those
+    processes are paused (SIGSTOP) while the records are handed over and continued for the final flush:
+    the loop is then the client's alone, with no broker taking any of the machine (``client_floor``)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
     producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 5, "enable.idempotence": False,
@@ -131,14 +139,22 @@ def produce_window(bootstrap: str, topic: str, n: int, size: int, acks: str, ext
     value = os.urandom(size) if value is None else value
     chunks = [] if per_record else _chunks(n, value)
     producer.list_topics(topic, 30)  # metadata and leader known before the clock starts (module doc)
-    client, server, started = time.process_time(), cpu_seconds_exact(list(broker)), time.perf_counter()
-    if per_record:
-        _produce_each(producer, topic, n, value)
-    for chunk in chunks:
-        _produce_batch(producer, topic, chunk)
+    with paused(alone or []):
+        client, server, started = time.process_time(), cpu_seconds_exact(list(broker)), time.perf_counter()
+        if per_record:
+            _produce_each(producer, topic, n, value)
+        for chunk in chunks:
+            _produce_batch(producer, topic, chunk)
+        loop = time.perf_counter() - started
     producer.flush(120)
     elapsed = time.perf_counter() - started
-    return Window(elapsed, time.process_time() - client, cpu_seconds_exact(list(broker)) - server)
+    return Window(elapsed, loop, time.process_time() - client, cpu_seconds_exact(list(broker)) - server)
+
+
+def client_floor(bootstrap: str, topic: str, n: int, size: int, acks: str, everyone: list[int]) -> float:
+    """Seconds the per-record ``produce()`` loop takes with every broker paused: the client alone, the
+    least any broker can make that loop take (the records go to ``bootstrap``'s broker once it continues)."""
+    return produce_window(bootstrap, topic, n, size, acks, per_record=True, alone=everyone).loop
 
 
 def _produce_each(producer: Producer, topic: str, n: int, value: bytes) -> None:
@@ -205,7 +221,7 @@ def run_case(bootstrap: str, label: str, case: tuple, trial: int, pids: list[int
     out = {"consume": consume(bootstrap, topic, n)}
     for op, window in (("produce", each), ("batch", batch)):
         out |= {op: window.seconds, f"{op} client cpu": window.client_cpu, f"{op} broker cpu": window.broker_cpu}
-    return out
+    return out | {"produce loop": each.loop}
 
 
 def write_limit(directory: Path, nbytes: int) -> float:
@@ -227,7 +243,8 @@ def run_all(brokers: dict[str, tuple[str, list[int]]], cases: list, trials: int,
     Before each run every broker is let go quiet (``settle``), then the others are paused (``paused``)
     until the run's broker is quiet again; a run's CPU is what its broker used from the start until then,
     deferred work included. Returns the samples in trial order: seconds per (broker, case, op), CPU seconds
-    per (broker, case, "cpu"), seconds per ("raw", case, "batch").
+    per (broker, case, "cpu"), seconds per ("raw", case, "batch") and the client floor's seconds per
+    ("raw", case, "produce").
     """
     samples: dict = {}
     everyone = [pid for _, pids in brokers.values() for pid in pids]
@@ -244,11 +261,21 @@ def run_all(brokers: dict[str, tuple[str, list[int]]], cases: list, trials: int,
                     times["cpu"] = cpu_seconds(pids) - cpu
                 for op, value in times.items():
                     samples.setdefault((label, case, op), []).append(value)
+            samples.setdefault(("raw", case, "produce"), []).append(_client_floor(brokers, case, trial, scratch))
             settle(everyone)
             with paused(everyone):
                 warm_pages(scratch, case[0] * case[1])
                 samples.setdefault(("raw", case, "batch"), []).append(write_limit(scratch, case[0] * case[1]))
     return samples
+
+
+def _client_floor(brokers: dict[str, tuple[str, list[int]]], case: tuple, trial: int, scratch: Path) -> float:
+    """``client_floor`` of ``case`` on a fresh topic of our broker, every broker quiet and then paused."""
+    everyone = [pid for _, pids in brokers.values() for pid in pids]
+    size, n, acks = case
+    settle(everyone)
+    warm_pages(scratch, _WARM_FACTOR * size * n)
+    return client_floor(brokers["ours"][0], f"bench-alone-{size}-{n}-{acks}-{trial}", n, size, acks, everyone)
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -318,11 +345,12 @@ def _report(samples: dict, cases: list, trials: int) -> None:
     print(f"median of {trials} alternating runs per row; spread = lowest-highest ratio of run i on both brokers; "
           "faster = runs in which ours was faster; "
           "produce = one produce() call per record, batch = produce_batch() per 10,000; cpu = broker CPU "
-          "seconds for the three ops, deferred work included; raw = pwrite of the same bytes to a new file, "
-          "no broker")  # fmt: skip
+          "seconds for the three ops, deferred work included; raw = for batch, pwrite of the same bytes to a "
+          "new file, no broker; for produce, the produce() loop with every broker paused (the client alone), "
+          "compared with each broker's loop (the time before its final flush)")  # fmt: skip
     print(f"{'size':>6}{'records':>10} {'acks':>4} {'op':<8}{'ours rec/s':>12}{'ours MB/s':>10}{'peer rec/s':>12}"
           f"{'peer MB/s':>10}{'ratio':>7}{'spread':>11}{'faster':>7}{'ours cpu':>10}{'peer cpu':>10}{'raw MB/s':>10}"
-          f"{'ours/raw':>9}")  # fmt: skip
+          f"{'ours/raw':>9}{'peer/raw':>9}")  # fmt: skip
     for case in cases:
         for op in ("produce", "batch", "consume"):
             print(_row(samples, med, case, op))
@@ -355,9 +383,12 @@ def _row(samples: dict, med: dict, case: tuple, op: str) -> str:
             f"{f'{sum(r > 1 for r in ratios)}/{len(ratios)}':>7}")  # fmt: skip
     if op == "produce":
         line += f"{med[('ours', case, 'cpu')]:>10.2f}{med[('peer', case, 'cpu')]:>10.2f}"
-    if op == "batch":
-        raw = med[("raw", case, "batch")]
-        line += f"{'':>20}{n * size / raw / 1e6:>10.1f}{raw / a:>9.2f}"
+        a, b = med[("ours", case, "produce loop")], med[("peer", case, "produce loop")]
+    elif op == "batch":
+        line += f"{'':>20}"
+    if op != "consume":
+        raw = med[("raw", case, op)]
+        line += f"{n * size / raw / 1e6:>10.1f}{raw / a:>9.2f}{raw / b:>9.2f}"
     return line
 
 

@@ -38,3 +38,14 @@ def test_a_row_counts_the_runs_ours_was_faster():
     med = {key: statistics.median(values) for key, values in samples.items()}
     fields = _row(samples, med, case, "consume").split()
     assert fields[-2:] == ["0.50-2.00", "2/3"]  # spread of the paired ratios, then runs ours was faster
+
+
+def test_the_per_record_row_compares_each_brokers_loop_with_the_client_alone():
+    case = (100, 1_000, "1")
+    samples = {("ours", case, "produce"): [0.30, 0.32], ("peer", case, "produce"): [0.31, 0.30],
+               ("ours", case, "produce loop"): [0.25, 0.27], ("peer", case, "produce loop"): [0.20, 0.20],
+               ("ours", case, "cpu"): [0.1, 0.1], ("peer", case, "cpu"): [0.1, 0.1],
+               ("raw", case, "produce"): [0.20, 0.22]}  # fmt: skip
+    med = {key: statistics.median(values) for key, values in samples.items()}
+    fields = _row(samples, med, case, "produce").split()
+    assert fields[-3:] == ["0.5", "0.81", "1.05"]  # raw MB/s (100 kB in 0.21 s), floor/ours loop, floor/peer loop
