@@ -211,15 +211,15 @@ def read_partition_topic_id(directory: Path) -> uuid.UUID | None:
 class ProducerIds:
     """Producer ids never handed out twice, even across restarts: a block is saved before it is used.
 
-    ``claim`` hands out the next id of the block in use, from memory, or None once that block is used up;
-    ``left`` counts the ids it has not handed out yet;
+    ``claim`` hands out the next id of the block in use (which starts at ``first``), from memory, or None once
+    that block is used up; ``handed_out`` counts its ids handed out;
     ``save_next_block`` saves the block after the last one saved (the file then names the first id past
     it) and returns its first id, touching nothing in memory, so it may run on a worker thread while
     ``claim`` goes on; ``use_block`` then puts it in use. One save at a time (the caller's turn)."""
 
     def __init__(self, dirs: list[Path]) -> None:
         self.dirs = dirs  # the file is in the first
-        self._next = self._limit = 0
+        self.first = self._next = self._limit = 0
 
     def claim(self) -> int | None:
         if self._next >= self._limit:
@@ -227,9 +227,9 @@ class ProducerIds:
         self._next += 1
         return self._next - 1
 
-    def left(self) -> int:
-        """How many ids of the block in use are not handed out yet."""
-        return self._limit - self._next
+    def handed_out(self) -> int:
+        """How many ids of the block in use are handed out."""
+        return self._next - self.first
 
     def save_next_block(self) -> int:
         path = self.dirs[0] / PRODUCER_IDS
@@ -238,4 +238,4 @@ class ProducerIds:
         return start
 
     def use_block(self, start: int) -> None:
-        self._next, self._limit = start, start + PRODUCER_ID_BLOCK
+        self.first, self._next, self._limit = start, start, start + PRODUCER_ID_BLOCK
