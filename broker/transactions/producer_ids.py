@@ -29,7 +29,9 @@ ones' (``coordinator.py``), as Kafka's transaction coordinator owns the one
   request cancelled while its save runs (its connection gone) skips no block:
   the requests that waited take its ids (at most the cancelled request's own
   id is never answered).
-* A save the disk refuses (a full disk) hands out nothing and is logged. In
+* A save the disk refuses (a full disk), or a block past int64's range (the
+  ids exhausted, as Kafka's controller refuses it), hands out nothing and is
+  logged. In
   the background nothing changes: the request that then finds the block used
   up saves it itself. A request's refused save is ``ProducerIdsUnavailable``,
   answered COORDINATOR_LOAD_IN_PROGRESS, which clients retry (as Kafka

@@ -334,3 +334,34 @@ async def test_a_restart_skips_the_block_saved_ahead(groups_broker):  # noqa: F8
     again = groups_broker.reopen()
     assert await idempotent(again) == (ErrorCode.NONE, 2 * PRODUCER_ID_BLOCK)
 
+
+async def test_a_file_damaged_after_the_start_is_not_read_again(groups_broker):  # noqa: F811
+    """The next block is known from the start on (the file is read once, see tests/storage/
+    test_producer_id_file.py), as Kafka's controller keeps it in memory: a file emptied under the running
+    broker is written over with the right block. Before, each save read it again and took the empty file
+    for 0: the prefetch saved block 0 again and ids 0 on were handed out a second time."""
+    assert await idempotent(groups_broker) == (ErrorCode.NONE, 0)
+    (groups_broker.topics.manager.dirs[0] / PRODUCER_IDS).write_text("")
+    await handed_out(groups_broker, PREFETCH_AT)
+    await prefetch_over(groups_broker)
+    assert saved(groups_broker) == 2 * PRODUCER_ID_BLOCK
+    last = await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_AT)
+    assert last[-1] == (ErrorCode.NONE, PRODUCER_ID_BLOCK)
+
+
+INT64_MAX = (1 << 63) - 1
+
+
+@pytest.mark.parametrize(("next_block", "answer"), [
+    (INT64_MAX - PRODUCER_ID_BLOCK, (ErrorCode.NONE, INT64_MAX - PRODUCER_ID_BLOCK)),
+    (INT64_MAX - PRODUCER_ID_BLOCK + 1, (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1)),
+], ids=["the last block", "exhausted"])  # fmt: skip
+async def test_exhausted_producer_ids_are_answered_retriable(groups_broker, next_block, answer):  # noqa: F811
+    """A block that would end past int64's range is not saved, as Kafka's controller refuses it
+    (``ProducerIdControlManager.generateNextProducerId``: first id > Long.MAX_VALUE - 1000) and its broker,
+    with no block, answers COORDINATOR_LOAD_IN_PROGRESS; the block before it is handed out. Before, the
+    block was saved and its ids went past int64."""
+    (groups_broker.topics.manager.dirs[0] / PRODUCER_IDS).write_text(f"{next_block}\n")
+    again = groups_broker.reopen()
+    assert await idempotent(again) == answer
+    assert saved(again) == next_block + (PRODUCER_ID_BLOCK if answer[0] == ErrorCode.NONE else 0)
