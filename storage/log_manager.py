@@ -19,8 +19,9 @@ stops the broker, and raises ``MetadataDirFailed``, as Kafka halts when its
 metadata log cannot be written; each change calls the ``on_metadata_change`` hook, which
 the broker points at its metadata quorum's end offset; a clean stop folds the
 journal into ``__topics.json``), ``meta.properties`` holds the cluster id and
-``producer-id-block`` the next block of producer ids (``topic_store.py``; the
-broker hands them out and saves the blocks on a worker thread).
+``producer-id-block`` the next block of producer ids (``topic_store.py``, read
+at the start, where a damaged one stops it; the broker hands them out and
+saves the blocks on a worker thread).
 Topic changes are in ``topic_changes.py``, as steps whose saves the caller
 may run on another thread (``steps.py``).
 
@@ -116,6 +117,7 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
             self.validate_dirs()  # each dir locked; one that cannot be made, read or locked is offline
             self.cluster_id = load_cluster_id(self.dirs[0])
             self._open_store()
+            self.producer_ids.load()  # a damaged file stops the start (topic_store.py)
             self._open_logs(progress or LoadProgress())
             if self.model.other.get("log.record.version.force.upgrade") == 2:
                 for log_ in self.online_logs():  # an offline dir's logs are not opened (log_opening.py)

@@ -9,7 +9,8 @@ Both are written whole and atomically (``atomic_write``: a temporary file,
 fsync, rename, fsync of the directory), so a crash leaves the old file or the
 new one. A damaged ``__topics.json`` stops the start with a ``StorageError``:
 configs such as ``cleanup.policy`` must never silently fall back to defaults. ``ProducerIds`` hands out producer
-ids, reserving them ``PRODUCER_ID_BLOCK`` at a time in ``producer-id-block``.
+ids, reserving them ``PRODUCER_ID_BLOCK`` at a time in ``producer-id-block``; a damaged one stops the start
+too: a producer id handed out twice would fence or mix up producers.
 """
 
 from __future__ import annotations
@@ -25,13 +26,17 @@ from types import MappingProxyType
 
 import attrs
 
+from protocol.primitives import INT64_MAX  # a producer id is an int64 on the wire
+
 from . import fileops
-from .errors import SaveInDoubt, StorageError
+from .errors import ProducerIdsUnavailable, SaveInDoubt, StorageError
 
 TOPICS_FILE = "__topics.json"
 META_PROPERTIES = "meta.properties"
 PRODUCER_IDS = "producer-id-block"
 PRODUCER_ID_BLOCK = 1000
+_PRODUCER_IDS_REMEDY = ("restore the file: one line, a number above every producer id ever handed out "
+                        "(removing it would hand them out again)")
 
 
 @attrs.define
@@ -211,15 +216,39 @@ def read_partition_topic_id(directory: Path) -> uuid.UUID | None:
 class ProducerIds:
     """Producer ids never handed out twice, even across restarts: a block is saved before it is used.
 
-    ``claim`` hands out the next id of the block in use, from memory, or None once that block is used up;
-    ``left`` counts the ids it has not handed out yet;
+    ``load`` reads ``producer-id-block`` at the start: one line, the first id of the next block to save (no
+    file: 0); a file that is not that (cut short, not an integer, out of int64's range, unreadable) stops the
+    start naming it, as a bad record in Kafka's metadata log stops the broker: the ids are not guessed, since
+    one guessed too low would be handed out again. From then on the next block is known from memory.
+    ``claim`` hands out the next id of the block in use (which starts at ``first``), from memory, or None once
+    that block is used up; ``handed_out`` counts its ids handed out;
     ``save_next_block`` saves the block after the last one saved (the file then names the first id past
-    it) and returns its first id, touching nothing in memory, so it may run on a worker thread while
-    ``claim`` goes on; ``use_block`` then puts it in use. One save at a time (the caller's turn)."""
+    it) and returns its first id, touching nothing ``claim`` reads, so it may run on a worker thread while
+    ``claim`` goes on; ``use_block`` then puts it in use. One save at a time (the caller's turn). A save in
+    doubt (``SaveInDoubt``: the file may hold the block or not) counts as saved, so no block is used twice,
+    whatever the caller does next. Once the next block would end past int64's range it is
+    ``ProducerIdsUnavailable``, as Kafka's controller answers ``generateNextProducerId`` once the producer
+    ids are exhausted."""
 
     def __init__(self, dirs: list[Path]) -> None:
         self.dirs = dirs  # the file is in the first
-        self._next = self._limit = 0
+        self.first = self._next = self._limit = 0
+        self._saved = 0  # the first id of the next block to save, as the file holds it
+
+    def load(self) -> None:
+        """Read the file (see the class); ``StorageError`` naming it if it is damaged."""
+        path = self.dirs[0] / PRODUCER_IDS
+        try:
+            text = path.read_bytes().decode("ascii")
+            if not (text.endswith("\n") and text[:-1].isdigit()):
+                raise ValueError(f"not one line holding a non-negative integer: {text[:40]!r}")
+            if int(text) > INT64_MAX:
+                raise ValueError(f"past int64's range: {text[:40]!r}")
+        except FileNotFoundError:
+            return
+        except (OSError, ValueError) as exc:
+            raise damaged(path, "producer id block", exc, _PRODUCER_IDS_REMEDY) from None
+        self._saved = int(text)
 
     def claim(self) -> int | None:
         if self._next >= self._limit:
@@ -227,15 +256,21 @@ class ProducerIds:
         self._next += 1
         return self._next - 1
 
-    def left(self) -> int:
-        """How many ids of the block in use are not handed out yet."""
-        return self._limit - self._next
+    def handed_out(self) -> int:
+        """How many ids of the block in use are handed out."""
+        return self._next - self.first
 
     def save_next_block(self) -> int:
-        path = self.dirs[0] / PRODUCER_IDS
-        start = int(path.read_text().strip() or 0) if path.exists() else 0
-        atomic_write(path, f"{start + PRODUCER_ID_BLOCK}\n")
+        start = self._saved
+        if start > INT64_MAX - PRODUCER_ID_BLOCK:
+            raise ProducerIdsUnavailable(errno.ERANGE, f"the producer ids are exhausted (the next block is {start})")
+        try:
+            atomic_write(self.dirs[0] / PRODUCER_IDS, f"{start + PRODUCER_ID_BLOCK}\n")
+        except SaveInDoubt:  # the file may hold the block now: no later save may hand it out again
+            self._saved = start + PRODUCER_ID_BLOCK
+            raise
+        self._saved = start + PRODUCER_ID_BLOCK
         return start
 
     def use_block(self, start: int) -> None:
-        self._next, self._limit = start, start + PRODUCER_ID_BLOCK
+        self.first, self._next, self._limit = start, start, start + PRODUCER_ID_BLOCK

@@ -9,10 +9,11 @@ ones' (``coordinator.py``), as Kafka's transaction coordinator owns the one
 ``producerIdManager`` both use:
 
 * ``allocate`` hands out the next id of the block in use at once, on the
-  event loop. The id that leaves 10% of the block (``PREFETCH_LEFT``) starts
-  the next block's save in the background, as Kafka's ``RPCProducerIdManager``
-  asks the controller for the next block once 90% of the current one is
-  handed out (``PidPrefetchThreshold``): a trio system task takes the
+  event loop. Handing out the block's id ``first + PREFETCH_AT`` (its 901st,
+  once 900 are handed out) starts the next block's save in the background,
+  as Kafka's ``RPCProducerIdManager.generateProducerId`` asks the controller
+  for the next block when the id it claims is ``firstProducerId + (int)
+  (size * PidPrefetchThreshold)``: a trio system task takes the
   manager's turn (``broker.store_saves.StoreSaves``, as every metadata store
   saves), saves the block on a worker thread (shielded: a save once begun is
   finished) and keeps it ready; it is put in use when the block in use runs
@@ -28,7 +29,9 @@ ones' (``coordinator.py``), as Kafka's transaction coordinator owns the one
   request cancelled while its save runs (its connection gone) skips no block:
   the requests that waited take its ids (at most the cancelled request's own
   id is never answered).
-* A save the disk refuses (a full disk) hands out nothing and is logged. In
+* A save the disk refuses (a full disk), or a block past int64's range (the
+  ids exhausted, as Kafka's controller refuses it), hands out nothing and is
+  logged. In
   the background nothing changes: the request that then finds the block used
   up saves it itself. A request's refused save is ``ProducerIdsUnavailable``,
   answered COORDINATOR_LOAD_IN_PROGRESS, which clients retry (as Kafka
@@ -70,7 +73,7 @@ from ..store_saves import NotStored, StoreSaves
 log = logging.getLogger("minibroker")  # as the stores log their refused saves
 
 PID_PREFETCH_THRESHOLD = 0.90  # Kafka's ProducerIdManager.PidPrefetchThreshold
-PREFETCH_LEFT = PRODUCER_ID_BLOCK - int(PRODUCER_ID_BLOCK * PID_PREFETCH_THRESHOLD)  # 100 ids left: save the next
+PREFETCH_AT = int(PRODUCER_ID_BLOCK * PID_PREFETCH_THRESHOLD)  # 900: the block's id first + 900 starts the next save
 
 
 class ProducerIdManager:
@@ -99,13 +102,13 @@ class ProducerIdManager:
 
     def _claim(self) -> int | None:
         """The next id of the block in use, or of the ready block once that one is used up (None: neither);
-        the id that leaves ``PREFETCH_LEFT`` starts the next block's save in the background."""
+        the block's id ``first + PREFETCH_AT`` starts the next block's save in the background."""
         claimed = self.ids.claim()
         if claimed is None and self._ready is not None:
             self.ids.use_block(self._ready)
             self._ready = None
             claimed = self.ids.claim()
-        if claimed is not None and self.ids.left() == PREFETCH_LEFT:
+        if claimed is not None and claimed == self.ids.first + PREFETCH_AT:
             self._prefetch_in_background()
         return claimed
 
@@ -120,7 +123,7 @@ class ProducerIdManager:
         nothing (an exception would end the trio run), see the module."""
         try:
             async with self.saves:
-                if self._ready is None and self.ids.left() <= PREFETCH_LEFT:  # no request saved one meanwhile
+                if self._ready is None and self.ids.handed_out() > PREFETCH_AT:  # no request saved one meanwhile
                     self._ready = await self._save_next_block()
         except ProducerIdsUnavailable:  # logged; the request that finds the block used up tries again
             pass

@@ -21,9 +21,10 @@ a request that waited for it saves the block itself; a request cancelled
 mid-save still puts its block in use, so the one that waited takes its next
 id and no block is skipped.
 
-Once 900 ids of a block are handed out the next block is saved in the
-background, as Kafka's ``RPCProducerIdManager`` fetches it at 90%
-(``PidPrefetchThreshold``): the requests at the block's end wait for no fsync
+Handing out a block's id ``first + 900`` (its 901st) starts the next block's
+save in the background, as Kafka's ``RPCProducerIdManager`` asks for the next
+block when it claims ``firstProducerId + size * PidPrefetchThreshold`` (before,
+the 900th id started it): the requests at the block's end wait for no fsync
 (before, the one that found the block used up saved the next and every other
 waited). A refused background save changes nothing (the request that needs
 the block saves it), one in doubt stops the broker without ending the trio
@@ -41,7 +42,7 @@ import trio
 import trio.testing
 
 from broker.dispatch import CloseConnection
-from broker.transactions.producer_ids import PREFETCH_LEFT
+from broker.transactions.producer_ids import PREFETCH_AT
 from protocol import ErrorCode
 from storage import fileops
 from storage.topic_store import PRODUCER_ID_BLOCK, PRODUCER_IDS
@@ -121,20 +122,19 @@ async def metadata_served(broker) -> bool:
 async def test_other_connections_are_served_while_a_block_is_saved(groups_broker, monkeypatch,  # noqa: F811
                                                                     transactional):  # fmt: skip
     """A block's fsync is held: the first block's, which the first InitProducerId saves (idempotent), or the
-    second's, which the 900th id starts in the background (transactional: the block's last 100 ids are handed
+    second's, which id 900 starts in the background (transactional: the block's last 100 ids are handed
     out meanwhile, then the InitProducerId finds the block used up and waits for that save). Meanwhile
     Metadata is answered and a second InitProducerId waits for the block (no id before its block is on disk);
     both get theirs after."""
     saves, order, ids, base = HeldSaves(PRODUCER_IDS), [], [], 0
-    if transactional:  # __transaction_state made, 899 ids handed out
+    if transactional:  # __transaction_state made, 900 ids handed out (0 to 899)
         assert (await init(groups_broker, "warm-up"))[0] == ErrorCode.NONE
-        for _ in range(PRODUCER_ID_BLOCK - PREFETCH_LEFT - 2):
-            await idempotent(groups_broker)
+        await handed_out(groups_broker, PREFETCH_AT - 1)
         base = PRODUCER_ID_BLOCK
     monkeypatch.setattr(fileops, "fsync", saves.fsync)
-    if transactional:  # the 900th id starts the next block's save; the block's last ids wait for no fsync
-        answers, first_id = await handed_out(groups_broker, PREFETCH_LEFT + 1), PRODUCER_ID_BLOCK - PREFETCH_LEFT - 1
-        assert answers == [(ErrorCode.NONE, first_id + i) for i in range(PREFETCH_LEFT + 1)]
+    if transactional:  # id 900 starts the next block's save; the block's last ids wait for no fsync
+        answers = await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_AT)
+        assert answers == [(ErrorCode.NONE, id_) for id_ in range(PREFETCH_AT, PRODUCER_ID_BLOCK)]
     first = (lambda: init(groups_broker)) if transactional else (lambda: idempotent(groups_broker))
 
     async def ask(name: str) -> None:
@@ -264,37 +264,39 @@ async def prefetch_over(broker) -> None:
 
 
 
-async def test_after_900_ids_the_next_block_is_saved_in_the_background(groups_broker, monkeypatch):  # noqa: F811
-    """The 900th id starts the next block's save (one quorum record, as Kafka's controller appends one
-    ProducerIdsRecord per block); the block's end then waits for no save: with every block fsync refused
-    from then on, the next 200 ids are all handed out, the block's last 100 and the ready block's first 100."""
+async def test_id_900_the_901st_starts_the_next_blocks_save_in_the_background(groups_broker,  # noqa: F811
+                                                                               monkeypatch):  # fmt: skip
+    """Kafka's prefetch point, exactly: with ids 0 to 899 handed out (90%) nothing is saved yet; handing out
+    id 900 (first + 1000 * 0.9, the 901st) starts the next block's save (one quorum record, as Kafka's
+    controller appends one ProducerIdsRecord per block); the block's end then waits for no save: with every
+    block fsync refused from then on, the next 200 ids are all handed out, the block's last 99 and the ready
+    block's first 101."""
     assert await idempotent(groups_broker) == (ErrorCode.NONE, 0)
     offset = groups_broker.quorum.end_offset
-    await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_LEFT - 2)
+    assert (await handed_out(groups_broker, 899))[-1] == (ErrorCode.NONE, 899)
     await prefetch_over(groups_broker)
-    assert (saved(groups_broker), groups_broker.quorum.end_offset) == (PRODUCER_ID_BLOCK, offset)  # 899: none yet
-    assert await idempotent(groups_broker) == (ErrorCode.NONE, PRODUCER_ID_BLOCK - PREFETCH_LEFT - 1)
+    assert (saved(groups_broker), groups_broker.quorum.end_offset) == (PRODUCER_ID_BLOCK, offset)  # none yet
+    assert await idempotent(groups_broker) == (ErrorCode.NONE, 900)
     await prefetch_over(groups_broker)
     assert (saved(groups_broker), groups_broker.quorum.end_offset) == (2 * PRODUCER_ID_BLOCK, offset + 1)
     monkeypatch.setattr(fileops, "fsync", full_disk_for_blocks())
-    first = PRODUCER_ID_BLOCK - PREFETCH_LEFT
-    assert await handed_out(groups_broker, 200) == [(ErrorCode.NONE, first + i) for i in range(200)]
+    assert await handed_out(groups_broker, 200) == [(ErrorCode.NONE, 901 + i) for i in range(200)]
     assert groups_broker.quorum.end_offset == offset + 1
 
 
 async def test_a_refused_background_save_hands_out_nothing_and_a_later_request_saves(groups_broker,  # noqa: F811
                                                                                      monkeypatch):  # fmt: skip
-    """The disk refuses the block the 900th id starts saving: logged, nothing changes, not tried again while
+    """The disk refuses the block id 900 starts saving: logged, nothing changes, not tried again while
     the block lasts; the request that needs it tries again (COORDINATOR_LOAD_IN_PROGRESS while refused,
     its id once the disk takes it)."""
     refused: list[int] = []
     assert await idempotent(groups_broker) == (ErrorCode.NONE, 0)
     offset = groups_broker.quorum.end_offset
     monkeypatch.setattr(fileops, "fsync", full_disk_for_blocks(refused=refused))
-    await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_LEFT - 1)
+    await handed_out(groups_broker, PREFETCH_AT)
     await prefetch_over(groups_broker)
     assert len(refused) == 1  # the background save was tried
-    last = await handed_out(groups_broker, PREFETCH_LEFT)
+    last = await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_AT - 1)
     await prefetch_over(groups_broker)
     assert last[-1] == (ErrorCode.NONE, PRODUCER_ID_BLOCK - 1) and len(refused) == 1
     assert await idempotent(groups_broker) == (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1)
@@ -308,16 +310,17 @@ async def test_a_refused_background_save_hands_out_nothing_and_a_later_request_s
 
 async def test_a_background_save_in_doubt_stops_the_broker_and_the_run_goes_on(groups_broker,  # noqa: F811
                                                                                monkeypatch):  # fmt: skip
-    """The block the 900th id starts saving is in doubt: the metadata log dir goes offline (the broker stops)
+    """The block id 900 starts saving is in doubt: the metadata log dir goes offline (the broker stops)
     and the system task's failure does not end the trio run; the block's ids still go on from memory (on
     disk already), and the request that needs a block then gets nothing: no more is saved."""
     assert await idempotent(groups_broker) == (ErrorCode.NONE, 0)
     monkeypatch.setattr(fileops, "fsync_path", data_dir_fsync_fails(groups_broker))
-    await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_LEFT - 1)
+    await handed_out(groups_broker, PREFETCH_AT)
     await prefetch_over(groups_broker)
     assert groups_broker.topics.manager.failures.metadata_offline
     monkeypatch.undo()
-    assert (await handed_out(groups_broker, PREFETCH_LEFT))[-1] == (ErrorCode.NONE, PRODUCER_ID_BLOCK - 1)
+    last = await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_AT - 1)
+    assert last[-1] == (ErrorCode.NONE, PRODUCER_ID_BLOCK - 1)
     with pytest.raises(CloseConnection, match="offline: nothing more is saved"):
         await idempotent(groups_broker)
     assert saved(groups_broker) == 2 * PRODUCER_ID_BLOCK  # the block in doubt, never used
@@ -326,7 +329,39 @@ async def test_a_background_save_in_doubt_stops_the_broker_and_the_run_goes_on(g
 async def test_a_restart_skips_the_block_saved_ahead(groups_broker):  # noqa: F811
     """A block saved in the background and not yet used is skipped by the next start, as a Kafka broker
     that restarts never uses the block it had fetched: no id of it may have been handed out twice."""
-    await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_LEFT)
+    await handed_out(groups_broker, PREFETCH_AT + 1)
     await prefetch_over(groups_broker)
     again = groups_broker.reopen()
     assert await idempotent(again) == (ErrorCode.NONE, 2 * PRODUCER_ID_BLOCK)
+
+
+async def test_a_file_damaged_after_the_start_is_not_read_again(groups_broker):  # noqa: F811
+    """The next block is known from the start on (the file is read once, see tests/storage/
+    test_producer_id_file.py), as Kafka's controller keeps it in memory: a file emptied under the running
+    broker is written over with the right block. Before, each save read it again and took the empty file
+    for 0: the prefetch saved block 0 again and ids 0 on were handed out a second time."""
+    assert await idempotent(groups_broker) == (ErrorCode.NONE, 0)
+    (groups_broker.topics.manager.dirs[0] / PRODUCER_IDS).write_text("")
+    await handed_out(groups_broker, PREFETCH_AT)
+    await prefetch_over(groups_broker)
+    assert saved(groups_broker) == 2 * PRODUCER_ID_BLOCK
+    last = await handed_out(groups_broker, PRODUCER_ID_BLOCK - PREFETCH_AT)
+    assert last[-1] == (ErrorCode.NONE, PRODUCER_ID_BLOCK)
+
+
+INT64_MAX = (1 << 63) - 1
+
+
+@pytest.mark.parametrize(("next_block", "answer"), [
+    (INT64_MAX - PRODUCER_ID_BLOCK, (ErrorCode.NONE, INT64_MAX - PRODUCER_ID_BLOCK)),
+    (INT64_MAX - PRODUCER_ID_BLOCK + 1, (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, -1)),
+], ids=["the last block", "exhausted"])  # fmt: skip
+async def test_exhausted_producer_ids_are_answered_retriable(groups_broker, next_block, answer):  # noqa: F811
+    """A block that would end past int64's range is not saved, as Kafka's controller refuses it
+    (``ProducerIdControlManager.generateNextProducerId``: first id > Long.MAX_VALUE - 1000) and its broker,
+    with no block, answers COORDINATOR_LOAD_IN_PROGRESS; the block before it is handed out. Before, the
+    block was saved and its ids went past int64."""
+    (groups_broker.topics.manager.dirs[0] / PRODUCER_IDS).write_text(f"{next_block}\n")
+    again = groups_broker.reopen()
+    assert await idempotent(again) == answer
+    assert saved(again) == next_block + (PRODUCER_ID_BLOCK if answer[0] == ErrorCode.NONE else 0)
