@@ -292,8 +292,8 @@ class Broker:
         the flush policy wants after the broker's own appends or on the ``flush.ms`` timer."""
         try:
             self._commit_pending = False
-            await self.wait_flushed(self.topics.flush_generation())
-        except OSError as exc:  # a failed fsync: its dir's failure is logged where it failed, waiters learn it
+            await self.wait_flushed()
+        except OSError as exc:  # the round failed whole (a failed fsync took its dir offline, logged there)
             log.warning("background group commit failed: %s", exc)
         except Exception:
             log.exception("background group commit failed")
@@ -312,22 +312,26 @@ class Broker:
         """Wake every long-polling Fetch to read again (a log dir failed: its partitions answer at once)."""
         self._append_lot.unpark_all()
 
-    async def wait_durable(self, checks_offline: bool = False) -> None:
-        """In durable mode, return once all appends so far are on disk (``checks_offline``: ``wait_flushed``).
+    async def wait_durable(self) -> None:
+        """In durable mode, return once a round covered all appends so far (``wait_flushed``).
 
         ``LogManager.sync_to`` is the group commit: waiters queue on one lock in
         worker threads and one fsync round covers everybody appended before it.
         """
         if self._durable:
-            await self.wait_flushed(self.topics.flush_generation(), checks_offline)
+            await self.wait_flushed()
 
-    async def wait_flushed(self, generation: int, checks_offline: bool = False) -> None:
-        """Return once the group commit's rounds covered ``generation`` (in a worker thread, off the loop);
-        ``StorageError`` if a round that covered it failed (``checks_offline``: only one that failed whole,
-        the caller finds its logs whose fsync failed offline)."""
-        if self.topics.flushed_generation() < generation:
-            await trio.to_thread.run_sync(self.topics.manager.sync_to, generation, checks_offline)
-            self._append_lot.unpark_all()  # in durable mode the high watermark moved: wake long-polling fetches
+    async def wait_flushed(self, generation: int | None = None) -> None:
+        """Return once the group commit's rounds covered ``generation`` (all appends so far if None; in a
+        worker thread, off the loop): every log of it fsynced or offline, which the caller checks for its own
+        logs (``Log.offline``), as Kafka answers an append for its own log. ``StorageError`` if the round
+        that covered it failed whole, however late the caller asks (``LogManager.waiting``)."""
+        manager = self.topics.manager
+        with manager.waiting() as now:
+            generation = now if generation is None else generation
+            if not manager.settled(generation):
+                await trio.to_thread.run_sync(manager.sync_to, generation)
+                self._append_lot.unpark_all()  # in durable mode the high watermark moved: wake long-polling fetches
 
     # -- duties ------------------------------------------------------------------
 

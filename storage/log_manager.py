@@ -7,7 +7,7 @@ directories with segments and a ``partition.metadata`` file (``version: 0`` /
 (written by ``write_checkpoints``), ``cleaner-offset-checkpoint`` (rewritten
 by ``update_cleaner_offset`` after each cleaning, as Kafka's doneCleaning
 does; all three in ``dir_checkpoints.py``), ``.kafka_cleanshutdown`` after a
-clean stop, and ``.lock``, locked while the manager is open (``dir_locks.py``:
+clean stop (not in a dir where a log's flush at close failed), and ``.lock``, locked while the manager is open (``dir_locks.py``:
 one broker at a time on a dir). Topic metadata that Kafka keeps in its
 controller (partition count, per-topic config overrides, topic id) is kept in
 ``__topics.json`` in the first log dir, with each change since it was written
@@ -33,9 +33,11 @@ dirs at once, registered in a fixed order on the calling thread.
 
 Durable mode (``log.flush.durable.enable=true``) is group commit
 (``group_commit.py``): appends bump ``flush_generation``; a producer waits
-with ``sync_to(generation)`` from a worker thread, one waiter fsyncs every
-log appended since the last round once and publishes ``flushed_generation``,
-and every producer covered is woken together. The flush policy
+with ``sync_to(generation)`` from a worker thread (unless ``settled`` says a
+round covered it), one waiter fsyncs every log appended since the last round
+once and publishes ``flushed_generation``, and every producer covered is
+woken together; each then checks its own logs (``Log.offline``), and holds
+its place (``waiting``) so that a round that failed whole is remembered for it. The flush policy
 (``flush.messages``, ``flush.ms``) goes through the same rounds, in any mode:
 the broker notes a log whose policy is due after an append
 (``note_flush_due``; the ``flush.ms`` timer in ``roll_idle_segments`` too) and
@@ -60,10 +62,11 @@ moves a crash interrupted are finished or undone before the logs open.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import uuid
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from .config import ConfigModel
 from .dir_checkpoints import DirCheckpoints
@@ -98,6 +101,7 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
         self.dir_locks = DirLocks()  # each online dir's .lock, held until ``close`` (or the dir goes offline)
         self.failures = LogDirFailures(dirs, self.logs, self.group_commit.forget, self.dir_locks.release_dir)
         self._closed = False
+        self._unflushed_dirs: set[Path] = set()  # dirs with a log whose flush at close failed (no marker)
         self.checkpoints = DirCheckpoints(self.failures.online_dirs, self.logs, self._log_in)
         self.moves = LogMoves()
         self.doomed = DoomedDirs()  # -delete directories waiting for log.segment.delete.delay.ms
@@ -239,10 +243,24 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
 
     # -- group commit (group_commit.py) -----------------------------------------------
 
-    def sync_to(self, generation: int, checks_offline: bool = False) -> None:
-        """Block until every append up to ``generation`` is on disk (the broker calls it via trio.to_thread);
-        ``StorageError`` if a round covering it failed (``checks_offline``: failed whole, ``GroupCommit``)."""
-        self.group_commit.sync_to(generation, checks_offline)
+    def sync_to(self, generation: int) -> None:
+        """Block until a round covered ``generation`` (the broker calls it via trio.to_thread); the caller then
+        checks its logs' ``offline``. ``StorageError`` if that round failed whole (``GroupCommit``)."""
+        self.group_commit.sync_to(generation)
+
+    def settled(self, generation: int) -> bool:
+        """Whether a round covered ``generation``, without waiting; ``StorageError`` as ``sync_to``'s."""
+        return self.group_commit.settled(generation)
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[int]:
+        """A waiter's span, from before its appends (or as it reads the generation to wait for) to its answer:
+        the generation now; a round covering it or a later one that fails whole is remembered until it ends."""
+        held = self.group_commit.hold()
+        try:
+            yield held
+        finally:
+            self.group_commit.release(held)
 
     def flush_generation(self) -> int:
         return self.group_commit.generation
@@ -262,19 +280,28 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
     def fsync_count(self) -> int:
         return self.group_commit.fsync_count
 
-    def _flush_at_close(self) -> None:
+    def _flush_at_close(self) -> bool:
+        """Flush every online log; whether each was flushed or went offline (its dir is then left without a
+        marker and the start recovers it). One that failed otherwise (out of descriptors) stays online: False,
+        the close's round failed whole (``GroupCommit.close``), and its dir gets no clean-shutdown marker."""
+        flushed = True
         for log_ in self.online_logs():
             try:
                 log_.flush()
-            except OSError as exc:  # its dir is offline now: it gets no marker and the start recovers it
+            except OSError as exc:
                 log.error("%s: the flush at close failed: %s", log_.name, exc)
+                if not log_.offline:
+                    flushed = False
+                    self._unflushed_dirs.add(log_.dir.parent)
+        return flushed
 
     def _leave_markers(self) -> None:
-        """The clean-shutdown marker in every online dir (an offline one is recovered at the next start). One
+        """The clean-shutdown marker in every online dir whose logs were all flushed at close (another is
+        recovered at the next start). One
         that cannot be written (a full disk) is logged and left out, as Kafka swallows that failure: the
         next start recovers that dir's logs from their recovery points."""
         for root in self.dirs:
-            if self.failures.is_online(root):
+            if self.failures.is_online(root) and root not in self._unflushed_dirs:
                 try:
                     atomic_write(root / CLEAN_SHUTDOWN, '{"version":0,"brokerEpoch":0}')
                 except OSError as exc:

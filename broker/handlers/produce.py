@@ -46,7 +46,11 @@ returns (``flush.ms`` is the timer's, as Kafka's scheduler's, and delays no
 answer); the fsync runs in a group-commit round on a worker thread, so the
 event loop serves every other connection meanwhile. A flush that fails, or a
 log whose dir goes offline while it waits, answers those partitions
-KAFKA_STORAGE_ERROR (with ``acks=0`` the connection is closed).
+KAFKA_STORAGE_ERROR (with ``acks=0`` the connection is closed). A partition
+deleted while its ``acks=-1`` answer waits is UNKNOWN_TOPIC_OR_PARTITION, as
+Kafka's purgatory finds it (``DelayedProduce.tryComplete``); with ``acks`` 0
+or 1 it is answered as appended, as Kafka answers once its append (and the
+flush in it) returned, before any deletion could remove the partition.
 
 The BrokerTopicMetrics (messages and bytes in, produce requests, failed
 ones, rejected bytes, conversions) are marked where Kafka's
@@ -107,14 +111,7 @@ async def handle(ctx: RequestContext, request) -> object:
     if 3 <= ctx.version < 7 and _codec_fails_all(ctx, request, names, unwritable):
         return _refuse_all(ctx, request, ErrorCode.UNKNOWN_SERVER_ERROR)
     enrolled = await enroll(ctx, request, names, unwritable, txn_id)
-    flushes: list[tuple[object, object, int]] = []
-    resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id, flushes)
-    if flushes:
-        failed |= await _wait_flushed(ctx, flushes)
-    if request.acks == -1 and written:
-        waiting = time.perf_counter()
-        await _wait_durable(ctx, resp, names)
-        ctx.waited(waiting)  # Kafka's produce purgatory: RemoteTimeMs
+    resp, failed = await _write_and_wait(ctx, request, names, unwritable, enrolled, txn_id)
     user, client_id = request_identity(ctx)
     resp.throttle_time_ms = ctx.broker.quotas.record("producer_byte_rate", user, client_id, ctx.size, ctx.broker.clock())
     throttle(ctx, resp.throttle_time_ms)
@@ -126,22 +123,44 @@ async def handle(ctx: RequestContext, request) -> object:
     return resp
 
 
-async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> None:
-    """Durable mode: wait for the fsync of what was written. One that failed took its log dir offline: those
-    partitions answer KAFKA_STORAGE_ERROR (found offline after the wait), as Kafka answers an append whose
-    log dir failed; another log's failure in the round fails none of them. So does a partition whose log went
-    offline while it waited (another append in that dir failed): its records were dropped from the group
-    commit and never fsynced."""
+async def _write_and_wait(ctx: RequestContext, request, names: list[str | None], unwritable: set[str],
+                          enrolled: dict, txn_id: str | None) -> tuple[object, bool]:  # fmt: skip
+    """Append every partition, then wait for the flushes the flush policy wants and, with ``acks=-1``, for
+    durability; the answer and whether any partition failed. The group commit keeps a round covering these
+    appends that fails whole for this request from before its first append (``LogManager.waiting``)."""
+    flushes: list[tuple[object, object, int]] = []
+    with ctx.broker.topics.manager.waiting():
+        resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id, flushes)
+        if flushes:
+            failed |= await _wait_flushed(ctx, flushes)
+        if request.acks == -1 and written:
+            waiting = time.perf_counter()
+            failed |= await _wait_durable(ctx, resp, names)
+            ctx.waited(waiting)  # Kafka's produce purgatory: RemoteTimeMs
+    return resp, failed
+
+
+async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> bool:
+    """``acks=-1``: in durable mode, wait for the fsync of what was written; whether a partition failed. Then
+    each partition answered NONE gets what Kafka's ``DelayedProduce.tryComplete`` finds for it
+    (``ReplicaManager.getPartitionOrError``): KAFKA_STORAGE_ERROR once its log is offline (its fsync failed,
+    or its dir failed while it waited: its records left the group commit and were never fsynced; another
+    log's failure in the round fails none of them), UNKNOWN_TOPIC_OR_PARTITION once it was deleted meanwhile.
+    A round that failed whole fails every one (KAFKA_STORAGE_ERROR)."""
     try:
-        await ctx.broker.wait_durable(checks_offline=True)
-        lost = _went_offline(ctx)
+        await ctx.broker.wait_durable()
+        now = _found_now(ctx)
     except OSError as exc:
         log.error("Produce: the fsync of the appended records failed: %s", exc)
-        lost = lambda _name, _index: True  # noqa: E731
+        now = lambda _name, _index: ErrorCode.KAFKA_STORAGE_ERROR  # noqa: E731
+    failed = False
     for topic, name in zip(resp.responses, names):
         for part in topic.partition_responses:
-            if part.error_code == ErrorCode.NONE and lost(name, part.index):
-                _storage_error(part)
+            error = now(name, part.index) if part.error_code == ErrorCode.NONE else None
+            if error is not None:
+                _refused(part, error)
+                failed = True
+    return failed
 
 
 async def _wait_flushed(ctx: RequestContext, flushes: list[tuple[object, object, int]]) -> bool:
@@ -152,30 +171,30 @@ async def _wait_flushed(ctx: RequestContext, flushes: list[tuple[object, object,
     partition whose log went offline while it waited (another append in its dir failed, or an earlier round):
     the group commit dropped it, its records were never fsynced."""
     try:
-        await ctx.broker.wait_flushed(max(generation for _part, _log, generation in flushes), checks_offline=True)
+        await ctx.broker.wait_flushed(max(generation for _part, _log, generation in flushes))
     except OSError as exc:
         log.error("Produce: the flush the flush policy wanted failed: %s", exc)
         lost = [part for part, _log, _generation in flushes]
     else:
         lost = [part for part, log_, _generation in flushes if log_.offline]  # type: ignore[attr-defined]
     for part in lost:
-        _storage_error(part)
+        _refused(part, ErrorCode.KAFKA_STORAGE_ERROR)
     return bool(lost)
 
 
-def _storage_error(part) -> None:
-    part.error_code, part.base_offset, part.log_append_time_ms = ErrorCode.KAFKA_STORAGE_ERROR, -1, -1
+def _refused(part, error: ErrorCode) -> None:
+    part.error_code, part.base_offset, part.log_append_time_ms = error, -1, -1
     part.log_start_offset = -1
 
 
-def _went_offline(ctx: RequestContext):
-    """Whether a partition's log is offline now (``name``, ``index``)."""
+def _found_now(ctx: RequestContext):
+    """The error of a partition now (``name``, ``index``), None if it is there and online."""
 
-    def offline(name: str | None, index: int) -> bool:
-        partition = ctx.broker.topics.partition(name, index) if name is not None else None
-        return partition is not None and partition.log.offline
+    def found(name: str | None, index: int) -> ErrorCode | None:
+        partition = ctx.broker.partition_for_fetch(name, index)
+        return partition if isinstance(partition, ErrorCode) else None
 
-    return offline
+    return found
 
 
 def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritable: set[str], enrolled: dict,

@@ -139,13 +139,13 @@ async def test_a_partition_whose_dir_fails_while_it_waits_for_its_flush_is_not_a
         await create_ok(b, "c", 1)
         real_wait, injected = b.wait_flushed, []
 
-        async def wait_while_another_append_fails(generation: int, checks_offline: bool = False) -> None:
+        async def wait_while_another_append_fails(generation: int | None = None) -> None:
             if not injected:
                 injected.append(True)
                 with monkeypatch.context() as m:
                     _fail(m, "pwrite", errno.ENOSPC)
                     assert await _produce(b, "c") == (STORAGE, -1)
-            await real_wait(generation, checks_offline)
+            await real_wait(generation)
 
         b.wait_flushed = wait_while_another_append_fails
         log = b.topics.partition("t", 0).log

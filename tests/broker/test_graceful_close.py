@@ -200,7 +200,7 @@ async def test_a_produce_under_way_at_the_stop_is_answered(tmp_path):
             log = broker.topics.manager.get_log("t", 0)
             waiting = trio.Event()
 
-            async def slow_wait_durable(checks_offline: bool = False) -> None:  # still awaiting after its append
+            async def slow_wait_durable() -> None:  # still awaiting after its append
                 waiting.set()
                 await trio.sleep(0.3)
 

@@ -99,7 +99,7 @@ async def test_an_append_waiting_for_its_fsync_when_another_fails_in_its_dir_is_
         await create_ok(b, "c", 1)
         real_wait, injected = b.wait_durable, []
 
-        async def wait_while_another_append_fails(checks_offline: bool = False) -> None:
+        async def wait_while_another_append_fails() -> None:
             if not injected:
                 injected.append(True)
                 with monkeypatch.context() as m:
@@ -109,7 +109,7 @@ async def test_an_append_waiting_for_its_fsync_when_another_fails_in_its_dir_is_
                         Data.PartitionProduceData(index=0, records=_records())])])  # fmt: skip
                     other = (await call(b, 0, 9, body)).responses[0].partition_responses[0]
                     assert other.error_code == STORAGE
-            await real_wait(checks_offline)
+            await real_wait()
 
         b.wait_durable = wait_while_another_append_fails
         assert await _produce(b, acks=-1) == (STORAGE, -1)

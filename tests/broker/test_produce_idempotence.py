@@ -42,10 +42,10 @@ class HeldFsync:
         self.calls, self._gate, self._real = 0, threading.Event(), manager.sync_to
         manager.sync_to = self._sync_to
 
-    def _sync_to(self, generation: int, checks_offline: bool = False) -> None:
+    def _sync_to(self, generation: int) -> None:
         self.calls += 1
         self._gate.wait(10)
-        self._real(generation, checks_offline)
+        self._real(generation)
 
     def release(self) -> None:
         self._gate.set()

@@ -279,9 +279,9 @@ def _dir_fails_before_the_round(broker, topic="t"):
     the round succeeds without fsyncing what was appended to it."""
     log, real_wait = broker.topics.partition(topic, 0).log, broker.wait_durable
 
-    async def wait(checks_offline: bool = False) -> None:
+    async def wait() -> None:
         broker.topics.manager.failures.fail_dir(log.dir.parent, "injected")
-        await real_wait(checks_offline)
+        await real_wait()
 
     broker.wait_durable = wait
 

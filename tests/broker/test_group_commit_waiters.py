@@ -1,0 +1,115 @@
+"""Waiters of the group commit through the broker: each answers for its own logs, whenever it asks.
+
+A Produce with ``flush.messages`` waits for its flush, one with ``acks=-1`` in
+durable mode for its fsync, and transaction markers for theirs; a round that
+failed whole (a flush out of descriptors, its dir still online) refuses them
+however late they ask, a log whose fsync failed refuses only its own
+partition, and a partition deleted while an ``acks=-1`` answer waits is
+answered as Kafka's purgatory finds it (``DelayedProduce.tryComplete``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import pytest
+import trio
+
+from broker.transactions.markers import append_marker, not_durable
+from protocol import ErrorCode
+from storage import fileops
+
+from ._admin_client import call, create_ok, open_broker, req
+from .test_flush_policy_off_loop import _produce
+from .test_log_dir_failure import STORAGE, _fail
+
+NONE = ErrorCode.NONE
+
+
+async def _delete(b, topic: str) -> None:
+    resp = await call(b, 20, 5, req(20, topic_names=[topic], timeout_ms=1000))
+    assert resp.responses[0].error_code == NONE
+
+
+async def test_a_flush_whose_round_failed_whole_is_refused_after_a_later_round_succeeded(tmp_path, monkeypatch):
+    """The Produce to a ``flush.messages=1`` topic waits for its flush; before it asks, a round covering its
+    append fails whole (EMFILE: its dir stays online, its log goes back for the next round) and a later round
+    succeeds and publishes a higher generation. It is answered KAFKA_STORAGE_ERROR, as it would have been had
+    it asked before the later round. Before, ``wait_flushed`` saw the later generation published and
+    answered NONE: the refusal depended on when the waiter came."""
+    b = open_broker(tmp_path)
+    try:
+        await create_ok(b, "t", 1, configs={"flush.messages": "1"})
+        await create_ok(b, "u", 1, configs={"flush.messages": "1"})
+        real_wait, late = b.wait_flushed, []
+
+        async def wait_after_two_rounds(generation=None, *args, **kwargs) -> None:
+            if not late:
+                late.append(generation)
+                with monkeypatch.context() as m:
+                    _fail(m, "fsync", errno.EMFILE)
+                    with pytest.raises(OSError):
+                        await trio.to_thread.run_sync(b.topics.manager.sync_to, generation)
+                assert await _produce(b, "u") == (NONE, 0)  # its round fsyncs both logs and succeeds
+                assert b.topics.flushed_generation() > generation
+            await real_wait(generation, *args, **kwargs)
+
+        b.wait_flushed = wait_after_two_rounds
+        with trio.fail_after(10):
+            assert await _produce(b, "t") == (STORAGE, -1)
+        assert late and not b.topics.partition("t", 0).log.offline
+    finally:
+        b.close()
+
+
+@pytest.mark.parametrize("acks", [-1, 1])
+async def test_a_partition_deleted_while_its_produce_waits_is_answered_as_kafka_answers(tmp_path, acks):
+    """Durable mode and ``flush.messages=1``: the topic is deleted while the Produce waits for its round. With
+    ``acks=-1`` Kafka's purgatory finds no partition (``getPartitionOrError``): UNKNOWN_TOPIC_OR_PARTITION.
+    With ``acks=1`` Kafka answered once its append, with the flush in it, returned: NONE, as here. Before,
+    ``acks=-1`` was answered NONE too, for records whose partition was gone (and never fsynced)."""
+    b = open_broker(tmp_path, log_flush_durable_enable="true")
+    try:
+        await create_ok(b, "t", 1, configs={"flush.messages": "1"})
+        real_wait = b.wait_flushed
+
+        async def deleted_first(*args, **kwargs) -> None:
+            b.wait_flushed = real_wait
+            await _delete(b, "t")
+            await real_wait(*args, **kwargs)
+
+        b.wait_flushed = deleted_first
+        with trio.fail_after(10):
+            answer = await _produce(b, "t", acks)
+        assert b.wait_flushed is real_wait and b.topics.partition("t", 0) is None
+        assert answer == ((ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1) if acks == -1 else (NONE, 0))
+    finally:
+        b.close()
+
+
+async def test_a_marker_is_answered_for_its_own_log_when_another_log_s_fsync_fails(tmp_path, monkeypatch):
+    """Durable mode, two log dirs, a marker appended to a partition in each; the round fsyncs the first and
+    the second dir's fsync fails (EIO: that dir goes offline). Only the second marker is not durable, as
+    Kafka answers each append for its own log. Before, a waiter that did not pass ``checks_offline`` (the
+    markers', the internal topics', the group store's) was refused for the healthy log too."""
+    dirs = [tmp_path / "d0", tmp_path / "d1"]
+    b = open_broker(tmp_path, log_dirs=",".join(map(str, dirs)), log_flush_durable_enable="true")
+    try:
+        await create_ok(b, "t", 2)
+        parts = {b.topics.partition("t", p).log.dir.parent: ("t", p) for p in (0, 1)}
+        assert sorted(parts) == dirs
+        real = fileops.fsync
+
+        def fsync(fd: int) -> None:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith(f"{dirs[1]}/"):
+                raise OSError(errno.EIO, "injected")
+            real(fd)
+
+        monkeypatch.setattr(fileops, "fsync", fsync)
+        for tp in parts.values():
+            assert append_marker(b, b.topics.partition(*tp), 77, 0, False, 0) is None
+        with trio.fail_after(10):
+            assert await not_durable(b, list(parts.values())) == [parts[dirs[1]]]
+    finally:
+        b.close()
