@@ -5,7 +5,8 @@ durable mode for its fsync, and transaction markers for theirs; a round that
 failed whole (a flush out of descriptors, its dir still online) refuses them
 however late they ask, a log whose fsync failed refuses only its own
 partition, and a partition deleted while an ``acks=-1`` answer waits is
-answered as Kafka's purgatory finds it (``DelayedProduce.tryComplete``).
+answered as Kafka's purgatory finds it (``DelayedProduce.tryComplete``); so is
+a WriteTxnMarkers marker (``test_write_txn_markers``).
 """
 
 from __future__ import annotations
@@ -20,16 +21,12 @@ from broker.transactions.markers import append_marker, not_durable
 from protocol import ErrorCode
 from storage import fileops
 
-from ._admin_client import call, create_ok, open_broker, req
+from ._admin_client import create_ok, delete_topic, open_broker
 from .test_flush_policy_off_loop import _produce
 from .test_log_dir_failure import STORAGE, _fail
 
 NONE = ErrorCode.NONE
-
-
-async def _delete(b, topic: str) -> None:
-    resp = await call(b, 20, 5, req(20, topic_names=[topic], timeout_ms=1000))
-    assert resp.responses[0].error_code == NONE
+UNKNOWN = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 async def test_a_flush_whose_round_failed_whole_is_refused_after_a_later_round_succeeded(tmp_path, monkeypatch):
@@ -76,14 +73,14 @@ async def test_a_partition_deleted_while_its_produce_waits_is_answered_as_kafka_
 
         async def deleted_first(*args, **kwargs) -> None:
             b.wait_flushed = real_wait
-            await _delete(b, "t")
+            await delete_topic(b, "t")
             await real_wait(*args, **kwargs)
 
         b.wait_flushed = deleted_first
         with trio.fail_after(10):
             answer = await _produce(b, "t", acks)
         assert b.wait_flushed is real_wait and b.topics.partition("t", 0) is None
-        assert answer == ((ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1) if acks == -1 else (NONE, 0))
+        assert answer == ((UNKNOWN, -1) if acks == -1 else (NONE, 0))
     finally:
         b.close()
 
@@ -110,6 +107,6 @@ async def test_a_marker_is_answered_for_its_own_log_when_another_log_s_fsync_fai
         for tp in parts.values():
             assert append_marker(b, b.topics.partition(*tp), 77, 0, False, 0) is None
         with trio.fail_after(10):
-            assert await not_durable(b, list(parts.values())) == [parts[dirs[1]]]
+            assert await not_durable(b, list(parts.values())) == {parts[dirs[1]]: STORAGE}
     finally:
         b.close()
