@@ -243,6 +243,13 @@ class Broker:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return ErrorCode.KAFKA_STORAGE_ERROR if partition.log.offline else partition
 
+    def partition_error(self, topic: str, index: int) -> ErrorCode | None:
+        """What Kafka's purgatory finds for a partition an acks=-1 append waited on (``DelayedProduce.tryComplete``,
+        ``ReplicaManager.getPartitionOrError``): ``partition_for_fetch``'s error, None while it is there and
+        online."""
+        found = self.partition_for_fetch(topic, index)
+        return found if isinstance(found, ErrorCode) else None
+
     def append(self, partition: Partition, validated: ValidatedRecords,
                flushes: list[int] | None = None) -> ErrorCode | None:  # fmt: skip
         """Append to the partition's log (None, or KAFKA_STORAGE_ERROR). When ``flush.messages`` messages are

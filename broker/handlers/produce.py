@@ -48,7 +48,8 @@ event loop serves every other connection meanwhile. A flush that fails, or a
 log whose dir goes offline while it waits, answers those partitions
 KAFKA_STORAGE_ERROR (with ``acks=0`` the connection is closed). A partition
 deleted while its ``acks=-1`` answer waits is UNKNOWN_TOPIC_OR_PARTITION, as
-Kafka's purgatory finds it (``DelayedProduce.tryComplete``); with ``acks`` 0
+Kafka's purgatory finds it (``DelayedProduce.tryComplete``), the append's
+offsets kept in the answer as that sets the error alone; with ``acks`` 0
 or 1 it is answered as appended, as Kafka answers once its append (and the
 flush in it) returned, before any deletion could remove the partition.
 
@@ -141,15 +142,16 @@ async def _write_and_wait(ctx: RequestContext, request, names: list[str | None],
 
 
 async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> bool:
-    """``acks=-1``: in durable mode, wait for the fsync of what was written; whether a partition failed. Then
-    each partition answered NONE gets what Kafka's ``DelayedProduce.tryComplete`` finds for it
-    (``ReplicaManager.getPartitionOrError``): KAFKA_STORAGE_ERROR once its log is offline (its fsync failed,
-    or its dir failed while it waited: its records left the group commit and were never fsynced; another
-    log's failure in the round fails none of them), UNKNOWN_TOPIC_OR_PARTITION once it was deleted meanwhile.
-    A round that failed whole fails every one (KAFKA_STORAGE_ERROR)."""
+    """``acks=-1``: in durable mode, wait for the fsync of what was written; whether a partition failed. A
+    KAFKA_STORAGE_ERROR fails the append, its offsets -1, as Kafka answers an append whose flush (the fsync
+    durable mode adds to it) failed: every partition when the round failed whole, else each whose log is
+    offline now (its fsync failed, or its dir failed while it waited: its records left the group commit and
+    were never fsynced; another log's failure in the round fails none of them). A partition deleted meanwhile
+    is UNKNOWN_TOPIC_OR_PARTITION, as Kafka's purgatory finds it (``DelayedProduce.tryComplete``,
+    ``ReplicaManager.getPartitionOrError``), which sets the error alone: the append's offsets stay."""
     try:
         await ctx.broker.wait_durable()
-        now = _found_now(ctx)
+        now = ctx.broker.partition_error
     except OSError as exc:
         log.error("Produce: the fsync of the appended records failed: %s", exc)
         now = lambda _name, _index: ErrorCode.KAFKA_STORAGE_ERROR  # noqa: E731
@@ -157,9 +159,11 @@ async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> b
     for topic, name in zip(resp.responses, names):
         for part in topic.partition_responses:
             error = now(name, part.index) if part.error_code == ErrorCode.NONE else None
-            if error is not None:
+            if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:  # the purgatory sets the error alone: the
+                part.error_code = error  # append's offsets stay in the answer (DelayedProduce.tryComplete)
+            elif error is not None:
                 _refused(part, error)
-                failed = True
+            failed |= error is not None
     return failed
 
 
@@ -185,16 +189,6 @@ async def _wait_flushed(ctx: RequestContext, flushes: list[tuple[object, object,
 def _refused(part, error: ErrorCode) -> None:
     part.error_code, part.base_offset, part.log_append_time_ms = error, -1, -1
     part.log_start_offset = -1
-
-
-def _found_now(ctx: RequestContext):
-    """The error of a partition now (``name``, ``index``), None if it is there and online."""
-
-    def found(name: str | None, index: int) -> ErrorCode | None:
-        partition = ctx.broker.partition_for_fetch(name, index)
-        return partition if isinstance(partition, ErrorCode) else None
-
-    return found
 
 
 def _produce_all(ctx: RequestContext, request, names: list[str | None], unwritable: set[str], enrolled: dict,

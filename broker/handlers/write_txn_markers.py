@@ -33,7 +33,9 @@ written once):
 The answer waits until the markers are durable (Kafka appends with acks -1);
 a storage failure is KAFKA_STORAGE_ERROR, and so is a marker whose log is
 offline after the wait (its dir failed before the fsync), as Kafka answers
-an acks -1 append whose partition went offline meanwhile. Errors are grouped
+an acks -1 append whose partition went offline meanwhile; one whose topic
+was deleted meanwhile is UNKNOWN_TOPIC_OR_PARTITION, as Kafka's purgatory
+finds it. Errors are grouped
 by producer id (one entry per producer id, as Kafka's map gives), then
 topic, in request order. The transaction coordinator's own state is left alone, as in Kafka.
 
@@ -82,17 +84,11 @@ async def handle(ctx: RequestContext, request) -> object:
             errors[tp] = await _write(ctx, marker, *tp)
             if errors[tp] == ErrorCode.NONE and tp[0] != OFFSETS_TOPIC:
                 appended.append((marker.producer_id, tp))
-    for producer_id, tp in await _not_durable(ctx, appended):
-        results[producer_id][tp] = ErrorCode.KAFKA_STORAGE_ERROR
+    lost = await not_durable(ctx.broker, [tp for _pid, tp in appended]) if appended else {}
+    for producer_id, tp in appended:
+        if tp in lost:
+            results[producer_id][tp] = lost[tp]
     return _response(ctx, results)
-
-
-async def _not_durable(ctx: RequestContext, appended: list[tuple[int, tuple[str, int]]]) -> list:
-    """The ``appended`` markers that are not durable (``markers.not_durable``)."""
-    if not appended:
-        return []
-    lost = set(await not_durable(ctx.broker, [tp for _pid, tp in appended]))
-    return [(pid, tp) for pid, tp in appended if tp in lost]
 
 
 def _authorized(ctx: RequestContext) -> bool:

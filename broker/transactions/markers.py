@@ -10,7 +10,9 @@ in that log (``storage.producer_state``: the last stable offset moves on; an
 abort is indexed in ``.txnindex``). The group's ``__consumer_offsets``
 partitions are left to the group coordinator (``GroupManager.complete_transaction``),
 which writes its marker and makes the transaction's offsets visible or drops
-them. A partition deleted meanwhile is skipped, as Kafka skips it. Returns
+them. A partition deleted meanwhile is skipped, as Kafka skips it (also one
+deleted while its marker waits to be durable: Kafka's coordinator retries its
+UNKNOWN_TOPIC_OR_PARTITION, finds no leader for it and drops it). Returns
 False when a log refused a write, or is offline once the markers should be
 durable (the transaction then stays prepared and is retried). These markers
 skip the checks WriteTxnMarkers makes (``ProducerStateManager.check_marker``):
@@ -41,20 +43,23 @@ async def write(broker: Any, meta: TxnMetadata, commit: bool, groups: set[str]) 
     if any(topic == OFFSETS_TOPIC for topic, _ in meta.partitions):
         ok &= await _write_groups(broker, meta, commit, groups)
     data = [(topic, index) for topic, index in meta.partitions if topic != OFFSETS_TOPIC]
-    return ok and not await not_durable(broker, data)
+    lost = await not_durable(broker, data)  # a partition deleted meanwhile is skipped, as above
+    return ok and all(error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for error in lost.values())
 
 
-async def not_durable(broker: Any, partitions: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """Wait until the markers just appended to ``partitions`` are durable; those that are not: all when the
-    wait failed, else each whose log is offline now (its fsync failed, or its dir failed before a round took
-    it), as Kafka's acks=-1 append answers a partition whose log went offline meanwhile
-    (``getPartitionOrError``): KAFKA_STORAGE_ERROR, which its coordinator retries."""
+async def not_durable(broker: Any, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
+    """Wait until the markers just appended to ``partitions`` are durable; the error of each that is not, as
+    Kafka's acks=-1 append answers it: all KAFKA_STORAGE_ERROR when the wait failed, else what its purgatory
+    finds for each (``Broker.partition_error``): KAFKA_STORAGE_ERROR for one whose log is offline now (its
+    fsync failed, or its dir failed before a round took it), which its coordinator retries;
+    UNKNOWN_TOPIC_OR_PARTITION for one deleted meanwhile."""
     try:
         await broker.wait_durable()
     except OSError:
         log.exception("the transaction markers could not be made durable")
-        return list(partitions)
-    return [tp for tp in partitions if broker.partition_for_fetch(*tp) == ErrorCode.KAFKA_STORAGE_ERROR]
+        return dict.fromkeys(partitions, ErrorCode.KAFKA_STORAGE_ERROR)
+    found = {tp: broker.partition_error(*tp) for tp in partitions}
+    return {tp: error for tp, error in found.items() if error is not None}
 
 
 def _write_one(broker: Any, meta: TxnMetadata, commit: bool, topic: str, index: int) -> bool:

@@ -125,6 +125,12 @@ async def create_ok(broker, name: str, partitions: int = 1, configs=None):
     return result
 
 
+async def delete_topic(broker, name: str) -> None:
+    """DeleteTopics (v5) of ``name``, which must succeed."""
+    resp = await call(broker, 20, 5, req(20, topic_names=[name], timeout_ms=1000))
+    assert resp.responses[0].error_code == ErrorCode.NONE
+
+
 async def produce(broker, topic: str, timestamps: list[int], partition: int = 0) -> int:
     builder = RecordBatchBuilder()
     for i, ts in enumerate(timestamps):

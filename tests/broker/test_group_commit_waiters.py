@@ -5,7 +5,8 @@ durable mode for its fsync, and transaction markers for theirs; a round that
 failed whole (a flush out of descriptors, its dir still online) refuses them
 however late they ask, a log whose fsync failed refuses only its own
 partition, and a partition deleted while an ``acks=-1`` answer waits is
-answered as Kafka's purgatory finds it (``DelayedProduce.tryComplete``).
+answered as Kafka's purgatory finds it (``DelayedProduce.tryComplete``), the
+append's offsets kept; so is a WriteTxnMarkers marker (``test_write_txn_markers``).
 """
 
 from __future__ import annotations
@@ -20,16 +21,12 @@ from broker.transactions.markers import append_marker, not_durable
 from protocol import ErrorCode
 from storage import fileops
 
-from ._admin_client import call, create_ok, open_broker, req
+from ._admin_client import call, create_ok, delete_topic, open_broker, req, sub
 from .test_flush_policy_off_loop import _produce
-from .test_log_dir_failure import STORAGE, _fail
+from .test_log_dir_failure import STORAGE, _fail, _records
 
 NONE = ErrorCode.NONE
-
-
-async def _delete(b, topic: str) -> None:
-    resp = await call(b, 20, 5, req(20, topic_names=[topic], timeout_ms=1000))
-    assert resp.responses[0].error_code == NONE
+UNKNOWN = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
 async def test_a_flush_whose_round_failed_whole_is_refused_after_a_later_round_succeeded(tmp_path, monkeypatch):
@@ -76,14 +73,42 @@ async def test_a_partition_deleted_while_its_produce_waits_is_answered_as_kafka_
 
         async def deleted_first(*args, **kwargs) -> None:
             b.wait_flushed = real_wait
-            await _delete(b, "t")
+            await delete_topic(b, "t")
             await real_wait(*args, **kwargs)
 
         b.wait_flushed = deleted_first
         with trio.fail_after(10):
             answer = await _produce(b, "t", acks)
         assert b.wait_flushed is real_wait and b.topics.partition("t", 0) is None
-        assert answer == ((ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, -1) if acks == -1 else (NONE, 0))
+        assert answer == ((UNKNOWN, 0) if acks == -1 else (NONE, 0))
+    finally:
+        b.close()
+
+
+async def test_a_partition_deleted_while_its_produce_waits_keeps_the_append_s_offsets_in_its_answer(tmp_path):
+    """Kafka's purgatory sets only the error of a partition it finds gone (``DelayedProduce.tryComplete``; its
+    status was built from the append's ``LogAppendInfo``: ``ReplicaManager.buildProducePartitionStatus``), so
+    the answer keeps the append's base offset, log append time and log start offset. They were -1."""
+    b = open_broker(tmp_path, log_flush_durable_enable="true")
+    try:
+        await create_ok(b, "t", 1, configs={"message.timestamp.type": "LogAppendTime"})
+        assert await _produce(b, "t", -1) == (NONE, 0)
+        real_wait = b.wait_durable
+
+        async def deleted_first() -> None:
+            b.wait_durable = real_wait
+            await delete_topic(b, "t")
+            await real_wait()
+
+        b.wait_durable = deleted_first
+        Data = sub(0, "TopicProduceData")
+        body = req(0, acks=-1, timeout_ms=1000, topic_data=[Data(name="t", partition_data=[
+            Data.PartitionProduceData(index=0, records=_records())])])  # fmt: skip
+        with trio.fail_after(10):
+            part = (await call(b, 0, 9, body, timeout=10)).responses[0].partition_responses[0]
+        assert b.wait_durable is real_wait and b.topics.partition("t", 0) is None
+        assert (part.error_code, part.base_offset, part.log_start_offset) == (UNKNOWN, 1, 0)
+        assert part.log_append_time_ms > 0  # the broker's stamp on the appended batch
     finally:
         b.close()
 
@@ -110,6 +135,6 @@ async def test_a_marker_is_answered_for_its_own_log_when_another_log_s_fsync_fai
         for tp in parts.values():
             assert append_marker(b, b.topics.partition(*tp), 77, 0, False, 0) is None
         with trio.fail_after(10):
-            assert await not_durable(b, list(parts.values())) == [parts[dirs[1]]]
+            assert await not_durable(b, list(parts.values())) == {parts[dirs[1]]: STORAGE}
     finally:
         b.close()

@@ -32,7 +32,7 @@ from protocol import API_BY_NAME, ErrorCode, message_class
 from protocol.codec import decode_body, encode_body
 from protocol.records.batches import iter_batches
 
-from ._admin_client import call, create_ok, produce, req, sub
+from ._admin_client import call, create_ok, delete_topic, produce, req, sub
 from ._group_client import clock, fetch as offset_fetch, groups_broker  # noqa: F401  (fixtures)
 from .test_transactions import fetch, latest, send
 from .test_txn_offsets import txn_commit
@@ -306,3 +306,39 @@ async def test_the_coordinators_own_marker_whose_log_dir_fails_before_it_is_dura
     _dir_fails_before_the_round(groups_broker)
     meta = TxnMetadata(GHOST, PID, EPOCH, 60_000, partitions={("t", 0)})
     assert await write_markers(groups_broker, meta, False, set()) is False
+
+
+def _deleted_before_the_round(broker, topic="t"):
+    """``broker.wait_durable`` first deletes ``topic`` (DeleteTopics): the round runs without its log."""
+    real_wait = broker.wait_durable
+
+    async def wait() -> None:
+        broker.wait_durable = real_wait
+        await delete_topic(broker, topic)
+        await real_wait()
+
+    broker.wait_durable = wait
+
+
+@pytest.mark.parametrize("group_props", [DURABLE])
+async def test_a_marker_whose_partition_is_deleted_before_it_is_durable_answers_unknown_topic_or_partition(
+        groups_broker):  # fmt: skip
+    """Durable mode: the marker is appended, then its topic is deleted while the answer waits for the round.
+    Kafka appends markers with acks -1; its purgatory finds no partition (``DelayedProduce.tryComplete``,
+    ``ReplicaManager.getPartitionOrError``): UNKNOWN_TOPIC_OR_PARTITION. It was NONE."""
+    await hang(groups_broker)
+    _deleted_before_the_round(groups_broker)
+    assert await abort(groups_broker) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert groups_broker.topics.partition("t", 0) is None
+
+
+@pytest.mark.parametrize("group_props", [DURABLE])
+async def test_the_coordinators_own_marker_whose_partition_is_deleted_before_it_is_durable_is_skipped(groups_broker):
+    """The same for our coordinator's in-process markers: a deleted partition is skipped, as Kafka's coordinator
+    retries the UNKNOWN_TOPIC_OR_PARTITION and then, finding no leader for it, drops it from the transaction
+    (``TransactionMarkerChannelManager.addTxnMarkersToBrokerQueue``): ``markers.write`` says True."""
+    await hang(groups_broker)
+    _deleted_before_the_round(groups_broker)
+    meta = TxnMetadata(GHOST, PID, EPOCH, 60_000, partitions={("t", 0)})
+    assert await write_markers(groups_broker, meta, False, set()) is True
+    assert groups_broker.topics.partition("t", 0) is None
