@@ -243,12 +243,16 @@ class Broker:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return ErrorCode.KAFKA_STORAGE_ERROR if partition.log.offline else partition
 
-    def partition_error(self, topic: str, index: int) -> ErrorCode | None:
+    def partition_error(self, topic: str, index: int, appended: Partition | None = None) -> ErrorCode | None:
         """What Kafka's purgatory finds for a partition an acks=-1 append waited on (``DelayedProduce.tryComplete``,
         ``ReplicaManager.getPartitionOrError``): ``partition_for_fetch``'s error, None while it is there and
-        online."""
+        online. ``appended``, the partition the append went to: one of that name made since (its topic deleted
+        and created again during the wait) does not hold the append, UNKNOWN_TOPIC_OR_PARTITION, as Kafka
+        completes the waiting append with that error when it removes the partition."""
         found = self.partition_for_fetch(topic, index)
-        return found if isinstance(found, ErrorCode) else None
+        if isinstance(found, ErrorCode):
+            return found
+        return None if appended is None or found is appended else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
     def append(self, partition: Partition, validated: ValidatedRecords,
                flushes: list[int] | None = None) -> ErrorCode | None:  # fmt: skip

@@ -132,38 +132,47 @@ async def _write_and_wait(ctx: RequestContext, request, names: list[str | None],
     flushes: list[tuple[object, object, int]] = []
     with ctx.broker.topics.manager.waiting():
         resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id, flushes)
+        appended = _appended_to(ctx, resp, names) if request.acks == -1 and written else {}
         if flushes:
             failed |= await _wait_flushed(ctx, flushes)
-        if request.acks == -1 and written:
+        if appended:
             waiting = time.perf_counter()
-            failed |= await _wait_durable(ctx, resp, names)
+            failed |= await _wait_durable(ctx, appended)
             ctx.waited(waiting)  # Kafka's produce purgatory: RemoteTimeMs
     return resp, failed
 
 
-async def _wait_durable(ctx: RequestContext, resp, names: list[str | None]) -> bool:
+def _appended_to(ctx: RequestContext, resp, names: list[str | None]) -> list[tuple[object, str, object]]:
+    """(answer, topic, partition) of each append answered NONE, the partition it went to taken before any
+    wait (``Broker.partition_error``)."""
+    return [(part, name, ctx.broker.topics.partition(name, part.index))
+            for topic, name in zip(resp.responses, names) if name is not None
+            for part in topic.partition_responses if part.error_code == ErrorCode.NONE]  # fmt: skip
+
+
+async def _wait_durable(ctx: RequestContext, appended: list[tuple[object, str, object]]) -> bool:
     """``acks=-1``: in durable mode, wait for the fsync of what was written; whether a partition failed. A
     KAFKA_STORAGE_ERROR fails the append, its offsets -1, as Kafka answers an append whose flush (the fsync
     durable mode adds to it) failed: every partition when the round failed whole, else each whose log is
     offline now (its fsync failed, or its dir failed while it waited: its records left the group commit and
     were never fsynced; another log's failure in the round fails none of them). A partition deleted meanwhile
     is UNKNOWN_TOPIC_OR_PARTITION, as Kafka's purgatory finds it (``DelayedProduce.tryComplete``,
-    ``ReplicaManager.getPartitionOrError``), which sets the error alone: the append's offsets stay."""
+    ``ReplicaManager.getPartitionOrError``), which sets the error alone: the append's offsets stay; so is one
+    deleted and created again meanwhile (the partition found is not the one appended to)."""
     try:
         await ctx.broker.wait_durable()
         now = ctx.broker.partition_error
     except OSError as exc:
         log.error("Produce: the fsync of the appended records failed: %s", exc)
-        now = lambda _name, _index: ErrorCode.KAFKA_STORAGE_ERROR  # noqa: E731
+        now = lambda _name, _index, _partition: ErrorCode.KAFKA_STORAGE_ERROR  # noqa: E731
     failed = False
-    for topic, name in zip(resp.responses, names):
-        for part in topic.partition_responses:
-            error = now(name, part.index) if part.error_code == ErrorCode.NONE else None
-            if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:  # the purgatory sets the error alone: the
-                part.error_code = error  # append's offsets stay in the answer (DelayedProduce.tryComplete)
-            elif error is not None:
-                _refused(part, error)
-            failed |= error is not None
+    for part, name, partition in appended:
+        error = now(name, part.index, partition)
+        if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:  # the purgatory sets the error alone: the
+            part.error_code = error  # append's offsets stay in the answer (DelayedProduce.tryComplete)
+        elif error is not None:
+            _refused(part, error)
+        failed |= error is not None
     return failed
 
 

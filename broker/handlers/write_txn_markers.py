@@ -77,15 +77,15 @@ async def handle(ctx: RequestContext, request) -> object:
         return _response(ctx, {m.producer_id: {(t.name, i): refused for t in m.topics for i in t.partition_indexes}
                                for m in request.markers})  # fmt: skip
     results: dict[int, Errors] = {}
-    appended: list[tuple[int, tuple[str, int]]] = []
+    appended: list[tuple[int, tuple[str, int], object]] = []
     for marker in request.markers:
         for tp in dict.fromkeys((t.name, i) for t in marker.topics for i in t.partition_indexes):
             errors = results.setdefault(marker.producer_id, {})  # a marker naming no partition gets no entry
-            errors[tp] = await _write(ctx, marker, *tp)
-            if errors[tp] == ErrorCode.NONE and tp[0] != OFFSETS_TOPIC:
-                appended.append((marker.producer_id, tp))
-    lost = await not_durable(ctx.broker, [tp for _pid, tp in appended]) if appended else {}
-    for producer_id, tp in appended:
+            errors[tp] = await _write(ctx, marker, *tp)  # a data partition's append awaits nothing: the
+            if errors[tp] == ErrorCode.NONE and tp[0] != OFFSETS_TOPIC:  # partition now is the one written
+                appended.append((marker.producer_id, tp, ctx.broker.topics.partition(*tp)))
+    lost = await not_durable(ctx.broker, {tp: part for _pid, tp, part in appended}) if appended else {}
+    for producer_id, tp, _partition in appended:
         if tp in lost:
             results[producer_id][tp] = lost[tp]
     return _response(ctx, results)

@@ -36,29 +36,30 @@ COORDINATOR_EPOCH = 0
 
 
 async def write(broker: Any, meta: TxnMetadata, commit: bool, groups: set[str]) -> bool:
-    ok = True
+    ok, appended = True, {}
     for topic, index in sorted(meta.partitions):
         if topic != OFFSETS_TOPIC:
             ok &= _write_one(broker, meta, commit, topic, index)
+            appended[topic, index] = broker.topics.partition(topic, index)  # before any wait (``not_durable``)
     if any(topic == OFFSETS_TOPIC for topic, _ in meta.partitions):
         ok &= await _write_groups(broker, meta, commit, groups)
-    data = [(topic, index) for topic, index in meta.partitions if topic != OFFSETS_TOPIC]
-    lost = await not_durable(broker, data)  # a partition deleted meanwhile is skipped, as above
+    lost = await not_durable(broker, appended)  # a partition deleted meanwhile is skipped, as above
     return ok and all(error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for error in lost.values())
 
 
-async def not_durable(broker: Any, partitions: list[tuple[str, int]]) -> dict[tuple[str, int], ErrorCode]:
-    """Wait until the markers just appended to ``partitions`` are durable; the error of each that is not, as
-    Kafka's acks=-1 append answers it: all KAFKA_STORAGE_ERROR when the wait failed, else what its purgatory
-    finds for each (``Broker.partition_error``): KAFKA_STORAGE_ERROR for one whose log is offline now (its
-    fsync failed, or its dir failed before a round took it), which its coordinator retries;
-    UNKNOWN_TOPIC_OR_PARTITION for one deleted meanwhile."""
+async def not_durable(broker: Any, appended: dict[tuple[str, int], Any]) -> dict[tuple[str, int], ErrorCode]:
+    """Wait until the markers just appended are durable (``appended``: each (topic, index) and the partition
+    the marker went to, taken right after the append); the error of each that is not, as Kafka's acks=-1
+    append answers it: all KAFKA_STORAGE_ERROR when the wait failed, else what its purgatory finds for each
+    (``Broker.partition_error``): KAFKA_STORAGE_ERROR for one whose log is offline now (its fsync failed, or
+    its dir failed before a round took it), which its coordinator retries; UNKNOWN_TOPIC_OR_PARTITION for one
+    deleted meanwhile (or deleted and created again)."""
     try:
         await broker.wait_durable()
     except OSError:
         log.exception("the transaction markers could not be made durable")
-        return dict.fromkeys(partitions, ErrorCode.KAFKA_STORAGE_ERROR)
-    found = {tp: broker.partition_error(*tp) for tp in partitions}
+        return dict.fromkeys(appended, ErrorCode.KAFKA_STORAGE_ERROR)
+    found = {tp: broker.partition_error(*tp, partition) for tp, partition in appended.items()}
     return {tp: error for tp, error in found.items() if error is not None}
 
 

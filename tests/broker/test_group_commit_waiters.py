@@ -85,10 +85,14 @@ async def test_a_partition_deleted_while_its_produce_waits_is_answered_as_kafka_
         b.close()
 
 
-async def test_a_partition_deleted_while_its_produce_waits_keeps_the_append_s_offsets_in_its_answer(tmp_path):
+@pytest.mark.parametrize("recreated", [False, True], ids=["deleted", "deleted and created again"])
+async def test_a_partition_deleted_while_its_produce_waits_keeps_the_append_s_offsets_in_its_answer(
+        tmp_path, recreated):  # fmt: skip
     """Kafka's purgatory sets only the error of a partition it finds gone (``DelayedProduce.tryComplete``; its
     status was built from the append's ``LogAppendInfo``: ``ReplicaManager.buildProducePartitionStatus``), so
-    the answer keeps the append's base offset, log append time and log start offset. They were -1."""
+    the answer keeps the append's base offset, log append time and log start offset. They were -1. A topic of
+    that name created again during the wait does not hold the records: the same answer (Kafka completes the
+    waiting append when it removes the partition); it was NONE, for records that were gone."""
     b = open_broker(tmp_path, log_flush_durable_enable="true")
     try:
         await create_ok(b, "t", 1, configs={"message.timestamp.type": "LogAppendTime"})
@@ -98,6 +102,8 @@ async def test_a_partition_deleted_while_its_produce_waits_keeps_the_append_s_of
         async def deleted_first() -> None:
             b.wait_durable = real_wait
             await delete_topic(b, "t")
+            if recreated:
+                await create_ok(b, "t", 1)
             await real_wait()
 
         b.wait_durable = deleted_first
@@ -106,7 +112,8 @@ async def test_a_partition_deleted_while_its_produce_waits_keeps_the_append_s_of
             Data.PartitionProduceData(index=0, records=_records())])])  # fmt: skip
         with trio.fail_after(10):
             part = (await call(b, 0, 9, body, timeout=10)).responses[0].partition_responses[0]
-        assert b.wait_durable is real_wait and b.topics.partition("t", 0) is None
+        now = b.topics.partition("t", 0)
+        assert b.wait_durable is real_wait and (now.log.log_end_offset == 0 if recreated else now is None)
         assert (part.error_code, part.base_offset, part.log_start_offset) == (UNKNOWN, 1, 0)
         assert part.log_append_time_ms > 0  # the broker's stamp on the appended batch
     finally:
@@ -135,6 +142,6 @@ async def test_a_marker_is_answered_for_its_own_log_when_another_log_s_fsync_fai
         for tp in parts.values():
             assert append_marker(b, b.topics.partition(*tp), 77, 0, False, 0) is None
         with trio.fail_after(10):
-            assert await not_durable(b, list(parts.values())) == {parts[dirs[1]]: STORAGE}
+            assert await not_durable(b, {tp: b.topics.partition(*tp) for tp in parts.values()}) == {parts[dirs[1]]: STORAGE}
     finally:
         b.close()

@@ -308,28 +308,35 @@ async def test_the_coordinators_own_marker_whose_log_dir_fails_before_it_is_dura
     assert await write_markers(groups_broker, meta, False, set()) is False
 
 
-def _deleted_before_the_round(broker, topic="t"):
-    """``broker.wait_durable`` first deletes ``topic`` (DeleteTopics): the round runs without its log."""
+def _deleted_before_the_round(broker, topic="t", recreated=False):
+    """``broker.wait_durable`` first deletes ``topic`` (DeleteTopics), and creates it again if ``recreated``:
+    the round runs without the log the marker went to."""
     real_wait = broker.wait_durable
 
     async def wait() -> None:
         broker.wait_durable = real_wait
         await delete_topic(broker, topic)
+        if recreated:
+            await create_ok(broker, topic, 1)
         await real_wait()
 
     broker.wait_durable = wait
 
 
+@pytest.mark.parametrize("recreated", [False, True], ids=["deleted", "deleted and created again"])
 @pytest.mark.parametrize("group_props", [DURABLE])
 async def test_a_marker_whose_partition_is_deleted_before_it_is_durable_answers_unknown_topic_or_partition(
-        groups_broker):  # fmt: skip
+        groups_broker, recreated):  # fmt: skip
     """Durable mode: the marker is appended, then its topic is deleted while the answer waits for the round.
     Kafka appends markers with acks -1; its purgatory finds no partition (``DelayedProduce.tryComplete``,
-    ``ReplicaManager.getPartitionOrError``): UNKNOWN_TOPIC_OR_PARTITION. It was NONE."""
+    ``ReplicaManager.getPartitionOrError``): UNKNOWN_TOPIC_OR_PARTITION. It was NONE. So it is when a topic
+    of that name was created again meanwhile: Kafka completes the waiting append when it removes the
+    partition, and the new partition does not hold the marker (it was answered NONE)."""
     await hang(groups_broker)
-    _deleted_before_the_round(groups_broker)
+    _deleted_before_the_round(groups_broker, recreated=recreated)
     assert await abort(groups_broker) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    assert groups_broker.topics.partition("t", 0) is None
+    partition = groups_broker.topics.partition("t", 0)
+    assert partition.log.log_end_offset == 0 if recreated else partition is None
 
 
 @pytest.mark.parametrize("group_props", [DURABLE])
