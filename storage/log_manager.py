@@ -273,8 +273,9 @@ class LogManager(LogDuties, LogOpening, TopicChanges):
         return self.group_commit.flushed
 
     def flush_dirty(self) -> None:
-        """One group-commit round now: fsync each log appended since the last round."""
-        self.group_commit.commit()
+        """A group-commit round covering every append so far (``sync_to``: one round at a time, none when one
+        already covered them): fsync each log appended since the last round."""
+        self.group_commit.sync_to(self.group_commit.generation)
 
     @property
     def fsync_count(self) -> int:

@@ -220,6 +220,38 @@ def test_flush_ms_policy_on_the_timer(tmp_path, monkeypatch):
     assert len(calls) == 1
 
 
+def test_flush_dirty_waits_for_the_round_under_way(tmp_path):
+    """``flush_dirty`` while another thread's round is fsyncing runs its round after that one, as every waiter
+    of the group commit does: never two fsync rounds at once. It called ``commit`` itself, alongside."""
+    lm = manager(tmp_path, Clock())
+    lm.create_topic("t", 1, {})
+    log, real = lm.get_log("t", 0), Log.flush
+    entered, release, seen, running = threading.Event(), threading.Event(), [], [0]
+
+    def flush(self, *args, **kwargs):
+        running[0] += 1
+        seen.append(running[0])
+        entered.set()
+        release.wait(5)
+        real(self, *args, **kwargs)
+        running[0] -= 1
+
+    log.flush = flush.__get__(log)
+    rounds = []
+    for _ in range(2):
+        append(log)
+        lm.note_flush_due(log)
+        rounds.append(threading.Thread(target=lm.flush_dirty))
+        rounds[-1].start()
+        assert entered.wait(5)
+    time.sleep(0.1)  # the second round had its chance to begin alongside
+    release.set()
+    for thread in rounds:
+        thread.join(5)
+    assert seen == [1, 1] and log.recovery_point == 2
+    lm.close()
+
+
 def test_default_policy_never_fsyncs_on_append(tmp_path, monkeypatch):
     lm = manager(tmp_path, Clock())
     lm.create_topic("t", 1, {})
