@@ -1,15 +1,19 @@
-"""Descriptor-leak checks that other tests cannot disturb: count only what is open under one directory.
+"""Descriptors by where they point: leak checks that other tests cannot disturb, and a failing fsync.
 
 The whole process's descriptor count moves whenever the garbage collector
 frees an earlier test's files, so a test that wants to show its own files were
 closed counts the descriptors whose target lies under its own directory.
+``fsync_fails_under`` makes storage's fsync fail with EIO for the files of
+one directory only (a log dir whose disk fails), the others' going through.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
+from storage import fileops
 from storage.dir_locks import LOCK_FILE
 
 
@@ -24,3 +28,15 @@ def open_files_under(directory: Path) -> int:
             continue
         count += target.startswith(prefix) and os.path.basename(target) != LOCK_FILE
     return count
+
+
+def fsync_fails_under(monkeypatch, directory: Path) -> None:
+    """``storage.fileops.fsync`` raises EIO for a descriptor open on a file under ``directory``."""
+    real, prefix = fileops.fsync, f"{directory}/"
+
+    def fsync(fd: int) -> None:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(prefix):
+            raise OSError(errno.EIO, "injected")
+        real(fd)
+
+    monkeypatch.setattr(fileops, "fsync", fsync)

@@ -23,6 +23,7 @@ from broker.dispatch import CloseConnection
 from protocol import ErrorCode
 from storage import fileops
 
+from ..open_files import fsync_fails_under
 from ._admin_client import broker, call, create_ok, open_broker, req  # noqa: F401  (broker is a fixture)
 from .test_log_dir_failure import STORAGE, _fail, _records, sub
 
@@ -190,14 +191,7 @@ async def test_a_failed_fsync_in_one_dir_fails_only_the_partitions_of_that_dir(t
         await create_ok(b, "t", 2, configs={} if durable else {"flush.messages": "1"})
         logs = [b.topics.partition("t", p).log for p in (0, 1)]
         sick = next(log for log in logs if log.dir.parent == dirs[1])
-        real = fileops.fsync
-
-        def fsync(fd: int) -> None:
-            if os.readlink(f"/proc/self/fd/{fd}").startswith(f"{dirs[1]}/"):
-                raise OSError(errno.EIO, "injected")
-            real(fd)
-
-        monkeypatch.setattr(fileops, "fsync", fsync)
+        fsync_fails_under(monkeypatch, dirs[1])
         Data = sub(0, "TopicProduceData")
         parts = [Data.PartitionProduceData(index=p, records=_records()) for p in (0, 1)]
         body = req(0, acks=-1 if durable else 1, timeout_ms=1000, topic_data=[Data(name="t", partition_data=parts)])

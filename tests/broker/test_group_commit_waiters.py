@@ -12,15 +12,14 @@ append's offsets kept; so is a WriteTxnMarkers marker (``test_write_txn_markers`
 from __future__ import annotations
 
 import errno
-import os
 
 import pytest
 import trio
 
 from broker.transactions.markers import append_marker, not_durable
 from protocol import ErrorCode
-from storage import fileops
 
+from ..open_files import fsync_fails_under
 from ._admin_client import call, create_ok, delete_topic, open_broker, req, sub
 from .test_flush_policy_off_loop import _produce
 from .test_log_dir_failure import STORAGE, _fail, _records
@@ -131,14 +130,7 @@ async def test_a_marker_is_answered_for_its_own_log_when_another_log_s_fsync_fai
         await create_ok(b, "t", 2)
         parts = {b.topics.partition("t", p).log.dir.parent: ("t", p) for p in (0, 1)}
         assert sorted(parts) == dirs
-        real = fileops.fsync
-
-        def fsync(fd: int) -> None:
-            if os.readlink(f"/proc/self/fd/{fd}").startswith(f"{dirs[1]}/"):
-                raise OSError(errno.EIO, "injected")
-            real(fd)
-
-        monkeypatch.setattr(fileops, "fsync", fsync)
+        fsync_fails_under(monkeypatch, dirs[1])
         for tp in parts.values():
             assert append_marker(b, b.topics.partition(*tp), 77, 0, False, 0) is None
         with trio.fail_after(10):
