@@ -375,3 +375,30 @@ def _config_altered_before_the_round(broker, topic="t"):
         await real_wait()
 
     broker.wait_durable = wait
+
+
+@pytest.mark.parametrize("group_props", [DURABLE])
+async def test_two_producers_markers_to_a_partition_created_again_between_them_answer_each_its_own_log(
+        groups_broker):  # fmt: skip
+    """One request: the ghost's ABORT to ``t``-0 and to a ``__consumer_offsets`` partition, then producer 77's
+    ABORT to ``t``-0. While the group coordinator writes the offsets marker, ``t`` is deleted and created
+    again, so 77's marker goes to the new log. Kafka appends each marker on its own (one acks -1
+    ``appendRecords`` per marker, ``KafkaApis.handleWriteTxnMarkersRequest``): the ghost's partition was
+    removed, UNKNOWN_TOPIC_OR_PARTITION; 77's is there, NONE. Before, the two were checked against one
+    partition (the last written), so the ghost's marker was answered NONE for a log that is gone."""
+    await hang(groups_broker)
+    await groups_broker.groups.store.ready()
+    groups, real = groups_broker.groups, groups_broker.groups.complete_transaction
+
+    async def recreated_first(*args, **kwargs) -> None:
+        groups.complete_transaction = real
+        await delete_topic(groups_broker, "t")
+        await create_ok(groups_broker, "t", 1)
+        await real(*args, **kwargs)
+
+    groups.complete_transaction = recreated_first
+    answer = await markers(groups_broker, (PID, EPOCH, False, 0, {"t": [0], OFFSETS_TOPIC: [0]}),
+                           (77, 0, False, 0, {"t": [0]}))  # fmt: skip
+    assert answer == [(PID, {("t", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, (OFFSETS_TOPIC, 0): ErrorCode.NONE}),
+                      (77, {("t", 0): ErrorCode.NONE})]  # fmt: skip
+    assert groups.complete_transaction is real and log_end(groups_broker) == 1  # 77's marker alone
