@@ -246,13 +246,15 @@ class Broker:
     def partition_error(self, topic: str, index: int, appended: Partition | None = None) -> ErrorCode | None:
         """What Kafka's purgatory finds for a partition an acks=-1 append waited on (``DelayedProduce.tryComplete``,
         ``ReplicaManager.getPartitionOrError``): ``partition_for_fetch``'s error, None while it is there and
-        online. ``appended``, the partition the append went to: one of that name made since (its topic deleted
-        and created again during the wait) does not hold the append, UNKNOWN_TOPIC_OR_PARTITION, as Kafka
-        completes the waiting append with that error when it removes the partition."""
+        online. ``appended``, the partition the append went to: one of that name whose log is another (its topic
+        deleted and created again during the wait) does not hold the append, UNKNOWN_TOPIC_OR_PARTITION, as
+        Kafka completes the waiting append with that error when it removes the partition. The log, not the
+        Partition, is compared: a config change or added partitions make a new cached Partition of the same
+        log (``TopicRegistry.invalidate``), and a move to another log dir keeps the log."""
         found = self.partition_for_fetch(topic, index)
         if isinstance(found, ErrorCode):
             return found
-        return None if appended is None or found is appended else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        return None if appended is None or found.log is appended.log else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
     def append(self, partition: Partition, validated: ValidatedRecords,
                flushes: list[int] | None = None) -> ErrorCode | None:  # fmt: skip

@@ -35,7 +35,10 @@ a storage failure is KAFKA_STORAGE_ERROR, and so is a marker whose log is
 offline after the wait (its dir failed before the fsync), as Kafka answers
 an acks -1 append whose partition went offline meanwhile; one whose topic
 was deleted meanwhile is UNKNOWN_TOPIC_OR_PARTITION, as Kafka's purgatory
-finds it. Errors are grouped
+finds it. Each marker is answered for the log it went to, as Kafka appends
+each marker of the request on its own (two producers' markers to one
+partition that was created again between them: the first's log is gone, the
+second's is there). Errors are grouped
 by producer id (one entry per producer id, as Kafka's map gives), then
 topic, in request order. The transaction coordinator's own state is left alone, as in Kafka.
 
@@ -84,10 +87,10 @@ async def handle(ctx: RequestContext, request) -> object:
             errors[tp] = await _write(ctx, marker, *tp)  # a data partition's append awaits nothing: the
             if errors[tp] == ErrorCode.NONE and tp[0] != OFFSETS_TOPIC:  # partition now is the one written
                 appended.append((marker.producer_id, tp, ctx.broker.topics.partition(*tp)))
-    lost = await not_durable(ctx.broker, {tp: part for _pid, tp, part in appended}) if appended else {}
-    for producer_id, tp, _partition in appended:
-        if tp in lost:
-            results[producer_id][tp] = lost[tp]
+    lost = await not_durable(ctx.broker, [(tp, part) for _pid, tp, part in appended]) if appended else []
+    for (producer_id, tp, _partition), error in zip(appended, lost):  # each marker for its own log, as Kafka
+        if error is not None:  # appends each marker of the request on its own
+            results[producer_id][tp] = error
     return _response(ctx, results)
 
 

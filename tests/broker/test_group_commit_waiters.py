@@ -6,12 +6,14 @@ failed whole (a flush out of descriptors, its dir still online) refuses them
 however late they ask, a log whose fsync failed refuses only its own
 partition, and a partition deleted while an ``acks=-1`` answer waits is
 answered as Kafka's purgatory finds it (``DelayedProduce.tryComplete``), the
-append's offsets kept; so is a WriteTxnMarkers marker (``test_write_txn_markers``).
+append's offsets kept; so is a WriteTxnMarkers marker (``test_write_txn_markers``). One changed in place
+meanwhile (config altered, partitions added, moved to another log dir) keeps its log: answered NONE.
 """
 
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 
 import pytest
 import trio
@@ -21,6 +23,9 @@ from protocol import ErrorCode
 
 from ..open_files import fsync_fails_under
 from ._admin_client import call, create_ok, delete_topic, open_broker, req, sub
+from .test_admin_handlers import grow
+from .test_alter_replica_log_dirs import alter as alter_dirs, settled
+from .test_config_handlers import SET, incremental
 from .test_flush_policy_off_loop import _produce
 from .test_log_dir_failure import STORAGE, _fail, _records
 
@@ -134,6 +139,54 @@ async def test_a_marker_is_answered_for_its_own_log_when_another_log_s_fsync_fai
         for tp in parts.values():
             assert append_marker(b, b.topics.partition(*tp), 77, 0, False, 0) is None
         with trio.fail_after(10):
-            assert await not_durable(b, {tp: b.topics.partition(*tp) for tp in parts.values()}) == {parts[dirs[1]]: STORAGE}
+            lost = await not_durable(b, [(parts[d], b.topics.partition(*parts[d])) for d in dirs])
+        assert lost == [None, STORAGE]
+    finally:
+        b.close()
+
+
+async def _alter_config(b, topic: str) -> None:
+    assert (await incremental(b, topic, [("retention.ms", SET, "600000")])).error_code == NONE
+
+
+async def _grow(b, topic: str) -> None:
+    assert (await grow(b, topic, 2)).error_code == NONE
+
+
+async def _move(b, topic: str) -> None:
+    here = b.topics.partition(topic, 0).log.dir.parent
+    there = next(str(d) for d in b.topics.manager.dirs if Path(d) != here)
+    assert await alter_dirs(b, {there: {topic: [0]}}) == {(topic, 0): NONE}
+    await settled(b)
+    assert b.topics.partition(topic, 0).log.dir.parent == Path(there)
+
+
+# what changes a partition in place, the log its records went to kept (not a deletion)
+KEPT = {"config altered": _alter_config, "partitions added": _grow, "moved to another log dir": _move}
+
+
+@pytest.mark.parametrize("change", KEPT.values(), ids=KEPT.keys())
+async def test_a_partition_changed_in_place_while_its_produce_waits_is_answered_none(tmp_path, change):
+    """Durable mode, ``acks=-1``: while the answer waits for its round, the topic's config is altered, it gets
+    another partition, or its partition moves to the other log dir. The log holding the records is the same:
+    Kafka's purgatory finds the partition (``ReplicaManager.getPartitionOrError``) and answers NONE. Before,
+    the first two made a new cached Partition object (``TopicRegistry.invalidate``) that was taken for one
+    of a topic deleted and created again: UNKNOWN_TOPIC_OR_PARTITION for records that are there."""
+    dirs = [tmp_path / "d0", tmp_path / "d1"]
+    b = open_broker(tmp_path, log_dirs=",".join(map(str, dirs)), log_flush_durable_enable="true")
+    try:
+        await create_ok(b, "t", 1)
+        real_wait, log_ = b.wait_durable, b.topics.partition("t", 0).log
+
+        async def changed_first() -> None:
+            b.wait_durable = real_wait
+            await change(b, "t")
+            await real_wait()
+
+        b.wait_durable = changed_first
+        with trio.fail_after(10):
+            assert await _produce(b, "t", -1) == (NONE, 0)
+        assert b.wait_durable is real_wait and b.topics.partition("t", 0).log is log_
+        assert log_.log_end_offset == 1 and log_.high_watermark == 1
     finally:
         b.close()

@@ -34,6 +34,7 @@ from protocol.records.batches import iter_batches
 
 from ._admin_client import call, create_ok, delete_topic, produce, req, sub
 from ._group_client import clock, fetch as offset_fetch, groups_broker  # noqa: F401  (fixtures)
+from .test_config_handlers import SET, incremental
 from .test_transactions import fetch, latest, send
 from .test_txn_offsets import txn_commit
 
@@ -349,3 +350,55 @@ async def test_the_coordinators_own_marker_whose_partition_is_deleted_before_it_
     meta = TxnMetadata(GHOST, PID, EPOCH, 60_000, partitions={("t", 0)})
     assert await write_markers(groups_broker, meta, False, set()) is True
     assert groups_broker.topics.partition("t", 0) is None
+
+
+@pytest.mark.parametrize("group_props", [DURABLE])
+async def test_a_marker_whose_topic_s_config_changes_before_it_is_durable_answers_none(groups_broker):
+    """Durable mode: the topic's config is altered while the marker's answer waits for the round (a new
+    cached Partition, the same log). The marker is in that log: NONE, from the handler and for our
+    coordinator's own markers. Both were UNKNOWN_TOPIC_OR_PARTITION, taken for a topic created again."""
+    await hang(groups_broker)
+    _config_altered_before_the_round(groups_broker)
+    assert await abort(groups_broker) == ErrorCode.NONE
+    meta = TxnMetadata(GHOST, PID, EPOCH, 60_000, partitions={("t", 0)})
+    _config_altered_before_the_round(groups_broker)
+    assert await write_markers(groups_broker, meta, False, set()) is True
+    assert log_end(groups_broker) == 5  # x, a, b, the handler's ABORT, the coordinator's
+
+
+def _config_altered_before_the_round(broker, topic="t"):
+    real_wait = broker.wait_durable
+
+    async def wait() -> None:
+        broker.wait_durable = real_wait
+        assert (await incremental(broker, topic, [("retention.ms", SET, "600000")])).error_code == ErrorCode.NONE
+        await real_wait()
+
+    broker.wait_durable = wait
+
+
+@pytest.mark.parametrize("group_props", [DURABLE])
+async def test_two_producers_markers_to_a_partition_created_again_between_them_answer_each_its_own_log(
+        groups_broker):  # fmt: skip
+    """One request: the ghost's ABORT to ``t``-0 and to a ``__consumer_offsets`` partition, then producer 77's
+    ABORT to ``t``-0. While the group coordinator writes the offsets marker, ``t`` is deleted and created
+    again, so 77's marker goes to the new log. Kafka appends each marker on its own (one acks -1
+    ``appendRecords`` per marker, ``KafkaApis.handleWriteTxnMarkersRequest``): the ghost's partition was
+    removed, UNKNOWN_TOPIC_OR_PARTITION; 77's is there, NONE. Before, the two were checked against one
+    partition (the last written), so the ghost's marker was answered NONE for a log that is gone."""
+    await hang(groups_broker)
+    await groups_broker.groups.store.ready()
+    groups, real = groups_broker.groups, groups_broker.groups.complete_transaction
+
+    async def recreated_first(*args, **kwargs) -> None:
+        groups.complete_transaction = real
+        await delete_topic(groups_broker, "t")
+        await create_ok(groups_broker, "t", 1)
+        await real(*args, **kwargs)
+
+    groups.complete_transaction = recreated_first
+    answer = await markers(groups_broker, (PID, EPOCH, False, 0, {"t": [0], OFFSETS_TOPIC: [0]}),
+                           (77, 0, False, 0, {"t": [0]}))  # fmt: skip
+    assert answer == [(PID, {("t", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, (OFFSETS_TOPIC, 0): ErrorCode.NONE}),
+                      (77, {("t", 0): ErrorCode.NONE})]  # fmt: skip
+    assert groups.complete_transaction is real and log_end(groups_broker) == 1  # 77's marker alone
