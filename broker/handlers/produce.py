@@ -132,7 +132,7 @@ async def _write_and_wait(ctx: RequestContext, request, names: list[str | None],
     flushes: list[tuple[object, object, int]] = []
     with ctx.broker.topics.manager.waiting():
         resp, failed, written = _produce_all(ctx, request, names, unwritable, enrolled, txn_id, flushes)
-        appended = _appended_to(ctx, resp, names) if request.acks == -1 and written else {}
+        appended = _appended_to(ctx, resp, names) if request.acks == -1 and written else []
         if flushes:
             failed |= await _wait_flushed(ctx, flushes)
         if appended:
