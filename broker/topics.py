@@ -238,8 +238,10 @@ class TopicRegistry:
 
     def partition(self, topic: str, index: int) -> Partition | None:
         cached = self._partitions.get((topic, index))
-        if cached is not None:
+        if cached is not None and not cached.log.deleted:
             return cached
+        if cached is not None:  # a deletion still saving closed its log: gone now (Kafka's stopPartitions)
+            del self._partitions[(topic, index)]
         log = self.manager.get_log(topic, index)
         if log is None:
             return None
