@@ -256,6 +256,19 @@ class Broker:
             return found
         return None if appended is None or found.log is appended.log else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
+    async def not_durable(self, appended: list[tuple[tuple[str, int], Partition | None]],
+                          what: str) -> list[ErrorCode | None]:  # fmt: skip
+        """Wait (durable mode) until the appends just made (``appended``: each (topic, index) and the partition
+        it went to, taken right after the append) are on disk; the error of each, in order, as Kafka answers an
+        acks=-1 append: all KAFKA_STORAGE_ERROR when the round failed whole (``what`` appended, for the log),
+        else what its purgatory finds for each (``partition_error``), None for one that is durable."""
+        try:
+            await self.wait_durable()
+        except OSError as exc:
+            log.error("the fsync of %s failed: %s", what, exc)
+            return [ErrorCode.KAFKA_STORAGE_ERROR] * len(appended)
+        return [self.partition_error(*tp, partition) for tp, partition in appended]
+
     def append(self, partition: Partition, validated: ValidatedRecords,
                flushes: list[int] | None = None) -> ErrorCode | None:  # fmt: skip
         """Append to the partition's log (None, or KAFKA_STORAGE_ERROR). When ``flush.messages`` messages are

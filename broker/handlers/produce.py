@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any
 
 from protocol import ErrorCode
 from protocol.records import is_single_v2_batch, iter_batches
@@ -142,15 +143,15 @@ async def _write_and_wait(ctx: RequestContext, request, names: list[str | None],
     return resp, failed
 
 
-def _appended_to(ctx: RequestContext, resp, names: list[str | None]) -> list[tuple[object, str, object]]:
-    """(answer, topic, partition) of each append answered NONE, the partition it went to taken before any
-    wait (``Broker.partition_error``)."""
-    return [(part, name, ctx.broker.topics.partition(name, part.index))
+def _appended_to(ctx: RequestContext, resp, names: list[str | None]) -> list[tuple[object, tuple[str, int], Any]]:
+    """(answer, (topic, index), partition) of each append answered NONE, the partition it went to taken before
+    any wait (``Broker.not_durable``)."""
+    return [(part, (name, part.index), ctx.broker.topics.partition(name, part.index))
             for topic, name in zip(resp.responses, names) if name is not None
             for part in topic.partition_responses if part.error_code == ErrorCode.NONE]  # fmt: skip
 
 
-async def _wait_durable(ctx: RequestContext, appended: list[tuple[object, str, object]]) -> bool:
+async def _wait_durable(ctx: RequestContext, appended: list[tuple[object, tuple[str, int], object]]) -> bool:
     """``acks=-1``: in durable mode, wait for the fsync of what was written; whether a partition failed. A
     KAFKA_STORAGE_ERROR fails the append, its offsets -1, as Kafka answers an append whose flush (the fsync
     durable mode adds to it) failed: every partition when the round failed whole, else each whose log is
@@ -158,22 +159,15 @@ async def _wait_durable(ctx: RequestContext, appended: list[tuple[object, str, o
     were never fsynced; another log's failure in the round fails none of them). A partition deleted meanwhile
     is UNKNOWN_TOPIC_OR_PARTITION, as Kafka's purgatory finds it (``DelayedProduce.tryComplete``,
     ``ReplicaManager.getPartitionOrError``), which sets the error alone: the append's offsets stay; so is one
-    deleted and created again meanwhile (the partition found is not the one appended to)."""
-    try:
-        await ctx.broker.wait_durable()
-        now = ctx.broker.partition_error
-    except OSError as exc:
-        log.error("Produce: the fsync of the appended records failed: %s", exc)
-        now = lambda _name, _index, _partition: ErrorCode.KAFKA_STORAGE_ERROR  # noqa: E731
-    failed = False
-    for part, name, partition in appended:
-        error = now(name, part.index, partition)
+    deleted and created again meanwhile (``Broker.not_durable``)."""
+    written = [(tp, partition) for _part, tp, partition in appended]
+    errors = await ctx.broker.not_durable(written, "produced records")
+    for (part, _tp, _partition), error in zip(appended, errors):
         if error == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION:  # the purgatory sets the error alone: the
             part.error_code = error  # append's offsets stay in the answer (DelayedProduce.tryComplete)
         elif error is not None:
             _refused(part, error)
-        failed |= error is not None
-    return failed
+    return any(error is not None for error in errors)
 
 
 async def _wait_flushed(ctx: RequestContext, flushes: list[tuple[object, object, int]]) -> bool:

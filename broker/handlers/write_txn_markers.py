@@ -65,7 +65,7 @@ from ..acl_model import CLUSTER_NAME, AclOperation, ResourceType
 from ..dispatch import RequestContext, error_answer, handler
 from ..groups.manager import MarkerNotWritten
 from ..groups.store import OFFSETS_TOPIC
-from ..transactions.markers import append_marker, not_durable
+from ..transactions.markers import append_marker
 from ._error_answers import per_partition
 
 log = logging.getLogger("minibroker.transactions")
@@ -87,7 +87,8 @@ async def handle(ctx: RequestContext, request) -> object:
             errors[tp] = await _write(ctx, marker, *tp)  # a data partition's append awaits nothing: the
             if errors[tp] == ErrorCode.NONE and tp[0] != OFFSETS_TOPIC:  # partition now is the one written
                 appended.append((marker.producer_id, tp, ctx.broker.topics.partition(*tp)))
-    lost = await not_durable(ctx.broker, [(tp, part) for _pid, tp, part in appended]) if appended else []
+    written = [(tp, part) for _pid, tp, part in appended]
+    lost = await ctx.broker.not_durable(written, "transaction markers") if appended else []
     for (producer_id, tp, _partition), error in zip(appended, lost):  # each marker for its own log, as Kafka
         if error is not None:  # appends each marker of the request on its own
             results[producer_id][tp] = error

@@ -43,24 +43,8 @@ async def write(broker: Any, meta: TxnMetadata, commit: bool, groups: set[str]) 
             appended.append(((topic, index), broker.topics.partition(topic, index)))  # before any wait
     if any(topic == OFFSETS_TOPIC for topic, _ in meta.partitions):
         ok &= await _write_groups(broker, meta, commit, groups)
-    lost = await not_durable(broker, appended)  # a partition deleted meanwhile is skipped, as above
+    lost = await broker.not_durable(appended, "transaction markers")  # a deleted partition is skipped, as above
     return ok and all(error in (None, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION) for error in lost)
-
-
-async def not_durable(broker: Any, appended: list[tuple[tuple[str, int], Any]]) -> list[ErrorCode | None]:
-    """Wait until the markers just appended are durable (``appended``: each (topic, index) and the partition
-    the marker went to, taken right after the append; one (topic, index) may come twice, from two producers'
-    markers that went to different logs); the error of each in that order, None for one that is durable, as
-    Kafka's acks=-1 append answers each marker on its own: all KAFKA_STORAGE_ERROR when the wait failed, else
-    what its purgatory finds for each (``Broker.partition_error``): KAFKA_STORAGE_ERROR for one whose log is
-    offline now (its fsync failed, or its dir failed before a round took it), which its coordinator retries;
-    UNKNOWN_TOPIC_OR_PARTITION for one deleted meanwhile (or deleted and created again)."""
-    try:
-        await broker.wait_durable()
-    except OSError:
-        log.exception("the transaction markers could not be made durable")
-        return [ErrorCode.KAFKA_STORAGE_ERROR] * len(appended)
-    return [broker.partition_error(*tp, partition) for tp, partition in appended]
 
 
 def _write_one(broker: Any, meta: TxnMetadata, commit: bool, topic: str, index: int) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from broker.transactions.markers import append_marker, not_durable
+from broker.transactions.markers import append_marker
 from protocol import ErrorCode
 
 from ..open_files import fsync_fails_under
@@ -139,7 +139,7 @@ async def test_a_marker_is_answered_for_its_own_log_when_another_log_s_fsync_fai
         for tp in parts.values():
             assert append_marker(b, b.topics.partition(*tp), 77, 0, False, 0) is None
         with trio.fail_after(10):
-            lost = await not_durable(b, [(parts[d], b.topics.partition(*parts[d])) for d in dirs])
+            lost = await b.not_durable([(parts[d], b.topics.partition(*parts[d])) for d in dirs], "markers")
         assert lost == [None, STORAGE]
     finally:
         b.close()
